@@ -1,0 +1,157 @@
+package cache
+
+import (
+	"fmt"
+	"strings"
+)
+
+// MaxLevels bounds the per-level node visit counters; visits deeper than
+// that are counted in the last slot.
+const MaxLevels = 8
+
+// Meter counts the work of one caller: a transaction, a test, a background
+// flusher. It is plain integers, passed explicitly, owned by one goroutine at
+// a time, and never shared on a hot path; database-wide totals are sums of
+// finished meters (Add). A nil *Meter is accepted everywhere and counts
+// nothing.
+//
+// Each layer owns the counters under its heading and is the only one to
+// increment them; the struct lives here because cache is the package every
+// layer imports.
+type Meter struct {
+	// cache: buffer pool.
+
+	// PageRequests counts every Fetch or Create, by the kind of page
+	// returned (the kind after the read, for a miss).
+	PageRequests [NumKinds]int64
+	// PoolHits counts requests served from a frame already in the pool.
+	PoolHits int64
+	// PoolMisses counts requests that had to bring the page in.
+	PoolMisses int64
+	// PoolWaits counts requests that found the page being read by another
+	// caller and waited for that read instead of reading it again.
+	PoolWaits int64
+	// Evictions counts frames this caller took from another page.
+	Evictions int64
+	// DirtyWriteBacks counts evictions that had to write the old page out
+	// first (a cost the caller waited for).
+	DirtyWriteBacks int64
+	// PageFlushes counts pages written out by an explicit flush.
+	PageFlushes int64
+
+	// cache: store.
+
+	StoreReads      int64
+	StoreReadBytes  int64
+	StoreWrites     int64
+	StoreWriteBytes int64
+
+	// btree.
+
+	// NodeVisits counts B+tree nodes latched, by depth from the root (0 is
+	// the root; a tree of height 3 visits depths 0, 1 and 2 on a point get).
+	NodeVisits [MaxLevels]int64
+	// Splits and Merges count structural changes.
+	Splits int64
+	Merges int64
+
+	// heap.
+
+	// HeapFetches counts rows fetched by row pointer.
+	HeapFetches int64
+	// HeapRowsScanned counts rows returned by sequential scans.
+	HeapRowsScanned int64
+	// HeapMoves counts updates that moved a row to another page.
+	HeapMoves int64
+}
+
+// NodeVisitsTotal sums NodeVisits over all depths.
+func (m *Meter) NodeVisitsTotal() int64 {
+	var n int64
+	for _, v := range m.NodeVisits {
+		n += v
+	}
+	return n
+}
+
+// PageRequestsTotal sums PageRequests over all kinds.
+func (m *Meter) PageRequestsTotal() int64 {
+	var n int64
+	for _, v := range m.PageRequests {
+		n += v
+	}
+	return n
+}
+
+// Add adds o's counters to m.
+func (m *Meter) Add(o *Meter) { m.combine(o, 1) }
+
+// Sub subtracts o's counters from m; with a snapshot taken before some work,
+// after.Sub(&before) leaves the cost of that work.
+func (m *Meter) Sub(o *Meter) { m.combine(o, -1) }
+
+// Diff returns m − o without changing either.
+func (m *Meter) Diff(o *Meter) Meter {
+	d := *m
+	d.Sub(o)
+	return d
+}
+
+func (m *Meter) combine(o *Meter, sign int64) {
+	if m == nil || o == nil {
+		return
+	}
+	for i := range m.PageRequests {
+		m.PageRequests[i] += sign * o.PageRequests[i]
+	}
+	m.PoolHits += sign * o.PoolHits
+	m.PoolMisses += sign * o.PoolMisses
+	m.PoolWaits += sign * o.PoolWaits
+	m.Evictions += sign * o.Evictions
+	m.DirtyWriteBacks += sign * o.DirtyWriteBacks
+	m.PageFlushes += sign * o.PageFlushes
+	m.StoreReads += sign * o.StoreReads
+	m.StoreReadBytes += sign * o.StoreReadBytes
+	m.StoreWrites += sign * o.StoreWrites
+	m.StoreWriteBytes += sign * o.StoreWriteBytes
+	for i := range m.NodeVisits {
+		m.NodeVisits[i] += sign * o.NodeVisits[i]
+	}
+	m.Splits += sign * o.Splits
+	m.Merges += sign * o.Merges
+	m.HeapFetches += sign * o.HeapFetches
+	m.HeapRowsScanned += sign * o.HeapRowsScanned
+	m.HeapMoves += sign * o.HeapMoves
+}
+
+// String lists the non-zero counters, for test failures and debugging.
+func (m *Meter) String() string {
+	var b strings.Builder
+	add := func(name string, v int64) {
+		if v != 0 {
+			fmt.Fprintf(&b, "%s=%d ", name, v)
+		}
+	}
+	for k, v := range m.PageRequests {
+		add("req."+Kind(k).String(), v)
+	}
+	add("hits", m.PoolHits)
+	add("misses", m.PoolMisses)
+	add("waits", m.PoolWaits)
+	add("evictions", m.Evictions)
+	add("dirty-writebacks", m.DirtyWriteBacks)
+	add("flushes", m.PageFlushes)
+	add("store-reads", m.StoreReads)
+	add("store-read-bytes", m.StoreReadBytes)
+	add("store-writes", m.StoreWrites)
+	add("store-write-bytes", m.StoreWriteBytes)
+	for d, v := range m.NodeVisits {
+		add(fmt.Sprintf("nodes.d%d", d), v)
+	}
+	add("splits", m.Splits)
+	add("merges", m.Merges)
+	add("heap-fetches", m.HeapFetches)
+	add("heap-rows-scanned", m.HeapRowsScanned)
+	add("heap-moves", m.HeapMoves)
+	return strings.TrimSpace(b.String())
+}

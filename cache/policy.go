@@ -1,0 +1,149 @@
+package cache
+
+import "time"
+
+// replacer decides which unpinned frame to evict. It is called with the
+// pool's lock held and never blocks.
+type replacer interface {
+	// insert adds a frame that was just filled with a page.
+	insert(f *Page, now time.Time)
+	// access records a hit on a resident frame.
+	access(f *Page, now time.Time)
+	// remove drops a frame (its page was evicted or dropped).
+	remove(f *Page)
+	// victim returns the least valuable frame for which ok is true, or nil.
+	victim(ok func(*Page) bool) *Page
+}
+
+// frameList is an intrusive doubly linked list of frames, head first. A
+// frame is on at most one list; f.list says which.
+type frameList struct {
+	head, tail *Page
+	n          int
+}
+
+func (l *frameList) pushFront(f *Page) {
+	f.list, f.prev, f.next = l, nil, l.head
+	if l.head != nil {
+		l.head.prev = f
+	} else {
+		l.tail = f
+	}
+	l.head = f
+	l.n++
+}
+
+func (l *frameList) pushBack(f *Page) {
+	f.list, f.prev, f.next = l, l.tail, nil
+	if l.tail != nil {
+		l.tail.next = f
+	} else {
+		l.head = f
+	}
+	l.tail = f
+	l.n++
+}
+
+func (l *frameList) remove(f *Page) {
+	if f.prev != nil {
+		f.prev.next = f.next
+	} else {
+		l.head = f.next
+	}
+	if f.next != nil {
+		f.next.prev = f.prev
+	} else {
+		l.tail = f.prev
+	}
+	f.list, f.prev, f.next = nil, nil, nil
+	l.n--
+}
+
+// victimFromTail walks l from its least recently used end.
+func (l *frameList) victimFromTail(ok func(*Page) bool) *Page {
+	for f := l.tail; f != nil; f = f.prev {
+		if ok(f) {
+			return f
+		}
+	}
+	return nil
+}
+
+// lru is plain least-recently-used: every hit moves a page to the head, the
+// victim is the unpinned page nearest the tail.
+type lru struct{ l frameList }
+
+func (r *lru) insert(f *Page, _ time.Time) { r.l.pushFront(f) }
+func (r *lru) access(f *Page, _ time.Time) {
+	if r.l.head != f {
+		r.l.remove(f)
+		r.l.pushFront(f)
+	}
+}
+func (r *lru) remove(f *Page)                   { r.l.remove(f) }
+func (r *lru) victim(ok func(*Page) bool) *Page { return r.l.victimFromTail(ok) }
+
+// midpoint is InnoDB's midpoint-insertion LRU. The list is split into a
+// young sublist (head) and an old sublist (tail) holding oldPct percent of
+// the resident pages. A page read in enters at the head of the old sublist,
+// so a scan that touches each page once flushes only the old sublist. A page
+// in the old sublist is made young (moved to the head of the young sublist)
+// only when it is touched again at least oldTime after it was read in,
+// which keeps a scan's repeated touches of one page from promoting it.
+// Victims come from the tail of the old sublist, then of the young one.
+type midpoint struct {
+	young, old frameList
+	oldPct     int
+	oldTime    time.Duration
+}
+
+func (r *midpoint) insert(f *Page, now time.Time) {
+	f.loadedAt = now
+	r.old.pushFront(f)
+	r.balance()
+}
+
+func (r *midpoint) access(f *Page, now time.Time) {
+	switch f.list {
+	case &r.old:
+		if now.Sub(f.loadedAt) < r.oldTime {
+			return
+		}
+		r.old.remove(f)
+		r.young.pushFront(f)
+		r.balance()
+	case &r.young:
+		if r.young.head != f {
+			r.young.remove(f)
+			r.young.pushFront(f)
+		}
+	}
+}
+
+// remove does not rebalance: an eviction is followed by an insert at the
+// midpoint, and rebalancing in between would push the new page into the
+// young sublist.
+func (r *midpoint) remove(f *Page) { f.list.remove(f) }
+
+// balance moves the midpoint so that the old sublist holds oldPct percent
+// of the resident pages (rounded down).
+func (r *midpoint) balance() {
+	target := (r.young.n + r.old.n) * r.oldPct / 100
+	for r.old.n < target && r.young.n > 0 {
+		f := r.young.tail
+		r.young.remove(f)
+		r.old.pushFront(f)
+	}
+	for r.old.n > target && r.old.n > 0 {
+		f := r.old.head
+		r.old.remove(f)
+		r.young.pushBack(f)
+	}
+}
+
+func (r *midpoint) victim(ok func(*Page) bool) *Page {
+	if f := r.old.victimFromTail(ok); f != nil {
+		return f
+	}
+	return r.young.victimFromTail(ok)
+}

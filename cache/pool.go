@@ -1,0 +1,731 @@
+package cache
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Clock tells the time to anything whose behaviour depends on it (the
+// midpoint policy's old-blocks delay). Real mode uses the wall clock,
+// simulated mode a virtual clock, tests a fake.
+type Clock interface {
+	Now() time.Time
+}
+
+// WallClock is the real time.
+type WallClock struct{}
+
+// Now implements Clock.
+func (WallClock) Now() time.Time { return time.Now() }
+
+// PolicyKind selects the buffer pool's eviction policy.
+type PolicyKind string
+
+// Eviction policies.
+const (
+	// PolicyLRU is plain least-recently-used.
+	PolicyLRU PolicyKind = "lru"
+	// PolicyMidpoint is InnoDB's midpoint-insertion LRU (old sublist,
+	// old-blocks time).
+	PolicyMidpoint PolicyKind = "midpoint"
+)
+
+// MinFrames is the smallest pool that works: a B+tree split reserves about
+// twice the tree's height in frames, and a scan pins one or two more.
+const MinFrames = 16
+
+// Options configure a Pool. Zero fields take the defaults named on them.
+type Options struct {
+	// Capacity is the pool's size in bytes, rounded down to whole pages.
+	// Default 64 MiB. Fewer than MinFrames pages is refused.
+	Capacity int64
+	// Policy is the eviction policy. Default PolicyMidpoint, as in InnoDB.
+	Policy PolicyKind
+	// OldPercent is the share of the midpoint policy's list kept as the old
+	// sublist (InnoDB's innodb_old_blocks_pct). Default 37 (3/8 of the
+	// pool); allowed 5 to 95, as in InnoDB.
+	OldPercent int
+	// OldBlocksTime is how long after its read a page in the old sublist
+	// must wait before a touch makes it young (innodb_old_blocks_time).
+	// Default 1s, InnoDB's default; 0 makes every second touch promote.
+	OldBlocksTime time.Duration
+	// Clock is read by the midpoint policy. Default WallClock.
+	Clock Clock
+	// FlushLog is the write-ahead hook: before the pool writes a page whose
+	// LSN is lsn, it calls FlushLog(lsn) and writes nothing if that fails.
+	// Default: a no-op (no log yet).
+	FlushLog func(lsn uint64) error
+}
+
+// Validate reports the first invalid option, for a pool over pages of
+// pageSize bytes. Defaults are applied first, so a zero field is valid.
+func (o Options) Validate(pageSize int) error {
+	o.ensureDefaults()
+	if !ValidPageSize(pageSize) {
+		return fmt.Errorf("%w: page size %d: want a power of two from %d to %d",
+			ErrInvalidConfig, pageSize, MinPageSize, MaxPageSize)
+	}
+	if o.Capacity < 0 {
+		return fmt.Errorf("%w: pool capacity %d bytes is negative", ErrInvalidConfig, o.Capacity)
+	}
+	if n := o.Capacity / int64(pageSize); n < MinFrames {
+		return fmt.Errorf("%w: pool capacity %d bytes holds %d pages of %d bytes; at least %d are needed",
+			ErrInvalidConfig, o.Capacity, n, pageSize, MinFrames)
+	}
+	switch o.Policy {
+	case PolicyLRU, PolicyMidpoint:
+	default:
+		return fmt.Errorf("%w: eviction policy %q: want %q or %q",
+			ErrInvalidConfig, o.Policy, PolicyLRU, PolicyMidpoint)
+	}
+	if o.OldPercent < 5 || o.OldPercent > 95 {
+		return fmt.Errorf("%w: old sublist percent %d: want 5 to 95", ErrInvalidConfig, o.OldPercent)
+	}
+	if o.OldBlocksTime < 0 {
+		return fmt.Errorf("%w: old blocks time %v is negative", ErrInvalidConfig, o.OldBlocksTime)
+	}
+	return nil
+}
+
+func (o *Options) ensureDefaults() {
+	if o.Capacity == 0 {
+		o.Capacity = 64 << 20
+	}
+	if o.Policy == "" {
+		o.Policy = PolicyMidpoint
+	}
+	if o.OldPercent == 0 {
+		o.OldPercent = 37
+	}
+	if o.OldBlocksTime == 0 {
+		o.OldBlocksTime = time.Second
+	}
+	if o.Clock == nil {
+		o.Clock = WallClock{}
+	}
+	if o.FlushLog == nil {
+		o.FlushLog = func(uint64) error { return nil }
+	}
+}
+
+// Page is a buffer-pool frame and, while pinned, the page it holds.
+//
+// Lifetime: a *Page returned by Fetch, Create or AllocPage is valid until
+// the matching Unpin; after that the frame may hold another page.
+//
+// Latches: the pin keeps the page in memory; the latch guards its bytes.
+// Read the bytes under RLatch, change them under Latch. Latches are never
+// held across a call that waits for another transaction, and the pool's
+// own lock is never held while waiting for a latch or doing I/O.
+type Page struct {
+	pool  *Pool
+	buf   []byte
+	latch sync.RWMutex
+
+	// ioMu serialises write-outs of this frame, so that two flushers can
+	// never write two images of a page out of order.
+	ioMu sync.Mutex
+
+	// dirty is set by Unpin(true) and cleared by a write-out under the
+	// shared latch. Every change to the bytes happens under the exclusive
+	// latch and is followed by a set, so a change is never lost: either the
+	// write-out's copy holds it, or dirty is set after the copy.
+	dirty atomic.Bool
+
+	// modCount counts exclusive latch releases. Readers holding the shared
+	// latch compare it with a saved value to learn whether the page changed
+	// while they were not latching it (B+tree iterators do).
+	// Guarded by latch.
+	modCount uint64
+
+	// Guarded by pool.mu.
+	id       PageID
+	kind     Kind
+	pins     int32
+	busy     bool // being written out
+	claim    bool // a flush took a slot for it (see Pool.mu.used)
+	resident bool // in the page table
+	loadedAt time.Time
+	prev     *Page
+	next     *Page
+	list     *frameList
+}
+
+// Data returns the page's bytes. The caller must hold a pin, and a latch
+// while reading or writing.
+func (p *Page) Data() []byte { return p.buf }
+
+// ID returns the id of the page the frame holds.
+func (p *Page) ID() PageID { return p.id }
+
+// RLatch takes the page's shared latch.
+func (p *Page) RLatch() { p.latch.RLock() }
+
+// TryRLatch takes the shared latch if it is free of writers, without
+// waiting. B+tree reverse scans use it to move left without risking a
+// deadlock against left-to-right latch order.
+func (p *Page) TryRLatch() bool { return p.latch.TryRLock() }
+
+// RUnlatch releases the shared latch.
+func (p *Page) RUnlatch() { p.latch.RUnlock() }
+
+// Latch takes the page's exclusive latch.
+func (p *Page) Latch() { p.latch.Lock() }
+
+// Unlatch releases the exclusive latch and counts a modification.
+func (p *Page) Unlatch() {
+	p.modCount++
+	p.latch.Unlock()
+}
+
+// ModCount returns the number of exclusive latch releases of this frame
+// since it took this page. Call it under a latch.
+func (p *Page) ModCount() uint64 { return p.modCount }
+
+// Unpin releases the caller's pin. dirty says the caller changed the page
+// (under its exclusive latch); the page will be written out before its frame
+// is reused.
+func (p *Page) Unpin(dirty bool) {
+	if dirty {
+		p.dirty.Store(true)
+	}
+	pl := p.pool
+	pl.mu.Lock()
+	p.pins--
+	switch {
+	case p.pins == 0:
+		pl.mu.used--
+		if pl.mu.waiters > 0 {
+			pl.mu.cond.Broadcast()
+		}
+	case p.pins < 0:
+		pl.mu.Unlock()
+		panic(fmt.Sprintf("cache: page %s unpinned more often than pinned", p.id))
+	}
+	pl.mu.Unlock()
+}
+
+// Pool is the buffer pool: a fixed set of page-sized frames in front of a
+// Store. It is safe for concurrent use.
+//
+// Accounting invariant: mu.used counts the frames that are not free for
+// eviction: frames with pins, pages being read in, and unpinned pages a
+// flush is writing. mu.reserved counts frames promised to reservations. A
+// request that needs a new frame goes ahead only while
+// len(frames) - used - reserved is at least one (or its reservation covers
+// it), so a reserved frame is always there when its holder asks.
+type Pool struct {
+	opts     Options
+	store    Store
+	pageSize int
+	frames   []Page
+	repl     replacer
+
+	scratch sync.Pool // *[]byte write-out buffers
+
+	mu struct {
+		sync.Mutex
+		cond     sync.Cond // signalled when a pin drops to zero or a load ends
+		waiters  int
+		table    map[PageID]*Page
+		loading  map[PageID]chan struct{}
+		free     []*Page
+		used     int
+		reserved int
+		bg       Meter
+		closed   bool
+	}
+
+	lsnMu sync.Mutex
+	lsns  map[uint32][]uint64 // newest LSN known for each page, by space
+}
+
+// NewPool creates a pool over store. Invalid options are refused before any
+// memory is allocated.
+func NewPool(store Store, o *Options) (*Pool, error) {
+	var opts Options
+	if o != nil {
+		opts = *o
+	}
+	if store == nil {
+		return nil, fmt.Errorf("%w: pool needs a store", ErrInvalidConfig)
+	}
+	ps := store.PageSize()
+	if err := opts.Validate(ps); err != nil {
+		return nil, err
+	}
+	opts.ensureDefaults()
+	n := int(opts.Capacity / int64(ps))
+	p := &Pool{
+		opts:     opts,
+		store:    store,
+		pageSize: ps,
+		frames:   make([]Page, n),
+		lsns:     make(map[uint32][]uint64),
+	}
+	switch opts.Policy {
+	case PolicyLRU:
+		p.repl = &lru{}
+	case PolicyMidpoint:
+		p.repl = &midpoint{oldPct: opts.OldPercent, oldTime: opts.OldBlocksTime}
+	}
+	arena := make([]byte, n*ps)
+	p.mu.cond.L = &p.mu.Mutex
+	p.mu.table = make(map[PageID]*Page, n)
+	p.mu.loading = make(map[PageID]chan struct{})
+	p.mu.free = make([]*Page, 0, n)
+	for i := n - 1; i >= 0; i-- {
+		f := &p.frames[i]
+		f.pool = p
+		f.buf = arena[i*ps : (i+1)*ps : (i+1)*ps]
+		p.mu.free = append(p.mu.free, f)
+	}
+	p.scratch.New = func() any { b := make([]byte, ps); return &b }
+	return p, nil
+}
+
+// PageSize returns the size of the pool's pages.
+func (p *Pool) PageSize() int { return p.pageSize }
+
+// Frames returns the number of frames.
+func (p *Pool) Frames() int { return len(p.frames) }
+
+// Store returns the store behind the pool.
+func (p *Pool) Store() Store { return p.store }
+
+// BackgroundMeter returns a copy of the meter charged with work no caller
+// waited for (flushes called with a nil meter).
+func (p *Pool) BackgroundMeter() Meter {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.mu.bg
+}
+
+// Resident reports whether page id is in the pool.
+func (p *Pool) Resident(id PageID) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	_, ok := p.mu.table[id]
+	return ok
+}
+
+// Stats is a snapshot of the pool's occupancy.
+type Stats struct {
+	Frames   int // all frames
+	Resident int // frames holding a page
+	Pinned   int // frames not available for eviction (pinned, loading, flushing)
+	Reserved int // frames promised to reservations
+	Dirty    int // resident pages changed since they were last written
+}
+
+// Stats returns a snapshot of the pool's occupancy.
+func (p *Pool) Stats() Stats {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	s := Stats{Frames: len(p.frames), Resident: len(p.mu.table), Pinned: p.mu.used, Reserved: p.mu.reserved}
+	for _, f := range p.mu.table {
+		if f.dirty.Load() {
+			s.Dirty++
+		}
+	}
+	return s
+}
+
+// Reservation is a promise of frames: until Release, fetches made through it
+// can bring in that many new pages even when the pool is otherwise full.
+// Structural changes (a B+tree split) reserve first so that ErrPoolExhausted
+// strikes before they start. A Reservation is used by one goroutine.
+type Reservation struct {
+	p    *Pool
+	left int
+}
+
+// Reserve promises n frames, or fails with ErrPoolExhausted at once.
+func (p *Pool) Reserve(n int) (*Reservation, error) {
+	r := &Reservation{}
+	if err := p.ReserveInto(r, n); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// ReserveInto is Reserve into a caller-owned Reservation, which avoids an
+// allocation on hot paths. r must not hold frames.
+func (p *Pool) ReserveInto(r *Reservation, n int) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if avail := len(p.frames) - p.mu.used - p.mu.reserved; avail < n {
+		return fmt.Errorf("%w: %d frames asked for, %d of %d available", ErrPoolExhausted, n, avail, len(p.frames))
+	}
+	p.mu.reserved += n
+	r.p, r.left = p, n
+	return nil
+}
+
+// Left returns how many reserved frames are still unused.
+func (r *Reservation) Left() int { return r.left }
+
+// Release returns the unused frames of r to the pool. It is safe to call
+// on a nil or released reservation.
+func (r *Reservation) Release() {
+	if r == nil || r.p == nil {
+		return
+	}
+	p := r.p
+	p.mu.Lock()
+	p.mu.reserved -= r.left
+	if p.mu.waiters > 0 {
+		p.mu.cond.Broadcast()
+	}
+	p.mu.Unlock()
+	r.p, r.left = nil, 0
+}
+
+// takeLocked claims a slot for a frame about to be pinned or loaded, from r
+// when it has any left, otherwise from the unreserved frames.
+// REQUIRES: p.mu held.
+func (p *Pool) takeLocked(r *Reservation) bool {
+	if r != nil && r.left > 0 {
+		r.left--
+		p.mu.reserved--
+		p.mu.used++
+		return true
+	}
+	if len(p.frames)-p.mu.used-p.mu.reserved < 1 {
+		return false
+	}
+	p.mu.used++
+	return true
+}
+
+// Fetch returns page id pinned, reading it from the store on a miss. It
+// fails with ErrPoolExhausted when every frame is pinned or reserved.
+func (p *Pool) Fetch(m *Meter, id PageID) (*Page, error) { return p.get(m, nil, id, false, 0) }
+
+// Fetch is Pool.Fetch drawing on the reservation.
+func (r *Reservation) Fetch(m *Meter, id PageID) (*Page, error) { return r.p.get(m, r, id, false, 0) }
+
+// create returns a new, zeroed, dirty page of kind k that the store has
+// never seen, pinned and exclusively latched.
+func (p *Pool) create(m *Meter, r *Reservation, id PageID, k Kind) (*Page, error) {
+	return p.get(m, r, id, true, k)
+}
+
+func (p *Pool) get(m *Meter, r *Reservation, id PageID, create bool, k Kind) (*Page, error) {
+	p.mu.Lock()
+	for {
+		if p.mu.closed {
+			p.mu.Unlock()
+			return nil, ErrClosed
+		}
+		if f := p.mu.table[id]; f != nil {
+			if create {
+				p.mu.Unlock()
+				return nil, fmt.Errorf("cache: page %s created while resident (allocation state is broken)", id)
+			}
+			if f.pins == 0 {
+				if f.claim {
+					// A flush holds a slot for this unpinned page; the
+					// pin takes it over.
+					f.claim = false
+				} else if !p.takeLocked(r) {
+					p.mu.Unlock()
+					return nil, fmt.Errorf("%w: fetching page %s", ErrPoolExhausted, id)
+				}
+			}
+			f.pins++
+			p.repl.access(f, p.opts.Clock.Now())
+			kind := f.kind
+			p.mu.Unlock()
+			if m != nil {
+				m.PoolHits++
+				m.PageRequests[kind]++
+			}
+			return f, nil
+		}
+		ch := p.mu.loading[id]
+		if ch == nil {
+			break
+		}
+		// Another caller is reading this page: wait for it rather than
+		// read it twice.
+		p.mu.Unlock()
+		<-ch
+		if m != nil {
+			m.PoolWaits++
+		}
+		p.mu.Lock()
+	}
+
+	// Miss.
+	if !p.takeLocked(r) {
+		p.mu.Unlock()
+		return nil, fmt.Errorf("%w: bringing in page %s", ErrPoolExhausted, id)
+	}
+	ch := make(chan struct{})
+	p.mu.loading[id] = ch
+	f, err := p.grabFrameLocked(m)
+	if err != nil {
+		p.mu.used--
+		delete(p.mu.loading, id)
+		close(ch)
+		p.mu.Unlock()
+		return nil, err
+	}
+	f.id = id
+	p.mu.Unlock()
+
+	if create {
+		InitPage(f.buf, id, k)
+		f.dirty.Store(true)
+	} else {
+		err = p.store.ReadPage(id, f.buf)
+		if m != nil {
+			m.StoreReads++
+			if err == nil {
+				m.StoreReadBytes += int64(p.pageSize)
+			}
+		}
+		if err == nil {
+			k = PageKind(f.buf)
+			f.dirty.Store(false)
+			p.noteLSN(id, PageLSN(f.buf))
+		}
+	}
+	f.modCount = 0
+
+	p.mu.Lock()
+	delete(p.mu.loading, id)
+	close(ch)
+	if err != nil {
+		p.mu.used--
+		p.mu.free = append(p.mu.free, f)
+		if p.mu.waiters > 0 {
+			p.mu.cond.Broadcast()
+		}
+		p.mu.Unlock()
+		return nil, err
+	}
+	f.kind = k
+	f.pins = 1
+	f.resident = true
+	p.mu.table[id] = f
+	p.repl.insert(f, p.opts.Clock.Now())
+	p.mu.Unlock()
+	if m != nil {
+		m.PoolMisses++
+		m.PageRequests[k]++
+	}
+	if create {
+		f.Latch()
+	}
+	return f, nil
+}
+
+// grabFrameLocked returns a frame that holds no page, evicting one if need
+// be and writing it out first if it is dirty (charged to m: the caller waits
+// for it). The caller has already claimed a slot, so by the accounting
+// invariant an evictable frame exists; while a write-out is under way the
+// lock is released, and a victim that was pinned meanwhile is given up.
+// REQUIRES: p.mu held; held again on return.
+func (p *Pool) grabFrameLocked(m *Meter) (*Page, error) {
+	for {
+		if n := len(p.mu.free); n > 0 {
+			f := p.mu.free[n-1]
+			p.mu.free = p.mu.free[:n-1]
+			return f, nil
+		}
+		v := p.repl.victim(evictable)
+		if v == nil {
+			// Every unpinned frame is being written by someone else; the
+			// invariant says one of them will come free.
+			p.mu.waiters++
+			p.mu.cond.Wait()
+			p.mu.waiters--
+			continue
+		}
+		if v.dirty.Load() {
+			v.busy = true
+			p.mu.Unlock()
+			err := p.writeOut(m, v)
+			p.mu.Lock()
+			v.busy = false
+			if err != nil {
+				return nil, err
+			}
+			if m != nil {
+				m.DirtyWriteBacks++
+			}
+			if v.pins != 0 || v.dirty.Load() {
+				continue // someone wanted it back while it was written
+			}
+		}
+		p.repl.remove(v)
+		delete(p.mu.table, v.id)
+		v.resident = false
+		if m != nil {
+			m.Evictions++
+		}
+		return v, nil
+	}
+}
+
+func evictable(f *Page) bool { return f.pins == 0 && !f.busy }
+
+// writeOut writes one page image to the store: copy under the shared latch,
+// honour the write-ahead rule, seal, write. The frame is pinned or busy, so
+// it keeps its page throughout.
+func (p *Pool) writeOut(m *Meter, f *Page) error {
+	bp := p.scratch.Get().(*[]byte)
+	defer p.scratch.Put(bp)
+	buf := *bp
+	f.ioMu.Lock()
+	defer f.ioMu.Unlock()
+	f.latch.RLock()
+	f.dirty.Store(false)
+	copy(buf, f.buf)
+	f.latch.RUnlock()
+	id := PageIDOf(buf)
+	lsn := PageLSN(buf)
+	err := p.opts.FlushLog(lsn)
+	if err == nil {
+		SealPage(buf)
+		err = p.store.WritePage(id, buf)
+		if m != nil {
+			m.StoreWrites++
+			if err == nil {
+				m.StoreWriteBytes += int64(p.pageSize)
+			}
+		}
+	}
+	if err != nil {
+		f.dirty.Store(true)
+		return fmt.Errorf("cache: write page %s: %w", id, err)
+	}
+	p.noteLSN(id, lsn)
+	return nil
+}
+
+// FlushPage writes page id out if it is resident and dirty. A nil meter
+// charges the pool's background meter.
+func (p *Pool) FlushPage(m *Meter, id PageID) error {
+	p.mu.Lock()
+	f := p.mu.table[id]
+	if f == nil || !f.dirty.Load() {
+		p.mu.Unlock()
+		return nil
+	}
+	return p.flushLocked(m, f)
+}
+
+// FlushAll writes out every dirty page, in frame order. A nil meter charges
+// the pool's background meter. Pages pinned by others are flushed too (their
+// image under the shared latch is consistent).
+func (p *Pool) FlushAll(m *Meter) error {
+	for i := range p.frames {
+		f := &p.frames[i]
+		p.mu.Lock()
+		if !f.resident || !f.dirty.Load() {
+			p.mu.Unlock()
+			continue
+		}
+		if err := p.flushLocked(m, f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// flushLocked writes f out. An unpinned page needs a slot while it is
+// busy, so that the flush never eats a frame promised to a reservation.
+// REQUIRES: p.mu held; released on return.
+func (p *Pool) flushLocked(m *Meter, f *Page) error {
+	if f.busy {
+		p.mu.Unlock()
+		return nil // an eviction is writing it right now
+	}
+	if f.pins == 0 {
+		if !p.takeLocked(nil) {
+			p.mu.Unlock()
+			return fmt.Errorf("%w: no frame free to flush page %s", ErrPoolExhausted, f.id)
+		}
+		f.claim = true
+	}
+	f.busy = true
+	p.mu.Unlock()
+
+	var local Meter
+	mm := m
+	if mm == nil {
+		mm = &local
+	}
+	err := p.writeOut(mm, f)
+	if err == nil {
+		mm.PageFlushes++
+	}
+
+	p.mu.Lock()
+	f.busy = false
+	if f.claim {
+		f.claim = false
+		p.mu.used--
+	}
+	if m == nil {
+		p.mu.bg.Add(&local)
+	}
+	if p.mu.waiters > 0 {
+		p.mu.cond.Broadcast()
+	}
+	p.mu.Unlock()
+	return err
+}
+
+// Close flushes every dirty page, syncs the store and refuses further
+// fetches. It does not close the store.
+func (p *Pool) Close() error {
+	if err := p.FlushAll(nil); err != nil {
+		return err
+	}
+	if err := p.store.Sync(); err != nil {
+		return err
+	}
+	p.mu.Lock()
+	p.mu.closed = true
+	p.mu.Unlock()
+	return nil
+}
+
+// noteLSN records lsn as the newest known for page id if it is newer.
+func (p *Pool) noteLSN(id PageID, lsn uint64) {
+	p.lsnMu.Lock()
+	s := p.lsns[id.Space]
+	if int(id.Page) >= len(s) {
+		n := max(2*len(s), int(id.Page)+1, 64)
+		ns := make([]uint64, n)
+		copy(ns, s)
+		s = ns
+		p.lsns[id.Space] = s
+	}
+	if lsn > s[id.Page] {
+		s[id.Page] = lsn
+	}
+	p.lsnMu.Unlock()
+}
+
+// NoteLSN tells the pool that page id now carries lsn (the engine calls it
+// when a mini-transaction commits a page change).
+func (p *Pool) NoteLSN(id PageID, lsn uint64) { p.noteLSN(id, lsn) }
+
+// KnownLSN returns the newest LSN the pool has seen for page id: read in,
+// written out or noted. A page image with an older LSN is stale.
+func (p *Pool) KnownLSN(id PageID) uint64 {
+	p.lsnMu.Lock()
+	defer p.lsnMu.Unlock()
+	s := p.lsns[id.Space]
+	if int(id.Page) >= len(s) {
+		return 0
+	}
+	return s[id.Page]
+}

@@ -1,0 +1,247 @@
+package cache
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+)
+
+// A database holds numbered spaces; the engine gives each table and each
+// index its own. Page 0 of a space is its meta page:
+//
+//	 0            32       36        38        40         44          48         52          56       60
+//	 +------------+--------+---------+---------+----------+-----------+----------+-----------+--------+
+//	 | page header| magic  | version | unused  | extents  | high water| free head| free count|  root  |
+//	 |  (32B)     | "ELSP" |  (2B)   |  (2B)   |   (4B)   |    (4B)   |   (4B)   |    (4B)   |  (4B)  |
+//	 +------------+--------+---------+---------+----------+-----------+----------+-----------+--------+
+//
+// Pages are handed out in extents of ExtentPages contiguous page numbers:
+// "extents" is how many extents the space has taken, "high water" the first
+// page number never handed out (pages below it and at or above 1 have been
+// allocated at some time). A freed page goes on a free list threaded
+// through the free pages themselves (a free page holds the next free page
+// number right after its header) and is reused before the space grows.
+// "root" belongs to the space's user (a B+tree keeps its root page there).
+//
+// Version history: 1 — this layout.
+const (
+	// ExtentPages is the number of contiguous page numbers in an extent.
+	// Read-ahead works on extent boundaries, as InnoDB's does.
+	ExtentPages = 64
+
+	spaceMagic         = 0x50534c45 // "ELSP" little-endian
+	spaceFormatVersion = 1
+
+	offMagic     = HeaderSize
+	offVersion   = HeaderSize + 4
+	offExtents   = HeaderSize + 8
+	offHighWater = HeaderSize + 12
+	offFreeHead  = HeaderSize + 16
+	offFreeCount = HeaderSize + 20
+	offRoot      = HeaderSize + 24
+
+	offFreeNext = HeaderSize // in a free page
+)
+
+// SpaceInfo is the allocation state of a space, read from its meta page.
+type SpaceInfo struct {
+	Extents   uint32 // extents taken
+	HighWater uint32 // first page number never allocated
+	FreePages uint32 // pages on the free list
+	Root      uint32 // the user's root page (0 = none)
+}
+
+func le32(b []byte, off int) uint32     { return binary.LittleEndian.Uint32(b[off:]) }
+func put32(b []byte, off int, v uint32) { binary.LittleEndian.PutUint32(b[off:], v) }
+
+// CreateSpace creates space with an empty meta page. Callers serialise
+// creation of one space id; a space that exists is ErrSpaceExists.
+func (p *Pool) CreateSpace(m *Meter, space uint32) error {
+	id := PageID{Space: space}
+	pg, err := p.Fetch(m, id)
+	if err == nil {
+		pg.Unpin(false)
+		return fmt.Errorf("%w: space %d", ErrSpaceExists, space)
+	}
+	if !errors.Is(err, ErrPageNotFound) {
+		return err
+	}
+	pg, err = p.create(m, nil, id, KindMeta)
+	if err != nil {
+		return err
+	}
+	b := pg.buf
+	put32(b, offMagic, spaceMagic)
+	binary.LittleEndian.PutUint16(b[offVersion:], spaceFormatVersion)
+	put32(b, offExtents, 1)
+	put32(b, offHighWater, 1)
+	pg.Unlatch()
+	pg.Unpin(true)
+	return nil
+}
+
+// fetchMeta returns space's meta page pinned and latched (exclusively if
+// excl), after checking its format.
+func (p *Pool) fetchMeta(m *Meter, r *Reservation, space uint32, excl bool) (*Page, error) {
+	id := PageID{Space: space}
+	var pg *Page
+	var err error
+	if r != nil {
+		pg, err = r.Fetch(m, id)
+	} else {
+		pg, err = p.Fetch(m, id)
+	}
+	if errors.Is(err, ErrPageNotFound) {
+		return nil, fmt.Errorf("%w: space %d", ErrSpaceNotFound, space)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if excl {
+		pg.Latch()
+	} else {
+		pg.RLatch()
+	}
+	b := pg.buf
+	if PageKind(b) != KindMeta || le32(b, offMagic) != spaceMagic ||
+		binary.LittleEndian.Uint16(b[offVersion:]) != spaceFormatVersion {
+		err := fmt.Errorf("%w: space %d meta page: kind %s, magic %08x, version %d (want %d)",
+			ErrBadFormat, space, PageKind(b), le32(b, offMagic),
+			binary.LittleEndian.Uint16(b[offVersion:]), spaceFormatVersion)
+		if excl {
+			pg.Unlatch()
+		} else {
+			pg.RUnlatch()
+		}
+		pg.Unpin(false)
+		return nil, err
+	}
+	return pg, nil
+}
+
+// Space returns the allocation state of space.
+func (p *Pool) Space(m *Meter, space uint32) (SpaceInfo, error) {
+	pg, err := p.fetchMeta(m, nil, space, false)
+	if err != nil {
+		return SpaceInfo{}, err
+	}
+	b := pg.buf
+	info := SpaceInfo{
+		Extents:   le32(b, offExtents),
+		HighWater: le32(b, offHighWater),
+		FreePages: le32(b, offFreeCount),
+		Root:      le32(b, offRoot),
+	}
+	pg.RUnlatch()
+	pg.Unpin(false)
+	return info, nil
+}
+
+// SetRoot stores the user's root page number in space's meta page.
+func (p *Pool) SetRoot(m *Meter, space, root uint32) error {
+	pg, err := p.fetchMeta(m, nil, space, true)
+	if err != nil {
+		return err
+	}
+	put32(pg.buf, offRoot, root)
+	pg.Unlatch()
+	pg.Unpin(true)
+	return nil
+}
+
+// AllocPage allocates a page of kind k in space: from the free list if it
+// has one, else the next page number (taking a new extent at an extent
+// boundary). The page is returned zeroed, pinned, exclusively latched and
+// dirty. r, if not nil, supplies the frames (two at most: the meta page and
+// the page).
+//
+// Latch order: callers may hold latches on pages of the space; the meta page
+// is always latched last, so allocation never deadlocks against them.
+func (p *Pool) AllocPage(m *Meter, r *Reservation, space uint32, k Kind) (*Page, error) {
+	meta, err := p.fetchMeta(m, r, space, true)
+	if err != nil {
+		return nil, err
+	}
+	b := meta.buf
+	var pg *Page
+	if head := le32(b, offFreeHead); head != 0 {
+		id := PageID{Space: space, Page: head}
+		if r != nil {
+			pg, err = r.Fetch(m, id)
+		} else {
+			pg, err = p.Fetch(m, id)
+		}
+		if err == nil {
+			pg.Latch()
+			if PageKind(pg.buf) != KindFree {
+				err = fmt.Errorf("%w: page %s is on the free list but has kind %s",
+					ErrCorruptPage, id, PageKind(pg.buf))
+				pg.Unlatch()
+				pg.Unpin(false)
+			}
+		}
+		if err != nil {
+			meta.Unlatch()
+			meta.Unpin(false)
+			return nil, err
+		}
+		put32(b, offFreeHead, le32(pg.buf, offFreeNext))
+		put32(b, offFreeCount, le32(b, offFreeCount)-1)
+		p.format(pg, k)
+	} else {
+		no := le32(b, offHighWater)
+		if no == 0 { // wrapped: 2^32 pages
+			meta.Unlatch()
+			meta.Unpin(false)
+			return nil, fmt.Errorf("cache: space %d is full", space)
+		}
+		pg, err = p.create(m, r, PageID{Space: space, Page: no}, k)
+		if err != nil {
+			meta.Unlatch()
+			meta.Unpin(false)
+			return nil, err
+		}
+		put32(b, offHighWater, no+1)
+		if no+1 > le32(b, offExtents)*ExtentPages {
+			put32(b, offExtents, le32(b, offExtents)+1)
+		}
+	}
+	meta.Unlatch()
+	meta.Unpin(true)
+	pg.dirty.Store(true)
+	return pg, nil
+}
+
+// format rewrites pg as an empty page of kind k, keeping its LSN.
+// REQUIRES: pg pinned and exclusively latched.
+func (p *Pool) format(pg *Page, k Kind) {
+	lsn := PageLSN(pg.buf)
+	InitPage(pg.buf, pg.id, k)
+	SetPageLSN(pg.buf, lsn)
+	p.mu.Lock()
+	pg.kind = k
+	p.mu.Unlock()
+}
+
+// FreePage puts pg on its space's free list. The caller holds pg pinned and
+// exclusively latched, and still releases both afterwards (Unlatch,
+// Unpin(true)). Page 0 (the meta page) cannot be freed.
+func (p *Pool) FreePage(m *Meter, r *Reservation, pg *Page) error {
+	id := pg.id
+	if id.Page == 0 {
+		return fmt.Errorf("cache: page %s is a meta page and cannot be freed", id)
+	}
+	meta, err := p.fetchMeta(m, r, id.Space, true)
+	if err != nil {
+		return err
+	}
+	b := meta.buf
+	p.format(pg, KindFree)
+	put32(pg.buf, offFreeNext, le32(b, offFreeHead))
+	put32(b, offFreeHead, id.Page)
+	put32(b, offFreeCount, le32(b, offFreeCount)+1)
+	meta.Unlatch()
+	meta.Unpin(true)
+	pg.dirty.Store(true)
+	return nil
+}

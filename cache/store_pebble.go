@@ -1,0 +1,209 @@
+package cache
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
+
+// Key layout of the pebble database. One pebble database holds the pages
+// and (from the engine on) the redo log, so that one filesystem and one sync
+// order hold both (DESIGN.md, "Durability").
+//
+//	'm' name            database metadata (page size, ...)
+//	'p' space(4) page(4) a page image, big-endian so pages of a space sort in
+//	                     page order and a space is one contiguous key range
+//	'l' ...             reserved for the redo log
+const (
+	prefixMeta = 'm'
+	prefixPage = 'p'
+	// PrefixLog is the first key byte reserved for the engine's redo log.
+	PrefixLog = 'l'
+)
+
+var metaPageSizeKey = []byte{prefixMeta, 'p', 'a', 'g', 'e', 's', 'i', 'z', 'e'}
+
+// PebbleOptions configure a PebbleStore. The zero value is an in-memory
+// store with 16 KiB pages.
+type PebbleOptions struct {
+	// Dir is the directory of the database. Empty means in memory
+	// (vfs.NewMem), which is what tests and the default run use.
+	Dir string
+	// FS overrides the filesystem; nil means the real one for a Dir, a new
+	// in-memory one otherwise. Tests pass vfs.NewCrashableMem here.
+	FS vfs.FS
+	// PageSize is the page size of a new database: a power of two from
+	// 4 KiB to 64 KiB. Default 16 KiB. An existing database keeps the size
+	// it was created with; asking for another is an error.
+	PageSize int
+	// BlockCacheSize is pebble's own block cache. Default 8 MiB: kept small
+	// on purpose, because the buffer pool (and the remote tier) are the
+	// caches this project measures; pebble's cache only keeps the store
+	// from re-reading its index blocks.
+	BlockCacheSize int64
+}
+
+// PebbleStore is a Store on a pebble database.
+type PebbleStore struct {
+	db       *pebble.DB
+	pageSize int
+	closed   atomic.Bool
+}
+
+var _ Store = (*PebbleStore)(nil)
+
+// quietLogger drops pebble's informational chatter (compactions, WAL
+// recycling) so that it never interleaves with reports. Errors still reach
+// the caller through returned errors; a fatal error still stops the process.
+type quietLogger struct{}
+
+func (quietLogger) Infof(string, ...any)  {}
+func (quietLogger) Errorf(string, ...any) {}
+func (quietLogger) Fatalf(format string, args ...any) {
+	panic(fmt.Sprintf("pebble: "+format, args...))
+}
+
+// OpenPebbleStore opens (creating if needed) a pebble-backed page store.
+func OpenPebbleStore(o PebbleOptions) (*PebbleStore, error) {
+	if o.PageSize == 0 {
+		o.PageSize = DefaultPageSize
+	}
+	if !ValidPageSize(o.PageSize) {
+		return nil, fmt.Errorf("%w: page size %d: want a power of two from %d to %d",
+			ErrInvalidConfig, o.PageSize, MinPageSize, MaxPageSize)
+	}
+	if o.BlockCacheSize < 0 {
+		return nil, fmt.Errorf("%w: pebble block cache size %d is negative", ErrInvalidConfig, o.BlockCacheSize)
+	}
+	if o.BlockCacheSize == 0 {
+		o.BlockCacheSize = 8 << 20
+	}
+	fs := o.FS
+	if fs == nil {
+		if o.Dir == "" {
+			fs = vfs.NewMem()
+		} else {
+			fs = vfs.Default
+		}
+	}
+	dir := o.Dir
+	if dir == "" {
+		dir = "enginelab"
+	}
+	popts := &pebble.Options{
+		FS:        fs,
+		CacheSize: o.BlockCacheSize,
+		Logger:    quietLogger{},
+	}
+	db, err := pebble.Open(dir, popts)
+	if err != nil {
+		return nil, fmt.Errorf("cache: open pebble store %q: %w", dir, err)
+	}
+	s := &PebbleStore{db: db, pageSize: o.PageSize}
+	if err := s.checkPageSize(); err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// checkPageSize records the page size of a new database, or checks that an
+// existing one was created with the same size.
+func (s *PebbleStore) checkPageSize() error {
+	v, closer, err := s.db.Get(metaPageSizeKey)
+	if errors.Is(err, pebble.ErrNotFound) {
+		var b [4]byte
+		binary.LittleEndian.PutUint32(b[:], uint32(s.pageSize))
+		return s.db.Set(metaPageSizeKey, b[:], pebble.Sync)
+	}
+	if err != nil {
+		return fmt.Errorf("cache: read page size: %w", err)
+	}
+	defer closer.Close()
+	if len(v) != 4 {
+		return fmt.Errorf("%w: stored page size record is %d bytes", ErrBadFormat, len(v))
+	}
+	if got := int(binary.LittleEndian.Uint32(v)); got != s.pageSize {
+		return fmt.Errorf("%w: page size %d asked for, database was created with %d",
+			ErrInvalidConfig, s.pageSize, got)
+	}
+	return nil
+}
+
+// DB exposes the pebble database so that the engine can keep its redo log
+// beside the pages (under PrefixLog).
+func (s *PebbleStore) DB() *pebble.DB { return s.db }
+
+// PageSize implements Store.
+func (s *PebbleStore) PageSize() int { return s.pageSize }
+
+// PageKey returns the pebble key of a page.
+func PageKey(id PageID) [9]byte {
+	var k [9]byte
+	k[0] = prefixPage
+	binary.BigEndian.PutUint32(k[1:], id.Space)
+	binary.BigEndian.PutUint32(k[5:], id.Page)
+	return k
+}
+
+// ReadPage implements Store.
+func (s *PebbleStore) ReadPage(id PageID, buf []byte) error {
+	if s.closed.Load() {
+		return ErrClosed
+	}
+	k := PageKey(id)
+	v, closer, err := s.db.Get(k[:])
+	if errors.Is(err, pebble.ErrNotFound) {
+		return fmt.Errorf("%w: page %s", ErrPageNotFound, id)
+	}
+	if err != nil {
+		return fmt.Errorf("cache: read page %s: %w", id, err)
+	}
+	defer closer.Close()
+	if err := VerifyPage(id, v, s.pageSize); err != nil {
+		return err
+	}
+	copy(buf, v)
+	return nil
+}
+
+// WritePage implements Store. The write goes through pebble's WAL without a
+// sync; Sync makes it durable.
+func (s *PebbleStore) WritePage(id PageID, buf []byte) error {
+	if s.closed.Load() {
+		return ErrClosed
+	}
+	if len(buf) != s.pageSize {
+		return fmt.Errorf("%w: write of page %s with %d bytes, page size is %d",
+			ErrInvalidConfig, id, len(buf), s.pageSize)
+	}
+	k := PageKey(id)
+	if err := s.db.Set(k[:], buf, pebble.NoSync); err != nil {
+		return fmt.Errorf("cache: write page %s: %w", id, err)
+	}
+	return nil
+}
+
+// Sync implements Store: an empty synced log record forces pebble's WAL,
+// and with it every earlier write, to stable storage.
+func (s *PebbleStore) Sync() error {
+	if s.closed.Load() {
+		return ErrClosed
+	}
+	if err := s.db.LogData(nil, pebble.Sync); err != nil {
+		return fmt.Errorf("cache: sync store: %w", err)
+	}
+	return nil
+}
+
+// Close implements Store.
+func (s *PebbleStore) Close() error {
+	if s.closed.Swap(true) {
+		return nil
+	}
+	return s.db.Close()
+}
