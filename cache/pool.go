@@ -354,6 +354,11 @@ func (p *Pool) Reserve(n int) (*Reservation, error) {
 // ReserveInto is Reserve into a caller-owned Reservation, which avoids an
 // allocation on hot paths. r must not hold frames.
 func (p *Pool) ReserveInto(r *Reservation, n int) error {
+	if n < 0 {
+		// A negative count would raise the pool's capacity and break the
+		// accounting invariant.
+		return fmt.Errorf("cache: reservation of %d frames: want zero or more", n)
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if avail := len(p.frames) - p.mu.used - p.mu.reserved; avail < n {
@@ -381,6 +386,34 @@ func (r *Reservation) Release() {
 	}
 	p.mu.Unlock()
 	r.p, r.left = nil, 0
+}
+
+// Unpin releases a pin like Page.Unpin; when that was the page's last pin,
+// the frame goes back to r rather than to the pool, so a structural change
+// that pins and unpins many pages (the B+tree's path, the space's meta page)
+// needs only as many reserved frames as it holds at once. A nil r is
+// Page.Unpin.
+func (r *Reservation) Unpin(pg *Page, dirty bool) {
+	if r == nil || r.p == nil {
+		pg.Unpin(dirty)
+		return
+	}
+	if dirty {
+		pg.dirty.Store(true)
+	}
+	p := r.p
+	p.mu.Lock()
+	pg.pins--
+	switch {
+	case pg.pins == 0:
+		p.mu.used--
+		p.mu.reserved++
+		r.left++
+	case pg.pins < 0:
+		p.mu.Unlock()
+		panic(fmt.Sprintf("cache: page %s unpinned more often than pinned", pg.id))
+	}
+	p.mu.Unlock()
 }
 
 // takeLocked claims a slot for a frame about to be pinned or loaded, from r

@@ -113,7 +113,7 @@ func (p *Pool) fetchMeta(m *Meter, r *Reservation, space uint32, excl bool) (*Pa
 		} else {
 			pg.RUnlatch()
 		}
-		pg.Unpin(false)
+		r.Unpin(pg, false)
 		return nil, err
 	}
 	return pg, nil
@@ -177,12 +177,12 @@ func (p *Pool) AllocPage(m *Meter, r *Reservation, space uint32, k Kind) (*Page,
 				err = fmt.Errorf("%w: page %s is on the free list but has kind %s",
 					ErrCorruptPage, id, PageKind(pg.buf))
 				pg.Unlatch()
-				pg.Unpin(false)
+				r.Unpin(pg, false)
 			}
 		}
 		if err != nil {
 			meta.Unlatch()
-			meta.Unpin(false)
+			r.Unpin(meta, false)
 			return nil, err
 		}
 		put32(b, offFreeHead, le32(pg.buf, offFreeNext))
@@ -192,13 +192,13 @@ func (p *Pool) AllocPage(m *Meter, r *Reservation, space uint32, k Kind) (*Page,
 		no := le32(b, offHighWater)
 		if no == 0 { // wrapped: 2^32 pages
 			meta.Unlatch()
-			meta.Unpin(false)
+			r.Unpin(meta, false)
 			return nil, fmt.Errorf("cache: space %d is full", space)
 		}
 		pg, err = p.create(m, r, PageID{Space: space, Page: no}, k)
 		if err != nil {
 			meta.Unlatch()
-			meta.Unpin(false)
+			r.Unpin(meta, false)
 			return nil, err
 		}
 		put32(b, offHighWater, no+1)
@@ -207,7 +207,7 @@ func (p *Pool) AllocPage(m *Meter, r *Reservation, space uint32, k Kind) (*Page,
 		}
 	}
 	meta.Unlatch()
-	meta.Unpin(true)
+	r.Unpin(meta, true)
 	pg.dirty.Store(true)
 	return pg, nil
 }
@@ -221,6 +221,15 @@ func (p *Pool) format(pg *Page, k Kind) {
 	p.mu.Lock()
 	pg.kind = k
 	p.mu.Unlock()
+}
+
+// SetKind changes the kind of a page that stays in use (a B+tree root that
+// becomes an inner node). REQUIRES: pg pinned and exclusively latched.
+func (pg *Page) SetKind(k Kind) {
+	SetPageKind(pg.buf, k)
+	pg.pool.mu.Lock()
+	pg.kind = k
+	pg.pool.mu.Unlock()
 }
 
 // FreePage puts pg on its space's free list. The caller holds pg pinned and
@@ -241,7 +250,7 @@ func (p *Pool) FreePage(m *Meter, r *Reservation, pg *Page) error {
 	put32(b, offFreeHead, id.Page)
 	put32(b, offFreeCount, le32(b, offFreeCount)+1)
 	meta.Unlatch()
-	meta.Unpin(true)
+	r.Unpin(meta, true)
 	pg.dirty.Store(true)
 	return nil
 }

@@ -1,0 +1,136 @@
+package btree
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/enginelab/enginelab/cache"
+)
+
+// Shape describes a tree, as found by Check.
+type Shape struct {
+	Height  int // levels, 1 for a lone root leaf
+	Inner   int // inner nodes
+	Leaves  int // leaf nodes
+	Entries int // key/value pairs
+}
+
+// Check walks the whole tree and verifies its invariants: node kinds match
+// levels, keys are strictly ordered within each node and within the bounds
+// set by the separators above, every page's cells and slots fit and
+// account for all its bytes, non-root leaves are non-empty, and the leaf
+// chain links every leaf to its neighbours in key order. It latches one
+// root-to-leaf path at a time; run it while no writer is active for an
+// exact answer. The error matches ErrCorruptTree.
+func (t *Tree) Check(m *cache.Meter) (Shape, error) {
+	c := checker{t: t, m: m}
+	if err := c.node(t.root.Page, 0, -1, nil, nil); err != nil {
+		return Shape{}, err
+	}
+	for i, no := range c.leaves {
+		var want uint32
+		if i > 0 {
+			want = c.leaves[i-1]
+		}
+		if c.prevs[i] != want {
+			return Shape{}, fmt.Errorf("%w: leaf %d has prev %d, want %d", ErrCorruptTree, no, c.prevs[i], want)
+		}
+		want = 0
+		if i+1 < len(c.leaves) {
+			want = c.leaves[i+1]
+		}
+		if c.nexts[i] != want {
+			return Shape{}, fmt.Errorf("%w: leaf %d has next %d, want %d", ErrCorruptTree, no, c.nexts[i], want)
+		}
+	}
+	return c.shape, nil
+}
+
+type checker struct {
+	t      *Tree
+	m      *cache.Meter
+	shape  Shape
+	leaves []uint32
+	prevs  []uint32
+	nexts  []uint32
+}
+
+// node checks page no at depth whose keys must lie in [lo, hi) (nil: open).
+func (c *checker) node(no uint32, depth, wantLevel int, lo, hi []byte) error {
+	pg, err := c.t.pool.Fetch(c.m, c.t.id(no))
+	if err != nil {
+		return err
+	}
+	pg.RLatch()
+	defer func() {
+		pg.RUnlatch()
+		pg.Unpin(false)
+	}()
+	n := node(pg.Data())
+	corrupt := func(format string, args ...any) error {
+		return fmt.Errorf("%w: node %d (depth %d): %s", ErrCorruptTree, no, depth, fmt.Sprintf(format, args...))
+	}
+	lvl := n.level()
+	if wantLevel >= 0 && lvl != wantLevel {
+		return corrupt("level %d, want %d", lvl, wantLevel)
+	}
+	wantKind := cache.KindBTreeInner
+	if lvl == 0 {
+		wantKind = cache.KindBTreeLeaf
+	}
+	if k := cache.PageKind(pg.Data()); k != wantKind {
+		return corrupt("kind %s at level %d", k, lvl)
+	}
+	if depth == 0 {
+		c.shape.Height = lvl + 1
+	}
+	if n.cellStart() < n.slotsEnd() || n.cellStart() > len(n) {
+		return corrupt("cell start %d, slots end %d", n.cellStart(), n.slotsEnd())
+	}
+	cells := 0
+	for i := 0; i < n.count(); i++ {
+		off := n.slot(i)
+		if off < n.cellStart() || off+n.cellSize(off) > len(n) {
+			return corrupt("slot %d points at %d outside the cells", i, off)
+		}
+		cells += n.cellSize(off)
+		k := n.key(i)
+		if i > 0 && bytes.Compare(n.key(i-1), k) >= 0 {
+			return corrupt("key %d %q not above key %d %q", i, k, i-1, n.key(i-1))
+		}
+		if lo != nil && bytes.Compare(k, lo) < 0 {
+			return corrupt("key %q below the separator %q", k, lo)
+		}
+		if hi != nil && bytes.Compare(k, hi) >= 0 {
+			return corrupt("key %q not below the separator %q", k, hi)
+		}
+	}
+	if got := len(n) - n.cellStart(); got != cells+n.garbage() {
+		return corrupt("cell area %d bytes, cells %d + garbage %d", got, cells, n.garbage())
+	}
+	if lvl == 0 {
+		if depth > 0 && n.count() == 0 {
+			return corrupt("non-root leaf is empty")
+		}
+		c.shape.Leaves++
+		c.shape.Entries += n.count()
+		c.leaves = append(c.leaves, no)
+		c.prevs = append(c.prevs, n.prev())
+		c.nexts = append(c.nexts, n.next())
+		return nil
+	}
+	c.shape.Inner++
+	for i := -1; i < n.count(); i++ {
+		clo, chi := lo, hi
+		if i >= 0 {
+			clo = n.key(i)
+		}
+		if i+1 < n.count() {
+			chi = n.key(i + 1)
+		}
+		if err := c.node(n.child(i), depth+1, lvl-1, clo, chi); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,376 @@
+package btree
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/enginelab/enginelab/cache"
+)
+
+// BoundKind says whether a bound's key is in the range.
+type BoundKind uint8
+
+// Bound kinds. The zero Bound is Unbounded.
+const (
+	Unbounded BoundKind = iota
+	Inclusive
+	Exclusive
+)
+
+// Bound is one end of a range.
+type Bound struct {
+	Key  []byte
+	Kind BoundKind
+}
+
+// Incl is an inclusive bound at key.
+func Incl(key []byte) Bound { return Bound{Key: key, Kind: Inclusive} }
+
+// Excl is an exclusive bound at key.
+func Excl(key []byte) Bound { return Bound{Key: key, Kind: Exclusive} }
+
+// IterOptions bound an iterator. The zero value iterates the whole tree.
+type IterOptions struct {
+	Lower, Upper Bound
+}
+
+// Iter walks the entries of a tree between its bounds, forward or backward.
+// Position it with First, Last, SeekGE or SeekLT, then step with Next and
+// Prev. Key and Value are copies, valid until the iterator moves.
+//
+// Between calls the iterator holds a pin on its leaf but no latch, so the
+// caller may write to the tree while iterating; when the leaf changed
+// meanwhile, the next step finds its place again by key (one more descent,
+// visible in the meter). An iterator is used by one goroutine; Close it to
+// release its pin.
+type Iter struct {
+	t      *Tree
+	m      *cache.Meter
+	lo, hi Bound
+	pg     *cache.Page // pinned leaf of the current entry, nil if none
+	mod    uint64      // pg's modification count when the entry was read
+	idx    int
+	depth  int // depth of the leaves
+	key    []byte
+	val    []byte
+	valid  bool
+	err    error
+}
+
+// NewIter returns an unpositioned iterator over the entries within o's
+// bounds (nil: the whole tree). The bound keys are copied.
+func (t *Tree) NewIter(m *cache.Meter, o *IterOptions) *Iter {
+	it := &Iter{t: t, m: m}
+	if o != nil {
+		it.lo = Bound{Key: append([]byte(nil), o.Lower.Key...), Kind: o.Lower.Kind}
+		it.hi = Bound{Key: append([]byte(nil), o.Upper.Key...), Kind: o.Upper.Kind}
+	}
+	return it
+}
+
+// Valid reports whether the iterator is at an entry.
+func (it *Iter) Valid() bool { return it.valid }
+
+// Key returns the current key.
+func (it *Iter) Key() []byte { return it.key }
+
+// Value returns the current value.
+func (it *Iter) Value() []byte { return it.val }
+
+// Err returns the error that stopped the iterator, if any.
+func (it *Iter) Err() error { return it.err }
+
+// Close releases the iterator's pin.
+func (it *Iter) Close() error {
+	it.drop()
+	it.valid = false
+	return it.err
+}
+
+func (it *Iter) drop() {
+	if it.pg != nil {
+		it.pg.Unpin(false)
+		it.pg = nil
+	}
+}
+
+func (it *Iter) fail(err error) bool {
+	it.drop()
+	it.valid = false
+	it.err = err
+	return false
+}
+
+func (it *Iter) exhausted() bool {
+	it.drop()
+	it.valid = false
+	return false
+}
+
+// First moves to the first entry within the bounds.
+func (it *Iter) First() bool {
+	it.drop()
+	it.err = nil
+	if it.lo.Kind == Unbounded {
+		return it.seekForward(nil, edgeFirst, false)
+	}
+	return it.seekForward(it.lo.Key, edgeKey, it.lo.Kind == Exclusive)
+}
+
+// Last moves to the last entry within the bounds.
+func (it *Iter) Last() bool {
+	it.drop()
+	it.err = nil
+	if it.hi.Kind == Unbounded {
+		return it.seekBackward(nil, edgeLast, false)
+	}
+	return it.seekBackward(it.hi.Key, edgeKey, it.hi.Kind == Exclusive)
+}
+
+// SeekGE moves to the first entry at or above key (and within the bounds).
+func (it *Iter) SeekGE(key []byte) bool {
+	if it.lo.Kind != Unbounded && bytes.Compare(key, it.lo.Key) <= 0 {
+		return it.First()
+	}
+	it.drop()
+	it.err = nil
+	return it.seekForward(key, edgeKey, false)
+}
+
+// SeekLT moves to the last entry below key (and within the bounds).
+func (it *Iter) SeekLT(key []byte) bool {
+	if it.hi.Kind != Unbounded && bytes.Compare(key, it.hi.Key) > 0 {
+		return it.Last()
+	}
+	it.drop()
+	it.err = nil
+	return it.seekBackward(key, edgeKey, true)
+}
+
+// Next moves to the next entry.
+func (it *Iter) Next() bool {
+	if !it.valid {
+		return false
+	}
+	pg := it.pg
+	pg.RLatch()
+	if pg.ModCount() != it.mod {
+		// The leaf changed since we read our entry: find our place again.
+		pg.RUnlatch()
+		it.drop()
+		return it.seekForward(it.key, edgeKey, true)
+	}
+	it.pg = nil
+	if it.idx+1 < node(pg.Data()).count() {
+		return it.landForward(pg, it.idx+1)
+	}
+	return it.scanForward(pg, it.key, true)
+}
+
+// Prev moves to the previous entry.
+func (it *Iter) Prev() bool {
+	if !it.valid {
+		return false
+	}
+	pg := it.pg
+	pg.RLatch()
+	if pg.ModCount() != it.mod {
+		pg.RUnlatch()
+		it.drop()
+		return it.seekBackward(it.key, edgeKey, true)
+	}
+	it.pg = nil
+	if it.idx > 0 {
+		return it.landBackward(pg, it.idx-1)
+	}
+	return it.scanBackward(pg, it.key, true)
+}
+
+// seekForward descends to the leaf covering key (or the first leaf) and
+// moves to the first entry at or above key (above, if strict).
+func (it *Iter) seekForward(key []byte, edge int, strict bool) bool {
+	pg, depth, err := it.t.descend(it.m, key, edge, false)
+	if err != nil {
+		return it.fail(err)
+	}
+	it.depth = depth
+	if edge == edgeFirst {
+		if node(pg.Data()).count() > 0 {
+			return it.landForward(pg, 0)
+		}
+		return it.scanForward(pg, nil, false)
+	}
+	return it.scanForward(pg, key, strict)
+}
+
+// scanForward finds, from the latched leaf pg rightward, the first entry
+// at or above key (above, if strict; the first entry at all if key is nil).
+func (it *Iter) scanForward(pg *cache.Page, key []byte, strict bool) bool {
+	for {
+		n := node(pg.Data())
+		i := 0
+		if key != nil {
+			var eq bool
+			i, eq = n.search(key)
+			if eq && strict {
+				i++
+			}
+		}
+		if i < n.count() {
+			return it.landForward(pg, i)
+		}
+		next := n.next()
+		if next == 0 {
+			pg.RUnlatch()
+			pg.Unpin(false)
+			return it.exhausted()
+		}
+		nx, err := it.t.pool.Fetch(it.m, it.t.id(next))
+		if err != nil {
+			pg.RUnlatch()
+			pg.Unpin(false)
+			return it.fail(err)
+		}
+		nx.RLatch() // left to right: the latch order writers use too
+		visit(it.m, it.depth)
+		pg.RUnlatch()
+		pg.Unpin(false)
+		if err := it.checkLeaf(nx); err != nil {
+			nx.RUnlatch()
+			nx.Unpin(false)
+			return it.fail(err)
+		}
+		pg = nx
+	}
+}
+
+func (it *Iter) checkLeaf(pg *cache.Page) error {
+	if cache.PageKind(pg.Data()) != cache.KindBTreeLeaf {
+		return fmt.Errorf("%w: leaf link leads to page %s of kind %s", ErrCorruptTree, pg.ID(), cache.PageKind(pg.Data()))
+	}
+	return nil
+}
+
+// landForward makes entry i of latched leaf pg current, then checks the
+// upper bound.
+func (it *Iter) landForward(pg *cache.Page, i int) bool {
+	it.capture(pg, i)
+	if it.hi.Kind != Unbounded {
+		c := bytes.Compare(it.key, it.hi.Key)
+		if c > 0 || (c == 0 && it.hi.Kind == Exclusive) {
+			return it.exhausted()
+		}
+	}
+	return true
+}
+
+func (it *Iter) landBackward(pg *cache.Page, i int) bool {
+	it.capture(pg, i)
+	if it.lo.Kind != Unbounded {
+		c := bytes.Compare(it.key, it.lo.Key)
+		if c < 0 || (c == 0 && it.lo.Kind == Exclusive) {
+			return it.exhausted()
+		}
+	}
+	return true
+}
+
+// capture copies entry i of the latched leaf pg, keeps the pin and drops
+// the latch.
+func (it *Iter) capture(pg *cache.Page, i int) {
+	n := node(pg.Data())
+	it.key = append(it.key[:0], n.key(i)...)
+	it.val = append(it.val[:0], n.val(i)...)
+	it.idx = i
+	it.mod = pg.ModCount()
+	it.pg = pg
+	it.valid = true
+	pg.RUnlatch()
+}
+
+// seekBackward descends to the leaf covering key (or the last leaf) and
+// moves to the last entry at or below key (below, if strict).
+func (it *Iter) seekBackward(key []byte, edge int, strict bool) bool {
+	for {
+		pg, depth, err := it.t.descend(it.m, key, edge, false)
+		if err != nil {
+			return it.fail(err)
+		}
+		it.depth = depth
+		if edge == edgeLast {
+			if c := node(pg.Data()).count(); c > 0 {
+				return it.landBackward(pg, c-1)
+			}
+		}
+		ok, restart := it.scanBackwardOnce(pg, key, strict)
+		if !restart {
+			return ok
+		}
+	}
+}
+
+// scanBackward is scanBackwardOnce, descending again when it must.
+func (it *Iter) scanBackward(pg *cache.Page, key []byte, strict bool) bool {
+	ok, restart := it.scanBackwardOnce(pg, key, strict)
+	if restart {
+		return it.seekBackward(key, edgeKey, strict)
+	}
+	return ok
+}
+
+// scanBackwardOnce finds, from the latched leaf pg leftward, the last entry
+// below key (at or below, if not strict; the last entry at all if key is
+// nil). Moving left goes against the writers' latch order, so it only
+// tries the left leaf's latch; if that fails it lets go of pg, waits for
+// the left leaf, and checks that it is still pg's left neighbour. If not,
+// it asks the caller to descend again (restart).
+func (it *Iter) scanBackwardOnce(pg *cache.Page, key []byte, strict bool) (ok, restart bool) {
+	for {
+		n := node(pg.Data())
+		i := n.count() - 1
+		if key != nil {
+			var eq bool
+			i, eq = n.search(key)
+			if !(eq && !strict) {
+				i--
+			}
+		}
+		if i >= 0 {
+			return it.landBackward(pg, i), false
+		}
+		prev := n.prev()
+		if prev == 0 {
+			pg.RUnlatch()
+			pg.Unpin(false)
+			return it.exhausted(), false
+		}
+		pv, err := it.t.pool.Fetch(it.m, it.t.id(prev))
+		if err != nil {
+			pg.RUnlatch()
+			pg.Unpin(false)
+			return it.fail(err), false
+		}
+		if pv.TryRLatch() {
+			visit(it.m, it.depth)
+			pg.RUnlatch()
+			pg.Unpin(false)
+		} else {
+			cur := pg.ID().Page
+			pg.RUnlatch()
+			pg.Unpin(false)
+			pv.RLatch()
+			visit(it.m, it.depth)
+			if cache.PageKind(pv.Data()) != cache.KindBTreeLeaf || node(pv.Data()).next() != cur {
+				pv.RUnlatch()
+				pv.Unpin(false)
+				return false, true
+			}
+		}
+		if err := it.checkLeaf(pv); err != nil {
+			pv.RUnlatch()
+			pv.Unpin(false)
+			return it.fail(err), false
+		}
+		pg = pv
+	}
+}

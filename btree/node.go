@@ -1,0 +1,305 @@
+package btree
+
+import (
+	"bytes"
+	"encoding/binary"
+	"sync"
+
+	"github.com/enginelab/enginelab/cache"
+)
+
+// A node is one page. After the 32-byte page header owned by package cache
+// comes a 24-byte node header, then a slot array growing forward and cells
+// growing backward from the end of the page:
+//
+//	 0          32      34      36          40        44      48      52      56
+//	 +----------+-------+-------+-----------+---------+-------+-------+-------+------------------+
+//	 | page hdr | level | count | cellStart | garbage | prev  | next  | left  | slot 0 | slot 1 …|
+//	 |  (32B)   | (2B)  | (2B)  |   (4B)    |  (4B)   | (4B)  | (4B)  | (4B)  | (2B each)        |
+//	 +----------+-------+-------+-----------+---------+-------+-------+-------+------------------+
+//	 | … free space …                       | cell k … cell 1 | cell 0 (anywhere below the end) |
+//	 +--------------------------------------+----------------------------------------------------+
+//	                                        ^ cellStart                                  page end ^
+//
+//	leaf cell:  | keyLen (2B) | valLen (2B) | key | value |
+//	inner cell: | keyLen (2B) | child (4B)  | key |
+//
+// level is 0 for leaves and grows toward the root. Slots hold cell offsets
+// in key order, so a binary search over slots finds a key; cells themselves
+// sit in any order. cellStart is the lowest cell byte (a u32 because an
+// empty 64 KiB page has it at 65536); garbage counts bytes of dead cells,
+// reclaimed by compaction when an insert needs them.
+//
+// Leaves link to their neighbours (prev, next; 0 = none) for range scans in
+// both directions. An inner node with count keys has count+1 children:
+// left holds the keys below key 0, and the child of cell i holds the keys
+// from key i up to (not including) key i+1.
+const (
+	offLevel     = cache.HeaderSize
+	offCount     = cache.HeaderSize + 2
+	offCellStart = cache.HeaderSize + 4
+	offGarbage   = cache.HeaderSize + 8
+	offPrev      = cache.HeaderSize + 12
+	offNext      = cache.HeaderSize + 16
+	offLeft      = cache.HeaderSize + 20
+	nodeHeader   = cache.HeaderSize + 24
+
+	slotSize       = 2
+	leafCellHeader = 4
+	innerCellHead  = 6
+)
+
+type node []byte
+
+func (n node) u16(off int) int           { return int(binary.LittleEndian.Uint16(n[off:])) }
+func (n node) put16(off, v int)          { binary.LittleEndian.PutUint16(n[off:], uint16(v)) }
+func (n node) u32(off int) uint32        { return binary.LittleEndian.Uint32(n[off:]) }
+func (n node) put32(off int, v uint32)   { binary.LittleEndian.PutUint32(n[off:], v) }
+func (n node) level() int                { return n.u16(offLevel) }
+func (n node) isLeaf() bool              { return n.u16(offLevel) == 0 }
+func (n node) count() int                { return n.u16(offCount) }
+func (n node) setCount(c int)            { n.put16(offCount, c) }
+func (n node) cellStart() int            { return int(n.u32(offCellStart)) }
+func (n node) setCellStart(v int)        { n.put32(offCellStart, uint32(v)) }
+func (n node) garbage() int              { return int(n.u32(offGarbage)) }
+func (n node) setGarbage(v int)          { n.put32(offGarbage, uint32(v)) }
+func (n node) prev() uint32              { return n.u32(offPrev) }
+func (n node) next() uint32              { return n.u32(offNext) }
+func (n node) left() uint32              { return n.u32(offLeft) }
+func (n node) setPrev(v uint32)          { n.put32(offPrev, v) }
+func (n node) setNext(v uint32)          { n.put32(offNext, v) }
+func (n node) setLeft(v uint32)          { n.put32(offLeft, v) }
+func (n node) slot(i int) int            { return n.u16(nodeHeader + i*slotSize) }
+func (n node) setSlot(i, off int)        { n.put16(nodeHeader+i*slotSize, off) }
+func (n node) slotsEnd() int             { return nodeHeader + n.count()*slotSize }
+func (n node) contiguousFree() int       { return n.cellStart() - n.slotsEnd() }
+func (n node) free() int                 { return n.contiguousFree() + n.garbage() }
+func (n node) capacity() int             { return len(n) - nodeHeader }
+func (n node) used() int                 { return n.capacity() - n.free() }
+func (n node) keyLen(off int) int        { return n.u16(off) }
+func leafCellSize(key, val []byte) int   { return leafCellHeader + len(key) + len(val) }
+func innerCellSize(key []byte) int       { return innerCellHead + len(key) }
+func (n node) cellSizeAt(off int) int    { return n.cellSize(off) }
+func (n node) innerChild(off int) uint32 { return n.u32(off + 2) }
+
+// init formats n as an empty node of the given level.
+func (n node) init(level int) {
+	clear(n[cache.HeaderSize:])
+	n.put16(offLevel, level)
+	n.setCellStart(len(n))
+}
+
+func (n node) cellSize(off int) int {
+	if n.isLeaf() {
+		return leafCellHeader + n.u16(off) + n.u16(off+2)
+	}
+	return innerCellHead + n.u16(off)
+}
+
+// key returns key i (valid while the page is latched and unchanged).
+func (n node) key(i int) []byte {
+	off := n.slot(i)
+	kl := n.u16(off)
+	h := leafCellHeader
+	if !n.isLeaf() {
+		h = innerCellHead
+	}
+	return n[off+h : off+h+kl]
+}
+
+// val returns value i of a leaf.
+func (n node) val(i int) []byte {
+	off := n.slot(i)
+	kl, vl := n.u16(off), n.u16(off+2)
+	s := off + leafCellHeader + kl
+	return n[s : s+vl]
+}
+
+// child returns child i of an inner node; i = -1 is the leftmost child.
+func (n node) child(i int) uint32 {
+	if i < 0 {
+		return n.left()
+	}
+	return n.u32(n.slot(i) + 2)
+}
+
+func (n node) setChild(i int, c uint32) {
+	if i < 0 {
+		n.setLeft(c)
+		return
+	}
+	n.put32(n.slot(i)+2, c)
+}
+
+// search returns the first index whose key is >= key, and whether it is
+// equal.
+func (n node) search(key []byte) (int, bool) {
+	lo, hi := 0, n.count()
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if bytes.Compare(n.key(mid), key) < 0 {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return lo, lo < n.count() && bytes.Equal(n.key(lo), key)
+}
+
+// childIndex returns the index of the child of inner node n that covers
+// key: -1 for the leftmost child.
+func (n node) childIndex(key []byte) int {
+	i, eq := n.search(key)
+	if eq {
+		return i
+	}
+	return i - 1
+}
+
+// findChild returns the index of child c in inner node n, or -2.
+func (n node) findChild(c uint32) int {
+	if n.left() == c {
+		return -1
+	}
+	for i := 0; i < n.count(); i++ {
+		if n.child(i) == c {
+			return i
+		}
+	}
+	return -2
+}
+
+// alloc reserves size bytes of cell space, compacting if the contiguous
+// free space is short. The caller has checked n.free() >= size+slotSize.
+func (n node) alloc(size int) int {
+	if n.contiguousFree() < size+slotSize {
+		n.compact()
+	}
+	off := n.cellStart() - size
+	n.setCellStart(off)
+	return off
+}
+
+// insertSlot opens slot i for a cell at off.
+func (n node) insertSlot(i, off int) {
+	c := n.count()
+	s := nodeHeader + i*slotSize
+	copy(n[s+slotSize:nodeHeader+(c+1)*slotSize], n[s:nodeHeader+c*slotSize])
+	n.setSlot(i, off)
+	n.setCount(c + 1)
+}
+
+// insertLeaf inserts key/val at index i, or reports that it does not fit.
+func (n node) insertLeaf(i int, key, val []byte) bool {
+	size := leafCellSize(key, val)
+	if n.free() < size+slotSize {
+		return false
+	}
+	off := n.alloc(size)
+	n.put16(off, len(key))
+	n.put16(off+2, len(val))
+	copy(n[off+leafCellHeader:], key)
+	copy(n[off+leafCellHeader+len(key):], val)
+	n.insertSlot(i, off)
+	return true
+}
+
+// insertInner inserts separator key with child at index i.
+func (n node) insertInner(i int, key []byte, child uint32) bool {
+	size := innerCellSize(key)
+	if n.free() < size+slotSize {
+		return false
+	}
+	off := n.alloc(size)
+	n.put16(off, len(key))
+	n.put32(off+2, child)
+	copy(n[off+innerCellHead:], key)
+	n.insertSlot(i, off)
+	return true
+}
+
+// remove deletes entry i; its cell becomes garbage.
+func (n node) remove(i int) {
+	off := n.slot(i)
+	size := n.cellSize(off)
+	c := n.count()
+	s := nodeHeader + i*slotSize
+	copy(n[s:], n[s+slotSize:nodeHeader+c*slotSize])
+	n.setCount(c - 1)
+	if off == n.cellStart() {
+		n.setCellStart(off + size)
+	} else {
+		n.setGarbage(n.garbage() + size)
+	}
+}
+
+// replaceVal sets the value of leaf entry i, in place when the size is the
+// same, else by rewriting the cell. It reports false (changing nothing) if
+// the new cell does not fit.
+func (n node) replaceVal(i int, val []byte) bool {
+	off := n.slot(i)
+	if n.u16(off+2) == len(val) {
+		copy(n.val(i), val)
+		return true
+	}
+	oldSize := n.cellSize(off)
+	kl := n.u16(off)
+	newSize := leafCellHeader + kl + len(val)
+	if n.free()+oldSize < newSize {
+		return false
+	}
+	if n.contiguousFree() >= newSize {
+		// Write the new cell below the others and retire the old one.
+		noff := n.cellStart() - newSize
+		n.setCellStart(noff)
+		n.put16(noff, kl)
+		n.put16(noff+2, len(val))
+		copy(n[noff+leafCellHeader:], n[off+leafCellHeader:off+leafCellHeader+kl])
+		copy(n[noff+leafCellHeader+kl:], val)
+		n.setSlot(i, noff)
+		n.setGarbage(n.garbage() + oldSize)
+		return true
+	}
+	// Rare: the page must be compacted; keep the key aside meanwhile.
+	bp := compactBuf.Get().(*[]byte)
+	k := append((*bp)[:0], n.key(i)...)
+	n.remove(i)
+	n.insertLeaf(i, k, val)
+	compactBuf.Put(bp)
+	return true
+}
+
+var compactBuf = sync.Pool{New: func() any { b := make([]byte, cache.MaxPageSize); return &b }}
+
+// compact rewrites the cells contiguously at the end of the page, dropping
+// garbage. Slot order is kept.
+func (n node) compact() {
+	bp := compactBuf.Get().(*[]byte)
+	tmp := (*bp)[:len(n)]
+	copy(tmp, n)
+	end := len(n)
+	for i := 0; i < n.count(); i++ {
+		off := node(tmp).slot(i)
+		size := node(tmp).cellSize(off)
+		end -= size
+		copy(n[end:], tmp[off:off+size])
+		n.setSlot(i, end)
+	}
+	n.setCellStart(end)
+	n.setGarbage(0)
+	compactBuf.Put(bp)
+}
+
+// moveTail moves entries [from, count) of n to the end of dst (same kind).
+func (n node) moveTail(dst node, from int) {
+	for i := from; i < n.count(); i++ {
+		off := n.slot(i)
+		size := n.cellSize(off)
+		doff := dst.alloc(size)
+		copy(dst[doff:doff+size], n[off:off+size])
+		dst.insertSlot(dst.count(), doff)
+	}
+	for n.count() > from {
+		n.remove(n.count() - 1)
+	}
+}

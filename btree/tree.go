@@ -1,0 +1,798 @@
+package btree
+
+import (
+	"errors"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/enginelab/enginelab/cache"
+)
+
+// Errors. Every one is prefixed "btree:" and wrapped with context; match
+// with errors.Is.
+var (
+	// ErrKeyTooLarge means key plus value exceed a quarter of a page.
+	ErrKeyTooLarge = errors.New("btree: key and value too large")
+	// ErrDuplicateKey is returned by Insert for a key already present.
+	ErrDuplicateKey = errors.New("btree: duplicate key")
+	// ErrKeyNotFound is returned by Update and Delete for a missing key.
+	ErrKeyNotFound = errors.New("btree: key not found")
+	// ErrCorruptTree means a node did not look like part of this tree.
+	ErrCorruptTree = errors.New("btree: corrupt tree")
+)
+
+// Tree is a B+tree in one space of a buffer pool. It is safe for concurrent
+// use by many goroutines.
+type Tree struct {
+	pool     *cache.Pool
+	space    uint32
+	root     cache.PageID
+	maxEntry int // largest key+value accepted
+	// minFill: a non-root node using fewer body bytes is underfull and
+	// merges with a sibling if the two fit in one page. Half a page, as
+	// InnoDB's default MERGE_THRESHOLD.
+	minFill int
+	maxSep  int // largest inner cell plus its slot
+
+	// height is the last height seen at the root; it sizes reservations
+	// (and is checked again under the root latch).
+	height atomic.Int32
+}
+
+// Create makes a new, empty tree in space, which must not exist yet.
+func Create(m *cache.Meter, pool *cache.Pool, space uint32) (*Tree, error) {
+	if err := pool.CreateSpace(m, space); err != nil {
+		return nil, fmt.Errorf("btree: create tree in space %d: %w", space, err)
+	}
+	pg, err := pool.AllocPage(m, nil, space, cache.KindBTreeLeaf)
+	if err != nil {
+		return nil, fmt.Errorf("btree: create root in space %d: %w", space, err)
+	}
+	node(pg.Data()).init(0)
+	root := pg.ID()
+	pg.Unlatch()
+	pg.Unpin(true)
+	if err := pool.SetRoot(m, space, root.Page); err != nil {
+		return nil, err
+	}
+	return newTree(pool, root, 1), nil
+}
+
+// Open opens the tree kept in space.
+func Open(m *cache.Meter, pool *cache.Pool, space uint32) (*Tree, error) {
+	info, err := pool.Space(m, space)
+	if err != nil {
+		return nil, fmt.Errorf("btree: open tree in space %d: %w", space, err)
+	}
+	if info.Root == 0 {
+		return nil, fmt.Errorf("%w: space %d has no root page", ErrCorruptTree, space)
+	}
+	return newTree(pool, cache.PageID{Space: space, Page: info.Root}, 1), nil
+}
+
+func newTree(pool *cache.Pool, root cache.PageID, h int32) *Tree {
+	ps := pool.PageSize()
+	t := &Tree{
+		pool:     pool,
+		space:    root.Space,
+		root:     root,
+		maxEntry: ps / 4,
+		minFill:  (ps - nodeHeader) / 2,
+	}
+	t.maxSep = innerCellHead + t.maxEntry + slotSize
+	t.height.Store(h)
+	return t
+}
+
+// MaxEntry is the largest key+value the tree accepts: a quarter page.
+func (t *Tree) MaxEntry() int { return t.maxEntry }
+
+// Space returns the tree's space.
+func (t *Tree) Space() uint32 { return t.space }
+
+// Root returns the root page. It never changes: a root split pushes the
+// old root's contents down into a new child.
+func (t *Tree) Root() cache.PageID { return t.root }
+
+func (t *Tree) checkSize(key, val []byte) error {
+	if n := len(key) + len(val); n > t.maxEntry {
+		return fmt.Errorf("%w: key %d bytes + value %d bytes = %d, the limit is %d (a quarter of a %d-byte page)",
+			ErrKeyTooLarge, len(key), len(val), n, t.maxEntry, t.pool.PageSize())
+	}
+	return nil
+}
+
+func visit(m *cache.Meter, depth int) {
+	if m != nil {
+		m.NodeVisits[min(depth, cache.MaxLevels-1)]++
+	}
+}
+
+func (t *Tree) id(page uint32) cache.PageID { return cache.PageID{Space: t.space, Page: page} }
+
+// checkChild verifies that a page reached from a parent at level plevel is
+// a node of this tree one level down.
+func (t *Tree) checkChild(pg *cache.Page, plevel int) error {
+	b := pg.Data()
+	k := cache.PageKind(b)
+	if (k != cache.KindBTreeLeaf && k != cache.KindBTreeInner) || node(b).level() != plevel-1 {
+		return fmt.Errorf("%w: page %s has kind %s and level %d, its parent has level %d",
+			ErrCorruptTree, pg.ID(), k, node(b).level(), plevel)
+	}
+	return nil
+}
+
+// Descent edges.
+const (
+	edgeKey = iota
+	edgeFirst
+	edgeLast
+)
+
+// descend latch-couples from the root to a leaf: shared latches on inner
+// nodes, and on the leaf a shared latch, or an exclusive one if exclusive.
+// It returns the leaf pinned and latched, and its depth.
+func (t *Tree) descend(m *cache.Meter, key []byte, edge int, exclusive bool) (*cache.Page, int, error) {
+restart:
+	pg, err := t.pool.Fetch(m, t.root)
+	if err != nil {
+		return nil, 0, err
+	}
+	pg.RLatch()
+	visit(m, 0)
+	if exclusive && node(pg.Data()).isLeaf() {
+		// The root is the leaf: trade the shared latch for an exclusive
+		// one and make sure it is still a leaf.
+		pg.RUnlatch()
+		pg.Latch()
+		if node(pg.Data()).isLeaf() {
+			t.height.Store(1)
+			return pg, 0, nil
+		}
+		pg.Unlatch()
+		pg.Unpin(false)
+		goto restart
+	}
+	depth := 0
+	for {
+		n := node(pg.Data())
+		lvl := n.level()
+		if lvl == 0 {
+			t.height.Store(int32(depth + 1))
+			return pg, depth, nil
+		}
+		var c uint32
+		switch edge {
+		case edgeKey:
+			c = n.child(n.childIndex(key))
+		case edgeFirst:
+			c = n.left()
+		default:
+			c = n.child(n.count() - 1)
+		}
+		child, err := t.pool.Fetch(m, t.id(c))
+		if err != nil {
+			pg.RUnlatch()
+			pg.Unpin(false)
+			return nil, 0, err
+		}
+		if exclusive && lvl == 1 {
+			child.Latch()
+		} else {
+			child.RLatch()
+		}
+		depth++
+		visit(m, depth)
+		pg.RUnlatch()
+		pg.Unpin(false)
+		if err := t.checkChild(child, lvl); err != nil {
+			if exclusive && lvl == 1 {
+				child.Unlatch()
+			} else {
+				child.RUnlatch()
+			}
+			child.Unpin(false)
+			return nil, 0, err
+		}
+		pg = child
+	}
+}
+
+// Get looks key up and appends its value to dst[:0]. found is false (and
+// err nil) when the key is absent. With a dst of enough capacity it does not
+// allocate.
+func (t *Tree) Get(m *cache.Meter, key, dst []byte) (val []byte, found bool, err error) {
+	pg, _, err := t.descend(m, key, edgeKey, false)
+	if err != nil {
+		return nil, false, err
+	}
+	n := node(pg.Data())
+	if i, eq := n.search(key); eq {
+		val = append(dst[:0], n.val(i)...)
+		found = true
+	}
+	pg.RUnlatch()
+	pg.Unpin(false)
+	return val, found, nil
+}
+
+// Has reports whether key is present.
+func (t *Tree) Has(m *cache.Meter, key []byte) (bool, error) {
+	pg, _, err := t.descend(m, key, edgeKey, false)
+	if err != nil {
+		return false, err
+	}
+	_, eq := node(pg.Data()).search(key)
+	pg.RUnlatch()
+	pg.Unpin(false)
+	return eq, nil
+}
+
+// Write modes.
+const (
+	modeInsert = iota // fail if present
+	modeUpdate        // fail if absent
+	modePut           // insert or overwrite
+)
+
+// Insert adds key with val; ErrDuplicateKey if key is present.
+func (t *Tree) Insert(m *cache.Meter, key, val []byte) error {
+	return t.write(m, key, val, modeInsert)
+}
+
+// Update replaces the value of key; ErrKeyNotFound if it is absent.
+func (t *Tree) Update(m *cache.Meter, key, val []byte) error {
+	return t.write(m, key, val, modeUpdate)
+}
+
+// Put inserts key or replaces its value.
+func (t *Tree) Put(m *cache.Meter, key, val []byte) error {
+	return t.write(m, key, val, modePut)
+}
+
+func modeErr(mode int, found bool, key []byte) error {
+	switch {
+	case mode == modeInsert && found:
+		return fmt.Errorf("%w: %q", ErrDuplicateKey, key)
+	case mode == modeUpdate && !found:
+		return fmt.Errorf("%w: %q", ErrKeyNotFound, key)
+	}
+	return nil
+}
+
+// write is the optimistic path: shared latches down to an exclusive leaf
+// latch, and done if the leaf has room. Otherwise it starts again on the
+// pessimistic path, which may split.
+func (t *Tree) write(m *cache.Meter, key, val []byte, mode int) error {
+	if err := t.checkSize(key, val); err != nil {
+		return err
+	}
+	pg, _, err := t.descend(m, key, edgeKey, true)
+	if err != nil {
+		return err
+	}
+	n := node(pg.Data())
+	i, found := n.search(key)
+	if err := modeErr(mode, found, key); err != nil {
+		pg.Unlatch()
+		pg.Unpin(false)
+		return err
+	}
+	var ok bool
+	if found {
+		ok = n.replaceVal(i, val)
+	} else {
+		ok = n.insertLeaf(i, key, val)
+	}
+	pg.Unlatch()
+	pg.Unpin(ok)
+	if ok {
+		return nil
+	}
+	return t.writePessimistic(m, key, val, mode)
+}
+
+// Delete removes key; ErrKeyNotFound if it is absent.
+func (t *Tree) Delete(m *cache.Meter, key []byte) error {
+	pg, depth, err := t.descend(m, key, edgeKey, true)
+	if err != nil {
+		return err
+	}
+	n := node(pg.Data())
+	i, found := n.search(key)
+	if !found {
+		pg.Unlatch()
+		pg.Unpin(false)
+		return fmt.Errorf("%w: %q", ErrKeyNotFound, key)
+	}
+	after := n.used() - n.cellSize(n.slot(i)) - slotSize
+	if depth == 0 || (n.count() > 1 && after >= t.minFill) {
+		n.remove(i)
+		pg.Unlatch()
+		pg.Unpin(true)
+		return nil
+	}
+	pg.Unlatch()
+	pg.Unpin(false)
+	return t.deletePessimistic(m, key)
+}
+
+// path is the set of exclusively latched nodes of a pessimistic operation,
+// from the highest node that may change down to the leaf.
+type path struct {
+	t     *Tree
+	m     *cache.Meter
+	r     cache.Reservation
+	pages []*cache.Page
+	idx   []int  // idx[k]: index of pages[k] in pages[k-1] (-1 = leftmost)
+	dirty []bool // dirty[k]: pages[k] was changed
+	depth int    // depth of pages[0]
+}
+
+func (p *path) push(pg *cache.Page, idx int) {
+	p.pages = append(p.pages, pg)
+	p.idx = append(p.idx, idx)
+	p.dirty = append(p.dirty, false)
+}
+
+// insertAt puts pg into the path at position k (a pushed-down root child).
+func (p *path) insertAt(k int, pg *cache.Page, idx int) {
+	p.pages = append(p.pages[:k], append([]*cache.Page{pg}, p.pages[k:]...)...)
+	p.idx = append(p.idx[:k], append([]int{idx}, p.idx[k:]...)...)
+	p.dirty = append(p.dirty[:k], append([]bool{true}, p.dirty[k:]...)...)
+}
+
+// releaseAbove unlatches and unpins pages[0:k].
+func (p *path) releaseAbove(k int) {
+	for j := 0; j < k; j++ {
+		p.pages[j].Unlatch()
+		p.r.Unpin(p.pages[j], p.dirty[j])
+	}
+	p.depth += k
+	p.pages = append(p.pages[:0], p.pages[k:]...)
+	p.idx = append(p.idx[:0], p.idx[k:]...)
+	p.dirty = append(p.dirty[:0], p.dirty[k:]...)
+}
+
+func (p *path) release() {
+	p.releaseAbove(len(p.pages))
+	p.r.Release()
+}
+
+// Safety predicates for pessimistic descents: a safe node will absorb
+// whatever its child's change does to it, so its ancestors can be released.
+func (t *Tree) safeForInsert(n node) bool { return n.free() >= t.maxSep }
+
+func (t *Tree) safeForDelete(n node, root bool) bool {
+	if root {
+		return n.count() >= 2
+	}
+	return n.count() >= 2 && n.used()-t.maxSep >= t.minFill
+}
+
+// lockPath reserves frames and exclusively latch-couples from the root to
+// the leaf covering key, keeping the ancestors of every unsafe node.
+func (t *Tree) lockPath(m *cache.Meter, key []byte, forDelete bool) (*path, error) {
+	for {
+		h := int(t.height.Load())
+		p := &path{t: t, m: m}
+		// The path, plus a new child of the root, a new sibling, the
+		// space's meta page and a neighbour leaf, plus slack for a root
+		// that grows by a level meanwhile.
+		if err := t.pool.ReserveInto(&p.r, h+6); err != nil {
+			return nil, fmt.Errorf("btree: structural change refused before it started: %w", err)
+		}
+		root, err := p.r.Fetch(m, t.root)
+		if err != nil {
+			p.r.Release()
+			return nil, err
+		}
+		root.Latch()
+		visit(m, 0)
+		if got := node(root.Data()).level() + 1; got > h {
+			root.Unlatch()
+			p.r.Unpin(root, false)
+			p.r.Release()
+			t.height.Store(int32(got))
+			continue
+		}
+		p.push(root, -2)
+		for {
+			top := node(p.pages[len(p.pages)-1].Data())
+			if top.isLeaf() {
+				return p, nil
+			}
+			ci := top.childIndex(key)
+			c, err := p.r.Fetch(m, t.id(top.child(ci)))
+			if err != nil {
+				p.release()
+				return nil, err
+			}
+			c.Latch()
+			visit(m, p.depth+len(p.pages))
+			if err := t.checkChild(c, top.level()); err != nil {
+				c.Unlatch()
+				p.r.Unpin(c, false)
+				p.release()
+				return nil, err
+			}
+			cn := node(c.Data())
+			if (!forDelete && t.safeForInsert(cn)) || (forDelete && t.safeForDelete(cn, false)) {
+				p.releaseAbove(len(p.pages))
+			}
+			p.push(c, ci)
+		}
+	}
+}
+
+func (t *Tree) writePessimistic(m *cache.Meter, key, val []byte, mode int) error {
+	p, err := t.lockPath(m, key, false)
+	if err != nil {
+		return err
+	}
+	defer p.release()
+	k := len(p.pages) - 1
+	n := node(p.pages[k].Data())
+	i, found := n.search(key)
+	if err := modeErr(mode, found, key); err != nil {
+		return err
+	}
+	p.dirty[k] = true
+	if found {
+		if n.replaceVal(i, val) {
+			return nil
+		}
+		n.remove(i)
+	}
+	if n.insertLeaf(i, key, val) {
+		return nil
+	}
+	return p.splitInsert(k, i, entry{key: key, val: val})
+}
+
+// entry is a cell being placed: a leaf's key and value, or an inner node's
+// separator and child.
+type entry struct {
+	key, val []byte
+	child    uint32
+}
+
+// splitInsert splits pages[k] to make room for e at index i, then inserts
+// the new separator in the parent, splitting upward as needed.
+func (p *path) splitInsert(k, i int, e entry) error {
+	t := p.t
+	if k == 0 && p.depth == 0 {
+		// The root splits: move its contents into a new child first, so
+		// that the root page never changes.
+		c, err := t.pushDown(p.m, &p.r, p.pages[0])
+		if err != nil {
+			return err
+		}
+		p.dirty[0] = true
+		p.insertAt(1, c, -1)
+		k = 1
+	}
+	if k == 0 {
+		// pages[0] is a node that was judged safe: it must have had room.
+		return fmt.Errorf("%w: node %s was safe for an insert but had no room", ErrCorruptTree, p.pages[0].ID())
+	}
+	pg := p.pages[k]
+	n := node(pg.Data())
+	kind := cache.KindBTreeLeaf
+	if !n.isLeaf() {
+		kind = cache.KindBTreeInner
+	}
+	sib, err := t.pool.AllocPage(p.m, &p.r, t.space, kind)
+	if err != nil {
+		return err
+	}
+	sn := node(sib.Data())
+	sep := t.splitNode(n, sn, i, e)
+	if n.isLeaf() {
+		sn.setPrev(pg.ID().Page)
+		sn.setNext(n.next())
+		if nx := n.next(); nx != 0 {
+			if err := t.setPrev(p.m, &p.r, nx, sib.ID().Page); err != nil {
+				sib.Unlatch()
+				p.r.Unpin(sib, true)
+				return err
+			}
+		}
+		n.setNext(sib.ID().Page)
+	}
+	if p.m != nil {
+		p.m.Splits++
+	}
+	sibNo := sib.ID().Page
+	sib.Unlatch()
+	p.r.Unpin(sib, true)
+	p.dirty[k] = true
+
+	parent := node(p.pages[k-1].Data())
+	pos := p.idx[k] + 1
+	p.dirty[k-1] = true
+	if parent.insertInner(pos, sep, sibNo) {
+		return nil
+	}
+	return p.splitInsert(k-1, pos, entry{key: sep, child: sibNo})
+}
+
+// setPrev sets the prev link of leaf page no. Leaves are latched left to
+// right, so latching a right neighbour while holding a leaf is safe.
+func (t *Tree) setPrev(m *cache.Meter, r *cache.Reservation, no, prev uint32) error {
+	pg, err := r.Fetch(m, t.id(no))
+	if err != nil {
+		return err
+	}
+	pg.Latch()
+	node(pg.Data()).setPrev(prev)
+	pg.Unlatch()
+	r.Unpin(pg, true)
+	return nil
+}
+
+// pushDown moves the root's contents into a new child and makes the root an
+// inner node one level up whose only child is that page. It returns the
+// child, pinned and exclusively latched.
+func (t *Tree) pushDown(m *cache.Meter, r *cache.Reservation, root *cache.Page) (*cache.Page, error) {
+	rn := node(root.Data())
+	kind := cache.KindBTreeInner
+	if rn.isLeaf() {
+		kind = cache.KindBTreeLeaf
+	}
+	c, err := t.pool.AllocPage(m, r, t.space, kind)
+	if err != nil {
+		return nil, err
+	}
+	copy(c.Data()[cache.HeaderSize:], root.Data()[cache.HeaderSize:])
+	level := rn.level()
+	rn.init(level + 1)
+	rn.setLeft(c.ID().Page)
+	root.SetKind(cache.KindBTreeInner)
+	t.height.Store(int32(level + 2))
+	return c, nil
+}
+
+// splitNode redistributes n's entries plus e (at index i) between n and the
+// empty page s, balancing their bytes, and returns the separator for the
+// parent (a copy): the first key of s for leaves; for inner nodes the middle
+// key, which moves up (its child becomes s's leftmost child).
+func (t *Tree) splitNode(n, s node, i int, e entry) []byte {
+	bp := compactBuf.Get().(*[]byte)
+	defer compactBuf.Put(bp)
+	tn := node((*bp)[:len(n)])
+	copy(tn, n)
+	leaf := tn.isLeaf()
+	cnt := tn.count() + 1
+	get := func(j int) entry {
+		switch {
+		case j == i:
+			return e
+		case j > i:
+			j--
+		}
+		if leaf {
+			return entry{key: tn.key(j), val: tn.val(j)}
+		}
+		return entry{key: tn.key(j), child: tn.child(j)}
+	}
+	size := func(j int) int {
+		x := get(j)
+		if leaf {
+			return leafCellSize(x.key, x.val) + slotSize
+		}
+		return innerCellSize(x.key) + slotSize
+	}
+	total := 0
+	for j := 0; j < cnt; j++ {
+		total += size(j)
+	}
+	// Pick the split index that best balances the two sides.
+	best, bestCost := 1, int(^uint(0)>>1)
+	left := 0
+	for s := 1; s < cnt; s++ {
+		left += size(s - 1)
+		right := total - left
+		if !leaf {
+			right -= size(s) // the middle key moves up
+		}
+		if c := max(left, right); c < bestCost {
+			best, bestCost = s, c
+		}
+	}
+	sep := append([]byte(nil), get(best).key...)
+	level := tn.level()
+	if leaf {
+		prev, next := tn.prev(), tn.next()
+		n.init(0)
+		n.setPrev(prev)
+		n.setNext(next)
+		s.init(0)
+		for j := 0; j < best; j++ {
+			x := get(j)
+			n.insertLeaf(j, x.key, x.val)
+		}
+		for j := best; j < cnt; j++ {
+			x := get(j)
+			s.insertLeaf(j-best, x.key, x.val)
+		}
+		return sep
+	}
+	leftmost := tn.left()
+	n.init(level)
+	n.setLeft(leftmost)
+	s.init(level)
+	for j := 0; j < best; j++ {
+		x := get(j)
+		n.insertInner(j, x.key, x.child)
+	}
+	s.setLeft(get(best).child)
+	for j := best + 1; j < cnt; j++ {
+		x := get(j)
+		s.insertInner(j-best-1, x.key, x.child)
+	}
+	return sep
+}
+
+func (t *Tree) deletePessimistic(m *cache.Meter, key []byte) error {
+	p, err := t.lockPath(m, key, true)
+	if err != nil {
+		return err
+	}
+	defer p.release()
+	k := len(p.pages) - 1
+	n := node(p.pages[k].Data())
+	i, found := n.search(key)
+	if !found {
+		return fmt.Errorf("%w: %q", ErrKeyNotFound, key)
+	}
+	n.remove(i)
+	p.dirty[k] = true
+	return p.rebalance(k)
+}
+
+func (t *Tree) underfull(n node) bool { return n.count() == 0 || n.used() < t.minFill }
+
+// rebalance fixes pages[k] after it lost an entry: a non-root node that is
+// underfull merges with a sibling under the same parent when the two fit in
+// one page (the parent then loses a separator, and is fixed in turn); a root
+// inner node left with a single child absorbs that child. A node that cannot
+// merge stays as it is: it is still non-empty (leaves with no entries
+// always merge, since they add nothing to the sibling).
+func (p *path) rebalance(k int) error {
+	t := p.t
+	pg := p.pages[k]
+	n := node(pg.Data())
+	if k == 0 {
+		if p.depth == 0 && !n.isLeaf() && n.count() == 0 {
+			return p.collapseRoot()
+		}
+		return nil
+	}
+	if !t.underfull(n) {
+		return nil
+	}
+	parent := node(p.pages[k-1].Data())
+	ci := p.idx[k]
+	var a, b *cache.Page // merge b into a; b is child si of the parent
+	var si int
+	switch {
+	case ci < parent.count()-1:
+		// Right sibling: latch order stays left to right.
+		r, err := p.r.Fetch(p.m, t.id(parent.child(ci+1)))
+		if err != nil {
+			return err
+		}
+		r.Latch()
+		a, b, si = pg, r, ci+1
+	case ci >= 0:
+		// Left sibling: let go of this node, latch the left one, then take
+		// this one back. The parent's exclusive latch keeps writers away
+		// meanwhile; readers only see consistent pages.
+		pg.Unlatch()
+		l, err := p.r.Fetch(p.m, t.id(parent.child(ci-1)))
+		if err != nil {
+			pg.Latch()
+			return err
+		}
+		l.Latch()
+		pg.Latch()
+		a, b, si = l, pg, ci
+	default:
+		return nil // the parent has a single child: nothing to merge with
+	}
+	an, bn := node(a.Data()), node(b.Data())
+	need := an.used() + bn.used()
+	if !an.isLeaf() {
+		need += innerCellSize(parent.key(si)) + slotSize
+	}
+	if need > an.capacity() {
+		// No merge. Release the sibling we latched; the path keeps pg.
+		if b == pg {
+			a.Unlatch()
+			p.r.Unpin(a, false)
+		} else {
+			b.Unlatch()
+			p.r.Unpin(b, false)
+		}
+		return nil
+	}
+	if an.isLeaf() {
+		bn.moveTail(an, 0)
+		an.setNext(bn.next())
+		if nx := bn.next(); nx != 0 {
+			if err := t.setPrev(p.m, &p.r, nx, a.ID().Page); err != nil {
+				return err
+			}
+		}
+	} else {
+		an.insertInner(an.count(), parent.key(si), bn.left())
+		bn.moveTail(an, 0)
+	}
+	parent.remove(si)
+	p.dirty[k-1] = true
+	if err := t.pool.FreePage(p.m, &p.r, b); err != nil {
+		return err
+	}
+	if p.m != nil {
+		p.m.Merges++
+	}
+	b.Unlatch()
+	p.r.Unpin(b, true)
+	// The survivor takes pg's place in the path.
+	p.pages[k] = a
+	p.dirty[k] = true
+	if a != pg {
+		p.idx[k] = ci - 1
+	}
+	return p.rebalance(k - 1)
+}
+
+// collapseRoot replaces a root that has a single child with that child's
+// contents, making the tree one level shorter. The child is pages[1] when
+// the path holds it, else it is latched here.
+func (p *path) collapseRoot() error {
+	t := p.t
+	root := p.pages[0]
+	for {
+		rn := node(root.Data())
+		if rn.isLeaf() || rn.count() > 0 {
+			return nil
+		}
+		cno := rn.left()
+		var c *cache.Page
+		held := len(p.pages) > 1 && p.pages[1].ID().Page == cno
+		if held {
+			c = p.pages[1]
+		} else {
+			var err error
+			c, err = p.r.Fetch(p.m, t.id(cno))
+			if err != nil {
+				return err
+			}
+			c.Latch()
+		}
+		copy(root.Data()[cache.HeaderSize:], c.Data()[cache.HeaderSize:])
+		cn := node(c.Data())
+		if cn.isLeaf() {
+			root.SetKind(cache.KindBTreeLeaf)
+			rn.setPrev(0)
+			rn.setNext(0)
+		}
+		t.height.Store(int32(rn.level() + 1))
+		if err := t.pool.FreePage(p.m, &p.r, c); err != nil {
+			return err
+		}
+		c.Unlatch()
+		p.r.Unpin(c, true)
+		if held {
+			p.pages = append(p.pages[:1], p.pages[2:]...)
+			p.idx = append(p.idx[:1], p.idx[2:]...)
+			p.dirty = append(p.dirty[:1], p.dirty[2:]...)
+			if len(p.pages) > 1 {
+				p.idx[1] = rn.findChild(p.pages[1].ID().Page)
+			}
+		}
+		p.dirty[0] = true
+	}
+}

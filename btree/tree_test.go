@@ -1,0 +1,281 @@
+package btree
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sort"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/enginelab/enginelab/cache"
+)
+
+// env is a tree on a fresh in-memory store.
+type env struct {
+	store *cache.PebbleStore
+	pool  *cache.Pool
+	tree  *Tree
+}
+
+func newEnv(t testing.TB, pageSize, frames int, policy cache.PolicyKind) *env {
+	t.Helper()
+	store, err := cache.OpenPebbleStore(cache.PebbleOptions{PageSize: pageSize})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = store.Close() })
+	pool, err := cache.NewPool(store, &cache.Options{Capacity: int64(frames * pageSize), Policy: policy})
+	require.NoError(t, err)
+	tree, err := Create(nil, pool, 1)
+	require.NoError(t, err)
+	return &env{store: store, pool: pool, tree: tree}
+}
+
+// reopen flushes the pool, drops it, and opens the tree through a new, cold
+// pool over the same store.
+func (e *env) reopen(t testing.TB, frames int) {
+	t.Helper()
+	require.NoError(t, e.pool.Close())
+	pool, err := cache.NewPool(e.store, &cache.Options{Capacity: int64(frames * e.store.PageSize())})
+	require.NoError(t, err)
+	tree, err := Open(nil, pool, e.tree.Space())
+	require.NoError(t, err)
+	e.pool, e.tree = pool, tree
+}
+
+// model is the reference: a map, sorted on demand.
+type model map[string]string
+
+func (md model) sorted() []string {
+	keys := make([]string, 0, len(md))
+	for k := range md {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// inRange reports whether k lies within the bounds.
+func inRange(k string, o IterOptions) bool {
+	if o.Lower.Kind != Unbounded {
+		c := bytes.Compare([]byte(k), o.Lower.Key)
+		if c < 0 || (c == 0 && o.Lower.Kind == Exclusive) {
+			return false
+		}
+	}
+	if o.Upper.Kind != Unbounded {
+		c := bytes.Compare([]byte(k), o.Upper.Key)
+		if c > 0 || (c == 0 && o.Upper.Kind == Exclusive) {
+			return false
+		}
+	}
+	return true
+}
+
+// keyPad scales the zero padding of random keys (0, 1 or 2 times it).
+var keyPad = 20
+
+func randKey(r *rand.Rand, space int) []byte {
+	// Zero padding of varying length makes keys of many sizes that still
+	// collide often enough for updates and duplicates.
+	n := r.IntN(space)
+	pad := r.IntN(3) * keyPad
+	return fmt.Appendf(nil, "k%0*d", 6+pad, n)
+}
+
+func randVal(r *rand.Rand, maxLen int) []byte {
+	v := make([]byte, 1+r.IntN(maxLen))
+	for i := range v {
+		v[i] = byte('a' + r.IntN(26))
+	}
+	return v
+}
+
+func randBound(r *rand.Rand, space int) Bound {
+	switch r.IntN(3) {
+	case 0:
+		return Bound{}
+	case 1:
+		return Incl(randKey(r, space))
+	default:
+		return Excl(randKey(r, space))
+	}
+}
+
+// checkScan compares a bounded scan in both directions with the model.
+func checkScan(t *testing.T, tr *Tree, md model, o IterOptions) {
+	t.Helper()
+	var want []string
+	for _, k := range md.sorted() {
+		if inRange(k, o) {
+			want = append(want, k)
+		}
+	}
+	it := tr.NewIter(nil, &o)
+	var got []string
+	for ok := it.First(); ok; ok = it.Next() {
+		got = append(got, string(it.Key()))
+		require.Equal(t, md[string(it.Key())], string(it.Value()), "value of %q", it.Key())
+	}
+	require.NoError(t, it.Err())
+	require.Equal(t, want, got, "forward scan %s", describe(o))
+	got = got[:0]
+	for ok := it.Last(); ok; ok = it.Prev() {
+		got = append(got, string(it.Key()))
+	}
+	require.NoError(t, it.Close())
+	slices.Reverse(got)
+	require.Equal(t, want, got, "reverse scan %s", describe(o))
+}
+
+func describe(o IterOptions) string {
+	b := func(x Bound) string {
+		switch x.Kind {
+		case Inclusive:
+			return "incl " + string(x.Key)
+		case Exclusive:
+			return "excl " + string(x.Key)
+		}
+		return "none"
+	}
+	return "[" + b(o.Lower) + ", " + b(o.Upper) + "]"
+}
+
+func TestTreeModel(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		pageSize int
+		frames   int
+		ops      int
+		space    int
+		maxVal   int
+		policy   cache.PolicyKind
+		keyPad   int
+		height   int // the least height the run must reach
+	}{
+		// A pool far smaller than the tree: pages are evicted and re-read.
+		{"4KiB/small-pool/lru", 4096, 24, 6000, 3000, 300, cache.PolicyLRU, 20, 2},
+		{"4KiB/small-pool/midpoint", 4096, 24, 6000, 3000, 300, cache.PolicyMidpoint, 20, 2},
+		// Large values: few entries a page, many merges.
+		{"4KiB/big-values", 4096, 40, 3000, 800, 970, cache.PolicyLRU, 20, 2},
+		// Long keys: small fan-out, so inner nodes split and merge too.
+		{"4KiB/long-keys", 4096, 24, 8000, 3000, 200, cache.PolicyLRU, 150, 3},
+		{"16KiB", 16384, 16, 8000, 20000, 400, cache.PolicyMidpoint, 20, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			keyPad = tc.keyPad
+			defer func() { keyPad = 20 }()
+			seed := uint64(20261129)
+			t.Logf("seed %d", seed)
+			r := rand.New(rand.NewPCG(seed, uint64(tc.pageSize)))
+			e := newEnv(t, tc.pageSize, tc.frames, tc.policy)
+			md := model{}
+			var buf []byte
+			var m cache.Meter
+			for op := 0; op < tc.ops; op++ {
+				k := randKey(r, tc.space)
+				p := r.IntN(100)
+				if op >= tc.ops/2 && p >= 10 && p < 45 {
+					// Second half: mostly deletes, so that leaves empty
+					// and merge while scans and gets go on.
+					p = 60
+				}
+				switch {
+				case p < 35:
+					v := randVal(r, tc.maxVal)
+					err := e.tree.Insert(&m, k, v)
+					if _, ok := md[string(k)]; ok {
+						require.ErrorIs(t, err, ErrDuplicateKey)
+					} else {
+						require.NoError(t, err, "op %d insert %q", op, k)
+						md[string(k)] = string(v)
+					}
+				case p < 45:
+					v := randVal(r, tc.maxVal)
+					require.NoError(t, e.tree.Put(&m, k, v))
+					md[string(k)] = string(v)
+				case p < 55:
+					v := randVal(r, tc.maxVal)
+					err := e.tree.Update(&m, k, v)
+					if _, ok := md[string(k)]; ok {
+						require.NoError(t, err)
+						md[string(k)] = string(v)
+					} else {
+						require.ErrorIs(t, err, ErrKeyNotFound)
+					}
+				case p < 80:
+					err := e.tree.Delete(&m, k)
+					if _, ok := md[string(k)]; ok {
+						require.NoError(t, err, "op %d delete %q", op, k)
+						delete(md, string(k))
+					} else {
+						require.ErrorIs(t, err, ErrKeyNotFound)
+					}
+				case p < 95:
+					v, found, err := e.tree.Get(&m, k, buf)
+					require.NoError(t, err)
+					want, ok := md[string(k)]
+					require.Equal(t, ok, found, "get %q", k)
+					if ok {
+						require.Equal(t, want, string(v))
+					}
+					buf = v
+				default:
+					checkScan(t, e.tree, md, IterOptions{Lower: randBound(r, tc.space), Upper: randBound(r, tc.space)})
+				}
+				if op%1000 == 999 {
+					shape, err := e.tree.Check(nil)
+					require.NoError(t, err, "after op %d", op)
+					require.Equal(t, len(md), shape.Entries)
+				}
+			}
+			checkScan(t, e.tree, md, IterOptions{})
+			shape, err := e.tree.Check(nil)
+			require.NoError(t, err)
+			t.Logf("shape %+v; %s", shape, &m)
+			// The run must have exercised what it claims to test.
+			require.Positive(t, m.Splits)
+			require.Positive(t, m.Merges)
+			require.Positive(t, m.StoreReads)
+			require.Positive(t, m.DirtyWriteBacks)
+			require.GreaterOrEqual(t, shape.Height, tc.height)
+			e.reopen(t, tc.frames)
+			shape, err = e.tree.Check(nil)
+			require.NoError(t, err)
+			require.Equal(t, len(md), shape.Entries)
+			checkScan(t, e.tree, md, IterOptions{})
+			// Delete everything: merges all the way back to a lone root.
+			for _, k := range md.sorted() {
+				require.NoError(t, e.tree.Delete(nil, []byte(k)))
+			}
+			shape, err = e.tree.Check(nil)
+			require.NoError(t, err)
+			require.Equal(t, Shape{Height: 1, Leaves: 1}, shape)
+		})
+	}
+}
+
+func TestTreeKeyTooLarge(t *testing.T) {
+	e := newEnv(t, 4096, 16, cache.PolicyLRU)
+	require.Equal(t, 1024, e.tree.MaxEntry())
+	err := e.tree.Insert(nil, make([]byte, 1000), make([]byte, 25))
+	require.ErrorIs(t, err, ErrKeyTooLarge)
+	require.Contains(t, err.Error(), "1025")
+	require.NoError(t, e.tree.Insert(nil, make([]byte, 1000), make([]byte, 24)))
+	require.ErrorIs(t, e.tree.Put(nil, []byte("x"), make([]byte, 5000)), ErrKeyTooLarge)
+}
+
+func TestTreeErrors(t *testing.T) {
+	e := newEnv(t, 4096, 16, cache.PolicyLRU)
+	require.NoError(t, e.tree.Insert(nil, []byte("a"), []byte("1")))
+	require.ErrorIs(t, e.tree.Insert(nil, []byte("a"), []byte("2")), ErrDuplicateKey)
+	require.ErrorIs(t, e.tree.Update(nil, []byte("b"), []byte("2")), ErrKeyNotFound)
+	require.ErrorIs(t, e.tree.Delete(nil, []byte("b")), ErrKeyNotFound)
+	_, err := Open(nil, e.pool, 99)
+	require.ErrorIs(t, err, cache.ErrSpaceNotFound)
+	_, err = Create(nil, e.pool, 1)
+	require.ErrorIs(t, err, cache.ErrSpaceExists)
+	require.True(t, errors.Is(err, cache.ErrSpaceExists))
+}
