@@ -1,0 +1,116 @@
+package btree
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/enginelab/enginelab/cache"
+)
+
+const benchKeys = 1_000_000
+
+// benchTree loads benchKeys 8-byte big-endian keys with 16-byte values, in
+// random order, into a 16 KiB-page tree whose pool holds all of it.
+func benchTree(b *testing.B) *Tree {
+	b.Helper()
+	store, err := cache.OpenPebbleStore(cache.PebbleOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = store.Close() })
+	pool, err := cache.NewPool(store, &cache.Options{Capacity: 512 << 20})
+	if err != nil {
+		b.Fatal(err)
+	}
+	tr, err := Create(nil, pool, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	val := make([]byte, 16)
+	var key [8]byte
+	for _, i := range r.Perm(benchKeys) {
+		binary.BigEndian.PutUint64(key[:], uint64(i)*2) // even keys; odd ones are free for inserts
+		if err := tr.Insert(nil, key[:], val); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return tr
+}
+
+var benchTreeCache *Tree
+
+func sharedBenchTree(b *testing.B) *Tree {
+	if benchTreeCache == nil {
+		benchTreeCache = benchTree(b)
+	}
+	return benchTreeCache
+}
+
+func BenchmarkTreeGet(b *testing.B) {
+	tr := sharedBenchTree(b)
+	r := rand.New(rand.NewPCG(3, 4))
+	var m cache.Meter
+	var key [8]byte
+	buf := make([]byte, 0, 64)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		binary.BigEndian.PutUint64(key[:], uint64(r.IntN(benchKeys))*2)
+		v, found, err := tr.Get(&m, key[:], buf)
+		if err != nil || !found {
+			b.Fatal("missing key", err)
+		}
+		buf = v
+	}
+	b.ReportMetric(float64(m.NodeVisitsTotal())/float64(b.N), "nodes/op")
+	b.ReportMetric(float64(m.StoreReads)/float64(b.N), "store-reads/op")
+}
+
+// insertSeq makes every BenchmarkTreeInsert key fresh, across the runs the
+// benchmark framework makes.
+var insertSeq uint64
+
+func BenchmarkTreeInsert(b *testing.B) {
+	tr := sharedBenchTree(b)
+	r := rand.New(rand.NewPCG(5, insertSeq))
+	var m cache.Meter
+	var key [8]byte
+	val := make([]byte, 16)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		// Odd keys, fresh each time: random inserts between existing keys.
+		insertSeq++
+		binary.BigEndian.PutUint64(key[:], uint64(r.Uint32())<<32|insertSeq<<1|1)
+		if err := tr.Insert(&m, key[:], val); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(m.NodeVisitsTotal())/float64(b.N), "nodes/op")
+	b.ReportMetric(float64(m.Splits)/float64(b.N), "splits/op")
+}
+
+func BenchmarkTreeScan100(b *testing.B) {
+	tr := sharedBenchTree(b)
+	r := rand.New(rand.NewPCG(7, 8))
+	var m cache.Meter
+	var lo [8]byte
+	it := tr.NewIter(&m, nil)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		binary.BigEndian.PutUint64(lo[:], uint64(r.IntN(benchKeys-200))*2)
+		n := 0
+		for ok := it.SeekGE(lo[:]); ok && n < 100; ok = it.Next() {
+			n++
+		}
+		if n != 100 {
+			b.Fatal(fmt.Sprint("scanned ", n))
+		}
+	}
+	_ = it.Close()
+	b.ReportMetric(float64(m.NodeVisitsTotal())/float64(b.N), "nodes/op")
+}

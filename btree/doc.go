@@ -1,0 +1,69 @@
+// Package btree is a B+tree of variable-length byte keys and values on
+// buffer-pool pages.
+//
+// # Basics
+//
+// A Tree lives in one space of a cache.Pool: Create makes the space and an
+// empty root leaf, Open finds the root again through the space's meta page.
+// Keys compare with bytes.Compare. Get, Insert (ErrDuplicateKey if present),
+// Update (ErrKeyNotFound if absent), Put (either) and Delete are point
+// operations; NewIter returns an iterator bounded by a lower and an upper
+// Bound, each Inclusive, Exclusive or Unbounded, that moves forward
+// (First, SeekGE, Next) and backward (Last, SeekLT, Prev). "The largest key
+// below X" is Last on an iterator with Upper: Excl(X); "the first key at or
+// above X" is First with Lower: Incl(X).
+//
+// Every call takes a *cache.Meter. The tree counts node visits by depth
+// (Meter.NodeVisits[0] is the root), splits and merges; the pool counts
+// page requests, hits, misses and store I/O on the same meter. A point get
+// in a tree of height h visits exactly h nodes; on a cold pool it reads h
+// pages from the store.
+//
+// # Nodes
+//
+// A node is one page (layout drawn in node.go): a slot array of cell
+// offsets in key order and cells packed from the end of the page. Leaves
+// hold key/value cells and link to both neighbours; inner nodes hold
+// separator/child cells plus a leftmost child. A separator is the first key
+// of its right child at the time of the split (no suffix truncation).
+// Key plus value may use at most a quarter of a page (ErrKeyTooLarge), so
+// a split always leaves both halves within a page.
+//
+// The root page never moves: when it splits, its contents move down into a
+// new child and the root becomes an inner node one level up; when an inner
+// root is left with a single child, it absorbs that child. So the root
+// pointer in the space's meta page is written once.
+//
+// A non-root node whose entries use less than half of its body (InnoDB's
+// default MERGE_THRESHOLD) merges with a sibling under the same parent
+// when both fit in one page, and its page goes back to the space's free
+// list. A node that cannot merge stays as it is; non-root leaves are never
+// empty (an empty leaf always fits into its sibling) and inner nodes always
+// have at least one child. There is no redistribution between siblings.
+//
+// # Concurrency
+//
+// A Tree is safe for concurrent use. Operations latch-couple: readers take
+// shared latches from the root down, releasing each parent once the child
+// is latched; writers do the same with an exclusive latch on the leaf and
+// finish there when the leaf has room (or, for deletes, stays at least half
+// full). Otherwise they start again pessimistically: exclusive latches
+// from the root, releasing all ancestors whenever a node is safe (an
+// insert cannot split it, a delete cannot empty it below the threshold).
+// Before a pessimistic descent the writer reserves height+6 pool frames,
+// so a split or merge never meets cache.ErrPoolExhausted half way: it is
+// refused before anything changes.
+//
+// Latch order is parent before child and left before right. Moving left
+// (reverse scans) goes against it, so an iterator only tries the left
+// leaf's latch; if that would wait, it lets go of its leaf, waits, checks
+// that the left leaf is still its neighbour, and otherwise descends again.
+// An iterator holds a pin but no latch between calls; if its leaf changed
+// meanwhile, it finds its place again by key.
+//
+// # Caveats
+//
+// There is no logging yet: a crash between page writes can leave a split
+// half on disk. The engine's redo log (mini-transactions) makes splits and
+// merges atomic. Check verifies every invariant and is meant for tests.
+package btree
