@@ -9,12 +9,12 @@ import (
 // Every page, whatever its kind, starts with the same 32-byte header. The
 // layers above own everything after it.
 //
-//	 0        4      5      6        8           12          16               24               32
-//	 +--------+------+------+--------+-----------+-----------+----------------+----------------+
-//	 | CRC32C | kind | flag | unused |  space    |  page no  |      LSN       |    reserved    |
-//	 |  (4B)  | (1B) | (1B) |  (2B)  |   (4B)    |   (4B)    |      (8B)      |      (8B)      |
-//	 +--------+------+------+--------+-----------+-----------+----------------+----------------+
-//	 |<- checksum covers bytes 4 .. page size ----------------------------------------------->|
+//	0        4      5      6        8           12          16               24               32
+//	+--------+------+------+--------+-----------+-----------+----------------+----------------+
+//	| CRC32C | kind | flag | unused |  space    |  page no  |      LSN       |    reserved    |
+//	|  (4B)  | (1B) | (1B) |  (2B)  |   (4B)    |   (4B)    |      (8B)      |      (8B)      |
+//	+--------+------+------+--------+-----------+-----------+----------------+----------------+
+//	|<- checksum covers bytes 4 .. page size ----------------------------------------------->|
 //
 // All integers are little-endian. The checksum is CRC-32C (Castagnoli, the
 // polynomial with hardware support on x86 and arm64) over every byte after

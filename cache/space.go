@@ -9,11 +9,11 @@ import (
 // A database holds numbered spaces; the engine gives each table and each
 // index its own. Page 0 of a space is its meta page:
 //
-//	 0            32       36        38        40         44          48         52          56       60
-//	 +------------+--------+---------+---------+----------+-----------+----------+-----------+--------+
-//	 | page header| magic  | version | unused  | extents  | high water| free head| free count|  root  |
-//	 |  (32B)     | "ELSP" |  (2B)   |  (2B)   |   (4B)   |    (4B)   |   (4B)   |    (4B)   |  (4B)  |
-//	 +------------+--------+---------+---------+----------+-----------+----------+-----------+--------+
+//	0            32       36        38        40         44          48         52          56       60
+//	+------------+--------+---------+---------+----------+-----------+----------+-----------+--------+
+//	| page header| magic  | version | unused  | extents  | high water| free head| free count|  root  |
+//	|  (32B)     | "ELSP" |  (2B)   |  (2B)   |   (4B)   |    (4B)   |   (4B)   |    (4B)   |  (4B)  |
+//	+------------+--------+---------+---------+----------+-----------+----------+-----------+--------+
 //
 // Pages are handed out in extents of ExtentPages contiguous page numbers:
 // "extents" is how many extents the space has taken, "high water" the first
