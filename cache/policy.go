@@ -7,8 +7,9 @@ import "time"
 type replacer interface {
 	// insert adds a frame that was just filled with a page.
 	insert(f *Page, now time.Time)
-	// access records a hit on a resident frame.
-	access(f *Page, now time.Time)
+	// access records a hit on a resident frame. It reads the clock only if
+	// its decision depends on the time (a hot path: most hits do not).
+	access(f *Page, clock Clock)
 	// remove drops a frame (its page was evicted or dropped).
 	remove(f *Page)
 	// victim returns the least valuable frame for which ok is true, or nil.
@@ -74,7 +75,7 @@ func (l *frameList) victimFromTail(ok func(*Page) bool) *Page {
 type lru struct{ l frameList }
 
 func (r *lru) insert(f *Page, _ time.Time) { r.l.pushFront(f) }
-func (r *lru) access(f *Page, _ time.Time) {
+func (r *lru) access(f *Page, _ Clock) {
 	if r.l.head != f {
 		r.l.remove(f)
 		r.l.pushFront(f)
@@ -103,10 +104,10 @@ func (r *midpoint) insert(f *Page, now time.Time) {
 	r.balance()
 }
 
-func (r *midpoint) access(f *Page, now time.Time) {
+func (r *midpoint) access(f *Page, clock Clock) {
 	switch f.list {
 	case &r.old:
-		if now.Sub(f.loadedAt) < r.oldTime {
+		if clock.Now().Sub(f.loadedAt) < r.oldTime {
 			return
 		}
 		r.old.remove(f)

@@ -469,7 +469,7 @@ func (p *Pool) get(m *Meter, r *Reservation, id PageID, create bool, k Kind) (*P
 				}
 			}
 			f.pins++
-			p.repl.access(f, p.opts.Clock.Now())
+			p.repl.access(f, p.opts.Clock)
 			kind := f.kind
 			p.mu.Unlock()
 			if m != nil {
