@@ -17,7 +17,8 @@ type Shape struct {
 
 // Check walks the whole tree and verifies its invariants: node kinds match
 // levels, keys are strictly ordered within each node and within the bounds
-// set by the separators above, every page's cells and slots fit and
+// set by the separators above, slot heads agree with their keys and the
+// node's common prefix, every page's cells and slots fit and
 // account for all its bytes, non-root leaves are non-empty, and the leaf
 // chain links every leaf to its neighbours in key order. It latches one
 // root-to-leaf path at a time; run it while no writer is active for an
@@ -95,6 +96,9 @@ func (c *checker) node(no uint32, depth, wantLevel int, lo, hi []byte) error {
 		}
 		cells += n.cellSize(off)
 		k := n.key(i)
+		if p := n.prefix(); p > len(k) || commonPrefix(k, n.key(0)) < p || n.head(i) != keyHead(k, p) {
+			return corrupt("key %d %q does not match the node prefix %d and its head %08x", i, k, p, n.head(i))
+		}
 		if i > 0 && bytes.Compare(n.key(i-1), k) >= 0 {
 			return corrupt("key %d %q not above key %d %q", i, k, i-1, n.key(i-1))
 		}

@@ -42,9 +42,11 @@ const (
 	offPrev      = cache.HeaderSize + 12
 	offNext      = cache.HeaderSize + 16
 	offLeft      = cache.HeaderSize + 20
-	nodeHeader   = cache.HeaderSize + 24
+	offPrefix    = cache.HeaderSize + 24
+	nodeHeader   = cache.HeaderSize + 28
 
-	slotSize       = 2
+	slotSize       = 6
+	noPrefix       = 0xFFFF // the prefix of an empty node
 	leafCellHeader = 4
 	innerCellHead  = 6
 )
@@ -87,6 +89,33 @@ func (n node) init(level int) {
 	clear(n[cache.HeaderSize:])
 	n.put16(offLevel, level)
 	n.setCellStart(len(n))
+	n.setPrefix(noPrefix)
+}
+
+// keyHead returns the four bytes of key after the first p, big-endian,
+// zero-padded.
+func keyHead(key []byte, p int) uint32 {
+	if p >= len(key) {
+		return 0
+	}
+	k := key[p:]
+	if len(k) >= 4 {
+		return binary.BigEndian.Uint32(k)
+	}
+	var b [4]byte
+	copy(b[:], k)
+	return binary.BigEndian.Uint32(b[:])
+}
+
+// commonPrefix returns the length of the longest common prefix of a and b.
+func commonPrefix(a, b []byte) int {
+	n := min(len(a), len(b))
+	for i := 0; i < n; i++ {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return n
 }
 
 func (n node) cellSize(off int) int {
@@ -134,16 +163,36 @@ func (n node) setChild(i int, c uint32) {
 // search returns the first index whose key is >= key, and whether it is
 // equal.
 func (n node) search(key []byte) (int, bool) {
-	lo, hi := 0, n.count()
+	c := n.count()
+	if c == 0 {
+		return 0, false
+	}
+	// A key outside the node's common prefix sorts before or after all
+	// of its keys.
+	p := n.prefix()
+	k0 := n.key(0)
+	kp := key
+	if len(kp) > p {
+		kp = kp[:p]
+	}
+	switch bytes.Compare(kp, k0[:p]) {
+	case -1:
+		return 0, false
+	case 1:
+		return c, false
+	}
+	h := keyHead(key, p)
+	lo, hi := 0, c
 	for lo < hi {
 		mid := int(uint(lo+hi) >> 1)
-		if bytes.Compare(n.key(mid), key) < 0 {
+		mh := n.head(mid)
+		if mh < h || (mh == h && bytes.Compare(n.key(mid), key) < 0) {
 			lo = mid + 1
 		} else {
 			hi = mid
 		}
 	}
-	return lo, lo < n.count() && bytes.Equal(n.key(lo), key)
+	return lo, lo < c && n.head(lo) == h && bytes.Equal(n.key(lo), key)
 }
 
 // childIndex returns the index of the child of inner node n that covers
@@ -180,12 +229,25 @@ func (n node) alloc(size int) int {
 	return off
 }
 
-// insertSlot opens slot i for a cell at off.
-func (n node) insertSlot(i, off int) {
+// insertSlot opens slot i for the cell at off, whose key is key, keeping
+// the prefix and the heads right.
+func (n node) insertSlot(i, off int, key []byte) {
 	c := n.count()
+	p := n.prefix()
+	np := min(p, len(key))
+	if c > 0 {
+		np = min(np, commonPrefix(key, n.key(0)))
+	}
+	if np != p {
+		n.setPrefix(np)
+		for j := 0; j < c; j++ {
+			n.setHead(j, keyHead(n.key(j), np))
+		}
+	}
 	s := nodeHeader + i*slotSize
 	copy(n[s+slotSize:nodeHeader+(c+1)*slotSize], n[s:nodeHeader+c*slotSize])
 	n.setSlot(i, off)
+	n.setHead(i, keyHead(key, np))
 	n.setCount(c + 1)
 }
 
@@ -200,7 +262,7 @@ func (n node) insertLeaf(i int, key, val []byte) bool {
 	n.put16(off+2, len(val))
 	copy(n[off+leafCellHeader:], key)
 	copy(n[off+leafCellHeader+len(key):], val)
-	n.insertSlot(i, off)
+	n.insertSlot(i, off, key)
 	return true
 }
 
@@ -214,7 +276,7 @@ func (n node) insertInner(i int, key []byte, child uint32) bool {
 	n.put16(off, len(key))
 	n.put32(off+2, child)
 	copy(n[off+innerCellHead:], key)
-	n.insertSlot(i, off)
+	n.insertSlot(i, off, key)
 	return true
 }
 
@@ -297,9 +359,14 @@ func (n node) moveTail(dst node, from int) {
 		size := n.cellSize(off)
 		doff := dst.alloc(size)
 		copy(dst[doff:doff+size], n[off:off+size])
-		dst.insertSlot(dst.count(), doff)
+		dst.insertSlot(dst.count(), doff, n.key(i))
 	}
 	for n.count() > from {
 		n.remove(n.count() - 1)
 	}
 }
+
+func (n node) head(i int) uint32       { return binary.BigEndian.Uint32(n[nodeHeader+i*slotSize+2:]) }
+func (n node) setHead(i int, h uint32) { binary.BigEndian.PutUint32(n[nodeHeader+i*slotSize+2:], h) }
+func (n node) prefix() int             { return n.u16(offPrefix) }
+func (n node) setPrefix(p int)         { n.put16(offPrefix, p) }

@@ -162,7 +162,7 @@ func TestTreeModel(t *testing.T) {
 		{"4KiB/big-values", 4096, 40, 3000, 800, 970, cache.PolicyLRU, 20, 2},
 		// Long keys: small fan-out, so inner nodes split and merge too.
 		{"4KiB/long-keys", 4096, 24, 8000, 3000, 200, cache.PolicyLRU, 150, 3},
-		{"16KiB", 16384, 16, 8000, 20000, 400, cache.PolicyMidpoint, 20, 2},
+		{"16KiB", 16384, 16, 8000, 4000, 400, cache.PolicyMidpoint, 20, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			keyPad = tc.keyPad
