@@ -49,7 +49,9 @@ type Options struct {
 	OldPercent int
 	// OldBlocksTime is how long after its read a page in the old sublist
 	// must wait before a touch makes it young (innodb_old_blocks_time).
-	// Default 1s, InnoDB's default; 0 makes every second touch promote.
+	// Default 1s, InnoDB's default. Zero means the default, so for
+	// "every second touch promotes" give a tiny positive time (1ns): a touch
+	// promotes once the clock has moved past the read by that much.
 	OldBlocksTime time.Duration
 	// Clock is read by the midpoint policy. Default WallClock.
 	Clock Clock
@@ -508,9 +510,13 @@ func (p *Pool) get(m *Meter, r *Reservation, id PageID, create bool, k Kind) (*P
 		return nil, err
 	}
 	f.id = id
+	f.modCount = 0 // the frame is private until it is in the table
 	p.mu.Unlock()
 
 	if create {
+		// Latch before the page is published in the table: AllocPage
+		// promises its caller the first (exclusive) look at a new page.
+		f.Latch()
 		InitPage(f.buf, id, k)
 		f.dirty.Store(true)
 	} else {
@@ -527,12 +533,12 @@ func (p *Pool) get(m *Meter, r *Reservation, id PageID, create bool, k Kind) (*P
 			p.noteLSN(id, PageLSN(f.buf))
 		}
 	}
-	f.modCount = 0
 
 	p.mu.Lock()
 	delete(p.mu.loading, id)
 	close(ch)
 	if err != nil {
+		// Only a store read fails here; a created page cannot.
 		p.mu.used--
 		p.mu.free = append(p.mu.free, f)
 		if p.mu.waiters > 0 {
@@ -550,9 +556,6 @@ func (p *Pool) get(m *Meter, r *Reservation, id PageID, create bool, k Kind) (*P
 	if m != nil {
 		m.PoolMisses++
 		m.PageRequests[k]++
-	}
-	if create {
-		f.Latch()
 	}
 	return f, nil
 }

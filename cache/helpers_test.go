@@ -1,0 +1,259 @@
+package cache_test
+
+import (
+	"encoding/binary"
+	"flag"
+	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/enginelab/enginelab/cache"
+	"github.com/stretchr/testify/require"
+)
+
+// testPageSize is the page size of every test store: the smallest allowed,
+// so that the pools and stores of the tests stay small.
+const testPageSize = 4096
+
+// newStore opens an in-memory pebble store with 4 KiB pages, closed when
+// the test ends.
+func newStore(t testing.TB) *cache.PebbleStore {
+	t.Helper()
+	st, err := cache.OpenPebbleStore(cache.PebbleOptions{PageSize: testPageSize})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, st.Close()) })
+	return st
+}
+
+// newPool makes a pool of exactly frames frames over st; o supplies the
+// other options.
+func newPool(t testing.TB, st cache.Store, frames int, o cache.Options) *cache.Pool {
+	t.Helper()
+	o.Capacity = int64(frames * st.PageSize())
+	p, err := cache.NewPool(st, &o)
+	require.NoError(t, err)
+	require.Equal(t, frames, p.Frames())
+	return p
+}
+
+// seedFlag fixes the random choices of every test. The default keeps runs
+// identical; pass -seed=N to explore others. Each test logs its own seed and
+// the -seed value that reproduces it.
+var seedFlag = flag.Uint64("seed", 1, "base seed of the cache tests' random choices")
+
+// seed returns this test's random source, derived from -seed and the test's
+// name, and logs the seed so that a failure can be reproduced.
+func seed(t testing.TB) *rand.Rand {
+	t.Helper()
+	h := fnv.New64a()
+	h.Write([]byte(t.Name()))
+	s := *seedFlag ^ h.Sum64()
+	t.Logf("seed %d (-seed=%d)", s, *seedFlag)
+	return rand.New(rand.NewPCG(s, s^0x9e3779b97f4a7c15))
+}
+
+// putPage writes a sealed page straight into the store: kind k, LSN lsn,
+// body copied right after the header.
+func putPage(t testing.TB, st cache.Store, id cache.PageID, k cache.Kind, lsn uint64, body string) {
+	t.Helper()
+	buf := make([]byte, st.PageSize())
+	cache.InitPage(buf, id, k)
+	cache.SetPageLSN(buf, lsn)
+	copy(buf[cache.HeaderSize:], body)
+	cache.SealPage(buf)
+	require.NoError(t, st.WritePage(id, buf))
+}
+
+// putPages writes pages first..last of space as heap pages whose body names
+// the page.
+func putPages(t testing.TB, st cache.Store, space, first, last uint32) {
+	t.Helper()
+	for n := first; n <= last; n++ {
+		id := cache.PageID{Space: space, Page: n}
+		putPage(t, st, id, cache.KindHeap, 0, "page "+id.String())
+	}
+}
+
+// body returns the first n bytes after the header as a string.
+func body(pg *cache.Page, n int) string {
+	return string(pg.Data()[cache.HeaderSize : cache.HeaderSize+n])
+}
+
+// setBody overwrites the start of the page body. The caller holds the
+// exclusive latch.
+func setBody(pg *cache.Page, s string) { copy(pg.Data()[cache.HeaderSize:], s) }
+
+// storedBody reads page id straight from the store and returns the first n
+// body bytes.
+func storedBody(t testing.TB, st cache.Store, id cache.PageID, n int) string {
+	t.Helper()
+	buf := make([]byte, st.PageSize())
+	require.NoError(t, st.ReadPage(id, buf))
+	return string(buf[cache.HeaderSize : cache.HeaderSize+n])
+}
+
+// touch fetches page id and unpins it at once, failing the test on error.
+func touch(t testing.TB, p *cache.Pool, m *cache.Meter, id cache.PageID) {
+	t.Helper()
+	pg, err := p.Fetch(m, id)
+	require.NoError(t, err, "fetch %s", id)
+	pg.Unpin(false)
+}
+
+// pid is a short PageID constructor.
+func pid(space, page uint32) cache.PageID { return cache.PageID{Space: space, Page: page} }
+
+// residentSet lists which of pages lo..hi of space are resident.
+func residentSet(p *cache.Pool, space, lo, hi uint32) []uint32 {
+	var out []uint32
+	for n := lo; n <= hi; n++ {
+		if p.Resident(pid(space, n)) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// seq returns the page numbers lo..hi.
+func seq(lo, hi uint32) []uint32 {
+	var out []uint32
+	for n := lo; n <= hi; n++ {
+		out = append(out, n)
+	}
+	return out
+}
+
+// fakeClock is a Clock whose time only moves when the test says so.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func newFakeClock() *fakeClock {
+	return &fakeClock{now: time.Date(2009, 11, 10, 23, 0, 0, 0, time.UTC)}
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+var _ cache.Clock = (*fakeClock)(nil)
+
+// hookStore wraps a Store and calls hooks before each read and write, so
+// that a test can log, fail or block them. Hooks are set before the store
+// is shared and not changed afterwards.
+type hookStore struct {
+	cache.Store
+	beforeRead  func(id cache.PageID) error
+	beforeWrite func(id cache.PageID, buf []byte) error
+}
+
+var _ cache.Store = (*hookStore)(nil)
+
+func (s *hookStore) ReadPage(id cache.PageID, buf []byte) error {
+	if s.beforeRead != nil {
+		if err := s.beforeRead(id); err != nil {
+			return err
+		}
+	}
+	return s.Store.ReadPage(id, buf)
+}
+
+func (s *hookStore) WritePage(id cache.PageID, buf []byte) error {
+	if s.beforeWrite != nil {
+		if err := s.beforeWrite(id, buf); err != nil {
+			return err
+		}
+	}
+	return s.Store.WritePage(id, buf)
+}
+
+// eventLog is a goroutine-safe list of events, for asserting call order.
+type eventLog struct {
+	mu sync.Mutex
+	ev []string
+}
+
+func (l *eventLog) add(format string, args ...any) {
+	l.mu.Lock()
+	l.ev = append(l.ev, fmt.Sprintf(format, args...))
+	l.mu.Unlock()
+}
+
+func (l *eventLog) take() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ev := l.ev
+	l.ev = nil
+	return ev
+}
+
+// waitBlocked yields (it never sleeps) until at least n goroutines are
+// blocked receiving from a channel with fn as their innermost frame, or
+// until stop reports that they never will (a bug the caller then reports).
+// It is how a test learns that goroutines have reached a wait inside the
+// pool without instrumenting the pool.
+func waitBlocked(t testing.TB, fn string, n int, stop func() bool) {
+	t.Helper()
+	buf := make([]byte, 1<<20)
+	for !stop() {
+		k := runtime.Stack(buf, true)
+		if countBlocked(string(buf[:k]), fn) >= n {
+			return
+		}
+		runtime.Gosched()
+	}
+}
+
+// countBlocked counts the goroutines of a runtime.Stack dump that are in
+// state "chan receive" with fn in their innermost non-runtime frame.
+func countBlocked(dump, fn string) int {
+	c := 0
+	for _, g := range strings.Split(dump, "\n\n") {
+		lines := strings.Split(g, "\n")
+		if len(lines) < 2 || !strings.Contains(lines[0], "[chan receive") {
+			continue
+		}
+		for _, l := range lines[1:] {
+			if strings.HasPrefix(l, "runtime.") || strings.HasPrefix(l, "\t") {
+				continue
+			}
+			if strings.Contains(l, fn) {
+				c++
+			}
+			break
+		}
+	}
+	return c
+}
+
+// counter pages: the stress and concurrency tests keep a counter in the body,
+// repeated at the end of the page so that a torn image shows.
+
+func getCounter(t testing.TB, pg *cache.Page) uint64 {
+	t.Helper()
+	d := pg.Data()
+	a := binary.LittleEndian.Uint64(d[cache.HeaderSize:])
+	b := binary.LittleEndian.Uint64(d[len(d)-8:])
+	require.Equal(t, a, b, "page %s: torn counter", pg.ID())
+	return a
+}
+
+func setCounter(pg *cache.Page, v uint64) {
+	d := pg.Data()
+	binary.LittleEndian.PutUint64(d[cache.HeaderSize:], v)
+	binary.LittleEndian.PutUint64(d[len(d)-8:], v)
+}

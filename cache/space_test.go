@@ -1,0 +1,260 @@
+package cache_test
+
+import (
+	"testing"
+
+	"github.com/enginelab/enginelab/cache"
+	"github.com/stretchr/testify/require"
+)
+
+// alloc allocates a page of kind k in space, writes its number into the
+// body and unpins it, returning the page number.
+func alloc(t *testing.T, p *cache.Pool, space uint32, k cache.Kind) uint32 {
+	t.Helper()
+	pg, err := p.AllocPage(nil, nil, space, k)
+	require.NoError(t, err)
+	require.Equal(t, k, cache.PageKind(pg.Data()))
+	require.Equal(t, pg.ID(), cache.PageIDOf(pg.Data()))
+	require.Equal(t, make([]byte, 64), pg.Data()[cache.HeaderSize:cache.HeaderSize+64], "allocated page not zeroed")
+	setBody(pg, "page "+pg.ID().String())
+	pg.Unlatch()
+	pg.Unpin(true)
+	return pg.ID().Page
+}
+
+// free puts page no of space on the free list.
+func free(t *testing.T, p *cache.Pool, space, no uint32) {
+	t.Helper()
+	pg, err := p.Fetch(nil, pid(space, no))
+	require.NoError(t, err)
+	pg.Latch()
+	require.NoError(t, p.FreePage(nil, nil, pg))
+	require.Equal(t, cache.KindFree, cache.PageKind(pg.Data()))
+	pg.Unlatch()
+	pg.Unpin(true)
+}
+
+func spaceInfo(t *testing.T, p *cache.Pool, space uint32) cache.SpaceInfo {
+	t.Helper()
+	info, err := p.Space(nil, space)
+	require.NoError(t, err)
+	return info
+}
+
+func TestSpaceCreateAndLookup(t *testing.T) {
+	st := newStore(t)
+	p := newPool(t, st, 16, cache.Options{})
+
+	_, err := p.Space(nil, 1)
+	require.ErrorIs(t, err, cache.ErrSpaceNotFound)
+	require.Contains(t, err.Error(), "space 1")
+	_, err = p.AllocPage(nil, nil, 1, cache.KindHeap)
+	require.ErrorIs(t, err, cache.ErrSpaceNotFound)
+	require.ErrorIs(t, p.SetRoot(nil, 1, 5), cache.ErrSpaceNotFound)
+
+	require.NoError(t, p.CreateSpace(nil, 1))
+	err = p.CreateSpace(nil, 1)
+	require.ErrorIs(t, err, cache.ErrSpaceExists)
+	require.Contains(t, err.Error(), "space 1")
+	require.Equal(t, cache.SpaceInfo{Extents: 1, HighWater: 1}, spaceInfo(t, p, 1))
+	require.Equal(t, 0, p.Stats().Pinned, "space calls must unpin the meta page")
+
+	// Spaces are independent, and exist through a flush and a new pool.
+	require.NoError(t, p.CreateSpace(nil, 7))
+	require.Equal(t, uint32(1), alloc(t, p, 7, cache.KindHeap))
+	require.Equal(t, cache.SpaceInfo{Extents: 1, HighWater: 1}, spaceInfo(t, p, 1))
+	require.NoError(t, p.Close())
+	p = newPool(t, st, 16, cache.Options{})
+	require.ErrorIs(t, p.CreateSpace(nil, 1), cache.ErrSpaceExists)
+	require.ErrorIs(t, p.CreateSpace(nil, 7), cache.ErrSpaceExists)
+	require.Equal(t, cache.SpaceInfo{Extents: 1, HighWater: 2}, spaceInfo(t, p, 7))
+	_, err = p.Space(nil, 2)
+	require.ErrorIs(t, err, cache.ErrSpaceNotFound)
+}
+
+func TestSpaceBadFormat(t *testing.T) {
+	st := newStore(t)
+	// A page 0 that is not a meta page, and one with a wrong magic.
+	putPage(t, st, pid(3, 0), cache.KindHeap, 0, "")
+	putPage(t, st, pid(4, 0), cache.KindMeta, 0, "XXXX")
+	p := newPool(t, st, 16, cache.Options{})
+	for _, space := range []uint32{3, 4} {
+		_, err := p.Space(nil, space)
+		require.ErrorIs(t, err, cache.ErrBadFormat, "space %d", space)
+		_, err = p.AllocPage(nil, nil, space, cache.KindHeap)
+		require.ErrorIs(t, err, cache.ErrBadFormat)
+		require.ErrorIs(t, p.SetRoot(nil, space, 1), cache.ErrBadFormat)
+		require.ErrorIs(t, p.CreateSpace(nil, space), cache.ErrSpaceExists)
+	}
+	require.Equal(t, cache.Stats{Frames: 16, Resident: 2}, p.Stats())
+}
+
+func TestSpaceAllocExtentsFreeListRoot(t *testing.T) {
+	st := newStore(t)
+	p := newPool(t, st, 16, cache.Options{})
+	require.NoError(t, p.CreateSpace(nil, 1))
+
+	// Pages 1, 2, 3, ... and one more extent every 64 pages, through a
+	// pool far smaller than the space.
+	for want := uint32(1); want <= 3*cache.ExtentPages+1; want++ {
+		require.Equal(t, want, alloc(t, p, 1, cache.KindBTreeLeaf))
+		info := spaceInfo(t, p, 1)
+		require.Equal(t, want+1, info.HighWater)
+		require.Equal(t, want/cache.ExtentPages+1, info.Extents, "after page %d", want)
+	}
+	require.Equal(t, cache.SpaceInfo{Extents: 4, HighWater: 194}, spaceInfo(t, p, 1))
+	require.Equal(t, 0, p.Stats().Pinned)
+
+	// Freed pages are reused last freed first, before the space grows.
+	for _, no := range []uint32{5, 130, 64} {
+		free(t, p, 1, no)
+	}
+	require.Equal(t, cache.SpaceInfo{Extents: 4, HighWater: 194, FreePages: 3}, spaceInfo(t, p, 1))
+	require.Equal(t, uint32(64), alloc(t, p, 1, cache.KindHeap))
+	require.Equal(t, cache.SpaceInfo{Extents: 4, HighWater: 194, FreePages: 2}, spaceInfo(t, p, 1))
+
+	// The free list lives in the store: it survives a new pool.
+	require.NoError(t, p.SetRoot(nil, 1, 42))
+	require.NoError(t, p.Close())
+	p = newPool(t, st, 16, cache.Options{})
+	require.Equal(t, cache.SpaceInfo{Extents: 4, HighWater: 194, FreePages: 2, Root: 42}, spaceInfo(t, p, 1))
+	require.Equal(t, uint32(130), alloc(t, p, 1, cache.KindHeap))
+	require.Equal(t, uint32(5), alloc(t, p, 1, cache.KindHeap))
+	require.Equal(t, uint32(194), alloc(t, p, 1, cache.KindHeap))
+	require.Equal(t, cache.SpaceInfo{Extents: 4, HighWater: 195, Root: 42}, spaceInfo(t, p, 1))
+
+	// Every page still holds what was written into it.
+	require.NoError(t, p.FlushAll(nil))
+	for no := uint32(1); no <= 194; no++ {
+		id := pid(1, no)
+		want := "page " + id.String()
+		require.Equal(t, want, storedBody(t, st, id, len(want)))
+	}
+
+	// Root round trip, including back to none.
+	for _, root := range []uint32{7, 0xfffffffe, 0} {
+		require.NoError(t, p.SetRoot(nil, 1, root))
+		require.Equal(t, root, spaceInfo(t, p, 1).Root)
+	}
+
+	// The meta page cannot be freed.
+	meta, err := p.Fetch(nil, pid(1, 0))
+	require.NoError(t, err)
+	meta.Latch()
+	err = p.FreePage(nil, nil, meta)
+	require.Error(t, err)
+	require.Contains(t, err.Error(), "1:0")
+	meta.Unlatch()
+	meta.Unpin(false)
+}
+
+// TestSpaceFreeListWithReservation allocates and frees through a
+// reservation: the meta page's frame goes back to the reservation when the
+// call unpins it, so one allocation needs two frames at most and keeps only
+// the page's.
+func TestSpaceFreeListWithReservation(t *testing.T) {
+	st := newStore(t)
+	p := newPool(t, st, 16, cache.Options{})
+	require.NoError(t, p.CreateSpace(nil, 2))
+	require.NoError(t, p.FlushAll(nil))
+	p = newPool(t, st, 16, cache.Options{}) // cold: the meta page needs a frame too
+
+	r, err := p.Reserve(2)
+	require.NoError(t, err)
+	pg, err := p.AllocPage(nil, r, 2, cache.KindHeap)
+	require.NoError(t, err)
+	require.Equal(t, 1, r.Left(), "the meta page's frame must return to the reservation")
+	require.Equal(t, cache.Stats{Frames: 16, Resident: 2, Pinned: 1, Reserved: 1, Dirty: 2}, p.Stats())
+	require.Equal(t, pid(2, 1), pg.ID())
+	pg.Unlatch()
+	r.Unpin(pg, true)
+	require.Equal(t, 2, r.Left())
+	r.Release()
+	require.Equal(t, cache.Stats{Frames: 16, Resident: 2, Dirty: 2}, p.Stats())
+
+	r, err = p.Reserve(1)
+	require.NoError(t, err)
+	pg, err = p.Fetch(nil, pid(2, 1))
+	require.NoError(t, err)
+	pg.Latch()
+	require.NoError(t, p.FreePage(nil, r, pg))
+	require.Equal(t, 1, r.Left())
+	pg.Unlatch()
+	pg.Unpin(true)
+	r.Release()
+	require.Equal(t, cache.SpaceInfo{Extents: 1, HighWater: 2, FreePages: 1}, spaceInfo(t, p, 2))
+	pg, err = p.AllocPage(nil, nil, 2, cache.KindFSM)
+	require.NoError(t, err)
+	require.Equal(t, pid(2, 1), pg.ID())
+	require.Equal(t, cache.KindFSM, cache.PageKind(pg.Data()))
+	pg.Unlatch()
+	pg.Unpin(true)
+	require.Equal(t, cache.Stats{Frames: 16, Resident: 2, Dirty: 2}, p.Stats())
+
+	// A reservation of one frame is not enough for a cold allocation
+	// when nothing else is free.
+	p = newPool(t, st, 16, cache.Options{})
+	require.NoError(t, p.FlushAll(nil))
+	var held []*cache.Page
+	for n := uint32(100); n < 115; n++ {
+		pg, err := p.AllocPage(nil, nil, 2, cache.KindHeap)
+		require.NoError(t, err)
+		pg.Unlatch()
+		held = append(held, pg)
+	}
+	// 15 pages pinned, the meta page resident: one frame left.
+	r, err = p.Reserve(1)
+	require.NoError(t, err)
+	_, err = p.AllocPage(nil, r, 2, cache.KindHeap)
+	require.ErrorIs(t, err, cache.ErrPoolExhausted)
+	require.Equal(t, 1, r.Left(), "a failed allocation must give the frame back")
+	r.Release()
+	for _, pg := range held {
+		pg.Unpin(true)
+	}
+	require.Equal(t, cache.Stats{Frames: 16, Resident: 16, Dirty: 16}, p.Stats())
+}
+
+// TestSpaceDurable runs the space life cycle over a pebble database on
+// disk, closing and reopening the store in between.
+func TestSpaceDurable(t *testing.T) {
+	dir := t.TempDir()
+	open := func() (*cache.PebbleStore, *cache.Pool) {
+		st, err := cache.OpenPebbleStore(cache.PebbleOptions{Dir: dir, PageSize: testPageSize})
+		require.NoError(t, err)
+		return st, newPool(t, st, 16, cache.Options{})
+	}
+
+	st, p := open()
+	require.NoError(t, p.CreateSpace(nil, 9))
+	for want := uint32(1); want <= 70; want++ {
+		require.Equal(t, want, alloc(t, p, 9, cache.KindHeap))
+	}
+	free(t, p, 9, 3)
+	free(t, p, 9, 66)
+	require.NoError(t, p.SetRoot(nil, 9, 66))
+	require.NoError(t, p.Close())
+	require.NoError(t, st.Close())
+
+	st, p = open()
+	require.ErrorIs(t, p.CreateSpace(nil, 9), cache.ErrSpaceExists)
+	require.Equal(t, cache.SpaceInfo{Extents: 2, HighWater: 71, FreePages: 2, Root: 66}, spaceInfo(t, p, 9))
+	require.Equal(t, uint32(66), alloc(t, p, 9, cache.KindHeap))
+	require.NoError(t, p.Close())
+	require.NoError(t, st.Close())
+
+	st, p = open()
+	require.Equal(t, cache.SpaceInfo{Extents: 2, HighWater: 71, FreePages: 1, Root: 66}, spaceInfo(t, p, 9))
+	require.Equal(t, uint32(3), alloc(t, p, 9, cache.KindHeap))
+	require.Equal(t, uint32(71), alloc(t, p, 9, cache.KindHeap))
+	for no := uint32(1); no <= 71; no++ {
+		pg, err := p.Fetch(nil, pid(9, no))
+		require.NoError(t, err)
+		want := "page " + pid(9, no).String()
+		require.Equal(t, want, body(pg, len(want)))
+		require.Equal(t, cache.KindHeap, cache.PageKind(pg.Data()))
+		pg.Unpin(false)
+	}
+	require.NoError(t, p.Close())
+	require.NoError(t, st.Close())
+}
