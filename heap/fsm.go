@@ -1,0 +1,252 @@
+package heap
+
+import (
+	"encoding/binary"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/enginelab/enginelab/cache"
+)
+
+// The free-space map (FSM) keeps one byte per page of the space: the page's
+// free-space category, avail / (pageSize/256) capped at 255, where avail is
+// the longest row an insert could put in the page (see hpage.avail). As in
+// PostgreSQL, category c promises at least c·pageSize/256 bytes, so a page
+// found in the FSM always has room; the map may understate a page's room,
+// never overstate it (a candidate that turns out too full gets its byte
+// corrected). The step is 16 bytes on 4 KiB pages, 64 on 16 KiB, 256 on
+// 64 KiB. Bytes of pages that are not heap pages (the meta page, the FSM
+// pages themselves) stay 0.
+//
+// FSM pages are pages of kind cache.KindFSM in the heap's own space,
+// chained in order; the first is the heap's root (the Root field of the
+// space's meta page). FSM page k covers page numbers k·N to (k+1)·N-1,
+// N = pageSize-48: 4048 pages per FSM page on 4 KiB pages (16 MiB of heap),
+// 16336 on 16 KiB pages (255 MiB).
+//
+//	0        32       36        38       40         44           48
+//	+--------+--------+---------+--------+----------+------------+-------------+-------------+----
+//	| cache  | magic  | version | unused | next FSM | first page | category of | category of | ...
+//	| header | "ELFS" |  (2B)   |  (2B)  |   (4B)   |    (4B)    | first page  | first+1     |
+//	+--------+--------+---------+--------+----------+------------+-------------+-------------+----
+//
+// "version" is the heap's format version (of heap and FSM pages alike);
+// Open refuses any other. "next FSM" is the page number of the next FSM
+// page, 0 for the last; "first page" (k·N) lets Open check the chain.
+//
+// Version history: 1 — this layout.
+const (
+	fsmMagic   = 0x53464c45 // "ELFS" little-endian
+	fsmVersion = 1
+
+	offFSMMagic   = cache.HeaderSize
+	offFSMVersion = cache.HeaderSize + 4
+	offFSMNext    = cache.HeaderSize + 8
+	offFSMFirst   = cache.HeaderSize + 12
+	fsmBodyStart  = cache.HeaderSize + 16
+
+	maxCategory = 255
+)
+
+// fsmPerPage returns how many pages one FSM page covers.
+func fsmPerPage(pageSize int) int { return pageSize - fsmBodyStart }
+
+// category maps the room of a page (free bytes, deleted slots) to its FSM
+// byte.
+func (h *Heap) category(free, ndead int) uint8 {
+	if ndead == 0 {
+		free -= slotSize
+	}
+	if free <= 0 {
+		return 0
+	}
+	return uint8(min(free/h.step, maxCategory))
+}
+
+// minCategory is the smallest category that guarantees room for an n-byte
+// row. It is at least 1, so that pages whose byte is 0 (full, or not heap
+// pages) are never candidates.
+func (h *Heap) minCategory(n int) uint8 {
+	return uint8(max((n+h.step-1)/h.step, 1))
+}
+
+// fsmPage is one page of the FSM chain as the heap remembers it.
+type fsmPage struct {
+	no uint32
+	// max is an upper bound of the categories stored in the page: raised
+	// under the page's exclusive latch whenever a byte is set, set to the
+	// exact maximum under its shared latch by a search that read every
+	// byte. A search skips pages whose bound is below what it needs,
+	// without touching them, so a heap whose earlier pages are full pays
+	// nothing for them.
+	max atomic.Uint32
+}
+
+// fsmRef is an FSM page pinned to update one page's byte.
+type fsmRef struct {
+	pg  *cache.Page
+	fp  *fsmPage
+	no  uint32 // the heap page whose byte this is
+	idx int    // its byte's offset in the FSM page body
+}
+
+// fsmLocate returns the FSM page covering page no and the byte's index.
+func (h *Heap) fsmLocate(no uint32) (*fsmPage, int, bool) {
+	chain := *h.chain.Load()
+	k := int(no / uint32(h.fsmPer))
+	if k >= len(chain) {
+		return nil, 0, false
+	}
+	return chain[k], int(no % uint32(h.fsmPer)), true
+}
+
+// fsmPin pins the FSM page holding page no's byte.
+func (h *Heap) fsmPin(m *cache.Meter, no uint32) (fsmRef, error) {
+	fp, idx, ok := h.fsmLocate(no)
+	if !ok {
+		return fsmRef{}, fmt.Errorf("heap: space %d: page %d is beyond the free-space map: %w",
+			h.space, no, cache.ErrCorruptPage)
+	}
+	pg, err := h.pool.Fetch(m, cache.PageID{Space: h.space, Page: fp.no})
+	if err != nil {
+		return fsmRef{}, fmt.Errorf("heap: space %d: free-space map page %d: %w", h.space, fp.no, err)
+	}
+	return fsmRef{pg: pg, fp: fp, no: no, idx: idx}, nil
+}
+
+// fsmSet stores cat as the category of r's page and unpins r's FSM page.
+// Callers that change a heap page hold its exclusive latch throughout, so
+// that two changes to one page update its byte in the same order; heap
+// page latches come before FSM page latches. A page that is not an FSM page
+// (corruption) is left alone; Check reports it.
+func (h *Heap) fsmSet(r fsmRef, cat uint8) {
+	r.pg.Latch()
+	b := r.pg.Data()
+	changed := false
+	if cache.PageKind(b) == cache.KindFSM && b[fsmBodyStart+r.idx] != cat {
+		b[fsmBodyStart+r.idx] = cat
+		changed = true
+		if uint32(cat) > r.fp.max.Load() {
+			r.fp.max.Store(uint32(cat))
+		}
+	}
+	r.pg.Unlatch()
+	r.pg.Unpin(changed)
+}
+
+// fsmSearch returns the lowest page at or above from whose category is at
+// least minCat. FSM pages are read under their shared latch, one at a time;
+// no heap page latch is taken here.
+func (h *Heap) fsmSearch(m *cache.Meter, minCat uint8, from uint32) (uint32, bool, error) {
+	chain := *h.chain.Load()
+	per := uint32(h.fsmPer)
+	for k := int(from / per); k < len(chain); k++ {
+		fp := chain[k]
+		if fp.max.Load() < uint32(minCat) {
+			continue
+		}
+		pg, err := h.pool.Fetch(m, cache.PageID{Space: h.space, Page: fp.no})
+		if err != nil {
+			return 0, false, fmt.Errorf("heap: space %d: free-space map page %d: %w", h.space, fp.no, err)
+		}
+		pg.RLatch()
+		b := pg.Data()
+		if cache.PageKind(b) != cache.KindFSM {
+			kind := cache.PageKind(b)
+			pg.RUnlatch()
+			pg.Unpin(false)
+			return 0, false, fmt.Errorf("heap: space %d: free-space map page %d has kind %s: %w",
+				h.space, fp.no, kind, cache.ErrCorruptPage)
+		}
+		base := uint32(k) * per
+		start := 0
+		if from > base {
+			start = int(from - base)
+		}
+		cats := b[fsmBodyStart : fsmBodyStart+h.fsmPer]
+		found, mx := -1, byte(0)
+		for i, c := range cats {
+			mx = max(mx, c)
+			if c >= minCat && i >= start && found < 0 {
+				found = i
+			}
+		}
+		fp.max.Store(uint32(mx))
+		pg.RUnlatch()
+		pg.Unpin(false)
+		if found >= 0 {
+			return base + uint32(found), true, nil
+		}
+	}
+	return 0, false, nil
+}
+
+// initFSMPage formats the header of the k-th FSM page.
+func initFSMPage(b []byte, k int, per int) {
+	binary.LittleEndian.PutUint32(b[offFSMMagic:], fsmMagic)
+	binary.LittleEndian.PutUint16(b[offFSMVersion:], fsmVersion)
+	binary.LittleEndian.PutUint32(b[offFSMNext:], 0)
+	binary.LittleEndian.PutUint32(b[offFSMFirst:], uint32(k*per))
+	clear(b[fsmBodyStart:])
+}
+
+// checkFSMPage checks the header of what should be the k-th FSM page.
+func checkFSMPage(b []byte, k, per int) error {
+	switch {
+	case cache.PageKind(b) != cache.KindFSM:
+		return fmt.Errorf("kind %s, want %s", cache.PageKind(b), cache.KindFSM)
+	case binary.LittleEndian.Uint32(b[offFSMMagic:]) != fsmMagic:
+		return fmt.Errorf("magic %08x, want %08x", binary.LittleEndian.Uint32(b[offFSMMagic:]), uint32(fsmMagic))
+	case binary.LittleEndian.Uint16(b[offFSMVersion:]) != fsmVersion:
+		return fmt.Errorf("format version %d, want %d", binary.LittleEndian.Uint16(b[offFSMVersion:]), fsmVersion)
+	case binary.LittleEndian.Uint32(b[offFSMFirst:]) != uint32(k*per):
+		return fmt.Errorf("first page %d, want %d (FSM page %d of the chain)",
+			binary.LittleEndian.Uint32(b[offFSMFirst:]), k*per, k)
+	}
+	return nil
+}
+
+// extendFSMLocked adds an FSM page at the end of the chain. It is the page
+// at the high water mark, so it covers itself when it starts a range.
+// REQUIRES: h.allocMu held.
+func (h *Heap) extendFSMLocked(m *cache.Meter) error {
+	chain := *h.chain.Load()
+	last := chain[len(chain)-1]
+	lpg, err := h.pool.Fetch(m, cache.PageID{Space: h.space, Page: last.no})
+	if err != nil {
+		return fmt.Errorf("heap: space %d: extend free-space map: %w", h.space, err)
+	}
+	npg, err := h.pool.AllocPage(m, nil, h.space, cache.KindFSM)
+	if err != nil {
+		lpg.Unpin(false)
+		return fmt.Errorf("heap: space %d: extend free-space map: %w", h.space, err)
+	}
+	no := npg.ID().Page
+	initFSMPage(npg.Data(), len(chain), h.fsmPer)
+	npg.Unlatch()
+	npg.Unpin(true)
+
+	lpg.Latch()
+	binary.LittleEndian.PutUint32(lpg.Data()[offFSMNext:], no)
+	lpg.Unlatch()
+	lpg.Unpin(true)
+
+	// Publish the page in the chain before the high water mark covers it,
+	// so that a scan never mistakes it for a heap page.
+	next := make([]*fsmPage, len(chain), len(chain)+1)
+	copy(next, chain)
+	next = append(next, &fsmPage{no: no})
+	h.chain.Store(&next)
+	h.raiseHighWater(no + 1)
+	return nil
+}
+
+// isFSMPage reports whether page no is one of the FSM pages.
+func (h *Heap) isFSMPage(no uint32) bool {
+	for _, fp := range *h.chain.Load() {
+		if fp.no == no {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,577 @@
+package heap
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/enginelab/enginelab/cache"
+)
+
+// Heap is a table's rows on slotted pages of one space of a buffer pool. It
+// is safe for concurrent use by several goroutines; see the package
+// documentation for the contract.
+type Heap struct {
+	pool     *cache.Pool
+	space    uint32
+	pageSize int
+	maxRow   int
+	step     int // bytes per FSM category: pageSize/256
+	fsmPer   int // pages covered by one FSM page
+
+	// target is the page an insert tries first (0: none), like
+	// PostgreSQL's target block: the page the last FSM search or
+	// allocation chose. It is only a hint.
+	target atomic.Uint32
+
+	// highWater mirrors the high water mark of the space's meta page:
+	// pages 1 .. highWater-1 exist. It only grows, and only under allocMu,
+	// after the new page is allocated (and still latched by the
+	// allocator), so a reader never sees a page number the pool does not
+	// know.
+	highWater atomic.Uint32
+
+	// allocMu serialises page allocation (heap pages and FSM extension),
+	// so that the FSM always covers the next page number before it is
+	// handed out. It is taken with heap page latches held (a moving update
+	// may allocate), never the other way round.
+	allocMu sync.Mutex
+
+	// chain lists the FSM pages in order. Extended under allocMu by
+	// replacing the slice (copy on write); read without a lock.
+	chain atomic.Pointer[[]*fsmPage]
+}
+
+// maxSearchTries bounds how many FSM candidates an insert tries before it
+// allocates a new page instead (candidates can fill up between the search
+// and the latch).
+const maxSearchTries = 8
+
+// testFSMPerPage, when not 0, replaces the number of pages an FSM page
+// covers, so that tests can build long FSM chains from small heaps. Only
+// tests set it, before creating or opening heaps; it changes the on-page
+// format, so a heap must be opened with the value it was created with.
+var testFSMPerPage int
+
+func newHeap(pool *cache.Pool, space uint32) *Heap {
+	ps := pool.PageSize()
+	per := fsmPerPage(ps)
+	if testFSMPerPage > 0 {
+		per = min(testFSMPerPage, per)
+	}
+	return &Heap{
+		pool:     pool,
+		space:    space,
+		pageSize: ps,
+		maxRow:   MaxRowSize(ps),
+		step:     ps / 256,
+		fsmPer:   per,
+	}
+}
+
+// Create makes an empty heap in space and returns it. The space is created
+// if it does not exist; if it exists it must be empty (created by
+// pool.CreateSpace and never allocated from), otherwise the error matches
+// ErrNotHeap. Create allocates the first FSM page (page 1) and records it as
+// the space's root. Callers serialise Create and Open of one space.
+func Create(m *cache.Meter, pool *cache.Pool, space uint32) (*Heap, error) {
+	err := pool.CreateSpace(m, space)
+	if errors.Is(err, cache.ErrSpaceExists) {
+		info, serr := pool.Space(m, space)
+		if serr != nil {
+			return nil, fmt.Errorf("heap: create in space %d: %w", space, serr)
+		}
+		if info.HighWater != 1 || info.Root != 0 {
+			return nil, fmt.Errorf("%w: create in space %d: it already has %d pages (root %d)",
+				ErrNotHeap, space, info.HighWater-1, info.Root)
+		}
+	} else if err != nil {
+		return nil, fmt.Errorf("heap: create in space %d: %w", space, err)
+	}
+	h := newHeap(pool, space)
+	pg, err := pool.AllocPage(m, nil, space, cache.KindFSM)
+	if err != nil {
+		return nil, fmt.Errorf("heap: create in space %d: %w", space, err)
+	}
+	root := pg.ID().Page
+	initFSMPage(pg.Data(), 0, h.fsmPer)
+	pg.Unlatch()
+	pg.Unpin(true)
+	if err := pool.SetRoot(m, space, root); err != nil {
+		return nil, fmt.Errorf("heap: create in space %d: %w", space, err)
+	}
+	h.highWater.Store(root + 1)
+	chain := []*fsmPage{{no: root}}
+	h.chain.Store(&chain)
+	return h, nil
+}
+
+// Open returns the heap that Create made in space. It reads the space's
+// meta page and every FSM page (one page request each: one FSM page covers
+// 4048 pages at 4 KiB, 16336 at 16 KiB).
+func Open(m *cache.Meter, pool *cache.Pool, space uint32) (*Heap, error) {
+	info, err := pool.Space(m, space)
+	if err != nil {
+		return nil, fmt.Errorf("heap: open space %d: %w", space, err)
+	}
+	if info.Root == 0 || info.Root >= info.HighWater {
+		return nil, fmt.Errorf("%w: space %d has root page %d and high water %d",
+			ErrNotHeap, space, info.Root, info.HighWater)
+	}
+	h := newHeap(pool, space)
+	h.highWater.Store(info.HighWater)
+	var chain []*fsmPage
+	for no := info.Root; no != 0; {
+		k := len(chain)
+		if no >= info.HighWater || k >= int(info.HighWater) {
+			return nil, fmt.Errorf("%w: space %d: free-space map page %d (number %d of the chain) is beyond high water %d",
+				ErrNotHeap, space, no, k, info.HighWater)
+		}
+		pg, err := pool.Fetch(m, cache.PageID{Space: space, Page: no})
+		if err != nil {
+			return nil, fmt.Errorf("heap: open space %d: free-space map page %d: %w", space, no, err)
+		}
+		pg.RLatch()
+		b := pg.Data()
+		cerr := checkFSMPage(b, k, h.fsmPer)
+		next := binary.LittleEndian.Uint32(b[offFSMNext:])
+		mx := byte(0)
+		for _, c := range b[fsmBodyStart : fsmBodyStart+h.fsmPer] {
+			mx = max(mx, c)
+		}
+		pg.RUnlatch()
+		pg.Unpin(false)
+		if cerr != nil {
+			return nil, fmt.Errorf("%w: space %d: free-space map page %d: %v", ErrNotHeap, space, no, cerr)
+		}
+		fp := &fsmPage{no: no}
+		fp.max.Store(uint32(mx))
+		chain = append(chain, fp)
+		no = next
+	}
+	h.chain.Store(&chain)
+	return h, nil
+}
+
+// Space returns the heap's space.
+func (h *Heap) Space() uint32 { return h.space }
+
+// MaxRowSize returns the longest row the heap accepts (see MaxRowSize).
+func (h *Heap) MaxRowSize() int { return h.maxRow }
+
+// HighWater returns the first page number the heap has never allocated:
+// rows live on the heap pages among pages 1 .. HighWater()-1 (FSM pages
+// are interleaved with them).
+func (h *Heap) HighWater() uint32 { return h.highWater.Load() }
+
+func (h *Heap) id(no uint32) cache.PageID { return cache.PageID{Space: h.space, Page: no} }
+
+func (h *Heap) raiseHighWater(hw uint32) {
+	for {
+		cur := h.highWater.Load()
+		if hw <= cur || h.highWater.CompareAndSwap(cur, hw) {
+			return
+		}
+	}
+}
+
+func (h *Heap) tooLarge(n int) error {
+	return fmt.Errorf("%w: %d bytes, at most %d (a quarter of the body of a %d-byte page)",
+		ErrRowTooLarge, n, h.maxRow, h.pageSize)
+}
+
+func (h *Heap) notFound(ptr RowPtr, format string, args ...any) error {
+	return fmt.Errorf("%w: %s in space %d: %s", ErrRowNotFound, ptr, h.space, fmt.Sprintf(format, args...))
+}
+
+func (h *Heap) corrupt(no uint32, format string, args ...any) error {
+	return fmt.Errorf("heap: page %s: %s: %w", h.id(no), fmt.Sprintf(format, args...), cache.ErrCorruptPage)
+}
+
+func (h *Heap) badHeader(no uint32, b hpage) error {
+	return h.corrupt(no, "bad heap header (nslots %d, ndead %d, cell start %d, frag %d)",
+		b.nslots(), b.ndead(), b.cellStart(), b.frag())
+}
+
+// checkPtr rejects pointers to pages that cannot hold rows without
+// touching any page.
+func (h *Heap) checkPtr(ptr RowPtr) error {
+	if ptr.Page == 0 {
+		return h.notFound(ptr, "page 0 is the space's meta page")
+	}
+	if hw := h.highWater.Load(); ptr.Page >= hw {
+		return h.notFound(ptr, "page %d is beyond the heap's end (high water %d)", ptr.Page, hw)
+	}
+	return nil
+}
+
+// liveSlot checks that pg (latched) is a heap page and ptr's slot holds a
+// live, well-formed row.
+func (h *Heap) liveSlot(pg *cache.Page, ptr RowPtr) (hpage, []byte, error) {
+	b := hpage(pg.Data())
+	if k := cache.PageKind(b); k != cache.KindHeap {
+		return nil, nil, h.notFound(ptr, "page %d has kind %s, not %s", ptr.Page, k, cache.KindHeap)
+	}
+	if !b.headerOK() {
+		return nil, nil, h.badHeader(ptr.Page, b)
+	}
+	if int(ptr.Slot) >= b.nslots() {
+		return nil, nil, h.notFound(ptr, "page %d has %d slots", ptr.Page, b.nslots())
+	}
+	row, live, ok := b.row(int(ptr.Slot))
+	if !ok {
+		off, n := b.slot(int(ptr.Slot))
+		return nil, nil, h.corrupt(ptr.Page, "slot %d points at [%d,%d), outside the cell area", ptr.Slot, off, off+n)
+	}
+	if !live {
+		return nil, nil, h.notFound(ptr, "slot %d is deleted", ptr.Slot)
+	}
+	return b, row, nil
+}
+
+// Fetch copies the row ptr names into dst[:0] and returns the extended
+// slice, which is dst's array when it is large enough: a warm fetch into a
+// reused buffer allocates nothing. A pointer that names no live row is
+// ErrRowNotFound; on any error Fetch returns dst[:0].
+//
+// Cost: one page request for the row's page (none when the page number is
+// 0 or at or beyond the high water mark), and m.HeapFetches+1 whenever the
+// page was requested, whether or not the slot held a row.
+func (h *Heap) Fetch(m *cache.Meter, ptr RowPtr, dst []byte) ([]byte, error) {
+	dst = dst[:0]
+	if err := h.checkPtr(ptr); err != nil {
+		return dst, err
+	}
+	pg, err := h.pool.Fetch(m, h.id(ptr.Page))
+	if err != nil {
+		return dst, fmt.Errorf("heap: fetch %s in space %d: %w", ptr, h.space, err)
+	}
+	if m != nil {
+		m.HeapFetches++
+	}
+	pg.RLatch()
+	_, row, err := h.liveSlot(pg, ptr)
+	if err == nil {
+		dst = append(dst, row...)
+	}
+	pg.RUnlatch()
+	pg.Unpin(false)
+	return dst, err
+}
+
+// Insert stores row and returns its pointer. A row longer than MaxRowSize
+// is ErrRowTooLarge.
+//
+// Where it goes: the target page if the row fits there, else the lowest
+// page the FSM says has room (which becomes the target), else a new page
+// (which becomes the target). Cost when the target page has room: one
+// heap page request, plus one FSM page request if the insert changes the
+// page's free-space category.
+func (h *Heap) Insert(m *cache.Meter, row []byte) (RowPtr, error) {
+	if len(row) > h.maxRow {
+		return RowPtr{}, h.tooLarge(len(row))
+	}
+	pg, fr, err := h.place(m, len(row), 0)
+	if err != nil {
+		return RowPtr{}, fmt.Errorf("heap: insert %d-byte row in space %d: %w", len(row), h.space, err)
+	}
+	ptr, err := h.insertLatched(m, pg, fr, row)
+	pg.Unlatch()
+	pg.Unpin(err == nil)
+	if err != nil {
+		return RowPtr{}, fmt.Errorf("heap: insert %d-byte row in space %d: %w", len(row), h.space, err)
+	}
+	return ptr, nil
+}
+
+// insertLatched puts row in pg, which place returned with room for it, and
+// keeps the FSM byte of the page current. fr is the page's FSM page when
+// place pinned it (a new page); otherwise it is pinned here if the
+// category changes, before the page is changed, so that a failure leaves
+// nothing half done. REQUIRES: pg pinned and exclusively latched.
+func (h *Heap) insertLatched(m *cache.Meter, pg *cache.Page, fr fsmRef, row []byte) (RowPtr, error) {
+	b := hpage(pg.Data())
+	no := pg.ID().Page
+	oldCat := h.category(b.free(), b.ndead())
+	free, ndead := b.free()-len(row), b.ndead()-1
+	if ndead < 0 {
+		free, ndead = free-slotSize, 0
+	}
+	newCat := h.category(free, ndead)
+	if fr.pg == nil && newCat != oldCat {
+		var err error
+		if fr, err = h.fsmPin(m, no); err != nil {
+			return RowPtr{}, err
+		}
+	}
+	s, ok := b.insert(row)
+	if !ok {
+		// place promised room; this is a bug, not bad input.
+		if fr.pg != nil {
+			fr.pg.Unpin(false)
+		}
+		return RowPtr{}, h.corrupt(no, "%d-byte row does not fit although avail is %d", len(row), b.avail())
+	}
+	if fr.pg != nil {
+		h.fsmSet(fr, newCat)
+	}
+	return RowPtr{Page: no, Slot: uint16(s)}, nil
+}
+
+// place returns a heap page numbered above `above` (0: any) with room for
+// an n-byte row, pinned and exclusively latched. If the page is new, the
+// returned fsmRef holds its FSM page pinned; otherwise it is empty.
+//
+// Latch order: the caller may hold the exclusive latch of heap page
+// `above` (a moving update); place latches only higher heap pages, and FSM
+// pages one at a time, so heap latches are always taken in ascending page
+// order and before FSM latches.
+func (h *Heap) place(m *cache.Meter, n int, above uint32) (*cache.Page, fsmRef, error) {
+	if t := h.target.Load(); t > above && t < h.highWater.Load() {
+		pg, err := h.pool.Fetch(m, h.id(t))
+		if err != nil {
+			return nil, fsmRef{}, err
+		}
+		pg.Latch()
+		b := hpage(pg.Data())
+		isHeap := cache.PageKind(b) == cache.KindHeap
+		if isHeap && !b.headerOK() {
+			pg.Unlatch()
+			pg.Unpin(false)
+			return nil, fsmRef{}, h.badHeader(t, b)
+		}
+		if isHeap && b.avail() >= n {
+			return pg, fsmRef{}, nil
+		}
+		pg.Unlatch()
+		pg.Unpin(false)
+	}
+
+	minCat := h.minCategory(n)
+	from := above + 1
+	for range maxSearchTries {
+		no, ok, err := h.fsmSearch(m, minCat, from)
+		if err != nil {
+			return nil, fsmRef{}, err
+		}
+		if !ok {
+			break
+		}
+		pg, err := h.pool.Fetch(m, h.id(no))
+		if err != nil {
+			return nil, fsmRef{}, err
+		}
+		pg.Latch()
+		b := hpage(pg.Data())
+		isHeap := cache.PageKind(b) == cache.KindHeap
+		if isHeap && !b.headerOK() {
+			pg.Unlatch()
+			pg.Unpin(false)
+			return nil, fsmRef{}, h.badHeader(no, b)
+		}
+		if isHeap && b.avail() >= n {
+			h.target.Store(no)
+			return pg, fsmRef{}, nil
+		}
+		// The FSM promised more than the page has (it filled up since
+		// the search, or the byte is stale): correct the byte.
+		cat := uint8(0)
+		if isHeap {
+			cat = h.category(b.free(), b.ndead())
+		}
+		fr, err := h.fsmPin(m, no)
+		if err == nil {
+			h.fsmSet(fr, cat)
+		}
+		pg.Unlatch()
+		pg.Unpin(false)
+		if err != nil {
+			return nil, fsmRef{}, err
+		}
+		from = no + 1
+	}
+
+	pg, fr, err := h.allocHeapPage(m)
+	if err != nil {
+		return nil, fsmRef{}, err
+	}
+	h.target.Store(pg.ID().Page)
+	return pg, fr, nil
+}
+
+// allocHeapPage allocates and formats a new, empty heap page and returns it
+// pinned and exclusively latched, with its FSM page pinned. The FSM is
+// extended first if it does not cover the new page, and the FSM page is
+// pinned before the heap page is allocated, so that once a page is
+// allocated nothing can fail.
+func (h *Heap) allocHeapPage(m *cache.Meter) (*cache.Page, fsmRef, error) {
+	h.allocMu.Lock()
+	defer h.allocMu.Unlock()
+	hw := h.highWater.Load()
+	if _, _, ok := h.fsmLocate(hw); !ok {
+		if err := h.extendFSMLocked(m); err != nil {
+			return nil, fsmRef{}, err
+		}
+		hw = h.highWater.Load()
+	}
+	fr, err := h.fsmPin(m, hw)
+	if err != nil {
+		return nil, fsmRef{}, err
+	}
+	pg, err := h.pool.AllocPage(m, nil, h.space, cache.KindHeap)
+	if err != nil {
+		fr.pg.Unpin(false)
+		return nil, fsmRef{}, err
+	}
+	no := pg.ID().Page
+	initHeapPage(pg.Data())
+	h.raiseHighWater(no + 1)
+	if no != hw {
+		// Someone else allocates in this space: the page is usable, but
+		// the FSM page pinned for it may be the wrong one.
+		fr.pg.Unpin(false)
+		if fr, err = h.fsmPin(m, no); err != nil {
+			pg.Unlatch()
+			pg.Unpin(true)
+			return nil, fsmRef{}, fmt.Errorf("heap: space %d: allocated page %d, expected %d (does another user allocate in the heap's space?): %w",
+				h.space, no, hw, err)
+		}
+	}
+	return pg, fr, nil
+}
+
+// Update replaces the row ptr names with row and returns the row's pointer
+// afterwards. If row fits in the row's page (counting the old row's bytes
+// as free) it is updated in place and the pointer is unchanged. Otherwise
+// the row moves to a page numbered higher than its old page (the target
+// page, a page the FSM finds, or a new page), the old slot is deleted, the
+// new pointer is returned and m.HeapMoves is incremented: the caller must
+// repoint whatever stored the old pointer.
+//
+// Both pages are latched during a move (old page first, as higher pages
+// always come after lower ones), so the row is never missing: a scan
+// running meanwhile sees it once or, if it read the old page before the
+// move, twice.
+//
+// Cost in place: one heap page request, plus one FSM request if the page's
+// category changes.
+func (h *Heap) Update(m *cache.Meter, ptr RowPtr, row []byte) (RowPtr, error) {
+	if len(row) > h.maxRow {
+		return ptr, h.tooLarge(len(row))
+	}
+	if err := h.checkPtr(ptr); err != nil {
+		return ptr, err
+	}
+	pg, err := h.pool.Fetch(m, h.id(ptr.Page))
+	if err != nil {
+		return ptr, fmt.Errorf("heap: update %s in space %d: %w", ptr, h.space, err)
+	}
+	pg.Latch()
+	newPtr, dirty, err := h.updateLatched(m, pg, ptr, row)
+	pg.Unlatch()
+	pg.Unpin(dirty)
+	return newPtr, err
+}
+
+func (h *Heap) updateLatched(m *cache.Meter, pg *cache.Page, ptr RowPtr, row []byte) (RowPtr, bool, error) {
+	b, _, err := h.liveSlot(pg, ptr)
+	if err != nil {
+		return ptr, false, err
+	}
+	s := int(ptr.Slot)
+	_, oldLen := b.slot(s)
+	oldCat := h.category(b.free(), b.ndead())
+
+	if b.fitsInPlace(s, row) {
+		newCat := h.category(b.free()+oldLen-len(row), b.ndead())
+		var fr fsmRef
+		if newCat != oldCat {
+			if fr, err = h.fsmPin(m, ptr.Page); err != nil {
+				return ptr, false, fmt.Errorf("heap: update %s in space %d: %w", ptr, h.space, err)
+			}
+		}
+		b.update(s, row)
+		if fr.pg != nil {
+			h.fsmSet(fr, newCat)
+		}
+		return ptr, true, nil
+	}
+
+	// Move. Pin everything that can fail first: the FSM page of the old
+	// page (if its category changes), then the new page (and its FSM
+	// page), so that the two page changes below cannot fail half way.
+	free, ndead := b.delEffect(s)
+	pCat := h.category(free, ndead)
+	var fp fsmRef
+	if pCat != oldCat {
+		if fp, err = h.fsmPin(m, ptr.Page); err != nil {
+			return ptr, false, fmt.Errorf("heap: move %s in space %d: %w", ptr, h.space, err)
+		}
+	}
+	q, fq, err := h.place(m, len(row), ptr.Page)
+	if err != nil {
+		if fp.pg != nil {
+			fp.pg.Unpin(false)
+		}
+		return ptr, false, fmt.Errorf("heap: move %s in space %d: %w", ptr, h.space, err)
+	}
+	newPtr, err := h.insertLatched(m, q, fq, row)
+	q.Unlatch()
+	q.Unpin(err == nil)
+	if err != nil {
+		if fp.pg != nil {
+			fp.pg.Unpin(false)
+		}
+		return ptr, false, fmt.Errorf("heap: move %s in space %d: %w", ptr, h.space, err)
+	}
+	b.del(s)
+	if fp.pg != nil {
+		h.fsmSet(fp, pCat)
+	}
+	if m != nil {
+		m.HeapMoves++
+	}
+	return newPtr, true, nil
+}
+
+// Delete deletes the row ptr names. Its slot is reused by a later insert
+// into the page, so ptr may then name another row. Cost: one heap page
+// request, plus one FSM request if the page's category changes.
+func (h *Heap) Delete(m *cache.Meter, ptr RowPtr) error {
+	if err := h.checkPtr(ptr); err != nil {
+		return err
+	}
+	pg, err := h.pool.Fetch(m, h.id(ptr.Page))
+	if err != nil {
+		return fmt.Errorf("heap: delete %s in space %d: %w", ptr, h.space, err)
+	}
+	pg.Latch()
+	dirty, err := h.deleteLatched(m, pg, ptr)
+	pg.Unlatch()
+	pg.Unpin(dirty)
+	return err
+}
+
+func (h *Heap) deleteLatched(m *cache.Meter, pg *cache.Page, ptr RowPtr) (bool, error) {
+	b, _, err := h.liveSlot(pg, ptr)
+	if err != nil {
+		return false, err
+	}
+	s := int(ptr.Slot)
+	oldCat := h.category(b.free(), b.ndead())
+	free, ndead := b.delEffect(s)
+	newCat := h.category(free, ndead)
+	var fr fsmRef
+	if newCat != oldCat {
+		if fr, err = h.fsmPin(m, ptr.Page); err != nil {
+			return false, fmt.Errorf("heap: delete %s in space %d: %w", ptr, h.space, err)
+		}
+	}
+	b.del(s)
+	if fr.pg != nil {
+		h.fsmSet(fr, newCat)
+	}
+	return true, nil
+}

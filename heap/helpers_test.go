@@ -1,0 +1,90 @@
+package heap
+
+import (
+	"bytes"
+	"flag"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/enginelab/enginelab/cache"
+)
+
+// newStore returns an in-memory pebble store with pages of pageSize bytes,
+// closed when the test ends.
+func newStore(tb testing.TB, pageSize int) *cache.PebbleStore {
+	tb.Helper()
+	st, err := cache.OpenPebbleStore(cache.PebbleOptions{PageSize: pageSize})
+	require.NoError(tb, err)
+	tb.Cleanup(func() { _ = st.Close() })
+	return st
+}
+
+// newPool returns a pool of frames frames over st, with the deterministic
+// LRU policy.
+func newPool(tb testing.TB, st cache.Store, frames int) *cache.Pool {
+	tb.Helper()
+	p, err := cache.NewPool(st, &cache.Options{
+		Capacity: int64(frames) * int64(st.PageSize()),
+		Policy:   cache.PolicyLRU,
+	})
+	require.NoError(tb, err)
+	return p
+}
+
+// newHeapForTest creates a heap in space 1 of a fresh store and pool.
+func newHeapForTest(tb testing.TB, pageSize, frames int) (*cache.PebbleStore, *cache.Pool, *Heap) {
+	tb.Helper()
+	st := newStore(tb, pageSize)
+	p := newPool(tb, st, frames)
+	h, err := Create(nil, p, 1)
+	require.NoError(tb, err)
+	return st, p, h
+}
+
+// reopen closes pool (flushing it) and opens the heap again on a new pool
+// of frames frames over the same store.
+func reopen(tb testing.TB, st cache.Store, pool *cache.Pool, space uint32, frames int) (*cache.Pool, *Heap) {
+	tb.Helper()
+	require.NoError(tb, pool.Close())
+	p := newPool(tb, st, frames)
+	h, err := Open(nil, p, space)
+	require.NoError(tb, err)
+	return p, h
+}
+
+var seedFlag = flag.Uint64("heap.seed", 0, "seed of the randomized tests (0: each test's fixed default)")
+
+// testSeed returns the seed of a randomized test and logs it, so that a
+// failure can be replayed with -heap.seed.
+func testSeed(tb testing.TB) uint64 {
+	tb.Helper()
+	s := *seedFlag
+	if s == 0 {
+		s = 0x5eed
+	}
+	tb.Logf("seed %d (replay with -heap.seed=%d)", s, s)
+	return s
+}
+
+// scanAll returns the rows of a full scan, in order.
+func scanAll(tb testing.TB, h *Heap, m *cache.Meter) ([]RowPtr, [][]byte) {
+	tb.Helper()
+	var ptrs []RowPtr
+	var rows [][]byte
+	s := h.NewScan(m)
+	for s.Next() {
+		ptrs = append(ptrs, s.Ptr())
+		rows = append(rows, bytes.Clone(s.Row()))
+	}
+	require.NoError(tb, s.Close())
+	return ptrs, rows
+}
+
+// requireRow checks a row's bytes; nil and empty are the same row.
+func requireRow(tb testing.TB, want, got []byte, msgAndArgs ...any) {
+	tb.Helper()
+	if !bytes.Equal(want, got) {
+		require.Equal(tb, want, got, msgAndArgs...)
+	}
+}

@@ -1,0 +1,364 @@
+package heap
+
+import (
+	"encoding/binary"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/enginelab/enginelab/cache"
+)
+
+// A heap page is a slotted page. After the 32-byte page header that package
+// cache owns comes a 12-byte heap header, then the slot array growing
+// forward; row bytes ("cells") grow backward from the end of the page.
+//
+//	0        32       34       36           40       44       48       52
+//	+--------+--------+--------+------------+--------+--------+--------+----
+//	| cache  | nslots | ndead  | cell start |  frag  | slot 0 | slot 1 | ... ──►
+//	| header |  (2B)  |  (2B)  |    (4B)    |  (4B)  |  (4B)  |  (4B)  |
+//	+--------+--------+--------+------------+--------+--------+--------+----
+//	|                          free space                               |
+//	|            ◄── ... +-------------------+-------------+------------+
+//	|                    |       row 2       |    row 1    |   row 0    |
+//	+--------------------+-------------------+-------------+------------+
+//	                     ^ cell start                                   ^ page size
+//
+//	a slot:  +-------------+-------------+
+//	         | offset (2B) | length (2B) |
+//	         +-------------+-------------+
+//
+// All integers are little-endian, like the cache header.
+//
+//   - nslots is the length of the slot array. A slot's index is the Slot of
+//     a RowPtr, so slots never move; the array only grows, except that
+//     deleted slots at its end are trimmed off.
+//   - ndead counts deleted slots inside the array. A deleted slot has
+//     offset 0 (no cell can start there) and is reused by the next insert
+//     into the page, lowest index first.
+//   - cell start is the offset of the lowest cell: free space runs from the
+//     end of the slot array to it. It is 4 bytes because on an empty 64 KiB
+//     page it equals the page size, 65536, one more than 16 bits hold. A
+//     slot's offset needs only 16 bits: a cell of at least one byte starts
+//     below the page size.
+//   - frag counts the dead bytes inside the cell area (deleted rows other
+//     than the lowest one, the tail of a row that shrank in place). They are
+//     reclaimed by compaction, which packs the live cells against the end of
+//     the page in slot order when an insert or update needs contiguous
+//     room that only frag can give.
+//   - A live row of length 0 has offset 1 (emptyRowOff): not 0, which means
+//     deleted, and pointing at no bytes.
+//
+// Worked example: a 4 KiB page holding "alpha" (slot 0) then "hello, world"
+// (slot 1) has nslots 2, ndead 0, cell start 4096-5-12 = 4079, frag 0,
+// slot 0 = (4091, 5) and slot 1 = (4079, 12). Its slot array ends at
+// 44+2·4 = 52, so 4079-52 = 4027 bytes are free; a new row also needs a new
+// slot, so it may be up to 4023 bytes (bounded again by MaxRowSize), and the
+// page's free-space category is 4023/16 = 251 (see fsm.go).
+const (
+	offNSlots    = cache.HeaderSize      // u16
+	offNDead     = cache.HeaderSize + 2  // u16
+	offCellStart = cache.HeaderSize + 4  // u32
+	offFrag      = cache.HeaderSize + 8  // u32
+	slotsStart   = cache.HeaderSize + 12 // first slot
+
+	// heapHeaderSize is the heap's own header after the cache header.
+	heapHeaderSize = slotsStart - cache.HeaderSize
+
+	// slotSize is the size of one slot: offset (2B) and length (2B).
+	slotSize = 4
+
+	// emptyRowOff is the offset stored for a live row of length 0.
+	emptyRowOff = 1
+)
+
+// MaxRowSize returns the longest row a heap on pages of pageSize bytes
+// accepts: a quarter of the page body, the body being what follows the
+// cache and heap headers, rounded down. That is (pageSize-44)/4: 1013 bytes
+// on 4 KiB pages, 4085 on 16 KiB pages, 16373 on 64 KiB pages. At least
+// three rows of that size (and their slots) fit in an empty page.
+func MaxRowSize(pageSize int) int {
+	return (pageSize - cache.HeaderSize - heapHeaderSize) / 4
+}
+
+// hpage is the bytes of a heap page. Callers hold the page's latch: shared
+// to read, exclusive to change.
+type hpage []byte
+
+func (b hpage) nslots() int    { return int(binary.LittleEndian.Uint16(b[offNSlots:])) }
+func (b hpage) ndead() int     { return int(binary.LittleEndian.Uint16(b[offNDead:])) }
+func (b hpage) cellStart() int { return int(binary.LittleEndian.Uint32(b[offCellStart:])) }
+func (b hpage) frag() int      { return int(binary.LittleEndian.Uint32(b[offFrag:])) }
+
+func (b hpage) setNSlots(n int)    { binary.LittleEndian.PutUint16(b[offNSlots:], uint16(n)) }
+func (b hpage) setNDead(n int)     { binary.LittleEndian.PutUint16(b[offNDead:], uint16(n)) }
+func (b hpage) setCellStart(n int) { binary.LittleEndian.PutUint32(b[offCellStart:], uint32(n)) }
+func (b hpage) setFrag(n int)      { binary.LittleEndian.PutUint32(b[offFrag:], uint32(n)) }
+
+// slot returns slot i's offset and length. REQUIRES: i < nslots.
+func (b hpage) slot(i int) (off, n int) {
+	p := slotsStart + i*slotSize
+	return int(binary.LittleEndian.Uint16(b[p:])), int(binary.LittleEndian.Uint16(b[p+2:]))
+}
+
+func (b hpage) setSlot(i, off, n int) {
+	p := slotsStart + i*slotSize
+	binary.LittleEndian.PutUint16(b[p:], uint16(off))
+	binary.LittleEndian.PutUint16(b[p+2:], uint16(n))
+}
+
+func (b hpage) slotsEnd() int { return slotsStart + b.nslots()*slotSize }
+
+// free returns the bytes an insert or update can claim: the gap between the
+// slot array and the cells plus the fragmented bytes compaction recovers.
+func (b hpage) free() int { return b.cellStart() - b.slotsEnd() + b.frag() }
+
+// avail returns the longest row an insert can put in the page: free space,
+// less a new slot when no deleted slot can be reused.
+func (b hpage) avail() int {
+	f := b.free()
+	if b.ndead() == 0 {
+		f -= slotSize
+	}
+	return max(f, 0)
+}
+
+// initHeapPage writes an empty heap header into a page that AllocPage has
+// just formatted as KindHeap.
+func initHeapPage(b hpage) {
+	b.setNSlots(0)
+	b.setNDead(0)
+	b.setCellStart(len(b))
+	b.setFrag(0)
+}
+
+// headerOK reports whether the heap header is self-consistent, so that the
+// slot and cell arithmetic of the other methods stays inside the page. It
+// is cheap and checked on every access; a page failing it is corrupt.
+func (b hpage) headerOK() bool {
+	ns, cs := b.nslots(), b.cellStart()
+	end := slotsStart + ns*slotSize
+	return end <= cs && cs <= len(b) && b.ndead() <= ns && b.frag() <= len(b)-cs
+}
+
+// row returns slot i's row and whether it is live; ok is also false for a
+// slot whose offset and length point outside the cell area (corruption the
+// caller reports). REQUIRES: headerOK, i < nslots.
+func (b hpage) row(i int) (row []byte, live, ok bool) {
+	off, n := b.slot(i)
+	switch {
+	case off == 0:
+		return nil, false, true
+	case n == 0:
+		return b[:0], true, true
+	case off < b.cellStart() || off+n > len(b):
+		return nil, true, false
+	}
+	return b[off : off+n], true, true
+}
+
+// insert stores row in the page and returns its slot, reusing the lowest
+// deleted slot if there is one and compacting if the gap is too small. It
+// reports false, changing nothing, if the row does not fit (len(row) >
+// avail). REQUIRES: exclusive latch, headerOK.
+func (b hpage) insert(row []byte) (int, bool) {
+	s := -1
+	if b.ndead() > 0 {
+		for i := range b.nslots() {
+			if off, _ := b.slot(i); off == 0 {
+				s = i
+				break
+			}
+		}
+	}
+	need := len(row)
+	if s < 0 {
+		need += slotSize
+	}
+	if need > b.free() {
+		return 0, false
+	}
+	if need > b.cellStart()-b.slotsEnd() {
+		b.compact()
+	}
+	if s < 0 {
+		s = b.nslots()
+		b.setNSlots(s + 1)
+	} else {
+		b.setNDead(b.ndead() - 1)
+	}
+	b.put(s, row)
+	return s, true
+}
+
+// put writes row as a new cell at the bottom of the cell area and points
+// slot s at it. REQUIRES: the gap holds len(row) bytes.
+func (b hpage) put(s int, row []byte) {
+	if len(row) == 0 {
+		b.setSlot(s, emptyRowOff, 0)
+		return
+	}
+	cs := b.cellStart() - len(row)
+	copy(b[cs:], row)
+	b.setCellStart(cs)
+	b.setSlot(s, cs, len(row))
+}
+
+// release gives back the n-byte cell at off: to the gap if it is the
+// lowest cell, else to frag.
+func (b hpage) release(off, n int) {
+	if n == 0 {
+		return
+	}
+	if off == b.cellStart() {
+		b.setCellStart(off + n)
+	} else {
+		b.setFrag(b.frag() + n)
+	}
+}
+
+// del deletes live slot s and trims deleted slots off the end of the
+// array. REQUIRES: exclusive latch, headerOK, slot s live and valid.
+func (b hpage) del(s int) {
+	off, n := b.slot(s)
+	b.release(off, n)
+	b.setSlot(s, 0, 0)
+	b.setNDead(b.ndead() + 1)
+	ns, nd := b.nslots(), b.ndead()
+	for ns > 0 {
+		if off, _ := b.slot(ns - 1); off != 0 {
+			break
+		}
+		ns--
+		nd--
+	}
+	b.setNSlots(ns)
+	b.setNDead(nd)
+}
+
+// delEffect returns what free() and ndead() will be after del(s), without
+// changing the page, so that the caller can tell whether the page's FSM
+// category changes before it changes anything. REQUIRES: as for del.
+func (b hpage) delEffect(s int) (free, ndead int) {
+	_, n := b.slot(s)
+	free, ndead = b.free()+n, b.ndead()+1
+	if s == b.nslots()-1 {
+		// del trims slot s and the deleted slots just before it.
+		free, ndead = free+slotSize, ndead-1
+		for i := s - 1; i >= 0; i-- {
+			if off, _ := b.slot(i); off != 0 {
+				break
+			}
+			free, ndead = free+slotSize, ndead-1
+		}
+	}
+	return free, ndead
+}
+
+// update replaces live slot s's row with row if it fits in the page, the
+// old row's bytes counting as free, and reports whether it did. A row that
+// shrinks stays where it is. REQUIRES: exclusive latch, headerOK, slot s
+// live and valid.
+func (b hpage) update(s int, row []byte) bool {
+	off, n := b.slot(s)
+	if len(row) <= n && len(row) > 0 {
+		copy(b[off:], row)
+		b.setFrag(b.frag() + n - len(row))
+		b.setSlot(s, off, len(row))
+		return true
+	}
+	if len(row)-n > b.free() {
+		return false
+	}
+	b.release(off, n)
+	b.setSlot(s, emptyRowOff, 0)
+	if len(row) > b.cellStart()-b.slotsEnd() {
+		b.compact()
+	}
+	b.put(s, row)
+	return true
+}
+
+// fitsInPlace reports whether update(s, row) would succeed.
+func (b hpage) fitsInPlace(s int, row []byte) bool {
+	_, n := b.slot(s)
+	return len(row) <= n || len(row)-n <= b.free()
+}
+
+// scratchPool holds page-sized buffers for compaction.
+var scratchPool = sync.Pool{New: func() any { b := make([]byte, cache.MaxPageSize); return &b }}
+
+// compact packs the live cells against the end of the page in slot order
+// (slot 0 highest, as if inserted in order into an empty page), which makes
+// frag 0 and the gap as large as free(). REQUIRES: exclusive latch,
+// headerOK, every live slot valid.
+func (b hpage) compact() {
+	sp := scratchPool.Get().(*[]byte)
+	tmp := (*sp)[:len(b)]
+	cs := b.cellStart()
+	copy(tmp[cs:], b[cs:])
+	end := len(b)
+	for i := range b.nslots() {
+		off, n := b.slot(i)
+		if off == 0 || n == 0 {
+			continue
+		}
+		end -= n
+		copy(b[end:], tmp[off:off+n])
+		b.setSlot(i, end, n)
+	}
+	b.setCellStart(end)
+	b.setFrag(0)
+	scratchPool.Put(sp)
+}
+
+// verify checks everything about a page that headerOK does not: every live
+// cell inside the cell area, no two overlapping, live and fragmented bytes
+// adding up to the cell area, ndead matching the deleted slots, and the
+// last slot live. It allocates; Heap.Check uses it, hot paths do not.
+func (b hpage) verify() error {
+	if !b.headerOK() {
+		return fmt.Errorf("bad header: nslots %d, ndead %d, cell start %d, frag %d, page size %d",
+			b.nslots(), b.ndead(), b.cellStart(), b.frag(), len(b))
+	}
+	ns := b.nslots()
+	type cell struct{ slot, off, end int }
+	var cells []cell
+	live, dead := 0, 0
+	for i := range ns {
+		off, n := b.slot(i)
+		if off == 0 {
+			dead++
+			continue
+		}
+		if n == 0 {
+			if off != emptyRowOff {
+				return fmt.Errorf("slot %d: empty row with offset %d, want %d", i, off, emptyRowOff)
+			}
+			continue
+		}
+		if off < b.cellStart() || off+n > len(b) {
+			return fmt.Errorf("slot %d: cell [%d,%d) outside the cell area [%d,%d)", i, off, off+n, b.cellStart(), len(b))
+		}
+		cells = append(cells, cell{i, off, off + n})
+		live += n
+	}
+	slices.SortFunc(cells, func(x, y cell) int { return x.off - y.off })
+	for i := 1; i < len(cells); i++ {
+		if x, y := cells[i-1], cells[i]; x.end > y.off {
+			return fmt.Errorf("slot %d: cell [%d,%d) overlaps the cell [%d,%d) of slot %d", x.slot, x.off, x.end, y.off, y.end, y.slot)
+		}
+	}
+	if dead != b.ndead() {
+		return fmt.Errorf("%d deleted slots, header says %d", dead, b.ndead())
+	}
+	if ns > 0 {
+		if off, _ := b.slot(ns - 1); off == 0 {
+			return fmt.Errorf("last slot %d is deleted (should have been trimmed)", ns-1)
+		}
+	}
+	if got := live + b.frag(); got != len(b)-b.cellStart() {
+		return fmt.Errorf("live bytes %d + frag %d = %d, cell area is %d", live, b.frag(), got, len(b)-b.cellStart())
+	}
+	return nil
+}
