@@ -148,6 +148,9 @@ type Page struct {
 	pins     int32
 	busy     bool // being written out
 	claim    bool // a flush took a slot for it (see Pool.mu.used)
+	// paidBy is the reservation whose frame this page's pins use; the
+	// last unpin, by whoever makes it, gives the frame back to it.
+	paidBy *Reservation
 	resident bool // in the page table
 	loadedAt time.Time
 	prev     *Page
@@ -199,6 +202,8 @@ func (p *Page) Unpin(dirty bool) {
 	switch {
 	case p.pins == 0:
 		pl.mu.used--
+		pl.refundLocked(p.paidBy)
+		p.paidBy = nil
 		if pl.mu.waiters > 0 {
 			pl.mu.cond.Broadcast()
 		}
@@ -339,9 +344,14 @@ func (p *Pool) Stats() Stats {
 // can bring in that many new pages even when the pool is otherwise full.
 // Structural changes (a B+tree split) reserve first so that ErrPoolExhausted
 // strikes before they start. A Reservation is used by one goroutine.
+//
+// A frame taken through a reservation comes back to it when the page's last
+// pin goes, whoever holds that pin, so a structural change that pins and
+// unpins many pages (the B+tree's path, the space's meta page) needs only
+// as many frames as it holds at once.
 type Reservation struct {
 	p    *Pool
-	left int
+	left int // guarded by p.mu
 }
 
 // Reserve promises n frames, or fails with ErrPoolExhausted at once.
@@ -372,7 +382,23 @@ func (p *Pool) ReserveInto(r *Reservation, n int) error {
 }
 
 // Left returns how many reserved frames are still unused.
-func (r *Reservation) Left() int { return r.left }
+func (r *Reservation) Left() int {
+	if r.p == nil {
+		return 0
+	}
+	r.p.mu.Lock()
+	defer r.p.mu.Unlock()
+	return r.left
+}
+
+// refundLocked gives a frame back to the reservation that paid for it, if
+// it is still held. REQUIRES: p.mu held.
+func (p *Pool) refundLocked(r *Reservation) {
+	if r != nil && r.p == p {
+		p.mu.reserved++
+		r.left++
+	}
+}
 
 // Release returns the unused frames of r to the pool. It is safe to call
 // on a nil or released reservation.
@@ -383,56 +409,31 @@ func (r *Reservation) Release() {
 	p := r.p
 	p.mu.Lock()
 	p.mu.reserved -= r.left
+	r.p, r.left = nil, 0
 	if p.mu.waiters > 0 {
 		p.mu.cond.Broadcast()
 	}
 	p.mu.Unlock()
-	r.p, r.left = nil, 0
 }
 
-// Unpin releases a pin like Page.Unpin; when that was the page's last pin,
-// the frame goes back to r rather than to the pool, so a structural change
-// that pins and unpins many pages (the B+tree's path, the space's meta page)
-// needs only as many reserved frames as it holds at once. A nil r is
-// Page.Unpin.
-func (r *Reservation) Unpin(pg *Page, dirty bool) {
-	if r == nil || r.p == nil {
-		pg.Unpin(dirty)
-		return
-	}
-	if dirty {
-		pg.dirty.Store(true)
-	}
-	p := r.p
-	p.mu.Lock()
-	pg.pins--
-	switch {
-	case pg.pins == 0:
-		p.mu.used--
-		p.mu.reserved++
-		r.left++
-	case pg.pins < 0:
-		p.mu.Unlock()
-		panic(fmt.Sprintf("cache: page %s unpinned more often than pinned", pg.id))
-	}
-	p.mu.Unlock()
-}
+// Unpin is Page.Unpin, for code that reads better naming its reservation.
+func (r *Reservation) Unpin(pg *Page, dirty bool) { pg.Unpin(dirty) }
 
 // takeLocked claims a slot for a frame about to be pinned or loaded, from r
-// when it has any left, otherwise from the unreserved frames.
-// REQUIRES: p.mu held.
-func (p *Pool) takeLocked(r *Reservation) bool {
+// when it has any left (paid is then r), otherwise from the unreserved
+// frames. REQUIRES: p.mu held.
+func (p *Pool) takeLocked(r *Reservation) (ok bool, paid *Reservation) {
 	if r != nil && r.left > 0 {
 		r.left--
 		p.mu.reserved--
 		p.mu.used++
-		return true
+		return true, r
 	}
 	if len(p.frames)-p.mu.used-p.mu.reserved < 1 {
-		return false
+		return false, nil
 	}
 	p.mu.used++
-	return true
+	return true, nil
 }
 
 // Fetch returns page id pinned, reading it from the store on a miss. It
@@ -465,9 +466,13 @@ func (p *Pool) get(m *Meter, r *Reservation, id PageID, create bool, k Kind) (*P
 					// A flush holds a slot for this unpinned page; the
 					// pin takes it over.
 					f.claim = false
-				} else if !p.takeLocked(r) {
-					p.mu.Unlock()
-					return nil, fmt.Errorf("%w: fetching page %s", ErrPoolExhausted, id)
+				} else {
+					ok, paid := p.takeLocked(r)
+					if !ok {
+						p.mu.Unlock()
+						return nil, fmt.Errorf("%w: fetching page %s", ErrPoolExhausted, id)
+					}
+					f.paidBy = paid
 				}
 			}
 			f.pins++
@@ -495,7 +500,8 @@ func (p *Pool) get(m *Meter, r *Reservation, id PageID, create bool, k Kind) (*P
 	}
 
 	// Miss.
-	if !p.takeLocked(r) {
+	ok, paid := p.takeLocked(r)
+	if !ok {
 		p.mu.Unlock()
 		return nil, fmt.Errorf("%w: bringing in page %s", ErrPoolExhausted, id)
 	}
@@ -504,6 +510,7 @@ func (p *Pool) get(m *Meter, r *Reservation, id PageID, create bool, k Kind) (*P
 	f, err := p.grabFrameLocked(m)
 	if err != nil {
 		p.mu.used--
+		p.refundLocked(paid)
 		delete(p.mu.loading, id)
 		close(ch)
 		p.mu.Unlock()
@@ -540,6 +547,7 @@ func (p *Pool) get(m *Meter, r *Reservation, id PageID, create bool, k Kind) (*P
 	if err != nil {
 		// Only a store read fails here; a created page cannot.
 		p.mu.used--
+		p.refundLocked(paid)
 		p.mu.free = append(p.mu.free, f)
 		if p.mu.waiters > 0 {
 			p.mu.cond.Broadcast()
@@ -549,6 +557,7 @@ func (p *Pool) get(m *Meter, r *Reservation, id PageID, create bool, k Kind) (*P
 	}
 	f.kind = k
 	f.pins = 1
+	f.paidBy = paid
 	f.resident = true
 	p.mu.table[id] = f
 	p.repl.insert(f, p.opts.Clock.Now())
@@ -623,7 +632,13 @@ func (p *Pool) writeOut(m *Meter, f *Page) error {
 	f.dirty.Store(false)
 	copy(buf, f.buf)
 	f.latch.RUnlock()
-	id := PageIDOf(buf)
+	// The frame's id names the store key; a header that disagrees (a layer
+	// above wrote over it) must not overwrite another page.
+	id := f.id
+	if got := PageIDOf(buf); got != id {
+		f.dirty.Store(true)
+		return fmt.Errorf("%w: frame of page %s holds a header naming page %s; not written", ErrCorruptPage, id, got)
+	}
 	lsn := PageLSN(buf)
 	err := p.opts.FlushLog(lsn)
 	if err == nil {
@@ -683,7 +698,7 @@ func (p *Pool) flushLocked(m *Meter, f *Page) error {
 		return nil // an eviction is writing it right now
 	}
 	if f.pins == 0 {
-		if !p.takeLocked(nil) {
+		if ok, _ := p.takeLocked(nil); !ok {
 			p.mu.Unlock()
 			return fmt.Errorf("%w: no frame free to flush page %s", ErrPoolExhausted, f.id)
 		}

@@ -37,8 +37,9 @@ type PebbleOptions struct {
 	// in-memory one otherwise. Tests pass vfs.NewCrashableMem here.
 	FS vfs.FS
 	// PageSize is the page size of a new database: a power of two from
-	// 4 KiB to 64 KiB. Default 16 KiB. An existing database keeps the size
-	// it was created with; asking for another is an error.
+	// 4 KiB to 64 KiB. Default (0) 16 KiB for a new database, and for an
+	// existing one the size it was created with; asking an existing
+	// database for another size is an error.
 	PageSize int
 	// BlockCacheSize is pebble's own block cache. Default 8 MiB: kept small
 	// on purpose, because the buffer pool (and the remote tier) are the
@@ -69,7 +70,8 @@ func (quietLogger) Fatalf(format string, args ...any) {
 
 // OpenPebbleStore opens (creating if needed) a pebble-backed page store.
 func OpenPebbleStore(o PebbleOptions) (*PebbleStore, error) {
-	if o.PageSize == 0 {
+	adopt := o.PageSize == 0
+	if adopt {
 		o.PageSize = DefaultPageSize
 	}
 	if !ValidPageSize(o.PageSize) {
@@ -104,7 +106,7 @@ func OpenPebbleStore(o PebbleOptions) (*PebbleStore, error) {
 		return nil, fmt.Errorf("cache: open pebble store %q: %w", dir, err)
 	}
 	s := &PebbleStore{db: db, pageSize: o.PageSize}
-	if err := s.checkPageSize(); err != nil {
+	if err := s.checkPageSize(adopt); err != nil {
 		_ = db.Close()
 		return nil, err
 	}
@@ -112,8 +114,9 @@ func OpenPebbleStore(o PebbleOptions) (*PebbleStore, error) {
 }
 
 // checkPageSize records the page size of a new database, or checks that an
-// existing one was created with the same size.
-func (s *PebbleStore) checkPageSize() error {
+// existing one was created with the same size (or adopts that size, if
+// adopt).
+func (s *PebbleStore) checkPageSize(adopt bool) error {
 	v, closer, err := s.db.Get(metaPageSizeKey)
 	if errors.Is(err, pebble.ErrNotFound) {
 		var b [4]byte
@@ -127,7 +130,12 @@ func (s *PebbleStore) checkPageSize() error {
 	if len(v) != 4 {
 		return fmt.Errorf("%w: stored page size record is %d bytes", ErrBadFormat, len(v))
 	}
-	if got := int(binary.LittleEndian.Uint32(v)); got != s.pageSize {
+	got := int(binary.LittleEndian.Uint32(v))
+	if adopt && ValidPageSize(got) {
+		s.pageSize = got
+		return nil
+	}
+	if got != s.pageSize {
 		return fmt.Errorf("%w: page size %d asked for, database was created with %d",
 			ErrInvalidConfig, s.pageSize, got)
 	}

@@ -180,6 +180,13 @@ func TestStoreReopenWithOtherPageSize(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "kept", storedBody(t, st, pid(1, 1), 4))
 	require.NoError(t, st.Close())
+
+	// No page size asked for: the database's own is adopted.
+	st, err = cache.OpenPebbleStore(cache.PebbleOptions{Dir: dir})
+	require.NoError(t, err)
+	require.Equal(t, testPageSize, st.PageSize())
+	require.Equal(t, "kept", storedBody(t, st, pid(1, 1), 4))
+	require.NoError(t, st.Close())
 }
 
 // TestStoreSyncSurvivesCrash uses pebble's crashable in-memory filesystem:
