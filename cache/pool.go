@@ -143,14 +143,14 @@ type Page struct {
 	modCount uint64
 
 	// Guarded by pool.mu.
-	id       PageID
-	kind     Kind
-	pins     int32
-	busy     bool // being written out
-	claim    bool // a flush took a slot for it (see Pool.mu.used)
+	id    PageID
+	kind  Kind
+	pins  int32
+	busy  bool // being written out
+	claim bool // a flush took a slot for it (see Pool.mu.used)
 	// paidBy is the reservation whose frame this page's pins use; the
 	// last unpin, by whoever makes it, gives the frame back to it.
-	paidBy *Reservation
+	paidBy   *Reservation
 	resident bool // in the page table
 	loadedAt time.Time
 	prev     *Page
