@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
+	"sync/atomic"
 	"testing"
 
 	"github.com/enginelab/enginelab/cache"
@@ -49,7 +50,22 @@ func sharedBenchTree(b *testing.B) *Tree {
 	return benchTreeCache
 }
 
+// BenchmarkTreeGet gets random keys of the 1,000,000-key tree: about 60 MiB
+// of leaves, twice this machine's L3 cache, so most leaf accesses miss the
+// CPU caches. hot=10000 gets keys from a 10,000-key range only (a working
+// set of a few dozen leaves), which measures the CPU cost of a get without
+// the memory latency.
 func BenchmarkTreeGet(b *testing.B) {
+	for _, span := range []int{benchKeys, 10_000} {
+		name := "keys=1000000"
+		if span != benchKeys {
+			name = fmt.Sprintf("hot=%d", span)
+		}
+		b.Run(name, func(b *testing.B) { benchGet(b, span) })
+	}
+}
+
+func benchGet(b *testing.B, span int) {
 	tr := sharedBenchTree(b)
 	r := rand.New(rand.NewPCG(3, 4))
 	var m cache.Meter
@@ -58,7 +74,7 @@ func BenchmarkTreeGet(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		binary.BigEndian.PutUint64(key[:], uint64(r.IntN(benchKeys))*2)
+		binary.BigEndian.PutUint64(key[:], uint64(r.IntN(span))*2)
 		v, found, err := tr.Get(&m, key[:], buf)
 		if err != nil || !found {
 			b.Fatal("missing key", err)
@@ -113,4 +129,26 @@ func BenchmarkTreeScan100(b *testing.B) {
 	}
 	_ = it.Close()
 	b.ReportMetric(float64(m.NodeVisitsTotal())/float64(b.N), "nodes/op")
+}
+
+// BenchmarkTreeGetParallel runs random gets from GOMAXPROCS goroutines: the
+// pool's lock and the root's shared latch are the shared state.
+func BenchmarkTreeGetParallel(b *testing.B) {
+	tr := sharedBenchTree(b)
+	var seq atomic.Uint64
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		r := rand.New(rand.NewPCG(9, seq.Add(1)))
+		var key [8]byte
+		buf := make([]byte, 0, 64)
+		for pb.Next() {
+			binary.BigEndian.PutUint64(key[:], uint64(r.IntN(benchKeys))*2)
+			v, found, err := tr.Get(nil, key[:], buf)
+			if err != nil || !found {
+				b.Fatal("missing key", err)
+			}
+			buf = v
+		}
+	})
 }

@@ -153,6 +153,7 @@ type Page struct {
 	paidBy   *Reservation
 	resident bool // in the page table
 	loadedAt time.Time
+	youngAt  uint64 // midpoint policy: its removal count when made young
 	prev     *Page
 	next     *Page
 	list     *frameList
@@ -278,7 +279,7 @@ func NewPool(store Store, o *Options) (*Pool, error) {
 	case PolicyMidpoint:
 		p.repl = &midpoint{oldPct: opts.OldPercent, oldTime: opts.OldBlocksTime}
 	}
-	arena := make([]byte, n*ps)
+	arena := allocArena(n * ps)
 	p.mu.cond.L = &p.mu.Mutex
 	p.mu.table = make(map[PageID]*Page, n)
 	p.mu.loading = make(map[PageID]chan struct{})
