@@ -56,25 +56,29 @@
 //
 // An insert tries, in order: the target page (an in-memory hint, the page
 // the last search or allocation chose), the lowest-numbered page whose FSM
-// category promises room, and a new page. Every operation that changes a
-// page's category updates its FSM byte in the same call, so the FSM stays
-// exact; the map is also read with a per-FSM-page bound in memory, so
-// searching a heap whose pages are all full costs no page request.
+// category promises room, and a new page. As in PostgreSQL, an insert does
+// not touch the FSM: a page being filled keeps a byte that is too high,
+// and the insert that finds it full records its real category
+// (RecordAndGetPageWithFreeSpace) before searching. Updates and deletes,
+// which free room at once here (there is no VACUUM), update the byte when
+// the category changes. So a byte is never below its page's category: no
+// room is lost, and a stale byte costs one extra page look. The map is read
+// with a per-FSM-page bound in memory, so searching a heap whose pages are
+// all full costs no page request.
 //
 // Costs, in pool page requests (TestCosts asserts each of them):
 //   - Fetch: 1 heap page; 0 for a pointer to page 0 or beyond the high
 //     water mark.
-//   - Insert into the target page: 1 heap page, plus 1 FSM page if the
-//     page's category changes (with 100-byte rows that is nearly every
-//     insert on 4 KiB and 16 KiB pages, whose categories are 16 and 64
-//     bytes wide).
+//   - Insert into the target page: 1 heap page.
 //   - Insert when the target page is full and no page has room: the target
-//     page, the FSM page searched, then the new page's FSM page, the
-//     space's meta page and the new page: 2 heap, 2 FSM, 1 meta. The very
-//     first insert skips the first two: 1 heap, 1 FSM, 1 meta.
+//     page, its FSM page (recording its real category), the FSM page
+//     searched, then the new page's FSM page, the space's meta page and
+//     the new page: 2 heap, 3 FSM, 1 meta (FSM requests to one page count
+//     once each). The very first insert skips the first three: 1 heap,
+//     1 FSM, 1 meta.
 //   - Update in place and Delete: 1 heap page, plus 1 FSM page if the
-//     category changes. A moving update adds the insert's cost on the new
-//     page (2 heap, 2 FSM when it lands on the target page).
+//     category changes. A moving update is 2 heap pages and 1 FSM page
+//     (the old page's) when the row lands on the target page.
 //   - Scan: 1 per heap page; FSM pages are skipped without a request.
 //   - Open: the meta page and every FSM page.
 //

@@ -267,8 +267,7 @@ func (h *Heap) Fetch(m *cache.Meter, ptr RowPtr, dst []byte) ([]byte, error) {
 // Where it goes: the target page if the row fits there, else the lowest
 // page the FSM says has room (which becomes the target), else a new page
 // (which becomes the target). Cost when the target page has room: one
-// heap page request, plus one FSM page request if the insert changes the
-// page's free-space category.
+// heap page request (the FSM is not touched; see the package doc).
 func (h *Heap) Insert(m *cache.Meter, row []byte) (RowPtr, error) {
 	if len(row) > h.maxRow {
 		return RowPtr{}, h.tooLarge(len(row))
@@ -286,26 +285,20 @@ func (h *Heap) Insert(m *cache.Meter, row []byte) (RowPtr, error) {
 	return ptr, nil
 }
 
-// insertLatched puts row in pg, which place returned with room for it, and
-// keeps the FSM byte of the page current. fr is the page's FSM page when
-// place pinned it (a new page); otherwise it is pinned here if the
-// category changes, before the page is changed, so that a failure leaves
-// nothing half done. REQUIRES: pg pinned and exclusively latched.
+// insertLatched puts row in pg, which place returned with room for it. As
+// in PostgreSQL, an insert does not update the FSM: the byte of a page
+// being filled is left high, and corrected when an insert finds the page
+// full (place). fr is the page's FSM page when place pinned it for a new
+// page, whose byte is set here. REQUIRES: pg pinned and exclusively
+// latched.
 func (h *Heap) insertLatched(m *cache.Meter, pg *cache.Page, fr fsmRef, row []byte) (RowPtr, error) {
 	b := hpage(pg.Data())
 	no := pg.ID().Page
-	oldCat := h.category(b.free(), b.ndead())
 	free, ndead := b.free()-len(row), b.ndead()-1
 	if ndead < 0 {
 		free, ndead = free-slotSize, 0
 	}
 	newCat := h.category(free, ndead)
-	if fr.pg == nil && newCat != oldCat {
-		var err error
-		if fr, err = h.fsmPin(m, no); err != nil {
-			return RowPtr{}, err
-		}
-	}
 	s, ok := b.insert(row)
 	if !ok {
 		// place promised room; this is a bug, not bad input.
@@ -345,8 +338,20 @@ func (h *Heap) place(m *cache.Meter, n int, above uint32) (*cache.Page, fsmRef, 
 		if isHeap && b.avail() >= n {
 			return pg, fsmRef{}, nil
 		}
+		// The target is full: record what it really has before looking
+		// elsewhere (PostgreSQL's RecordAndGetPageWithFreeSpace), since
+		// inserts into it left its FSM byte high.
+		cat := uint8(0)
+		if isHeap {
+			cat = h.category(b.free(), b.ndead())
+		}
 		pg.Unlatch()
 		pg.Unpin(false)
+		fr, err := h.fsmPin(m, t)
+		if err != nil {
+			return nil, fsmRef{}, err
+		}
+		h.fsmSet(fr, cat)
 	}
 
 	minCat := h.minCategory(n)
@@ -501,7 +506,7 @@ func (h *Heap) updateLatched(m *cache.Meter, pg *cache.Page, ptr RowPtr, row []b
 
 	// Move. Pin everything that can fail first: the FSM page of the old
 	// page (if its category changes), then the new page (and its FSM
-	// page), so that the two page changes below cannot fail half way.
+	// page, if it is a new page), so that the two page changes below cannot fail half way.
 	free, ndead := b.delEffect(s)
 	pCat := h.category(free, ndead)
 	var fp fsmRef
