@@ -167,20 +167,11 @@ func (n node) search(key []byte) (int, bool) {
 	if c == 0 {
 		return 0, false
 	}
-	// A key outside the node's common prefix sorts before or after all
-	// of its keys.
+	// Search by heads as if key shared the node's common prefix, then
+	// check that it does against the key the search ended at (a cell the
+	// equality test reads anyway): a key outside the prefix sorts before
+	// or after every key of the node.
 	p := n.prefix()
-	k0 := n.key(0)
-	kp := key
-	if len(kp) > p {
-		kp = kp[:p]
-	}
-	switch bytes.Compare(kp, k0[:p]) {
-	case -1:
-		return 0, false
-	case 1:
-		return c, false
-	}
 	h := keyHead(key, p)
 	lo, hi := 0, c
 	for lo < hi {
@@ -192,7 +183,18 @@ func (n node) search(key []byte) (int, bool) {
 			hi = mid
 		}
 	}
-	return lo, lo < c && n.head(lo) == h && bytes.Equal(n.key(lo), key)
+	ref := n.key(min(lo, c-1))
+	kp := key
+	if len(kp) > p {
+		kp = kp[:p]
+	}
+	switch bytes.Compare(kp, ref[:p]) {
+	case -1:
+		return 0, false
+	case 1:
+		return c, false
+	}
+	return lo, lo < c && n.head(lo) == h && bytes.Equal(ref, key)
 }
 
 // childIndex returns the index of the child of inner node n that covers
