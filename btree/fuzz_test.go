@@ -17,7 +17,7 @@ func FuzzTree(f *testing.F) {
 	f.Add(bytes.Repeat([]byte{0, 7, 255, 1, 9, 200, 2, 7, 0}, 40))
 	f.Add(bytes.Repeat([]byte{0, 3, 250, 0, 200, 250, 0, 100, 250, 2, 3, 0, 2, 100, 0}, 30))
 	f.Fuzz(func(t *testing.T, ops []byte) {
-		if len(ops) > 3*2000 {
+		if len(ops) > 3*600 {
 			return
 		}
 		store, err := cache.OpenPebbleStore(cache.PebbleOptions{PageSize: 4096})
