@@ -237,7 +237,7 @@ type Pool struct {
 		sync.Mutex
 		cond     sync.Cond // signalled when a pin drops to zero or a load ends
 		waiters  int
-		table    map[PageID]*Page
+		table    pageTable
 		loading  map[PageID]chan struct{}
 		free     []*Page
 		used     int
@@ -281,7 +281,7 @@ func NewPool(store Store, o *Options) (*Pool, error) {
 	}
 	arena := allocArena(n * ps)
 	p.mu.cond.L = &p.mu.Mutex
-	p.mu.table = make(map[PageID]*Page, n)
+	p.mu.table = newPageTable()
 	p.mu.loading = make(map[PageID]chan struct{})
 	p.mu.free = make([]*Page, 0, n)
 	for i := n - 1; i >= 0; i-- {
@@ -315,8 +315,7 @@ func (p *Pool) BackgroundMeter() Meter {
 func (p *Pool) Resident(id PageID) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	_, ok := p.mu.table[id]
-	return ok
+	return p.mu.table.get(id) != nil
 }
 
 // Stats is a snapshot of the pool's occupancy.
@@ -332,9 +331,9 @@ type Stats struct {
 func (p *Pool) Stats() Stats {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	s := Stats{Frames: len(p.frames), Resident: len(p.mu.table), Pinned: p.mu.used, Reserved: p.mu.reserved}
-	for _, f := range p.mu.table {
-		if f.dirty.Load() {
+	s := Stats{Frames: len(p.frames), Resident: p.mu.table.len(), Pinned: p.mu.used, Reserved: p.mu.reserved}
+	for i := range p.frames {
+		if f := &p.frames[i]; f.resident && f.dirty.Load() {
 			s.Dirty++
 		}
 	}
@@ -457,7 +456,7 @@ func (p *Pool) get(m *Meter, r *Reservation, id PageID, create bool, k Kind) (*P
 			p.mu.Unlock()
 			return nil, ErrClosed
 		}
-		if f := p.mu.table[id]; f != nil {
+		if f := p.mu.table.get(id); f != nil {
 			if create {
 				p.mu.Unlock()
 				return nil, fmt.Errorf("cache: page %s created while resident (allocation state is broken)", id)
@@ -560,7 +559,7 @@ func (p *Pool) get(m *Meter, r *Reservation, id PageID, create bool, k Kind) (*P
 	f.pins = 1
 	f.paidBy = paid
 	f.resident = true
-	p.mu.table[id] = f
+	p.mu.table.put(id, f)
 	p.repl.insert(f, p.opts.Clock.Now())
 	p.mu.Unlock()
 	if m != nil {
@@ -609,7 +608,7 @@ func (p *Pool) grabFrameLocked(m *Meter) (*Page, error) {
 			}
 		}
 		p.repl.remove(v)
-		delete(p.mu.table, v.id)
+		p.mu.table.remove(v.id)
 		v.resident = false
 		if m != nil {
 			m.Evictions++
@@ -664,7 +663,7 @@ func (p *Pool) writeOut(m *Meter, f *Page) error {
 // charges the pool's background meter.
 func (p *Pool) FlushPage(m *Meter, id PageID) error {
 	p.mu.Lock()
-	f := p.mu.table[id]
+	f := p.mu.table.get(id)
 	if f == nil || !f.dirty.Load() {
 		p.mu.Unlock()
 		return nil
