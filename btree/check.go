@@ -19,7 +19,8 @@ type Shape struct {
 // levels, keys are strictly ordered within each node and within the bounds
 // set by the separators above, slot heads agree with their keys and the
 // node's common prefix, every page's cells and slots fit and
-// account for all its bytes, non-root leaves are non-empty, and the leaf
+// account for all its bytes, non-root leaves are non-empty, non-root inner
+// nodes have at least one key, and the leaf
 // chain links every leaf to its neighbours in key order. It latches one
 // root-to-leaf path at a time; run it while no writer is active for an
 // exact answer. The error matches ErrCorruptTree.
@@ -122,6 +123,9 @@ func (c *checker) node(no uint32, depth, wantLevel int, lo, hi []byte) error {
 		c.prevs = append(c.prevs, n.prev())
 		c.nexts = append(c.nexts, n.next())
 		return nil
+	}
+	if depth > 0 && n.count() == 0 {
+		return corrupt("inner node below the root has no key (a single child)")
 	}
 	c.shape.Inner++
 	for i := -1; i < n.count(); i++ {

@@ -159,7 +159,7 @@ func TestSplitRefusedBeforeItStarts(t *testing.T) {
 	val := make([]byte, 200)
 	for i := 0; i < 200; i++ {
 		key := fmt.Appendf(nil, "key%06d", i)
-		need := int(e.tree.height.Load()) + 6
+		need := reserveFor(int(e.tree.height.Load()))
 		before, err := e.tree.Check(nil)
 		require.NoError(t, err)
 		setAvailable(need - 1)

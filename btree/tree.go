@@ -359,6 +359,10 @@ func (p *path) release() {
 	p.r.Release()
 }
 
+// reserveFor is the number of frames a pessimistic operation on a tree of
+// height h reserves.
+func reserveFor(h int) int { return 2*h + 6 }
+
 // Safety predicates for pessimistic descents: a safe node will absorb
 // whatever its child's change does to it, so its ancestors can be released.
 func (t *Tree) safeForInsert(n node) bool { return n.free() >= t.maxSep }
@@ -376,10 +380,12 @@ func (t *Tree) lockPath(m *cache.Meter, key []byte, forDelete bool) (*path, erro
 	for {
 		h := int(t.height.Load())
 		p := &path{t: t, m: m}
-		// The path, plus a new child of the root, a new sibling, the
-		// space's meta page and a neighbour leaf, plus slack for a root
-		// that grows by a level meanwhile.
-		if err := t.pool.ReserveInto(&p.r, h+6); err != nil {
+		// The path, plus a new sibling for each node of it (a frame comes
+		// back when its page's last pin goes, and a reader may still hold
+		// a sibling we let go), a new child of the root, the space's meta
+		// page and a neighbour leaf, plus slack for a root that grows by a
+		// level meanwhile.
+		if err := t.pool.ReserveInto(&p.r, reserveFor(h)); err != nil {
 			return nil, fmt.Errorf("btree: structural change refused before it started: %w", err)
 		}
 		root, err := p.r.Fetch(m, t.root)
@@ -417,7 +423,10 @@ func (t *Tree) lockPath(m *cache.Meter, key []byte, forDelete bool) (*path, erro
 				return nil, err
 			}
 			cn := node(c.Data())
-			if (!forDelete && t.safeForInsert(cn)) || (forDelete && t.safeForDelete(cn, false)) {
+			// A delete may merge (the parent loses a separator) or borrow
+			// (the parent's separator is replaced by one that may be
+			// longer): its safe nodes must absorb both.
+			if t.safeForInsert(cn) && (!forDelete || t.safeForDelete(cn, false)) {
 				p.releaseAbove(len(p.pages))
 			}
 			p.push(c, ci)
@@ -442,7 +451,9 @@ func (t *Tree) writePessimistic(m *cache.Meter, key, val []byte, mode int) error
 		if n.replaceVal(i, val) {
 			return nil
 		}
-		n.remove(i)
+		// The entry grows past the page: split with the new value in
+		// place of the old one (the old one stays until the split).
+		return p.splitInsert(k, i, entry{key: key, val: val, replace: true})
 	}
 	if n.insertLeaf(i, key, val) {
 		return nil
@@ -455,6 +466,7 @@ func (t *Tree) writePessimistic(m *cache.Meter, key, val []byte, mode int) error
 type entry struct {
 	key, val []byte
 	child    uint32
+	replace  bool // e replaces entry i of the node instead of going before it
 }
 
 // splitInsert splits pages[k] to make room for e at index i, then inserts
@@ -482,8 +494,21 @@ func (p *path) splitInsert(k, i int, e entry) error {
 	if !n.isLeaf() {
 		kind = cache.KindBTreeInner
 	}
+	// Latch the right neighbour first (left to right, as always), so that
+	// nothing can fail once the split has begun.
+	var next *cache.Page
+	if nx := n.next(); n.isLeaf() && nx != 0 {
+		var err error
+		if next, err = t.latchLeaf(p.m, &p.r, nx); err != nil {
+			return err
+		}
+	}
 	sib, err := t.pool.AllocPage(p.m, &p.r, t.space, kind)
 	if err != nil {
+		if next != nil {
+			next.Unlatch()
+			p.r.Unpin(next, false)
+		}
 		return err
 	}
 	sn := node(sib.Data())
@@ -491,12 +516,10 @@ func (p *path) splitInsert(k, i int, e entry) error {
 	if n.isLeaf() {
 		sn.setPrev(pg.ID().Page)
 		sn.setNext(n.next())
-		if nx := n.next(); nx != 0 {
-			if err := t.setPrev(p.m, &p.r, nx, sib.ID().Page); err != nil {
-				sib.Unlatch()
-				p.r.Unpin(sib, true)
-				return err
-			}
+		if next != nil {
+			node(next.Data()).setPrev(sib.ID().Page)
+			next.Unlatch()
+			p.r.Unpin(next, true)
 		}
 		n.setNext(sib.ID().Page)
 	}
@@ -517,18 +540,21 @@ func (p *path) splitInsert(k, i int, e entry) error {
 	return p.splitInsert(k-1, pos, entry{key: sep, child: sibNo})
 }
 
-// setPrev sets the prev link of leaf page no. Leaves are latched left to
-// right, so latching a right neighbour while holding a leaf is safe.
-func (t *Tree) setPrev(m *cache.Meter, r *cache.Reservation, no, prev uint32) error {
+// latchLeaf fetches leaf page no and latches it exclusively. Leaves are
+// latched left to right, so latching a right neighbour while holding a leaf
+// is safe.
+func (t *Tree) latchLeaf(m *cache.Meter, r *cache.Reservation, no uint32) (*cache.Page, error) {
 	pg, err := r.Fetch(m, t.id(no))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	pg.Latch()
-	node(pg.Data()).setPrev(prev)
-	pg.Unlatch()
-	r.Unpin(pg, true)
-	return nil
+	if cache.PageKind(pg.Data()) != cache.KindBTreeLeaf {
+		pg.Unlatch()
+		r.Unpin(pg, false)
+		return nil, fmt.Errorf("%w: leaf link leads to page %s of kind %s", ErrCorruptTree, pg.ID(), cache.PageKind(pg.Data()))
+	}
+	return pg, nil
 }
 
 // pushDown moves the root's contents into a new child and makes the root an
@@ -564,11 +590,14 @@ func (t *Tree) splitNode(n, s node, i int, e entry) []byte {
 	copy(tn, n)
 	leaf := tn.isLeaf()
 	cnt := tn.count() + 1
+	if e.replace {
+		cnt--
+	}
 	get := func(j int) entry {
 		switch {
 		case j == i:
 			return e
-		case j > i:
+		case j > i && !e.replace:
 			j--
 		}
 		if leaf {
@@ -653,12 +682,15 @@ func (t *Tree) deletePessimistic(m *cache.Meter, key []byte) error {
 
 func (t *Tree) underfull(n node) bool { return n.count() == 0 || n.used() < t.minFill }
 
-// rebalance fixes pages[k] after it lost an entry: a non-root node that is
+// rebalance fixes pages[k] after it lost an entry. A non-root node that is
 // underfull merges with a sibling under the same parent when the two fit in
-// one page (the parent then loses a separator, and is fixed in turn); a root
-// inner node left with a single child absorbs that child. A node that cannot
-// merge stays as it is: it is still non-empty (leaves with no entries
-// always merge, since they add nothing to the sibling).
+// one page (the parent then loses a separator, and is fixed in turn). An
+// inner node left without keys (one child) whose sibling is too full to
+// merge borrows one entry from it through the parent. A root inner node
+// left with a single child absorbs that child. Any other underfull node
+// stays as it is: so leaves below the root are never empty (an empty leaf
+// always fits into its sibling) and inner nodes below the root always have
+// a key.
 func (p *path) rebalance(k int) error {
 	t := p.t
 	pg := p.pages[k]
@@ -699,7 +731,13 @@ func (p *path) rebalance(k int) error {
 		pg.Latch()
 		a, b, si = l, pg, ci
 	default:
-		return nil // the parent has a single child: nothing to merge with
+		// The parent has a single child; it cannot, below the root (see
+		// above), and a root with one child is collapsed.
+		return fmt.Errorf("%w: node %s has no sibling under parent %s", ErrCorruptTree, pg.ID(), p.pages[k-1].ID())
+	}
+	sib := b // the page latched here, released before returning
+	if b == pg {
+		sib = a
 	}
 	an, bn := node(a.Data()), node(b.Data())
 	need := an.used() + bn.used()
@@ -707,23 +745,31 @@ func (p *path) rebalance(k int) error {
 		need += innerCellSize(parent.key(si)) + slotSize
 	}
 	if need > an.capacity() {
-		// No merge. Release the sibling we latched; the path keeps pg.
-		if b == pg {
-			a.Unlatch()
-			p.r.Unpin(a, false)
-		} else {
-			b.Unlatch()
-			p.r.Unpin(b, false)
+		var err error
+		if !n.isLeaf() && n.count() == 0 {
+			err = p.borrow(k, a, b, si)
 		}
-		return nil
+		sib.Unlatch()
+		p.r.Unpin(sib, err == nil)
+		return err
+	}
+	// Latch the leaf after b first, so nothing can fail once pages change.
+	var next *cache.Page
+	if nx := bn.next(); an.isLeaf() && nx != 0 {
+		var err error
+		if next, err = t.latchLeaf(p.m, &p.r, nx); err != nil {
+			sib.Unlatch()
+			p.r.Unpin(sib, false)
+			return err
+		}
 	}
 	if an.isLeaf() {
 		bn.moveTail(an, 0)
 		an.setNext(bn.next())
-		if nx := bn.next(); nx != 0 {
-			if err := t.setPrev(p.m, &p.r, nx, a.ID().Page); err != nil {
-				return err
-			}
+		if next != nil {
+			node(next.Data()).setPrev(a.ID().Page)
+			next.Unlatch()
+			p.r.Unpin(next, true)
 		}
 	} else {
 		an.insertInner(an.count(), parent.key(si), bn.left())
@@ -746,6 +792,45 @@ func (p *path) rebalance(k int) error {
 		p.idx[k] = ci - 1
 	}
 	return p.rebalance(k - 1)
+}
+
+// borrow moves one entry into the keyless inner node pages[k] from its
+// sibling through the parent (a rotation): the parent's separator si comes
+// down into the node, and the sibling's nearest key goes up in its place.
+// a and b are the left and right of the pair, si the parent's separator
+// between them. The new separator may be longer than the old one; if the
+// parent has no room for it, the parent splits (the path holds every node
+// that may split: pessimistic deletes keep nodes that are unsafe for an
+// insert too).
+func (p *path) borrow(k int, a, b *cache.Page, si int) error {
+	parent := node(p.pages[k-1].Data())
+	an, bn := node(a.Data()), node(b.Data())
+	sep := append([]byte(nil), parent.key(si)...)
+	var up []byte
+	if b == p.pages[k] {
+		// From the left sibling a into b: a's last child becomes b's
+		// leftmost, and a's last key goes up.
+		last := an.count() - 1
+		up = append([]byte(nil), an.key(last)...)
+		bn.insertInner(0, sep, bn.left())
+		bn.setLeft(an.child(last))
+		an.remove(last)
+	} else {
+		// From the right sibling b into a: b's leftmost child moves to the
+		// end of a, and b's first key goes up.
+		up = append([]byte(nil), bn.key(0)...)
+		an.insertInner(an.count(), sep, bn.left())
+		bn.setLeft(bn.child(0))
+		bn.remove(0)
+	}
+	p.dirty[k] = true
+	p.dirty[k-1] = true
+	child := parent.child(si)
+	parent.remove(si)
+	if parent.insertInner(si, up, child) {
+		return nil
+	}
+	return p.splitInsert(k-1, si, entry{key: up, child: child})
 }
 
 // collapseRoot replaces a root that has a single child with that child's

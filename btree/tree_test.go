@@ -279,3 +279,40 @@ func TestTreeErrors(t *testing.T) {
 	require.ErrorIs(t, err, cache.ErrSpaceExists)
 	require.True(t, errors.Is(err, cache.ErrSpaceExists))
 }
+
+// TestDeleteInOrderVariableSizes deletes, in key order, keys whose entries
+// range from a few bytes to a quarter page: inner nodes empty of keys next
+// to siblings too full to merge with, and must borrow instead, or leaves
+// below them would end up empty.
+func TestDeleteInOrderVariableSizes(t *testing.T) {
+	for seed := uint64(1); seed <= 10; seed++ {
+		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) {
+			r := rand.New(rand.NewPCG(seed, 99))
+			e := newEnv(t, 4096, 64, cache.PolicyLRU)
+			md := model{}
+			for len(md) < 1500 {
+				k := fmt.Appendf(nil, "%08d", r.IntN(1_000_000))
+				v := make([]byte, r.IntN(1000-len(k)))
+				if _, ok := md[string(k)]; ok {
+					continue
+				}
+				require.NoError(t, e.tree.Insert(nil, k, v))
+				md[string(k)] = string(v)
+			}
+			var m cache.Meter
+			for i, k := range md.sorted() {
+				require.NoError(t, e.tree.Delete(&m, []byte(k)))
+				delete(md, k)
+				if i%100 == 0 {
+					shape, err := e.tree.Check(nil)
+					require.NoError(t, err, "after %d deletes", i+1)
+					require.Equal(t, len(md), shape.Entries)
+				}
+			}
+			shape, err := e.tree.Check(nil)
+			require.NoError(t, err)
+			require.Equal(t, Shape{Height: 1, Leaves: 1}, shape)
+			require.Positive(t, m.Merges)
+		})
+	}
+}
