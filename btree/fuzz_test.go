@@ -2,6 +2,7 @@ package btree
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"testing"
 
@@ -14,6 +15,7 @@ import (
 // the smallest allowed, so pages are evicted and re-read.
 func FuzzTree(f *testing.F) {
 	f.Add([]byte{0, 1, 10, 0, 2, 20, 3, 1, 0, 4, 0, 0})
+	f.Add([]byte{0, 0, 5, 0, 1, 5, 5, 0, 1, 5, 0, 2, 4, 0, 0, 2, 0, 0, 3, 0, 0})
 	f.Add(bytes.Repeat([]byte{0, 7, 255, 1, 9, 200, 2, 7, 0}, 40))
 	f.Add(bytes.Repeat([]byte{0, 3, 250, 0, 200, 250, 0, 100, 250, 2, 3, 0, 2, 100, 0}, 30))
 	f.Fuzz(func(t *testing.T, ops []byte) {
@@ -36,13 +38,17 @@ func FuzzTree(f *testing.F) {
 		md := model{}
 		for i := 0; i+3 <= len(ops); i += 3 {
 			op, kb, vl := ops[i], ops[i+1], int(ops[i+2])*3
-			key := fmt.Appendf(nil, "%03d%s", kb, bytes.Repeat([]byte{'.'}, int(kb)))
+			// Key byte 0 is the empty key; others vary in length with it.
+			key := []byte{}
+			if kb != 0 {
+				key = fmt.Appendf(nil, "%03d%s", kb, bytes.Repeat([]byte{'.'}, int(kb)))
+			}
 			val := bytes.Repeat([]byte{byte(i)}, vl)
 			_, present := md[string(key)]
-			switch op % 5 {
+			switch op % 6 {
 			case 0:
 				err := tr.Insert(nil, key, val)
-				if present != (err != nil) {
+				if present != errors.Is(err, ErrDuplicateKey) || (!present && err != nil) {
 					t.Fatalf("op %d insert %q present=%v err=%v", i/3, key, present, err)
 				}
 				if !present {
@@ -55,7 +61,7 @@ func FuzzTree(f *testing.F) {
 				md[string(key)] = string(val)
 			case 2:
 				err := tr.Delete(nil, key)
-				if present != (err == nil) {
+				if present != (err == nil) || (!present && !errors.Is(err, ErrKeyNotFound)) {
 					t.Fatalf("op %d delete %q present=%v err=%v", i/3, key, present, err)
 				}
 				delete(md, string(key))
@@ -83,6 +89,30 @@ func FuzzTree(f *testing.F) {
 				}
 				if fmt.Sprint(got) != fmt.Sprint(want) {
 					t.Fatalf("op %d reverse scan from %q: got %v want %v", i/3, key, got, want)
+				}
+			case 5:
+				// Forward, up to the key, exclusive when the value byte
+				// is odd.
+				hi := Incl(key)
+				if vl%2 == 1 {
+					hi = Excl(key)
+				}
+				it := tr.NewIter(nil, &IterOptions{Upper: hi})
+				var got []string
+				for ok := it.First(); ok; ok = it.Next() {
+					got = append(got, string(it.Key()))
+				}
+				if err := it.Close(); err != nil {
+					t.Fatal(err)
+				}
+				var want []string
+				for _, k := range md.sorted() {
+					if k < string(key) || (k == string(key) && hi.Kind == Inclusive) {
+						want = append(want, k)
+					}
+				}
+				if fmt.Sprint(got) != fmt.Sprint(want) {
+					t.Fatalf("op %d forward scan to %q (%v): got %q want %q", i/3, key, hi.Kind, got, want)
 				}
 			}
 		}

@@ -58,14 +58,31 @@ type Iter struct {
 }
 
 // NewIter returns an unpositioned iterator over the entries within o's
-// bounds (nil: the whole tree). The bound keys are copied.
+// bounds (nil: the whole tree). The bound keys are copied; a nil key in an
+// Inclusive or Exclusive bound is the empty key.
 func (t *Tree) NewIter(m *cache.Meter, o *IterOptions) *Iter {
-	it := &Iter{t: t, m: m}
+	// Inside the iterator a nil key means "no key" (the edge of the tree),
+	// so keys it holds are never nil, even when empty.
+	it := &Iter{t: t, m: m, key: make([]byte, 0, 32)}
 	if o != nil {
-		it.lo = Bound{Key: append([]byte(nil), o.Lower.Key...), Kind: o.Lower.Kind}
-		it.hi = Bound{Key: append([]byte(nil), o.Upper.Key...), Kind: o.Upper.Kind}
+		it.lo, it.hi = copyBound(o.Lower), copyBound(o.Upper)
 	}
 	return it
+}
+
+func copyBound(b Bound) Bound {
+	if b.Kind == Unbounded {
+		return Bound{}
+	}
+	return Bound{Key: append([]byte{}, b.Key...), Kind: b.Kind}
+}
+
+// nonNil returns key, or the empty key for nil.
+func nonNil(key []byte) []byte {
+	if key == nil {
+		return []byte{}
+	}
+	return key
 }
 
 // Valid reports whether the iterator is at an entry.
@@ -134,7 +151,7 @@ func (it *Iter) SeekGE(key []byte) bool {
 	}
 	it.drop()
 	it.err = nil
-	return it.seekForward(key, edgeKey, false)
+	return it.seekForward(nonNil(key), edgeKey, false)
 }
 
 // SeekLT moves to the last entry below key (and within the bounds).
@@ -144,7 +161,7 @@ func (it *Iter) SeekLT(key []byte) bool {
 	}
 	it.drop()
 	it.err = nil
-	return it.seekBackward(key, edgeKey, true)
+	return it.seekBackward(nonNil(key), edgeKey, true)
 }
 
 // Next moves to the next entry.

@@ -67,7 +67,20 @@ func Open(m *cache.Meter, pool *cache.Pool, space uint32) (*Tree, error) {
 	if info.Root == 0 {
 		return nil, fmt.Errorf("%w: space %d has no root page", ErrCorruptTree, space)
 	}
-	return newTree(pool, cache.PageID{Space: space, Page: info.Root}, 1), nil
+	t := newTree(pool, cache.PageID{Space: space, Page: info.Root}, 1)
+	pg, err := pool.Fetch(m, t.root)
+	if err != nil {
+		return nil, fmt.Errorf("btree: open tree in space %d: %w", space, err)
+	}
+	pg.RLatch()
+	err = t.checkNode(pg, -1)
+	t.height.Store(int32(node(pg.Data()).level() + 1))
+	pg.RUnlatch()
+	pg.Unpin(false)
+	if err != nil {
+		return nil, fmt.Errorf("btree: open tree in space %d: %w", space, err)
+	}
+	return t, nil
 }
 
 func newTree(pool *cache.Pool, root cache.PageID, h int32) *Tree {
@@ -110,17 +123,31 @@ func visit(m *cache.Meter, depth int) {
 
 func (t *Tree) id(page uint32) cache.PageID { return cache.PageID{Space: t.space, Page: page} }
 
-// checkChild verifies that a page reached from a parent at level plevel is
-// a node of this tree one level down.
-func (t *Tree) checkChild(pg *cache.Page, plevel int) error {
+// checkNode verifies, cheaply, that pg looks like a node of a B+tree at
+// level wantLevel (-1: any): its kind matches its level, and its slot array
+// and cell area fit the page. It keeps a page that is not a node (a wrong
+// space, a stale link) from being read as one.
+func (t *Tree) checkNode(pg *cache.Page, wantLevel int) error {
 	b := pg.Data()
+	n := node(b)
 	k := cache.PageKind(b)
-	if (k != cache.KindBTreeLeaf && k != cache.KindBTreeInner) || node(b).level() != plevel-1 {
-		return fmt.Errorf("%w: page %s has kind %s and level %d, its parent has level %d",
-			ErrCorruptTree, pg.ID(), k, node(b).level(), plevel)
+	lvl := n.level()
+	switch {
+	case k != cache.KindBTreeLeaf && k != cache.KindBTreeInner,
+		(k == cache.KindBTreeLeaf) != (lvl == 0),
+		wantLevel >= 0 && lvl != wantLevel:
+		return fmt.Errorf("%w: page %s has kind %s and level %d, want a node at level %d",
+			ErrCorruptTree, pg.ID(), k, lvl, wantLevel)
+	case n.slotsEnd() > n.cellStart() || n.cellStart() > len(b):
+		return fmt.Errorf("%w: page %s: %d slots end at %d, cells start at %d",
+			ErrCorruptTree, pg.ID(), n.count(), n.slotsEnd(), n.cellStart())
 	}
 	return nil
 }
+
+// checkChild verifies that a page reached from a parent at level plevel is
+// a node of this tree one level down.
+func (t *Tree) checkChild(pg *cache.Page, plevel int) error { return t.checkNode(pg, plevel-1) }
 
 // Descent edges.
 const (
@@ -140,6 +167,11 @@ restart:
 	}
 	pg.RLatch()
 	visit(m, 0)
+	if err := t.checkNode(pg, -1); err != nil {
+		pg.RUnlatch()
+		pg.Unpin(false)
+		return nil, 0, err
+	}
 	if exclusive && node(pg.Data()).isLeaf() {
 		// The root is the leaf: trade the shared latch for an exclusive
 		// one and make sure it is still a leaf.

@@ -316,3 +316,61 @@ func TestDeleteInOrderVariableSizes(t *testing.T) {
 		})
 	}
 }
+
+// TestIterEmptyKeyBounds: the empty key is a key like any other, as a bound
+// and as an entry.
+func TestIterEmptyKeyBounds(t *testing.T) {
+	e := newEnv(t, 4096, 64, cache.PolicyLRU)
+	md := model{"": "empty"}
+	require.NoError(t, e.tree.Insert(nil, []byte{}, []byte("empty")))
+	for i := 0; i < 300; i++ {
+		k := fmt.Sprintf("k%04d", i)
+		require.NoError(t, e.tree.Insert(nil, []byte(k), []byte("v")))
+		md[k] = "v"
+	}
+	for _, o := range []IterOptions{
+		{Upper: Incl(nil)},
+		{Upper: Excl([]byte{})},
+		{Lower: Excl(nil)},
+		{Lower: Incl([]byte{})},
+		{Lower: Incl(nil), Upper: Incl(nil)},
+		{Lower: Excl(nil), Upper: Excl([]byte("k0100"))},
+	} {
+		checkScan(t, e.tree, md, o)
+	}
+	it := e.tree.NewIter(nil, nil)
+	require.False(t, it.SeekLT([]byte{}))
+	require.False(t, it.SeekLT(nil))
+	require.True(t, it.SeekGE(nil))
+	require.Equal(t, "", string(it.Key()))
+	require.Equal(t, "empty", string(it.Value()))
+	require.True(t, it.Next())
+	require.Equal(t, "k0000", string(it.Key()))
+	require.True(t, it.Prev())
+	require.Equal(t, "", string(it.Key()))
+	require.False(t, it.Prev())
+	require.NoError(t, it.Close())
+}
+
+// TestOpenNotATree: opening a space that holds something else is an
+// error, not a panic.
+func TestOpenNotATree(t *testing.T) {
+	e := newEnv(t, 4096, 64, cache.PolicyLRU)
+	require.NoError(t, e.pool.CreateSpace(nil, 2))
+	pg, err := e.pool.AllocPage(nil, nil, 2, cache.KindHeap)
+	require.NoError(t, err)
+	copy(pg.Data()[cache.HeaderSize:], bytes.Repeat([]byte{0xff}, 64))
+	pg.Unlatch()
+	pg.Unpin(true)
+	require.NoError(t, e.pool.SetRoot(nil, 2, pg.ID().Page))
+	_, err = Open(nil, e.pool, 2)
+	require.ErrorIs(t, err, ErrCorruptTree)
+	require.Contains(t, err.Error(), "2:1")
+	// A handle that skipped Open's check fails on use, also without a
+	// panic, and leaves no page pinned.
+	tr := newTree(e.pool, pg.ID(), 1)
+	_, _, err = tr.Get(nil, []byte("k"), nil)
+	require.ErrorIs(t, err, ErrCorruptTree)
+	require.ErrorIs(t, tr.Insert(nil, []byte("k"), []byte("v")), ErrCorruptTree)
+	require.Zero(t, e.pool.Stats().Pinned)
+}

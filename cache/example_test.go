@@ -57,6 +57,6 @@ func ExamplePool() {
 	fmt.Println("background:", bg.String())
 	// Output:
 	// page 1:1 (heap): hello, page
-	// req.meta=2 req.heap=2 hits=2 misses=2 store-reads=1
+	// req.meta=2 req.heap=2 hits=2 creates=2 store-reads=1
 	// background: flushes=2 store-writes=2 store-write-bytes=8192
 }

@@ -28,6 +28,9 @@ type Meter struct {
 	PoolHits int64
 	// PoolMisses counts requests that had to bring the page in.
 	PoolMisses int64
+	// PageCreates counts requests for a page new to the store (AllocPage
+	// past the high-water mark): a frame is taken, nothing is read.
+	PageCreates int64
 	// PoolWaits counts requests that found the page being read by another
 	// caller and waited for that read instead of reading it again.
 	PoolWaits int64
@@ -106,6 +109,7 @@ func (m *Meter) combine(o *Meter, sign int64) {
 	}
 	m.PoolHits += sign * o.PoolHits
 	m.PoolMisses += sign * o.PoolMisses
+	m.PageCreates += sign * o.PageCreates
 	m.PoolWaits += sign * o.PoolWaits
 	m.Evictions += sign * o.Evictions
 	m.DirtyWriteBacks += sign * o.DirtyWriteBacks
@@ -137,6 +141,7 @@ func (m *Meter) String() string {
 	}
 	add("hits", m.PoolHits)
 	add("misses", m.PoolMisses)
+	add("creates", m.PageCreates)
 	add("waits", m.PoolWaits)
 	add("evictions", m.Evictions)
 	add("dirty-writebacks", m.DirtyWriteBacks)

@@ -462,18 +462,15 @@ func (p *Pool) get(m *Meter, r *Reservation, id PageID, create bool, k Kind) (*P
 				return nil, fmt.Errorf("cache: page %s created while resident (allocation state is broken)", id)
 			}
 			if f.pins == 0 {
-				if f.claim {
-					// A flush holds a slot for this unpinned page; the
-					// pin takes it over.
-					f.claim = false
-				} else {
-					ok, paid := p.takeLocked(r)
-					if !ok {
-						p.mu.Unlock()
-						return nil, fmt.Errorf("%w: fetching page %s", ErrPoolExhausted, id)
-					}
-					f.paidBy = paid
+				// The pin needs a slot of its own, even on a page a flush
+				// holds a slot for: the flush gives that one back when it
+				// ends, whoever holds pins then.
+				ok, paid := p.takeLocked(r)
+				if !ok {
+					p.mu.Unlock()
+					return nil, fmt.Errorf("%w: fetching page %s", ErrPoolExhausted, id)
 				}
+				f.paidBy = paid
 			}
 			f.pins++
 			p.repl.access(f, p.opts.Clock)
@@ -563,7 +560,11 @@ func (p *Pool) get(m *Meter, r *Reservation, id PageID, create bool, k Kind) (*P
 	p.repl.insert(f, p.opts.Clock.Now())
 	p.mu.Unlock()
 	if m != nil {
-		m.PoolMisses++
+		if create {
+			m.PageCreates++
+		} else {
+			m.PoolMisses++
+		}
 		m.PageRequests[k]++
 	}
 	return f, nil
@@ -597,6 +598,9 @@ func (p *Pool) grabFrameLocked(m *Meter) (*Page, error) {
 			err := p.writeOut(m, v)
 			p.mu.Lock()
 			v.busy = false
+			if p.mu.waiters > 0 {
+				p.mu.cond.Broadcast() // a flush may be waiting for this write
+			}
 			if err != nil {
 				return nil, err
 			}
@@ -664,11 +668,12 @@ func (p *Pool) writeOut(m *Meter, f *Page) error {
 func (p *Pool) FlushPage(m *Meter, id PageID) error {
 	p.mu.Lock()
 	f := p.mu.table.get(id)
-	if f == nil || !f.dirty.Load() {
+	// A write in flight has already cleared dirty: wait for it too.
+	if f == nil || (!f.dirty.Load() && !f.busy) {
 		p.mu.Unlock()
 		return nil
 	}
-	return p.flushLocked(m, f)
+	return p.flushLocked(m, f, id)
 }
 
 // FlushAll writes out every dirty page, in frame order. A nil meter charges
@@ -678,24 +683,32 @@ func (p *Pool) FlushAll(m *Meter) error {
 	for i := range p.frames {
 		f := &p.frames[i]
 		p.mu.Lock()
-		if !f.resident || !f.dirty.Load() {
+		if !f.resident || (!f.dirty.Load() && !f.busy) {
 			p.mu.Unlock()
 			continue
 		}
-		if err := p.flushLocked(m, f); err != nil {
+		if err := p.flushLocked(m, f, f.id); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// flushLocked writes f out. An unpinned page needs a slot while it is
-// busy, so that the flush never eats a frame promised to a reservation.
+// flushLocked writes f, which holds page id, out. If someone else is
+// writing it right now, it waits for that write and then looks again: the
+// page may be clean (done) or gone, or dirty again (that write failed, or
+// the page changed since). An unpinned page needs a slot while it is busy,
+// so that the flush never eats a frame promised to a reservation.
 // REQUIRES: p.mu held; released on return.
-func (p *Pool) flushLocked(m *Meter, f *Page) error {
-	if f.busy {
+func (p *Pool) flushLocked(m *Meter, f *Page, id PageID) error {
+	for f.busy {
+		p.mu.waiters++
+		p.mu.cond.Wait()
+		p.mu.waiters--
+	}
+	if !f.resident || f.id != id || !f.dirty.Load() {
 		p.mu.Unlock()
-		return nil // an eviction is writing it right now
+		return nil
 	}
 	if f.pins == 0 {
 		if ok, _ := p.takeLocked(nil); !ok {

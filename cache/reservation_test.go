@@ -1,6 +1,8 @@
 package cache_test
 
 import (
+	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -95,4 +97,72 @@ func TestWriteOutRefusesForeignHeader(t *testing.T) {
 	require.ErrorIs(t, err, cache.ErrCorruptPage)
 	require.Contains(t, err.Error(), "1:1")
 	require.Equal(t, "page 1:2", storedBody(t, st, cache.PageID{Space: 1, Page: 2}, 8))
+}
+
+// TestFlushWaitsForWriteInFlight: FlushPage of a page that an eviction is
+// writing returns only after that write has landed, so a flush followed by
+// a sync never misses it.
+func TestFlushWaitsForWriteInFlight(t *testing.T) {
+	victim := pid(1, 1)
+	inner := newStore(t)
+	putPages(t, inner, 1, 1, 20)
+	writing := make(chan struct{})
+	release := make(chan struct{})
+	st := &hookStore{Store: inner, beforeWrite: func(id cache.PageID, buf []byte) error {
+		if id == victim {
+			writing <- struct{}{}
+			<-release
+		}
+		return nil
+	}}
+	p := newPool(t, st, 16, cache.Options{Policy: cache.PolicyLRU})
+	pg, err := p.Fetch(nil, victim)
+	require.NoError(t, err)
+	pg.Latch()
+	setBody(pg, "new")
+	pg.Unlatch()
+	pg.Unpin(true)
+	for n := uint32(2); n <= 16; n++ { // the victim is least recently used
+		touch(t, p, nil, pid(1, n))
+	}
+	evicted := make(chan error, 1)
+	go func() {
+		pg, err := p.Fetch(nil, pid(1, 17))
+		if err == nil {
+			pg.Unpin(false)
+		}
+		evicted <- err
+	}()
+	<-writing // the eviction is writing the victim out
+
+	flushed := make(chan string, 1)
+	go func() {
+		err := p.FlushPage(nil, victim)
+		if err != nil {
+			flushed <- err.Error()
+			return
+		}
+		// What the store holds the moment FlushPage returns.
+		flushed <- storedBody(t, inner, victim, 3)
+	}()
+	// Let the write go only once the flush waits for it.
+	for !flushWaiting() && len(flushed) == 0 {
+		runtime.Gosched()
+	}
+	close(release)
+	require.Equal(t, "new", <-flushed)
+	require.NoError(t, <-evicted)
+}
+
+// flushWaiting reports whether a goroutine is waiting inside a flush for
+// another write of its page to finish.
+func flushWaiting() bool {
+	buf := make([]byte, 1<<20)
+	dump := string(buf[:runtime.Stack(buf, true)])
+	for _, g := range strings.Split(dump, "\n\n") {
+		if strings.Contains(g, "[sync.Cond.Wait") && strings.Contains(g, "(*Pool).flushLocked") {
+			return true
+		}
+	}
+	return false
 }

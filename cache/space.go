@@ -156,7 +156,9 @@ func (p *Pool) SetRoot(m *Meter, space, root uint32) error {
 // the page).
 //
 // Latch order: callers may hold latches on pages of the space; the meta page
-// is always latched last, so allocation never deadlocks against them.
+// is latched after them, and then (from the free list) only a free page,
+// which no reader or writer holds. So allocation never deadlocks against
+// the caller's latches.
 func (p *Pool) AllocPage(m *Meter, r *Reservation, space uint32, k Kind) (*Page, error) {
 	meta, err := p.fetchMeta(m, r, space, true)
 	if err != nil {

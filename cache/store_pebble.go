@@ -4,7 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"sync/atomic"
+	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -52,7 +52,10 @@ type PebbleOptions struct {
 type PebbleStore struct {
 	db       *pebble.DB
 	pageSize int
-	closed   atomic.Bool
+	// mu keeps Close from closing the database under a read or write in
+	// flight: operations hold it shared, Close exclusively.
+	mu     sync.RWMutex
+	closed bool // guarded by mu
 }
 
 var _ Store = (*PebbleStore)(nil)
@@ -131,7 +134,11 @@ func (s *PebbleStore) checkPageSize(adopt bool) error {
 		return fmt.Errorf("%w: stored page size record is %d bytes", ErrBadFormat, len(v))
 	}
 	got := int(binary.LittleEndian.Uint32(v))
-	if adopt && ValidPageSize(got) {
+	if !ValidPageSize(got) {
+		return fmt.Errorf("%w: stored page size %d is not a power of two from %d to %d",
+			ErrBadFormat, got, MinPageSize, MaxPageSize)
+	}
+	if adopt {
 		s.pageSize = got
 		return nil
 	}
@@ -160,7 +167,9 @@ func PageKey(id PageID) [9]byte {
 
 // ReadPage implements Store.
 func (s *PebbleStore) ReadPage(id PageID, buf []byte) error {
-	if s.closed.Load() {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
 		return ErrClosed
 	}
 	k := PageKey(id)
@@ -182,7 +191,9 @@ func (s *PebbleStore) ReadPage(id PageID, buf []byte) error {
 // WritePage implements Store. The write goes through pebble's WAL without a
 // sync; Sync makes it durable.
 func (s *PebbleStore) WritePage(id PageID, buf []byte) error {
-	if s.closed.Load() {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
 		return ErrClosed
 	}
 	if len(buf) != s.pageSize {
@@ -199,7 +210,9 @@ func (s *PebbleStore) WritePage(id PageID, buf []byte) error {
 // Sync implements Store: an empty synced log record forces pebble's WAL,
 // and with it every earlier write, to stable storage.
 func (s *PebbleStore) Sync() error {
-	if s.closed.Load() {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
 		return ErrClosed
 	}
 	if err := s.db.LogData(nil, pebble.Sync); err != nil {
@@ -210,8 +223,11 @@ func (s *PebbleStore) Sync() error {
 
 // Close implements Store.
 func (s *PebbleStore) Close() error {
-	if s.closed.Swap(true) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
 		return nil
 	}
+	s.closed = true
 	return s.db.Close()
 }
