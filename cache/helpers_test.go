@@ -257,3 +257,33 @@ func setCounter(pg *cache.Page, v uint64) {
 	binary.LittleEndian.PutUint64(d[cache.HeaderSize:], v)
 	binary.LittleEndian.PutUint64(d[len(d)-8:], v)
 }
+
+// dirtyVictimPool makes a 16-frame LRU pool whose least recently used page
+// is victim, dirty with body "new" (the store still has "page 1:1"). The
+// store's write of victim announces itself on writing and then waits for
+// release to be closed, so a test can act while a write-back is in flight.
+func dirtyVictimPool(t *testing.T, victim cache.PageID) (inner *cache.PebbleStore, p *cache.Pool, writing, release chan struct{}) {
+	t.Helper()
+	inner = newStore(t)
+	putPages(t, inner, 1, 1, 20)
+	writing = make(chan struct{})
+	release = make(chan struct{})
+	st := &hookStore{Store: inner, beforeWrite: func(id cache.PageID, buf []byte) error {
+		if id == victim {
+			writing <- struct{}{}
+			<-release
+		}
+		return nil
+	}}
+	p = newPool(t, st, 16, cache.Options{Policy: cache.PolicyLRU})
+	pg, err := p.Fetch(nil, victim)
+	require.NoError(t, err)
+	pg.Latch()
+	setBody(pg, "new")
+	pg.Unlatch()
+	pg.Unpin(true)
+	for n := uint32(2); n <= 16; n++ { // the victim is least recently used
+		touch(t, p, nil, pid(1, n))
+	}
+	return inner, p, writing, release
+}

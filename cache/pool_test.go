@@ -575,28 +575,7 @@ func TestPoolConcurrentFetchSameColdPage(t *testing.T) {
 func TestPoolWriteBackNeverStale(t *testing.T) {
 	victim := pid(1, 1)
 	setup := func(t *testing.T) (*cache.PebbleStore, *cache.Pool, chan struct{}, chan struct{}) {
-		inner := newStore(t)
-		putPages(t, inner, 1, 1, 20)
-		writing := make(chan struct{})
-		release := make(chan struct{})
-		st := &hookStore{Store: inner, beforeWrite: func(id cache.PageID, buf []byte) error {
-			if id == victim {
-				writing <- struct{}{}
-				<-release
-			}
-			return nil
-		}}
-		p := newPool(t, st, 16, cache.Options{Policy: cache.PolicyLRU})
-		pg, err := p.Fetch(nil, victim)
-		require.NoError(t, err)
-		pg.Latch()
-		setBody(pg, "new")
-		pg.Unlatch()
-		pg.Unpin(true)
-		for n := uint32(2); n <= 16; n++ { // victim is least recently used
-			touch(t, p, nil, pid(1, n))
-		}
-		return inner, p, writing, release
+		return dirtyVictimPool(t, victim)
 	}
 	evictor := func(p *cache.Pool, m *cache.Meter) chan error {
 		done := make(chan error, 1)

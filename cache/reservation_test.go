@@ -104,27 +104,7 @@ func TestWriteOutRefusesForeignHeader(t *testing.T) {
 // a sync never misses it.
 func TestFlushWaitsForWriteInFlight(t *testing.T) {
 	victim := pid(1, 1)
-	inner := newStore(t)
-	putPages(t, inner, 1, 1, 20)
-	writing := make(chan struct{})
-	release := make(chan struct{})
-	st := &hookStore{Store: inner, beforeWrite: func(id cache.PageID, buf []byte) error {
-		if id == victim {
-			writing <- struct{}{}
-			<-release
-		}
-		return nil
-	}}
-	p := newPool(t, st, 16, cache.Options{Policy: cache.PolicyLRU})
-	pg, err := p.Fetch(nil, victim)
-	require.NoError(t, err)
-	pg.Latch()
-	setBody(pg, "new")
-	pg.Unlatch()
-	pg.Unpin(true)
-	for n := uint32(2); n <= 16; n++ { // the victim is least recently used
-		touch(t, p, nil, pid(1, n))
-	}
+	inner, p, writing, release := dirtyVictimPool(t, victim)
 	evicted := make(chan error, 1)
 	go func() {
 		pg, err := p.Fetch(nil, pid(1, 17))
