@@ -1,0 +1,361 @@
+package engine
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/enginelab/enginelab/btree"
+	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/heap"
+)
+
+// Database errors.
+var (
+	// ErrInvalidOptions is wrapped by every rejected option.
+	ErrInvalidOptions = errors.New("engine: invalid options")
+	// ErrUnknownTable means no table has that name.
+	ErrUnknownTable = errors.New("engine: unknown table")
+	// ErrTableExists means CreateTable was given a name in use.
+	ErrTableExists = errors.New("engine: table exists")
+	// ErrClosed is returned by a database used after Close.
+	ErrClosed = errors.New("engine: database closed")
+)
+
+// HeapUpdate says what an update does to a row of a heap table.
+type HeapUpdate uint8
+
+// Heap update modes.
+const (
+	// InPlace rewrites the row where it is when it still fits (openGauss
+	// Ustore; PostgreSQL's HOT when no indexed column changes): indexes
+	// whose columns did not change are not touched.
+	InPlace HeapUpdate = iota
+	// NewVersion writes every updated row at a new row pointer and gives
+	// every index a new entry (PostgreSQL without HOT); the old entries
+	// are removed at once, an idealized vacuum, and counted.
+	NewVersion
+)
+
+// Options configure a database. Zero fields take the defaults named on
+// them. Validate runs before anything is opened.
+type Options struct {
+	// Dir is the database directory; empty means in memory.
+	Dir string
+	// FS overrides the filesystem (tests use pebble's crashable memory
+	// filesystem). Nil: the real one for a Dir, a new in-memory one
+	// otherwise.
+	FS vfs.FS
+	// PageSize for a new database; default 16 KiB. An existing database
+	// keeps its own.
+	PageSize int
+	// PoolSize is the buffer pool's size in bytes; default 64 MiB.
+	PoolSize int64
+	// Policy is the pool's eviction policy; default midpoint (InnoDB).
+	Policy cache.PolicyKind
+	// Clock is read by the pool's midpoint policy (and, later, lock
+	// timeouts); default the wall clock. Simulated runs pass their own.
+	Clock cache.Clock
+	// DefaultOrg is the organization of tables that do not name one;
+	// default Clustered.
+	DefaultOrg Org
+	// HeapUpdate is the update mode of heap tables; default InPlace.
+	HeapUpdate HeapUpdate
+	// CountRewrite rewrites count(col) to count(*) when col is NOT NULL,
+	// so that a count never fetches rows for a column it need not read.
+	CountRewrite bool
+}
+
+// Validate reports the first invalid option.
+func (o *Options) Validate() error {
+	if o.PageSize != 0 && !cache.ValidPageSize(o.PageSize) {
+		return fmt.Errorf("%w: page size %d: want a power of two from %d to %d",
+			ErrInvalidOptions, o.PageSize, cache.MinPageSize, cache.MaxPageSize)
+	}
+	if o.PoolSize < 0 {
+		return fmt.Errorf("%w: pool size %d is negative", ErrInvalidOptions, o.PoolSize)
+	}
+	ps := o.PageSize
+	if ps == 0 {
+		ps = cache.DefaultPageSize
+	}
+	if err := (&cache.Options{Capacity: o.PoolSize, Policy: o.Policy}).Validate(ps); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidOptions, err)
+	}
+	if o.DefaultOrg > HeapPrimaryKey {
+		return fmt.Errorf("%w: default organization %s", ErrInvalidOptions, o.DefaultOrg)
+	}
+	if o.HeapUpdate > NewVersion {
+		return fmt.Errorf("%w: heap update mode %d", ErrInvalidOptions, o.HeapUpdate)
+	}
+	return nil
+}
+
+// DB is a database: a store, a buffer pool over it, and a catalog of
+// tables. It is safe for concurrent use.
+type DB struct {
+	opts    Options
+	store   *cache.PebbleStore
+	pool    *cache.Pool
+	catalog *btree.Tree
+
+	mu struct {
+		sync.Mutex
+		tables    map[string]*TableHandle
+		nextSpace uint32
+		closed    bool
+	}
+}
+
+// The catalog lives in space 1, a B+tree. Keys:
+//
+//	"s"          the next free space id (4 bytes, little-endian)
+//	"t" + name   a table: its declaration and its spaces, as JSON
+//
+// JSON is slow and roomy, and the catalog is read once per open: it buys a
+// format that a person can read with a debugger and that tolerates new
+// fields. catalogVersion changes when an old database could not be read.
+const (
+	catalogSpace   = 1
+	firstUserSpace = 2
+	catalogVersion = 1
+)
+
+var keyNextSpace = []byte("s")
+
+func tableKey(name string) []byte { return append([]byte("t"), name...) }
+
+// catalogEntry is a table as the catalog stores it.
+type catalogEntry struct {
+	Version int    `json:"version"`
+	Table   Table  `json:"table"`
+	Org     Org    `json:"org"`
+	Primary uint32 `json:"primary"`        // space of the primary tree (clustered) or primary index (heap)
+	Heap    uint32 `json:"heap,omitempty"` // space of the heap (heap organizations)
+	// Indexes holds the space of each secondary index, in declaration
+	// order.
+	Indexes []uint32 `json:"indexes"`
+}
+
+// Open opens (creating if needed) the database o describes.
+func Open(o *Options) (*DB, error) {
+	var opts Options
+	if o != nil {
+		opts = *o
+	}
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	if opts.DefaultOrg == OrgDefault {
+		opts.DefaultOrg = Clustered
+	}
+	store, err := cache.OpenPebbleStore(cache.PebbleOptions{Dir: opts.Dir, FS: opts.FS, PageSize: opts.PageSize})
+	if err != nil {
+		return nil, err
+	}
+	pool, err := cache.NewPool(store, &cache.Options{Capacity: opts.PoolSize, Policy: opts.Policy, Clock: opts.Clock})
+	if err != nil {
+		_ = store.Close()
+		return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
+	}
+	db := &DB{opts: opts, store: store, pool: pool}
+	db.mu.tables = make(map[string]*TableHandle)
+	if err := db.openCatalog(); err != nil {
+		_ = store.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+func (db *DB) openCatalog() error {
+	cat, err := btree.Open(nil, db.pool, catalogSpace)
+	if errors.Is(err, cache.ErrSpaceNotFound) {
+		if cat, err = btree.Create(nil, db.pool, catalogSpace); err != nil {
+			return fmt.Errorf("engine: create catalog: %w", err)
+		}
+		var b [4]byte
+		binary.LittleEndian.PutUint32(b[:], firstUserSpace)
+		if err := cat.Insert(nil, keyNextSpace, b[:]); err != nil {
+			return fmt.Errorf("engine: create catalog: %w", err)
+		}
+	} else if err != nil {
+		return fmt.Errorf("engine: open catalog: %w", err)
+	}
+	db.catalog = cat
+	v, found, err := cat.Get(nil, keyNextSpace, nil)
+	if err != nil || !found || len(v) != 4 {
+		return fmt.Errorf("%w: catalog has no next-space record (found %v, %d bytes): %v", cache.ErrBadFormat, found, len(v), err)
+	}
+	db.mu.nextSpace = binary.LittleEndian.Uint32(v)
+	it := cat.NewIter(nil, &btree.IterOptions{Lower: btree.Incl([]byte("t")), Upper: btree.Excl([]byte("u"))})
+	defer it.Close()
+	for ok := it.First(); ok; ok = it.Next() {
+		var e catalogEntry
+		if err := json.Unmarshal(it.Value(), &e); err != nil {
+			return fmt.Errorf("%w: catalog entry %q: %v", cache.ErrBadFormat, it.Key(), err)
+		}
+		if e.Version != catalogVersion {
+			return fmt.Errorf("%w: catalog entry %q has version %d, want %d", cache.ErrBadFormat, it.Key(), e.Version, catalogVersion)
+		}
+		t, err := db.openTable(&e)
+		if err != nil {
+			return err
+		}
+		db.mu.tables[e.Table.Name] = t
+	}
+	return it.Err()
+}
+
+// allocSpaceLocked hands out the next space id and records the new
+// high-water mark in the catalog. REQUIRES: db.mu held.
+func (db *DB) allocSpaceLocked() (uint32, error) {
+	id := db.mu.nextSpace
+	var b [4]byte
+	binary.LittleEndian.PutUint32(b[:], id+1)
+	if err := db.catalog.Update(nil, keyNextSpace, b[:]); err != nil {
+		return 0, fmt.Errorf("engine: allocate space: %w", err)
+	}
+	db.mu.nextSpace = id + 1
+	return id, nil
+}
+
+// CreateTable creates a table. An invalid declaration is rejected before
+// anything is created.
+func (db *DB) CreateTable(def Table) (*TableHandle, error) {
+	def = cloneTable(def)
+	info, err := def.validate()
+	if err != nil {
+		return nil, err
+	}
+	if def.Org == OrgDefault {
+		def.Org = db.opts.DefaultOrg
+	}
+	if def.Org > HeapPrimaryKey {
+		return nil, fmt.Errorf("%w: table %s: organization %s", ErrSchema, def.Name, def.Org)
+	}
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if db.mu.closed {
+		return nil, ErrClosed
+	}
+	if _, ok := db.mu.tables[def.Name]; ok {
+		return nil, fmt.Errorf("%w: %s", ErrTableExists, def.Name)
+	}
+	e := catalogEntry{Version: catalogVersion, Table: def, Org: def.Org}
+	if e.Primary, err = db.allocSpaceLocked(); err != nil {
+		return nil, err
+	}
+	if def.Org != Clustered {
+		if e.Heap, err = db.allocSpaceLocked(); err != nil {
+			return nil, err
+		}
+	}
+	for range info.secondary {
+		s, err := db.allocSpaceLocked()
+		if err != nil {
+			return nil, err
+		}
+		e.Indexes = append(e.Indexes, s)
+	}
+	if err := db.createStorage(&e); err != nil {
+		return nil, err
+	}
+	raw, err := json.Marshal(&e)
+	if err != nil {
+		return nil, fmt.Errorf("engine: encode catalog entry of %s: %w", def.Name, err)
+	}
+	if err := db.catalog.Insert(nil, tableKey(def.Name), raw); err != nil {
+		return nil, fmt.Errorf("engine: record table %s: %w", def.Name, err)
+	}
+	t, err := db.openTable(&e)
+	if err != nil {
+		return nil, err
+	}
+	db.mu.tables[def.Name] = t
+	return t, nil
+}
+
+// createStorage makes the trees and heap of a new table.
+func (db *DB) createStorage(e *catalogEntry) error {
+	if _, err := btree.Create(nil, db.pool, e.Primary); err != nil {
+		return fmt.Errorf("engine: table %s: create primary index: %w", e.Table.Name, err)
+	}
+	if e.Heap != 0 {
+		if _, err := heap.Create(nil, db.pool, e.Heap); err != nil {
+			return fmt.Errorf("engine: table %s: create heap: %w", e.Table.Name, err)
+		}
+	}
+	for i, s := range e.Indexes {
+		if _, err := btree.Create(nil, db.pool, s); err != nil {
+			return fmt.Errorf("engine: table %s: create index %s: %w", e.Table.Name, e.Table.Indexes[i].Name, err)
+		}
+	}
+	return nil
+}
+
+// Table returns the table called name.
+func (db *DB) Table(name string) (*TableHandle, error) {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if db.mu.closed {
+		return nil, ErrClosed
+	}
+	t, ok := db.mu.tables[name]
+	if !ok {
+		return nil, fmt.Errorf("%w: %s", ErrUnknownTable, name)
+	}
+	return t, nil
+}
+
+// Tables returns the names of the tables, sorted.
+func (db *DB) Tables() []string {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	names := make([]string, 0, len(db.mu.tables))
+	for n := range db.mu.tables {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Pool returns the database's buffer pool (for statistics and tests).
+func (db *DB) Pool() *cache.Pool { return db.pool }
+
+// Options returns the options the database runs with, defaults applied.
+func (db *DB) Options() Options { return db.opts }
+
+// Close writes every dirty page, syncs and closes the store.
+func (db *DB) Close() error {
+	db.mu.Lock()
+	if db.mu.closed {
+		db.mu.Unlock()
+		return nil
+	}
+	db.mu.closed = true
+	db.mu.Unlock()
+	err := db.pool.Close()
+	if cerr := db.store.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// cloneTable deep-copies a declaration so that the caller's slices can
+// change afterwards.
+func cloneTable(t Table) Table {
+	t.Columns = append([]Column(nil), t.Columns...)
+	t.PrimaryKey = append([]string(nil), t.PrimaryKey...)
+	ix := make([]Index, len(t.Indexes))
+	for i, x := range t.Indexes {
+		x.Columns = append([]string(nil), x.Columns...)
+		ix[i] = x
+	}
+	t.Indexes = ix
+	return t
+}
