@@ -25,6 +25,8 @@ var (
 	ErrTableExists = errors.New("engine: table exists")
 	// ErrClosed is returned by a database used after Close.
 	ErrClosed = errors.New("engine: database closed")
+	// ErrUnknownIndex means a table has no index of that name.
+	ErrUnknownIndex = errors.New("engine: unknown index")
 )
 
 // HeapUpdate says what an update does to a row of a heap table.
@@ -110,6 +112,27 @@ type DB struct {
 		nextSpace uint32
 		closed    bool
 	}
+
+	ixMu    sync.Mutex
+	ixNames []string // "table.index" by index number (Meter.Index)
+}
+
+// newIndexID numbers an index for per-index meter counters.
+func (db *DB) newIndexID(name string) int {
+	db.ixMu.Lock()
+	defer db.ixMu.Unlock()
+	db.ixNames = append(db.ixNames, name)
+	return len(db.ixNames) - 1
+}
+
+// IndexName returns "table.index" for an index number of Meter.Index.
+func (db *DB) IndexName(id int) string {
+	db.ixMu.Lock()
+	defer db.ixMu.Unlock()
+	if id < 0 || id >= len(db.ixNames) {
+		return fmt.Sprintf("index#%d", id)
+	}
+	return db.ixNames[id]
 }
 
 // The catalog lives in space 1, a B+tree. Keys:

@@ -10,13 +10,15 @@ import (
 // TableHandle is an open table: its declaration and its storage. It is
 // safe for concurrent use.
 type TableHandle struct {
-	db      *DB
-	info    *tableInfo
-	org     Org
-	primary *btree.Tree   // the clustered tree, or the primary-key index of a heap table
-	heap    *heap.Heap    // the rows of a heap table; nil when clustered
-	indexes []*btree.Tree // secondary indexes, in declaration order
-	entry   catalogEntry
+	db   *DB
+	info *tableInfo
+	org  Org
+	heap *heap.Heap // the rows of a heap table; nil when clustered
+	// ixs[0] is the primary index (the clustered tree, or the primary-key
+	// index of a heap table); then the secondary indexes in declaration
+	// order.
+	ixs   []*index
+	entry catalogEntry
 }
 
 // openTable opens the storage a catalog entry names.
@@ -27,9 +29,23 @@ func (db *DB) openTable(e *catalogEntry) (*TableHandle, error) {
 		return nil, fmt.Errorf("engine: catalog entry of table %s: %w", def.Name, err)
 	}
 	t := &TableHandle{db: db, info: info, org: e.Org, entry: *e}
-	if t.primary, err = btree.Open(nil, db.pool, e.Primary); err != nil {
+	ncol := len(def.Columns)
+	pt, err := btree.Open(nil, db.pool, e.Primary)
+	if err != nil {
 		return nil, fmt.Errorf("engine: table %s: open primary index: %w", def.Name, err)
 	}
+	prim := &index{id: db.newIndexID(def.Name + ".PRIMARY"), name: "PRIMARY", tree: pt, cols: info.pk,
+		unique: true, primary: true, carry: carryPtrVal, has: make([]bool, ncol)}
+	for _, c := range info.pk {
+		prim.has[c] = true
+	}
+	if e.Org == Clustered {
+		prim.carry = carryRow
+		for c := range prim.has {
+			prim.has[c] = true
+		}
+	}
+	t.ixs = append(t.ixs, prim)
 	if e.Heap != 0 {
 		if t.heap, err = heap.Open(nil, db.pool, e.Heap); err != nil {
 			return nil, fmt.Errorf("engine: table %s: open heap: %w", def.Name, err)
@@ -40,13 +56,39 @@ func (db *DB) openTable(e *catalogEntry) (*TableHandle, error) {
 			def.Name, len(e.Indexes), len(info.secondary))
 	}
 	for i, s := range e.Indexes {
-		ix, err := btree.Open(nil, db.pool, s)
+		sec := info.secondary[i]
+		tree, err := btree.Open(nil, db.pool, s)
 		if err != nil {
-			return nil, fmt.Errorf("engine: table %s: open index %s: %w", def.Name, info.secondary[i].def.Name, err)
+			return nil, fmt.Errorf("engine: table %s: open index %s: %w", def.Name, sec.def.Name, err)
 		}
-		t.indexes = append(t.indexes, ix)
+		ix := &index{id: db.newIndexID(def.Name + "." + sec.def.Name), name: sec.def.Name, tree: tree,
+			cols: sec.cols, unique: sec.def.Unique, carry: carryPK, has: make([]bool, ncol)}
+		for _, c := range sec.cols {
+			ix.has[c] = true
+		}
+		if e.Org == HeapRowPointer {
+			ix.carry = carryPtr
+		} else {
+			for _, c := range info.pk {
+				ix.has[c] = true
+			}
+		}
+		t.ixs = append(t.ixs, ix)
 	}
 	return t, nil
+}
+
+// index returns the index called name ("" or "PRIMARY": the primary one).
+func (t *TableHandle) index(name string) (*index, error) {
+	if name == "" {
+		return t.ixs[0], nil
+	}
+	for _, ix := range t.ixs {
+		if ix.name == name {
+			return ix, nil
+		}
+	}
+	return nil, fmt.Errorf("%w: table %s has no index %q", ErrUnknownIndex, t.info.def.Name, name)
 }
 
 // Name returns the table's name.

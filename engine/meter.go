@@ -1,0 +1,133 @@
+package engine
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/enginelab/enginelab/cache"
+)
+
+// Meter counts the work of one transaction (or any caller): the page-level
+// counters of cache.Meter, which the pool, the B+trees and the heap keep,
+// plus what the engine adds. Like cache.Meter it is plain integers owned by
+// one goroutine; totals are sums of finished meters (Add).
+//
+// Each count is kept in one place: a cost model prices these fields and
+// nothing else.
+type Meter struct {
+	cache.Meter
+
+	// RowFetches counts rows read through a pointer from an index entry
+	// that did not hold every wanted column: a heap fetch by row pointer
+	// (organization HeapRowPointer, and the primary key's own lookup in
+	// both heap organizations), or a primary-key lookup for a row
+	// (Clustered and HeapPrimaryKey secondaries). The fields below split
+	// it by path.
+	RowFetches int64
+	// RowFetchesHeap counts fetches that read the heap by row pointer
+	// straight from an index entry.
+	RowFetchesHeap int64
+	// RowFetchesPrimary counts fetches that looked the primary key up in
+	// the clustered tree (Clustered) or in the primary index and then the
+	// heap (HeapPrimaryKey).
+	RowFetchesPrimary int64
+
+	// RowsExamined counts index entries or rows looked at.
+	RowsExamined int64
+	// RowsReturned counts rows handed to the caller (or counted by Count).
+	RowsReturned int64
+	// RowsDecoded counts row images decoded (whole or in part).
+	RowsDecoded int64
+
+	// IndexEntriesWritten and IndexEntriesDeleted count index entries, the
+	// primary index's included, over all indexes; Index splits them (and
+	// node visits) by index.
+	IndexEntriesWritten int64
+	IndexEntriesDeleted int64
+
+	// Index holds per-index counters, by the index's number in its
+	// database (DB.IndexName names it).
+	Index []IndexCounters
+}
+
+// IndexCounters are the counters of one index.
+type IndexCounters struct {
+	NodeVisits     int64
+	EntriesWritten int64
+	EntriesDeleted int64
+}
+
+// ix returns the counters of index id, growing Index as needed.
+func (m *Meter) ix(id int) *IndexCounters {
+	for len(m.Index) <= id {
+		m.Index = append(m.Index, IndexCounters{})
+	}
+	return &m.Index[id]
+}
+
+// Add adds o's counters to m.
+func (m *Meter) Add(o *Meter) { m.combine(o, 1) }
+
+// Sub subtracts o's counters from m.
+func (m *Meter) Sub(o *Meter) { m.combine(o, -1) }
+
+// Diff returns m − o without changing either.
+func (m *Meter) Diff(o *Meter) Meter {
+	d := m.Clone()
+	d.Sub(o)
+	return d
+}
+
+// Clone returns a copy that shares nothing with m.
+func (m *Meter) Clone() Meter {
+	c := *m
+	c.Index = append([]IndexCounters(nil), m.Index...)
+	return c
+}
+
+func (m *Meter) combine(o *Meter, sign int64) {
+	if sign > 0 {
+		m.Meter.Add(&o.Meter)
+	} else {
+		m.Meter.Sub(&o.Meter)
+	}
+	m.RowFetches += sign * o.RowFetches
+	m.RowFetchesHeap += sign * o.RowFetchesHeap
+	m.RowFetchesPrimary += sign * o.RowFetchesPrimary
+	m.RowsExamined += sign * o.RowsExamined
+	m.RowsReturned += sign * o.RowsReturned
+	m.RowsDecoded += sign * o.RowsDecoded
+	m.IndexEntriesWritten += sign * o.IndexEntriesWritten
+	m.IndexEntriesDeleted += sign * o.IndexEntriesDeleted
+	for i := range o.Index {
+		x := m.ix(i)
+		x.NodeVisits += sign * o.Index[i].NodeVisits
+		x.EntriesWritten += sign * o.Index[i].EntriesWritten
+		x.EntriesDeleted += sign * o.Index[i].EntriesDeleted
+	}
+}
+
+// String lists the non-zero counters.
+func (m *Meter) String() string {
+	var b strings.Builder
+	b.WriteString(m.Meter.String())
+	add := func(name string, v int64) {
+		if v != 0 {
+			fmt.Fprintf(&b, " %s=%d", name, v)
+		}
+	}
+	add("row-fetches", m.RowFetches)
+	add("row-fetches.heap", m.RowFetchesHeap)
+	add("row-fetches.primary", m.RowFetchesPrimary)
+	add("rows-examined", m.RowsExamined)
+	add("rows-returned", m.RowsReturned)
+	add("rows-decoded", m.RowsDecoded)
+	add("index-entries-written", m.IndexEntriesWritten)
+	add("index-entries-deleted", m.IndexEntriesDeleted)
+	for i, x := range m.Index {
+		add(fmt.Sprintf("ix%d.nodes", i), x.NodeVisits)
+		add(fmt.Sprintf("ix%d.written", i), x.EntriesWritten)
+		add(fmt.Sprintf("ix%d.deleted", i), x.EntriesDeleted)
+	}
+	return strings.TrimSpace(b.String())
+}

@@ -1,0 +1,318 @@
+package engine
+
+import (
+	"fmt"
+
+	"github.com/enginelab/enginelab/btree"
+	"github.com/enginelab/enginelab/heap"
+)
+
+// ScanOptions describe an index scan.
+type ScanOptions struct {
+	// Index is the index to scan: "" (or "PRIMARY") for the primary key.
+	Index string
+	// Lower and Upper bound a prefix of the index's columns (nil: no
+	// bound). A bound of k values compares against the first k columns:
+	// an inclusive bound admits every entry whose first k columns equal
+	// it, an exclusive bound none of them.
+	Lower, Upper                   []Value
+	LowerExclusive, UpperExclusive bool
+	// Reverse scans from the upper bound down.
+	Reverse bool
+	// Limit stops the scan after that many rows (0: no limit).
+	Limit int
+	// Columns lists the columns wanted (nil: all). The scan is index-only
+	// when the index entries hold every one of them; otherwise each match
+	// costs a row fetch.
+	Columns []string
+}
+
+// Cursor walks an index scan. Row returns the current row in table column
+// order with the wanted columns filled and the others NULL; it is valid
+// until the next call to Next. A Cursor belongs to its Tx's goroutine;
+// Close it.
+type Cursor struct {
+	tx        *Tx
+	t         *TableHandle
+	ix        *index
+	it        *btree.Iter
+	want      []int
+	indexOnly bool
+	reverse   bool
+	started   bool
+	limit     int
+	n         int
+	row       Row
+	buf       []byte
+	err       error
+}
+
+// Path says how a scan reads its rows.
+type Path struct {
+	Index string // the index scanned
+	// IndexOnly is true when every wanted column is in the index entries,
+	// so no row is fetched. (In HeapRowPointer tables this is PostgreSQL's
+	// best case, an index-only scan where every page is all-visible: there
+	// is no visibility map here to consult.)
+	IndexOnly bool
+}
+
+// Scan starts an index scan of table t.
+func (tx *Tx) Scan(t *TableHandle, o ScanOptions) (*Cursor, error) {
+	if err := tx.check(t); err != nil {
+		return nil, err
+	}
+	ix, err := t.index(o.Index)
+	if err != nil {
+		return nil, err
+	}
+	var want []int
+	if o.Columns == nil {
+		want = make([]int, len(t.info.def.Columns))
+		for i := range want {
+			want[i] = i
+		}
+	} else if want, err = t.info.resolve("scan", o.Columns); err != nil {
+		return nil, err
+	}
+	return tx.scan(t, ix, o, want)
+}
+
+func (tx *Tx) scan(t *TableHandle, ix *index, o ScanOptions, want []int) (*Cursor, error) {
+	if o.Limit < 0 {
+		return nil, fmt.Errorf("%w: scan limit %d is negative", ErrBadValue, o.Limit)
+	}
+	lo, err := t.bound(ix, o.Lower, o.LowerExclusive, true)
+	if err != nil {
+		return nil, err
+	}
+	hi, err := t.bound(ix, o.Upper, o.UpperExclusive, false)
+	if err != nil {
+		return nil, err
+	}
+	c := &Cursor{tx: tx, t: t, ix: ix, want: want, indexOnly: ix.covers(want), reverse: o.Reverse,
+		limit: o.Limit, row: make(Row, len(t.info.def.Columns))}
+	if lo.Kind == btree.Exclusive && lo.Key == nil {
+		// An exclusive lower bound on a prefix that no key can follow.
+		c.limit, c.n = 1, 1
+	}
+	c.it = ix.tree.NewIter(tx.cm(), &btree.IterOptions{Lower: lo, Upper: hi})
+	return c, nil
+}
+
+// bound turns a prefix bound into a B+tree bound.
+func (t *TableHandle) bound(ix *index, vals []Value, exclusive, lower bool) (btree.Bound, error) {
+	if vals == nil {
+		return btree.Bound{}, nil
+	}
+	if len(vals) > len(ix.cols) {
+		return btree.Bound{}, fmt.Errorf("%w: table %s: index %s has %d columns, bound has %d values",
+			ErrWrongArity, t.info.def.Name, ix.name, len(ix.cols), len(vals))
+	}
+	cols := t.info.def.Columns
+	for i, v := range vals {
+		c := &cols[ix.cols[i]]
+		if v.IsNull() {
+			continue // a NULL bound value is allowed: NULLs sort first
+		}
+		if err := checkValue(t.info.def.Name, c, v); err != nil {
+			return btree.Bound{}, err
+		}
+	}
+	prefix := appendKeyPrefix(nil, cols, ix.cols, vals)
+	switch {
+	case lower && !exclusive:
+		return btree.Incl(prefix), nil
+	case lower:
+		if s := prefixSuccessor(prefix); s != nil {
+			return btree.Incl(s), nil
+		}
+		return btree.Bound{Kind: btree.Exclusive}, nil // nothing follows
+	case !exclusive:
+		return upperOf(prefix), nil
+	default:
+		return btree.Excl(prefix), nil
+	}
+}
+
+// Path returns how the scan reads its rows.
+func (c *Cursor) Path() Path { return Path{Index: c.ix.name, IndexOnly: c.indexOnly} }
+
+// Row returns the current row.
+func (c *Cursor) Row() Row { return c.row }
+
+// Err returns the error that stopped the scan.
+func (c *Cursor) Err() error { return c.err }
+
+// Close ends the scan.
+func (c *Cursor) Close() error {
+	if c.it != nil {
+		_ = c.it.Close()
+		c.it = nil
+	}
+	return c.err
+}
+
+// Next moves to the next row.
+func (c *Cursor) Next() bool {
+	if c.it == nil || c.err != nil || (c.limit > 0 && c.n >= c.limit) {
+		return false
+	}
+	tx := c.tx
+	b := tx.m.NodeVisitsTotal()
+	var ok bool
+	switch {
+	case !c.started && c.reverse:
+		ok = c.it.Last()
+	case !c.started:
+		ok = c.it.First()
+	case c.reverse:
+		ok = c.it.Prev()
+	default:
+		ok = c.it.Next()
+	}
+	c.started = true
+	tx.charge(c.ix, b)
+	if !ok {
+		c.err = c.it.Err()
+		return false
+	}
+	tx.m.RowsExamined++
+	if err := c.load(); err != nil {
+		c.err = err
+		return false
+	}
+	c.n++
+	tx.m.RowsReturned++
+	return true
+}
+
+// load fills c.row from the current entry, fetching the row when the entry
+// does not hold every wanted column.
+func (c *Cursor) load() error {
+	t, ix, tx := c.t, c.ix, c.tx
+	cols := t.info.def.Columns
+	clear(c.row)
+	key, val := c.it.Key(), c.it.Value()
+	if len(c.want) == 0 {
+		return nil // count(*): the entry's existence is all
+	}
+	// What identifies the row: the primary key's encoding, or a pointer.
+	var pk []byte
+	var ptr heap.RowPtr
+	switch {
+	case ix.carry == carryRow:
+		tx.m.RowsDecoded++
+		return decodeColumns(val, cols, c.want, c.row)
+	case ix.primary:
+		pk = key
+		p, err := heap.DecodeRowPtr(val)
+		if err != nil {
+			return err
+		}
+		ptr = p
+	}
+	var err error
+	var rest []byte
+	if !ix.primary {
+		rest, c.buf, err = decodeKeyInto(key, cols, ix.cols, c.row, c.buf[:0])
+		if err != nil {
+			return err
+		}
+		if ix.carry == carryPtr {
+			if ptr, err = heap.DecodeRowPtr(rest); err != nil {
+				return err
+			}
+		} else {
+			pk = rest
+		}
+	}
+	if c.indexOnly {
+		if pk != nil {
+			_, c.buf, err = decodeKeyInto(pk, cols, t.info.pk, c.row, c.buf)
+		}
+		return err
+	}
+	// A row fetch.
+	tx.m.RowFetches++
+	var img []byte
+	switch {
+	case ix.carry == carryPtr || (ix.primary && t.org != Clustered):
+		tx.m.RowFetchesHeap++
+		img, err = t.heap.Fetch(tx.cm(), ptr, tx.val)
+	default:
+		tx.m.RowFetchesPrimary++
+		prim := t.ixs[0]
+		b := tx.m.NodeVisitsTotal()
+		var found bool
+		img, found, err = prim.tree.Get(tx.cm(), pk, tx.val)
+		tx.charge(prim, b)
+		if err == nil && !found {
+			err = fmt.Errorf("engine: table %s: index %s points at a missing row", t.info.def.Name, ix.name)
+		}
+		if err == nil && t.org == HeapPrimaryKey {
+			if ptr, err = heap.DecodeRowPtr(img); err == nil {
+				img, err = t.heap.Fetch(tx.cm(), ptr, img)
+			}
+		}
+	}
+	if err != nil {
+		return err
+	}
+	tx.val = img
+	tx.m.RowsDecoded++
+	clear(c.row)
+	return decodeColumns(img, cols, c.want, c.row)
+}
+
+// CountOptions describe a count over an index range.
+type CountOptions struct {
+	ScanOptions
+	// Column is the counted column; "" or "*" is count(*). count(col)
+	// counts the entries whose col is not NULL, so it must read col: from
+	// the index entry if it holds col, else by fetching the row. With the
+	// database's CountRewrite option, count(col) of a NOT NULL column is
+	// counted as count(*).
+	Column string
+}
+
+// Count counts the entries of an index range (Columns and Limit of the
+// embedded ScanOptions are ignored). It returns the count and the path
+// taken.
+func (tx *Tx) Count(t *TableHandle, o CountOptions) (int64, Path, error) {
+	if err := tx.check(t); err != nil {
+		return 0, Path{}, err
+	}
+	ix, err := t.index(o.Index)
+	if err != nil {
+		return 0, Path{}, err
+	}
+	col := -1
+	if o.Column != "" && o.Column != "*" {
+		c, ok := t.info.colIndex[o.Column]
+		if !ok {
+			return 0, Path{}, fmt.Errorf("%w: table %s: count names column %q", ErrUnknownColumn, t.info.def.Name, o.Column)
+		}
+		col = c
+		if tx.db.opts.CountRewrite && !t.info.def.Columns[c].Nullable {
+			col = -1
+		}
+	}
+	var want []int
+	if col >= 0 {
+		want = []int{col}
+	}
+	so := o.ScanOptions
+	so.Limit = 0
+	cur, err := tx.scan(t, ix, so, want)
+	if err != nil {
+		return 0, Path{}, err
+	}
+	var n int64
+	for cur.Next() {
+		if col < 0 || !cur.row[col].IsNull() {
+			n++
+		}
+	}
+	return n, cur.Path(), cur.Close()
+}

@@ -1,0 +1,487 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/enginelab/enginelab/btree"
+	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/heap"
+)
+
+// Operation errors.
+var (
+	// ErrDuplicateKey means an insert met an existing primary key, or a
+	// unique index already holds the same values.
+	ErrDuplicateKey = errors.New("engine: duplicate key")
+	// ErrNotFound means no row has the given primary key.
+	ErrNotFound = errors.New("engine: row not found")
+	// ErrTxDone means the transaction has committed.
+	ErrTxDone = errors.New("engine: transaction already ended")
+	// ErrPrimaryKeyUpdate means an update named a primary-key column:
+	// delete the row and insert it again instead.
+	ErrPrimaryKeyUpdate = fmt.Errorf("%w: update of a primary-key column", ErrBadValue)
+)
+
+// Tx is a transaction: every operation runs in one and charges its Meter.
+// A Tx is used by one goroutine.
+//
+// Row values returned by Get and by a Cursor may share the transaction's
+// buffers: they are valid until the next operation on the same Tx (or the
+// cursor's next step). Copy what must live longer.
+//
+// This release has no isolation and no rollback yet: operations apply at
+// once, and Commit only ends the transaction. Row locks, undo, the redo log
+// and recovery come with the transactions work, behind this same API.
+type Tx struct {
+	db   *DB
+	m    *Meter
+	own  Meter
+	done bool
+
+	key, key2, val, row []byte
+	old, cur            Row
+	scratch             []byte
+}
+
+// Begin starts a transaction that charges m (nil: a meter of its own, read
+// with Meter).
+func (db *DB) Begin(m *Meter) *Tx {
+	tx := &Tx{db: db, m: m}
+	if m == nil {
+		tx.m = &tx.own
+	}
+	return tx
+}
+
+// Meter returns the meter the transaction charges.
+func (tx *Tx) Meter() *Meter { return tx.m }
+
+// Commit ends the transaction.
+func (tx *Tx) Commit() error {
+	if tx.done {
+		return ErrTxDone
+	}
+	tx.done = true
+	return nil
+}
+
+func (tx *Tx) check(t *TableHandle) error {
+	if tx.done {
+		return ErrTxDone
+	}
+	if t == nil || t.db != tx.db {
+		return fmt.Errorf("%w: table handle of another database", ErrUnknownTable)
+	}
+	return nil
+}
+
+func (tx *Tx) cm() *cache.Meter { return &tx.m.Meter }
+
+// charge attributes the node visits since before to ix.
+func (tx *Tx) charge(ix *index, before int64) {
+	tx.m.ix(ix.id).NodeVisits += tx.m.NodeVisitsTotal() - before
+}
+
+func (tx *Tx) wrote(ix *index) {
+	tx.m.IndexEntriesWritten++
+	tx.m.ix(ix.id).EntriesWritten++
+}
+
+func (tx *Tx) deleted(ix *index) {
+	tx.m.IndexEntriesDeleted++
+	tx.m.ix(ix.id).EntriesDeleted++
+}
+
+// pkKey checks and encodes a primary key into dst.
+func (t *TableHandle) pkKey(dst []byte, pk []Value) ([]byte, error) {
+	cols := t.info.def.Columns
+	if len(pk) != len(t.info.pk) {
+		return nil, fmt.Errorf("%w: table %s: primary key has %d columns, %d values given",
+			ErrWrongArity, t.info.def.Name, len(t.info.pk), len(pk))
+	}
+	for i, c := range t.info.pk {
+		if err := checkValue(t.info.def.Name, &cols[c], pk[i]); err != nil {
+			return nil, err
+		}
+	}
+	return appendKeyPrefix(dst[:0], cols, t.info.pk, pk), nil
+}
+
+// entryKey encodes the key of row's entry in the secondary index ix: its
+// columns, then the primary key or the row pointer.
+func (t *TableHandle) entryKey(dst []byte, ix *index, row Row, pk []byte, ptr heap.RowPtr) []byte {
+	dst = appendKey(dst[:0], t.info.def.Columns, ix.cols, row)
+	if ix.carry == carryPtr {
+		return ptr.Append(dst)
+	}
+	return append(dst, pk...)
+}
+
+// describeKey renders the values of cols of row for an error message.
+func (t *TableHandle) describeKey(cols []int, row Row) string {
+	parts := make([]string, len(cols))
+	for i, c := range cols {
+		col := &t.info.def.Columns[c]
+		parts[i] = col.Name + "=" + row[c].Format(col.Type, col.Scale)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// checkUnique fails with ErrDuplicateKey if a unique secondary index
+// already has an entry with row's values (other than the row's own, skip).
+func (tx *Tx) checkUnique(t *TableHandle, row Row, skip func(ix *index) bool) error {
+	for _, ix := range t.ixs[1:] {
+		if !ix.unique || (skip != nil && skip(ix)) {
+			continue
+		}
+		null := false
+		for _, c := range ix.cols {
+			null = null || row[c].IsNull()
+		}
+		if null {
+			continue
+		}
+		prefix := appendKey(tx.key2[:0], t.info.def.Columns, ix.cols, row)
+		tx.key2 = prefix
+		b := tx.m.NodeVisitsTotal()
+		it := ix.tree.NewIter(tx.cm(), &btree.IterOptions{Lower: btree.Incl(prefix), Upper: upperOf(prefix)})
+		found := it.First()
+		err := it.Close()
+		tx.charge(ix, b)
+		if err != nil {
+			return err
+		}
+		if found {
+			return fmt.Errorf("%w: table %s: unique index %s already has %s",
+				ErrDuplicateKey, t.info.def.Name, ix.name, t.describeKey(ix.cols, row))
+		}
+	}
+	return nil
+}
+
+// upperOf is the exclusive upper bound of the keys starting with prefix.
+func upperOf(prefix []byte) btree.Bound {
+	if s := prefixSuccessor(prefix); s != nil {
+		return btree.Excl(s)
+	}
+	return btree.Bound{}
+}
+
+// Insert adds row (every column, in schema order). A primary key or unique
+// index that already holds its values is ErrDuplicateKey; nothing changes.
+func (tx *Tx) Insert(t *TableHandle, row Row) error {
+	if err := tx.check(t); err != nil {
+		return err
+	}
+	if err := t.info.checkRow(row); err != nil {
+		return err
+	}
+	cols := t.info.def.Columns
+	pk := appendKey(tx.key[:0], cols, t.info.pk, row)
+	tx.key = pk
+	prim := t.ixs[0]
+	dup := func() error {
+		return fmt.Errorf("%w: table %s: primary key %s", ErrDuplicateKey, t.info.def.Name, t.describeKey(t.info.pk, row))
+	}
+	if t.org != Clustered {
+		b := tx.m.NodeVisitsTotal()
+		found, err := prim.tree.Has(tx.cm(), pk)
+		tx.charge(prim, b)
+		if err != nil {
+			return err
+		}
+		if found {
+			return dup()
+		}
+	}
+	if err := tx.checkUnique(t, row, nil); err != nil {
+		return err
+	}
+	tx.row = appendRow(tx.row[:0], cols, row)
+	var ptr heap.RowPtr
+	b := tx.m.NodeVisitsTotal()
+	var err error
+	if t.org == Clustered {
+		err = prim.tree.Insert(tx.cm(), pk, tx.row)
+		if errors.Is(err, btree.ErrDuplicateKey) {
+			tx.charge(prim, b)
+			return dup()
+		}
+	} else {
+		if ptr, err = t.heap.Insert(tx.cm(), tx.row); err == nil {
+			p := ptr.Encode()
+			err = prim.tree.Insert(tx.cm(), pk, p[:])
+		}
+	}
+	tx.charge(prim, b)
+	if err != nil {
+		return err
+	}
+	tx.wrote(prim)
+	for _, ix := range t.ixs[1:] {
+		tx.key2 = t.entryKey(tx.key2, ix, row, pk, ptr)
+		b := tx.m.NodeVisitsTotal()
+		err := ix.tree.Insert(tx.cm(), tx.key2, nil)
+		tx.charge(ix, b)
+		if err != nil {
+			return fmt.Errorf("engine: table %s: index %s: %w", t.info.def.Name, ix.name, err)
+		}
+		tx.wrote(ix)
+	}
+	return nil
+}
+
+// lookup finds the row with primary key pk (encoded): its image (in
+// tx.val) and, in a heap table, its pointer.
+func (tx *Tx) lookup(t *TableHandle, pk []byte) (img []byte, ptr heap.RowPtr, found bool, err error) {
+	prim := t.ixs[0]
+	b := tx.m.NodeVisitsTotal()
+	v, found, err := prim.tree.Get(tx.cm(), pk, tx.val)
+	tx.charge(prim, b)
+	if err != nil || !found {
+		return nil, ptr, false, err
+	}
+	tx.val = v
+	if t.org == Clustered {
+		return v, ptr, true, nil
+	}
+	if ptr, err = heap.DecodeRowPtr(v); err != nil {
+		return nil, ptr, false, fmt.Errorf("engine: table %s: primary index entry: %w", t.info.def.Name, err)
+	}
+	tx.m.RowFetches++
+	tx.m.RowFetchesHeap++
+	if img, err = t.heap.Fetch(tx.cm(), ptr, tx.val); err != nil {
+		return nil, ptr, false, err
+	}
+	tx.val = img
+	return img, ptr, true, nil
+}
+
+// Get reads the row with primary key pk into dst (resized to the table's
+// width) and reports whether it exists. Strings in the row share the
+// transaction's buffer (see Tx).
+func (tx *Tx) Get(t *TableHandle, pk []Value, dst Row) (Row, bool, error) {
+	if err := tx.check(t); err != nil {
+		return nil, false, err
+	}
+	key, err := t.pkKey(tx.key, pk)
+	if err != nil {
+		return nil, false, err
+	}
+	tx.key = key
+	img, _, found, err := tx.lookup(t, key)
+	if err != nil || !found {
+		return dst, false, err
+	}
+	tx.m.RowsExamined++
+	tx.m.RowsDecoded++
+	row, err := decodeRow(img, t.info.def.Columns, dst)
+	if err != nil {
+		return nil, false, fmt.Errorf("engine: table %s: %w", t.info.def.Name, err)
+	}
+	tx.m.RowsReturned++
+	return row, true, nil
+}
+
+// Set names a column to change and its new value.
+type Set struct {
+	Column string
+	Value  Value
+}
+
+// Update changes the named columns of the row with primary key pk.
+// ErrNotFound if there is none; a primary-key column cannot be changed.
+func (tx *Tx) Update(t *TableHandle, pk []Value, set []Set) error {
+	if err := tx.check(t); err != nil {
+		return err
+	}
+	key, err := t.pkKey(tx.key, pk)
+	if err != nil {
+		return err
+	}
+	tx.key = key
+	cols := t.info.def.Columns
+	name := t.info.def.Name
+	// Resolve and check the changes before reading anything.
+	changed := make([]bool, len(cols))
+	for _, s := range set {
+		c, ok := t.info.colIndex[s.Column]
+		if !ok {
+			return fmt.Errorf("%w: table %s: update names column %q", ErrUnknownColumn, name, s.Column)
+		}
+		for _, p := range t.info.pk {
+			if p == c {
+				return fmt.Errorf("%w: table %s: column %s", ErrPrimaryKeyUpdate, name, s.Column)
+			}
+		}
+		if err := checkValue(name, &cols[c], s.Value); err != nil {
+			return err
+		}
+		changed[c] = true
+	}
+	img, ptr, found, err := tx.lookup(t, key)
+	if err != nil {
+		return err
+	}
+	if !found {
+		return fmt.Errorf("%w: table %s: primary key %s", ErrNotFound, name, t.describeKey(t.info.pk, t.pkRow(pk)))
+	}
+	tx.m.RowsExamined++
+	tx.m.RowsDecoded++
+	if tx.old, err = decodeRow(img, cols, tx.old); err != nil {
+		return fmt.Errorf("engine: table %s: %w", name, err)
+	}
+	// The old row's strings alias tx.val; keep a private copy, since the
+	// writes below reuse that buffer.
+	tx.scratch = tx.scratch[:0]
+	for i := range tx.old {
+		if tx.old[i].B != nil {
+			s := len(tx.scratch)
+			tx.scratch = append(tx.scratch, tx.old[i].B...)
+			tx.old[i].B = tx.scratch[s:len(tx.scratch):len(tx.scratch)]
+		}
+	}
+	tx.cur = append(tx.cur[:0], tx.old...)
+	for _, s := range set {
+		tx.cur[t.info.colIndex[s.Column]] = s.Value
+	}
+	touched := func(ix *index) bool {
+		for _, c := range ix.cols {
+			if changed[c] {
+				return true
+			}
+		}
+		return false
+	}
+	if err := tx.checkUnique(t, tx.cur, func(ix *index) bool { return !touched(ix) }); err != nil {
+		return err
+	}
+	tx.row = appendRow(tx.row[:0], cols, tx.cur)
+	prim := t.ixs[0]
+
+	if t.org == Clustered {
+		b := tx.m.NodeVisitsTotal()
+		err := prim.tree.Update(tx.cm(), key, tx.row)
+		tx.charge(prim, b)
+		if err != nil {
+			return err
+		}
+		return tx.reindex(t, key, ptr, ptr, touched)
+	}
+
+	// Heap organizations: in place when it fits (unless every update is a
+	// new version), else at a new pointer.
+	newPtr := ptr
+	if tx.db.opts.HeapUpdate == NewVersion {
+		if newPtr, err = t.heap.Insert(tx.cm(), tx.row); err != nil {
+			return err
+		}
+		if err := t.heap.Delete(tx.cm(), ptr); err != nil {
+			return err
+		}
+	} else if newPtr, err = t.heap.Update(tx.cm(), ptr, tx.row); err != nil {
+		return err
+	}
+	if newPtr != ptr {
+		// The row has a new pointer: the primary index gets a new entry.
+		p := newPtr.Encode()
+		b := tx.m.NodeVisitsTotal()
+		err := prim.tree.Update(tx.cm(), key, p[:])
+		tx.charge(prim, b)
+		if err != nil {
+			return err
+		}
+		tx.deleted(prim)
+		tx.wrote(prim)
+	}
+	moved := newPtr != ptr
+	return tx.reindex(t, key, ptr, newPtr, func(ix *index) bool {
+		// Row-pointer secondaries follow the row when it moves.
+		return touched(ix) || (moved && ix.carry == carryPtr)
+	})
+}
+
+// reindex replaces, in every secondary index that redo says, the old row's
+// entry with the new row's. tx.old and tx.cur hold the rows.
+func (tx *Tx) reindex(t *TableHandle, pk []byte, oldPtr, newPtr heap.RowPtr, redo func(*index) bool) error {
+	for _, ix := range t.ixs[1:] {
+		if !redo(ix) {
+			continue
+		}
+		b := tx.m.NodeVisitsTotal()
+		tx.key2 = t.entryKey(tx.key2, ix, tx.old, pk, oldPtr)
+		err := ix.tree.Delete(tx.cm(), tx.key2)
+		if err == nil {
+			tx.key2 = t.entryKey(tx.key2, ix, tx.cur, pk, newPtr)
+			err = ix.tree.Insert(tx.cm(), tx.key2, nil)
+		}
+		tx.charge(ix, b)
+		if err != nil {
+			return fmt.Errorf("engine: table %s: index %s: %w", t.info.def.Name, ix.name, err)
+		}
+		tx.deleted(ix)
+		tx.wrote(ix)
+	}
+	return nil
+}
+
+// pkRow spreads primary-key values into a row, for messages.
+func (t *TableHandle) pkRow(pk []Value) Row {
+	row := make(Row, len(t.info.def.Columns))
+	for i, c := range t.info.pk {
+		if i < len(pk) {
+			row[c] = pk[i]
+		}
+	}
+	return row
+}
+
+// Delete removes the row with primary key pk and its index entries.
+// ErrNotFound if there is none.
+func (tx *Tx) Delete(t *TableHandle, pk []Value) error {
+	if err := tx.check(t); err != nil {
+		return err
+	}
+	key, err := t.pkKey(tx.key, pk)
+	if err != nil {
+		return err
+	}
+	tx.key = key
+	cols := t.info.def.Columns
+	img, ptr, found, err := tx.lookup(t, key)
+	if err != nil {
+		return err
+	}
+	if !found {
+		return fmt.Errorf("%w: table %s: primary key %s", ErrNotFound, t.info.def.Name, t.describeKey(t.info.pk, t.pkRow(pk)))
+	}
+	tx.m.RowsExamined++
+	tx.m.RowsDecoded++
+	if tx.old, err = decodeRow(img, cols, tx.old); err != nil {
+		return fmt.Errorf("engine: table %s: %w", t.info.def.Name, err)
+	}
+	for _, ix := range t.ixs[1:] {
+		tx.key2 = t.entryKey(tx.key2, ix, tx.old, key, ptr)
+		b := tx.m.NodeVisitsTotal()
+		err := ix.tree.Delete(tx.cm(), tx.key2)
+		tx.charge(ix, b)
+		if err != nil {
+			return fmt.Errorf("engine: table %s: index %s: %w", t.info.def.Name, ix.name, err)
+		}
+		tx.deleted(ix)
+	}
+	prim := t.ixs[0]
+	b := tx.m.NodeVisitsTotal()
+	err = prim.tree.Delete(tx.cm(), key)
+	tx.charge(prim, b)
+	if err != nil {
+		return err
+	}
+	tx.deleted(prim)
+	if t.heap != nil {
+		return t.heap.Delete(tx.cm(), ptr)
+	}
+	return nil
+}
