@@ -13,6 +13,10 @@ type Shape struct {
 	Inner   int // inner nodes
 	Leaves  int // leaf nodes
 	Entries int // key/value pairs
+	// Bytes sums what the nodes use of their pages: slots and live cells
+	// (keys, values, child pointers and their headers), not the page and
+	// node headers, free space or garbage.
+	Bytes int
 }
 
 // Check walks the whole tree and verifies its invariants: node kinds match
@@ -113,6 +117,7 @@ func (c *checker) node(no uint32, depth, wantLevel int, lo, hi []byte) error {
 	if got := len(n) - n.cellStart(); got != cells+n.garbage() {
 		return corrupt("cell area %d bytes, cells %d + garbage %d", got, cells, n.garbage())
 	}
+	c.shape.Bytes += n.used()
 	if lvl == 0 {
 		if depth > 0 && n.count() == 0 {
 			return corrupt("non-root leaf is empty")

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/enginelab/enginelab/btree"
 	"github.com/enginelab/enginelab/heap"
@@ -75,12 +76,15 @@ func (tx *Tx) Scan(t *TableHandle, o ScanOptions) (*Cursor, error) {
 	} else if want, err = t.info.resolve("scan", o.Columns); err != nil {
 		return nil, err
 	}
+	// Rows come back in table column order whatever order Columns names;
+	// decoding wants ascending positions.
+	slices.Sort(want)
 	return tx.scan(t, ix, o, want)
 }
 
 func (tx *Tx) scan(t *TableHandle, ix *index, o ScanOptions, want []int) (*Cursor, error) {
 	if o.Limit < 0 {
-		return nil, fmt.Errorf("%w: scan limit %d is negative", ErrBadValue, o.Limit)
+		return nil, fmt.Errorf("%w: table %s: scan limit %d is negative", ErrBadValue, t.info.def.Name, o.Limit)
 	}
 	lo, err := t.bound(ix, o.Lower, o.LowerExclusive, true)
 	if err != nil {

@@ -161,6 +161,38 @@ func (tx *Tx) checkUnique(t *TableHandle, row Row, skip func(ix *index) bool) er
 	return nil
 }
 
+// checkSizes fails with ErrValueTooLong, before anything is written, if
+// row's image or any of its index entries would be too large for its page
+// (a key encoding doubles 0x00 bytes, so an entry can outgrow its row).
+// pk is the row's encoded primary key.
+func (tx *Tx) checkSizes(t *TableHandle, row Row, pk, img []byte) error {
+	name := t.info.def.Name
+	prim := t.ixs[0]
+	if t.org == Clustered {
+		if n := len(pk) + len(img); n > prim.tree.MaxEntry() {
+			return fmt.Errorf("%w: table %s: row and primary key take %d bytes, a row may take %d",
+				ErrValueTooLong, name, n, prim.tree.MaxEntry())
+		}
+	} else {
+		if len(img) > t.heap.MaxRowSize() {
+			return fmt.Errorf("%w: table %s: row takes %d bytes, a heap row may take %d",
+				ErrValueTooLong, name, len(img), t.heap.MaxRowSize())
+		}
+		if n := len(pk) + heap.RowPtrSize; n > prim.tree.MaxEntry() {
+			return fmt.Errorf("%w: table %s: primary key takes %d bytes, the limit is %d",
+				ErrValueTooLong, name, len(pk), prim.tree.MaxEntry()-heap.RowPtrSize)
+		}
+	}
+	for _, ix := range t.ixs[1:] {
+		tx.key2 = t.entryKey(tx.key2, ix, row, pk, heap.RowPtr{})
+		if len(tx.key2) > ix.tree.MaxEntry() {
+			return fmt.Errorf("%w: table %s: index %s entry for %s takes %d bytes, the limit is %d",
+				ErrValueTooLong, name, ix.name, t.describeKey(ix.cols, row), len(tx.key2), ix.tree.MaxEntry())
+		}
+	}
+	return nil
+}
+
 // upperOf is the exclusive upper bound of the keys starting with prefix.
 func upperOf(prefix []byte) btree.Bound {
 	if s := prefixSuccessor(prefix); s != nil {
@@ -200,6 +232,9 @@ func (tx *Tx) Insert(t *TableHandle, row Row) error {
 		return err
 	}
 	tx.row = appendRow(tx.row[:0], cols, row)
+	if err := tx.checkSizes(t, row, pk, tx.row); err != nil {
+		return err
+	}
 	var ptr heap.RowPtr
 	b := tx.m.NodeVisitsTotal()
 	var err error
@@ -345,7 +380,12 @@ func (tx *Tx) Update(t *TableHandle, pk []Value, set []Set) error {
 	}
 	tx.cur = append(tx.cur[:0], tx.old...)
 	for _, s := range set {
-		tx.cur[t.info.colIndex[s.Column]] = s.Value
+		c := t.info.colIndex[s.Column]
+		tx.cur[c] = s.Value
+		// A column set to the value it has is not a change: no index
+		// entry moves, and a unique index must not see the row's own
+		// entry as a duplicate.
+		changed[c] = !sameValue(tx.old[c], s.Value)
 	}
 	touched := func(ix *index) bool {
 		for _, c := range ix.cols {
@@ -359,6 +399,9 @@ func (tx *Tx) Update(t *TableHandle, pk []Value, set []Set) error {
 		return err
 	}
 	tx.row = appendRow(tx.row[:0], cols, tx.cur)
+	if err := tx.checkSizes(t, tx.cur, key, tx.row); err != nil {
+		return err
+	}
 	prim := t.ixs[0]
 
 	if t.org == Clustered {
@@ -425,6 +468,11 @@ func (tx *Tx) reindex(t *TableHandle, pk []byte, oldPtr, newPtr heap.RowPtr, red
 		tx.wrote(ix)
 	}
 	return nil
+}
+
+// sameValue reports whether a and b are the same value.
+func sameValue(a, b Value) bool {
+	return a.NotNull == b.NotNull && a.I == b.I && string(a.B) == string(b.B) && (a.B == nil) == (b.B == nil)
 }
 
 // pkRow spreads primary-key values into a row, for messages.
