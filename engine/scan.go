@@ -38,6 +38,7 @@ type Cursor struct {
 	ix        *index
 	it        *btree.Iter
 	want      []int
+	wanted    []bool // wanted[c]: column c is in want
 	indexOnly bool
 	reverse   bool
 	started   bool
@@ -95,7 +96,10 @@ func (tx *Tx) scan(t *TableHandle, ix *index, o ScanOptions, want []int) (*Curso
 		return nil, err
 	}
 	c := &Cursor{tx: tx, t: t, ix: ix, want: want, indexOnly: ix.covers(want), reverse: o.Reverse,
-		limit: o.Limit, row: make(Row, len(t.info.def.Columns))}
+		limit: o.Limit, row: make(Row, len(t.info.def.Columns)), wanted: make([]bool, len(t.info.def.Columns))}
+	for _, w := range want {
+		c.wanted[w] = true
+	}
 	if lo.Kind == btree.Exclusive && lo.Key == nil {
 		// An exclusive lower bound on a prefix that no key can follow.
 		c.limit, c.n = 1, 1
@@ -234,6 +238,13 @@ func (c *Cursor) load() error {
 	if c.indexOnly {
 		if pk != nil {
 			_, c.buf, err = decodeKeyInto(pk, cols, t.info.pk, c.row, c.buf)
+		}
+		// The entry held more than was asked for: the row shows only the
+		// wanted columns, whatever the path.
+		for i := range c.row {
+			if !c.wanted[i] {
+				c.row[i] = Null
+			}
 		}
 		return err
 	}

@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/enginelab/enginelab/btree"
@@ -124,7 +125,12 @@ func (t *TableHandle) describeKey(cols []int, row Row) string {
 	parts := make([]string, len(cols))
 	for i, c := range cols {
 		col := &t.info.def.Columns[c]
-		parts[i] = col.Name + "=" + row[c].Format(col.Type, col.Scale)
+		v := row[c]
+		if col.Type.isString() && !v.IsNull() {
+			parts[i] = col.Name + "=" + strconv.Quote(truncate(v.B)) // long values cut
+			continue
+		}
+		parts[i] = col.Name + "=" + v.Format(col.Type, col.Scale)
 	}
 	return strings.Join(parts, ", ")
 }
