@@ -30,7 +30,10 @@
 // 10^-Scale units: TPC-C money is Scale 2), strings with a declared maximum
 // length in bytes (char and varchar; no padding), and timestamps
 // (microseconds, UTC). A column may allow NULL; primary-key columns may
-// not. A Value holds any of them; the column gives its type. Values that do
+// not. A Value holds any of them; the column gives its type, so an integer,
+// a decimal and a timestamp are all an int64 in the column's unit and the
+// engine cannot tell Dec(1234) given to an int column from Int(1234): it
+// checks strings against integers, lengths and NULLs. Values that do
 // not fit their column are errors matching ErrBadValue that name the
 // table, the column and the value; declarations that do not make sense
 // are errors matching ErrSchema. Either way nothing changes.

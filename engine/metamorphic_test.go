@@ -41,9 +41,12 @@ var (
 func TestMetamorphic(t *testing.T) {
 	seed := *metaSeedFlag
 	t.Logf("seed %d (rerun with -engine.metaseed=%d)", seed, seed)
-	for _, mode := range []HeapUpdate{InPlace, NewVersion} {
-		t.Run(fmt.Sprintf("update=%d", mode), func(t *testing.T) {
-			runMetamorphic(t, seed, mode, *metaOpsFlag)
+	for _, run := range []struct {
+		mode    HeapUpdate
+		rewrite bool
+	}{{InPlace, false}, {NewVersion, false}, {InPlace, true}} {
+		t.Run(fmt.Sprintf("update=%d/rewrite=%v", run.mode, run.rewrite), func(t *testing.T) {
+			runMetamorphic(t, seed, Options{HeapUpdate: run.mode, CountRewrite: run.rewrite}, *metaOpsFlag)
 		})
 	}
 }
@@ -681,12 +684,14 @@ func (g *metaGen) next() *metaOp {
 	return op
 }
 
-func runMetamorphic(t *testing.T, seed uint64, mode HeapUpdate, nops int) {
+func runMetamorphic(t *testing.T, seed uint64, o Options, nops int) {
+	mode := o.HeapUpdate
 	// 64 frames of 4 KiB for three tables of a few hundred rows (about
 	// 80 pages): a thousand evictions and store reads per table and run.
 	// (A smaller pool evicts more but slows the race build down, where
 	// every store read records a stack in pebble's invariant checks.)
-	db, err := Open(&Options{PageSize: 4096, PoolSize: 64 * 4096, HeapUpdate: mode})
+	o.PageSize, o.PoolSize = 4096, 64*4096
+	db, err := Open(&o)
 	require.NoError(t, err)
 	defer db.Close()
 	tables := make([]*TableHandle, len(allOrgs))

@@ -17,7 +17,8 @@ import (
 type Meter struct {
 	cache.Meter
 
-	// RowFetches counts rows read through a pointer from an index entry
+	// RowFetches (a total of the two fields after it, which a cost model
+	// prices instead) counts rows read through a pointer from an index entry
 	// that did not hold every wanted column: a heap fetch by row pointer
 	// (organization HeapRowPointer, and the primary key's own lookup in
 	// both heap organizations), or a primary-key lookup for a row
@@ -41,7 +42,13 @@ type Meter struct {
 
 	// IndexEntriesWritten and IndexEntriesDeleted count index entries, the
 	// primary index's included, over all indexes; Index splits them (and
-	// node visits) by index.
+	// node visits) by index. The totals are sums of Index, kept for
+	// reading; price one or the other.
+	//
+	// A heap fetch is also counted as cache.Meter.HeapFetches (the heap's
+	// own count of the page-level event); RowFetchesHeap says why it
+	// happened. Price the page-level counters for I/O and CPU per page,
+	// the row counters for per-row CPU.
 	IndexEntriesWritten int64
 	IndexEntriesDeleted int64
 

@@ -42,6 +42,7 @@ type Cursor struct {
 	indexOnly bool
 	reverse   bool
 	started   bool
+	counting  bool // Count owns the cursor and counts RowsReturned itself
 	limit     int
 	n         int
 	row       Row
@@ -167,6 +168,10 @@ func (c *Cursor) Next() bool {
 		return false
 	}
 	tx := c.tx
+	if tx.done {
+		c.err = ErrTxDone
+		return false
+	}
 	b := tx.m.NodeVisitsTotal()
 	var ok bool
 	switch {
@@ -191,7 +196,9 @@ func (c *Cursor) Next() bool {
 		return false
 	}
 	c.n++
-	tx.m.RowsReturned++
+	if !c.counting {
+		tx.m.RowsReturned++
+	}
 	return true
 }
 
@@ -201,6 +208,7 @@ func (c *Cursor) load() error {
 	t, ix, tx := c.t, c.ix, c.tx
 	cols := t.info.def.Columns
 	clear(c.row)
+	c.buf = c.buf[:0] // the previous row's strings are no longer valid
 	key, val := c.it.Key(), c.it.Value()
 	if len(c.want) == 0 {
 		return nil // count(*): the entry's existence is all
@@ -323,11 +331,13 @@ func (tx *Tx) Count(t *TableHandle, o CountOptions) (int64, Path, error) {
 	if err != nil {
 		return 0, Path{}, err
 	}
+	cur.counting = true
 	var n int64
 	for cur.Next() {
 		if col < 0 || !cur.row[col].IsNull() {
 			n++
 		}
 	}
+	tx.m.RowsReturned += n // the entries counted
 	return n, cur.Path(), cur.Close()
 }

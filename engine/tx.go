@@ -378,9 +378,13 @@ func (tx *Tx) Update(t *TableHandle, pk []Value, set []Set) error {
 	// writes below reuse that buffer.
 	tx.scratch = tx.scratch[:0]
 	for i := range tx.old {
-		if tx.old[i].B != nil {
+		if b := tx.old[i].B; b != nil {
+			if len(b) == 0 {
+				tx.old[i].B = []byte{} // an empty string stays a string
+				continue
+			}
 			s := len(tx.scratch)
-			tx.scratch = append(tx.scratch, tx.old[i].B...)
+			tx.scratch = append(tx.scratch, b...)
 			tx.old[i].B = tx.scratch[s:len(tx.scratch):len(tx.scratch)]
 		}
 	}
@@ -476,9 +480,9 @@ func (tx *Tx) reindex(t *TableHandle, pk []byte, oldPtr, newPtr heap.RowPtr, red
 	return nil
 }
 
-// sameValue reports whether a and b are the same value.
+// sameValue reports whether a and b are the same value of one column.
 func sameValue(a, b Value) bool {
-	return a.NotNull == b.NotNull && a.I == b.I && string(a.B) == string(b.B) && (a.B == nil) == (b.B == nil)
+	return a.NotNull == b.NotNull && (!a.NotNull || (a.I == b.I && string(a.B) == string(b.B)))
 }
 
 // pkRow spreads primary-key values into a row, for messages.
