@@ -274,6 +274,39 @@ func (tx *Tx) Insert(t *TableHandle, row Row) error {
 	return nil
 }
 
+// keyOf checks the transaction and the table and encodes primary key pk
+// into tx.key.
+func (tx *Tx) keyOf(t *TableHandle, pk []Value) ([]byte, error) {
+	if err := tx.check(t); err != nil {
+		return nil, err
+	}
+	key, err := t.pkKey(tx.key, pk)
+	if err != nil {
+		return nil, err
+	}
+	tx.key = key
+	return key, nil
+}
+
+// readOld reads the row with primary key key (pk, for messages) into
+// tx.old, whose strings then share tx.val, and returns its pointer in a
+// heap table. ErrNotFound if there is none.
+func (tx *Tx) readOld(t *TableHandle, key []byte, pk []Value) (heap.RowPtr, error) {
+	img, ptr, found, err := tx.lookup(t, key)
+	if err != nil {
+		return ptr, err
+	}
+	if !found {
+		return ptr, fmt.Errorf("%w: table %s: primary key %s", ErrNotFound, t.info.def.Name, t.describeKey(t.info.pk, t.pkRow(pk)))
+	}
+	tx.m.RowsExamined++
+	tx.m.RowsDecoded++
+	if tx.old, err = decodeRow(img, t.info.def.Columns, tx.old); err != nil {
+		return ptr, fmt.Errorf("engine: table %s: %w", t.info.def.Name, err)
+	}
+	return ptr, nil
+}
+
 // lookup finds the row with primary key pk (encoded): its image (in
 // tx.val) and, in a heap table, its pointer.
 func (tx *Tx) lookup(t *TableHandle, pk []byte) (img []byte, ptr heap.RowPtr, found bool, err error) {
@@ -304,14 +337,10 @@ func (tx *Tx) lookup(t *TableHandle, pk []byte) (img []byte, ptr heap.RowPtr, fo
 // width) and reports whether it exists. Strings in the row share the
 // transaction's buffer (see Tx).
 func (tx *Tx) Get(t *TableHandle, pk []Value, dst Row) (Row, bool, error) {
-	if err := tx.check(t); err != nil {
-		return nil, false, err
-	}
-	key, err := t.pkKey(tx.key, pk)
+	key, err := tx.keyOf(t, pk)
 	if err != nil {
 		return nil, false, err
 	}
-	tx.key = key
 	img, _, found, err := tx.lookup(t, key)
 	if err != nil || !found {
 		return dst, false, err
@@ -335,14 +364,10 @@ type Set struct {
 // Update changes the named columns of the row with primary key pk.
 // ErrNotFound if there is none; a primary-key column cannot be changed.
 func (tx *Tx) Update(t *TableHandle, pk []Value, set []Set) error {
-	if err := tx.check(t); err != nil {
-		return err
-	}
-	key, err := t.pkKey(tx.key, pk)
+	key, err := tx.keyOf(t, pk)
 	if err != nil {
 		return err
 	}
-	tx.key = key
 	cols := t.info.def.Columns
 	name := t.info.def.Name
 	// Resolve and check the changes before reading anything.
@@ -362,17 +387,9 @@ func (tx *Tx) Update(t *TableHandle, pk []Value, set []Set) error {
 		}
 		changed[c] = true
 	}
-	img, ptr, found, err := tx.lookup(t, key)
+	ptr, err := tx.readOld(t, key, pk)
 	if err != nil {
 		return err
-	}
-	if !found {
-		return fmt.Errorf("%w: table %s: primary key %s", ErrNotFound, name, t.describeKey(t.info.pk, t.pkRow(pk)))
-	}
-	tx.m.RowsExamined++
-	tx.m.RowsDecoded++
-	if tx.old, err = decodeRow(img, cols, tx.old); err != nil {
-		return fmt.Errorf("engine: table %s: %w", name, err)
 	}
 	// The old row's strings alias tx.val; keep a private copy, since the
 	// writes below reuse that buffer.
@@ -499,26 +516,13 @@ func (t *TableHandle) pkRow(pk []Value) Row {
 // Delete removes the row with primary key pk and its index entries.
 // ErrNotFound if there is none.
 func (tx *Tx) Delete(t *TableHandle, pk []Value) error {
-	if err := tx.check(t); err != nil {
-		return err
-	}
-	key, err := t.pkKey(tx.key, pk)
+	key, err := tx.keyOf(t, pk)
 	if err != nil {
 		return err
 	}
-	tx.key = key
-	cols := t.info.def.Columns
-	img, ptr, found, err := tx.lookup(t, key)
+	ptr, err := tx.readOld(t, key, pk)
 	if err != nil {
 		return err
-	}
-	if !found {
-		return fmt.Errorf("%w: table %s: primary key %s", ErrNotFound, t.info.def.Name, t.describeKey(t.info.pk, t.pkRow(pk)))
-	}
-	tx.m.RowsExamined++
-	tx.m.RowsDecoded++
-	if tx.old, err = decodeRow(img, cols, tx.old); err != nil {
-		return fmt.Errorf("engine: table %s: %w", t.info.def.Name, err)
 	}
 	for _, ix := range t.ixs[1:] {
 		tx.key2 = t.entryKey(tx.key2, ix, tx.old, key, ptr)
