@@ -52,6 +52,15 @@ type Meter struct {
 	IndexEntriesWritten int64
 	IndexEntriesDeleted int64
 
+	// Row locks: requests, requests that waited, the time they waited (on
+	// the lock manager's clock: virtual in simulated mode), deadlocks
+	// (this meter's transaction the victim) and timeouts.
+	LockRequests  int64
+	LockWaits     int64
+	LockWaitNanos int64
+	Deadlocks     int64
+	LockTimeouts  int64
+
 	// Index holds per-index counters, by the index's number in its
 	// database (DB.IndexName names it).
 	Index []IndexCounters
@@ -106,6 +115,11 @@ func (m *Meter) combine(o *Meter, sign int64) {
 	m.RowsDecoded += sign * o.RowsDecoded
 	m.IndexEntriesWritten += sign * o.IndexEntriesWritten
 	m.IndexEntriesDeleted += sign * o.IndexEntriesDeleted
+	m.LockRequests += sign * o.LockRequests
+	m.LockWaits += sign * o.LockWaits
+	m.LockWaitNanos += sign * o.LockWaitNanos
+	m.Deadlocks += sign * o.Deadlocks
+	m.LockTimeouts += sign * o.LockTimeouts
 	for i := range o.Index {
 		x := m.ix(i)
 		x.NodeVisits += sign * o.Index[i].NodeVisits
@@ -131,6 +145,11 @@ func (m *Meter) String() string {
 	add("rows-decoded", m.RowsDecoded)
 	add("index-entries-written", m.IndexEntriesWritten)
 	add("index-entries-deleted", m.IndexEntriesDeleted)
+	add("lock-requests", m.LockRequests)
+	add("lock-waits", m.LockWaits)
+	add("lock-wait-ns", m.LockWaitNanos)
+	add("deadlocks", m.Deadlocks)
+	add("lock-timeouts", m.LockTimeouts)
 	for i, x := range m.Index {
 		add(fmt.Sprintf("ix%d.nodes", i), x.NodeVisits)
 		add(fmt.Sprintf("ix%d.written", i), x.EntriesWritten)

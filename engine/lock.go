@@ -1,0 +1,317 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/enginelab/enginelab/cache"
+)
+
+// Lock errors. Either leaves the transaction to be rolled back by its
+// caller; the lock manager has already dropped the failed request.
+var (
+	// ErrDeadlock means the request would have closed a cycle of waiting
+	// transactions; the requester is the victim.
+	ErrDeadlock = errors.New("engine: deadlock: transaction chosen as victim")
+	// ErrLockTimeout means the request waited longer than the lock
+	// timeout.
+	ErrLockTimeout = errors.New("engine: lock wait timeout")
+)
+
+// LockMode is a row lock's mode.
+type LockMode uint8
+
+// Lock modes. Shared locks are compatible with each other; an exclusive
+// lock with nothing.
+const (
+	Shared LockMode = iota + 1
+	Exclusive
+)
+
+func (m LockMode) String() string {
+	switch m {
+	case Shared:
+		return "S"
+	case Exclusive:
+		return "X"
+	}
+	return fmt.Sprintf("mode(%d)", uint8(m))
+}
+
+func compatible(a, b LockMode) bool { return a == Shared && b == Shared }
+
+// LockKey names a locked row: its table and its encoded primary key. A row
+// that moves keeps its lock, since the key does not change.
+type LockKey struct {
+	Table string
+	Key   string
+}
+
+// LockWait is one waiting request, handed to the Parker.
+type LockWait struct {
+	Tx       uint64
+	Key      LockKey
+	Mode     LockMode
+	Deadline time.Time // when the wait times out, on the lock manager's clock
+
+	ready   chan struct{} // closed when the lock is granted
+	granted bool          // guarded by the lock manager's mu
+}
+
+// Ready is closed when the request is granted.
+func (w *LockWait) Ready() <-chan struct{} { return w.ready }
+
+// Parker decides how a waiting lock request waits: real mode blocks the
+// goroutine; the simulator parks the simulated transaction and resumes it
+// when the lock is granted or virtual time passes the deadline. No page
+// latch is held while a request is parked.
+type Parker interface {
+	// Park returns when w.Ready() is closed (it reports true) or when the
+	// clock has passed w.Deadline (false). A request granted at the same
+	// moment it timed out is granted.
+	Park(w *LockWait) bool
+}
+
+// BlockingParker waits on a real timer: real mode. Its clock must be the
+// wall clock, since the timer is.
+type BlockingParker struct{ Clock cache.Clock }
+
+// Park implements Parker.
+func (p BlockingParker) Park(w *LockWait) bool {
+	d := w.Deadline.Sub(p.Clock.Now())
+	if d <= 0 {
+		select {
+		case <-w.ready:
+			return true
+		default:
+			return false
+		}
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-w.ready:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
+// lockState is the lock table entry of one row: the granted locks and the
+// queue of waiting requests, served first come first served.
+type lockState struct {
+	holders map[uint64]LockMode
+	queue   []*LockWait
+}
+
+// LockManager grants strict two-phase row locks: a transaction keeps every
+// lock until ReleaseAll (at commit or rollback). It finds deadlocks with a
+// wait-for graph when a request starts to wait, and times waits out on its
+// Clock. Safe for concurrent use.
+type LockManager struct {
+	clock   cache.Clock
+	parker  Parker
+	timeout time.Duration
+
+	mu      sync.Mutex
+	locks   map[LockKey]*lockState
+	held    map[uint64][]LockKey // what each transaction holds, in order of first grant
+	waiting map[uint64]*LockWait // the request each blocked transaction waits on
+}
+
+// NewLockManager returns a lock manager that waits through parker and
+// times waits out after timeout on clock.
+func NewLockManager(clock cache.Clock, parker Parker, timeout time.Duration) *LockManager {
+	return &LockManager{
+		clock: clock, parker: parker, timeout: timeout,
+		locks:   make(map[LockKey]*lockState),
+		held:    make(map[uint64][]LockKey),
+		waiting: make(map[uint64]*LockWait),
+	}
+}
+
+// Lock acquires key in mode for transaction tx, waiting if it must. A
+// transaction that holds the row in a mode at least as strong gets it at
+// once; one that holds it shared and asks for exclusive upgrades (waiting
+// for the other sharers). m is charged the request, any wait and its
+// virtual or real duration, deadlocks and timeouts.
+func (lm *LockManager) Lock(m *Meter, tx uint64, key LockKey, mode LockMode) error {
+	if m != nil {
+		m.LockRequests++
+	}
+	lm.mu.Lock()
+	st := lm.locks[key]
+	if st == nil {
+		st = &lockState{holders: make(map[uint64]LockMode, 1)}
+		lm.locks[key] = st
+	}
+	have, holds := st.holders[tx]
+	if holds && (have == Exclusive || mode == Shared) {
+		lm.mu.Unlock()
+		return nil
+	}
+	if len(st.queue) == 0 && lm.grantableLocked(st, tx, mode) {
+		lm.grantLocked(st, tx, key, mode)
+		lm.mu.Unlock()
+		return nil
+	}
+	w := &LockWait{Tx: tx, Key: key, Mode: mode, ready: make(chan struct{})}
+	st.queue = append(st.queue, w)
+	lm.waiting[tx] = w
+	if lm.closesCycleLocked(tx) {
+		lm.dropWaitLocked(st, w)
+		lm.mu.Unlock()
+		if m != nil {
+			m.Deadlocks++
+		}
+		return fmt.Errorf("%w: transaction %d asking %s on table %s", ErrDeadlock, tx, mode, key.Table)
+	}
+	start := lm.clock.Now()
+	w.Deadline = start.Add(lm.timeout)
+	lm.mu.Unlock()
+
+	if m != nil {
+		m.LockWaits++
+	}
+	lm.parker.Park(w)
+
+	lm.mu.Lock()
+	granted := w.granted
+	if !granted {
+		lm.dropWaitLocked(st, w)
+	}
+	lm.mu.Unlock()
+	if m != nil {
+		m.LockWaitNanos += int64(lm.clock.Now().Sub(start))
+	}
+	if !granted {
+		if m != nil {
+			m.LockTimeouts++
+		}
+		return fmt.Errorf("%w: transaction %d waited %v for %s on table %s", ErrLockTimeout, tx, lm.timeout, mode, key.Table)
+	}
+	return nil
+}
+
+// grantableLocked reports whether tx may hold key in mode next to the
+// current holders. REQUIRES: lm.mu held.
+func (lm *LockManager) grantableLocked(st *lockState, tx uint64, mode LockMode) bool {
+	for h, hm := range st.holders {
+		if h != tx && !compatible(hm, mode) {
+			return false
+		}
+	}
+	return true
+}
+
+// grantLocked records the grant. REQUIRES: lm.mu held.
+func (lm *LockManager) grantLocked(st *lockState, tx uint64, key LockKey, mode LockMode) {
+	if _, ok := st.holders[tx]; !ok {
+		lm.held[tx] = append(lm.held[tx], key)
+	}
+	if st.holders[tx] < mode {
+		st.holders[tx] = mode
+	}
+}
+
+// dropWaitLocked removes a request that will not be granted (timed out,
+// or a deadlock victim) and lets the requests behind it go if they can.
+// REQUIRES: lm.mu held.
+func (lm *LockManager) dropWaitLocked(st *lockState, w *LockWait) {
+	for i, q := range st.queue {
+		if q == w {
+			st.queue = append(st.queue[:i], st.queue[i+1:]...)
+			break
+		}
+	}
+	if lm.waiting[w.Tx] == w {
+		delete(lm.waiting, w.Tx)
+	}
+	lm.wakeLocked(st, w.Key)
+}
+
+// wakeLocked grants queued requests in order while they are compatible
+// with the holders; the first that is not stops the queue (first come,
+// first served, so a stream of sharers cannot starve a writer).
+// REQUIRES: lm.mu held.
+func (lm *LockManager) wakeLocked(st *lockState, key LockKey) {
+	for len(st.queue) > 0 {
+		w := st.queue[0]
+		if !lm.grantableLocked(st, w.Tx, w.Mode) {
+			break
+		}
+		st.queue = st.queue[1:]
+		lm.grantLocked(st, w.Tx, key, w.Mode)
+		w.granted = true
+		delete(lm.waiting, w.Tx)
+		close(w.ready)
+	}
+	if len(st.holders) == 0 && len(st.queue) == 0 {
+		delete(lm.locks, key)
+	}
+}
+
+// blockersLocked lists the transactions w waits for: holders it conflicts
+// with, and requests ahead of it in the queue that it conflicts with.
+// REQUIRES: lm.mu held.
+func (lm *LockManager) blockersLocked(w *LockWait, visit func(uint64) bool) bool {
+	st := lm.locks[w.Key]
+	for h, hm := range st.holders {
+		if h != w.Tx && !compatible(hm, w.Mode) && visit(h) {
+			return true
+		}
+	}
+	for _, q := range st.queue {
+		if q == w {
+			break
+		}
+		if q.Tx != w.Tx && !(compatible(q.Mode, w.Mode)) && visit(q.Tx) {
+			return true
+		}
+	}
+	return false
+}
+
+// closesCycleLocked reports whether tx, which just started to wait, now
+// waits (through the wait-for graph) for itself. REQUIRES: lm.mu held.
+func (lm *LockManager) closesCycleLocked(tx uint64) bool {
+	seen := map[uint64]bool{}
+	var reaches func(t uint64) bool
+	reaches = func(t uint64) bool {
+		if t == tx {
+			return true
+		}
+		if seen[t] {
+			return false
+		}
+		seen[t] = true
+		w := lm.waiting[t]
+		return w != nil && lm.blockersLocked(w, reaches)
+	}
+	return lm.blockersLocked(lm.waiting[tx], reaches)
+}
+
+// ReleaseAll releases every lock tx holds (commit or rollback) and grants
+// what it can to the waiters.
+func (lm *LockManager) ReleaseAll(tx uint64) {
+	lm.mu.Lock()
+	defer lm.mu.Unlock()
+	for _, key := range lm.held[tx] {
+		st := lm.locks[key]
+		if st == nil {
+			continue
+		}
+		delete(st.holders, tx)
+		lm.wakeLocked(st, key)
+	}
+	delete(lm.held, tx)
+}
+
+// Held returns the number of rows tx holds locks on.
+func (lm *LockManager) Held(tx uint64) int {
+	lm.mu.Lock()
+	defer lm.mu.Unlock()
+	return len(lm.held[tx])
+}
