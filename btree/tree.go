@@ -644,21 +644,44 @@ func (t *Tree) splitNode(n, s node, i int, e entry) []byte {
 		}
 		return innerCellSize(x.key) + slotSize
 	}
-	total := 0
+	// sides returns the bytes of the two nodes when the split is at s:
+	// entries [0, s) stay; for a leaf [s, cnt) move, for an inner node s
+	// moves up and (s, cnt) move. prefix[j] is the size of entries [0, j).
+	prefix := make([]int, cnt+1)
 	for j := 0; j < cnt; j++ {
-		total += size(j)
+		prefix[j+1] = prefix[j] + size(j)
 	}
-	// Pick the split index that best balances the two sides.
-	best, bestCost := 1, int(^uint(0)>>1)
-	left := 0
-	for s := 1; s < cnt; s++ {
-		left += size(s - 1)
-		right := total - left
+	sides := func(s int) (left, right int) {
+		left, right = prefix[s], prefix[cnt]-prefix[s]
 		if !leaf {
-			right -= size(s) // the middle key moves up
+			right -= prefix[s+1] - prefix[s] // the middle key moves up
 		}
-		if c := max(left, right); c < bestCost {
-			best, bestCost = s, c
+		return left, right
+	}
+	// When this insert goes right after the previous insert into the node,
+	// the inserts are ascending (a load in key order, or one of several
+	// interleaved ascending streams): split at the insertion point, as
+	// InnoDB does, so that the entries before it stay together and the
+	// node is left full. (An inner node keeps at least one key on the
+	// right.) Otherwise split where the two sides balance best.
+	best := -1
+	if !e.replace && i >= 1 && i == tn.lastInsert() {
+		cand := i
+		if !leaf {
+			cand = min(cand, cnt-2)
+		}
+		if l, r := sides(cand); cand >= 1 && l <= tn.capacity() && r <= tn.capacity() {
+			best = cand
+		}
+	}
+	if best < 0 {
+		best = 1
+		bestCost := int(^uint(0) >> 1)
+		for s := 1; s < cnt; s++ {
+			l, r := sides(s)
+			if c := max(l, r); c < bestCost {
+				best, bestCost = s, c
+			}
 		}
 	}
 	sep := append([]byte(nil), get(best).key...)
