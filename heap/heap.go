@@ -335,7 +335,7 @@ func (h *Heap) place(m *cache.Meter, n int, above uint32) (*cache.Page, fsmRef, 
 			pg.Unpin(false)
 			return nil, fsmRef{}, h.badHeader(t, b)
 		}
-		if isHeap && b.avail() >= n {
+		if isHeap && b.fits(n) {
 			return pg, fsmRef{}, nil
 		}
 		// The target is full: record what it really has before looking
@@ -376,7 +376,7 @@ func (h *Heap) place(m *cache.Meter, n int, above uint32) (*cache.Page, fsmRef, 
 			pg.Unpin(false)
 			return nil, fsmRef{}, h.badHeader(no, b)
 		}
-		if isHeap && b.avail() >= n {
+		if isHeap && b.fits(n) {
 			h.target.Store(no)
 			return pg, fsmRef{}, nil
 		}

@@ -123,6 +123,18 @@ func (b hpage) avail() int {
 	return max(f, 0)
 }
 
+// fits reports whether a row of n bytes can be inserted: its bytes plus,
+// when no deleted slot can be reused, a new slot. (avail is clamped at 0,
+// so "avail() >= n" would wrongly admit an empty row into a page without
+// room for its slot.)
+func (b hpage) fits(n int) bool {
+	need := n
+	if b.ndead() == 0 {
+		need += slotSize
+	}
+	return need <= b.free()
+}
+
 // initHeapPage writes an empty heap header into a page that AllocPage has
 // just formatted as KindHeap.
 func initHeapPage(b hpage) {
