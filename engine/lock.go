@@ -42,11 +42,26 @@ func (m LockMode) String() string {
 
 func compatible(a, b LockMode) bool { return a == Shared && b == Shared }
 
-// LockKey names a locked row: its table and its encoded primary key. A row
-// that moves keeps its lock, since the key does not change.
+// LockKey names a locked row: its table's number and a 64-bit hash of its
+// encoded primary key. A row that moves keeps its lock, since the key does
+// not change. Hashing keeps a lock request free of allocations; two keys of
+// one table whose hashes collide (odds about n²/2^65 for n locked rows)
+// share a lock, which can only make a transaction wait, never miss a
+// conflict.
 type LockKey struct {
-	Table string
-	Key   string
+	Table uint32
+	Hash  uint64
+}
+
+// RowKey returns the lock key of the row of table whose encoded primary
+// key is key (FNV-1a).
+func RowKey(table uint32, key []byte) LockKey {
+	h := uint64(14695981039346656037)
+	for _, c := range key {
+		h ^= uint64(c)
+		h *= 1099511628211
+	}
+	return LockKey{Table: table, Hash: h}
 }
 
 // LockWait is one waiting request, handed to the Parker.
@@ -119,6 +134,10 @@ type LockManager struct {
 	locks   map[LockKey]*lockState
 	held    map[uint64][]LockKey // what each transaction holds, in order of first grant
 	waiting map[uint64]*LockWait // the request each blocked transaction waits on
+	// Recycled lock states and held-key slices: a lock request makes no
+	// allocation once the manager has warmed up.
+	freeStates []*lockState
+	freeHeld   [][]LockKey
 }
 
 // NewLockManager returns a lock manager that waits through parker and
@@ -144,7 +163,12 @@ func (lm *LockManager) Lock(m *Meter, tx uint64, key LockKey, mode LockMode) err
 	lm.mu.Lock()
 	st := lm.locks[key]
 	if st == nil {
-		st = &lockState{holders: make(map[uint64]LockMode, 1)}
+		if n := len(lm.freeStates); n > 0 {
+			st = lm.freeStates[n-1]
+			lm.freeStates = lm.freeStates[:n-1]
+		} else {
+			st = &lockState{holders: make(map[uint64]LockMode, 1)}
+		}
 		lm.locks[key] = st
 	}
 	have, holds := st.holders[tx]
@@ -166,7 +190,7 @@ func (lm *LockManager) Lock(m *Meter, tx uint64, key LockKey, mode LockMode) err
 		if m != nil {
 			m.Deadlocks++
 		}
-		return fmt.Errorf("%w: transaction %d asking %s on table %s", ErrDeadlock, tx, mode, key.Table)
+		return fmt.Errorf("%w: transaction %d asking %s on a row of table #%d", ErrDeadlock, tx, mode, key.Table)
 	}
 	start := lm.clock.Now()
 	w.Deadline = start.Add(lm.timeout)
@@ -190,7 +214,7 @@ func (lm *LockManager) Lock(m *Meter, tx uint64, key LockKey, mode LockMode) err
 		if m != nil {
 			m.LockTimeouts++
 		}
-		return fmt.Errorf("%w: transaction %d waited %v for %s on table %s", ErrLockTimeout, tx, lm.timeout, mode, key.Table)
+		return fmt.Errorf("%w: transaction %d waited %v for %s on a row of table #%d", ErrLockTimeout, tx, lm.timeout, mode, key.Table)
 	}
 	return nil
 }
@@ -209,7 +233,14 @@ func (lm *LockManager) grantableLocked(st *lockState, tx uint64, mode LockMode) 
 // grantLocked records the grant. REQUIRES: lm.mu held.
 func (lm *LockManager) grantLocked(st *lockState, tx uint64, key LockKey, mode LockMode) {
 	if _, ok := st.holders[tx]; !ok {
-		lm.held[tx] = append(lm.held[tx], key)
+		h, ok := lm.held[tx]
+		if !ok {
+			if n := len(lm.freeHeld); n > 0 {
+				h = lm.freeHeld[n-1]
+				lm.freeHeld = lm.freeHeld[:n-1]
+			}
+		}
+		lm.held[tx] = append(h, key)
 	}
 	if st.holders[tx] < mode {
 		st.holders[tx] = mode
@@ -250,6 +281,8 @@ func (lm *LockManager) wakeLocked(st *lockState, key LockKey) {
 	}
 	if len(st.holders) == 0 && len(st.queue) == 0 {
 		delete(lm.locks, key)
+		st.queue = st.queue[:0]
+		lm.freeStates = append(lm.freeStates, st)
 	}
 }
 
@@ -306,7 +339,10 @@ func (lm *LockManager) ReleaseAll(tx uint64) {
 		delete(st.holders, tx)
 		lm.wakeLocked(st, key)
 	}
-	delete(lm.held, tx)
+	if h, ok := lm.held[tx]; ok {
+		lm.freeHeld = append(lm.freeHeld, h[:0])
+		delete(lm.held, tx)
+	}
 }
 
 // Held returns the number of rows tx holds locks on.
