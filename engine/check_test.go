@@ -91,10 +91,12 @@ func TestCheckPassesOnTablesBuiltThroughTheAPI(t *testing.T) {
 func rowOf(t *testing.T, db *DB, tb *TableHandle, d, id int64) (Row, []byte, heap.RowPtr) {
 	t.Helper()
 	pk := []Value{Int(1), Int(d), Int(id)}
-	row, found, err := db.Begin(nil).Get(tb, pk, nil)
+	tx := db.Begin(nil)
+	row, found, err := tx.Get(tb, pk, nil)
 	require.NoError(t, err)
 	require.True(t, found)
 	row = cloneRow(row)
+	require.NoError(t, tx.Commit())
 	key, err := tb.pkKey(nil, pk)
 	require.NoError(t, err)
 	var ptr heap.RowPtr
@@ -257,6 +259,7 @@ func TestCheckCatchesBrokenIndexes(t *testing.T) {
 					}
 				}
 				require.NoError(t, tb.Check(tx))
+				require.NoError(t, tx.Commit())
 				tc.damage(t, db, tb)
 				err = tb.Check(db.Begin(nil))
 				require.ErrorIs(t, err, ErrInconsistent)

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
@@ -71,6 +73,12 @@ type Options struct {
 	// CountRewrite rewrites count(col) to count(*) when col is NOT NULL,
 	// so that a count never fetches rows for a column it need not read.
 	CountRewrite bool
+	// LockTimeout is how long a row lock request waits before
+	// ErrLockTimeout; default 50s (innodb_lock_wait_timeout).
+	LockTimeout time.Duration
+	// Parker decides how a lock wait waits; default a BlockingParker on
+	// Clock. The simulator installs its scheduler here.
+	Parker Parker
 }
 
 // Validate reports the first invalid option.
@@ -95,6 +103,9 @@ func (o *Options) Validate() error {
 	if o.HeapUpdate > NewVersion {
 		return fmt.Errorf("%w: heap update mode %d", ErrInvalidOptions, o.HeapUpdate)
 	}
+	if o.LockTimeout < 0 {
+		return fmt.Errorf("%w: lock timeout %v is negative", ErrInvalidOptions, o.LockTimeout)
+	}
 	return nil
 }
 
@@ -105,6 +116,8 @@ type DB struct {
 	store   *cache.PebbleStore
 	pool    *cache.Pool
 	catalog *btree.Tree
+	locks   *LockManager
+	txSeq   atomic.Uint64
 
 	mu struct {
 		sync.Mutex
@@ -177,6 +190,15 @@ func Open(o *Options) (*DB, error) {
 	if opts.DefaultOrg == OrgDefault {
 		opts.DefaultOrg = Clustered
 	}
+	if opts.Clock == nil {
+		opts.Clock = cache.WallClock{}
+	}
+	if opts.LockTimeout == 0 {
+		opts.LockTimeout = 50 * time.Second
+	}
+	if opts.Parker == nil {
+		opts.Parker = BlockingParker{Clock: opts.Clock}
+	}
 	store, err := cache.OpenPebbleStore(cache.PebbleOptions{Dir: opts.Dir, FS: opts.FS, PageSize: opts.PageSize})
 	if err != nil {
 		return nil, err
@@ -186,7 +208,8 @@ func Open(o *Options) (*DB, error) {
 		_ = store.Close()
 		return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
 	}
-	db := &DB{opts: opts, store: store, pool: pool}
+	db := &DB{opts: opts, store: store, pool: pool,
+		locks: NewLockManager(opts.Clock, opts.Parker, opts.LockTimeout)}
 	db.mu.tables = make(map[string]*TableHandle)
 	if err := db.openCatalog(); err != nil {
 		_ = store.Close()

@@ -86,10 +86,13 @@
 //
 // # Caveats
 //
-// This release has no isolation, rollback, logging or recovery: operations
-// apply at once and Commit only ends the transaction. A clean Close keeps
-// everything; a crash may not. Row locks, undo, the redo log and recovery
-// come next, behind the same Tx. Primary-key columns cannot be updated
-// (delete and insert instead). Unique indexes are checked before a write,
-// without locks, so two concurrent inserts can both pass the check.
+// Transactions lock rows (strict two-phase, keyed by primary key: Get
+// shared, Insert, Update and Delete exclusive), find deadlocks and time
+// lock waits out (ErrDeadlock, ErrLockTimeout: the transaction is then
+// already rolled back), and Rollback takes changes back from an in-memory
+// undo list. Cursors take no row locks yet, there are no gap locks, and
+// there is no redo log or recovery yet: a clean Close keeps everything, a
+// crash may not. Primary-key columns cannot be updated (delete and insert
+// instead). Unique secondary indexes are checked before a write without a
+// lock on the index key, so two concurrent inserts can both pass the check.
 package engine

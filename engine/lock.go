@@ -114,12 +114,32 @@ func (p BlockingParker) Park(w *LockWait) bool {
 	}
 }
 
+type holder struct {
+	tx   uint64
+	mode LockMode
+}
+
+// find returns the index of tx among the holders, or -1.
+func (st *lockState) find(tx uint64) int {
+	for i := range st.holders {
+		if st.holders[i].tx == tx {
+			return i
+		}
+	}
+	return -1
+}
+
 // lockState is the lock table entry of one row: the granted locks and the
 // queue of waiting requests, served first come first served.
 type lockState struct {
-	holders map[uint64]LockMode
+	holders []holder // a row rarely has more than a few
 	queue   []*LockWait
 }
+
+// maxFreeStates bounds the recycled lock states: enough for the locks of
+// many concurrent transactions, without hoarding the states of one huge
+// transaction.
+const maxFreeStates = 4096
 
 // LockManager grants strict two-phase row locks: a transaction keeps every
 // lock until ReleaseAll (at commit or rollback). It finds deadlocks with a
@@ -167,12 +187,11 @@ func (lm *LockManager) Lock(m *Meter, tx uint64, key LockKey, mode LockMode) err
 			st = lm.freeStates[n-1]
 			lm.freeStates = lm.freeStates[:n-1]
 		} else {
-			st = &lockState{holders: make(map[uint64]LockMode, 1)}
+			st = &lockState{}
 		}
 		lm.locks[key] = st
 	}
-	have, holds := st.holders[tx]
-	if holds && (have == Exclusive || mode == Shared) {
+	if i := st.find(tx); i >= 0 && (st.holders[i].mode == Exclusive || mode == Shared) {
 		lm.mu.Unlock()
 		return nil
 	}
@@ -222,8 +241,8 @@ func (lm *LockManager) Lock(m *Meter, tx uint64, key LockKey, mode LockMode) err
 // grantableLocked reports whether tx may hold key in mode next to the
 // current holders. REQUIRES: lm.mu held.
 func (lm *LockManager) grantableLocked(st *lockState, tx uint64, mode LockMode) bool {
-	for h, hm := range st.holders {
-		if h != tx && !compatible(hm, mode) {
+	for _, h := range st.holders {
+		if h.tx != tx && !compatible(h.mode, mode) {
 			return false
 		}
 	}
@@ -232,7 +251,8 @@ func (lm *LockManager) grantableLocked(st *lockState, tx uint64, mode LockMode) 
 
 // grantLocked records the grant. REQUIRES: lm.mu held.
 func (lm *LockManager) grantLocked(st *lockState, tx uint64, key LockKey, mode LockMode) {
-	if _, ok := st.holders[tx]; !ok {
+	i := st.find(tx)
+	if i < 0 {
 		h, ok := lm.held[tx]
 		if !ok {
 			if n := len(lm.freeHeld); n > 0 {
@@ -242,8 +262,10 @@ func (lm *LockManager) grantLocked(st *lockState, tx uint64, key LockKey, mode L
 		}
 		lm.held[tx] = append(h, key)
 	}
-	if st.holders[tx] < mode {
-		st.holders[tx] = mode
+	if i < 0 {
+		st.holders = append(st.holders, holder{tx, mode})
+	} else if st.holders[i].mode < mode {
+		st.holders[i].mode = mode
 	}
 }
 
@@ -281,8 +303,10 @@ func (lm *LockManager) wakeLocked(st *lockState, key LockKey) {
 	}
 	if len(st.holders) == 0 && len(st.queue) == 0 {
 		delete(lm.locks, key)
-		st.queue = st.queue[:0]
-		lm.freeStates = append(lm.freeStates, st)
+		if len(lm.freeStates) < maxFreeStates {
+			st.queue = st.queue[:0]
+			lm.freeStates = append(lm.freeStates, st)
+		}
 	}
 }
 
@@ -291,8 +315,8 @@ func (lm *LockManager) wakeLocked(st *lockState, key LockKey) {
 // REQUIRES: lm.mu held.
 func (lm *LockManager) blockersLocked(w *LockWait, visit func(uint64) bool) bool {
 	st := lm.locks[w.Key]
-	for h, hm := range st.holders {
-		if h != w.Tx && !compatible(hm, w.Mode) && visit(h) {
+	for _, h := range st.holders {
+		if h.tx != w.Tx && !compatible(h.mode, w.Mode) && visit(h.tx) {
 			return true
 		}
 	}
@@ -336,7 +360,9 @@ func (lm *LockManager) ReleaseAll(tx uint64) {
 		if st == nil {
 			continue
 		}
-		delete(st.holders, tx)
+		if i := st.find(tx); i >= 0 {
+			st.holders = append(st.holders[:i], st.holders[i+1:]...)
+		}
 		lm.wakeLocked(st, key)
 	}
 	if h, ok := lm.held[tx]; ok {

@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -32,14 +33,24 @@ var (
 // buffers: they are valid until the next operation on the same Tx (or the
 // cursor's next step). Copy what must live longer.
 //
-// This release has no isolation and no rollback yet: operations apply at
-// once, and Commit only ends the transaction. Row locks, undo, the redo log
-// and recovery come with the transactions work, behind this same API.
+// Isolation is strict two-phase row locking keyed by primary key: a read
+// takes a shared lock, a write an exclusive one, and every lock is held
+// until Commit or Rollback (like InnoDB's SERIALIZABLE, without gap locks,
+// so a scan can meet rows inserted after it began; and a Cursor takes no
+// row locks yet: what it reads is not isolated). A request that would
+// deadlock, or waits past the lock timeout, fails with ErrDeadlock or
+// ErrLockTimeout, and the transaction is then already rolled back. Undo is
+// logical and in memory: Rollback applies the inverse of each change,
+// newest first. There is no redo log yet, so nothing survives a crash that
+// a clean Close would not have written.
 type Tx struct {
-	db   *DB
-	m    *Meter
-	own  Meter
-	done bool
+	db      *DB
+	m       *Meter
+	own     Meter
+	id      uint64
+	done    bool
+	undo    []undoRec
+	undoing bool // Rollback is applying undo: no locks, no new undo
 
 	key, key2, val, row []byte
 	old, cur            Row
@@ -49,22 +60,108 @@ type Tx struct {
 // Begin starts a transaction that charges m (nil: a meter of its own, read
 // with Meter).
 func (db *DB) Begin(m *Meter) *Tx {
-	tx := &Tx{db: db, m: m}
+	tx := &Tx{db: db, m: m, id: db.txSeq.Add(1)}
 	if m == nil {
 		tx.m = &tx.own
 	}
 	return tx
 }
 
+// undoRec is how to take back one change: the row as it was before it (an
+// update or a delete), or the row inserted.
+type undoRec struct {
+	op  uint8
+	t   *TableHandle
+	row Row // a private copy
+}
+
+const (
+	undoInsert = iota + 1
+	undoUpdate
+	undoDelete
+)
+
+// remember records the inverse of a change to row (copied).
+func (tx *Tx) remember(op uint8, t *TableHandle, row Row) {
+	if tx.undoing {
+		return
+	}
+	c := make(Row, len(row))
+	for i, v := range row {
+		c[i] = v
+		if v.B != nil {
+			c[i].B = append([]byte{}, v.B...)
+		}
+	}
+	tx.undo = append(tx.undo, undoRec{op: op, t: t, row: c})
+}
+
+// lock takes the row lock of the encoded primary key key. A deadlock or a
+// timeout rolls the transaction back before the error returns.
+func (tx *Tx) lock(t *TableHandle, key []byte, mode LockMode) error {
+	if tx.undoing {
+		return nil // Rollback holds every lock it needs
+	}
+	err := tx.db.locks.Lock(tx.m, tx.id, RowKey(t.entry.Primary, key), mode)
+	if err != nil {
+		if rerr := tx.Rollback(); rerr != nil {
+			return errors.Join(err, rerr)
+		}
+	}
+	return err
+}
+
+// Rollback takes back every change of the transaction, newest first, and
+// releases its locks.
+func (tx *Tx) Rollback() error {
+	if tx.done {
+		return ErrTxDone
+	}
+	tx.undoing = true
+	var errs []error
+	for i := len(tx.undo) - 1; i >= 0; i-- {
+		u := tx.undo[i]
+		pk := make([]Value, len(u.t.info.pk))
+		for j, c := range u.t.info.pk {
+			pk[j] = u.row[c]
+		}
+		var err error
+		switch u.op {
+		case undoInsert:
+			err = tx.Delete(u.t, pk)
+		case undoDelete:
+			err = tx.Insert(u.t, u.row)
+		case undoUpdate:
+			set := make([]Set, 0, len(u.row))
+			for c, col := range u.t.info.def.Columns {
+				if !slices.Contains(u.t.info.pk, c) {
+					set = append(set, Set{Column: col.Name, Value: u.row[c]})
+				}
+			}
+			err = tx.Update(u.t, pk, set)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("engine: rollback of transaction %d: %w", tx.id, err))
+		}
+	}
+	tx.undo = nil
+	tx.undoing = false
+	tx.done = true
+	tx.db.locks.ReleaseAll(tx.id)
+	return errors.Join(errs...)
+}
+
 // Meter returns the meter the transaction charges.
 func (tx *Tx) Meter() *Meter { return tx.m }
 
-// Commit ends the transaction.
+// Commit ends the transaction and releases its locks.
 func (tx *Tx) Commit() error {
 	if tx.done {
 		return ErrTxDone
 	}
 	tx.done = true
+	tx.undo = nil
+	tx.db.locks.ReleaseAll(tx.id)
 	return nil
 }
 
@@ -219,6 +316,9 @@ func (tx *Tx) Insert(t *TableHandle, row Row) error {
 	cols := t.info.def.Columns
 	pk := appendKey(tx.key[:0], cols, t.info.pk, row)
 	tx.key = pk
+	if err := tx.lock(t, pk, Exclusive); err != nil {
+		return err
+	}
 	prim := t.ixs[0]
 	dup := func() error {
 		return fmt.Errorf("%w: table %s: primary key %s", ErrDuplicateKey, t.info.def.Name, t.describeKey(t.info.pk, row))
@@ -271,6 +371,7 @@ func (tx *Tx) Insert(t *TableHandle, row Row) error {
 		}
 		tx.wrote(ix)
 	}
+	tx.remember(undoInsert, t, row)
 	return nil
 }
 
@@ -341,6 +442,9 @@ func (tx *Tx) Get(t *TableHandle, pk []Value, dst Row) (Row, bool, error) {
 	if err != nil {
 		return nil, false, err
 	}
+	if err := tx.lock(t, key, Shared); err != nil {
+		return nil, false, err
+	}
 	img, _, found, err := tx.lookup(t, key)
 	if err != nil || !found {
 		return dst, false, err
@@ -364,6 +468,14 @@ type Set struct {
 // Update changes the named columns of the row with primary key pk.
 // ErrNotFound if there is none; a primary-key column cannot be changed.
 func (tx *Tx) Update(t *TableHandle, pk []Value, set []Set) error {
+	if err := tx.update(t, pk, set); err != nil {
+		return err
+	}
+	tx.remember(undoUpdate, t, tx.old)
+	return nil
+}
+
+func (tx *Tx) update(t *TableHandle, pk []Value, set []Set) error {
 	key, err := tx.keyOf(t, pk)
 	if err != nil {
 		return err
@@ -386,6 +498,9 @@ func (tx *Tx) Update(t *TableHandle, pk []Value, set []Set) error {
 			return err
 		}
 		changed[c] = true
+	}
+	if err := tx.lock(t, key, Exclusive); err != nil {
+		return err
 	}
 	ptr, err := tx.readOld(t, key, pk)
 	if err != nil {
@@ -516,8 +631,19 @@ func (t *TableHandle) pkRow(pk []Value) Row {
 // Delete removes the row with primary key pk and its index entries.
 // ErrNotFound if there is none.
 func (tx *Tx) Delete(t *TableHandle, pk []Value) error {
+	if err := tx.delete(t, pk); err != nil {
+		return err
+	}
+	tx.remember(undoDelete, t, tx.old)
+	return nil
+}
+
+func (tx *Tx) delete(t *TableHandle, pk []Value) error {
 	key, err := tx.keyOf(t, pk)
 	if err != nil {
+		return err
+	}
+	if err := tx.lock(t, key, Exclusive); err != nil {
 		return err
 	}
 	ptr, err := tx.readOld(t, key, pk)
