@@ -323,35 +323,13 @@ func (h *Heap) insertLatched(m *cache.Meter, pg *cache.Page, fr fsmRef, row []by
 // order and before FSM latches.
 func (h *Heap) place(m *cache.Meter, n int, above uint32) (*cache.Page, fsmRef, error) {
 	if t := h.target.Load(); t > above && t < h.highWater.Load() {
-		pg, err := h.pool.Fetch(m, h.id(t))
-		if err != nil {
-			return nil, fsmRef{}, err
+		// Inserts into the target left its FSM byte high: when it is
+		// full, tryPage records what it really has before we look
+		// elsewhere (PostgreSQL's RecordAndGetPageWithFreeSpace).
+		pg, err := h.tryPage(m, t, n)
+		if pg != nil || err != nil {
+			return pg, fsmRef{}, err
 		}
-		pg.Latch()
-		b := hpage(pg.Data())
-		isHeap := cache.PageKind(b) == cache.KindHeap
-		if isHeap && !b.headerOK() {
-			pg.Unlatch()
-			pg.Unpin(false)
-			return nil, fsmRef{}, h.badHeader(t, b)
-		}
-		if isHeap && b.fits(n) {
-			return pg, fsmRef{}, nil
-		}
-		// The target is full: record what it really has before looking
-		// elsewhere (PostgreSQL's RecordAndGetPageWithFreeSpace), since
-		// inserts into it left its FSM byte high.
-		cat := uint8(0)
-		if isHeap {
-			cat = h.category(b.free(), b.ndead())
-		}
-		pg.Unlatch()
-		pg.Unpin(false)
-		fr, err := h.fsmPin(m, t)
-		if err != nil {
-			return nil, fsmRef{}, err
-		}
-		h.fsmSet(fr, cat)
 	}
 
 	minCat := h.minCategory(n)
@@ -364,36 +342,13 @@ func (h *Heap) place(m *cache.Meter, n int, above uint32) (*cache.Page, fsmRef, 
 		if !ok {
 			break
 		}
-		pg, err := h.pool.Fetch(m, h.id(no))
+		pg, err := h.tryPage(m, no, n)
 		if err != nil {
 			return nil, fsmRef{}, err
 		}
-		pg.Latch()
-		b := hpage(pg.Data())
-		isHeap := cache.PageKind(b) == cache.KindHeap
-		if isHeap && !b.headerOK() {
-			pg.Unlatch()
-			pg.Unpin(false)
-			return nil, fsmRef{}, h.badHeader(no, b)
-		}
-		if isHeap && b.fits(n) {
+		if pg != nil {
 			h.target.Store(no)
 			return pg, fsmRef{}, nil
-		}
-		// The FSM promised more than the page has (it filled up since
-		// the search, or the byte is stale): correct the byte.
-		cat := uint8(0)
-		if isHeap {
-			cat = h.category(b.free(), b.ndead())
-		}
-		fr, err := h.fsmPin(m, no)
-		if err == nil {
-			h.fsmSet(fr, cat)
-		}
-		pg.Unlatch()
-		pg.Unpin(false)
-		if err != nil {
-			return nil, fsmRef{}, err
 		}
 		from = no + 1
 	}
@@ -404,6 +359,41 @@ func (h *Heap) place(m *cache.Meter, n int, above uint32) (*cache.Page, fsmRef, 
 	}
 	h.target.Store(pg.ID().Page)
 	return pg, fr, nil
+}
+
+// tryPage returns heap page no pinned and exclusively latched if an n-byte
+// row fits in it. If not, it corrects the page's FSM byte (stale: the FSM
+// promised more than the page has) and returns nil. The byte is written
+// while the page is still latched, so that a concurrent delete on the page,
+// which sets the byte under the same latch, cannot be overwritten by an
+// older, lower value.
+func (h *Heap) tryPage(m *cache.Meter, no uint32, n int) (*cache.Page, error) {
+	pg, err := h.pool.Fetch(m, h.id(no))
+	if err != nil {
+		return nil, err
+	}
+	pg.Latch()
+	b := hpage(pg.Data())
+	isHeap := cache.PageKind(b) == cache.KindHeap
+	if isHeap && !b.headerOK() {
+		pg.Unlatch()
+		pg.Unpin(false)
+		return nil, h.badHeader(no, b)
+	}
+	if isHeap && b.fits(n) {
+		return pg, nil
+	}
+	cat := uint8(0)
+	if isHeap {
+		cat = h.category(b.free(), b.ndead())
+	}
+	fr, err := h.fsmPin(m, no)
+	if err == nil {
+		h.fsmSet(fr, cat)
+	}
+	pg.Unlatch()
+	pg.Unpin(false)
+	return nil, err
 }
 
 // allocHeapPage allocates and formats a new, empty heap page and returns it
