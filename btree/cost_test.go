@@ -136,11 +136,12 @@ func TestSplitRefusedBeforeItStarts(t *testing.T) {
 	require.NoError(t, e.pool.CreateSpace(nil, 2))
 	var filler []cache.PageID
 	for i := 0; i < frames; i++ {
-		pg, err := e.pool.AllocPage(nil, nil, 2, cache.KindHeap)
+		mt := e.pool.BeginMtr(nil)
+		pg, err := e.pool.AllocPage(mt, nil, 2, cache.KindHeap)
 		require.NoError(t, err)
 		filler = append(filler, pg.ID())
-		pg.Unlatch()
-		pg.Unpin(true)
+		mt.Release(pg, true)
+		mt.Commit()
 	}
 	var pinned []*cache.Page
 	// setAvailable pins filler pages until exactly avail frames are free.

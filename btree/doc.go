@@ -50,9 +50,9 @@
 // full). Otherwise they start again pessimistically: exclusive latches
 // from the root, releasing all ancestors whenever a node is safe (an
 // insert cannot split it, a delete cannot empty it below the threshold).
-// Before a pessimistic descent the writer reserves height+6 pool frames,
-// so a split or merge never meets cache.ErrPoolExhausted half way: it is
-// refused before anything changes.
+// Before a pessimistic descent the writer reserves twice the height plus
+// six pool frames, so a split or merge never meets cache.ErrPoolExhausted
+// half way: it is refused before anything changes.
 //
 // Latch order is parent before child and left before right. Moving left
 // (reverse scans) goes against it, so an iterator only tries the left
@@ -61,9 +61,46 @@
 // An iterator holds a pin but no latch between calls; if its leaf changed
 // meanwhile, it finds its place again by key.
 //
+// # Mini-transactions and the redo log
+//
+// Every write is one mini-transaction (cache.Mtr): Insert, Update, Put and
+// Delete begin an mtr, do their work in it and commit it, and InsertIn,
+// UpdateIn, PutIn and DeleteIn do the same work inside the caller's mtr
+// without committing it (the engine adds its own note to the record and
+// commits). Create builds its root leaf and records it in the space's meta
+// page in one mtr. With a log attached to the pool, an mtr is one redo
+// record holding every page it changed, so a split (the node, its new
+// sibling, the right neighbour leaf's back link, the parent's new separator,
+// the space's meta page, up to a root that grows by a level) or a merge
+// (both nodes, the neighbour leaf, the parent, the freed page and the meta
+// page, up to a root that shrinks) is logged as one record: recovery
+// replays it whole or not at all. A write refused (a duplicate or missing
+// key, an entry too large, a structural change refused for want of pool
+// frames) changes nothing and logs nothing.
+//
+// Pages are latched for writing through the mtr. A page released unchanged
+// is unlatched at once, as in plain latch coupling, but a changed page
+// stays exclusively latched (and pinned) until the mtr commits, so the
+// tree takes care that no step of an operation needs a latch out of order
+// once it has changed a page:
+//
+//   - a pessimistic delete latches, on the way down, the sibling that each
+//     node of its path would merge with if the delete may leave it
+//     underfull (a left sibling before the node: it lets go of the
+//     unchanged node, latches the sibling, and takes the node back);
+//     merging later, bottom up, would mean latching an upper sibling while
+//     holding changed pages below it;
+//   - pages merged away go to the free list only at the end of the
+//     operation, and splits allocate only after their last node latch, so
+//     the space's meta page, which the mtr holds from the first
+//     allocation or free until commit, is always the last page latched.
+//
+// An In method's caller must not hold latches on the tree's pages (nor
+// call into the tree again) before it commits: the operation starts from
+// the root as usual, and its changed pages block every other access until
+// the commit.
+//
 // # Caveats
 //
-// There is no logging yet: a crash between page writes can leave a split
-// half on disk. The engine's redo log (mini-transactions) makes splits and
-// merges atomic. Check verifies every invariant and is meant for tests.
+// Check verifies every invariant and is meant for tests.
 package btree

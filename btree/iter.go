@@ -206,7 +206,7 @@ func (it *Iter) Prev() bool {
 // seekForward descends to the leaf covering key (or the first leaf) and
 // moves to the first entry at or above key (above, if strict).
 func (it *Iter) seekForward(key []byte, edge int, strict bool) bool {
-	pg, depth, err := it.t.descend(it.m, key, edge, false)
+	pg, depth, err := it.t.descend(it.m, nil, key, edge, false)
 	if err != nil {
 		return it.fail(err)
 	}
@@ -309,7 +309,7 @@ func (it *Iter) capture(pg *cache.Page, i int) {
 // moves to the last entry at or below key (below, if strict).
 func (it *Iter) seekBackward(key []byte, edge int, strict bool) bool {
 	for {
-		pg, depth, err := it.t.descend(it.m, key, edge, false)
+		pg, depth, err := it.t.descend(it.m, nil, key, edge, false)
 		if err != nil {
 			return it.fail(err)
 		}

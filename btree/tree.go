@@ -3,6 +3,7 @@ package btree
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync/atomic"
 
 	"github.com/enginelab/enginelab/cache"
@@ -39,20 +40,22 @@ type Tree struct {
 	height atomic.Int32
 }
 
-// Create makes a new, empty tree in space, which must not exist yet.
+// Create makes a new, empty tree in space, which must not exist yet. The
+// root leaf and the meta page's root pointer are one mini-transaction.
 func Create(m *cache.Meter, pool *cache.Pool, space uint32) (*Tree, error) {
 	if err := pool.CreateSpace(m, space); err != nil {
 		return nil, fmt.Errorf("btree: create tree in space %d: %w", space, err)
 	}
-	pg, err := pool.AllocPage(m, nil, space, cache.KindBTreeLeaf)
+	mt := pool.BeginMtr(m)
+	defer mt.Commit()
+	pg, err := pool.AllocPage(mt, nil, space, cache.KindBTreeLeaf)
 	if err != nil {
 		return nil, fmt.Errorf("btree: create root in space %d: %w", space, err)
 	}
 	node(pg.Data()).init(0)
 	root := pg.ID()
-	pg.Unlatch()
-	pg.Unpin(true)
-	if err := pool.SetRoot(m, space, root.Page); err != nil {
+	mt.Release(pg, true)
+	if err := pool.SetRoot(mt, space, root.Page); err != nil {
 		return nil, err
 	}
 	return newTree(pool, root, 1), nil
@@ -156,33 +159,52 @@ const (
 	edgeLast
 )
 
+// rlatch and runlatch take and release a shared latch: through mt when
+// there is one (it skips a page it holds exclusively), else directly.
+func rlatch(mt *cache.Mtr, pg *cache.Page) {
+	if mt != nil {
+		mt.RLatch(pg)
+	} else {
+		pg.RLatch()
+	}
+}
+
+func runlatch(mt *cache.Mtr, pg *cache.Page) {
+	if mt != nil {
+		mt.RUnlatch(pg)
+	} else {
+		pg.RUnlatch()
+	}
+}
+
 // descend latch-couples from the root to a leaf: shared latches on inner
-// nodes, and on the leaf a shared latch, or an exclusive one if exclusive.
-// It returns the leaf pinned and latched, and its depth.
-func (t *Tree) descend(m *cache.Meter, key []byte, edge int, exclusive bool) (*cache.Page, int, error) {
+// nodes, and on the leaf a shared latch, or, if exclusive, an exclusive one
+// taken through mt (which exclusive requires). It returns the leaf pinned
+// and latched, and its depth. Shared latches go through mt too when mt is
+// not nil, so that a descent never waits for a page its own mtr holds.
+func (t *Tree) descend(m *cache.Meter, mt *cache.Mtr, key []byte, edge int, exclusive bool) (*cache.Page, int, error) {
 restart:
 	pg, err := t.pool.Fetch(m, t.root)
 	if err != nil {
 		return nil, 0, err
 	}
-	pg.RLatch()
+	rlatch(mt, pg)
 	visit(m, 0)
 	if err := t.checkNode(pg, -1); err != nil {
-		pg.RUnlatch()
+		runlatch(mt, pg)
 		pg.Unpin(false)
 		return nil, 0, err
 	}
 	if exclusive && node(pg.Data()).isLeaf() {
 		// The root is the leaf: trade the shared latch for an exclusive
 		// one and make sure it is still a leaf.
-		pg.RUnlatch()
-		pg.Latch()
+		runlatch(mt, pg)
+		mt.Latch(pg)
 		if node(pg.Data()).isLeaf() {
 			t.height.Store(1)
 			return pg, 0, nil
 		}
-		pg.Unlatch()
-		pg.Unpin(false)
+		mt.Release(pg, false)
 		goto restart
 	}
 	depth := 0
@@ -204,26 +226,27 @@ restart:
 		}
 		child, err := t.pool.Fetch(m, t.id(c))
 		if err != nil {
-			pg.RUnlatch()
+			runlatch(mt, pg)
 			pg.Unpin(false)
 			return nil, 0, err
 		}
-		if exclusive && lvl == 1 {
-			child.Latch()
+		leafX := exclusive && lvl == 1
+		if leafX {
+			mt.Latch(child)
 		} else {
-			child.RLatch()
+			rlatch(mt, child)
 		}
 		depth++
 		visit(m, depth)
-		pg.RUnlatch()
+		runlatch(mt, pg)
 		pg.Unpin(false)
 		if err := t.checkChild(child, lvl); err != nil {
-			if exclusive && lvl == 1 {
-				child.Unlatch()
+			if leafX {
+				mt.Release(child, false)
 			} else {
-				child.RUnlatch()
+				runlatch(mt, child)
+				child.Unpin(false)
 			}
-			child.Unpin(false)
 			return nil, 0, err
 		}
 		pg = child
@@ -234,7 +257,7 @@ restart:
 // err nil) when the key is absent. With a dst of enough capacity it does not
 // allocate.
 func (t *Tree) Get(m *cache.Meter, key, dst []byte) (val []byte, found bool, err error) {
-	pg, _, err := t.descend(m, key, edgeKey, false)
+	pg, _, err := t.descend(m, nil, key, edgeKey, false)
 	if err != nil {
 		return nil, false, err
 	}
@@ -250,7 +273,7 @@ func (t *Tree) Get(m *cache.Meter, key, dst []byte) (val []byte, found bool, err
 
 // Has reports whether key is present.
 func (t *Tree) Has(m *cache.Meter, key []byte) (bool, error) {
-	pg, _, err := t.descend(m, key, edgeKey, false)
+	pg, _, err := t.descend(m, nil, key, edgeKey, false)
 	if err != nil {
 		return false, err
 	}
@@ -267,19 +290,84 @@ const (
 	modePut           // insert or overwrite
 )
 
-// Insert adds key with val; ErrDuplicateKey if key is present.
+// Insert adds key with val; ErrDuplicateKey if key is present. It is one
+// mini-transaction: InsertIn in a new mtr, committed.
 func (t *Tree) Insert(m *cache.Meter, key, val []byte) error {
-	return t.write(m, key, val, modeInsert)
+	mt := t.pool.BeginMtr(m)
+	err := t.write(mt, key, val, modeInsert)
+	mt.Commit()
+	return err
 }
 
-// Update replaces the value of key; ErrKeyNotFound if it is absent.
+// Update replaces the value of key; ErrKeyNotFound if it is absent. It is
+// one mini-transaction.
 func (t *Tree) Update(m *cache.Meter, key, val []byte) error {
-	return t.write(m, key, val, modeUpdate)
+	mt := t.pool.BeginMtr(m)
+	err := t.write(mt, key, val, modeUpdate)
+	mt.Commit()
+	return err
 }
 
-// Put inserts key or replaces its value.
+// Put inserts key or replaces its value. It is one mini-transaction.
 func (t *Tree) Put(m *cache.Meter, key, val []byte) error {
-	return t.write(m, key, val, modePut)
+	mt := t.pool.BeginMtr(m)
+	err := t.write(mt, key, val, modePut)
+	mt.Commit()
+	return err
+}
+
+// Delete removes key; ErrKeyNotFound if it is absent. It is one
+// mini-transaction.
+func (t *Tree) Delete(m *cache.Meter, key []byte) error {
+	mt := t.pool.BeginMtr(m)
+	err := t.del(mt, key)
+	mt.Commit()
+	return err
+}
+
+// InsertIn is Insert inside the caller's mini-transaction, charging
+// mt.Meter(). It does not commit mt: the pages it changed (and, after a
+// split, the space's meta page) stay exclusively latched until the caller
+// commits, so the caller must commit before it touches this tree again and
+// must not hold latches on the tree's pages when it calls (see the package
+// documentation). On an error nothing was changed, except for errors that
+// report a corrupt tree or a failed page read in the middle of a merge.
+func (t *Tree) InsertIn(mt *cache.Mtr, key, val []byte) error {
+	if err := t.checkMtr(mt); err != nil {
+		return err
+	}
+	return t.write(mt, key, val, modeInsert)
+}
+
+// UpdateIn is Update inside the caller's mini-transaction; see InsertIn.
+func (t *Tree) UpdateIn(mt *cache.Mtr, key, val []byte) error {
+	if err := t.checkMtr(mt); err != nil {
+		return err
+	}
+	return t.write(mt, key, val, modeUpdate)
+}
+
+// PutIn is Put inside the caller's mini-transaction; see InsertIn.
+func (t *Tree) PutIn(mt *cache.Mtr, key, val []byte) error {
+	if err := t.checkMtr(mt); err != nil {
+		return err
+	}
+	return t.write(mt, key, val, modePut)
+}
+
+// DeleteIn is Delete inside the caller's mini-transaction; see InsertIn.
+func (t *Tree) DeleteIn(mt *cache.Mtr, key []byte) error {
+	if err := t.checkMtr(mt); err != nil {
+		return err
+	}
+	return t.del(mt, key)
+}
+
+func (t *Tree) checkMtr(mt *cache.Mtr) error {
+	if mt == nil || mt.Pool() != t.pool {
+		return fmt.Errorf("btree: write to the tree in space %d needs a mini-transaction on the tree's pool", t.space)
+	}
+	return nil
 }
 
 func modeErr(mode int, found bool, key []byte) error {
@@ -295,99 +383,134 @@ func modeErr(mode int, found bool, key []byte) error {
 // write is the optimistic path: shared latches down to an exclusive leaf
 // latch, and done if the leaf has room. Otherwise it starts again on the
 // pessimistic path, which may split.
-func (t *Tree) write(m *cache.Meter, key, val []byte, mode int) error {
+func (t *Tree) write(mt *cache.Mtr, key, val []byte, mode int) error {
 	if err := t.checkSize(key, val); err != nil {
 		return err
 	}
-	pg, _, err := t.descend(m, key, edgeKey, true)
+	pg, _, err := t.descend(mt.Meter(), mt, key, edgeKey, true)
 	if err != nil {
 		return err
 	}
 	n := node(pg.Data())
 	i, found := n.search(key)
 	if err := modeErr(mode, found, key); err != nil {
-		pg.Unlatch()
-		pg.Unpin(false)
+		mt.Release(pg, false)
 		return err
 	}
+	// insertLeaf and replaceVal change nothing when they report false.
 	var ok bool
 	if found {
 		ok = n.replaceVal(i, val)
 	} else {
 		ok = n.insertLeaf(i, key, val)
 	}
-	pg.Unlatch()
-	pg.Unpin(ok)
+	mt.Release(pg, ok)
 	if ok {
 		return nil
 	}
-	return t.writePessimistic(m, key, val, mode)
+	return t.writePessimistic(mt, key, val, mode)
 }
 
-// Delete removes key; ErrKeyNotFound if it is absent.
-func (t *Tree) Delete(m *cache.Meter, key []byte) error {
-	pg, depth, err := t.descend(m, key, edgeKey, true)
+// del is Delete's optimistic path: done at the leaf if the leaf stays at
+// least half full (or is the root), else pessimistic.
+func (t *Tree) del(mt *cache.Mtr, key []byte) error {
+	pg, depth, err := t.descend(mt.Meter(), mt, key, edgeKey, true)
 	if err != nil {
 		return err
 	}
 	n := node(pg.Data())
 	i, found := n.search(key)
 	if !found {
-		pg.Unlatch()
-		pg.Unpin(false)
+		mt.Release(pg, false)
 		return fmt.Errorf("%w: %q", ErrKeyNotFound, key)
 	}
 	after := n.used() - n.cellSize(n.slot(i)) - slotSize
 	if depth == 0 || (n.count() > 1 && after >= t.minFill) {
 		n.remove(i)
-		pg.Unlatch()
-		pg.Unpin(true)
+		mt.Release(pg, true)
 		return nil
 	}
-	pg.Unlatch()
-	pg.Unpin(false)
-	return t.deletePessimistic(m, key)
+	mt.Release(pg, false)
+	return t.deletePessimistic(mt, key)
 }
 
 // path is the set of exclusively latched nodes of a pessimistic operation,
-// from the highest node that may change down to the leaf.
+// from the highest node that may change down to the leaf, all latched
+// through the operation's mtr.
 type path struct {
 	t     *Tree
+	mt    *cache.Mtr
 	m     *cache.Meter
 	r     cache.Reservation
 	pages []*cache.Page
 	idx   []int  // idx[k]: index of pages[k] in pages[k-1] (-1 = leftmost)
 	dirty []bool // dirty[k]: pages[k] was changed
-	depth int    // depth of pages[0]
+	// sibs[k]: the sibling pages[k] would merge with, latched during the
+	// descent of a delete when pages[k] may end up underfull (nil: none).
+	sibs []*cache.Page
+	// frees: pages merged away, still latched; they go to the free list at
+	// the end of the operation, after every latch on a node was taken, so
+	// that the space's meta page, which the mtr then holds until commit,
+	// is latched last.
+	frees []*cache.Page
+	depth int // depth of pages[0]
 }
 
 func (p *path) push(pg *cache.Page, idx int) {
 	p.pages = append(p.pages, pg)
 	p.idx = append(p.idx, idx)
 	p.dirty = append(p.dirty, false)
+	p.sibs = append(p.sibs, nil)
 }
 
 // insertAt puts pg into the path at position k (a pushed-down root child).
 func (p *path) insertAt(k int, pg *cache.Page, idx int) {
-	p.pages = append(p.pages[:k], append([]*cache.Page{pg}, p.pages[k:]...)...)
-	p.idx = append(p.idx[:k], append([]int{idx}, p.idx[k:]...)...)
-	p.dirty = append(p.dirty[:k], append([]bool{true}, p.dirty[k:]...)...)
+	p.pages = slices.Insert(p.pages, k, pg)
+	p.idx = slices.Insert(p.idx, k, idx)
+	p.dirty = slices.Insert(p.dirty, k, true)
+	p.sibs = slices.Insert(p.sibs, k, nil)
 }
 
-// releaseAbove unlatches and unpins pages[0:k].
+// removeAt takes position k out of the path, without releasing anything.
+func (p *path) removeAt(k int) {
+	p.pages = slices.Delete(p.pages, k, k+1)
+	p.idx = slices.Delete(p.idx, k, k+1)
+	p.dirty = slices.Delete(p.dirty, k, k+1)
+	p.sibs = slices.Delete(p.sibs, k, k+1)
+}
+
+// releaseSib gives back the sibling latched for position k, if any.
+func (p *path) releaseSib(k int, dirty bool) {
+	if s := p.sibs[k]; s != nil {
+		p.sibs[k] = nil
+		p.mt.Release(s, dirty)
+	}
+}
+
+// releaseAbove releases pages[0:k] and their siblings to the mtr: a page
+// that was not changed is unlatched and unpinned now, a changed one when
+// the mtr commits.
 func (p *path) releaseAbove(k int) {
 	for j := 0; j < k; j++ {
-		p.pages[j].Unlatch()
-		p.r.Unpin(p.pages[j], p.dirty[j])
+		p.mt.Release(p.pages[j], p.dirty[j])
+		p.releaseSib(j, false)
 	}
 	p.depth += k
 	p.pages = append(p.pages[:0], p.pages[k:]...)
 	p.idx = append(p.idx[:0], p.idx[k:]...)
 	p.dirty = append(p.dirty[:0], p.dirty[k:]...)
+	p.sibs = append(p.sibs[:0], p.sibs[k:]...)
 }
 
+// release gives every page back to the mtr and returns the reservation's
+// unused frames. Pages changed (and pages merged away) stay pinned and
+// latched by the mtr until it commits, on frames the reservation paid for.
 func (p *path) release() {
 	p.releaseAbove(len(p.pages))
+	for _, pg := range p.frees {
+		p.mt.Release(pg, true)
+	}
+	p.frees = nil
 	p.r.Release()
 }
 
@@ -406,17 +529,62 @@ func (t *Tree) safeForDelete(n node, root bool) bool {
 	return n.count() >= 2 && n.used()-t.maxSep >= t.minFill
 }
 
+// mergePartner says, for the child at index ci of inner node n (-1: the
+// leftmost), which sibling it merges with: the child at index sib (the right
+// one when there is one, as latch order prefers), and the index si of the
+// separator that goes when they merge (the one before the right page of the
+// pair). ok is false when the child has no sibling.
+func mergePartner(n node, ci int) (sib, si int, ok bool) {
+	switch {
+	case ci < n.count()-1:
+		return ci + 1, ci + 1, true
+	case ci >= 0:
+		return ci - 1, ci, true
+	}
+	return 0, 0, false
+}
+
+// mayUnderflow reports whether node n, on the pessimistic delete path of
+// key, ends up underfull if the delete reaches it: a leaf loses key's entry
+// (if it has it), an inner node the separator that goes when its child on
+// the path merges. These are exactly the changes that rebalance then finds
+// underfull, so it is the test for latching a sibling in advance.
+func (t *Tree) mayUnderflow(n node, key []byte) bool {
+	var i int
+	if n.isLeaf() {
+		var found bool
+		if i, found = n.search(key); !found {
+			return false
+		}
+	} else {
+		var ok bool
+		if _, i, ok = mergePartner(n, n.childIndex(key)); !ok {
+			return false
+		}
+	}
+	return n.count() <= 1 || n.used()-n.cellSize(n.slot(i))-slotSize < t.minFill
+}
+
 // lockPath reserves frames and exclusively latch-couples from the root to
 // the leaf covering key, keeping the ancestors of every unsafe node.
-func (t *Tree) lockPath(m *cache.Meter, key []byte, forDelete bool) (*path, error) {
+//
+// For a delete it also latches, on the way down, the sibling of every node
+// of the path that may end up underfull (mayUnderflow), before it latches
+// anything below that node: a merge changes pages that the mtr then holds
+// until commit, so its siblings cannot be latched afterwards, bottom up,
+// without breaking the latch order (top down, left to right), and a left
+// sibling cannot be reached by letting go of a changed page. A left sibling
+// is latched by letting go of the (still unchanged) node first.
+func (t *Tree) lockPath(mt *cache.Mtr, key []byte, forDelete bool) (*path, error) {
+	m := mt.Meter()
 	for {
 		h := int(t.height.Load())
-		p := &path{t: t, m: m}
-		// The path, plus a new sibling for each node of it (a frame comes
-		// back when its page's last pin goes, and a reader may still hold
-		// a sibling we let go), a new child of the root, the space's meta
-		// page and a neighbour leaf, plus slack for a root that grows by a
-		// level meanwhile.
+		p := &path{t: t, mt: mt, m: m}
+		// The path, plus a new sibling (or, deleting, a merge sibling) for
+		// each node of it (a frame comes back when its page's last pin
+		// goes, and a reader may still hold a sibling we let go), a new
+		// child of the root, the space's meta page and a neighbour leaf,
+		// plus slack for a root that grows by a level meanwhile.
 		if err := t.pool.ReserveInto(&p.r, reserveFor(h)); err != nil {
 			return nil, fmt.Errorf("btree: structural change refused before it started: %w", err)
 		}
@@ -425,11 +593,10 @@ func (t *Tree) lockPath(m *cache.Meter, key []byte, forDelete bool) (*path, erro
 			p.r.Release()
 			return nil, err
 		}
-		root.Latch()
+		mt.Latch(root)
 		visit(m, 0)
 		if got := node(root.Data()).level() + 1; got > h {
-			root.Unlatch()
-			p.r.Unpin(root, false)
+			mt.Release(root, false)
 			p.r.Release()
 			t.height.Store(int32(got))
 			continue
@@ -446,11 +613,10 @@ func (t *Tree) lockPath(m *cache.Meter, key []byte, forDelete bool) (*path, erro
 				p.release()
 				return nil, err
 			}
-			c.Latch()
+			mt.Latch(c)
 			visit(m, p.depth+len(p.pages))
 			if err := t.checkChild(c, top.level()); err != nil {
-				c.Unlatch()
-				p.r.Unpin(c, false)
+				mt.Release(c, false)
 				p.release()
 				return nil, err
 			}
@@ -462,12 +628,74 @@ func (t *Tree) lockPath(m *cache.Meter, key []byte, forDelete bool) (*path, erro
 				p.releaseAbove(len(p.pages))
 			}
 			p.push(c, ci)
+			if forDelete && len(p.pages) > 1 && t.mayUnderflow(cn, key) {
+				if err := p.latchSibling(); err != nil {
+					p.release()
+					return nil, err
+				}
+			}
 		}
 	}
 }
 
-func (t *Tree) writePessimistic(m *cache.Meter, key, val []byte, mode int) error {
-	p, err := t.lockPath(m, key, false)
+// latchSibling latches the merge sibling of the last node of the path, which
+// is unchanged, latched, and not the top of the path.
+func (p *path) latchSibling() error {
+	k := len(p.pages) - 1
+	parent := node(p.pages[k-1].Data())
+	sib, _, ok := mergePartner(parent, p.idx[k])
+	if !ok {
+		return nil // rebalance reports the corrupt parent
+	}
+	sno := parent.child(sib)
+	if sib > p.idx[k] {
+		s, err := p.fetchSibling(sno, parent.level())
+		if err != nil {
+			return err
+		}
+		p.sibs[k] = s
+		return nil
+	}
+	// Left to right: let go of the node (unchanged), latch its left
+	// sibling, then take the node back. The parent's exclusive latch keeps
+	// other writers off both meanwhile (a split of the left sibling may
+	// only set the node's prev link).
+	cid := p.pages[k].ID()
+	p.mt.Release(p.pages[k], false)
+	s, err := p.fetchSibling(sno, parent.level())
+	if err != nil {
+		p.removeAt(k)
+		return err
+	}
+	c, err := p.r.Fetch(p.m, cid)
+	if err != nil {
+		p.mt.Release(s, false)
+		p.removeAt(k)
+		return err
+	}
+	p.mt.Latch(c)
+	p.pages[k] = c
+	p.sibs[k] = s
+	return nil
+}
+
+// fetchSibling fetches and latches node no, a child of a node at level
+// plevel.
+func (p *path) fetchSibling(no uint32, plevel int) (*cache.Page, error) {
+	s, err := p.r.Fetch(p.m, p.t.id(no))
+	if err != nil {
+		return nil, err
+	}
+	p.mt.Latch(s)
+	if err := p.t.checkChild(s, plevel); err != nil {
+		p.mt.Release(s, false)
+		return nil, err
+	}
+	return s, nil
+}
+
+func (t *Tree) writePessimistic(mt *cache.Mtr, key, val []byte, mode int) error {
+	p, err := t.lockPath(mt, key, false)
 	if err != nil {
 		return err
 	}
@@ -478,9 +706,9 @@ func (t *Tree) writePessimistic(m *cache.Meter, key, val []byte, mode int) error
 	if err := modeErr(mode, found, key); err != nil {
 		return err
 	}
-	p.dirty[k] = true
 	if found {
 		if n.replaceVal(i, val) {
+			p.dirty[k] = true
 			return nil
 		}
 		// The entry grows past the page: split with the new value in
@@ -488,6 +716,7 @@ func (t *Tree) writePessimistic(m *cache.Meter, key, val []byte, mode int) error
 		return p.splitInsert(k, i, entry{key: key, val: val, replace: true})
 	}
 	if n.insertLeaf(i, key, val) {
+		p.dirty[k] = true
 		return nil
 	}
 	return p.splitInsert(k, i, entry{key: key, val: val})
@@ -508,7 +737,7 @@ func (p *path) splitInsert(k, i int, e entry) error {
 	if k == 0 && p.depth == 0 {
 		// The root splits: move its contents into a new child first, so
 		// that the root page never changes.
-		c, err := t.pushDown(p.m, &p.r, p.pages[0])
+		c, err := t.pushDown(p.mt, &p.r, p.pages[0])
 		if err != nil {
 			return err
 		}
@@ -531,15 +760,14 @@ func (p *path) splitInsert(k, i int, e entry) error {
 	var next *cache.Page
 	if nx := n.next(); n.isLeaf() && nx != 0 {
 		var err error
-		if next, err = t.latchLeaf(p.m, &p.r, nx); err != nil {
+		if next, err = t.latchLeaf(p.mt, &p.r, nx); err != nil {
 			return err
 		}
 	}
-	sib, err := t.pool.AllocPage(p.m, &p.r, t.space, kind)
+	sib, err := t.pool.AllocPage(p.mt, &p.r, t.space, kind)
 	if err != nil {
 		if next != nil {
-			next.Unlatch()
-			p.r.Unpin(next, false)
+			p.mt.Release(next, false)
 		}
 		return err
 	}
@@ -550,8 +778,7 @@ func (p *path) splitInsert(k, i int, e entry) error {
 		sn.setNext(n.next())
 		if next != nil {
 			node(next.Data()).setPrev(sib.ID().Page)
-			next.Unlatch()
-			p.r.Unpin(next, true)
+			p.mt.Release(next, true)
 		}
 		n.setNext(sib.ID().Page)
 	}
@@ -559,8 +786,7 @@ func (p *path) splitInsert(k, i int, e entry) error {
 		p.m.Splits++
 	}
 	sibNo := sib.ID().Page
-	sib.Unlatch()
-	p.r.Unpin(sib, true)
+	p.mt.Release(sib, true)
 	p.dirty[k] = true
 
 	parent := node(p.pages[k-1].Data())
@@ -572,18 +798,17 @@ func (p *path) splitInsert(k, i int, e entry) error {
 	return p.splitInsert(k-1, pos, entry{key: sep, child: sibNo})
 }
 
-// latchLeaf fetches leaf page no and latches it exclusively. Leaves are
-// latched left to right, so latching a right neighbour while holding a leaf
-// is safe.
-func (t *Tree) latchLeaf(m *cache.Meter, r *cache.Reservation, no uint32) (*cache.Page, error) {
-	pg, err := r.Fetch(m, t.id(no))
+// latchLeaf fetches leaf page no and latches it exclusively through mt.
+// Leaves are latched left to right, so latching a right neighbour while
+// holding a leaf is safe.
+func (t *Tree) latchLeaf(mt *cache.Mtr, r *cache.Reservation, no uint32) (*cache.Page, error) {
+	pg, err := r.Fetch(mt.Meter(), t.id(no))
 	if err != nil {
 		return nil, err
 	}
-	pg.Latch()
+	mt.Latch(pg)
 	if cache.PageKind(pg.Data()) != cache.KindBTreeLeaf {
-		pg.Unlatch()
-		r.Unpin(pg, false)
+		mt.Release(pg, false)
 		return nil, fmt.Errorf("%w: leaf link leads to page %s of kind %s", ErrCorruptTree, pg.ID(), cache.PageKind(pg.Data()))
 	}
 	return pg, nil
@@ -591,14 +816,14 @@ func (t *Tree) latchLeaf(m *cache.Meter, r *cache.Reservation, no uint32) (*cach
 
 // pushDown moves the root's contents into a new child and makes the root an
 // inner node one level up whose only child is that page. It returns the
-// child, pinned and exclusively latched.
-func (t *Tree) pushDown(m *cache.Meter, r *cache.Reservation, root *cache.Page) (*cache.Page, error) {
+// child, pinned and exclusively latched by mt.
+func (t *Tree) pushDown(mt *cache.Mtr, r *cache.Reservation, root *cache.Page) (*cache.Page, error) {
 	rn := node(root.Data())
 	kind := cache.KindBTreeInner
 	if rn.isLeaf() {
 		kind = cache.KindBTreeLeaf
 	}
-	c, err := t.pool.AllocPage(m, r, t.space, kind)
+	c, err := t.pool.AllocPage(mt, r, t.space, kind)
 	if err != nil {
 		return nil, err
 	}
@@ -718,8 +943,8 @@ func (t *Tree) splitNode(n, s node, i int, e entry) []byte {
 	return sep
 }
 
-func (t *Tree) deletePessimistic(m *cache.Meter, key []byte) error {
-	p, err := t.lockPath(m, key, true)
+func (t *Tree) deletePessimistic(mt *cache.Mtr, key []byte) error {
+	p, err := t.lockPath(mt, key, true)
 	if err != nil {
 		return err
 	}
@@ -732,7 +957,23 @@ func (t *Tree) deletePessimistic(m *cache.Meter, key []byte) error {
 	}
 	n.remove(i)
 	p.dirty[k] = true
-	return p.rebalance(k)
+	if err := p.rebalance(k); err != nil {
+		return err
+	}
+	return p.freeMerged()
+}
+
+// freeMerged puts the pages merged away on the space's free list. It runs
+// last: the meta page it latches is then held by the mtr until commit, and
+// must come after every node latch (AllocPage and FreePage latch it after
+// the caller's nodes).
+func (p *path) freeMerged() error {
+	for _, pg := range p.frees {
+		if err := p.t.pool.FreePage(p.mt, &p.r, pg); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (t *Tree) underfull(n node) bool { return n.count() == 0 || n.used() < t.minFill }
@@ -746,6 +987,10 @@ func (t *Tree) underfull(n node) bool { return n.count() == 0 || n.used() < t.mi
 // stays as it is: so leaves below the root are never empty (an empty leaf
 // always fits into its sibling) and inner nodes below the root always have
 // a key.
+//
+// The sibling was latched by lockPath (mayUnderflow foresaw this); the page
+// merged away stays latched and goes to the free list at the end
+// (freeMerged).
 func (p *path) rebalance(k int) error {
 	t := p.t
 	pg := p.pages[k]
@@ -761,38 +1006,20 @@ func (p *path) rebalance(k int) error {
 	}
 	parent := node(p.pages[k-1].Data())
 	ci := p.idx[k]
-	var a, b *cache.Page // merge b into a; b is child si of the parent
-	var si int
-	switch {
-	case ci < parent.count()-1:
-		// Right sibling: latch order stays left to right.
-		r, err := p.r.Fetch(p.m, t.id(parent.child(ci+1)))
-		if err != nil {
-			return err
-		}
-		r.Latch()
-		a, b, si = pg, r, ci+1
-	case ci >= 0:
-		// Left sibling: let go of this node, latch the left one, then take
-		// this one back. The parent's exclusive latch keeps writers away
-		// meanwhile; readers only see consistent pages.
-		pg.Unlatch()
-		l, err := p.r.Fetch(p.m, t.id(parent.child(ci-1)))
-		if err != nil {
-			pg.Latch()
-			return err
-		}
-		l.Latch()
-		pg.Latch()
-		a, b, si = l, pg, ci
-	default:
+	sibIdx, si, ok := mergePartner(parent, ci)
+	if !ok {
 		// The parent has a single child; it cannot, below the root (see
 		// above), and a root with one child is collapsed.
 		return fmt.Errorf("%w: node %s has no sibling under parent %s", ErrCorruptTree, pg.ID(), p.pages[k-1].ID())
 	}
-	sib := b // the page latched here, released before returning
-	if b == pg {
-		sib = a
+	sib := p.sibs[k]
+	if sib == nil || sib.ID().Page != parent.child(sibIdx) {
+		return fmt.Errorf("%w: node %s is underfull but its sibling under parent %s was not latched", ErrCorruptTree, pg.ID(), p.pages[k-1].ID())
+	}
+	p.sibs[k] = nil
+	a, b := pg, sib // merge b into a; b is child si of the parent
+	if sibIdx < ci {
+		a, b = sib, pg
 	}
 	an, bn := node(a.Data()), node(b.Data())
 	need := an.used() + bn.used()
@@ -800,21 +1027,25 @@ func (p *path) rebalance(k int) error {
 		need += innerCellSize(parent.key(si)) + slotSize
 	}
 	if need > an.capacity() {
+		// No merge: nothing above changes but through a borrow's split,
+		// which needs no sibling; let the unused ones go.
+		for j := 0; j < k; j++ {
+			p.releaseSib(j, false)
+		}
 		var err error
-		if !n.isLeaf() && n.count() == 0 {
+		borrowed := !n.isLeaf() && n.count() == 0
+		if borrowed {
 			err = p.borrow(k, a, b, si)
 		}
-		sib.Unlatch()
-		p.r.Unpin(sib, err == nil)
+		p.mt.Release(sib, borrowed)
 		return err
 	}
 	// Latch the leaf after b first, so nothing can fail once pages change.
 	var next *cache.Page
 	if nx := bn.next(); an.isLeaf() && nx != 0 {
 		var err error
-		if next, err = t.latchLeaf(p.m, &p.r, nx); err != nil {
-			sib.Unlatch()
-			p.r.Unpin(sib, false)
+		if next, err = t.latchLeaf(p.mt, &p.r, nx); err != nil {
+			p.mt.Release(sib, false)
 			return err
 		}
 	}
@@ -823,8 +1054,7 @@ func (p *path) rebalance(k int) error {
 		an.setNext(bn.next())
 		if next != nil {
 			node(next.Data()).setPrev(a.ID().Page)
-			next.Unlatch()
-			p.r.Unpin(next, true)
+			p.mt.Release(next, true)
 		}
 	} else {
 		an.insertInner(an.count(), parent.key(si), bn.left())
@@ -832,14 +1062,10 @@ func (p *path) rebalance(k int) error {
 	}
 	parent.remove(si)
 	p.dirty[k-1] = true
-	if err := t.pool.FreePage(p.m, &p.r, b); err != nil {
-		return err
-	}
 	if p.m != nil {
 		p.m.Merges++
 	}
-	b.Unlatch()
-	p.r.Unpin(b, true)
+	p.frees = append(p.frees, b)
 	// The survivor takes pg's place in the path.
 	p.pages[k] = a
 	p.dirty[k] = true
@@ -890,7 +1116,8 @@ func (p *path) borrow(k int, a, b *cache.Page, si int) error {
 
 // collapseRoot replaces a root that has a single child with that child's
 // contents, making the tree one level shorter. The child is pages[1] when
-// the path holds it, else it is latched here.
+// the path holds it, else it is latched here. The child goes to the free
+// list at the end of the operation (freeMerged).
 func (p *path) collapseRoot() error {
 	t := p.t
 	root := p.pages[0]
@@ -905,12 +1132,15 @@ func (p *path) collapseRoot() error {
 		if held {
 			c = p.pages[1]
 		} else {
+			// Not reached in a sound tree: an inner node below the root
+			// always has a key, so the root's only child is the node the
+			// delete merged into, which the path holds.
 			var err error
 			c, err = p.r.Fetch(p.m, t.id(cno))
 			if err != nil {
 				return err
 			}
-			c.Latch()
+			p.mt.Latch(c)
 		}
 		copy(root.Data()[cache.HeaderSize:], c.Data()[cache.HeaderSize:])
 		cn := node(c.Data())
@@ -920,15 +1150,10 @@ func (p *path) collapseRoot() error {
 			rn.setNext(0)
 		}
 		t.height.Store(int32(rn.level() + 1))
-		if err := t.pool.FreePage(p.m, &p.r, c); err != nil {
-			return err
-		}
-		c.Unlatch()
-		p.r.Unpin(c, true)
+		p.frees = append(p.frees, c)
 		if held {
-			p.pages = append(p.pages[:1], p.pages[2:]...)
-			p.idx = append(p.idx[:1], p.idx[2:]...)
-			p.dirty = append(p.dirty[:1], p.dirty[2:]...)
+			p.releaseSib(1, false)
+			p.removeAt(1)
 			if len(p.pages) > 1 {
 				p.idx[1] = rn.findChild(p.pages[1].ID().Page)
 			}

@@ -25,15 +25,17 @@ func ExamplePool() {
 		log.Fatal(err)
 	}
 
-	// A new page comes back pinned and exclusively latched.
-	pg, err := pool.AllocPage(&m, nil, 1, cache.KindHeap)
+	// Every page change happens in a mini-transaction. A new page comes
+	// back pinned and exclusively latched by the mtr.
+	mt := pool.BeginMtr(&m)
+	pg, err := pool.AllocPage(mt, nil, 1, cache.KindHeap)
 	if err != nil {
 		log.Fatal(err)
 	}
 	copy(pg.Data()[cache.HeaderSize:], "hello, page")
 	id := pg.ID()
-	pg.Unlatch()
-	pg.Unpin(true) // dirty: written out before its frame is reused
+	mt.Release(pg, true) // changed: the mtr keeps it latched until Commit
+	mt.Commit()          // dirty: written out before its frame is reused
 
 	// Read it back under the shared latch.
 	pg, err = pool.Fetch(&m, id)
@@ -59,4 +61,65 @@ func ExamplePool() {
 	// page 1:1 (heap): hello, page
 	// req.meta=2 req.heap=2 hits=2 creates=2 store-reads=1
 	// background: flushes=2 store-writes=2 store-write-bytes=8192
+}
+
+// ExampleMtr changes a page in a mini-transaction with a redo log attached,
+// makes its record durable, and reads the record back as recovery would.
+func ExampleMtr() {
+	store, err := cache.OpenPebbleStore(cache.PebbleOptions{PageSize: 4096})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer store.Close()
+	pool, err := cache.NewPool(store, &cache.Options{Capacity: 1 << 20})
+	if err != nil {
+		log.Fatal(err)
+	}
+	// The log lives in the store's pebble database.
+	wal, err := cache.OpenLog(store.DB(), nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer wal.Close()
+	pool.AttachLog(wal)
+
+	var m cache.Meter
+	if err := pool.CreateSpace(&m, 1); err != nil { // one record: the new meta page
+		log.Fatal(err)
+	}
+	mt := pool.BeginMtr(&m)
+	pg, err := pool.AllocPage(mt, nil, 1, cache.KindHeap)
+	if err != nil {
+		log.Fatal(err)
+	}
+	copy(pg.Data()[cache.HeaderSize:], "hello, log")
+	mt.Release(pg, true)
+	mt.Note([]byte("txn 1 commits")) // for the layer above, atomic with the page changes
+	lsn := mt.Commit()               // one record: the meta page, the new page, the note
+	if err := wal.SyncTo(&m, lsn+1); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("durable:", wal.Durable() > lsn)
+
+	err = wal.Scan(lsn, func(lsn uint64, body []byte) error {
+		pages, note, err := cache.DecodeMtr(body, nil)
+		if err != nil {
+			return err
+		}
+		for _, pr := range pages {
+			fmt.Printf("LSN %d: page %s fresh=%v\n", lsn, pr.ID, pr.Fresh)
+		}
+		fmt.Printf("LSN %d: note %q\n", lsn, note)
+		return nil
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("records=%d syncs=%d\n", m.LogRecords, m.LogSyncs)
+	// Output:
+	// durable: true
+	// LSN 44: page 1:0 fresh=false
+	// LSN 44: page 1:1 fresh=true
+	// LSN 44: note "txn 1 commits"
+	// records=2 syncs=1
 }

@@ -66,6 +66,21 @@ type Meter struct {
 	HeapRowsScanned int64
 	// HeapMoves counts updates that moved a row to another page.
 	HeapMoves int64
+
+	// cache: redo log.
+
+	// LogRecords and LogBytes count redo records appended (one per
+	// mini-transaction that changed a page or carried a note) and their
+	// bytes, frame headers included.
+	LogRecords int64
+	LogBytes   int64
+	// LogSyncs counts log syncs this caller performed; LogSyncWaits the
+	// times it waited for a sync another caller was performing (group
+	// commit).
+	LogSyncs     int64
+	LogSyncWaits int64
+	// CheckpointPages counts pages written by checkpoints (background).
+	CheckpointPages int64
 }
 
 // NodeVisitsTotal sums NodeVisits over all depths.
@@ -126,6 +141,11 @@ func (m *Meter) combine(o *Meter, sign int64) {
 	m.HeapFetches += sign * o.HeapFetches
 	m.HeapRowsScanned += sign * o.HeapRowsScanned
 	m.HeapMoves += sign * o.HeapMoves
+	m.LogRecords += sign * o.LogRecords
+	m.LogBytes += sign * o.LogBytes
+	m.LogSyncs += sign * o.LogSyncs
+	m.LogSyncWaits += sign * o.LogSyncWaits
+	m.CheckpointPages += sign * o.CheckpointPages
 }
 
 // String lists the non-zero counters, for test failures and debugging.
@@ -158,5 +178,10 @@ func (m *Meter) String() string {
 	add("heap-fetches", m.HeapFetches)
 	add("heap-rows-scanned", m.HeapRowsScanned)
 	add("heap-moves", m.HeapMoves)
+	add("log-records", m.LogRecords)
+	add("log-bytes", m.LogBytes)
+	add("log-syncs", m.LogSyncs)
+	add("log-sync-waits", m.LogSyncWaits)
+	add("checkpoint-pages", m.CheckpointPages)
 	return strings.TrimSpace(b.String())
 }

@@ -246,6 +246,8 @@ type Pool struct {
 		closed   bool
 	}
 
+	log *Log // set once by AttachLog, before use
+
 	lsnMu sync.Mutex
 	lsns  map[uint32][]uint64 // newest LSN known for each page, by space
 }
@@ -309,6 +311,14 @@ func (p *Pool) BackgroundMeter() Meter {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.mu.bg
+}
+
+// ChargeBackground adds m to the pool's background meter: work no
+// transaction waits for (checkpoints, recovery) that the layer above did.
+func (p *Pool) ChargeBackground(m *Meter) {
+	p.mu.Lock()
+	p.mu.bg.Add(m)
+	p.mu.Unlock()
 }
 
 // Resident reports whether page id is in the pool.

@@ -66,23 +66,27 @@ func (p *Pool) CreateSpace(m *Meter, space uint32) error {
 	if !errors.Is(err, ErrPageNotFound) {
 		return err
 	}
+	mt := p.BeginMtr(m)
 	pg, err = p.create(m, nil, id, KindMeta)
 	if err != nil {
+		mt.Commit()
 		return err
 	}
+	mt.adopt(pg, true)
+	mt.Fresh(pg)
 	b := pg.buf
 	put32(b, offMagic, spaceMagic)
 	binary.LittleEndian.PutUint16(b[offVersion:], spaceFormatVersion)
 	put32(b, offExtents, 1)
 	put32(b, offHighWater, 1)
-	pg.Unlatch()
-	pg.Unpin(true)
+	mt.Release(pg, true)
+	mt.Commit()
 	return nil
 }
 
 // fetchMeta returns space's meta page pinned and latched (exclusively if
 // excl), after checking its format.
-func (p *Pool) fetchMeta(m *Meter, r *Reservation, space uint32, excl bool) (*Page, error) {
+func (p *Pool) fetchMeta(m *Meter, mt *Mtr, r *Reservation, space uint32, excl bool) (*Page, error) {
 	id := PageID{Space: space}
 	var pg *Page
 	var err error
@@ -98,7 +102,7 @@ func (p *Pool) fetchMeta(m *Meter, r *Reservation, space uint32, excl bool) (*Pa
 		return nil, err
 	}
 	if excl {
-		pg.Latch()
+		mt.Latch(pg)
 	} else {
 		pg.RLatch()
 	}
@@ -109,11 +113,11 @@ func (p *Pool) fetchMeta(m *Meter, r *Reservation, space uint32, excl bool) (*Pa
 			ErrBadFormat, space, PageKind(b), le32(b, offMagic),
 			binary.LittleEndian.Uint16(b[offVersion:]), spaceFormatVersion)
 		if excl {
-			pg.Unlatch()
+			mt.Release(pg, false)
 		} else {
 			pg.RUnlatch()
+			pg.Unpin(false)
 		}
-		r.Unpin(pg, false)
 		return nil, err
 	}
 	return pg, nil
@@ -121,7 +125,7 @@ func (p *Pool) fetchMeta(m *Meter, r *Reservation, space uint32, excl bool) (*Pa
 
 // Space returns the allocation state of space.
 func (p *Pool) Space(m *Meter, space uint32) (SpaceInfo, error) {
-	pg, err := p.fetchMeta(m, nil, space, false)
+	pg, err := p.fetchMeta(m, nil, nil, space, false)
 	if err != nil {
 		return SpaceInfo{}, err
 	}
@@ -137,30 +141,32 @@ func (p *Pool) Space(m *Meter, space uint32) (SpaceInfo, error) {
 	return info, nil
 }
 
-// SetRoot stores the user's root page number in space's meta page.
-func (p *Pool) SetRoot(m *Meter, space, root uint32) error {
-	pg, err := p.fetchMeta(m, nil, space, true)
+// SetRoot stores the user's root page number in space's meta page, as
+// part of mt.
+func (p *Pool) SetRoot(mt *Mtr, space, root uint32) error {
+	pg, err := p.fetchMeta(mt.m, mt, nil, space, true)
 	if err != nil {
 		return err
 	}
 	put32(pg.buf, offRoot, root)
-	pg.Unlatch()
-	pg.Unpin(true)
+	mt.Release(pg, true)
 	return nil
 }
 
 // AllocPage allocates a page of kind k in space: from the free list if it
 // has one, else the next page number (taking a new extent at an extent
-// boundary). The page is returned zeroed, pinned, exclusively latched and
-// dirty. r, if not nil, supplies the frames (two at most: the meta page and
-// the page).
+// boundary), as part of mt. The page is returned zeroed, pinned and
+// exclusively latched by mt, which logs it as fresh; the caller fills it
+// and gives it back with mt.Release(pg, true). r, if not nil, supplies the
+// frames (two at most: the meta page and the page).
 //
 // Latch order: callers may hold latches on pages of the space; the meta page
 // is latched after them, and then (from the free list) only a free page,
 // which no reader or writer holds. So allocation never deadlocks against
 // the caller's latches.
-func (p *Pool) AllocPage(m *Meter, r *Reservation, space uint32, k Kind) (*Page, error) {
-	meta, err := p.fetchMeta(m, r, space, true)
+func (p *Pool) AllocPage(mt *Mtr, r *Reservation, space uint32, k Kind) (*Page, error) {
+	m := mt.m
+	meta, err := p.fetchMeta(m, mt, r, space, true)
 	if err != nil {
 		return nil, err
 	}
@@ -174,47 +180,46 @@ func (p *Pool) AllocPage(m *Meter, r *Reservation, space uint32, k Kind) (*Page,
 			pg, err = p.Fetch(m, id)
 		}
 		if err == nil {
-			pg.Latch()
+			mt.Latch(pg)
 			if PageKind(pg.buf) != KindFree {
 				err = fmt.Errorf("%w: page %s is on the free list but has kind %s",
 					ErrCorruptPage, id, PageKind(pg.buf))
-				pg.Unlatch()
-				r.Unpin(pg, false)
+				mt.Release(pg, false)
 			}
 		}
 		if err != nil {
-			meta.Unlatch()
-			r.Unpin(meta, false)
+			mt.Release(meta, false)
 			return nil, err
 		}
 		put32(b, offFreeHead, le32(pg.buf, offFreeNext))
 		put32(b, offFreeCount, le32(b, offFreeCount)-1)
 		p.format(pg, k)
+		mt.Fresh(pg)
 	} else {
 		no := le32(b, offHighWater)
 		if no == 0 { // wrapped: 2^32 pages
-			meta.Unlatch()
-			r.Unpin(meta, false)
+			mt.Release(meta, false)
 			return nil, fmt.Errorf("cache: space %d is full", space)
 		}
 		pg, err = p.create(m, r, PageID{Space: space, Page: no}, k)
 		if err != nil {
-			meta.Unlatch()
-			r.Unpin(meta, false)
+			mt.Release(meta, false)
 			return nil, err
 		}
+		mt.adopt(pg, true)
+		mt.Fresh(pg)
 		put32(b, offHighWater, no+1)
 		if no+1 > le32(b, offExtents)*ExtentPages {
 			put32(b, offExtents, le32(b, offExtents)+1)
 		}
 	}
-	meta.Unlatch()
-	r.Unpin(meta, true)
-	pg.dirty.Store(true)
+	mt.Release(meta, true)
 	return pg, nil
 }
 
-// format rewrites pg as an empty page of kind k, keeping its LSN.
+// format rewrites pg as an empty page of kind k. Its LSN is kept for the
+// frame's sake; the mtr logs the page as fresh, so redo rebuilds it from
+// zeros whatever it held.
 // REQUIRES: pg pinned and exclusively latched.
 func (p *Pool) format(pg *Page, k Kind) {
 	lsn := PageLSN(pg.buf)
@@ -234,15 +239,18 @@ func (pg *Page) SetKind(k Kind) {
 	pg.pool.mu.Unlock()
 }
 
-// FreePage puts pg on its space's free list. The caller holds pg pinned and
-// exclusively latched, and still releases both afterwards (Unlatch,
-// Unpin(true)). Page 0 (the meta page) cannot be freed.
-func (p *Pool) FreePage(m *Meter, r *Reservation, pg *Page) error {
+// FreePage puts pg on its space's free list, as part of mt. The caller has
+// latched pg through mt and still releases it afterwards
+// (mt.Release(pg, true)). Page 0 (the meta page) cannot be freed.
+func (p *Pool) FreePage(mt *Mtr, r *Reservation, pg *Page) error {
 	id := pg.id
 	if id.Page == 0 {
 		return fmt.Errorf("cache: page %s is a meta page and cannot be freed", id)
 	}
-	meta, err := p.fetchMeta(m, r, id.Space, true)
+	if !mt.Holds(pg) {
+		return fmt.Errorf("cache: FreePage of page %s, which the mtr has not latched", id)
+	}
+	meta, err := p.fetchMeta(mt.m, mt, r, id.Space, true)
 	if err != nil {
 		return err
 	}
@@ -251,8 +259,6 @@ func (p *Pool) FreePage(m *Meter, r *Reservation, pg *Page) error {
 	put32(pg.buf, offFreeNext, le32(b, offFreeHead))
 	put32(b, offFreeHead, id.Page)
 	put32(b, offFreeCount, le32(b, offFreeCount)+1)
-	meta.Unlatch()
-	r.Unpin(meta, true)
-	pg.dirty.Store(true)
+	mt.Release(meta, true)
 	return nil
 }

@@ -7,31 +7,56 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// alloc allocates a page of kind k in space, writes its number into the
-// body and unpins it, returning the page number.
+// alloc allocates a page of kind k in space in a mini-transaction of its
+// own, writes its number into the body and commits, returning the page
+// number.
 func alloc(t *testing.T, p *cache.Pool, space uint32, k cache.Kind) uint32 {
 	t.Helper()
-	pg, err := p.AllocPage(nil, nil, space, k)
+	mt := p.BeginMtr(nil)
+	pg, err := p.AllocPage(mt, nil, space, k)
 	require.NoError(t, err)
+	require.True(t, mt.Holds(pg), "AllocPage must return the page latched by the mtr")
 	require.Equal(t, k, cache.PageKind(pg.Data()))
 	require.Equal(t, pg.ID(), cache.PageIDOf(pg.Data()))
 	require.Equal(t, make([]byte, 64), pg.Data()[cache.HeaderSize:cache.HeaderSize+64], "allocated page not zeroed")
 	setBody(pg, "page "+pg.ID().String())
-	pg.Unlatch()
-	pg.Unpin(true)
-	return pg.ID().Page
+	id := pg.ID()
+	mt.Release(pg, true)
+	mt.Commit()
+	return id.Page
 }
 
-// free puts page no of space on the free list.
+// free puts page no of space on the free list, in a mini-transaction of its
+// own.
 func free(t *testing.T, p *cache.Pool, space, no uint32) {
 	t.Helper()
 	pg, err := p.Fetch(nil, pid(space, no))
 	require.NoError(t, err)
-	pg.Latch()
-	require.NoError(t, p.FreePage(nil, nil, pg))
+	mt := p.BeginMtr(nil)
+	mt.Latch(pg)
+	require.NoError(t, p.FreePage(mt, nil, pg))
 	require.Equal(t, cache.KindFree, cache.PageKind(pg.Data()))
-	pg.Unlatch()
-	pg.Unpin(true)
+	mt.Release(pg, true)
+	mt.Commit()
+}
+
+// setRoot stores root in space's meta page in a mini-transaction of its
+// own.
+func setRoot(p *cache.Pool, space, root uint32) error {
+	mt := p.BeginMtr(nil)
+	defer mt.Commit()
+	return p.SetRoot(mt, space, root)
+}
+
+// allocErr tries an allocation that is expected to fail, in a
+// mini-transaction of its own, and returns the error.
+func allocErr(t *testing.T, p *cache.Pool, r *cache.Reservation, space uint32) error {
+	t.Helper()
+	mt := p.BeginMtr(nil)
+	pg, err := p.AllocPage(mt, r, space, cache.KindHeap)
+	require.Nil(t, pg)
+	require.Zero(t, mt.Commit(), "a failed allocation logs nothing")
+	return err
 }
 
 func spaceInfo(t *testing.T, p *cache.Pool, space uint32) cache.SpaceInfo {
@@ -48,9 +73,8 @@ func TestSpaceCreateAndLookup(t *testing.T) {
 	_, err := p.Space(nil, 1)
 	require.ErrorIs(t, err, cache.ErrSpaceNotFound)
 	require.Contains(t, err.Error(), "space 1")
-	_, err = p.AllocPage(nil, nil, 1, cache.KindHeap)
-	require.ErrorIs(t, err, cache.ErrSpaceNotFound)
-	require.ErrorIs(t, p.SetRoot(nil, 1, 5), cache.ErrSpaceNotFound)
+	require.ErrorIs(t, allocErr(t, p, nil, 1), cache.ErrSpaceNotFound)
+	require.ErrorIs(t, setRoot(p, 1, 5), cache.ErrSpaceNotFound)
 
 	require.NoError(t, p.CreateSpace(nil, 1))
 	err = p.CreateSpace(nil, 1)
@@ -81,9 +105,8 @@ func TestSpaceBadFormat(t *testing.T) {
 	for _, space := range []uint32{3, 4} {
 		_, err := p.Space(nil, space)
 		require.ErrorIs(t, err, cache.ErrBadFormat, "space %d", space)
-		_, err = p.AllocPage(nil, nil, space, cache.KindHeap)
-		require.ErrorIs(t, err, cache.ErrBadFormat)
-		require.ErrorIs(t, p.SetRoot(nil, space, 1), cache.ErrBadFormat)
+		require.ErrorIs(t, allocErr(t, p, nil, space), cache.ErrBadFormat)
+		require.ErrorIs(t, setRoot(p, space, 1), cache.ErrBadFormat)
 		require.ErrorIs(t, p.CreateSpace(nil, space), cache.ErrSpaceExists)
 	}
 	require.Equal(t, cache.Stats{Frames: 16, Resident: 2}, p.Stats())
@@ -114,7 +137,7 @@ func TestSpaceAllocExtentsFreeListRoot(t *testing.T) {
 	require.Equal(t, cache.SpaceInfo{Extents: 4, HighWater: 194, FreePages: 2}, spaceInfo(t, p, 1))
 
 	// The free list lives in the store: it survives a new pool.
-	require.NoError(t, p.SetRoot(nil, 1, 42))
+	require.NoError(t, setRoot(p, 1, 42))
 	require.NoError(t, p.Close())
 	p = newPool(t, st, 16, cache.Options{})
 	require.Equal(t, cache.SpaceInfo{Extents: 4, HighWater: 194, FreePages: 2, Root: 42}, spaceInfo(t, p, 1))
@@ -133,25 +156,41 @@ func TestSpaceAllocExtentsFreeListRoot(t *testing.T) {
 
 	// Root round trip, including back to none.
 	for _, root := range []uint32{7, 0xfffffffe, 0} {
-		require.NoError(t, p.SetRoot(nil, 1, root))
+		require.NoError(t, setRoot(p, 1, root))
 		require.Equal(t, root, spaceInfo(t, p, 1).Root)
 	}
 
 	// The meta page cannot be freed.
 	meta, err := p.Fetch(nil, pid(1, 0))
 	require.NoError(t, err)
-	meta.Latch()
-	err = p.FreePage(nil, nil, meta)
+	mt := p.BeginMtr(nil)
+	mt.Latch(meta)
+	err = p.FreePage(mt, nil, meta)
 	require.Error(t, err)
 	require.Contains(t, err.Error(), "1:0")
-	meta.Unlatch()
-	meta.Unpin(false)
+	mt.Release(meta, false)
+	require.Zero(t, mt.Commit())
+
+	// Nor can a page the mtr has not latched: FreePage refuses it before
+	// touching the page or the meta page.
+	pg, err := p.Fetch(nil, pid(1, 7))
+	require.NoError(t, err)
+	mt = p.BeginMtr(nil)
+	err = p.FreePage(mt, nil, pg)
+	require.Error(t, err)
+	require.Contains(t, err.Error(), "1:7")
+	require.Zero(t, mt.Commit())
+	pg.Unpin(false)
+	require.Equal(t, cache.SpaceInfo{Extents: 4, HighWater: 195}, spaceInfo(t, p, 1))
+	require.Equal(t, 0, p.Stats().Pinned)
 }
 
 // TestSpaceFreeListWithReservation allocates and frees through a
-// reservation: the meta page's frame goes back to the reservation when the
-// call unpins it, so one allocation needs two frames at most and keeps only
-// the page's.
+// reservation. The meta page changes in the allocation's mtr, so the mtr
+// holds its latch and pin, and with them the reservation's frame, until
+// Commit: one allocation needs two frames while its mtr is open and gives
+// both back at Commit. A failed allocation leaves the meta page unchanged,
+// and its frame comes back at once.
 func TestSpaceFreeListWithReservation(t *testing.T) {
 	st := newStore(t)
 	p := newPool(t, st, 16, cache.Options{})
@@ -161,14 +200,20 @@ func TestSpaceFreeListWithReservation(t *testing.T) {
 
 	r, err := p.Reserve(2)
 	require.NoError(t, err)
-	pg, err := p.AllocPage(nil, r, 2, cache.KindHeap)
+	mt := p.BeginMtr(nil)
+	pg, err := p.AllocPage(mt, r, 2, cache.KindHeap)
 	require.NoError(t, err)
-	require.Equal(t, 1, r.Left(), "the meta page's frame must return to the reservation")
-	require.Equal(t, cache.Stats{Frames: 16, Resident: 2, Pinned: 1, Reserved: 1, Dirty: 2}, p.Stats())
+	require.Equal(t, 0, r.Left(), "the changed meta page is held by the mtr until Commit")
+	s := p.Stats()
+	require.Equal(t, 2, s.Pinned, "before Commit: the meta page and the new page are pinned")
+	require.Zero(t, s.Reserved)
 	require.Equal(t, pid(2, 1), pg.ID())
-	pg.Unlatch()
-	r.Unpin(pg, true)
-	require.Equal(t, 2, r.Left())
+	mt.Release(pg, true)
+	require.Equal(t, 0, r.Left(), "a changed page stays pinned after Release")
+	require.Equal(t, 2, p.Stats().Pinned)
+	require.Zero(t, mt.Commit(), "no log: nothing is logged")
+	require.Equal(t, 2, r.Left(), "Commit gives both frames back to the reservation")
+	require.Equal(t, cache.Stats{Frames: 16, Resident: 2, Reserved: 2, Dirty: 2}, p.Stats())
 	r.Release()
 	require.Equal(t, cache.Stats{Frames: 16, Resident: 2, Dirty: 2}, p.Stats())
 
@@ -176,19 +221,23 @@ func TestSpaceFreeListWithReservation(t *testing.T) {
 	require.NoError(t, err)
 	pg, err = p.Fetch(nil, pid(2, 1))
 	require.NoError(t, err)
-	pg.Latch()
-	require.NoError(t, p.FreePage(nil, r, pg))
-	require.Equal(t, 1, r.Left())
-	pg.Unlatch()
-	pg.Unpin(true)
+	mt = p.BeginMtr(nil)
+	mt.Latch(pg)
+	require.NoError(t, p.FreePage(mt, r, pg))
+	require.Equal(t, 0, r.Left(), "the meta page's frame is held until Commit")
+	mt.Release(pg, true)
+	require.Equal(t, 0, r.Left())
+	mt.Commit()
+	require.Equal(t, 1, r.Left(), "Commit gives the meta page's frame back")
 	r.Release()
 	require.Equal(t, cache.SpaceInfo{Extents: 1, HighWater: 2, FreePages: 1}, spaceInfo(t, p, 2))
-	pg, err = p.AllocPage(nil, nil, 2, cache.KindFSM)
+	mt = p.BeginMtr(nil)
+	pg, err = p.AllocPage(mt, nil, 2, cache.KindFSM)
 	require.NoError(t, err)
 	require.Equal(t, pid(2, 1), pg.ID())
 	require.Equal(t, cache.KindFSM, cache.PageKind(pg.Data()))
-	pg.Unlatch()
-	pg.Unpin(true)
+	mt.Release(pg, true)
+	mt.Commit()
 	require.Equal(t, cache.Stats{Frames: 16, Resident: 2, Dirty: 2}, p.Stats())
 
 	// A reservation of one frame is not enough for a cold allocation
@@ -196,23 +245,32 @@ func TestSpaceFreeListWithReservation(t *testing.T) {
 	p = newPool(t, st, 16, cache.Options{})
 	require.NoError(t, p.FlushAll(nil))
 	var held []*cache.Page
-	for n := uint32(100); n < 115; n++ {
-		pg, err := p.AllocPage(nil, nil, 2, cache.KindHeap)
+	for range 15 {
+		mt := p.BeginMtr(nil)
+		pg, err := p.AllocPage(mt, nil, 2, cache.KindHeap)
 		require.NoError(t, err)
-		pg.Unlatch()
+		id := pg.ID()
+		mt.Release(pg, true)
+		mt.Commit()
+		pg, err = p.Fetch(nil, id) // keep it pinned
+		require.NoError(t, err)
 		held = append(held, pg)
 	}
 	// 15 pages pinned, the meta page resident: one frame left.
+	require.Equal(t, cache.Stats{Frames: 16, Resident: 16, Pinned: 15, Dirty: 16}, p.Stats())
 	r, err = p.Reserve(1)
 	require.NoError(t, err)
-	_, err = p.AllocPage(nil, r, 2, cache.KindHeap)
-	require.ErrorIs(t, err, cache.ErrPoolExhausted)
+	require.ErrorIs(t, allocErr(t, p, r, 2), cache.ErrPoolExhausted)
 	require.Equal(t, 1, r.Left(), "a failed allocation must give the frame back")
 	r.Release()
 	for _, pg := range held {
-		pg.Unpin(true)
+		pg.Unpin(false)
 	}
 	require.Equal(t, cache.Stats{Frames: 16, Resident: 16, Dirty: 16}, p.Stats())
+	// The pool before this one was never flushed: the store's space had
+	// only its meta page, so the 15 allocations took pages 1 to 15.
+	require.Equal(t, cache.SpaceInfo{Extents: 1, HighWater: 16}, spaceInfo(t, p, 2),
+		"the failed allocation must not move the high water")
 }
 
 // TestSpaceDurable runs the space life cycle over a pebble database on
@@ -232,7 +290,7 @@ func TestSpaceDurable(t *testing.T) {
 	}
 	free(t, p, 9, 3)
 	free(t, p, 9, 66)
-	require.NoError(t, p.SetRoot(nil, 9, 66))
+	require.NoError(t, setRoot(p, 9, 66))
 	require.NoError(t, p.Close())
 	require.NoError(t, st.Close())
 

@@ -33,12 +33,13 @@ func writeThroughPool(t *testing.T, st cache.Store, body string) cache.PageID {
 	t.Helper()
 	p := newPool(t, st, 16, cache.Options{})
 	require.NoError(t, p.CreateSpace(nil, 1))
-	pg, err := p.AllocPage(nil, nil, 1, cache.KindHeap)
+	mt := p.BeginMtr(nil)
+	pg, err := p.AllocPage(mt, nil, 1, cache.KindHeap)
 	require.NoError(t, err)
 	setBody(pg, body)
 	id := pg.ID()
-	pg.Unlatch()
-	pg.Unpin(true)
+	mt.Release(pg, true)
+	mt.Commit()
 	require.NoError(t, p.FlushAll(nil))
 	return id
 }

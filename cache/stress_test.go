@@ -32,11 +32,12 @@ func TestPoolStress(t *testing.T) {
 			setup := newPool(t, st, frames, cache.Options{})
 			require.NoError(t, setup.CreateSpace(nil, 1))
 			for range pages {
-				pg, err := setup.AllocPage(nil, nil, 1, cache.KindHeap)
+				mt := setup.BeginMtr(nil)
+				pg, err := setup.AllocPage(mt, nil, 1, cache.KindHeap)
 				require.NoError(t, err)
 				setCounter(pg, 0)
-				pg.Unlatch()
-				pg.Unpin(true)
+				mt.Release(pg, true)
+				mt.Commit()
 			}
 			require.NoError(t, setup.Close())
 

@@ -79,6 +79,16 @@ type Options struct {
 	// Parker decides how a lock wait waits; default a BlockingParker on
 	// Clock. The simulator installs its scheduler here.
 	Parker Parker
+	// Commit says whether Commit waits for its log record to be durable;
+	// default SyncCommit.
+	Commit CommitMode
+	// LogWaiter decides how a commit waits for a group sync another
+	// commit is performing; default cache.BlockingWaiter. The simulator
+	// installs its scheduler here.
+	LogWaiter cache.Waiter
+	// CheckpointBytes is how much log a checkpoint is taken after; default
+	// 64 MiB. Recovery redoes at most about this much log.
+	CheckpointBytes int64
 }
 
 // Validate reports the first invalid option.
@@ -103,6 +113,12 @@ func (o *Options) Validate() error {
 	if o.HeapUpdate > NewVersion {
 		return fmt.Errorf("%w: heap update mode %d", ErrInvalidOptions, o.HeapUpdate)
 	}
+	if o.Commit > NoSyncCommit {
+		return fmt.Errorf("%w: commit mode %d", ErrInvalidOptions, o.Commit)
+	}
+	if o.CheckpointBytes < 0 {
+		return fmt.Errorf("%w: checkpoint interval of %d log bytes is negative", ErrInvalidOptions, o.CheckpointBytes)
+	}
 	if o.LockTimeout < 0 {
 		return fmt.Errorf("%w: lock timeout %v is negative", ErrInvalidOptions, o.LockTimeout)
 	}
@@ -117,7 +133,18 @@ type DB struct {
 	pool    *cache.Pool
 	catalog *btree.Tree
 	locks   *LockManager
+	log     *cache.Log
 	txSeq   atomic.Uint64
+
+	spaceMu sync.RWMutex
+	spaces  map[uint32]structure // what each space holds, for undo
+
+	activeMu sync.Mutex
+	active   map[uint64]uint64 // unfinished transaction → its first LSN
+
+	ckptMu      sync.Mutex
+	checkpoints atomic.Int64
+	recovered   struct{ records, pages, rolledBack int64 }
 
 	mu struct {
 		sync.Mutex
@@ -199,6 +226,12 @@ func Open(o *Options) (*DB, error) {
 	if opts.Parker == nil {
 		opts.Parker = BlockingParker{Clock: opts.Clock}
 	}
+	if opts.LogWaiter == nil {
+		opts.LogWaiter = cache.BlockingWaiter{}
+	}
+	if opts.CheckpointBytes == 0 {
+		opts.CheckpointBytes = 64 << 20
+	}
 	store, err := cache.OpenPebbleStore(cache.PebbleOptions{Dir: opts.Dir, FS: opts.FS, PageSize: opts.PageSize})
 	if err != nil {
 		return nil, err
@@ -208,12 +241,36 @@ func Open(o *Options) (*DB, error) {
 		_ = store.Close()
 		return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
 	}
-	db := &DB{opts: opts, store: store, pool: pool,
-		locks: NewLockManager(opts.Clock, opts.Parker, opts.LockTimeout)}
+	log, err := cache.OpenLog(store.DB(), &cache.LogOptions{Waiter: opts.LogWaiter})
+	if err != nil {
+		_ = store.Close()
+		return nil, fmt.Errorf("engine: open redo log: %w", err)
+	}
+	pool.AttachLog(log)
+	db := &DB{opts: opts, store: store, pool: pool, log: log,
+		locks:  NewLockManager(opts.Clock, opts.Parker, opts.LockTimeout),
+		spaces: make(map[uint32]structure), active: make(map[uint64]uint64)}
 	db.mu.tables = make(map[string]*TableHandle)
-	if err := db.openCatalog(); err != nil {
+	fail := func(err error) (*DB, error) {
+		log.Close()
 		_ = store.Close()
 		return nil, err
+	}
+	// Recovery: redo from the checkpoint (pages only: the catalog is a
+	// B+tree like any other), then open the catalog, then roll back what
+	// never finished, then checkpoint so the next open starts from here.
+	losers, err := db.recover()
+	if err != nil {
+		return fail(err)
+	}
+	if err := db.openCatalog(); err != nil {
+		return fail(err)
+	}
+	if err := db.rollBackLosers(losers); err != nil {
+		return fail(fmt.Errorf("engine: recovery: %w", err))
+	}
+	if err := db.Checkpoint(); err != nil {
+		return fail(err)
 	}
 	return db, nil
 }
@@ -318,6 +375,10 @@ func (db *DB) CreateTable(def Table) (*TableHandle, error) {
 	if err := db.catalog.Insert(nil, tableKey(def.Name), raw); err != nil {
 		return nil, fmt.Errorf("engine: record table %s: %w", def.Name, err)
 	}
+	// A table exists once its catalog record is durable.
+	if err := db.log.SyncTo(nil, db.log.End()); err != nil {
+		return nil, fmt.Errorf("engine: record table %s: %w", def.Name, err)
+	}
 	t, err := db.openTable(&e)
 	if err != nil {
 		return nil, err
@@ -376,7 +437,10 @@ func (db *DB) Pool() *cache.Pool { return db.pool }
 // Options returns the options the database runs with, defaults applied.
 func (db *DB) Options() Options { return db.opts }
 
-// Close writes every dirty page, syncs and closes the store.
+// Close takes a checkpoint (every dirty page written and synced, the log
+// before it dropped) and closes the store. Transactions still open are
+// not waited for: their changes are rolled back by the next Open, as
+// after a crash.
 func (db *DB) Close() error {
 	db.mu.Lock()
 	if db.mu.closed {
@@ -385,7 +449,11 @@ func (db *DB) Close() error {
 	}
 	db.mu.closed = true
 	db.mu.Unlock()
-	err := db.pool.Close()
+	err := db.Checkpoint()
+	if err == nil {
+		err = db.pool.Close()
+	}
+	db.log.Close()
 	if cerr := db.store.Close(); err == nil {
 		err = cerr
 	}

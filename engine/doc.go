@@ -84,15 +84,89 @@
 // also split by index (Meter.Index, named by DB.IndexName). A cost model
 // prices these counts and nothing else.
 //
+// # Transactions
+//
+// Isolation is strict two-phase locking on rows, keyed by table and primary
+// key, through one LockManager: Get takes a shared lock, Insert, Update and
+// Delete an exclusive one, and every lock is held until Commit or Rollback
+// (InnoDB's SERIALIZABLE without gap locks; there is no MVCC, so readers
+// wait for writers, which a multi-version engine would not make them do).
+// A request that would close a cycle in the wait-for graph fails at once
+// with ErrDeadlock (the requester is the victim); one that waits longer
+// than Options.LockTimeout, read from Options.Clock, fails with
+// ErrLockTimeout. Either way the transaction is rolled back and holds no
+// lock when the error returns. How a request waits is Options.Parker's
+// business: real mode blocks the goroutine, the simulator parks the
+// simulated transaction. No page latch is held while a request waits:
+// locks are taken before a row operation touches a page.
+//
+// # Logging: mini-transactions and steps
+//
+// Every change to a page is part of a mini-transaction (cache.Mtr): the
+// pages it changes stay exclusively latched until it commits, and its
+// commit appends one redo record holding every changed byte range of every
+// page it changed, and stamps those pages with the record's LSN. A B+tree
+// split (the full node, its new sibling, the parent's separator, the
+// space's meta page) is one record, so recovery replays it whole or not at
+// all. The log lives in the same pebble database as the pages (see
+// cache.Log); the buffer pool never writes a page before the log holding
+// its LSN (the write-ahead rule), and because pebble keeps its own writes
+// in order, that only needs the log written, not synced.
+//
+// A row operation is a few structure operations (a heap insert, a primary
+// index insert, one per secondary index). Each is one mini-transaction, and
+// its record's note carries the step that undoes it: the key it inserted,
+// the key and value it deleted, the old value it replaced, the row image a
+// heap operation replaced or removed. Undo information is therefore logged,
+// and always in the same record as the change it undoes.
+//
+// # Commit, rollback, recovery
+//
+// Commit appends a commit record; with Options.Commit = SyncCommit it
+// returns once the record is durable. Commits that arrive while another
+// commit's sync is running wait for it (through Options.LogWaiter) and the
+// first of them then syncs once for all: group commit, counted by the
+// Meter's LogSyncs and LogSyncWaits. NoSyncCommit returns at once; such a
+// commit is durable after the next sync or checkpoint, and a crash loses a
+// suffix of commits, never a hole.
+//
+// Rollback undoes the steps, newest row operation first. Within a row
+// operation it deletes the index entries the operation inserted, then undoes
+// its heap step, then puts back the index entries it deleted or changed.
+// Each undo is itself a mini-transaction whose record carries a
+// compensation note naming the step, so a crash during a rollback resumes
+// it instead of repeating it. Undoing a heap delete or a moving update puts
+// the row wherever it fits; the undo remembers where each row pointer's row
+// went and rewrites the pointers in the index entries it puts back, so the
+// slot a row left never needs to stay reserved. An update in place is
+// undone in place: a heap row updated in place to a shorter image keeps its
+// length (the image is padded), so the old image always fits back.
+//
+// A checkpoint writes every dirty page, syncs, and records where recovery
+// starts (the log end when it began, and the first record of the oldest
+// unfinished transaction); the log before both is dropped. Checkpoints are
+// taken by the commit that takes the log past Options.CheckpointBytes since
+// the last one (never on a timer), at Close, and by Checkpoint. Open
+// recovers: it redoes every record from the checkpoint on (a page whose LSN
+// is not older than a record's is skipped), opens the catalog, and rolls
+// back, from their logged steps and compensations, the transactions that
+// neither committed nor finished rolling back. Then it checkpoints.
+//
+// Of the two standard designs for uncommitted changes, this is logged undo
+// (ARIES, InnoDB), not "never write a page holding an uncommitted change"
+// (no-steal): the buffer pool evicts whatever its policy picks, as InnoDB's
+// does, so an IO-bound run measures the pool, not a rule that pins dirty
+// pages until commit; and a long transaction cannot fill the pool.
+//
+// The costs are metered: lock requests, waits, wait time, deadlocks and
+// timeouts; log records and bytes; syncs, sync waits and commits; pages
+// written by checkpoints (cache.Meter.CheckpointPages, on the pool's
+// background meter). DB.LogStats and DB.Recovery give database-wide totals.
+//
 // # Caveats
 //
-// Transactions lock rows (strict two-phase, keyed by primary key: Get
-// shared, Insert, Update and Delete exclusive), find deadlocks and time
-// lock waits out (ErrDeadlock, ErrLockTimeout: the transaction is then
-// already rolled back), and Rollback takes changes back from an in-memory
-// undo list. Cursors take no row locks yet, there are no gap locks, and
-// there is no redo log or recovery yet: a clean Close keeps everything, a
-// crash may not. Primary-key columns cannot be updated (delete and insert
-// instead). Unique secondary indexes are checked before a write without a
-// lock on the index key, so two concurrent inserts can both pass the check.
+// Cursors take no row locks yet, and there are no gap locks. Primary-key
+// columns cannot be updated (delete and insert instead). Unique secondary
+// indexes are checked before a write without a lock on the index key, so
+// two concurrent inserts can both pass the check.
 package engine

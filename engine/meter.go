@@ -61,6 +61,14 @@ type Meter struct {
 	Deadlocks     int64
 	LockTimeouts  int64
 
+	// Transactions ended: commits, those that waited for a log sync
+	// (SyncCommit mode; the syncs themselves are LogSyncs and
+	// LogSyncWaits), and rollbacks (deadlock and timeout victims
+	// included).
+	Commits     int64
+	SyncCommits int64
+	Rollbacks   int64
+
 	// Index holds per-index counters, by the index's number in its
 	// database (DB.IndexName names it).
 	Index []IndexCounters
@@ -120,6 +128,9 @@ func (m *Meter) combine(o *Meter, sign int64) {
 	m.LockWaitNanos += sign * o.LockWaitNanos
 	m.Deadlocks += sign * o.Deadlocks
 	m.LockTimeouts += sign * o.LockTimeouts
+	m.Commits += sign * o.Commits
+	m.SyncCommits += sign * o.SyncCommits
+	m.Rollbacks += sign * o.Rollbacks
 	for i := range o.Index {
 		x := m.ix(i)
 		x.NodeVisits += sign * o.Index[i].NodeVisits
@@ -150,6 +161,9 @@ func (m *Meter) String() string {
 	add("lock-wait-ns", m.LockWaitNanos)
 	add("deadlocks", m.Deadlocks)
 	add("lock-timeouts", m.LockTimeouts)
+	add("commits", m.Commits)
+	add("sync-commits", m.SyncCommits)
+	add("rollbacks", m.Rollbacks)
 	for i, x := range m.Index {
 		add(fmt.Sprintf("ix%d.nodes", i), x.NodeVisits)
 		add(fmt.Sprintf("ix%d.written", i), x.EntriesWritten)

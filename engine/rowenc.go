@@ -66,6 +66,24 @@ var (
 // rowFormatVersion is the first byte of every encoded row.
 const rowFormatVersion byte = 1
 
+// rowFormatPadded marks a row followed by zero bytes: a heap row updated in
+// place to a shorter image keeps its length (see padRow), so that rolling
+// the update back always fits in place.
+const rowFormatPadded byte = 2
+
+// padRow pads img with zero bytes to n bytes (marking it padded) if it is
+// shorter, and returns it.
+func padRow(img []byte, n int) []byte {
+	if len(img) >= n {
+		return img
+	}
+	img[0] = rowFormatPadded
+	for len(img) < n {
+		img = append(img, 0)
+	}
+	return img
+}
+
 // appendRow appends the encoding of row, whose values are those of cols,
 // to dst. It allocates only if dst lacks the capacity. It panics if row and
 // cols differ in length or a column's type is invalid: both come from a
@@ -126,7 +144,13 @@ func decodeRow(b []byte, cols []Column, dst Row) (Row, error) {
 		}
 	}
 	if off != len(b) {
-		return nil, corruptRow(off, -1, cols, "trailing bytes: %d after the last column", len(b)-off)
+		padded := b[0] == rowFormatPadded
+		for _, c := range b[off:] {
+			padded = padded && c == 0
+		}
+		if !padded {
+			return nil, corruptRow(off, -1, cols, "trailing bytes: %d after the last column", len(b)-off)
+		}
 	}
 	return dst, nil
 }
@@ -181,8 +205,8 @@ func decodeRowHeader(b []byte, cols []Column) (bitmap, values int, err error) {
 	if len(b) == 0 {
 		return 0, 0, corruptRow(0, -1, cols, "empty: no format version")
 	}
-	if b[0] != rowFormatVersion {
-		return 0, 0, corruptRow(0, -1, cols, "format version %d, want %d", b[0], rowFormatVersion)
+	if b[0] != rowFormatVersion && b[0] != rowFormatPadded {
+		return 0, 0, corruptRow(0, -1, cols, "format version %d, want %d or %d", b[0], rowFormatVersion, rowFormatPadded)
 	}
 	n, w := binary.Uvarint(b[1:])
 	if err := checkVarint(b[1:], w); err != "" {

@@ -128,6 +128,20 @@ func TestDecodeRowAliasing(t *testing.T) {
 
 // TestRowDecodeCorrupt feeds malformed rows: each must return an error
 // matching ErrCorruptRow that says what went wrong, without panicking.
+// A padded row (what an in-place heap update that shrank a row leaves)
+// decodes like the row it pads.
+func TestRowPadded(t *testing.T) {
+	cols := []Column{{Name: "a", Type: TypeInt}, {Name: "b", Type: TypeVarchar, Length: 9}}
+	img := appendRow(nil, cols, Row{Int(5), Str("xy")})
+	padded := padRow(append([]byte{}, img...), len(img)+5)
+	require.Len(t, padded, len(img)+5)
+	require.Equal(t, rowFormatPadded, padded[0])
+	row, err := decodeRow(padded, cols, nil)
+	require.NoError(t, err)
+	require.Equal(t, Row{Int(5), Str("xy")}, row)
+	require.Equal(t, img, padRow(img, 3), "a row as long as asked stays as it is")
+}
+
 func TestRowDecodeCorrupt(t *testing.T) {
 	cols := []Column{{Name: "a", Type: TypeInt}, {Name: "b", Type: TypeVarchar, Length: 9}, {Name: "c", Type: TypeInt, Nullable: true}}
 	valid := appendRow(nil, cols, Row{Int(5), Str("xy"), Null})
@@ -142,8 +156,9 @@ func TestRowDecodeCorrupt(t *testing.T) {
 		columnsOK bool
 	}{
 		{name: "empty", in: nil, msg: "byte 0: empty"},
-		{name: "version 0", in: slices.Concat([]byte{0x00}, valid[1:]), msg: "format version 0, want 1"},
-		{name: "version 2", in: slices.Concat([]byte{0x02}, valid[1:]), msg: "format version 2, want 1"},
+		{name: "version 0", in: slices.Concat([]byte{0x00}, valid[1:]), msg: "format version 0, want 1 or 2"},
+		{name: "version 3", in: slices.Concat([]byte{0x03}, valid[1:]), msg: "format version 3, want 1 or 2"},
+		{name: "padded with a non-zero byte", in: slices.Concat([]byte{0x02}, valid[1:], []byte{0, 1}), msg: "trailing bytes: 2 after the last column", columnsOK: true},
 		{name: "no column count", in: []byte{0x01}, msg: "byte 1: column count: truncated varint"},
 		{name: "column count truncated", in: []byte{0x01, 0x83}, msg: "column count: truncated varint"},
 		{name: "column count not minimal", in: []byte{0x01, 0x83, 0x00, 0x04}, msg: "column count: varint not minimally encoded"},

@@ -75,6 +75,7 @@ func (db *DB) openTable(e *catalogEntry) (*TableHandle, error) {
 		}
 		t.ixs = append(t.ixs, ix)
 	}
+	db.registerSpaces(t)
 	return t, nil
 }
 

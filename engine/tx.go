@@ -3,7 +3,6 @@ package engine
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -39,22 +38,27 @@ var (
 // so a scan can meet rows inserted after it began; and a Cursor takes no
 // row locks yet: what it reads is not isolated). A request that would
 // deadlock, or waits past the lock timeout, fails with ErrDeadlock or
-// ErrLockTimeout, and the transaction is then already rolled back. Undo is
-// logical and in memory: Rollback applies the inverse of each change,
-// newest first. There is no redo log yet, so nothing survives a crash that
-// a clean Close would not have written.
+// ErrLockTimeout, and the transaction is then already rolled back.
+//
+// Every structure operation (one B+tree or heap change) is a
+// mini-transaction whose log record also carries how to undo it; Rollback
+// undoes those steps newest first, and recovery does the same for a
+// transaction a crash interrupted. See the package documentation.
 type Tx struct {
-	db      *DB
-	m       *Meter
-	own     Meter
-	id      uint64
-	done    bool
-	undo    []undoRec
-	undoing bool // Rollback is applying undo: no locks, no new undo
+	db     *DB
+	m      *Meter
+	own    Meter
+	id     uint64
+	done   bool
+	logged bool   // has written a log record (and is in the active set)
+	group  uint32 // row operations so far: the group of the next steps
+	steps  []step // undo, oldest first
+	arena  []byte // the steps' bytes
+	note   []byte
 
-	key, key2, val, row []byte
-	old, cur            Row
-	scratch             []byte
+	key, key2, val, row, oldImg []byte
+	old, cur                    Row
+	scratch                     []byte
 }
 
 // Begin starts a transaction that charges m (nil: a meter of its own, read
@@ -67,41 +71,9 @@ func (db *DB) Begin(m *Meter) *Tx {
 	return tx
 }
 
-// undoRec is how to take back one change: the row as it was before it (an
-// update or a delete), or the row inserted.
-type undoRec struct {
-	op  uint8
-	t   *TableHandle
-	row Row // a private copy
-}
-
-const (
-	undoInsert = iota + 1
-	undoUpdate
-	undoDelete
-)
-
-// remember records the inverse of a change to row (copied).
-func (tx *Tx) remember(op uint8, t *TableHandle, row Row) {
-	if tx.undoing {
-		return
-	}
-	c := make(Row, len(row))
-	for i, v := range row {
-		c[i] = v
-		if v.B != nil {
-			c[i].B = append([]byte{}, v.B...)
-		}
-	}
-	tx.undo = append(tx.undo, undoRec{op: op, t: t, row: c})
-}
-
 // lock takes the row lock of the encoded primary key key. A deadlock or a
 // timeout rolls the transaction back before the error returns.
 func (tx *Tx) lock(t *TableHandle, key []byte, mode LockMode) error {
-	if tx.undoing {
-		return nil // Rollback holds every lock it needs
-	}
 	err := tx.db.locks.Lock(tx.m, tx.id, RowKey(t.entry.Primary, key), mode)
 	if err != nil {
 		if rerr := tx.Rollback(); rerr != nil {
@@ -112,56 +84,64 @@ func (tx *Tx) lock(t *TableHandle, key []byte, mode LockMode) error {
 }
 
 // Rollback takes back every change of the transaction, newest first, and
-// releases its locks.
+// releases its locks. Each undone step is a mini-transaction logged with a
+// compensation note, so a crash during Rollback resumes it at recovery
+// rather than repeating it.
 func (tx *Tx) Rollback() error {
 	if tx.done {
 		return ErrTxDone
 	}
-	tx.undoing = true
-	var errs []error
-	for i := len(tx.undo) - 1; i >= 0; i-- {
-		u := tx.undo[i]
-		pk := make([]Value, len(u.t.info.pk))
-		for j, c := range u.t.info.pk {
-			pk[j] = u.row[c]
-		}
-		var err error
-		switch u.op {
-		case undoInsert:
-			err = tx.Delete(u.t, pk)
-		case undoDelete:
-			err = tx.Insert(u.t, u.row)
-		case undoUpdate:
-			set := make([]Set, 0, len(u.row))
-			for c, col := range u.t.info.def.Columns {
-				if !slices.Contains(u.t.info.pk, c) {
-					set = append(set, Set{Column: col.Name, Value: u.row[c]})
-				}
-			}
-			err = tx.Update(u.t, pk, set)
-		}
-		if err != nil {
-			errs = append(errs, fmt.Errorf("engine: rollback of transaction %d: %w", tx.id, err))
+	tx.done = true
+	var err error
+	if len(tx.steps) > 0 {
+		u := undoer{db: tx.db, m: tx.cm(), tx: tx.id, steps: tx.steps, done: make([]bool, len(tx.steps)),
+			remap: make(map[heap.RowPtr]heap.RowPtr)}
+		if err = u.run(); err == nil {
+			tx.db.writeNote(tx.cm(), endNote(tx.id))
 		}
 	}
-	tx.undo = nil
-	tx.undoing = false
-	tx.done = true
+	if tx.logged && err == nil {
+		// A rollback that failed stays active: its log must survive
+		// checkpoints, so that recovery can finish it.
+		tx.db.unregisterActive(tx.id)
+	}
+	tx.m.Rollbacks++
+	tx.steps, tx.arena = nil, nil
 	tx.db.locks.ReleaseAll(tx.id)
-	return errors.Join(errs...)
+	return err
 }
 
 // Meter returns the meter the transaction charges.
 func (tx *Tx) Meter() *Meter { return tx.m }
 
-// Commit ends the transaction and releases its locks.
+// Commit ends the transaction: its commit record is logged (and, in
+// SyncCommit mode, durable before Commit returns), then its locks are
+// released. The commit that takes the log past CheckpointBytes since the
+// last checkpoint takes one.
 func (tx *Tx) Commit() error {
 	if tx.done {
 		return ErrTxDone
 	}
 	tx.done = true
-	tx.undo = nil
+	var err error
+	if tx.logged {
+		tx.note = commitNote(tx.note, tx.id)
+		lsn := tx.db.writeNote(tx.cm(), tx.note)
+		if tx.db.opts.Commit == SyncCommit {
+			err = tx.db.log.SyncTo(tx.cm(), lsn+1)
+			tx.m.SyncCommits++
+		}
+		tx.db.unregisterActive(tx.id)
+	}
+	tx.m.Commits++
+	tx.steps, tx.arena = nil, nil
 	tx.db.locks.ReleaseAll(tx.id)
+	if err != nil {
+		return fmt.Errorf("engine: commit of transaction %d: %w", tx.id, err)
+	}
+	if err := tx.db.maybeCheckpoint(); err != nil {
+		return fmt.Errorf("engine: transaction %d committed, but the checkpoint after it failed: %w", tx.id, err)
+	}
 	return nil
 }
 
@@ -343,17 +323,18 @@ func (tx *Tx) Insert(t *TableHandle, row Row) error {
 	}
 	var ptr heap.RowPtr
 	b := tx.m.NodeVisitsTotal()
+	tx.group++
 	var err error
 	if t.org == Clustered {
-		err = prim.tree.Insert(tx.cm(), pk, tx.row)
+		err = tx.treeInsert(prim, pk, tx.row)
 		if errors.Is(err, btree.ErrDuplicateKey) {
 			tx.charge(prim, b)
 			return dup()
 		}
 	} else {
-		if ptr, err = t.heap.Insert(tx.cm(), tx.row); err == nil {
+		if ptr, err = tx.heapInsert(t, tx.row); err == nil {
 			p := ptr.Encode()
-			err = prim.tree.Insert(tx.cm(), pk, p[:])
+			err = tx.treeInsert(prim, pk, p[:])
 		}
 	}
 	tx.charge(prim, b)
@@ -364,14 +345,13 @@ func (tx *Tx) Insert(t *TableHandle, row Row) error {
 	for _, ix := range t.ixs[1:] {
 		tx.key2 = t.entryKey(tx.key2, ix, row, pk, ptr)
 		b := tx.m.NodeVisitsTotal()
-		err := ix.tree.Insert(tx.cm(), tx.key2, nil)
+		err := tx.treeInsert(ix, tx.key2, nil)
 		tx.charge(ix, b)
 		if err != nil {
 			return fmt.Errorf("engine: table %s: index %s: %w", t.info.def.Name, ix.name, err)
 		}
 		tx.wrote(ix)
 	}
-	tx.remember(undoInsert, t, row)
 	return nil
 }
 
@@ -402,6 +382,7 @@ func (tx *Tx) readOld(t *TableHandle, key []byte, pk []Value) (heap.RowPtr, erro
 	}
 	tx.m.RowsExamined++
 	tx.m.RowsDecoded++
+	tx.oldImg = append(tx.oldImg[:0], img...)
 	if tx.old, err = decodeRow(img, t.info.def.Columns, tx.old); err != nil {
 		return ptr, fmt.Errorf("engine: table %s: %w", t.info.def.Name, err)
 	}
@@ -468,11 +449,8 @@ type Set struct {
 // Update changes the named columns of the row with primary key pk.
 // ErrNotFound if there is none; a primary-key column cannot be changed.
 func (tx *Tx) Update(t *TableHandle, pk []Value, set []Set) error {
-	if err := tx.update(t, pk, set); err != nil {
-		return err
-	}
-	tx.remember(undoUpdate, t, tx.old)
-	return nil
+	tx.group++
+	return tx.update(t, pk, set)
 }
 
 func (tx *Tx) update(t *TableHandle, pk []Value, set []Set) error {
@@ -548,7 +526,7 @@ func (tx *Tx) update(t *TableHandle, pk []Value, set []Set) error {
 
 	if t.org == Clustered {
 		b := tx.m.NodeVisitsTotal()
-		err := prim.tree.Update(tx.cm(), key, tx.row)
+		err := tx.treeUpdate(prim, key, tx.row, tx.oldImg)
 		tx.charge(prim, b)
 		if err != nil {
 			return err
@@ -560,20 +538,26 @@ func (tx *Tx) update(t *TableHandle, pk []Value, set []Set) error {
 	// new version), else at a new pointer.
 	newPtr := ptr
 	if tx.db.opts.HeapUpdate == NewVersion {
-		if newPtr, err = t.heap.Insert(tx.cm(), tx.row); err != nil {
+		if newPtr, err = tx.heapInsert(t, tx.row); err != nil {
 			return err
 		}
-		if err := t.heap.Delete(tx.cm(), ptr); err != nil {
+		if err := tx.heapDelete(t, ptr, tx.oldImg); err != nil {
 			return err
 		}
-	} else if newPtr, err = t.heap.Update(tx.cm(), ptr, tx.row); err != nil {
-		return err
+	} else {
+		// A row updated in place keeps at least its length, so that
+		// undoing the update always fits in place (see undoer).
+		tx.row = padRow(tx.row, len(tx.oldImg))
+		if newPtr, err = tx.heapUpdate(t, ptr, tx.row, tx.oldImg); err != nil {
+			return err
+		}
 	}
 	if newPtr != ptr {
 		// The row has a new pointer: the primary index gets a new entry.
 		p := newPtr.Encode()
+		old := ptr.Encode()
 		b := tx.m.NodeVisitsTotal()
-		err := prim.tree.Update(tx.cm(), key, p[:])
+		err := tx.treeUpdate(prim, key, p[:], old[:])
 		tx.charge(prim, b)
 		if err != nil {
 			return err
@@ -597,10 +581,10 @@ func (tx *Tx) reindex(t *TableHandle, pk []byte, oldPtr, newPtr heap.RowPtr, red
 		}
 		b := tx.m.NodeVisitsTotal()
 		tx.key2 = t.entryKey(tx.key2, ix, tx.old, pk, oldPtr)
-		err := ix.tree.Delete(tx.cm(), tx.key2)
+		err := tx.treeDelete(ix, tx.key2, nil)
 		if err == nil {
 			tx.key2 = t.entryKey(tx.key2, ix, tx.cur, pk, newPtr)
-			err = ix.tree.Insert(tx.cm(), tx.key2, nil)
+			err = tx.treeInsert(ix, tx.key2, nil)
 		}
 		tx.charge(ix, b)
 		if err != nil {
@@ -631,11 +615,8 @@ func (t *TableHandle) pkRow(pk []Value) Row {
 // Delete removes the row with primary key pk and its index entries.
 // ErrNotFound if there is none.
 func (tx *Tx) Delete(t *TableHandle, pk []Value) error {
-	if err := tx.delete(t, pk); err != nil {
-		return err
-	}
-	tx.remember(undoDelete, t, tx.old)
-	return nil
+	tx.group++
+	return tx.delete(t, pk)
 }
 
 func (tx *Tx) delete(t *TableHandle, pk []Value) error {
@@ -653,7 +634,7 @@ func (tx *Tx) delete(t *TableHandle, pk []Value) error {
 	for _, ix := range t.ixs[1:] {
 		tx.key2 = t.entryKey(tx.key2, ix, tx.old, key, ptr)
 		b := tx.m.NodeVisitsTotal()
-		err := ix.tree.Delete(tx.cm(), tx.key2)
+		err := tx.treeDelete(ix, tx.key2, nil)
 		tx.charge(ix, b)
 		if err != nil {
 			return fmt.Errorf("engine: table %s: index %s: %w", t.info.def.Name, ix.name, err)
@@ -661,15 +642,20 @@ func (tx *Tx) delete(t *TableHandle, pk []Value) error {
 		tx.deleted(ix)
 	}
 	prim := t.ixs[0]
+	oldVal := tx.oldImg
+	if t.heap != nil {
+		p := ptr.Encode()
+		oldVal = p[:]
+	}
 	b := tx.m.NodeVisitsTotal()
-	err = prim.tree.Delete(tx.cm(), key)
+	err = tx.treeDelete(prim, key, oldVal)
 	tx.charge(prim, b)
 	if err != nil {
 		return err
 	}
 	tx.deleted(prim)
 	if t.heap != nil {
-		return t.heap.Delete(tx.cm(), ptr)
+		return tx.heapDelete(t, ptr, tx.oldImg)
 	}
 	return nil
 }

@@ -15,6 +15,17 @@
 //	err = h.Delete(m, ptr)
 //	s := h.NewScan(m)                      // all rows, in physical order
 //
+// Every change the heap makes to a page (heap pages, FSM pages, the space's
+// meta page) is part of a mini-transaction (cache.Mtr), so it reaches the
+// redo log; see "Mini-transactions and redo" below. Insert, Update and
+// Delete each run one mtr of their own; InsertIn, UpdateIn and DeleteIn
+// run inside the caller's:
+//
+//	mt := pool.BeginMtr(m)
+//	ptr, err := h.InsertIn(mt, row)  // charges mt.Meter()
+//	mt.Note(undoRecord(ptr))         // the caller's payload, same record
+//	mt.Commit()
+//
 // The core types are Heap, RowPtr (with a 6-byte big-endian encoding,
 // Encode / Append / DecodeRowPtr, that sorts like the pointers) and Scan.
 // Every call takes the caller's *cache.Meter (nil counts nothing): page
@@ -82,25 +93,64 @@
 //   - Scan: 1 per heap page; FSM pages are skipped without a request.
 //   - Open: the meta page and every FSM page.
 //
+// # Mini-transactions and redo
+//
+// Every heap change is a mini-transaction: Create (the first FSM page and
+// the meta page's root), an insert (the row's page; for a new page also
+// the meta page and the page's FSM byte), an update (the row's page and
+// its FSM byte; a move also the new page, its FSM byte and, for a new
+// page, the meta page) and a delete (the row's page and its FSM byte) are
+// each one redo record, which recovery replays whole or not at all. So a
+// moving update never leaves the row on both pages or on neither, and a
+// page's FSM byte changes in the same record as the page.
+//
+// Two changes are mtrs of their own, committed before the operation's mtr:
+// the correction of a stale FSM byte that an insert finds on its way (a
+// hint, set exactly to the page's category under the page's latch), and
+// the extension of the FSM chain (a new FSM page, the link to it and the
+// meta page). Either may survive a crash without the operation that made
+// it, which leaves a valid heap. The FSM stays a hint as before: its bytes
+// are logged like any page change, and Open recomputes the in-memory
+// bounds and the high water mark from the pages.
+//
+// The mtr API asks that a changed page stay exclusively latched (and
+// pinned) until the mtr commits, that is until the end of the operation,
+// or for InsertIn, UpdateIn and DeleteIn until the caller commits: the
+// caller must commit soon, and must call them with an mtr that holds no
+// page of the heap's space (one heap operation per mtr).
+//
 // # Concurrency
 //
 // A Heap is safe for concurrent use by several goroutines. Each page's
 // bytes are read under its shared latch and changed under its exclusive
-// latch, pinned throughout. A call holds at most two heap page latches
-// (a moving update: the old page, then a higher one; latches on heap pages
-// are always taken in ascending page order) and one FSM page latch, taken
-// after the heap page latches. No latch is held between calls, or between
-// two calls to Scan.Next. The target hint (one per heap, shared by all
-// goroutines) and the FSM chain are atomics; page allocation is serialised
-// by a mutex, taken after heap page latches and before the latches of the
-// meta page and FSM pages.
+// latch, pinned throughout; a changed page keeps its latch until the
+// operation's mtr commits. Latches are taken in one order: heap pages in
+// ascending page order, then the allocation mutex, then the meta page,
+// then FSM pages in chain order. A call holds at most two heap page
+// latches (a moving update: the old page, then a higher one), the meta
+// page's latch (when it allocates) and two FSM page latches (a moving
+// update to a new page: the old page's FSM page, then the new page's).
+// Because changed pages are held to the end, an operation takes every
+// heap page latch before any FSM or meta latch it keeps: the FSM byte
+// corrections an insert makes while it looks for a page, and FSM
+// extensions, are committed at once in mtrs of their own, and a moving
+// update sets the old page's FSM byte before the new page's. A new page is
+// latched after the meta page, but nobody can be waiting for it while
+// holding a meta or FSM latch. FSM searches take shared latches on FSM
+// pages one at a time, holding at most the heap page of a moving update.
+// No latch is held between calls, or between two calls to Scan.Next. The
+// target hint (one per heap, shared by all goroutines) and the FSM chain
+// are atomics.
 //
 // A call pins at most five pages at once (a moving update that allocates a
 // page: old page, its FSM page, the new page's FSM page, the meta page, the
-// new page). The pool does not wait for frames: a pool with fewer free
-// frames than that per concurrent caller fails calls with
-// cache.ErrPoolExhausted. An operation that fails changes nothing, because
-// every page it may need is pinned before any page changes.
+// new page, all held until the commit; or, while it extends the FSM, old
+// page, its FSM page, the last FSM page, the meta page and the new FSM
+// page). The pool does not wait for frames: a pool with fewer free frames
+// than that per concurrent caller fails calls with cache.ErrPoolExhausted.
+// An operation that fails changes no row and leaves nothing changed in its
+// mtr, because every page it may need is pinned before any page changes;
+// an FSM correction or extension it committed on the way stays.
 //
 // The heap does not lock rows. Two goroutines that update or delete the
 // same row at the same time get one of the outcomes in some order, but a
@@ -120,10 +170,12 @@
 //     only grows, and a page emptied by deletes is reused by inserts.
 //   - Moved rows always go to higher pages, so a table whose rows keep
 //     growing creeps towards its end; lower pages are refilled by inserts.
-//   - Nothing is logged yet. After a crash (pages lost unflushed) the FSM
-//     may be stale: a too-optimistic byte is corrected when an insert finds
-//     the page too full, a too-pessimistic one wastes room until the page's
-//     category next changes.
+//   - Without a redo log attached to the pool (cache.Pool.AttachLog),
+//     mtrs log nothing, and a crash loses unflushed pages; the FSM may
+//     then be stale. A too-optimistic byte is corrected when an insert
+//     finds the page too full, a too-pessimistic one wastes room until
+//     the page's category next changes. With a log, redo restores every
+//     committed change, FSM bytes included.
 //   - A Heap assumes it is the only allocator in its space, and the only
 //     Heap value for it: open a space once per pool and share the *Heap.
 //   - Calls return errors, never panic, on bad input: a pointer to page 0,

@@ -114,13 +114,16 @@ func (h *Heap) fsmPin(m *cache.Meter, no uint32) (fsmRef, error) {
 	return fsmRef{pg: pg, fp: fp, no: no, idx: idx}, nil
 }
 
-// fsmSet stores cat as the category of r's page and unpins r's FSM page.
-// Callers that change a heap page hold its exclusive latch throughout, so
-// that two changes to one page update its byte in the same order; heap
-// page latches come before FSM page latches. A page that is not an FSM page
-// (corruption) is left alone; Check reports it.
-func (h *Heap) fsmSet(r fsmRef, cat uint8) {
-	r.pg.Latch()
+// fsmSet stores cat as the category of r's page, as part of mt, and hands
+// r's pin to mt. The FSM page is latched through mt: if the byte changes,
+// the page stays exclusively latched until mt commits; if not, it is
+// released at once. Callers that change a heap page hold its exclusive
+// latch throughout, so that two changes to one page update its byte in the
+// same order; heap page latches come before FSM page latches, and FSM page
+// latches come in chain order. A page that is not an FSM page (corruption)
+// is left alone; Check reports it.
+func (h *Heap) fsmSet(mt *cache.Mtr, r fsmRef, cat uint8) {
+	mt.Latch(r.pg)
 	b := r.pg.Data()
 	changed := false
 	if cache.PageKind(b) == cache.KindFSM && b[fsmBodyStart+r.idx] != cat {
@@ -130,14 +133,33 @@ func (h *Heap) fsmSet(r fsmRef, cat uint8) {
 			r.fp.max.Store(uint32(cat))
 		}
 	}
-	r.pg.Unlatch()
-	r.pg.Unpin(changed)
+	mt.Release(r.pg, changed)
+}
+
+// fsmCorrect is fsmSet for a correction that an insert makes on its way
+// (tryPage): the byte is a hint that need not be atomic with the insert,
+// so it is set in an mtr of its own, committed at once. That way the
+// insert's mtr holds no FSM latch while it goes on to latch heap pages
+// and the meta page, which would invert the latch order (heap pages,
+// then meta, then FSM pages). If mt already holds r's FSM page (a caller
+// that broke the one-operation-per-mtr rule), the byte is set in mt
+// instead, since a second mtr would wait for mt's latch forever.
+func (h *Heap) fsmCorrect(mt *cache.Mtr, r fsmRef, cat uint8) {
+	if mt.Holds(r.pg) {
+		h.fsmSet(mt, r, cat)
+		return
+	}
+	cm := h.pool.BeginMtr(mt.Meter())
+	h.fsmSet(cm, r, cat)
+	cm.Commit()
 }
 
 // fsmSearch returns the lowest page at or above from whose category is at
-// least minCat. FSM pages are read under their shared latch, one at a time;
-// no heap page latch is taken here.
-func (h *Heap) fsmSearch(m *cache.Meter, minCat uint8, from uint32) (uint32, bool, error) {
+// least minCat. FSM pages are read under their shared latch (through mt,
+// which may hold one exclusively already), one at a time; no heap page
+// latch is taken here.
+func (h *Heap) fsmSearch(mt *cache.Mtr, minCat uint8, from uint32) (uint32, bool, error) {
+	m := mt.Meter()
 	chain := *h.chain.Load()
 	per := uint32(h.fsmPer)
 	for k := int(from / per); k < len(chain); k++ {
@@ -149,11 +171,11 @@ func (h *Heap) fsmSearch(m *cache.Meter, minCat uint8, from uint32) (uint32, boo
 		if err != nil {
 			return 0, false, fmt.Errorf("heap: space %d: free-space map page %d: %w", h.space, fp.no, err)
 		}
-		pg.RLatch()
+		mt.RLatch(pg)
 		b := pg.Data()
 		if cache.PageKind(b) != cache.KindFSM {
 			kind := cache.PageKind(b)
-			pg.RUnlatch()
+			mt.RUnlatch(pg)
 			pg.Unpin(false)
 			return 0, false, fmt.Errorf("heap: space %d: free-space map page %d has kind %s: %w",
 				h.space, fp.no, kind, cache.ErrCorruptPage)
@@ -172,7 +194,7 @@ func (h *Heap) fsmSearch(m *cache.Meter, minCat uint8, from uint32) (uint32, boo
 			}
 		}
 		fp.max.Store(uint32(mx))
-		pg.RUnlatch()
+		mt.RUnlatch(pg)
 		pg.Unpin(false)
 		if found >= 0 {
 			return base + uint32(found), true, nil
@@ -207,8 +229,14 @@ func checkFSMPage(b []byte, k, per int) error {
 }
 
 // extendFSMLocked adds an FSM page at the end of the chain. It is the page
-// at the high water mark, so it covers itself when it starts a range.
-// REQUIRES: h.allocMu held.
+// at the high water mark, so it covers itself when it starts a range. The
+// extension is a mini-transaction of its own (the meta page, the new FSM
+// page and the link from the last one), committed before the caller's
+// allocation goes on, so that the caller's mtr never holds the last FSM
+// page's latch: FSM latches must come after heap and meta latches, and in
+// chain order. A crash after it leaves an empty FSM page at the end of the
+// chain, which the next extension would have added anyway.
+// REQUIRES: h.allocMu held; the caller's mtr holds no meta or FSM page.
 func (h *Heap) extendFSMLocked(m *cache.Meter) error {
 	chain := *h.chain.Load()
 	last := chain[len(chain)-1]
@@ -216,20 +244,23 @@ func (h *Heap) extendFSMLocked(m *cache.Meter) error {
 	if err != nil {
 		return fmt.Errorf("heap: space %d: extend free-space map: %w", h.space, err)
 	}
-	npg, err := h.pool.AllocPage(m, nil, h.space, cache.KindFSM)
+	mt := h.pool.BeginMtr(m)
+	npg, err := h.pool.AllocPage(mt, nil, h.space, cache.KindFSM)
 	if err != nil {
 		lpg.Unpin(false)
+		mt.Commit()
 		return fmt.Errorf("heap: space %d: extend free-space map: %w", h.space, err)
 	}
 	no := npg.ID().Page
 	initFSMPage(npg.Data(), len(chain), h.fsmPer)
-	npg.Unlatch()
-	npg.Unpin(true)
+	mt.Release(npg, true)
 
-	lpg.Latch()
+	// The last FSM page after the meta page: the meta page is latched
+	// before FSM pages everywhere. The new page is unknown to anyone else.
+	mt.Latch(lpg)
 	binary.LittleEndian.PutUint32(lpg.Data()[offFSMNext:], no)
-	lpg.Unlatch()
-	lpg.Unpin(true)
+	mt.Release(lpg, true)
+	mt.Commit()
 
 	// Publish the page in the chain before the high water mark covers it,
 	// so that a scan never mistakes it for a heap page.

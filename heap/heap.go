@@ -36,7 +36,10 @@ type Heap struct {
 	// allocMu serialises page allocation (heap pages and FSM extension),
 	// so that the FSM always covers the next page number before it is
 	// handed out. It is taken with heap page latches held (a moving update
-	// may allocate), never the other way round.
+	// may allocate), never the other way round. The meta page latch an
+	// allocation takes is held by its mtr past allocMu, until the commit;
+	// the next allocation waits for it under allocMu, which is in order
+	// (allocMu before the meta page).
 	allocMu sync.Mutex
 
 	// chain lists the FSM pages in order. Extended under allocMu by
@@ -75,7 +78,9 @@ func newHeap(pool *cache.Pool, space uint32) *Heap {
 // if it does not exist; if it exists it must be empty (created by
 // pool.CreateSpace and never allocated from), otherwise the error matches
 // ErrNotHeap. Create allocates the first FSM page (page 1) and records it as
-// the space's root. Callers serialise Create and Open of one space.
+// the space's root, in one mini-transaction (the space's creation is one
+// of its own, cache.Pool.CreateSpace). Callers serialise Create and Open
+// of one space.
 func Create(m *cache.Meter, pool *cache.Pool, space uint32) (*Heap, error) {
 	err := pool.CreateSpace(m, space)
 	if errors.Is(err, cache.ErrSpaceExists) {
@@ -91,15 +96,20 @@ func Create(m *cache.Meter, pool *cache.Pool, space uint32) (*Heap, error) {
 		return nil, fmt.Errorf("heap: create in space %d: %w", space, err)
 	}
 	h := newHeap(pool, space)
-	pg, err := pool.AllocPage(m, nil, space, cache.KindFSM)
+	// One mtr: the first FSM page and the meta page's root are one redo
+	// record, so a space is either empty or holds a heap.
+	mt := pool.BeginMtr(m)
+	pg, err := pool.AllocPage(mt, nil, space, cache.KindFSM)
 	if err != nil {
+		mt.Commit()
 		return nil, fmt.Errorf("heap: create in space %d: %w", space, err)
 	}
 	root := pg.ID().Page
 	initFSMPage(pg.Data(), 0, h.fsmPer)
-	pg.Unlatch()
-	pg.Unpin(true)
-	if err := pool.SetRoot(m, space, root); err != nil {
+	mt.Release(pg, true)
+	err = pool.SetRoot(mt, space, root)
+	mt.Commit()
+	if err != nil {
 		return nil, fmt.Errorf("heap: create in space %d: %w", space, err)
 	}
 	h.highWater.Store(root + 1)
@@ -110,7 +120,9 @@ func Create(m *cache.Meter, pool *cache.Pool, space uint32) (*Heap, error) {
 
 // Open returns the heap that Create made in space. It reads the space's
 // meta page and every FSM page (one page request each: one FSM page covers
-// 4048 pages at 4 KiB, 16336 at 16 KiB).
+// 4048 pages at 4 KiB, 16336 at 16 KiB), and takes from them all it keeps
+// in memory (the high water mark, the FSM chain and its bounds), so it
+// works on pages that redo has just rebuilt.
 func Open(m *cache.Meter, pool *cache.Pool, space uint32) (*Heap, error) {
 	info, err := pool.Space(m, space)
 	if err != nil {
@@ -268,30 +280,56 @@ func (h *Heap) Fetch(m *cache.Meter, ptr RowPtr, dst []byte) ([]byte, error) {
 // page the FSM says has room (which becomes the target), else a new page
 // (which becomes the target). Cost when the target page has room: one
 // heap page request (the FSM is not touched; see the package doc).
+//
+// Insert is one mini-transaction: InsertIn in an mtr of its own, committed.
 func (h *Heap) Insert(m *cache.Meter, row []byte) (RowPtr, error) {
+	mt := h.pool.BeginMtr(m)
+	ptr, err := h.InsertIn(mt, row)
+	mt.Commit()
+	return ptr, err
+}
+
+// InsertIn is Insert as part of the caller's mini-transaction mt, which it
+// does not commit: the caller may add to it (mt.Note) and must commit it
+// soon, because the pages the insert changed (the row's page; for a new
+// page also the space's meta page and an FSM page) stay exclusively
+// latched until then. Page requests are charged to mt.Meter().
+//
+// mt must hold no page of the heap's space when InsertIn is called (one
+// heap operation per mtr): the latch order of the package doc assumes
+// that an operation starts with no heap, FSM or meta latch held. A hint
+// correction of the FSM, or an extension of the FSM chain, that the
+// insert makes on the way is committed in an mtr of its own before
+// InsertIn returns.
+func (h *Heap) InsertIn(mt *cache.Mtr, row []byte) (RowPtr, error) {
 	if len(row) > h.maxRow {
 		return RowPtr{}, h.tooLarge(len(row))
 	}
-	pg, fr, err := h.place(m, len(row), 0)
+	pg, fr, err := h.place(mt, len(row), 0)
 	if err != nil {
 		return RowPtr{}, fmt.Errorf("heap: insert %d-byte row in space %d: %w", len(row), h.space, err)
 	}
-	ptr, err := h.insertLatched(m, pg, fr, row)
-	pg.Unlatch()
-	pg.Unpin(err == nil)
+	ptr, cat, err := h.insertLatched(pg, row)
+	mt.Release(pg, err == nil)
 	if err != nil {
+		if fr.pg != nil {
+			fr.pg.Unpin(false)
+		}
 		return RowPtr{}, fmt.Errorf("heap: insert %d-byte row in space %d: %w", len(row), h.space, err)
+	}
+	if fr.pg != nil {
+		h.fsmSet(mt, fr, cat)
 	}
 	return ptr, nil
 }
 
-// insertLatched puts row in pg, which place returned with room for it. As
-// in PostgreSQL, an insert does not update the FSM: the byte of a page
-// being filled is left high, and corrected when an insert finds the page
-// full (place). fr is the page's FSM page when place pinned it for a new
-// page, whose byte is set here. REQUIRES: pg pinned and exclusively
-// latched.
-func (h *Heap) insertLatched(m *cache.Meter, pg *cache.Page, fr fsmRef, row []byte) (RowPtr, error) {
+// insertLatched puts row in pg, which place returned with room for it, and
+// returns the page's free-space category afterwards. As in PostgreSQL, an
+// insert does not update the FSM: the byte of a page being filled is left
+// high, and corrected when an insert finds the page full (place). Only a
+// new page's byte is set, by the caller, from the category returned here.
+// REQUIRES: pg pinned and exclusively latched (by the mtr).
+func (h *Heap) insertLatched(pg *cache.Page, row []byte) (RowPtr, uint8, error) {
 	b := hpage(pg.Data())
 	no := pg.ID().Page
 	free, ndead := b.free()-len(row), b.ndead()-1
@@ -302,31 +340,30 @@ func (h *Heap) insertLatched(m *cache.Meter, pg *cache.Page, fr fsmRef, row []by
 	s, ok := b.insert(row)
 	if !ok {
 		// place promised room; this is a bug, not bad input.
-		if fr.pg != nil {
-			fr.pg.Unpin(false)
-		}
-		return RowPtr{}, h.corrupt(no, "%d-byte row does not fit although avail is %d", len(row), b.avail())
+		return RowPtr{}, 0, h.corrupt(no, "%d-byte row does not fit although avail is %d", len(row), b.avail())
 	}
-	if fr.pg != nil {
-		h.fsmSet(fr, newCat)
-	}
-	return RowPtr{Page: no, Slot: uint16(s)}, nil
+	return RowPtr{Page: no, Slot: uint16(s)}, newCat, nil
 }
 
 // place returns a heap page numbered above `above` (0: any) with room for
-// an n-byte row, pinned and exclusively latched. If the page is new, the
-// returned fsmRef holds its FSM page pinned; otherwise it is empty.
+// an n-byte row, pinned and exclusively latched by mt. If the page is new,
+// the returned fsmRef holds its FSM page pinned (not latched); otherwise it
+// is empty. A new page is already changed in mt (allocated and formatted,
+// with the meta page), so it stays latched until mt commits whatever the
+// caller does with it.
 //
 // Latch order: the caller may hold the exclusive latch of heap page
 // `above` (a moving update); place latches only higher heap pages, and FSM
 // pages one at a time, so heap latches are always taken in ascending page
-// order and before FSM latches.
-func (h *Heap) place(m *cache.Meter, n int, above uint32) (*cache.Page, fsmRef, error) {
+// order and before FSM latches. The FSM corrections it makes (tryPage) are
+// committed at once in mtrs of their own, so that mt holds no FSM latch
+// while place goes on latching heap pages and the meta page.
+func (h *Heap) place(mt *cache.Mtr, n int, above uint32) (*cache.Page, fsmRef, error) {
 	if t := h.target.Load(); t > above && t < h.highWater.Load() {
 		// Inserts into the target left its FSM byte high: when it is
 		// full, tryPage records what it really has before we look
 		// elsewhere (PostgreSQL's RecordAndGetPageWithFreeSpace).
-		pg, err := h.tryPage(m, t, n)
+		pg, err := h.tryPage(mt, t, n)
 		if pg != nil || err != nil {
 			return pg, fsmRef{}, err
 		}
@@ -335,14 +372,14 @@ func (h *Heap) place(m *cache.Meter, n int, above uint32) (*cache.Page, fsmRef, 
 	minCat := h.minCategory(n)
 	from := above + 1
 	for range maxSearchTries {
-		no, ok, err := h.fsmSearch(m, minCat, from)
+		no, ok, err := h.fsmSearch(mt, minCat, from)
 		if err != nil {
 			return nil, fsmRef{}, err
 		}
 		if !ok {
 			break
 		}
-		pg, err := h.tryPage(m, no, n)
+		pg, err := h.tryPage(mt, no, n)
 		if err != nil {
 			return nil, fsmRef{}, err
 		}
@@ -353,7 +390,7 @@ func (h *Heap) place(m *cache.Meter, n int, above uint32) (*cache.Page, fsmRef, 
 		from = no + 1
 	}
 
-	pg, fr, err := h.allocHeapPage(m)
+	pg, fr, err := h.allocHeapPage(mt)
 	if err != nil {
 		return nil, fsmRef{}, err
 	}
@@ -361,23 +398,24 @@ func (h *Heap) place(m *cache.Meter, n int, above uint32) (*cache.Page, fsmRef, 
 	return pg, fr, nil
 }
 
-// tryPage returns heap page no pinned and exclusively latched if an n-byte
-// row fits in it. If not, it corrects the page's FSM byte (stale: the FSM
-// promised more than the page has) and returns nil. The byte is written
-// while the page is still latched, so that a concurrent delete on the page,
-// which sets the byte under the same latch, cannot be overwritten by an
-// older, lower value.
-func (h *Heap) tryPage(m *cache.Meter, no uint32, n int) (*cache.Page, error) {
+// tryPage returns heap page no pinned and exclusively latched by mt if an
+// n-byte row fits in it. If not, it corrects the page's FSM byte (stale:
+// the FSM promised more than the page has), releases the page and returns
+// nil. The byte is written while the page is still latched, so that a
+// concurrent delete on the page, which sets the byte under the same latch,
+// cannot be overwritten by an older, lower value; it is written in an mtr
+// of its own, committed at once (see fsmCorrect).
+func (h *Heap) tryPage(mt *cache.Mtr, no uint32, n int) (*cache.Page, error) {
+	m := mt.Meter()
 	pg, err := h.pool.Fetch(m, h.id(no))
 	if err != nil {
 		return nil, err
 	}
-	pg.Latch()
+	mt.Latch(pg)
 	b := hpage(pg.Data())
 	isHeap := cache.PageKind(b) == cache.KindHeap
 	if isHeap && !b.headerOK() {
-		pg.Unlatch()
-		pg.Unpin(false)
+		mt.Release(pg, false)
 		return nil, h.badHeader(no, b)
 	}
 	if isHeap && b.fits(n) {
@@ -386,22 +424,33 @@ func (h *Heap) tryPage(m *cache.Meter, no uint32, n int) (*cache.Page, error) {
 	cat := uint8(0)
 	if isHeap {
 		cat = h.category(b.free(), b.ndead())
+	} else if fp, _, ok := h.fsmLocate(no); ok && fp.no == no {
+		// An FSM page whose byte in itself is not 0 (corruption, which
+		// Check reports): correcting it would latch the page mt is
+		// holding a second time. Just pass it by.
+		mt.Release(pg, false)
+		return nil, nil
 	}
 	fr, err := h.fsmPin(m, no)
 	if err == nil {
-		h.fsmSet(fr, cat)
+		h.fsmCorrect(mt, fr, cat)
 	}
-	pg.Unlatch()
-	pg.Unpin(false)
+	mt.Release(pg, false)
 	return nil, err
 }
 
-// allocHeapPage allocates and formats a new, empty heap page and returns it
-// pinned and exclusively latched, with its FSM page pinned. The FSM is
-// extended first if it does not cover the new page, and the FSM page is
-// pinned before the heap page is allocated, so that once a page is
-// allocated nothing can fail.
-func (h *Heap) allocHeapPage(m *cache.Meter) (*cache.Page, fsmRef, error) {
+// allocHeapPage allocates and formats a new, empty heap page in mt and
+// returns it pinned and exclusively latched by mt, with its FSM page
+// pinned. The FSM is extended first (in an mtr of its own, committed) if
+// it does not cover the new page, and the FSM page is pinned before the
+// heap page is allocated, so that once a page is allocated nothing can
+// fail.
+//
+// The high water mark is raised here, under allocMu, before mt commits:
+// the next allocation must see it. A reader that goes to the new page
+// before the commit waits for its latch.
+func (h *Heap) allocHeapPage(mt *cache.Mtr) (*cache.Page, fsmRef, error) {
+	m := mt.Meter()
 	h.allocMu.Lock()
 	defer h.allocMu.Unlock()
 	hw := h.highWater.Load()
@@ -415,7 +464,7 @@ func (h *Heap) allocHeapPage(m *cache.Meter) (*cache.Page, fsmRef, error) {
 	if err != nil {
 		return nil, fsmRef{}, err
 	}
-	pg, err := h.pool.AllocPage(m, nil, h.space, cache.KindHeap)
+	pg, err := h.pool.AllocPage(mt, nil, h.space, cache.KindHeap)
 	if err != nil {
 		fr.pg.Unpin(false)
 		return nil, fsmRef{}, err
@@ -428,8 +477,7 @@ func (h *Heap) allocHeapPage(m *cache.Meter) (*cache.Page, fsmRef, error) {
 		// the FSM page pinned for it may be the wrong one.
 		fr.pg.Unpin(false)
 		if fr, err = h.fsmPin(m, no); err != nil {
-			pg.Unlatch()
-			pg.Unpin(true)
+			mt.Release(pg, true)
 			return nil, fsmRef{}, fmt.Errorf("heap: space %d: allocated page %d, expected %d (does another user allocate in the heap's space?): %w",
 				h.space, no, hw, err)
 		}
@@ -448,29 +496,42 @@ func (h *Heap) allocHeapPage(m *cache.Meter) (*cache.Page, fsmRef, error) {
 // Both pages are latched during a move (old page first, as higher pages
 // always come after lower ones), so the row is never missing: a scan
 // running meanwhile sees it once or, if it read the old page before the
-// move, twice.
+// move, twice. The move is one mini-transaction: redo replays the row's
+// new copy and the old slot's deletion together or not at all.
 //
 // Cost in place: one heap page request, plus one FSM request if the page's
 // category changes.
 func (h *Heap) Update(m *cache.Meter, ptr RowPtr, row []byte) (RowPtr, error) {
+	mt := h.pool.BeginMtr(m)
+	newPtr, err := h.UpdateIn(mt, ptr, row)
+	mt.Commit()
+	return newPtr, err
+}
+
+// UpdateIn is Update as part of the caller's mini-transaction mt, which it
+// does not commit; see InsertIn for what that asks of the caller. The
+// pages it changed (the row's page, for a move also the new page, and
+// their FSM pages, and for a new page the meta page) stay exclusively
+// latched until mt commits.
+func (h *Heap) UpdateIn(mt *cache.Mtr, ptr RowPtr, row []byte) (RowPtr, error) {
 	if len(row) > h.maxRow {
 		return ptr, h.tooLarge(len(row))
 	}
 	if err := h.checkPtr(ptr); err != nil {
 		return ptr, err
 	}
-	pg, err := h.pool.Fetch(m, h.id(ptr.Page))
+	pg, err := h.pool.Fetch(mt.Meter(), h.id(ptr.Page))
 	if err != nil {
 		return ptr, fmt.Errorf("heap: update %s in space %d: %w", ptr, h.space, err)
 	}
-	pg.Latch()
-	newPtr, dirty, err := h.updateLatched(m, pg, ptr, row)
-	pg.Unlatch()
-	pg.Unpin(dirty)
+	mt.Latch(pg)
+	newPtr, dirty, err := h.updateLatched(mt, pg, ptr, row)
+	mt.Release(pg, dirty)
 	return newPtr, err
 }
 
-func (h *Heap) updateLatched(m *cache.Meter, pg *cache.Page, ptr RowPtr, row []byte) (RowPtr, bool, error) {
+func (h *Heap) updateLatched(mt *cache.Mtr, pg *cache.Page, ptr RowPtr, row []byte) (RowPtr, bool, error) {
+	m := mt.Meter()
 	b, _, err := h.liveSlot(pg, ptr)
 	if err != nil {
 		return ptr, false, err
@@ -489,14 +550,15 @@ func (h *Heap) updateLatched(m *cache.Meter, pg *cache.Page, ptr RowPtr, row []b
 		}
 		b.update(s, row)
 		if fr.pg != nil {
-			h.fsmSet(fr, newCat)
+			h.fsmSet(mt, fr, newCat)
 		}
 		return ptr, true, nil
 	}
 
 	// Move. Pin everything that can fail first: the FSM page of the old
 	// page (if its category changes), then the new page (and its FSM
-	// page, if it is a new page), so that the two page changes below cannot fail half way.
+	// page, if it is a new page), so that the page changes below cannot
+	// fail half way.
 	free, ndead := b.delEffect(s)
 	pCat := h.category(free, ndead)
 	var fp fsmRef
@@ -505,25 +567,32 @@ func (h *Heap) updateLatched(m *cache.Meter, pg *cache.Page, ptr RowPtr, row []b
 			return ptr, false, fmt.Errorf("heap: move %s in space %d: %w", ptr, h.space, err)
 		}
 	}
-	q, fq, err := h.place(m, len(row), ptr.Page)
+	q, fq, err := h.place(mt, len(row), ptr.Page)
 	if err != nil {
 		if fp.pg != nil {
 			fp.pg.Unpin(false)
 		}
 		return ptr, false, fmt.Errorf("heap: move %s in space %d: %w", ptr, h.space, err)
 	}
-	newPtr, err := h.insertLatched(m, q, fq, row)
-	q.Unlatch()
-	q.Unpin(err == nil)
+	newPtr, qCat, err := h.insertLatched(q, row)
+	mt.Release(q, err == nil)
 	if err != nil {
 		if fp.pg != nil {
 			fp.pg.Unpin(false)
+		}
+		if fq.pg != nil {
+			fq.pg.Unpin(false)
 		}
 		return ptr, false, fmt.Errorf("heap: move %s in space %d: %w", ptr, h.space, err)
 	}
 	b.del(s)
+	// FSM latches in chain order: the old page's FSM page is never after
+	// the new (higher) page's.
 	if fp.pg != nil {
-		h.fsmSet(fp, pCat)
+		h.fsmSet(mt, fp, pCat)
+	}
+	if fq.pg != nil {
+		h.fsmSet(mt, fq, qCat)
 	}
 	if m != nil {
 		m.HeapMoves++
@@ -535,21 +604,31 @@ func (h *Heap) updateLatched(m *cache.Meter, pg *cache.Page, ptr RowPtr, row []b
 // into the page, so ptr may then name another row. Cost: one heap page
 // request, plus one FSM request if the page's category changes.
 func (h *Heap) Delete(m *cache.Meter, ptr RowPtr) error {
-	if err := h.checkPtr(ptr); err != nil {
-		return err
-	}
-	pg, err := h.pool.Fetch(m, h.id(ptr.Page))
-	if err != nil {
-		return fmt.Errorf("heap: delete %s in space %d: %w", ptr, h.space, err)
-	}
-	pg.Latch()
-	dirty, err := h.deleteLatched(m, pg, ptr)
-	pg.Unlatch()
-	pg.Unpin(dirty)
+	mt := h.pool.BeginMtr(m)
+	err := h.DeleteIn(mt, ptr)
+	mt.Commit()
 	return err
 }
 
-func (h *Heap) deleteLatched(m *cache.Meter, pg *cache.Page, ptr RowPtr) (bool, error) {
+// DeleteIn is Delete as part of the caller's mini-transaction mt, which it
+// does not commit; see InsertIn for what that asks of the caller. The row's
+// page (and its FSM page, if the page's category changed) stays
+// exclusively latched until mt commits.
+func (h *Heap) DeleteIn(mt *cache.Mtr, ptr RowPtr) error {
+	if err := h.checkPtr(ptr); err != nil {
+		return err
+	}
+	pg, err := h.pool.Fetch(mt.Meter(), h.id(ptr.Page))
+	if err != nil {
+		return fmt.Errorf("heap: delete %s in space %d: %w", ptr, h.space, err)
+	}
+	mt.Latch(pg)
+	dirty, err := h.deleteLatched(mt, pg, ptr)
+	mt.Release(pg, dirty)
+	return err
+}
+
+func (h *Heap) deleteLatched(mt *cache.Mtr, pg *cache.Page, ptr RowPtr) (bool, error) {
 	b, _, err := h.liveSlot(pg, ptr)
 	if err != nil {
 		return false, err
@@ -560,13 +639,13 @@ func (h *Heap) deleteLatched(m *cache.Meter, pg *cache.Page, ptr RowPtr) (bool, 
 	newCat := h.category(free, ndead)
 	var fr fsmRef
 	if newCat != oldCat {
-		if fr, err = h.fsmPin(m, ptr.Page); err != nil {
+		if fr, err = h.fsmPin(mt.Meter(), ptr.Page); err != nil {
 			return false, fmt.Errorf("heap: delete %s in space %d: %w", ptr, h.space, err)
 		}
 	}
 	b.del(s)
 	if fr.pg != nil {
-		h.fsmSet(fr, newCat)
+		h.fsmSet(mt, fr, newCat)
 	}
 	return true, nil
 }

@@ -1,0 +1,442 @@
+package cache
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"sync"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// The redo log lives in the same pebble database as the pages, under
+// PrefixLog. It is a stream of framed records; a record's LSN is the offset
+// of its frame in the stream, so LSNs only grow, and they keep growing
+// across restarts (the stream continues where the stored log ends).
+//
+//	frame:  length u32 | CRC-32C of body u32 | body (an mtr record, see Mtr)
+//
+// Records are appended to an in-memory buffer under one mutex (that order
+// is the log order). The buffer reaches pebble in chunks, one pebble key per
+// chunk ('l' + the chunk's first LSN, big-endian), written without a sync:
+// pebble keeps its own writes in order, so a page image written after a
+// chunk can never survive a crash that the chunk does not. That is the
+// write-ahead rule, enforced by Flush, which the pool calls (FlushLog)
+// before it writes a page. Sync makes the log durable; concurrent callers
+// share one sync (group commit).
+type Log struct {
+	db   *pebble.DB
+	opts LogOptions
+
+	// writeMu orders chunk writes: a chunk reaches pebble after every
+	// chunk before it.
+	writeMu sync.Mutex
+
+	mu       sync.Mutex
+	buf      []byte // records from bufStart (== written) to end
+	spare    []byte
+	bufStart uint64
+	end      uint64 // LSN of the next record
+	written  uint64 // records below are in pebble
+	durable  uint64 // records below are synced
+	syncing  bool
+	syncDone chan struct{}
+	ckptEnd  uint64   // log end at the last checkpoint
+	chunks   []uint64 // first LSN of every stored chunk, ascending
+	stats    LogStats
+	closed   bool
+}
+
+// LogStats are the log's totals since it was opened.
+type LogStats struct {
+	Records       int64
+	Bytes         int64
+	Syncs         int64 // syncs performed
+	SyncedCommits int64 // SyncTo calls that asked for durability (commits in sync mode)
+}
+
+// Waiter decides how a caller waits for a sync another caller is
+// performing: real mode blocks on the channel; the simulator parks the
+// simulated transaction until the sync's completion time. This is the same
+// seam as the engine's lock Parker.
+type Waiter interface {
+	Wait(done <-chan struct{})
+}
+
+// BlockingWaiter blocks the goroutine: real mode.
+type BlockingWaiter struct{}
+
+// Wait implements Waiter.
+func (BlockingWaiter) Wait(done <-chan struct{}) { <-done }
+
+// LogOptions configure a Log.
+type LogOptions struct {
+	// Waiter is how a commit waits for a group sync led by another
+	// commit. Default BlockingWaiter.
+	Waiter Waiter
+	// Sync makes every pebble write before it durable. Default: a synced
+	// empty pebble log record. Tests and the simulator replace it (a sync
+	// they can hold open, a priced device).
+	Sync func() error
+	// BufferBytes is how many bytes the log buffer holds before the next
+	// mtr writes it to pebble. Default 1 MiB.
+	BufferBytes int
+}
+
+// FirstLSN is the LSN of the first record of a new log. 0 means "never
+// logged" in a page header.
+const FirstLSN = 8
+
+// ErrLogClosed means the log was closed.
+var ErrLogClosed = errors.New("cache: redo log closed")
+
+func logKey(lsn uint64) []byte {
+	k := make([]byte, 9)
+	k[0] = PrefixLog
+	binary.BigEndian.PutUint64(k[1:], lsn)
+	return k
+}
+
+// OpenLog opens the log stored in db. It reads the chunk index (not the
+// records: Scan does that) to learn where the stream ends.
+func OpenLog(db *pebble.DB, o *LogOptions) (*Log, error) {
+	l := &Log{db: db, syncDone: make(chan struct{})}
+	if o != nil {
+		l.opts = *o
+	}
+	if l.opts.Waiter == nil {
+		l.opts.Waiter = BlockingWaiter{}
+	}
+	if l.opts.Sync == nil {
+		l.opts.Sync = func() error { return db.LogData(nil, pebble.Sync) }
+	}
+	if l.opts.BufferBytes <= 0 {
+		l.opts.BufferBytes = 1 << 20
+	}
+	l.end = FirstLSN
+	it, err := db.NewIter(&pebble.IterOptions{LowerBound: []byte{PrefixLog}, UpperBound: []byte{PrefixLog + 1}})
+	if err != nil {
+		return nil, err
+	}
+	defer it.Close()
+	for ok := it.First(); ok; ok = it.Next() {
+		k := it.Key()
+		if len(k) != 9 {
+			return nil, fmt.Errorf("%w: log key of %d bytes", ErrCorruptLog, len(k))
+		}
+		start := binary.BigEndian.Uint64(k[1:])
+		if len(l.chunks) > 0 && start != l.end {
+			return nil, fmt.Errorf("%w: chunk at LSN %d follows a log that ends at %d", ErrCorruptLog, start, l.end)
+		}
+		l.chunks = append(l.chunks, start)
+		v, err := it.ValueAndErr()
+		if err != nil {
+			return nil, err
+		}
+		l.end = start + uint64(len(v))
+	}
+	if err := it.Error(); err != nil {
+		return nil, err
+	}
+	l.bufStart, l.written, l.durable, l.ckptEnd = l.end, l.end, l.end, l.end
+	return l, nil
+}
+
+// AttachLog makes the pool's mtrs write to l and its write-outs obey the
+// write-ahead rule against it.
+func (p *Pool) AttachLog(l *Log) {
+	p.log = l
+	p.opts.FlushLog = l.Flush
+}
+
+// Log returns the attached log (nil without one).
+func (p *Pool) Log() *Log { return p.log }
+
+// append adds one record and returns its LSN; stamp runs under the log
+// mutex with that LSN, so record order and LSN order agree.
+func (l *Log) append(m *Meter, body []byte, stamp func(lsn uint64)) uint64 {
+	var hdr [8]byte
+	binary.LittleEndian.PutUint32(hdr[:], uint32(len(body)))
+	binary.LittleEndian.PutUint32(hdr[4:], crc32.Checksum(body, castagnoli))
+	n := int64(len(body) + 8)
+	l.mu.Lock()
+	lsn := l.end
+	l.buf = append(l.buf, hdr[:]...)
+	l.buf = append(l.buf, body...)
+	l.end += uint64(n)
+	l.stats.Records++
+	l.stats.Bytes += n
+	stamp(lsn)
+	l.mu.Unlock()
+	if m != nil {
+		m.LogRecords++
+		m.LogBytes += n
+	}
+	return lsn
+}
+
+// End returns the LSN the next record will get.
+func (l *Log) End() uint64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.end
+}
+
+// Durable returns the LSN below which every record is synced.
+func (l *Log) Durable() uint64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.durable
+}
+
+// Stats returns the log's totals.
+func (l *Log) Stats() LogStats {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.stats
+}
+
+// SinceCheckpoint returns the bytes logged since the last checkpoint.
+func (l *Log) SinceCheckpoint() uint64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.end - l.ckptEnd
+}
+
+// Buffered returns the bytes not yet written to pebble.
+func (l *Log) Buffered() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.buf)
+}
+
+// Flush writes the log to pebble (without a sync) at least past the record
+// at lsn. It is the pool's FlushLog hook.
+func (l *Log) Flush(lsn uint64) error {
+	l.mu.Lock()
+	w := l.written
+	l.mu.Unlock()
+	if lsn < w {
+		return nil
+	}
+	return l.write()
+}
+
+// write moves the whole buffer to pebble as one chunk.
+func (l *Log) write() error {
+	l.writeMu.Lock()
+	defer l.writeMu.Unlock()
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return ErrLogClosed
+	}
+	if len(l.buf) == 0 {
+		l.mu.Unlock()
+		return nil
+	}
+	data, start, end := l.buf, l.bufStart, l.end
+	l.buf, l.spare = l.spare[:0], nil
+	l.bufStart = end
+	l.mu.Unlock()
+	err := l.db.Set(logKey(start), data, pebble.NoSync)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err != nil {
+		// Put the data back in front of whatever came since, so that no
+		// record is lost and order holds.
+		l.buf = append(data, l.buf...)
+		l.bufStart = start
+		return fmt.Errorf("cache: write redo log at LSN %d: %w", start, err)
+	}
+	l.written = end
+	l.chunks = append(l.chunks, start)
+	if cap(data) <= 4*l.opts.BufferBytes {
+		l.spare = data[:0]
+	}
+	return nil
+}
+
+// MaybeWrite writes the buffer to pebble if it holds more than the
+// configured bytes. Mtrs call it before they start, holding no latch.
+func (l *Log) MaybeWrite() error {
+	if l.Buffered() < l.opts.BufferBytes {
+		return nil
+	}
+	return l.write()
+}
+
+// SyncTo returns when every record below upto is durable. Callers that
+// arrive while a sync is in progress wait for it (through the Waiter) and
+// then, if it did not cover them, the first of them leads the next: one
+// sync serves every commit that arrived during the previous one. m counts
+// the syncs this caller led.
+func (l *Log) SyncTo(m *Meter, upto uint64) error {
+	l.mu.Lock()
+	l.stats.SyncedCommits++
+	upto = min(upto, l.end) // nothing past the end can be waited for
+	for l.durable < upto {
+		if l.closed {
+			l.mu.Unlock()
+			return ErrLogClosed
+		}
+		if l.syncing {
+			ch := l.syncDone
+			l.mu.Unlock()
+			l.opts.Waiter.Wait(ch)
+			if m != nil {
+				m.LogSyncWaits++
+			}
+			l.mu.Lock()
+			continue
+		}
+		l.syncing = true
+		target := l.end
+		l.mu.Unlock()
+		err := l.write()
+		if err == nil {
+			err = l.opts.Sync()
+		}
+		l.mu.Lock()
+		l.syncing = false
+		close(l.syncDone)
+		l.syncDone = make(chan struct{})
+		if err != nil {
+			l.mu.Unlock()
+			return fmt.Errorf("cache: sync redo log: %w", err)
+		}
+		l.stats.Syncs++
+		if m != nil {
+			m.LogSyncs++
+		}
+		if target > l.durable {
+			l.durable = target
+		}
+	}
+	l.mu.Unlock()
+	return nil
+}
+
+// Checkpointed records that every page change below lsn is in the store
+// and that the caller has made that durable; chunks wholly below keep (the
+// oldest record recovery still needs) are deleted.
+func (l *Log) Checkpointed(lsn, keep uint64) error {
+	l.mu.Lock()
+	if lsn > l.ckptEnd {
+		l.ckptEnd = lsn
+	}
+	// The last chunk that starts at or below keep holds keep: drop the
+	// ones before it.
+	cut := 0
+	for cut+1 < len(l.chunks) && l.chunks[cut+1] <= keep {
+		cut++
+	}
+	var upto uint64
+	if cut > 0 {
+		upto = l.chunks[cut]
+		l.chunks = append(l.chunks[:0], l.chunks[cut:]...)
+	}
+	l.mu.Unlock()
+	if upto == 0 {
+		return nil
+	}
+	if err := l.db.DeleteRange(logKey(0), logKey(upto), pebble.NoSync); err != nil {
+		return fmt.Errorf("cache: drop redo log below LSN %d: %w", upto, err)
+	}
+	return nil
+}
+
+// checkpointKey holds the engine's checkpoint record, beside the page-size
+// record under the metadata prefix.
+var checkpointKey = []byte{prefixMeta, 'c', 'k', 'p', 't'}
+
+// SaveCheckpoint stores rec, the layer above's checkpoint record, durably.
+// The log buffer is written first, so the synced write makes every record
+// before it durable too: a checkpoint never names an LSN past the stored
+// log, which after a crash would let new records reuse LSNs below it.
+func (l *Log) SaveCheckpoint(rec []byte) error {
+	if err := l.write(); err != nil {
+		return err
+	}
+	if err := l.db.Set(checkpointKey, rec, pebble.Sync); err != nil {
+		return fmt.Errorf("cache: save checkpoint: %w", err)
+	}
+	l.mu.Lock()
+	l.durable = max(l.durable, l.written)
+	l.mu.Unlock()
+	return nil
+}
+
+// LoadCheckpoint returns the last saved checkpoint record, or nil.
+func (l *Log) LoadCheckpoint() ([]byte, error) {
+	v, closer, err := l.db.Get(checkpointKey)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cache: load checkpoint: %w", err)
+	}
+	defer closer.Close()
+	return append([]byte(nil), v...), nil
+}
+
+// Close refuses further writes; records not yet written are lost (a clean
+// shutdown syncs first).
+func (l *Log) Close() {
+	l.writeMu.Lock()
+	l.mu.Lock()
+	l.closed = true
+	l.mu.Unlock()
+	l.writeMu.Unlock()
+}
+
+// Scan calls fn for every stored record at or after from, in LSN order,
+// with its LSN and body (valid only during the call). Records before the
+// chunk holding from are skipped unread.
+func (l *Log) Scan(from uint64, fn func(lsn uint64, body []byte) error) error {
+	it, err := l.db.NewIter(&pebble.IterOptions{LowerBound: []byte{PrefixLog}, UpperBound: []byte{PrefixLog + 1}})
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	ok := it.SeekLT(logKey(from + 1))
+	if !ok {
+		// No chunk starts at or before from: the log must then begin
+		// after it only if nothing was ever logged before from.
+		if ok = it.First(); ok {
+			if start := binary.BigEndian.Uint64(it.Key()[1:]); start > max(from, FirstLSN) {
+				return fmt.Errorf("%w: the log starts at LSN %d, but records from LSN %d are needed", ErrCorruptLog, start, from)
+			}
+		}
+	}
+	for ; ok; ok = it.Next() {
+		start := binary.BigEndian.Uint64(it.Key()[1:])
+		v, err := it.ValueAndErr()
+		if err != nil {
+			return err
+		}
+		for off := 0; off < len(v); {
+			if len(v)-off < 8 {
+				return fmt.Errorf("%w: chunk at LSN %d ends inside a frame header", ErrCorruptLog, start)
+			}
+			n := int(binary.LittleEndian.Uint32(v[off:]))
+			sum := binary.LittleEndian.Uint32(v[off+4:])
+			if n > len(v)-off-8 {
+				return fmt.Errorf("%w: record at LSN %d runs past its chunk", ErrCorruptLog, start+uint64(off))
+			}
+			body := v[off+8 : off+8+n]
+			if crc32.Checksum(body, castagnoli) != sum {
+				return fmt.Errorf("%w: record at LSN %d fails its checksum", ErrCorruptLog, start+uint64(off))
+			}
+			lsn := start + uint64(off)
+			if lsn >= from {
+				if err := fn(lsn, body); err != nil {
+					return err
+				}
+			}
+			off += 8 + n
+		}
+	}
+	return it.Error()
+}
