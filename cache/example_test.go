@@ -118,8 +118,8 @@ func ExampleMtr() {
 	fmt.Printf("records=%d syncs=%d\n", m.LogRecords, m.LogSyncs)
 	// Output:
 	// durable: true
-	// LSN 44: page 1:0 fresh=false
-	// LSN 44: page 1:1 fresh=true
-	// LSN 44: note "txn 1 commits"
+	// LSN 65: page 1:0 fresh=false
+	// LSN 65: page 1:1 fresh=true
+	// LSN 65: note "txn 1 commits"
 	// records=2 syncs=1
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/bits"
 	"sync"
 )
 
@@ -275,6 +276,7 @@ func (mt *Mtr) Commit() uint64 {
 const (
 	mtrFresh = 1
 
+	diffBlock = 1024
 	diffChunk = 64
 	diffGap   = 16 // ranges closer than this are merged
 )
@@ -305,44 +307,51 @@ func (mt *Mtr) encode(dst []byte, nchanged int) []byte {
 	return append(dst, mt.note...)
 }
 
-// appendDiff appends the ranges where after differs from before, outside
-// the header's checksum and LSN. It compares 64-byte chunks, then 8-byte
-// words, and trims a changed word to its first and last changed byte.
+// appendDiff appends the ranges where after differs from before. It
+// compares 64-byte chunks (memequal), and in a chunk that differs finds the
+// first and last differing byte with word compares; the range covers both
+// and whatever lies between (at most one chunk's bytes), and ranges closer
+// than diffGap merge. The checksum and LSN fields never differ inside an
+// mtr (the checksum is written on a write-out's copy, the LSN after the
+// diff), except on a fresh page, where redo overwrites the LSN anyway.
 func appendDiff(dst, before, after []byte) []byte {
 	type rng struct{ off, end int }
 	var stack [64]rng
 	ranges := stack[:0]
-	add := func(off, end int) {
-		if n := len(ranges); n > 0 && off-ranges[n-1].end < diffGap {
-			ranges[n-1].end = end
-			return
-		}
-		ranges = append(ranges, rng{off, end})
-	}
 	n := len(after)
 	for c := 0; c < n; c += diffChunk {
+		if c%diffBlock == 0 {
+			// Most of a page is unchanged: skip whole blocks with one
+			// compare before looking at chunks.
+			if be := min(c+diffBlock, n); bytes.Equal(before[c:be], after[c:be]) {
+				c = be - diffChunk
+				continue
+			}
+		}
 		ce := min(c+diffChunk, n)
 		if bytes.Equal(before[c:ce], after[c:ce]) {
 			continue
 		}
-		for w := c; w < ce; w += 8 {
-			we := min(w+8, ce)
-			if bytes.Equal(before[w:we], after[w:we]) {
-				continue
+		first, last := -1, -1
+		for w := c; w+8 <= ce; w += 8 {
+			if x := le64(before, w) ^ le64(after, w); x != 0 {
+				first = w + bits.TrailingZeros64(x)/8
+				break
 			}
-			first, last := -1, -1
-			for b := w; b < we; b++ {
-				if before[b] == after[b] || b < 4 || (b >= offLSN && b < offLSN+8) {
-					continue
-				}
-				if first < 0 {
-					first = b
-				}
-				last = b
+		}
+		for w := ce - 8; w >= c; w -= 8 {
+			if x := le64(before, w) ^ le64(after, w); x != 0 {
+				last = w + 7 - bits.LeadingZeros64(x)/8
+				break
 			}
-			if first >= 0 {
-				add(first, last+1)
-			}
+		}
+		if first < 0 {
+			continue // page sizes are multiples of 8: cannot happen
+		}
+		if k := len(ranges); k > 0 && first-ranges[k-1].end < diffGap {
+			ranges[k-1].end = last + 1
+		} else {
+			ranges = append(ranges, rng{first, last + 1})
 		}
 	}
 	dst = binary.AppendUvarint(dst, uint64(len(ranges)))
@@ -355,6 +364,8 @@ func appendDiff(dst, before, after []byte) []byte {
 	}
 	return dst
 }
+
+func le64(b []byte, off int) uint64 { return binary.LittleEndian.Uint64(b[off:]) }
 
 // ErrCorruptLog means a redo record does not decode.
 var ErrCorruptLog = errors.New("cache: corrupt redo log")
