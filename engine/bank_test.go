@@ -129,9 +129,9 @@ func TestRollback(t *testing.T) {
 			}
 			require.NoError(t, tx.Update(tb, []Value{Int(1), Int(2), Int(7)}, []Set{{Column: "c_data", Value: Bytes(big)}}))
 			require.NoError(t, tx.Delete(tb, []Value{Int(1), Int(3), Int(9)}))
-			require.NotZero(t, db.locks.Held(tx.id))
+			require.NotZero(t, db.locks.HeldBy(&tx.owner))
 			require.NoError(t, tx.Rollback())
-			require.Zero(t, db.locks.Held(tx.id))
+			require.Zero(t, db.locks.HeldBy(&tx.owner))
 			require.ErrorIs(t, tx.Commit(), ErrTxDone)
 
 			require.Equal(t, before, scanAllRows(t, db, tb))

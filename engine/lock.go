@@ -73,6 +73,23 @@ type LockWait struct {
 
 	ready   chan struct{} // closed when the lock is granted
 	granted bool          // guarded by the lock manager's mu
+	owner   *LockOwner
+}
+
+// LockOwner is a transaction as the lock manager sees it: its id and the
+// locks it holds, in order of first grant. A Tx carries its own, so a
+// grant and a release touch no per-transaction map. Guarded by the
+// manager's mutex.
+type LockOwner struct {
+	ID   uint64
+	held []heldLock
+}
+
+// heldLock names a held row and its lock state (which cannot be recycled
+// while it has a holder).
+type heldLock struct {
+	key LockKey
+	st  *lockState
 }
 
 // Ready is closed when the request is granted.
@@ -152,12 +169,13 @@ type LockManager struct {
 
 	mu      sync.Mutex
 	locks   map[LockKey]*lockState
-	held    map[uint64][]LockKey // what each transaction holds, in order of first grant
 	waiting map[uint64]*LockWait // the request each blocked transaction waits on
-	// Recycled lock states and held-key slices: a lock request makes no
-	// allocation once the manager has warmed up.
+	// owners holds the owners of callers that name transactions by id
+	// (Lock, ReleaseAll); a Tx brings its own (LockAs, Release).
+	owners map[uint64]*LockOwner
+	// Recycled lock states: a lock request makes no allocation once the
+	// manager has warmed up.
 	freeStates []*lockState
-	freeHeld   [][]LockKey
 }
 
 // NewLockManager returns a lock manager that waits through parker and
@@ -166,17 +184,36 @@ func NewLockManager(clock cache.Clock, parker Parker, timeout time.Duration) *Lo
 	return &LockManager{
 		clock: clock, parker: parker, timeout: timeout,
 		locks:   make(map[LockKey]*lockState),
-		held:    make(map[uint64][]LockKey),
 		waiting: make(map[uint64]*LockWait),
+		owners:  make(map[uint64]*LockOwner),
 	}
 }
 
-// Lock acquires key in mode for transaction tx, waiting if it must. A
+// ownerLocked returns the owner for transaction id tx. REQUIRES: lm.mu.
+func (lm *LockManager) ownerLocked(tx uint64) *LockOwner {
+	o := lm.owners[tx]
+	if o == nil {
+		o = &LockOwner{ID: tx}
+		lm.owners[tx] = o
+	}
+	return o
+}
+
+// Lock is LockAs for a transaction named by its id.
+func (lm *LockManager) Lock(m *Meter, tx uint64, key LockKey, mode LockMode) error {
+	lm.mu.Lock()
+	o := lm.ownerLocked(tx)
+	lm.mu.Unlock()
+	return lm.LockAs(m, o, key, mode)
+}
+
+// LockAs acquires key in mode for transaction o, waiting if it must. A
 // transaction that holds the row in a mode at least as strong gets it at
 // once; one that holds it shared and asks for exclusive upgrades (waiting
 // for the other sharers). m is charged the request, any wait and its
 // virtual or real duration, deadlocks and timeouts.
-func (lm *LockManager) Lock(m *Meter, tx uint64, key LockKey, mode LockMode) error {
+func (lm *LockManager) LockAs(m *Meter, o *LockOwner, key LockKey, mode LockMode) error {
+	tx := o.ID
 	if m != nil {
 		m.LockRequests++
 	}
@@ -196,11 +233,11 @@ func (lm *LockManager) Lock(m *Meter, tx uint64, key LockKey, mode LockMode) err
 		return nil
 	}
 	if len(st.queue) == 0 && lm.grantableLocked(st, tx, mode) {
-		lm.grantLocked(st, tx, key, mode)
+		lm.grantLocked(st, o, key, mode)
 		lm.mu.Unlock()
 		return nil
 	}
-	w := &LockWait{Tx: tx, Key: key, Mode: mode, ready: make(chan struct{})}
+	w := &LockWait{Tx: tx, Key: key, Mode: mode, ready: make(chan struct{}), owner: o}
 	st.queue = append(st.queue, w)
 	lm.waiting[tx] = w
 	if lm.closesCycleLocked(tx) {
@@ -250,20 +287,11 @@ func (lm *LockManager) grantableLocked(st *lockState, tx uint64, mode LockMode) 
 }
 
 // grantLocked records the grant. REQUIRES: lm.mu held.
-func (lm *LockManager) grantLocked(st *lockState, tx uint64, key LockKey, mode LockMode) {
-	i := st.find(tx)
+func (lm *LockManager) grantLocked(st *lockState, o *LockOwner, key LockKey, mode LockMode) {
+	i := st.find(o.ID)
 	if i < 0 {
-		h, ok := lm.held[tx]
-		if !ok {
-			if n := len(lm.freeHeld); n > 0 {
-				h = lm.freeHeld[n-1]
-				lm.freeHeld = lm.freeHeld[:n-1]
-			}
-		}
-		lm.held[tx] = append(h, key)
-	}
-	if i < 0 {
-		st.holders = append(st.holders, holder{tx, mode})
+		o.held = append(o.held, heldLock{key: key, st: st})
+		st.holders = append(st.holders, holder{o.ID, mode})
 	} else if st.holders[i].mode < mode {
 		st.holders[i].mode = mode
 	}
@@ -296,7 +324,7 @@ func (lm *LockManager) wakeLocked(st *lockState, key LockKey) {
 			break
 		}
 		st.queue = st.queue[1:]
-		lm.grantLocked(st, w.Tx, key, w.Mode)
+		lm.grantLocked(st, w.owner, key, w.Mode)
 		w.granted = true
 		delete(lm.waiting, w.Tx)
 		close(w.ready)
@@ -350,30 +378,45 @@ func (lm *LockManager) closesCycleLocked(tx uint64) bool {
 	return lm.blockersLocked(lm.waiting[tx], reaches)
 }
 
-// ReleaseAll releases every lock tx holds (commit or rollback) and grants
-// what it can to the waiters.
+// ReleaseAll is Release for a transaction named by its id.
 func (lm *LockManager) ReleaseAll(tx uint64) {
 	lm.mu.Lock()
+	o := lm.owners[tx]
+	delete(lm.owners, tx)
+	lm.mu.Unlock()
+	if o != nil {
+		lm.Release(o)
+	}
+}
+
+// Release releases every lock o holds (commit or rollback) and grants what
+// it can to the waiters.
+func (lm *LockManager) Release(o *LockOwner) {
+	lm.mu.Lock()
 	defer lm.mu.Unlock()
-	for _, key := range lm.held[tx] {
-		st := lm.locks[key]
-		if st == nil {
-			continue
+	for _, h := range o.held {
+		if i := h.st.find(o.ID); i >= 0 {
+			h.st.holders = append(h.st.holders[:i], h.st.holders[i+1:]...)
 		}
-		if i := st.find(tx); i >= 0 {
-			st.holders = append(st.holders[:i], st.holders[i+1:]...)
-		}
-		lm.wakeLocked(st, key)
+		lm.wakeLocked(h.st, h.key)
 	}
-	if h, ok := lm.held[tx]; ok {
-		lm.freeHeld = append(lm.freeHeld, h[:0])
-		delete(lm.held, tx)
-	}
+	clear(o.held)
+	o.held = o.held[:0]
 }
 
 // Held returns the number of rows tx holds locks on.
 func (lm *LockManager) Held(tx uint64) int {
 	lm.mu.Lock()
 	defer lm.mu.Unlock()
-	return len(lm.held[tx])
+	if o := lm.owners[tx]; o != nil {
+		return len(o.held)
+	}
+	return 0
+}
+
+// HeldBy returns the number of rows o holds locks on.
+func (lm *LockManager) HeldBy(o *LockOwner) int {
+	lm.mu.Lock()
+	defer lm.mu.Unlock()
+	return len(o.held)
 }

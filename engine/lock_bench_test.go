@@ -12,16 +12,17 @@ func BenchmarkLock(b *testing.B) {
 	lm := NewLockManager(wallClock{}, BlockingParker{Clock: wallClock{}}, time.Second)
 	var key [8]byte
 	var m Meter
+	var o LockOwner // as a Tx carries it
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		tx := uint64(i/10 + 1)
+		o.ID = uint64(i/10 + 1)
 		binary.BigEndian.PutUint64(key[:], uint64(i)*2654435761)
-		if err := lm.Lock(&m, tx, RowKey(1, key[:]), Shared); err != nil {
+		if err := lm.LockAs(&m, &o, RowKey(1, key[:]), Shared); err != nil {
 			b.Fatal(err)
 		}
 		if i%10 == 9 {
-			lm.ReleaseAll(tx)
+			lm.Release(&o)
 		}
 	}
 }

@@ -296,7 +296,7 @@ func TestLockConcurrent(t *testing.T) {
 	lm.mu.Lock()
 	defer lm.mu.Unlock()
 	require.Empty(t, lm.locks)
-	require.Empty(t, lm.held)
+	require.Empty(t, lm.owners)
 }
 
 type wallClock struct{}

@@ -49,6 +49,7 @@ type Tx struct {
 	m      *Meter
 	own    Meter
 	id     uint64
+	owner  LockOwner
 	done   bool
 	logged bool   // has written a log record (and is in the active set)
 	group  uint32 // row operations so far: the group of the next steps
@@ -65,6 +66,7 @@ type Tx struct {
 // with Meter).
 func (db *DB) Begin(m *Meter) *Tx {
 	tx := &Tx{db: db, m: m, id: db.txSeq.Add(1)}
+	tx.owner.ID = tx.id
 	if m == nil {
 		tx.m = &tx.own
 	}
@@ -74,7 +76,7 @@ func (db *DB) Begin(m *Meter) *Tx {
 // lock takes the row lock of the encoded primary key key. A deadlock or a
 // timeout rolls the transaction back before the error returns.
 func (tx *Tx) lock(t *TableHandle, key []byte, mode LockMode) error {
-	err := tx.db.locks.Lock(tx.m, tx.id, RowKey(t.entry.Primary, key), mode)
+	err := tx.db.locks.LockAs(tx.m, &tx.owner, RowKey(t.entry.Primary, key), mode)
 	if err != nil {
 		if rerr := tx.Rollback(); rerr != nil {
 			return errors.Join(err, rerr)
@@ -107,7 +109,7 @@ func (tx *Tx) Rollback() error {
 	}
 	tx.m.Rollbacks++
 	tx.steps, tx.arena = nil, nil
-	tx.db.locks.ReleaseAll(tx.id)
+	tx.db.locks.Release(&tx.owner)
 	return err
 }
 
@@ -135,7 +137,7 @@ func (tx *Tx) Commit() error {
 	}
 	tx.m.Commits++
 	tx.steps, tx.arena = nil, nil
-	tx.db.locks.ReleaseAll(tx.id)
+	tx.db.locks.Release(&tx.owner)
 	if err != nil {
 		return fmt.Errorf("engine: commit of transaction %d: %w", tx.id, err)
 	}

@@ -156,7 +156,7 @@ func makeVictim(t *testing.T, db *DB, tb *TableHandle, tx *Tx, parked chan *Lock
 	require.Equal(t, other.id, w.Tx)
 	err = tx.Update(tb, []Value{Int(b[0]), Int(b[1])}, []Set{{Column: "amount", Value: Dec(1)}})
 	require.ErrorIs(t, err, ErrDeadlock)
-	require.Zero(t, db.locks.Held(tx.id), "a victim keeps no lock")
+	require.Zero(t, db.locks.HeldBy(&tx.owner), "a victim keeps no lock")
 	require.NoError(t, <-done)
 	require.NoError(t, other.Commit())
 }
