@@ -309,13 +309,14 @@ func TestLockNoAllocations(t *testing.T) {
 	e := newLockEnv()
 	var m Meter
 	keys := []LockKey{key("a"), key("b"), key("c")}
+	o := LockOwner{ID: 7} // as a Tx carries it
 	run := func() {
 		for _, k := range keys {
-			if err := e.lm.Lock(&m, 7, k, Exclusive); err != nil {
+			if err := e.lm.LockAs(&m, &o, k, Exclusive); err != nil {
 				t.Fatal(err)
 			}
 		}
-		e.lm.ReleaseAll(7)
+		e.lm.Release(&o)
 	}
 	run()
 	require.Zero(t, testing.AllocsPerRun(100, run))
