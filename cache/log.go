@@ -46,6 +46,15 @@ type Log struct {
 	chunks   []uint64 // first LSN of every stored chunk, ascending
 	stats    LogStats
 	closed   bool
+	syncHook func()
+}
+
+// SetSyncHook makes every sync call f first, outside the log's mutex (nil:
+// none). Tests use it to hold a sync open while other commits arrive.
+func (l *Log) SetSyncHook(f func()) {
+	l.mu.Lock()
+	l.syncHook = f
+	l.mu.Unlock()
 }
 
 // LogStats are the log's totals since it was opened.
@@ -293,7 +302,11 @@ func (l *Log) SyncTo(m *Meter, upto uint64) error {
 		}
 		l.syncing = true
 		target := l.end
+		hook := l.syncHook
 		l.mu.Unlock()
+		if hook != nil {
+			hook()
+		}
 		err := l.write()
 		if err == nil {
 			err = l.opts.Sync()
