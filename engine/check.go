@@ -49,8 +49,8 @@ var ErrInconsistent = errors.New("engine: index and table disagree")
 // not one). It costs a read of every index and, per secondary or heap
 // primary entry, one more lookup: run it on test-sized tables.
 //
-// Check must not run concurrently with writes to t: with no row locks yet,
-// a concurrent change can look like a disagreement.
+// Check must not run concurrently with writes to t: it reads pages without
+// row locks, so a concurrent change can look like a disagreement.
 func (t *TableHandle) Check(tx *Tx) error {
 	if err := tx.check(t); err != nil {
 		return err

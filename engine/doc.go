@@ -87,8 +87,8 @@
 // # Transactions
 //
 // Isolation is strict two-phase locking on rows, keyed by table and primary
-// key, through one LockManager: Get takes a shared lock, Insert, Update and
-// Delete an exclusive one, and every lock is held until Commit or Rollback
+// key, through one LockManager: Get and a Cursor's rows take a shared lock,
+// Insert, Update and Delete an exclusive one, and every lock is held until Commit or Rollback
 // (InnoDB's SERIALIZABLE without gap locks; there is no MVCC, so readers
 // wait for writers, which a multi-version engine would not make them do).
 // A request that would close a cycle in the wait-for graph fails at once
@@ -165,7 +165,13 @@
 //
 // # Caveats
 //
-// Cursors take no row locks yet, and there are no gap locks. Primary-key
+// A Cursor locks each row it returns (shared) before reading it; if it had
+// to wait, it reads the row again by its key and skips it if the holder
+// deleted it (the re-read row may no longer match the scan's range: there
+// are no gap locks, so phantoms are possible). Two reads lock nothing: a
+// Count, and an index-only scan of a HeapRowPointer secondary index, whose
+// entries hold a row pointer but not the primary key (as PostgreSQL's
+// reads take no row locks). Primary-key
 // columns cannot be updated (delete and insert instead). Unique secondary
 // indexes are checked before a write without a lock on the index key, so
 // two concurrent inserts can both pass the check.

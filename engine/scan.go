@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 
@@ -32,6 +33,12 @@ type ScanOptions struct {
 // order with the wanted columns filled and the others NULL; it is valid
 // until the next call to Next. A Cursor belongs to its Tx's goroutine;
 // Close it.
+//
+// Each row a cursor returns is locked shared before it is read, and stays
+// locked until the transaction ends. A cursor that waits for a lock reads
+// the row again by its primary key afterwards, and skips it if it is gone.
+// A Count locks nothing, and neither does an index-only scan of a
+// HeapRowPointer secondary index (its entries hold no primary key).
 type Cursor struct {
 	tx        *Tx
 	t         *TableHandle
@@ -48,7 +55,15 @@ type Cursor struct {
 	row       Row
 	buf       []byte
 	err       error
+	// lockWant is want plus the primary-key columns, ascending: what a
+	// row-pointer index scan decodes to learn the key it must lock.
+	lockWant []int
+	pkBuf    []byte
 }
+
+// errSkip says the current entry led to a row that is gone: the scan
+// waited for its lock and the holder deleted it.
+var errSkip = errors.New("engine: entry skipped")
 
 // Path says how a scan reads its rows.
 type Path struct {
@@ -100,6 +115,15 @@ func (tx *Tx) scan(t *TableHandle, ix *index, o ScanOptions, want []int) (*Curso
 		limit: o.Limit, row: make(Row, len(t.info.def.Columns)), wanted: make([]bool, len(t.info.def.Columns))}
 	for _, w := range want {
 		c.wanted[w] = true
+	}
+	if ix.carry == carryPtr && !c.indexOnly && len(want) > 0 {
+		c.lockWant = append([]int(nil), want...)
+		for _, p := range t.info.pk {
+			if !c.wanted[p] {
+				c.lockWant = append(c.lockWant, p)
+			}
+		}
+		slices.Sort(c.lockWant)
 	}
 	if lo.Kind == btree.Exclusive && lo.Key == nil {
 		// An exclusive lower bound on a prefix that no key can follow.
@@ -172,28 +196,35 @@ func (c *Cursor) Next() bool {
 		c.err = ErrTxDone
 		return false
 	}
-	b := tx.m.NodeVisitsTotal()
-	var ok bool
-	switch {
-	case !c.started && c.reverse:
-		ok = c.it.Last()
-	case !c.started:
-		ok = c.it.First()
-	case c.reverse:
-		ok = c.it.Prev()
-	default:
-		ok = c.it.Next()
-	}
-	c.started = true
-	tx.charge(c.ix, b)
-	if !ok {
-		c.err = c.it.Err()
-		return false
-	}
-	tx.m.RowsExamined++
-	if err := c.load(); err != nil {
-		c.err = err
-		return false
+	for {
+		b := tx.m.NodeVisitsTotal()
+		var ok bool
+		switch {
+		case !c.started && c.reverse:
+			ok = c.it.Last()
+		case !c.started:
+			ok = c.it.First()
+		case c.reverse:
+			ok = c.it.Prev()
+		default:
+			ok = c.it.Next()
+		}
+		c.started = true
+		tx.charge(c.ix, b)
+		if !ok {
+			c.err = c.it.Err()
+			return false
+		}
+		tx.m.RowsExamined++
+		err := c.load()
+		if err == errSkip {
+			continue
+		}
+		if err != nil {
+			c.err = err
+			return false
+		}
+		break
 	}
 	c.n++
 	if !c.counting {
@@ -218,6 +249,15 @@ func (c *Cursor) load() error {
 	var ptr heap.RowPtr
 	switch {
 	case ix.carry == carryRow:
+		if !c.counting {
+			waited, err := c.lockRow(key)
+			if err != nil {
+				return err
+			}
+			if waited {
+				return c.reread(key)
+			}
+		}
 		tx.m.RowsDecoded++
 		return decodeColumns(val, cols, c.want, c.row)
 	case ix.primary:
@@ -241,6 +281,19 @@ func (c *Cursor) load() error {
 			}
 		} else {
 			pk = rest
+		}
+	}
+	// A returned row is locked shared before it is read (a count locks
+	// nothing). The iterator holds a pin but no latch between steps, so
+	// a wait here holds no latch. After a wait the row is read again by
+	// its key: the holder may have changed or deleted it.
+	if pk != nil && !c.counting {
+		waited, err := c.lockRow(pk)
+		if err != nil {
+			return err
+		}
+		if waited {
+			return c.reread(pk)
 		}
 	}
 	if c.indexOnly {
@@ -285,7 +338,59 @@ func (c *Cursor) load() error {
 	tx.val = img
 	tx.m.RowsDecoded++
 	clear(c.row)
-	return decodeColumns(img, cols, c.want, c.row)
+	if c.lockWant == nil || c.counting {
+		return decodeColumns(img, cols, c.want, c.row)
+	}
+	// A row-pointer entry: the key to lock comes from the row.
+	if err := decodeColumns(img, cols, c.lockWant, c.row); err != nil {
+		return err
+	}
+	c.pkBuf = appendKey(c.pkBuf[:0], cols, t.info.pk, c.row)
+	for i := range c.row {
+		if !c.wanted[i] {
+			c.row[i] = Null
+		}
+	}
+	waited, err := c.lockRow(c.pkBuf)
+	if err != nil {
+		return err
+	}
+	if waited {
+		return c.reread(c.pkBuf)
+	}
+	return nil
+}
+
+// lockRow takes the shared lock of the row with encoded primary key pk and
+// reports whether it had to wait.
+func (c *Cursor) lockRow(pk []byte) (bool, error) {
+	tx := c.tx
+	before := tx.m.LockWaits
+	if err := tx.lock(c.t, pk, Shared); err != nil {
+		return false, err
+	}
+	return tx.m.LockWaits != before, nil
+}
+
+// reread reads the current row with primary key pk into c.row (its wanted
+// columns), or reports errSkip if it is gone.
+func (c *Cursor) reread(pk []byte) error {
+	tx, t := c.tx, c.t
+	pk = append(c.pkBuf[:0:0], pk...) // lookup reuses the buffers pk may alias
+	img, _, found, err := tx.lookup(t, pk)
+	if err != nil {
+		return err
+	}
+	if !found {
+		return errSkip
+	}
+	if t.org == Clustered { // lookup counted the heap fetch itself
+		tx.m.RowFetches++
+		tx.m.RowFetchesPrimary++
+	}
+	tx.m.RowsDecoded++
+	clear(c.row)
+	return decodeColumns(img, t.info.def.Columns, c.want, c.row)
 }
 
 // CountOptions describe a count over an index range.

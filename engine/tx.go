@@ -35,10 +35,10 @@ var (
 // Isolation is strict two-phase row locking keyed by primary key: a read
 // takes a shared lock, a write an exclusive one, and every lock is held
 // until Commit or Rollback (like InnoDB's SERIALIZABLE, without gap locks,
-// so a scan can meet rows inserted after it began; and a Cursor takes no
-// row locks yet: what it reads is not isolated). A request that would
-// deadlock, or waits past the lock timeout, fails with ErrDeadlock or
-// ErrLockTimeout, and the transaction is then already rolled back.
+// so a scan can meet rows inserted after it began; see Cursor for what
+// scans lock). A request that would deadlock, or waits past the lock
+// timeout, fails with ErrDeadlock or ErrLockTimeout, and the transaction is
+// then already rolled back.
 //
 // Every structure operation (one B+tree or heap change) is a
 // mini-transaction whose log record also carries how to undo it; Rollback
