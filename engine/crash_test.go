@@ -228,6 +228,8 @@ func slices_equal(a, b []string) bool {
 // every reported transaction and nothing but them (the one in flight at
 // the kill may have committed or not). Each transaction inserts a row and
 // updates a counter row, so the counter must equal the number of rows.
+// Another transaction in the child inserts rows and never commits: none
+// of its rows may survive.
 // The same directory is crashed and recovered several times.
 func TestCrashKill(t *testing.T) {
 	if os.Getenv("ENGINELAB_CRASH_CHILD") != "" {
@@ -297,6 +299,7 @@ func TestCrashKill(t *testing.T) {
 				counter = row[1].I
 				continue
 			}
+			require.Positive(t, row[0].I, "round %d: a row of a transaction that never committed survived", round)
 			rows[row[0].I] = true
 		}
 		require.NoError(t, cur.Close())
@@ -349,6 +352,22 @@ func crashChild() {
 		}
 	}
 	pad := strings.Repeat("p", 300)
+	// Beside the committing loop, a transaction that never commits keeps
+	// inserting rows with negative ids; the loop's syncs make its steps
+	// durable, so the kill usually leaves it for recovery to roll back.
+	go func() {
+		for k := int64(1); ; k++ {
+			tx := db.Begin(nil)
+			for j := int64(0); j < 50; j++ {
+				if err := tx.Insert(tb, Row{Int(-(k*100 + j)), Int(-1), Str(pad[:j])}); err != nil {
+					fail(err)
+				}
+			}
+			if err := tx.Rollback(); err != nil {
+				fail(err)
+			}
+		}
+	}()
 	for i := int64(1); ; i++ {
 		id := int64(round)*1_000_000 + i
 		fmt.Printf("begin %d\n", id)
