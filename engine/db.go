@@ -142,6 +142,8 @@ type DB struct {
 	activeMu sync.Mutex
 	active   map[uint64]uint64 // unfinished transaction → its first LSN
 
+	undoBufs sync.Pool // *undoBufs
+
 	ckptMu      sync.Mutex
 	checkpoints atomic.Int64
 	recovered   struct{ records, pages, rolledBack int64 }

@@ -67,6 +67,9 @@ type Tx struct {
 func (db *DB) Begin(m *Meter) *Tx {
 	tx := &Tx{db: db, m: m, id: db.txSeq.Add(1)}
 	tx.owner.ID = tx.id
+	if b, ok := db.undoBufs.Get().(*undoBufs); ok {
+		tx.steps, tx.arena, tx.note = b.steps, b.arena, b.note
+	}
 	if m == nil {
 		tx.m = &tx.own
 	}
@@ -108,7 +111,7 @@ func (tx *Tx) Rollback() error {
 		tx.db.unregisterActive(tx.id)
 	}
 	tx.m.Rollbacks++
-	tx.steps, tx.arena = nil, nil
+	tx.db.putUndoBufs(tx)
 	tx.db.locks.Release(&tx.owner)
 	return err
 }
@@ -136,7 +139,7 @@ func (tx *Tx) Commit() error {
 		tx.db.unregisterActive(tx.id)
 	}
 	tx.m.Commits++
-	tx.steps, tx.arena = nil, nil
+	tx.db.putUndoBufs(tx)
 	tx.db.locks.Release(&tx.owner)
 	if err != nil {
 		return fmt.Errorf("engine: commit of transaction %d: %w", tx.id, err)

@@ -225,6 +225,24 @@ func (tx *Tx) copyBytes(b []byte) []byte {
 	return tx.arena[s:len(tx.arena):len(tx.arena)]
 }
 
+// undoBufs are a finished transaction's undo buffers, kept for the next:
+// a short transaction then allocates nothing for its undo.
+type undoBufs struct {
+	steps []step
+	arena []byte
+	note  []byte
+}
+
+// putUndoBufs recycles tx's undo buffers (small ones only) and drops them
+// from tx.
+func (db *DB) putUndoBufs(tx *Tx) {
+	if cap(tx.arena) <= 64<<10 && cap(tx.steps) <= 1024 {
+		clear(tx.steps) // no references into the arena survive
+		db.undoBufs.Put(&undoBufs{steps: tx.steps[:0], arena: tx.arena[:0], note: tx.note[:0]})
+	}
+	tx.steps, tx.arena, tx.note = nil, nil, nil
+}
+
 // logStep commits mt with s's undo record in its note.
 func (tx *Tx) logStep(mt *cache.Mtr, s *step) {
 	s.group = tx.group
