@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"slices"
@@ -38,7 +39,11 @@ type ScanOptions struct {
 // locked until the transaction ends. A cursor that waits for a lock reads
 // the row again by its primary key afterwards, and skips it if it is gone.
 // A Count locks nothing, and neither does an index-only scan of a
-// HeapRowPointer secondary index (its entries hold no primary key).
+// HeapRowPointer secondary index (its entries hold no primary key). A
+// HeapRowPointer secondary entry is followed to its row before the row is
+// locked (the key is in the row); an entry whose slot a concurrent writer
+// has freed, or freed and reused, or whose row no longer has the entry's
+// values, is skipped (PostgreSQL rechecks the same way).
 type Cursor struct {
 	tx        *Tx
 	t         *TableHandle
@@ -55,10 +60,12 @@ type Cursor struct {
 	row       Row
 	buf       []byte
 	err       error
-	// lockWant is want plus the primary-key columns, ascending: what a
-	// row-pointer index scan decodes to learn the key it must lock.
+	// lockWant is want plus the primary-key and index columns, ascending:
+	// what a row-pointer index scan decodes to learn the key it must lock
+	// and to check that the row still matches the entry.
 	lockWant []int
 	pkBuf    []byte
+	keyBuf   []byte
 }
 
 // errSkip says the current entry led to a row that is gone: the scan
@@ -118,8 +125,8 @@ func (tx *Tx) scan(t *TableHandle, ix *index, o ScanOptions, want []int) (*Curso
 	}
 	if ix.carry == carryPtr && !c.indexOnly && len(want) > 0 {
 		c.lockWant = append([]int(nil), want...)
-		for _, p := range t.info.pk {
-			if !c.wanted[p] {
+		for _, p := range slices.Concat(t.info.pk, ix.cols) {
+			if !slices.Contains(c.lockWant, p) {
 				c.lockWant = append(c.lockWant, p)
 			}
 		}
@@ -316,6 +323,12 @@ func (c *Cursor) load() error {
 	case ix.carry == carryPtr || (ix.primary && t.org != Clustered):
 		tx.m.RowFetchesHeap++
 		img, err = t.heap.Fetch(tx.cm(), ptr, tx.val)
+		if ix.carry == carryPtr && errors.Is(err, heap.ErrRowNotFound) {
+			// The entry was read without a lock: a writer that moved
+			// or deleted the row has freed its slot and not yet removed
+			// the entry. The row is gone from this position.
+			return errSkip
+		}
 	default:
 		tx.m.RowFetchesPrimary++
 		prim := t.ixs[0]
@@ -341,9 +354,15 @@ func (c *Cursor) load() error {
 	if c.lockWant == nil || c.counting {
 		return decodeColumns(img, cols, c.want, c.row)
 	}
-	// A row-pointer entry: the key to lock comes from the row.
+	// A row-pointer entry: the key to lock comes from the row, and the
+	// row must still be the one the entry describes (its slot may have
+	// been freed and reused, or its indexed columns changed in place, by
+	// a writer this scan has not waited for).
 	if err := decodeColumns(img, cols, c.lockWant, c.row); err != nil {
 		return err
+	}
+	if c.keyBuf = t.entryKey(c.keyBuf, ix, c.row, nil, ptr); !bytes.Equal(c.keyBuf, key) {
+		return errSkip
 	}
 	c.pkBuf = appendKey(c.pkBuf[:0], cols, t.info.pk, c.row)
 	for i := range c.row {
