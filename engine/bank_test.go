@@ -17,7 +17,7 @@ import (
 // upgrade them, so deadlocks happen; their victims are rolled back and
 // retried. The total never changes, and every index agrees with its table.
 func TestBankTransfers(t *testing.T) {
-	const accounts, workers, transfers = 8, 4, 150
+	const accounts, workers, transfers = 8, 8, 100
 	for _, org := range []Org{Clustered, HeapRowPointer, HeapPrimaryKey} {
 		t.Run(org.String(), func(t *testing.T) {
 			db, err := Open(&Options{PoolSize: 8 << 20, LockTimeout: 10 * time.Second})

@@ -131,6 +131,12 @@ func crashTrial(t *testing.T, org Org, mode CommitMode, seed uint64) int64 {
 		for _, op := range txOps {
 			require.NoError(t, applyOp(tx, tb, op), what)
 			ops++
+			if r.IntN(6) == 0 {
+				// The background transaction may begin in the middle of
+				// this one: a checkpoint then keeps the log from its
+				// first record, after this one's first.
+				bgStep()
+			}
 			if ops == crashAt && !inRollback {
 				crash()
 				break

@@ -4,7 +4,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 
 	"github.com/enginelab/enginelab/btree"
 	"github.com/enginelab/enginelab/cache"
@@ -108,6 +110,7 @@ type txNote struct {
 	step step        // noteStep (slices alias the record)
 	n    int         // noteCLR: the step undone
 	ptr  heap.RowPtr // noteCLR: where the row went
+	lsn  uint64      // where recovery found it
 }
 
 var errBadNote = fmt.Errorf("%w: transaction record", cache.ErrCorruptLog)
@@ -244,15 +247,20 @@ func (db *DB) putUndoBufs(tx *Tx) {
 }
 
 // logStep commits mt with s's undo record in its note.
+//
+// A transaction joins the active set before its first record exists, with
+// the log end as a lower bound of that record's LSN: a checkpoint reads
+// the log end, then the active set, so it either sees the transaction or
+// began before the record, and never drops a record recovery will need.
 func (tx *Tx) logStep(mt *cache.Mtr, s *step) {
 	s.group = tx.group
 	tx.note = encodeStep(tx.note[:0], tx.id, s)
 	mt.Note(tx.note)
-	lsn := mt.Commit()
 	if !tx.logged {
 		tx.logged = true
-		tx.db.registerActive(tx.id, lsn)
+		tx.db.registerActive(tx.id, tx.db.log.End())
 	}
+	mt.Commit()
 	tx.keep(s)
 }
 
@@ -633,21 +641,22 @@ func (db *DB) recover() (map[uint64]*loser, error) {
 		if n.tx > db.txSeq.Load() {
 			db.txSeq.Store(n.tx)
 		}
+		// Records of a transaction that began before the scan start
+		// (it had finished when the checkpoint was taken) may follow:
+		// its end record is among them, so it is dropped before the end.
 		l := losers[n.tx]
+		if l == nil && (n.kind == noteStep || n.kind == noteCLR) {
+			l = &loser{}
+			losers[n.tx] = l
+		}
 		switch n.kind {
 		case noteStep:
-			if l == nil {
-				l = &loser{}
-				losers[n.tx] = l
-			}
 			s := n.step
 			s.key = append([]byte(nil), s.key...)
 			s.val = append([]byte(nil), s.val...)
 			l.steps = append(l.steps, s)
 		case noteCLR:
-			if l == nil || n.n >= len(l.steps) {
-				return fmt.Errorf("%w: compensation at LSN %d for step %d of transaction %d, which logged no such step", cache.ErrCorruptLog, lsn, n.n, n.tx)
-			}
+			n.lsn = lsn
 			l.clrs = append(l.clrs, n)
 		case noteCommit, noteEnd:
 			delete(losers, n.tx)
@@ -665,14 +674,29 @@ func (db *DB) recover() (map[uint64]*loser, error) {
 // from where its own rollback (if any) stopped.
 func (db *DB) rollBackLosers(losers map[uint64]*loser) error {
 	var errs []error
-	for id, l := range losers {
+	// Newest transaction first, so that the order (and the pages the
+	// undo writes) is the same on every run.
+	ids := slices.Sorted(maps.Keys(losers))
+	slices.Reverse(ids)
+	for _, id := range ids {
+		l := losers[id]
 		u := &undoer{db: db, tx: id, steps: l.steps, done: make([]bool, len(l.steps)),
 			remap: make(map[heap.RowPtr]heap.RowPtr)}
+		var bad error
 		for _, c := range l.clrs {
+			if c.n >= len(l.steps) {
+				bad = fmt.Errorf("%w: compensation at LSN %d for step %d of unfinished transaction %d, which logged %d steps since the checkpoint",
+					cache.ErrCorruptLog, c.lsn, c.n, id, len(l.steps))
+				break
+			}
 			u.done[c.n] = true
 			if k := l.steps[c.n].kind; k == stepHeapDelete || k == stepHeapUpdate {
 				u.remap[l.steps[c.n].ptr] = c.ptr
 			}
+		}
+		if bad != nil {
+			errs = append(errs, bad)
+			continue
 		}
 		if err := u.run(); err != nil {
 			errs = append(errs, err)
