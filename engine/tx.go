@@ -56,6 +56,7 @@ type Tx struct {
 	steps  []step // undo, oldest first
 	arena  []byte // the steps' bytes
 	note   []byte
+	bufs   *undoBufs // the box the buffers came in, reused to return them
 
 	key, key2, val, row, oldImg []byte
 	old, cur                    Row
@@ -68,7 +69,8 @@ func (db *DB) Begin(m *Meter) *Tx {
 	tx := &Tx{db: db, m: m, id: db.txSeq.Add(1)}
 	tx.owner.ID = tx.id
 	if b, ok := db.undoBufs.Get().(*undoBufs); ok {
-		tx.steps, tx.arena, tx.note = b.steps, b.arena, b.note
+		tx.steps, tx.arena, tx.note, tx.owner.held = b.steps, b.arena, b.note, b.held
+		tx.bufs = b
 	}
 	if m == nil {
 		tx.m = &tx.own
@@ -111,8 +113,8 @@ func (tx *Tx) Rollback() error {
 		tx.db.unregisterActive(tx.id)
 	}
 	tx.m.Rollbacks++
-	tx.db.putUndoBufs(tx)
 	tx.db.locks.Release(&tx.owner)
+	tx.db.putUndoBufs(tx)
 	return err
 }
 
@@ -139,8 +141,8 @@ func (tx *Tx) Commit() error {
 		tx.db.unregisterActive(tx.id)
 	}
 	tx.m.Commits++
-	tx.db.putUndoBufs(tx)
 	tx.db.locks.Release(&tx.owner)
+	tx.db.putUndoBufs(tx)
 	if err != nil {
 		return fmt.Errorf("engine: commit of transaction %d: %w", tx.id, err)
 	}

@@ -228,22 +228,29 @@ func (tx *Tx) copyBytes(b []byte) []byte {
 	return tx.arena[s:len(tx.arena):len(tx.arena)]
 }
 
-// undoBufs are a finished transaction's undo buffers, kept for the next:
-// a short transaction then allocates nothing for its undo.
+// undoBufs are a finished transaction's buffers (undo steps and their
+// bytes, the note, the held-lock list), kept for the next: a short
+// transaction then allocates nothing for them.
 type undoBufs struct {
 	steps []step
 	arena []byte
 	note  []byte
+	held  []heldLock
 }
 
-// putUndoBufs recycles tx's undo buffers (small ones only) and drops them
-// from tx.
+// putUndoBufs recycles tx's buffers (small ones only) and drops them from
+// tx. Its locks must be released already.
 func (db *DB) putUndoBufs(tx *Tx) {
-	if cap(tx.arena) <= 64<<10 && cap(tx.steps) <= 1024 {
+	if cap(tx.arena) <= 64<<10 && cap(tx.steps) <= 1024 && cap(tx.owner.held) <= 1024 {
 		clear(tx.steps) // no references into the arena survive
-		db.undoBufs.Put(&undoBufs{steps: tx.steps[:0], arena: tx.arena[:0], note: tx.note[:0]})
+		b := tx.bufs
+		if b == nil {
+			b = &undoBufs{}
+		}
+		*b = undoBufs{steps: tx.steps[:0], arena: tx.arena[:0], note: tx.note[:0], held: tx.owner.held[:0]}
+		db.undoBufs.Put(b)
 	}
-	tx.steps, tx.arena, tx.note = nil, nil, nil
+	tx.steps, tx.arena, tx.note, tx.owner.held, tx.bufs = nil, nil, nil, nil, nil
 }
 
 // logStep commits mt with s's undo record in its note.
