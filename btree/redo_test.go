@@ -50,17 +50,15 @@ type redoRun struct {
 	models []model   // models[j]: the tree after the first j records
 }
 
-// newRedoRun creates a tree, flushes it (the base state), then runs nops
-// seeded random writes, long keys and values of a few hundred bytes in 4 KiB
-// pages, so that leaves and inner nodes split and merge often, and the
-// tree grows to three levels and shrinks again.
-func newRedoRun(t *testing.T, seed uint64, nops int) *redoRun {
+// newRedoBase creates a store, a pool of frames pages with a log attached,
+// and a tree in it, and flushes it: the base state, whose log end run.base
+// records.
+func newRedoBase(t *testing.T, frames int64) (*redoRun, *Tree, *cache.Log) {
 	t.Helper()
 	store, err := cache.OpenPebbleStore(cache.PebbleOptions{PageSize: redoPageSize})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = store.Close() })
-	// Large enough never to evict: the store keeps the base state.
-	pool, err := cache.NewPool(store, &cache.Options{Capacity: 4096 * redoPageSize})
+	pool, err := cache.NewPool(store, &cache.Options{Capacity: frames * redoPageSize})
 	require.NoError(t, err)
 	lg, err := cache.OpenLog(store.DB(), nil)
 	require.NoError(t, err)
@@ -68,7 +66,19 @@ func newRedoRun(t *testing.T, seed uint64, nops int) *redoRun {
 	tree, err := Create(nil, pool, redoSpace)
 	require.NoError(t, err)
 	require.NoError(t, pool.FlushAll(nil))
-	run := &redoRun{store: store, pool: pool, base: lg.End()}
+	return &redoRun{store: store, pool: pool, base: lg.End()}, tree, lg
+}
+
+// newRedoRun creates a tree, flushes it (the base state), then runs nops
+// seeded random writes, long keys and values of a few hundred bytes in 4 KiB
+// pages, so that leaves and inner nodes split and merge often, and the
+// tree grows to three levels and shrinks again.
+func newRedoRun(t *testing.T, seed uint64, nops int) *redoRun {
+	t.Helper()
+	// Large enough never to evict: the store keeps the base state.
+	run, tree, lg := newRedoBase(t, 4096)
+	pool, store := run.pool, run.store
+	var err error
 
 	r := rand.New(rand.NewPCG(seed, 0x7ed0))
 	md := model{}
@@ -550,18 +560,9 @@ func TestRedoConcurrent(t *testing.T) {
 // leave the commit to it, so the caller's note and the tree's pages
 // (a split's or a merge's included) are one record.
 func TestWriteInCallerMtr(t *testing.T) {
-	store, err := cache.OpenPebbleStore(cache.PebbleOptions{PageSize: redoPageSize})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = store.Close() })
-	pool, err := cache.NewPool(store, &cache.Options{Capacity: 1024 * redoPageSize})
-	require.NoError(t, err)
-	lg, err := cache.OpenLog(store.DB(), nil)
-	require.NoError(t, err)
-	pool.AttachLog(lg)
-	tree, err := Create(nil, pool, redoSpace)
-	require.NoError(t, err)
-	require.NoError(t, pool.FlushAll(nil))
-	run := &redoRun{store: store, pool: pool, base: lg.End()}
+	run, tree, lg := newRedoBase(t, 1024)
+	pool, store := run.pool, run.store
+	var err error
 
 	r := rand.New(rand.NewPCG(4, 4))
 	md := model{}
