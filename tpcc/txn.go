@@ -1,0 +1,512 @@
+package tpcc
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/enginelab/enginelab/engine"
+)
+
+// Profile is how a client kit phrases the queries the specification leaves
+// to it: the heart of the talk behind this project. Each is modeled on the
+// public queries of a real client.
+type Profile int
+
+// Client access profiles.
+const (
+	// Optimized counts with count(*), reads only the columns and rows it
+	// uses, and takes the oldest new order with LIMIT 1.
+	Optimized Profile = iota
+	// Sysbench (sysbench-tpcc; go-tpc's Order-Status too) counts the
+	// matching customers with count(c_id), then reads the matching rows
+	// ordered by c_first; Delivery uses LIMIT 1.
+	Sysbench
+	// BenchmarkSQL reads the list of matching c_ids ordered by c_first,
+	// then the chosen customer's row; Delivery reads every undelivered
+	// order of the district, in order, and uses the first (more rows
+	// returned than consumed).
+	BenchmarkSQL
+	numProfiles
+)
+
+var profileNames = [numProfiles]string{"optimized", "sysbench", "benchmarksql"}
+
+func (p Profile) String() string {
+	if p >= 0 && p < numProfiles {
+		return profileNames[p]
+	}
+	return fmt.Sprintf("Profile(%d)", int(p))
+}
+
+// ErrBadProfile is wrapped by ParseProfile's errors.
+var ErrBadProfile = errors.New("tpcc: unknown client profile")
+
+// ParseProfile returns the profile named s.
+func ParseProfile(s string) (Profile, error) {
+	for p, n := range profileNames {
+		if n == s {
+			return Profile(p), nil
+		}
+	}
+	return 0, fmt.Errorf("%w %q: want one of optimized, sysbench, benchmarksql", ErrBadProfile, s)
+}
+
+// ErrUnusedItem is the error of the New-Order whose last item id is unused
+// [2.4.2.3]: the transaction has been rolled back, as the specification
+// requires, and still counts toward tpmC.
+var ErrUnusedItem = errors.New("tpcc: new-order rolled back: item number is not valid")
+
+// Handles are the open tables of a TPC-C database.
+type Handles struct {
+	Warehouse, District, Customer, History, NewOrder, Orders, OrderLine, Item, Stock *engine.TableHandle
+}
+
+// OpenTables opens the nine tables of db.
+func OpenTables(db *engine.DB) (*Handles, error) {
+	var t Handles
+	for _, x := range []struct {
+		name string
+		h    **engine.TableHandle
+	}{{Warehouse, &t.Warehouse}, {District, &t.District}, {Customer, &t.Customer}, {History, &t.History},
+		{NewOrder, &t.NewOrder}, {Orders, &t.Orders}, {OrderLine, &t.OrderLine}, {Item, &t.Item}, {Stock, &t.Stock}} {
+		h, err := db.Table(x.name)
+		if err != nil {
+			return nil, fmt.Errorf("tpcc: open table %s: %w", x.name, err)
+		}
+		*x.h = h
+	}
+	return &t, nil
+}
+
+// Executor runs the five transactions' database work for given inputs (the
+// terminals draw the inputs). It belongs to one goroutine: it reuses its
+// row buffers.
+type Executor struct {
+	T       *Handles
+	Profile Profile
+	// StockLevelNoLowerBound scans the district's order lines without the
+	// lower bound on ol_o_id (the optimizer bug in the talk): every order
+	// line of the district is read and filtered.
+	StockLevelNoLowerBound bool
+
+	row engine.Row
+	ids []int64
+}
+
+// customerByName finds the customer of a by-name lookup: the one at position
+// ceil(n/2) of the matches ordered by c_first [2.5.2.2], as the profile
+// phrases it. It returns the customer's id.
+func (x *Executor) customerByName(tx *engine.Tx, w, d int64, last string) (int64, error) {
+	prefix := []engine.Value{engine.Int(w), engine.Int(d), engine.Str(last)}
+	so := engine.ScanOptions{Index: CustomerByName, Lower: prefix, Upper: prefix, Columns: []string{"c_id"}}
+	var n int64
+	switch x.Profile {
+	case Optimized:
+		c, _, err := tx.Count(x.T.Customer, engine.CountOptions{ScanOptions: so})
+		if err != nil {
+			return 0, err
+		}
+		n = c
+	case Sysbench:
+		c, _, err := tx.Count(x.T.Customer, engine.CountOptions{ScanOptions: so, Column: "c_id"})
+		if err != nil {
+			return 0, err
+		}
+		n = c
+	}
+	if x.Profile == Optimized {
+		if n == 0 {
+			return 0, fmt.Errorf("tpcc: no customer named %s in warehouse %d district %d", last, w, d)
+		}
+		so.Limit = int((n + 1) / 2) // read only up to the chosen row
+	}
+	cur, err := tx.Scan(x.T.Customer, so)
+	if err != nil {
+		return 0, err
+	}
+	x.ids = x.ids[:0]
+	for cur.Next() {
+		x.ids = append(x.ids, cur.Row()[CID].I)
+	}
+	if err := cur.Close(); err != nil {
+		return 0, err
+	}
+	if len(x.ids) == 0 {
+		return 0, fmt.Errorf("tpcc: no customer named %s in warehouse %d district %d", last, w, d)
+	}
+	if x.Profile == Optimized {
+		return x.ids[len(x.ids)-1], nil
+	}
+	return x.ids[(len(x.ids)+1)/2-1], nil // ceil(n/2), 1-based [2.5.2.2]
+}
+
+// OrderLineInput is one line of a New-Order.
+type OrderLineInput struct {
+	IID, SupplyWID, Quantity int64
+}
+
+// NewOrderInput is a New-Order's input [2.4.1].
+type NewOrderInput struct {
+	WID, DID, CID int64
+	Lines         []OrderLineInput
+	EntryD        time.Time
+}
+
+// NewOrderOutput is what a New-Order returns to the terminal [2.4.3.3].
+type NewOrderOutput struct {
+	OID   int64
+	Total int64 // cents
+}
+
+func (x *Executor) get(tx *engine.Tx, t *engine.TableHandle, pk ...engine.Value) (engine.Row, error) {
+	row, found, err := tx.Get(t, pk, x.row)
+	if err != nil {
+		return nil, err
+	}
+	if !found {
+		return nil, fmt.Errorf("tpcc: table %s has no row %v", t.Name(), pk)
+	}
+	x.row = row
+	return row, nil
+}
+
+// NewOrder runs a New-Order [2.4.2]. An unused item id (the 1% case) rolls
+// the transaction back and returns ErrUnusedItem.
+func (x *Executor) NewOrder(tx *engine.Tx, in *NewOrderInput) (NewOrderOutput, error) {
+	var out NewOrderOutput
+	i := engine.Int
+	w, err := x.get(tx, x.T.Warehouse, i(in.WID))
+	if err != nil {
+		return out, err
+	}
+	wTax := w[WTax].I
+	d, err := x.get(tx, x.T.District, i(in.WID), i(in.DID))
+	if err != nil {
+		return out, err
+	}
+	dTax, oid := d[DTax].I, d[DNextOID].I
+	if err := tx.Update(x.T.District, []engine.Value{i(in.WID), i(in.DID)}, []engine.Set{{Column: "d_next_o_id", Value: i(oid + 1)}}); err != nil {
+		return out, err
+	}
+	c, err := x.get(tx, x.T.Customer, i(in.WID), i(in.DID), i(in.CID))
+	if err != nil {
+		return out, err
+	}
+	discount := c[CDiscount].I
+	allLocal := int64(1)
+	for _, l := range in.Lines {
+		if l.SupplyWID != in.WID {
+			allLocal = 0
+		}
+	}
+	entry := engine.Time(in.EntryD)
+	if err := tx.Insert(x.T.Orders, engine.Row{i(oid), i(in.DID), i(in.WID), i(in.CID), entry, engine.Null,
+		i(int64(len(in.Lines))), i(allLocal)}); err != nil {
+		return out, err
+	}
+	if err := tx.Insert(x.T.NewOrder, engine.Row{i(oid), i(in.DID), i(in.WID)}); err != nil {
+		return out, err
+	}
+	var sum int64
+	for n, l := range in.Lines {
+		item, found, err := tx.Get(x.T.Item, []engine.Value{i(l.IID)}, x.row)
+		if err != nil {
+			return out, err
+		}
+		if !found {
+			// 2.4.2.3: the unused item rolls the whole transaction back.
+			if err := tx.Rollback(); err != nil {
+				return out, err
+			}
+			return out, ErrUnusedItem
+		}
+		x.row = item
+		price := item[IPrice].I
+		s, err := x.get(tx, x.T.Stock, i(l.SupplyWID), i(l.IID))
+		if err != nil {
+			return out, err
+		}
+		qty := s[SQuantity].I
+		if qty-l.Quantity >= 10 {
+			qty -= l.Quantity
+		} else {
+			qty += 91 - l.Quantity
+		}
+		remote := s[SRemoteCnt].I
+		if l.SupplyWID != in.WID {
+			remote++
+		}
+		distInfo := string(s[SDist01+int(in.DID)-1].B)
+		if err := tx.Update(x.T.Stock, []engine.Value{i(l.SupplyWID), i(l.IID)}, []engine.Set{
+			{Column: "s_quantity", Value: i(qty)}, {Column: "s_ytd", Value: i(s[SYtd].I + l.Quantity)},
+			{Column: "s_order_cnt", Value: i(s[SOrderCnt].I + 1)}, {Column: "s_remote_cnt", Value: i(remote)}}); err != nil {
+			return out, err
+		}
+		amount := l.Quantity * price
+		sum += amount
+		if err := tx.Insert(x.T.OrderLine, engine.Row{i(oid), i(in.DID), i(in.WID), i(int64(n + 1)), i(l.IID),
+			i(l.SupplyWID), engine.Null, i(l.Quantity), engine.Dec(amount), engine.Str(distInfo)}); err != nil {
+			return out, err
+		}
+	}
+	// total = sum × (1 − c_discount) × (1 + w_tax + d_tax), rates of scale 4.
+	out.OID = oid
+	out.Total = sum * (10000 - discount) / 10000 * (10000 + wTax + dTax) / 10000
+	return out, nil
+}
+
+// PaymentInput is a Payment's input [2.5.1].
+type PaymentInput struct {
+	WID, DID   int64 // the terminal's warehouse and the district
+	CWID, CDID int64 // the customer's warehouse and district
+	CID        int64 // by id when CLast is empty
+	CLast      string
+	Amount     int64 // cents
+	HID        int64 // the history row's surrogate key
+	Date       time.Time
+}
+
+// Payment runs a Payment [2.5.2]. It returns the customer's id.
+func (x *Executor) Payment(tx *engine.Tx, in *PaymentInput) (int64, error) {
+	i := engine.Int
+	w, err := x.get(tx, x.T.Warehouse, i(in.WID))
+	if err != nil {
+		return 0, err
+	}
+	wName := string(w[WName].B)
+	if err := tx.Update(x.T.Warehouse, []engine.Value{i(in.WID)}, []engine.Set{{Column: "w_ytd", Value: engine.Dec(w[WYtd].I + in.Amount)}}); err != nil {
+		return 0, err
+	}
+	d, err := x.get(tx, x.T.District, i(in.WID), i(in.DID))
+	if err != nil {
+		return 0, err
+	}
+	dName := string(d[DName].B)
+	if err := tx.Update(x.T.District, []engine.Value{i(in.WID), i(in.DID)}, []engine.Set{{Column: "d_ytd", Value: engine.Dec(d[DYtd].I + in.Amount)}}); err != nil {
+		return 0, err
+	}
+	cid := in.CID
+	if in.CLast != "" {
+		if cid, err = x.customerByName(tx, in.CWID, in.CDID, in.CLast); err != nil {
+			return 0, err
+		}
+	}
+	c, err := x.get(tx, x.T.Customer, i(in.CWID), i(in.CDID), i(cid))
+	if err != nil {
+		return 0, err
+	}
+	set := []engine.Set{
+		{Column: "c_balance", Value: engine.Dec(c[CBalance].I - in.Amount)},
+		{Column: "c_ytd_payment", Value: engine.Dec(c[CYtdPayment].I + in.Amount)},
+		{Column: "c_payment_cnt", Value: i(c[CPaymentCnt].I + 1)},
+	}
+	if string(c[CCredit].B) == "BC" {
+		// 2.5.2.2: the payment's ids and amount go in front of C_DATA,
+		// which keeps its first 500 characters.
+		data := strconv.FormatInt(cid, 10) + " " + strconv.FormatInt(in.CDID, 10) + " " + strconv.FormatInt(in.CWID, 10) + " " +
+			strconv.FormatInt(in.DID, 10) + " " + strconv.FormatInt(in.WID, 10) + " " + formatCents(in.Amount) + " " + string(c[CData].B)
+		if len(data) > 500 {
+			data = data[:500]
+		}
+		set = append(set, engine.Set{Column: "c_data", Value: engine.Str(data)})
+	}
+	if err := tx.Update(x.T.Customer, []engine.Value{i(in.CWID), i(in.CDID), i(cid)}, set); err != nil {
+		return 0, err
+	}
+	hData := wName + "    " + dName // 2.5.2.2
+	if err := tx.Insert(x.T.History, engine.Row{i(in.HID), i(cid), i(in.CDID), i(in.CWID), i(in.DID), i(in.WID),
+		engine.Time(in.Date), engine.Dec(in.Amount), engine.Str(hData)}); err != nil {
+		return 0, err
+	}
+	return cid, nil
+}
+
+func formatCents(c int64) string {
+	sign := ""
+	if c < 0 {
+		sign, c = "-", -c
+	}
+	return fmt.Sprintf("%s%d.%02d", sign, c/100, c%100)
+}
+
+// OrderStatusInput is an Order-Status's input [2.6.1].
+type OrderStatusInput struct {
+	WID, DID, CID int64 // by id when CLast is empty
+	CLast         string
+}
+
+// OrderStatusOutput is what an Order-Status shows [2.6.3.3].
+type OrderStatusOutput struct {
+	CID, OID int64
+	Lines    int
+}
+
+// OrderStatus runs an Order-Status [2.6.2]: the customer's newest order and
+// its lines. Read-only.
+func (x *Executor) OrderStatus(tx *engine.Tx, in *OrderStatusInput) (OrderStatusOutput, error) {
+	i := engine.Int
+	var out OrderStatusOutput
+	cid := in.CID
+	var err error
+	if in.CLast != "" {
+		if cid, err = x.customerByName(tx, in.WID, in.DID, in.CLast); err != nil {
+			return out, err
+		}
+	}
+	if _, err := x.get(tx, x.T.Customer, i(in.WID), i(in.DID), i(cid)); err != nil {
+		return out, err
+	}
+	out.CID = cid
+	prefix := []engine.Value{i(in.WID), i(in.DID), i(cid)}
+	cur, err := tx.Scan(x.T.Orders, engine.ScanOptions{Index: OrdersByCustomer, Lower: prefix, Upper: prefix,
+		Reverse: true, Limit: 1, Columns: []string{"o_id", "o_entry_d", "o_carrier_id"}})
+	if err != nil {
+		return out, err
+	}
+	found := cur.Next()
+	if found {
+		out.OID = cur.Row()[OID].I
+	}
+	if err := cur.Close(); err != nil || !found {
+		return out, err
+	}
+	op := []engine.Value{i(in.WID), i(in.DID), i(out.OID)}
+	lines, err := tx.Scan(x.T.OrderLine, engine.ScanOptions{Lower: op, Upper: op,
+		Columns: []string{"ol_i_id", "ol_supply_w_id", "ol_quantity", "ol_amount", "ol_delivery_d"}})
+	if err != nil {
+		return out, err
+	}
+	for lines.Next() {
+		out.Lines++
+	}
+	return out, lines.Close()
+}
+
+// DeliveryInput is a Delivery's input [2.7.1].
+type DeliveryInput struct {
+	WID, CarrierID int64
+	Date           time.Time
+}
+
+// Delivery runs a Delivery [2.7.4] over the ten districts and returns how
+// many it skipped for want of an undelivered order.
+func (x *Executor) Delivery(tx *engine.Tx, in *DeliveryInput) (skipped int, err error) {
+	i := engine.Int
+	for d := int64(1); d <= 10; d++ {
+		prefix := []engine.Value{i(in.WID), i(d)}
+		so := engine.ScanOptions{Lower: prefix, Upper: prefix, Columns: []string{"no_o_id"}}
+		if x.Profile != BenchmarkSQL {
+			so.Limit = 1
+		}
+		cur, err := tx.Scan(x.T.NewOrder, so)
+		if err != nil {
+			return skipped, err
+		}
+		oid, found := int64(0), false
+		for cur.Next() {
+			if !found {
+				oid, found = cur.Row()[NOOID].I, true
+			}
+		}
+		if err := cur.Close(); err != nil {
+			return skipped, err
+		}
+		if !found {
+			skipped++ // 2.7.4.2
+			continue
+		}
+		if err := tx.Delete(x.T.NewOrder, []engine.Value{i(in.WID), i(d), i(oid)}); err != nil {
+			return skipped, err
+		}
+		o, err := x.get(tx, x.T.Orders, i(in.WID), i(d), i(oid))
+		if err != nil {
+			return skipped, err
+		}
+		cid := o[OCID].I
+		if err := tx.Update(x.T.Orders, []engine.Value{i(in.WID), i(d), i(oid)}, []engine.Set{{Column: "o_carrier_id", Value: i(in.CarrierID)}}); err != nil {
+			return skipped, err
+		}
+		op := []engine.Value{i(in.WID), i(d), i(oid)}
+		lines, err := tx.Scan(x.T.OrderLine, engine.ScanOptions{Lower: op, Upper: op, Columns: []string{"ol_number", "ol_amount"}})
+		if err != nil {
+			return skipped, err
+		}
+		var sum int64
+		var nums []int64
+		for lines.Next() {
+			sum += lines.Row()[OLAmount].I
+			nums = append(nums, lines.Row()[OLNumber].I)
+		}
+		if err := lines.Close(); err != nil {
+			return skipped, err
+		}
+		for _, n := range nums {
+			if err := tx.Update(x.T.OrderLine, []engine.Value{i(in.WID), i(d), i(oid), i(n)},
+				[]engine.Set{{Column: "ol_delivery_d", Value: engine.Time(in.Date)}}); err != nil {
+				return skipped, err
+			}
+		}
+		c, err := x.get(tx, x.T.Customer, i(in.WID), i(d), i(cid))
+		if err != nil {
+			return skipped, err
+		}
+		if err := tx.Update(x.T.Customer, []engine.Value{i(in.WID), i(d), i(cid)}, []engine.Set{
+			{Column: "c_balance", Value: engine.Dec(c[CBalance].I + sum)},
+			{Column: "c_delivery_cnt", Value: i(c[CDeliveryCnt].I + 1)}}); err != nil {
+			return skipped, err
+		}
+	}
+	return skipped, nil
+}
+
+// StockLevelInput is a Stock-Level's input [2.8.1].
+type StockLevelInput struct {
+	WID, DID, Threshold int64
+}
+
+// StockLevel runs a Stock-Level [2.8.2]: the number of distinct items of
+// the district's last 20 orders whose stock is below the threshold.
+// Read-only.
+func (x *Executor) StockLevel(tx *engine.Tx, in *StockLevelInput) (int, error) {
+	i := engine.Int
+	d, err := x.get(tx, x.T.District, i(in.WID), i(in.DID))
+	if err != nil {
+		return 0, err
+	}
+	next := d[DNextOID].I
+	so := engine.ScanOptions{Lower: []engine.Value{i(in.WID), i(in.DID), i(next - 20)},
+		Upper: []engine.Value{i(in.WID), i(in.DID), i(next)}, UpperExclusive: true,
+		Columns: []string{"ol_o_id", "ol_i_id"}}
+	if x.StockLevelNoLowerBound {
+		so.Lower = []engine.Value{i(in.WID), i(in.DID)}
+	}
+	cur, err := tx.Scan(x.T.OrderLine, so)
+	if err != nil {
+		return 0, err
+	}
+	x.ids = x.ids[:0]
+	for cur.Next() {
+		if r := cur.Row(); r[OLOID].I >= next-20 {
+			x.ids = append(x.ids, r[OLIID].I)
+		}
+	}
+	if err := cur.Close(); err != nil {
+		return 0, err
+	}
+	// Distinct items, in item order: the same page accesses on every run.
+	slices.Sort(x.ids)
+	low := 0
+	for _, item := range slices.Compact(x.ids) {
+		s, err := x.get(tx, x.T.Stock, i(in.WID), i(item))
+		if err != nil {
+			return 0, err
+		}
+		if s[SQuantity].I < in.Threshold {
+			low++
+		}
+	}
+	return low, nil
+}
