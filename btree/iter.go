@@ -294,6 +294,21 @@ func (it *Iter) landBackward(pg *cache.Page, i int) bool {
 
 // capture copies entry i of the latched leaf pg, keeps the pin and drops
 // the latch.
+// Changed reports whether the current entry's leaf has been latched
+// exclusively since the entry was read, so that the entry may be out of
+// date (a false positive is possible: an exclusive latch released without
+// a change counts). A caller that locks the entry's row after reading it
+// asks this to learn whether it must read the row again.
+func (it *Iter) Changed() bool {
+	if !it.valid || it.pg == nil {
+		return false
+	}
+	it.pg.RLatch()
+	changed := it.pg.ModCount() != it.mod
+	it.pg.RUnlatch()
+	return changed
+}
+
 func (it *Iter) capture(pg *cache.Page, i int) {
 	n := node(pg.Data())
 	it.key = append(it.key[:0], n.key(i)...)

@@ -166,8 +166,8 @@
 // # Caveats
 //
 // A Cursor locks each row it returns (shared) before reading it; if it had
-// to wait, it reads the row again by its key and skips it if the holder
-// deleted it (the re-read row may no longer match the scan's range: there
+// to wait, or the entry's leaf changed since it read the entry, it reads
+// the row again by its key and skips it if a writer deleted it (the re-read row may no longer match the scan's range: there
 // are no gap locks, so phantoms are possible). Two reads lock nothing: a
 // Count, and an index-only scan of a HeapRowPointer secondary index, whose
 // entries hold a row pointer but not the primary key (as PostgreSQL's

@@ -36,8 +36,10 @@ type ScanOptions struct {
 // Close it.
 //
 // Each row a cursor returns is locked shared before it is read, and stays
-// locked until the transaction ends. A cursor that waits for a lock reads
-// the row again by its primary key afterwards, and skips it if it is gone.
+// locked until the transaction ends. The index entry is read before the
+// lock, so when the request had to wait, or the entry's leaf changed
+// meanwhile, the cursor reads the row again by its primary key, and skips
+// it if it is gone.
 // A Count locks nothing, and neither does an index-only scan of a
 // HeapRowPointer secondary index (its entries hold no primary key). A
 // HeapRowPointer secondary entry is followed to its row before the row is
@@ -381,14 +383,17 @@ func (c *Cursor) load() error {
 }
 
 // lockRow takes the shared lock of the row with encoded primary key pk and
-// reports whether it had to wait.
+// reports whether the entry read before the lock may be out of date: the
+// request had to wait, or the leaf changed since the entry was read (a
+// writer can change or delete the row, and commit, between the read and
+// the grant). Once the lock is held, nobody can change the row.
 func (c *Cursor) lockRow(pk []byte) (bool, error) {
 	tx := c.tx
 	before := tx.m.LockWaits
 	if err := tx.lock(c.t, pk, Shared); err != nil {
 		return false, err
 	}
-	return tx.m.LockWaits != before, nil
+	return tx.m.LockWaits != before || c.it.Changed(), nil
 }
 
 // reread reads the current row with primary key pk into c.row (its wanted

@@ -426,11 +426,23 @@ func (tx *Tx) lookup(t *TableHandle, pk []byte) (img []byte, ptr heap.RowPtr, fo
 // width) and reports whether it exists. Strings in the row share the
 // transaction's buffer (see Tx).
 func (tx *Tx) Get(t *TableHandle, pk []Value, dst Row) (Row, bool, error) {
+	return tx.get(t, pk, dst, Shared)
+}
+
+// GetForUpdate is Get taking the row's exclusive lock (SELECT ... FOR
+// UPDATE): a transaction that reads a row in order to update it takes the
+// lock it will need at once, so two of them queue instead of both holding
+// a shared lock and deadlocking on the upgrade.
+func (tx *Tx) GetForUpdate(t *TableHandle, pk []Value, dst Row) (Row, bool, error) {
+	return tx.get(t, pk, dst, Exclusive)
+}
+
+func (tx *Tx) get(t *TableHandle, pk []Value, dst Row, mode LockMode) (Row, bool, error) {
 	key, err := tx.keyOf(t, pk)
 	if err != nil {
 		return nil, false, err
 	}
-	if err := tx.lock(t, key, Shared); err != nil {
+	if err := tx.lock(t, key, mode); err != nil {
 		return nil, false, err
 	}
 	img, _, found, err := tx.lookup(t, key)
