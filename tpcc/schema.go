@@ -122,7 +122,7 @@ func Tables(org engine.Org) []engine.Table {
 			PrimaryKey: []string{"c_w_id", "c_d_id", "c_id"},
 			Indexes:    []engine.Index{{Name: CustomerByName, Columns: []string{"c_w_id", "c_d_id", "c_last", "c_first"}}}},
 		// HISTORY has no primary key in the specification [1.3]; h_id is a
-		// surrogate, unique per loader and per terminal (see History IDs).
+		// surrogate, unique per loader and per terminal (see HistoryID).
 		{Name: History, Columns: []engine.Column{
 			col("h_id", tInt), col("h_c_id", tInt), col("h_c_d_id", tInt), col("h_c_w_id", tInt), col("h_d_id", tInt),
 			col("h_w_id", tInt), col("h_date", tTime), dec("h_amount", 2), str("h_data", 24)},

@@ -162,7 +162,21 @@ type NewOrderOutput struct {
 }
 
 func (x *Executor) get(tx *engine.Tx, t *engine.TableHandle, pk ...engine.Value) (engine.Row, error) {
-	row, found, err := tx.Get(t, pk, x.row)
+	return x.read(tx, t, false, pk)
+}
+
+// getForUpdate reads a row the transaction is about to update, with the
+// exclusive lock (SELECT ... FOR UPDATE, as the kits do).
+func (x *Executor) getForUpdate(tx *engine.Tx, t *engine.TableHandle, pk ...engine.Value) (engine.Row, error) {
+	return x.read(tx, t, true, pk)
+}
+
+func (x *Executor) read(tx *engine.Tx, t *engine.TableHandle, update bool, pk []engine.Value) (engine.Row, error) {
+	get := tx.Get
+	if update {
+		get = tx.GetForUpdate
+	}
+	row, found, err := get(t, pk, x.row)
 	if err != nil {
 		return nil, err
 	}
@@ -183,7 +197,7 @@ func (x *Executor) NewOrder(tx *engine.Tx, in *NewOrderInput) (NewOrderOutput, e
 		return out, err
 	}
 	wTax := w[WTax].I
-	d, err := x.get(tx, x.T.District, i(in.WID), i(in.DID))
+	d, err := x.getForUpdate(tx, x.T.District, i(in.WID), i(in.DID))
 	if err != nil {
 		return out, err
 	}
@@ -225,7 +239,7 @@ func (x *Executor) NewOrder(tx *engine.Tx, in *NewOrderInput) (NewOrderOutput, e
 		}
 		x.row = item
 		price := item[IPrice].I
-		s, err := x.get(tx, x.T.Stock, i(l.SupplyWID), i(l.IID))
+		s, err := x.getForUpdate(tx, x.T.Stock, i(l.SupplyWID), i(l.IID))
 		if err != nil {
 			return out, err
 		}
@@ -272,7 +286,7 @@ type PaymentInput struct {
 // Payment runs a Payment [2.5.2]. It returns the customer's id.
 func (x *Executor) Payment(tx *engine.Tx, in *PaymentInput) (int64, error) {
 	i := engine.Int
-	w, err := x.get(tx, x.T.Warehouse, i(in.WID))
+	w, err := x.getForUpdate(tx, x.T.Warehouse, i(in.WID))
 	if err != nil {
 		return 0, err
 	}
@@ -280,7 +294,7 @@ func (x *Executor) Payment(tx *engine.Tx, in *PaymentInput) (int64, error) {
 	if err := tx.Update(x.T.Warehouse, []engine.Value{i(in.WID)}, []engine.Set{{Column: "w_ytd", Value: engine.Dec(w[WYtd].I + in.Amount)}}); err != nil {
 		return 0, err
 	}
-	d, err := x.get(tx, x.T.District, i(in.WID), i(in.DID))
+	d, err := x.getForUpdate(tx, x.T.District, i(in.WID), i(in.DID))
 	if err != nil {
 		return 0, err
 	}
@@ -294,7 +308,7 @@ func (x *Executor) Payment(tx *engine.Tx, in *PaymentInput) (int64, error) {
 			return 0, err
 		}
 	}
-	c, err := x.get(tx, x.T.Customer, i(in.CWID), i(in.CDID), i(cid))
+	c, err := x.getForUpdate(tx, x.T.Customer, i(in.CWID), i(in.CDID), i(cid))
 	if err != nil {
 		return 0, err
 	}
@@ -421,7 +435,7 @@ func (x *Executor) Delivery(tx *engine.Tx, in *DeliveryInput) (skipped int, err 
 		if err := tx.Delete(x.T.NewOrder, []engine.Value{i(in.WID), i(d), i(oid)}); err != nil {
 			return skipped, err
 		}
-		o, err := x.get(tx, x.T.Orders, i(in.WID), i(d), i(oid))
+		o, err := x.getForUpdate(tx, x.T.Orders, i(in.WID), i(d), i(oid))
 		if err != nil {
 			return skipped, err
 		}
@@ -449,7 +463,7 @@ func (x *Executor) Delivery(tx *engine.Tx, in *DeliveryInput) (skipped int, err 
 				return skipped, err
 			}
 		}
-		c, err := x.get(tx, x.T.Customer, i(in.WID), i(d), i(cid))
+		c, err := x.getForUpdate(tx, x.T.Customer, i(in.WID), i(d), i(cid))
 		if err != nil {
 			return skipped, err
 		}

@@ -1,0 +1,292 @@
+package tpcc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/enginelab/enginelab/engine"
+)
+
+// RunConfig says how a run drives a loaded database.
+type RunConfig struct {
+	// Warehouses is the W the database was loaded with.
+	Warehouses int
+	// Terminals is the number of terminals; terminal t (0-based) has home
+	// warehouse t mod W + 1 and district (t / W) mod 10 + 1 [4.1.3]. At
+	// most 255 per warehouse (HistoryID). 0: 10 per warehouse.
+	Terminals int
+	// Duration is the measured interval; Warmup runs the workload before
+	// it, unmeasured.
+	Duration, Warmup time.Duration
+	// Seed seeds the terminals' inputs; the run's NURand constants are
+	// drawn from it against LoadConstants [2.1.6.1].
+	Seed          uint64
+	LoadConstants Constants
+	// Profile and StockLevelNoLowerBound: see Executor.
+	Profile                Profile
+	StockLevelNoLowerBound bool
+	// KeyingAndThink waits the specification's keying and think times
+	// [5.2.5]; off (throughput runs) a terminal submits its next
+	// transaction at once.
+	KeyingAndThink bool
+	// Env reads time and waits; nil: RealEnv.
+	Env Env
+	// Transactions, if not 0, stops each terminal after that many
+	// transactions (warm-up ones included), whatever the clock says: tests
+	// and deterministic runs use it.
+	Transactions int
+}
+
+func (c *RunConfig) validate() error {
+	switch {
+	case c.Warehouses < 1 || c.Warehouses > MaxWarehouses:
+		return fmt.Errorf("%w: %d warehouses: want 1 to %d", ErrBadConfig, c.Warehouses, MaxWarehouses)
+	case c.Terminals < 0 || c.Terminals > 255*c.Warehouses:
+		return fmt.Errorf("%w: %d terminals: want 1 to %d (255 per warehouse)", ErrBadConfig, c.Terminals, 255*c.Warehouses)
+	case c.Duration <= 0:
+		return fmt.Errorf("%w: duration %v: want more than zero", ErrBadConfig, c.Duration)
+	case c.Warmup < 0:
+		return fmt.Errorf("%w: warm-up %v is negative", ErrBadConfig, c.Warmup)
+	case c.Profile < 0 || c.Profile >= numProfiles:
+		return fmt.Errorf("%w: %v", ErrBadProfile, c.Profile)
+	}
+	return CheckRunConstants(c.LoadConstants, NewRunConstants(c.Seed, c.LoadConstants))
+}
+
+// RunStats are a run's results.
+type RunStats struct {
+	Results  *Results
+	Measured time.Duration // the measured interval
+	Errors   []string      // transactions that failed for another reason than the specification's rollback or a retried deadlock
+}
+
+// TpmC is New-Order transactions per minute of the measured interval.
+func (s *RunStats) TpmC() float64 { return s.Results.TpmC(s.Measured) }
+
+// Run drives db with cfg.Terminals terminals until the warm-up and the
+// measured interval have passed on cfg.Env's clock, and returns what was
+// measured. A transaction that ends as a deadlock victim or a lock
+// timeout is retried, and counted.
+func Run(ctx context.Context, db *engine.DB, cfg RunConfig) (*RunStats, error) {
+	if cfg.Terminals == 0 {
+		cfg.Terminals = 10 * cfg.Warehouses
+	}
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Env == nil {
+		cfg.Env = RealEnv{}
+	}
+	handles, err := OpenTables(db)
+	if err != nil {
+		return nil, err
+	}
+	runC := NewRunConstants(cfg.Seed, cfg.LoadConstants)
+	start := cfg.Env.Now()
+	measureFrom := start.Add(cfg.Warmup)
+	end := measureFrom.Add(cfg.Duration)
+	total := NewResults()
+	var mu sync.Mutex
+	var errs []string
+	var wg sync.WaitGroup
+	for t := range cfg.Terminals {
+		term := &terminal{
+			db: db, cfg: &cfg, num: t,
+			w: int64(t%cfg.Warehouses + 1), d: int64((t/cfg.Warehouses)%DistrictsPerWarehouse + 1),
+			rnd:  NewRand(cfg.Seed^uint64(t+1)*0x9e3779b97f4a7c15, runC),
+			x:    &Executor{T: handles, Profile: cfg.Profile, StockLevelNoLowerBound: cfg.StockLevelNoLowerBound},
+			res:  NewResults(),
+			from: measureFrom, end: end,
+		}
+		term.deck = NewDeck(rand.New(rand.NewPCG(cfg.Seed, uint64(t))))
+		term.think = rand.New(rand.NewPCG(cfg.Seed^0x7417, uint64(t)))
+		if term.hseq, err = lastHistorySeq(db, handles, term.w, t/cfg.Warehouses+1); err != nil {
+			return nil, err
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := term.run(ctx)
+			mu.Lock()
+			defer mu.Unlock()
+			total.Merge(term.res)
+			if err != nil {
+				errs = append(errs, fmt.Sprintf("terminal %d: %v", term.num, err))
+			}
+		}()
+	}
+	wg.Wait()
+	stats := &RunStats{Results: total, Measured: cfg.Duration, Errors: errs}
+	if len(errs) > 0 {
+		return stats, fmt.Errorf("tpcc: %d terminals stopped on errors, the first: %s", len(errs), errs[0])
+	}
+	return stats, ctx.Err()
+}
+
+type terminal struct {
+	db        *engine.DB
+	cfg       *RunConfig
+	num       int
+	w, d      int64
+	rnd       *Rand
+	deck      *Deck
+	think     *rand.Rand
+	x         *Executor
+	res       *Results
+	from, end time.Time
+	hseq      uint32 // the history rows this terminal has written
+	lines     []OrderLineInput
+}
+
+// hid returns the next h_id of this terminal: terminal slot t/W+1 of its
+// home warehouse (slot 0 is the loader's).
+func (t *terminal) hid() int64 {
+	t.hseq++
+	return HistoryID(int(t.w), t.num/t.cfg.Warehouses+1, t.hseq)
+}
+
+func (t *terminal) run(ctx context.Context) error {
+	env := t.cfg.Env
+	for n := 0; ctx.Err() == nil; n++ {
+		now := env.Now()
+		if !now.Before(t.end) || (t.cfg.Transactions > 0 && n >= t.cfg.Transactions) {
+			return nil
+		}
+		kind := t.deck.Next()
+		if t.cfg.KeyingAndThink {
+			env.Sleep(KeyingTime[kind])
+		}
+		begin := env.Now()
+		var m engine.Meter
+		retries, rolledBack, skipped, err := t.execute(kind, &m)
+		if err != nil {
+			return fmt.Errorf("%s: %w", kind, err)
+		}
+		if !begin.Before(t.from) && begin.Before(t.end) {
+			s := &t.res.Types[kind]
+			s.Record(env.Now().Sub(begin), &m)
+			s.Retries += retries
+			s.Skipped += skipped
+			if rolledBack {
+				s.Rollbacks++
+			}
+		}
+		if t.cfg.KeyingAndThink {
+			env.Sleep(ThinkTime(t.think, kind))
+		}
+	}
+	return ctx.Err()
+}
+
+// retryable says a transaction ended as a deadlock victim or a lock
+// timeout: it is already rolled back and runs again.
+func retryable(err error) bool {
+	return errors.Is(err, engine.ErrDeadlock) || errors.Is(err, engine.ErrLockTimeout)
+}
+
+// execute draws kind's inputs and runs it until it completes, retrying
+// deadlock victims with the same inputs. m is charged every attempt.
+func (t *terminal) execute(kind TxType, m *engine.Meter) (retries int64, rolledBack bool, skipped int64, err error) {
+	env := t.cfg.Env
+	r := t.rnd
+	W := int64(t.cfg.Warehouses)
+	var attempt func(tx *engine.Tx) error
+	switch kind {
+	case NewOrderTx:
+		in := NewOrderInput{WID: t.w, DID: r.Int64(1, 10), CID: int64(r.CustomerID()), EntryD: env.Now()}
+		n := r.Int(5, 15)
+		unused := r.Percent(1) // 2.4.1.4: the last item id is unused
+		t.lines = t.lines[:0]
+		for k := range n {
+			l := OrderLineInput{IID: int64(r.ItemID()), SupplyWID: t.w, Quantity: r.Int64(1, 10)}
+			if k == n-1 && unused {
+				l.IID = Items + 1
+			}
+			if W > 1 && r.Percent(1) { // 2.4.1.5: a remote supplier
+				l.SupplyWID = t.otherWarehouse()
+			}
+			t.lines = append(t.lines, l)
+		}
+		in.Lines = t.lines
+		attempt = func(tx *engine.Tx) error { _, err := t.x.NewOrder(tx, &in); return err }
+	case PaymentTx:
+		in := PaymentInput{WID: t.w, DID: r.Int64(1, 10), Amount: r.Int64(100, 500000), Date: env.Now()}
+		in.CWID, in.CDID = t.w, in.DID
+		if W > 1 && !r.Percent(85) { // 2.5.1.2: a remote customer
+			in.CWID, in.CDID = t.otherWarehouse(), r.Int64(1, 10)
+		}
+		if r.Percent(60) { // 2.5.1.2: by last name
+			in.CLast = r.RandomLastName()
+		} else {
+			in.CID = int64(r.CustomerID())
+		}
+		in.HID = t.hid()
+		attempt = func(tx *engine.Tx) error { _, err := t.x.Payment(tx, &in); return err }
+	case OrderStatusTx:
+		in := OrderStatusInput{WID: t.w, DID: r.Int64(1, 10)}
+		if r.Percent(60) {
+			in.CLast = r.RandomLastName()
+		} else {
+			in.CID = int64(r.CustomerID())
+		}
+		attempt = func(tx *engine.Tx) error { _, err := t.x.OrderStatus(tx, &in); return err }
+	case DeliveryTx:
+		in := DeliveryInput{WID: t.w, CarrierID: r.Int64(1, 10), Date: env.Now()}
+		attempt = func(tx *engine.Tx) error {
+			n, err := t.x.Delivery(tx, &in)
+			skipped = int64(n)
+			return err
+		}
+	case StockLevelTx:
+		in := StockLevelInput{WID: t.w, DID: t.d, Threshold: r.Int64(10, 20)}
+		attempt = func(tx *engine.Tx) error { _, err := t.x.StockLevel(tx, &in); return err }
+	}
+	for {
+		tx := t.db.Begin(m)
+		err := attempt(tx)
+		switch {
+		case err == nil:
+			return retries, false, skipped, tx.Commit()
+		case errors.Is(err, ErrUnusedItem):
+			return retries, true, skipped, nil // rolled back by the transaction itself
+		case retryable(err):
+			retries++ // already rolled back
+		default:
+			_ = tx.Rollback()
+			return retries, false, skipped, err
+		}
+	}
+}
+
+// lastHistorySeq returns the largest sequence number terminal slot of
+// warehouse w has used in HISTORY (0 on a fresh load), so that a run on a
+// database an earlier run used goes on numbering after it.
+func lastHistorySeq(db *engine.DB, h *Handles, w int64, slot int) (uint32, error) {
+	tx := db.Begin(nil)
+	defer tx.Commit()
+	lo, hi := HistoryID(int(w), slot, 0), HistoryID(int(w), slot+1, 0)
+	cur, err := tx.Scan(h.History, engine.ScanOptions{Lower: []engine.Value{engine.Int(lo)},
+		Upper: []engine.Value{engine.Int(hi)}, UpperExclusive: true, Reverse: true, Limit: 1, Columns: []string{"h_id"}})
+	if err != nil {
+		return 0, err
+	}
+	var seq uint32
+	if cur.Next() {
+		seq = uint32(cur.Row()[HID].I - lo)
+	}
+	return seq, cur.Close()
+}
+
+// otherWarehouse draws a warehouse other than the terminal's.
+func (t *terminal) otherWarehouse() int64 {
+	W := int64(t.cfg.Warehouses)
+	o := t.rnd.Int64(1, W-1)
+	if o >= t.w {
+		o++
+	}
+	return o
+}

@@ -1,0 +1,88 @@
+package tpcc
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/enginelab/enginelab/engine"
+)
+
+// frozenEnv never lets time pass: a run then ends by its transaction
+// budget, the same for every terminal.
+type frozenEnv struct{ t time.Time }
+
+func (e frozenEnv) Now() time.Time      { return e.t }
+func (e frozenEnv) Sleep(time.Duration) {}
+
+// TestRunConsistent runs eight concurrent terminals on a loaded warehouse,
+// in each profile, and requires the consistency conditions to hold after
+// the run. It uses the shared W=1 load (the population tests, in files
+// sorted before this one, have run by then); without the race detector the
+// two heap organizations get a load and a run of their own.
+func TestRunConsistent(t *testing.T) {
+	orgs := []engine.Org{engine.Clustered}
+	if !raceEnabled {
+		orgs = append(orgs, engine.HeapRowPointer, engine.HeapPrimaryKey)
+	}
+	for _, org := range orgs {
+		t.Run(org.String(), func(t *testing.T) {
+			var db *engine.DB
+			if org == engine.Clustered {
+				db, _ = loadW1(t)
+			} else {
+				var err error
+				db, err = engine.Open(&engine.Options{PoolSize: 512 << 20, Commit: engine.NoSyncCommit})
+				require.NoError(t, err)
+				defer db.Close()
+				_, err = Load(context.Background(), db, LoadConfig{Warehouses: 1, Seed: testSeed, Org: org})
+				require.NoError(t, err)
+			}
+			for _, p := range []Profile{Optimized, Sysbench, BenchmarkSQL} {
+				stats, err := Run(context.Background(), db, RunConfig{Warehouses: 1, Terminals: 8, Duration: time.Minute,
+					Seed: 7, LoadConstants: NewLoadConstants(testSeed), Profile: p,
+					Env: frozenEnv{time.Unix(1_800_000_000, 0)}, Transactions: 60})
+				require.NoError(t, err, "%s", p)
+				res := stats.Results
+				require.Equal(t, int64(8*60), res.Total(), "%s: every terminal ran its budget", p)
+				for k := range NumTxTypes {
+					require.Positive(t, res.Types[k].Count, "%s: %s ran", p, k)
+				}
+				t.Logf("%s: %s", p, summary(res))
+			}
+			rep, err := Check(db, CheckOptions{})
+			require.NoError(t, err)
+			require.True(t, rep.Passed(), "%s", rep)
+		})
+	}
+}
+
+func summary(r *Results) string {
+	s := ""
+	for k := range NumTxTypes {
+		x := &r.Types[k]
+		s += fmt.Sprintf("%s %d (retries %d, rollbacks %d, skipped %d) ", TxType(k), x.Count, x.Retries, x.Rollbacks, x.Skipped)
+	}
+	return s
+}
+
+// The run refuses a bad configuration before it starts.
+func TestRunBadConfig(t *testing.T) {
+	db, err := engine.Open(&engine.Options{})
+	require.NoError(t, err)
+	defer db.Close()
+	for _, c := range []RunConfig{
+		{Warehouses: 0, Duration: time.Second},
+		{Warehouses: 1, Terminals: 256, Duration: time.Second},
+		{Warehouses: 1, Duration: 0},
+		{Warehouses: 1, Duration: time.Second, Warmup: -1},
+	} {
+		_, err := Run(context.Background(), db, c)
+		require.ErrorIs(t, err, ErrBadConfig, "%+v", c)
+	}
+	_, err = Run(context.Background(), db, RunConfig{Warehouses: 1, Duration: time.Second})
+	require.ErrorIs(t, err, engine.ErrUnknownTable, "a database not loaded")
+}
