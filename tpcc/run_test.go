@@ -86,3 +86,33 @@ func TestRunBadConfig(t *testing.T) {
 	_, err = Run(context.Background(), db, RunConfig{Warehouses: 1, Duration: time.Second})
 	require.ErrorIs(t, err, engine.ErrUnknownTable, "a database not loaded")
 }
+
+// BenchmarkRun measures whole in-process runs: one warehouse loaded in
+// memory (outside the timer), then four terminals without keying or think
+// times, each running b.N transactions. It reports tpmC and transactions
+// per minute from the elapsed wall time.
+//
+//	go test -run '^$' -bench BenchmarkRun -benchtime 2000x -count 1 ./tpcc/
+func BenchmarkRun(b *testing.B) {
+	for _, org := range []engine.Org{engine.Clustered, engine.HeapRowPointer, engine.HeapPrimaryKey} {
+		b.Run("org="+org.String(), func(b *testing.B) {
+			db, err := engine.Open(&engine.Options{PoolSize: 1 << 30, Commit: engine.NoSyncCommit})
+			require.NoError(b, err)
+			defer db.Close()
+			_, err = Load(context.Background(), db, LoadConfig{Warehouses: 1, Seed: testSeed, Org: org})
+			require.NoError(b, err)
+			b.ReportAllocs()
+			b.ResetTimer()
+			start := time.Now()
+			stats, err := Run(context.Background(), db, RunConfig{Warehouses: 1, Terminals: 4, Duration: time.Hour,
+				Seed: 7, LoadConstants: NewLoadConstants(testSeed), Transactions: b.N})
+			elapsed := time.Since(start)
+			b.StopTimer()
+			require.NoError(b, err)
+			res := stats.Results
+			b.ReportMetric(float64(res.Types[NewOrderTx].Count)/elapsed.Minutes(), "tpmC")
+			b.ReportMetric(float64(res.Total())/elapsed.Minutes(), "tx/min")
+			b.ReportMetric(float64(res.Types[NewOrderTx].Meter.LogBytes)/float64(max(1, res.Types[NewOrderTx].Count)), "log-bytes/new-order")
+		})
+	}
+}
