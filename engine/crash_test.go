@@ -186,7 +186,7 @@ func crashTrial(t *testing.T, org Org, mode CommitMode, seed uint64) int64 {
 	got := scanAllRows(t, db2, tb2)
 	found := -1
 	for i := len(states) - 1; i >= durable; i-- {
-		if slices_equal(states[i], got) {
+		if slices.Equal(states[i], got) {
 			found = i
 			break
 		}
@@ -213,18 +213,6 @@ func crashTrial(t *testing.T, org Org, mode CommitMode, seed uint64) int64 {
 	require.Zero(t, db3.Recovery().RolledBack, "%s: a clean close leaves nothing to roll back", what)
 	require.NoError(t, db3.Close())
 	return rec.RolledBack
-}
-
-func slices_equal(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // TestCrashKill runs a child process (this test binary) that commits

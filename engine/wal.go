@@ -89,8 +89,6 @@ func appendBytes(dst, b []byte) []byte {
 	return append(dst, b...)
 }
 
-func appendPtr(dst []byte, p heap.RowPtr) []byte { return p.Append(dst) }
-
 func encodeStep(dst []byte, tx uint64, s *step) []byte {
 	dst = append(dst, noteStep)
 	dst = binary.AppendUvarint(dst, tx)
@@ -99,8 +97,8 @@ func encodeStep(dst []byte, tx uint64, s *step) []byte {
 	dst = binary.AppendUvarint(dst, uint64(s.space))
 	dst = appendBytes(dst, s.key)
 	dst = appendBytes(dst, s.val)
-	dst = appendPtr(dst, s.ptr)
-	return appendPtr(dst, s.ptr2)
+	dst = s.ptr.Append(dst)
+	return s.ptr2.Append(dst)
 }
 
 // txNote is a decoded transaction record.
@@ -530,7 +528,7 @@ func (u *undoer) undo(i int) error {
 	u.note = append(u.note[:0], noteCLR)
 	u.note = binary.AppendUvarint(u.note, u.tx)
 	u.note = binary.AppendUvarint(u.note, uint64(i))
-	u.note = appendPtr(u.note, moved)
+	u.note = moved.Append(u.note)
 	mt.Note(u.note)
 	mt.Commit()
 	if s.kind == stepHeapDelete || s.kind == stepHeapUpdate {
