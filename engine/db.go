@@ -72,6 +72,8 @@ type Options struct {
 	HeapUpdate HeapUpdate
 	// CountRewrite rewrites count(col) to count(*) when col is NOT NULL,
 	// so that a count never fetches rows for a column it need not read.
+	// DB.SetCountRewrite switches it on an open database, as an optimizer
+	// switch would.
 	CountRewrite bool
 	// LockTimeout is how long a row lock request waits before
 	// ErrLockTimeout; default 50s (innodb_lock_wait_timeout).
@@ -135,6 +137,8 @@ type DB struct {
 	locks   *LockManager
 	log     *cache.Log
 	txSeq   atomic.Uint64
+
+	countRewrite atomic.Bool // Options.CountRewrite, switchable at run time
 
 	spaceMu sync.RWMutex
 	spaces  map[uint32]structure // what each space holds, for undo
@@ -253,6 +257,7 @@ func Open(o *Options) (*DB, error) {
 		locks:  NewLockManager(opts.Clock, opts.Parker, opts.LockTimeout),
 		spaces: make(map[uint32]structure), active: make(map[uint64]uint64)}
 	db.mu.tables = make(map[string]*TableHandle)
+	db.countRewrite.Store(opts.CountRewrite)
 	fail := func(err error) (*DB, error) {
 		log.Close()
 		_ = store.Close()
@@ -475,3 +480,11 @@ func cloneTable(t Table) Table {
 	t.Indexes = ix
 	return t
 }
+
+// SetCountRewrite switches the count rewrite (Options.CountRewrite) for the
+// counts that start from now on, like an optimizer switch set globally.
+func (db *DB) SetCountRewrite(on bool) { db.countRewrite.Store(on) }
+
+// CountRewrite says whether counts rewrite count(col) of a NOT NULL column
+// as count(*).
+func (db *DB) CountRewrite() bool { return db.countRewrite.Load() }

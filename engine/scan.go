@@ -446,7 +446,7 @@ func (tx *Tx) Count(t *TableHandle, o CountOptions) (int64, Path, error) {
 			return 0, Path{}, fmt.Errorf("%w: table %s: count names column %q", ErrUnknownColumn, t.info.def.Name, o.Column)
 		}
 		col = c
-		if tx.db.opts.CountRewrite && !t.info.def.Columns[c].Nullable {
+		if tx.db.countRewrite.Load() && !t.info.def.Columns[c].Nullable {
 			col = -1
 		}
 	}

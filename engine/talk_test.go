@@ -89,3 +89,30 @@ func TestTalkCountByLastName(t *testing.T) {
 		require.NoError(t, db.Close())
 	}
 }
+
+// SetCountRewrite switches the rewrite on an open database: the next count
+// of the row-pointer heap fetches no row, and switching it back fetches
+// them again.
+func TestSetCountRewrite(t *testing.T) {
+	db, err := Open(&Options{PoolSize: 8 << 20})
+	require.NoError(t, err)
+	defer db.Close()
+	tb := loadCustomers(t, db, HeapRowPointer)
+	key := []Value{Int(1), Int(1), Str("BARBARBAR")}
+	count := func() int64 {
+		var m Meter
+		tx := db.Begin(&m)
+		n, _, err := tx.Count(tb, CountOptions{ScanOptions: ScanOptions{Index: "idx_customer_name", Lower: key, Upper: key}, Column: "c_id"})
+		require.NoError(t, err)
+		require.EqualValues(t, 30, n)
+		require.NoError(t, tx.Commit())
+		return m.RowFetches
+	}
+	require.False(t, db.CountRewrite())
+	require.EqualValues(t, 30, count())
+	db.SetCountRewrite(true)
+	require.True(t, db.CountRewrite())
+	require.EqualValues(t, 0, count())
+	db.SetCountRewrite(false)
+	require.EqualValues(t, 30, count())
+}

@@ -64,6 +64,40 @@ func loadW1(t *testing.T) (*engine.DB, LoadStats) {
 	return w1.db, w1.stats
 }
 
+// heapLoads are W = 1 loads in the two heap organizations, one each,
+// shared by the tests that compare organizations or run in each (the
+// clustered one is w1).
+var heapLoads struct {
+	sync.Mutex
+	dbs  map[engine.Org]*engine.DB
+	errs map[engine.Org]error
+}
+
+// loadOrg returns the shared W = 1 database of org, loading it on first use.
+// Tests that change it commit whole TPC-C transactions only, so the
+// consistency conditions keep holding; none may assume it is fresh.
+func loadOrg(t *testing.T, org engine.Org) *engine.DB {
+	t.Helper()
+	if org == engine.Clustered {
+		db, _ := loadW1(t)
+		return db
+	}
+	heapLoads.Lock()
+	defer heapLoads.Unlock()
+	if heapLoads.dbs == nil {
+		heapLoads.dbs, heapLoads.errs = map[engine.Org]*engine.DB{}, map[engine.Org]error{}
+	}
+	if _, ok := heapLoads.dbs[org]; !ok {
+		db, err := engine.Open(&engine.Options{PoolSize: 512 << 20, Commit: engine.NoSyncCommit})
+		if err == nil {
+			_, err = Load(context.Background(), db, LoadConfig{Warehouses: 1, Seed: testSeed, Org: org})
+		}
+		heapLoads.dbs[org], heapLoads.errs[org] = db, err
+	}
+	require.NoError(t, heapLoads.errs[org], "the shared W=1 load of %s", org)
+	return heapLoads.dbs[org]
+}
+
 // count counts the rows of h whose primary key starts with prefix.
 func count(t *testing.T, db *engine.DB, h *engine.TableHandle, prefix ...int64) int64 {
 	t.Helper()

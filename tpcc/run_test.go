@@ -19,28 +19,14 @@ func (e frozenEnv) Now() time.Time      { return e.t }
 func (e frozenEnv) Sleep(time.Duration) {}
 
 // TestRunConsistent runs eight concurrent terminals on a loaded warehouse,
-// in each profile, and requires the consistency conditions to hold after
-// the run. It uses the shared W=1 load (the population tests, in files
-// sorted before this one, have run by then); without the race detector the
-// two heap organizations get a load and a run of their own.
+// in each organization and each profile, and requires the consistency
+// conditions to hold after the run. It uses the shared W=1 loads (the
+// population tests, in files sorted before this one, have read the
+// clustered one as loaded by then).
 func TestRunConsistent(t *testing.T) {
-	orgs := []engine.Org{engine.Clustered}
-	if !raceEnabled {
-		orgs = append(orgs, engine.HeapRowPointer, engine.HeapPrimaryKey)
-	}
-	for _, org := range orgs {
+	for _, org := range []engine.Org{engine.Clustered, engine.HeapRowPointer, engine.HeapPrimaryKey} {
 		t.Run(org.String(), func(t *testing.T) {
-			var db *engine.DB
-			if org == engine.Clustered {
-				db, _ = loadW1(t)
-			} else {
-				var err error
-				db, err = engine.Open(&engine.Options{PoolSize: 512 << 20, Commit: engine.NoSyncCommit})
-				require.NoError(t, err)
-				defer db.Close()
-				_, err = Load(context.Background(), db, LoadConfig{Warehouses: 1, Seed: testSeed, Org: org})
-				require.NoError(t, err)
-			}
+			db := loadOrg(t, org)
 			for _, p := range []Profile{Optimized, Sysbench, BenchmarkSQL} {
 				stats, err := Run(context.Background(), db, RunConfig{Warehouses: 1, Terminals: 8, Duration: time.Minute,
 					Seed: 7, LoadConstants: NewLoadConstants(testSeed), Profile: p,
