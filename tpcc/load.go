@@ -132,7 +132,8 @@ type LoadStats struct {
 }
 
 // Load creates the nine tables (Tables(cfg.Org)) in db and loads the
-// population of cfg.Warehouses warehouses [4.3.3.1]. db should hold no
+// population of cfg.Warehouses warehouses [4.3.3.1]; it writes ConfigTable
+// last. db should hold no
 // table of those names.
 //
 // # Lanes and streams
@@ -227,6 +228,14 @@ func Load(ctx context.Context, db *engine.DB, cfg LoadConfig) (LoadStats, error)
 	}
 	if stats.TotalRows != total { // a bug in plan or in a lane, not in the data
 		return LoadStats{}, fmt.Errorf("tpcc: load: inserted %d rows, planned %d", stats.TotalRows, total)
+	}
+	org := cfg.Org
+	if org == engine.OrgDefault {
+		org = l.t[tItem].Org()
+	}
+	if err := writeLoaded(db, Loaded{Warehouses: cfg.Warehouses, Seed: cfg.Seed, Constants: l.c, Org: org,
+		LoadTime: cfg.LoadTime}); err != nil {
+		return LoadStats{}, err
 	}
 	stats.Elapsed = time.Since(start)
 	if s := stats.Elapsed.Seconds(); s > 0 {

@@ -1,0 +1,149 @@
+package sim
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/dustin/go-humanize"
+)
+
+// FormatBytes prints a byte count in binary units (64 MiB).
+func FormatBytes(n int64) string { return humanize.IBytes(uint64(max(0, n))) }
+
+// Comparison is the same workload, same seed, run under several engine or
+// workload settings, one after another: Sides[i] ran with Setting =
+// Values[i]. Ratios are against the first side.
+type Comparison struct {
+	Setting string    `json:"setting"`
+	Values  []string  `json:"values"`
+	Sides   []*Report `json:"sides"`
+}
+
+// comparedRow is one line of the side-by-side table: a figure of each side.
+type comparedRow struct {
+	name string
+	get  func(*Report) (float64, bool)
+	prec int
+}
+
+func runFigure(f func(*RunReport) float64) func(*Report) (float64, bool) {
+	return func(r *Report) (float64, bool) {
+		if r.Run == nil {
+			return 0, false
+		}
+		return f(r.Run), true
+	}
+}
+
+func typeFigure(k int, f func(*TypeReport) float64) func(*Report) (float64, bool) {
+	return func(r *Report) (float64, bool) {
+		if r.Run == nil || k >= len(r.Run.Types) || r.Run.Types[k].Count == 0 {
+			return 0, false
+		}
+		return f(&r.Run.Types[k]), true
+	}
+}
+
+func (c *Comparison) rows() []comparedRow {
+	rows := []comparedRow{
+		{"tpmC", runFigure(func(r *RunReport) float64 { return r.TpmC }), 0},
+		{"transactions/min", runFigure(func(r *RunReport) float64 { return r.TxPerMinute }), 0},
+		{"load rows/s", func(r *Report) (float64, bool) {
+			if r.Load == nil {
+				return 0, false
+			}
+			return r.Load.RowsPerSecond, true
+		}, 0},
+		{"pages", func(r *Report) (float64, bool) { return float64(r.TotalPages()), len(r.Space) > 0 }, 0},
+	}
+	if len(c.Sides) == 0 || c.Sides[0].Run == nil {
+		return rows
+	}
+	for k, t := range c.Sides[0].Run.Types {
+		name := t.Type
+		rows = append(rows,
+			comparedRow{name + " p90 ms", typeFigure(k, func(t *TypeReport) float64 { return t.LatencyMs.P90 }), 3},
+			comparedRow{name + " node visits/tx", typeFigure(k, func(t *TypeReport) float64 { return t.PerTx.NodeVisits }), 1},
+			comparedRow{name + " row fetches/tx", typeFigure(k, func(t *TypeReport) float64 { return t.PerTx.RowFetches }), 1},
+			comparedRow{name + " rows examined/tx", typeFigure(k, func(t *TypeReport) float64 { return t.PerTx.RowsExamined }), 1},
+			comparedRow{name + " log bytes/tx", typeFigure(k, func(t *TypeReport) float64 { return t.PerTx.LogBytes }), 0},
+		)
+	}
+	return rows
+}
+
+// Passed says every side passed.
+func (c *Comparison) Passed() bool {
+	for _, s := range c.Sides {
+		if !s.Passed() {
+			return false
+		}
+	}
+	return true
+}
+
+// WriteTable prints the sides in columns, each figure with its ratio to
+// the first side's, then each side's consistency verdict.
+func (c *Comparison) WriteTable(w io.Writer) error {
+	var b strings.Builder
+	if len(c.Sides) == 0 {
+		return nil
+	}
+	first := c.Sides[0]
+	fmt.Fprintf(&b, "enginelab tpcc --compare %s: %d warehouse%s, %d terminals, %.0f s, profile %s, org %s, seed %d; the same workload on each side\n",
+		c.Setting, first.Config.Warehouses, plural(first.Config.Warehouses), first.Config.Terminals,
+		first.Config.DurationSeconds, first.Config.Profile, first.Config.Org, first.Config.Seed)
+	fmt.Fprintf(&b, "ratios are against %s=%s\n\n", c.Setting, c.Values[0])
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	head := []string{c.Setting}
+	for i, v := range c.Values {
+		head = append(head, v)
+		if i > 0 {
+			head = append(head, "ratio")
+		}
+	}
+	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
+	for _, row := range c.rows() {
+		base, baseOK := row.get(first)
+		cells := []string{row.name}
+		for i, s := range c.Sides {
+			v, ok := row.get(s)
+			switch {
+			case !ok:
+				cells = append(cells, "-")
+			default:
+				cells = append(cells, fmt.Sprintf("%.*f", row.prec, v))
+			}
+			if i == 0 {
+				continue
+			}
+			if ok && baseOK && base != 0 {
+				cells = append(cells, fmt.Sprintf("%.2f", v/base))
+			} else {
+				cells = append(cells, "-")
+			}
+		}
+		fmt.Fprintln(tw, strings.Join(cells, "\t")+"\t")
+	}
+	_ = tw.Flush()
+	b.WriteString("\n")
+	for i, s := range c.Sides {
+		verdict := "no check"
+		if s.Check != nil {
+			if s.Check.Passed() {
+				verdict = "consistent"
+			} else {
+				verdict = fmt.Sprintf("INCONSISTENT: conditions %v fail", s.Check.Failed())
+			}
+		}
+		errs := ""
+		if s.Run != nil && len(s.Run.Errors) > 0 {
+			errs = fmt.Sprintf(", %d errors: %s", len(s.Run.Errors), s.Run.Errors[0])
+		}
+		fmt.Fprintf(&b, "%s=%s: %s%s\n", c.Setting, c.Values[i], verdict, errs)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}

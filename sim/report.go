@@ -1,0 +1,394 @@
+package sim
+
+import (
+	"fmt"
+	"io"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/enginelab/enginelab/engine"
+	"github.com/enginelab/enginelab/tpcc"
+)
+
+// Report is what a TPC-C job did and measured. Its JSON form is documented
+// in the README ("The report"); WriteTable prints the same figures.
+type Report struct {
+	// Config holds every setting of the job by its flag name, and Flags
+	// the command line's own form of them when the job came from the
+	// command.
+	Config  ConfigReport      `json:"config"`
+	Flags   map[string]string `json:"flags,omitempty"`
+	Version string            `json:"version"` // the module's version (VCS revision when built from a clone)
+	Host    HostReport        `json:"host"`
+
+	Database DatabaseReport     `json:"database"`
+	Load     *LoadReport        `json:"load,omitempty"`
+	Run      *RunReport         `json:"run,omitempty"`
+	Check    *tpcc.CheckReport  `json:"check,omitempty"`
+	Space    []SpaceReport      `json:"space,omitempty"`
+	Log      *engine.LogStats   `json:"log,omitempty"`
+	Errors   []string           `json:"errors,omitempty"`
+}
+
+// ConfigReport is TPCCConfig in report form.
+type ConfigReport struct {
+	Mode                   string  `json:"mode"` // "real"
+	Phases                 string  `json:"phases"`
+	Warehouses             int     `json:"warehouses"`
+	Terminals              int     `json:"terminals"`
+	DurationSeconds        float64 `json:"duration_s"`
+	WarmupSeconds          float64 `json:"warmup_s"`
+	Profile                string  `json:"profile"`
+	StockLevelNoLowerBound bool    `json:"stocklevel_no_lower_bound"`
+	KeyingAndThink         bool    `json:"keying_and_think"`
+	Seed                   uint64  `json:"seed"`
+	Org                    string  `json:"org"`
+	CountRewrite           bool    `json:"count_rewrite"`
+	PageSize               int     `json:"page_size"`
+	PoolBytes              int64   `json:"pool_bytes"`
+	PoolPolicy             string  `json:"pool_policy"`
+	HeapUpdate             string  `json:"heap_update"`
+	SyncCommit             bool    `json:"sync_commit"`
+	Dir                    string  `json:"dir"` // "" in memory
+}
+
+// HostReport says where the job ran.
+type HostReport struct {
+	GoVersion string `json:"go_version"`
+	OS        string `json:"os"`
+	Arch      string `json:"arch"`
+	CPUs      int    `json:"cpus"`
+}
+
+// DatabaseReport describes the database the job ran on (as loaded, which
+// for a run on a stored database may differ from the flags).
+type DatabaseReport struct {
+	Warehouses int    `json:"warehouses"`
+	Org        string `json:"org"`
+	LoadSeed   uint64 `json:"load_seed"`
+	PageSize   int    `json:"page_size"`
+	PoolBytes  int64  `json:"pool_bytes"`
+}
+
+// LoadReport is the load's figures.
+type LoadReport struct {
+	Rows           map[string]int64 `json:"rows"` // by table
+	TotalRows      int64            `json:"total_rows"`
+	ElapsedSeconds float64          `json:"elapsed_s"`
+	RowsPerSecond  float64          `json:"rows_per_s"`
+	LogBytes       int64            `json:"log_bytes"`
+}
+
+// RunReport is the run's figures.
+type RunReport struct {
+	Terminals       int     `json:"terminals"`
+	MeasuredSeconds float64 `json:"measured_s"` // the measured interval
+	WarmupSeconds   float64 `json:"warmup_s"`
+	ElapsedSeconds  float64 `json:"elapsed_s"` // wall time of warm-up and measurement
+	// TpmC is New-Order transactions per minute of the measured interval
+	// (rolled-back ones count); TxPerMinute counts every type.
+	TpmC        float64 `json:"tpmc"`
+	TxPerMinute float64 `json:"tx_per_min"`
+	// Efficiency is TpmC / (12.86 × W) in percent [5.4.3], only with
+	// keying and think times (without them the figure means nothing).
+	Efficiency *float64     `json:"efficiency_pct,omitempty"`
+	Types      []TypeReport `json:"types"`
+	Errors     []string     `json:"errors,omitempty"`
+}
+
+// TypeReport is one transaction type's figures.
+type TypeReport struct {
+	Type      string  `json:"type"`
+	Count     int64   `json:"count"`
+	MixPct    float64 `json:"mix_pct"` // share of all completed transactions
+	Retries   int64   `json:"retries"`
+	Rollbacks int64   `json:"rollbacks"`
+	Skipped   int64   `json:"skipped,omitempty"` // Delivery: districts without a new order
+	// Latency in milliseconds, from an HDR histogram of microseconds
+	// (three significant digits).
+	LatencyMs Percentiles `json:"latency_ms"`
+	// PerTx averages the meters over the completed transactions (retried
+	// attempts included in their cost).
+	PerTx MeterAverages `json:"per_tx"`
+}
+
+// Percentiles of a latency distribution.
+type Percentiles struct {
+	P50 float64 `json:"p50"`
+	P90 float64 `json:"p90"`
+	P95 float64 `json:"p95"`
+	P99 float64 `json:"p99"`
+	Max float64 `json:"max"`
+}
+
+// MeterAverages are per-transaction averages of the engine's meters.
+type MeterAverages struct {
+	NodeVisits    float64 `json:"node_visits"`    // B+tree nodes visited, every level and index
+	RowFetches    float64 `json:"row_fetches"`    // rows read through a pointer from an index entry
+	HeapFetches   float64 `json:"heap_fetches"`   // rows fetched from a heap by row pointer
+	RowsExamined  float64 `json:"rows_examined"`  // index entries or rows looked at
+	RowsReturned  float64 `json:"rows_returned"`  // rows handed to the transaction
+	EntriesWrite  float64 `json:"index_entries_written"`
+	PoolHits      float64 `json:"pool_hits"`
+	PoolMisses    float64 `json:"pool_misses"`
+	LogBytes      float64 `json:"log_bytes"`
+	LockRequests  float64 `json:"lock_requests"`
+	LockWaits     float64 `json:"lock_waits"`
+	PageRequests  float64 `json:"page_requests"`
+	StoreReads    float64 `json:"store_reads"`
+	StoreWrites   float64 `json:"store_writes"`
+	HeapRowsScans float64 `json:"heap_rows_scanned"`
+}
+
+// SpaceReport is one index or heap's space.
+type SpaceReport struct {
+	Table   string  `json:"table"`
+	Index   string  `json:"index"` // PRIMARY, a secondary's name, or heap
+	Pages   int     `json:"pages"`
+	Height  int     `json:"height"` // 0 for a heap
+	Entries int64   `json:"entries"`
+	Fill    float64 `json:"fill"`
+}
+
+// SpecTpmCPerWarehouse is the most tpmC a warehouse can give with the
+// specification's keying and think times [5.4.3]: the base of efficiency.
+const SpecTpmCPerWarehouse = 12.86
+
+func version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	v := bi.Main.Version
+	var rev, modified string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				modified = "+modified"
+			}
+		}
+	}
+	if rev != "" {
+		v += " " + rev[:min(12, len(rev))] + modified
+	}
+	return v
+}
+
+func newReport(c *TPCCConfig) *Report {
+	var phases []string
+	for _, p := range []struct {
+		on   bool
+		name string
+	}{{c.Phases.Load, "load"}, {c.Phases.Run, "run"}, {c.Phases.Check, "check"}} {
+		if p.on {
+			phases = append(phases, p.name)
+		}
+	}
+	o := c.EngineOptions()
+	heapUpdate := "in-place"
+	if c.HeapUpdate == engine.NewVersion {
+		heapUpdate = "new-version"
+	}
+	policy := string(c.PoolPolicy)
+	if policy == "" {
+		policy = "midpoint"
+	}
+	pageSize := c.PageSize
+	if pageSize == 0 {
+		pageSize = 16 << 10
+	}
+	return &Report{
+		Config: ConfigReport{Mode: "real", Phases: strings.Join(phases, "+"), Warehouses: c.Warehouses,
+			Terminals: c.Terminals, DurationSeconds: c.Duration.Seconds(), WarmupSeconds: c.Warmup.Seconds(),
+			Profile: c.Profile.String(), StockLevelNoLowerBound: c.StockLevelNoLowerBound,
+			KeyingAndThink: c.KeyingAndThink, Seed: c.Seed, Org: orgName(c.Org), CountRewrite: c.CountRewrite,
+			PageSize: pageSize, PoolBytes: o.PoolSize, PoolPolicy: policy, HeapUpdate: heapUpdate,
+			SyncCommit: c.SyncCommit, Dir: c.Dir},
+		Flags:   c.Flags,
+		Version: version(),
+		Host:    HostReport{GoVersion: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH, CPUs: runtime.NumCPU()},
+	}
+}
+
+func orgName(o engine.Org) string {
+	if o == engine.OrgDefault {
+		return engine.Clustered.String()
+	}
+	return o.String()
+}
+
+func newLoadReport(s *tpcc.LoadStats) *LoadReport {
+	return &LoadReport{Rows: s.Rows, TotalRows: s.TotalRows, ElapsedSeconds: s.Elapsed.Seconds(),
+		RowsPerSecond: s.RowsPerSecond, LogBytes: s.Meter.LogBytes}
+}
+
+func newRunReport(c *TPCCConfig, s *tpcc.RunStats, elapsed time.Duration) *RunReport {
+	res := s.Results
+	total := res.Total()
+	r := &RunReport{Terminals: c.Terminals, MeasuredSeconds: s.Measured.Seconds(), WarmupSeconds: c.Warmup.Seconds(),
+		ElapsedSeconds: elapsed.Seconds(), TpmC: s.TpmC(), Errors: s.Errors}
+	if s.Measured > 0 {
+		r.TxPerMinute = float64(total) / s.Measured.Minutes()
+	}
+	if c.KeyingAndThink {
+		e := 100 * r.TpmC / (SpecTpmCPerWarehouse * float64(c.Warehouses))
+		r.Efficiency = &e
+	}
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	for k := range tpcc.NumTxTypes {
+		ts := &res.Types[k]
+		t := TypeReport{Type: tpcc.TxType(k).String(), Count: ts.Count, Retries: ts.Retries,
+			Rollbacks: ts.Rollbacks, Skipped: ts.Skipped}
+		if total > 0 {
+			t.MixPct = 100 * float64(ts.Count) / float64(total)
+		}
+		if ts.Count > 0 {
+			t.LatencyMs = Percentiles{P50: ms(ts.Percentile(50)), P90: ms(ts.Percentile(90)),
+				P95: ms(ts.Percentile(95)), P99: ms(ts.Percentile(99)),
+				Max: float64(ts.Latency.Max()) / 1000}
+			n := float64(ts.Count)
+			m := &ts.Meter
+			t.PerTx = MeterAverages{
+				NodeVisits: float64(m.NodeVisitsTotal()) / n, RowFetches: float64(m.RowFetches) / n,
+				HeapFetches: float64(m.HeapFetches) / n, RowsExamined: float64(m.RowsExamined) / n,
+				RowsReturned: float64(m.RowsReturned) / n, EntriesWrite: float64(m.IndexEntriesWritten) / n,
+				PoolHits: float64(m.PoolHits) / n, PoolMisses: float64(m.PoolMisses) / n,
+				LogBytes: float64(m.LogBytes) / n, LockRequests: float64(m.LockRequests) / n,
+				LockWaits: float64(m.LockWaits) / n, PageRequests: float64(m.PageRequestsTotal()) / n,
+				StoreReads: float64(m.StoreReads) / n, StoreWrites: float64(m.StoreWrites) / n,
+				HeapRowsScans: float64(m.HeapRowsScanned) / n,
+			}
+		}
+		r.Types = append(r.Types, t)
+	}
+	return r
+}
+
+func newSpaceReport(s []engine.SpaceStats) []SpaceReport {
+	out := make([]SpaceReport, 0, len(s))
+	for _, x := range s {
+		out = append(out, SpaceReport{Table: x.Table, Index: x.Index, Pages: x.Pages, Height: x.Height,
+			Entries: x.Entries, Fill: x.Fill})
+	}
+	return out
+}
+
+// Passed says the job ran without errors and its consistency check (if
+// any) passed.
+func (r *Report) Passed() bool {
+	if len(r.Errors) > 0 || (r.Run != nil && len(r.Run.Errors) > 0) {
+		return false
+	}
+	return r.Check == nil || r.Check.Passed()
+}
+
+// TotalPages sums the pages of every index and heap.
+func (r *Report) TotalPages() int {
+	n := 0
+	for _, s := range r.Space {
+		n += s.Pages
+	}
+	return n
+}
+
+// WriteTable prints the report as aligned tables.
+func (r *Report) WriteTable(w io.Writer) error {
+	var b strings.Builder
+	c := &r.Config
+	fmt.Fprintf(&b, "enginelab tpcc (%s): %d warehouse%s, %s, org %s, profile %s, seed %d\n",
+		c.Phases, r.Database.Warehouses, plural(r.Database.Warehouses), c.Mode, r.Database.Org, c.Profile, c.Seed)
+	fmt.Fprintf(&b, "version %s, %s %s/%s, %d CPUs\n", r.Version, r.Host.GoVersion, r.Host.OS, r.Host.Arch, r.Host.CPUs)
+	if len(r.Flags) > 0 {
+		names := make([]string, 0, len(r.Flags))
+		for k := range r.Flags {
+			names = append(names, k)
+		}
+		slices.Sort(names)
+		var parts []string
+		for _, k := range names {
+			parts = append(parts, "--"+k+"="+r.Flags[k])
+		}
+		fmt.Fprintf(&b, "flags: %s\n", strings.Join(parts, " "))
+	}
+	fmt.Fprintf(&b, "engine: page size %d, pool %s (%s), heap update %s, count rewrite %v, sync commit %v, %s\n",
+		r.Database.PageSize, FormatBytes(r.Database.PoolBytes), c.PoolPolicy, c.HeapUpdate, c.CountRewrite, c.SyncCommit,
+		storage(c.Dir))
+
+	if l := r.Load; l != nil {
+		fmt.Fprintf(&b, "\nLOAD: %d rows in %.2f s, %.0f rows/s, %s of redo\n", l.TotalRows, l.ElapsedSeconds, l.RowsPerSecond,
+			FormatBytes(l.LogBytes))
+	}
+	if run := r.Run; run != nil {
+		fmt.Fprintf(&b, "\nRUN: %d terminals, %.0f s measured after %.0f s of warm-up\n", run.Terminals, run.MeasuredSeconds, run.WarmupSeconds)
+		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "type\tcount\tmix %\tretries\trollbacks\tp50 ms\tp90 ms\tp95 ms\tp99 ms\tmax ms\t")
+		for _, t := range run.Types {
+			fmt.Fprintf(tw, "%s\t%d\t%.1f\t%d\t%d\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t\n", t.Type, t.Count, t.MixPct, t.Retries, t.Rollbacks,
+				t.LatencyMs.P50, t.LatencyMs.P90, t.LatencyMs.P95, t.LatencyMs.P99, t.LatencyMs.Max)
+		}
+		_ = tw.Flush()
+		fmt.Fprintf(&b, "\nengine cost per transaction (averages of the meters)\n")
+		tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "type\tnode visits\trow fetches\theap fetches\trows examined\tpool hits\tpool misses\tlog bytes\tlock waits\t")
+		for _, t := range run.Types {
+			p := &t.PerTx
+			fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.2f\t%.0f\t%.3f\t\n", t.Type, p.NodeVisits, p.RowFetches, p.HeapFetches,
+				p.RowsExamined, p.PoolHits, p.PoolMisses, p.LogBytes, p.LockWaits)
+		}
+		_ = tw.Flush()
+		fmt.Fprintf(&b, "\ntpmC %.0f   transactions/min %.0f", run.TpmC, run.TxPerMinute)
+		if run.Efficiency != nil {
+			fmt.Fprintf(&b, "   efficiency %.1f%% of %.2f tpmC per warehouse", *run.Efficiency, SpecTpmCPerWarehouse)
+		}
+		b.WriteString("\n")
+		for _, e := range run.Errors {
+			fmt.Fprintf(&b, "error: %s\n", e)
+		}
+	}
+	if r.Check != nil {
+		fmt.Fprintf(&b, "\nCONSISTENCY (clause 3.3.2)\n%s", r.Check.String())
+	}
+	if len(r.Space) > 0 {
+		fmt.Fprintf(&b, "\nSPACE: %d pages of %d bytes\n", r.TotalPages(), r.Database.PageSize)
+		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "table\tindex\tpages\theight\tentries\tfill")
+		for _, s := range r.Space {
+			h := "-"
+			if s.Height > 0 {
+				h = fmt.Sprint(s.Height)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%d\t%.1f%%\n", s.Table, s.Index, s.Pages, h, s.Entries, 100*s.Fill)
+		}
+		_ = tw.Flush()
+	}
+	if l := r.Log; l != nil {
+		fmt.Fprintf(&b, "\nREDO LOG: %d records, %s, %d syncs for %d synced commits, %d checkpoints\n",
+			l.Records, FormatBytes(l.Bytes), l.Syncs, l.SyncedCommits, l.Checkpoints)
+	}
+	for _, e := range r.Errors {
+		fmt.Fprintf(&b, "error: %s\n", e)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func storage(dir string) string {
+	if dir == "" {
+		return "in memory"
+	}
+	return "in " + dir
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}

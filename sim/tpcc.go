@@ -1,0 +1,215 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/engine"
+	"github.com/enginelab/enginelab/tpcc"
+)
+
+// ErrBadConfig is wrapped by the errors of a TPCCConfig that cannot run.
+// They come before anything is opened or loaded.
+var ErrBadConfig = errors.New("sim: invalid configuration")
+
+// ErrAlreadyLoaded means a load was asked of a database that holds the
+// TPC-C tables already.
+var ErrAlreadyLoaded = errors.New("sim: database already loaded")
+
+// Phases of a TPC-C job: what TPCC does, in this order.
+type Phases struct {
+	Load  bool // create and load the tables
+	Run   bool // run the terminals
+	Check bool // the consistency conditions, after the run (or the load)
+}
+
+// TPCCConfig is one TPC-C job in real mode: the engine's settings and the
+// workload's. The command's flags map onto it one to one.
+type TPCCConfig struct {
+	Phases Phases
+
+	// The workload.
+	Warehouses             int
+	Terminals              int
+	Duration, Warmup       time.Duration
+	Profile                tpcc.Profile
+	StockLevelNoLowerBound bool
+	KeyingAndThink         bool
+	Seed                   uint64
+
+	// The engine.
+	Org          engine.Org
+	CountRewrite bool
+	PageSize     int
+	PoolSize     int64 // 0: PoolPerWarehouse × Warehouses
+	PoolPolicy   cache.PolicyKind
+	HeapUpdate   engine.HeapUpdate
+	SyncCommit   bool
+	// Dir keeps the database in a directory; "" keeps it in memory.
+	Dir string
+
+	// Flags, if not nil, are the command line's settings, every flag
+	// with its value, for the report.
+	Flags map[string]string
+}
+
+// PoolPerWarehouse is the default pool per warehouse: a loaded warehouse
+// takes about 110 MiB of pages in any organization, and a run grows ORDERS,
+// ORDER_LINE and HISTORY, so the whole database stays in memory for a run
+// of minutes (the in-memory default: the engine, not the store, is
+// measured).
+const PoolPerWarehouse = 256 << 20
+
+// EngineOptions returns the engine's options for c.
+func (c *TPCCConfig) EngineOptions() *engine.Options {
+	o := &engine.Options{Dir: c.Dir, PageSize: c.PageSize, PoolSize: c.PoolSize, Policy: c.PoolPolicy,
+		HeapUpdate: c.HeapUpdate, CountRewrite: c.CountRewrite, Commit: engine.NoSyncCommit}
+	if o.PoolSize == 0 {
+		o.PoolSize = int64(max(1, c.Warehouses)) * PoolPerWarehouse
+	}
+	if c.SyncCommit {
+		o.Commit = engine.SyncCommit
+	}
+	return o
+}
+
+// Validate checks c before anything is opened.
+func (c *TPCCConfig) Validate() error {
+	p := c.Phases
+	switch {
+	case !p.Load && !p.Run && !p.Check:
+		return fmt.Errorf("%w: nothing to do (no phase)", ErrBadConfig)
+	case !p.Load && c.Dir == "":
+		return fmt.Errorf("%w: a run or a check without a load needs a database directory (--dir)", ErrBadConfig)
+	case (p.Load || c.Warehouses != 0) && (c.Warehouses < 1 || c.Warehouses > tpcc.MaxWarehouses):
+		return fmt.Errorf("%w: --warehouses %d: want 1 to %d", ErrBadConfig, c.Warehouses, tpcc.MaxWarehouses)
+	case p.Run && (c.Terminals < 1 || c.Terminals > 255*max(1, c.Warehouses)):
+		return fmt.Errorf("%w: --terminals %d: want 1 to %d (255 per warehouse)", ErrBadConfig, c.Terminals, 255*c.Warehouses)
+	case p.Run && c.Duration <= 0:
+		return fmt.Errorf("%w: --duration %v: want more than zero", ErrBadConfig, c.Duration)
+	case c.Warmup < 0:
+		return fmt.Errorf("%w: --warmup %v: want zero or more", ErrBadConfig, c.Warmup)
+	}
+	if err := c.EngineOptions().Validate(); err != nil {
+		return fmt.Errorf("%w: %w", ErrBadConfig, err)
+	}
+	if p.Load && c.Dir != "" {
+		// A new database only: a directory that holds files is someone's.
+		ents, err := os.ReadDir(c.Dir)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("%w: --dir %s: %w", ErrBadConfig, c.Dir, err)
+		}
+		if len(ents) > 0 {
+			return fmt.Errorf("%w: --dir %s is not empty: load into a new directory, or use run and check on a loaded one", ErrAlreadyLoaded, c.Dir)
+		}
+	}
+	if !p.Load {
+		if ents, err := os.ReadDir(c.Dir); err != nil || len(ents) == 0 {
+			return fmt.Errorf("%w: --dir %s holds no database: load one first (enginelab tpcc load --dir %s)", tpcc.ErrNotLoaded, c.Dir, c.Dir)
+		}
+	}
+	return nil
+}
+
+// Hooks let a caller show progress. Every field may be nil.
+type Hooks struct {
+	// LoadProgress is tpcc.LoadConfig.Progress.
+	LoadProgress func(done, total int64)
+	// RunBegin is called as the terminals start, with the warm-up and
+	// measured time ahead; RunEnd when they have stopped.
+	RunBegin func(warmup, duration time.Duration)
+	RunEnd   func()
+}
+
+// TPCC runs the phases of cfg on one database and reports. On an error
+// after the work began, the report holds what was done.
+func TPCC(ctx context.Context, cfg TPCCConfig, hooks Hooks) (*Report, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if !cfg.Phases.Load && cfg.Warehouses == 0 {
+		// The database says how many: read it first, so that the default
+		// pool and the terminal limit follow it.
+		l, err := peekLoaded(cfg.EngineOptions())
+		if err != nil {
+			return nil, err
+		}
+		cfg.Warehouses = l.Warehouses
+		if err := cfg.Validate(); err != nil {
+			return nil, err
+		}
+	}
+	rep := newReport(&cfg)
+	db, err := engine.Open(cfg.EngineOptions())
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+
+	var loaded tpcc.Loaded
+	if cfg.Phases.Load {
+		stats, err := tpcc.Load(ctx, db, tpcc.LoadConfig{Warehouses: cfg.Warehouses, Seed: cfg.Seed, Org: cfg.Org,
+			Progress: hooks.LoadProgress})
+		if err != nil {
+			return rep, err
+		}
+		rep.Load = newLoadReport(&stats)
+	}
+	if loaded, err = tpcc.ReadLoaded(db); err != nil {
+		return rep, err
+	}
+	rep.Database = DatabaseReport{Warehouses: loaded.Warehouses, Org: loaded.Org.String(), LoadSeed: loaded.Seed,
+		PageSize: db.Pool().PageSize(), PoolBytes: cfg.EngineOptions().PoolSize}
+	if cfg.Phases.Run {
+		if cfg.Warehouses != loaded.Warehouses {
+			return rep, fmt.Errorf("%w: --warehouses %d, but the database in %s holds %d", ErrBadConfig, cfg.Warehouses, cfg.Dir, loaded.Warehouses)
+		}
+		rc := tpcc.RunConfig{Warehouses: loaded.Warehouses, Terminals: cfg.Terminals, Duration: cfg.Duration,
+			Warmup: cfg.Warmup, Seed: cfg.Seed, LoadConstants: loaded.Constants, Profile: cfg.Profile,
+			StockLevelNoLowerBound: cfg.StockLevelNoLowerBound, KeyingAndThink: cfg.KeyingAndThink}
+		if hooks.RunBegin != nil {
+			hooks.RunBegin(cfg.Warmup, cfg.Duration)
+		}
+		start := time.Now()
+		stats, err := tpcc.Run(ctx, db, rc)
+		if hooks.RunEnd != nil {
+			hooks.RunEnd()
+		}
+		if stats != nil {
+			rep.Run = newRunReport(&cfg, stats, time.Since(start))
+		}
+		if err != nil {
+			return rep, err
+		}
+	}
+	if cfg.Phases.Check {
+		chk, err := tpcc.Check(db, tpcc.CheckOptions{Fresh: !cfg.Phases.Run && cfg.Phases.Load})
+		if err != nil {
+			return rep, err
+		}
+		rep.Check = &chk
+	}
+	space, err := db.SpaceReport()
+	if err != nil {
+		return rep, err
+	}
+	rep.Space = newSpaceReport(space)
+	log := db.LogStats()
+	rep.Log = &log
+	return rep, nil
+}
+
+// peekLoaded opens the stored database of o and reads its load's settings.
+func peekLoaded(o *engine.Options) (tpcc.Loaded, error) {
+	o.PoolSize = 16 << 20
+	db, err := engine.Open(o)
+	if err != nil {
+		return tpcc.Loaded{}, err
+	}
+	l, err := tpcc.ReadLoaded(db)
+	return l, errors.Join(err, db.Close())
+}
