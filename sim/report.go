@@ -25,13 +25,13 @@ type Report struct {
 	Version string            `json:"version"` // the module's version (VCS revision when built from a clone)
 	Host    HostReport        `json:"host"`
 
-	Database DatabaseReport     `json:"database"`
-	Load     *LoadReport        `json:"load,omitempty"`
-	Run      *RunReport         `json:"run,omitempty"`
-	Check    *tpcc.CheckReport  `json:"check,omitempty"`
-	Space    []SpaceReport      `json:"space,omitempty"`
-	Log      *engine.LogStats   `json:"log,omitempty"`
-	Errors   []string           `json:"errors,omitempty"`
+	Database DatabaseReport    `json:"database"`
+	Load     *LoadReport       `json:"load,omitempty"`
+	Run      *RunReport        `json:"run,omitempty"`
+	Check    *tpcc.CheckReport `json:"check,omitempty"`
+	Space    []SpaceReport     `json:"space,omitempty"`
+	Log      *engine.LogStats  `json:"log,omitempty"`
+	Errors   []string          `json:"errors,omitempty"`
 }
 
 // ConfigReport is TPCCConfig in report form.
@@ -127,11 +127,11 @@ type Percentiles struct {
 
 // MeterAverages are per-transaction averages of the engine's meters.
 type MeterAverages struct {
-	NodeVisits    float64 `json:"node_visits"`    // B+tree nodes visited, every level and index
-	RowFetches    float64 `json:"row_fetches"`    // rows read through a pointer from an index entry
-	HeapFetches   float64 `json:"heap_fetches"`   // rows fetched from a heap by row pointer
-	RowsExamined  float64 `json:"rows_examined"`  // index entries or rows looked at
-	RowsReturned  float64 `json:"rows_returned"`  // rows handed to the transaction
+	NodeVisits    float64 `json:"node_visits"`   // B+tree nodes visited, every level and index
+	RowFetches    float64 `json:"row_fetches"`   // rows read through a pointer from an index entry
+	HeapFetches   float64 `json:"heap_fetches"`  // rows fetched from a heap by row pointer
+	RowsExamined  float64 `json:"rows_examined"` // index entries or rows looked at
+	RowsReturned  float64 `json:"rows_returned"` // rows handed to the transaction
 	EntriesWrite  float64 `json:"index_entries_written"`
 	PoolHits      float64 `json:"pool_hits"`
 	PoolMisses    float64 `json:"pool_misses"`
