@@ -30,7 +30,7 @@ type Report struct {
 	Run      *RunReport        `json:"run,omitempty"`
 	Check    *tpcc.CheckReport `json:"check,omitempty"`
 	Space    []SpaceReport     `json:"space,omitempty"`
-	Log      *engine.LogStats  `json:"log,omitempty"`
+	Log      *LogReport        `json:"log,omitempty"`
 	Errors   []string          `json:"errors,omitempty"`
 }
 
@@ -142,6 +142,15 @@ type MeterAverages struct {
 	StoreReads    float64 `json:"store_reads"`
 	StoreWrites   float64 `json:"store_writes"`
 	HeapRowsScans float64 `json:"heap_rows_scanned"`
+}
+
+// LogReport is the redo log's activity since the database was opened.
+type LogReport struct {
+	Records       int64 `json:"records"`
+	Bytes         int64 `json:"bytes"`
+	Syncs         int64 `json:"syncs"`
+	SyncedCommits int64 `json:"synced_commits"` // commits that waited for durability
+	Checkpoints   int64 `json:"checkpoints"`
 }
 
 // SpaceReport is one index or heap's space.

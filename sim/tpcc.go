@@ -131,12 +131,15 @@ func TPCC(ctx context.Context, cfg TPCCConfig, hooks Hooks) (*Report, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if !cfg.Phases.Load && cfg.Warehouses == 0 {
-		// The database says how many: read it first, so that the default
-		// pool and the terminal limit follow it.
+	if !cfg.Phases.Load {
+		// The database says how many warehouses: read it first, so that
+		// the default pool and the terminal limit follow it.
 		l, err := peekLoaded(cfg.EngineOptions())
 		if err != nil {
 			return nil, err
+		}
+		if cfg.Warehouses != 0 && cfg.Warehouses != l.Warehouses {
+			return nil, fmt.Errorf("%w: --warehouses %d, but the database in %s holds %d", ErrBadConfig, cfg.Warehouses, cfg.Dir, l.Warehouses)
 		}
 		cfg.Warehouses = l.Warehouses
 		if err := cfg.Validate(); err != nil {
@@ -165,9 +168,6 @@ func TPCC(ctx context.Context, cfg TPCCConfig, hooks Hooks) (*Report, error) {
 	rep.Database = DatabaseReport{Warehouses: loaded.Warehouses, Org: loaded.Org.String(), LoadSeed: loaded.Seed,
 		PageSize: db.Pool().PageSize(), PoolBytes: cfg.EngineOptions().PoolSize}
 	if cfg.Phases.Run {
-		if cfg.Warehouses != loaded.Warehouses {
-			return rep, fmt.Errorf("%w: --warehouses %d, but the database in %s holds %d", ErrBadConfig, cfg.Warehouses, cfg.Dir, loaded.Warehouses)
-		}
 		rc := tpcc.RunConfig{Warehouses: loaded.Warehouses, Terminals: cfg.Terminals, Duration: cfg.Duration,
 			Warmup: cfg.Warmup, Seed: cfg.Seed, LoadConstants: loaded.Constants, Profile: cfg.Profile,
 			StockLevelNoLowerBound: cfg.StockLevelNoLowerBound, KeyingAndThink: cfg.KeyingAndThink}
@@ -198,8 +198,8 @@ func TPCC(ctx context.Context, cfg TPCCConfig, hooks Hooks) (*Report, error) {
 		return rep, err
 	}
 	rep.Space = newSpaceReport(space)
-	log := db.LogStats()
-	rep.Log = &log
+	l := db.LogStats()
+	rep.Log = &LogReport{Records: l.Records, Bytes: l.Bytes, Syncs: l.Syncs, SyncedCommits: l.SyncedCommits, Checkpoints: l.Checkpoints}
 	return rep, nil
 }
 

@@ -1,136 +1,56 @@
-// Command enginelab runs enginelab's experiments on an embedded, in-memory
-// database. Until the TPC-C workload and the simulator arrive, it runs the
-// first one: SELECT count(c_id) FROM customer WHERE (w, d, c_last) = ?
-// through the (w, d, c_last, c_first) index, in the three table
-// organizations, with and without rewriting count(c_id) as count(*).
+// Command enginelab runs enginelab's workloads in process, on an embedded
+// database (in memory unless told a directory).
 //
-// It prints a table, or JSON with -json.
+//	enginelab tpcc [flags]                  load and run TPC-C, check it, report
+//	enginelab tpcc load|run|check [flags]   the same steps on a stored database (--dir)
+//	enginelab tpcc export --dir D --out O   the tables of a stored database as CSV
+//	enginelab count [flags]                 the count(c_id) case, in the three organizations
+//
+// Every command takes --help. Reports print as aligned tables, or as JSON
+// with --json; progress goes to standard error when it is a terminal.
 package main
 
 import (
-	"encoding/json"
-	"flag"
 	"fmt"
+	"io"
 	"os"
-	"text/tabwriter"
-
-	"github.com/enginelab/enginelab/engine"
 )
 
-// result is one run of the count.
-type result struct {
-	Org          string `json:"org"`
-	CountRewrite bool   `json:"count_rewrite"`
-	Count        int64  `json:"count"`
-	IndexOnly    bool   `json:"index_only"`
-	RowFetches   int64  `json:"row_fetches"`
-	PageRequests int64  `json:"page_requests"`
-	NodeVisits   int64  `json:"node_visits"`
-}
+const usage = `usage: enginelab <command> [arguments]
+
+commands:
+  tpcc [flags]            load TPC-C into an in-memory database, run it, check it, report
+  tpcc load --dir D       load a database into directory D
+  tpcc run --dir D        run the terminals on the database in D
+  tpcc check --dir D      check the consistency conditions of the database in D
+  tpcc export --dir D --out O
+                          write the tables of the database in D as CSV files into O
+  count [flags]           count(c_id) by last name in the three table organizations
+
+"enginelab <command> --help" lists a command's flags.
+`
 
 func main() {
-	customers := flag.Int("customers", 3000, "customers in the district (1 to 100000)")
-	matches := flag.Int("matches", 30, "customers sharing the counted last name (1 to -customers)")
-	asJSON := flag.Bool("json", false, "print JSON instead of a table")
-	flag.Parse()
-	if *customers < 1 || *customers > 100000 || *matches < 1 || *matches > *customers {
-		fmt.Fprintf(os.Stderr, "enginelab: -customers %d, -matches %d: want 1 <= matches <= customers <= 100000\n", *customers, *matches)
-		os.Exit(2)
-	}
-	var results []result
-	for _, rewrite := range []bool{false, true} {
-		r, err := run(*customers, *matches, rewrite)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "enginelab:", err)
-			os.Exit(1)
-		}
-		results = append(results, r...)
-	}
-	if *asJSON {
-		enc := json.NewEncoder(os.Stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(results); err != nil {
-			fmt.Fprintln(os.Stderr, "enginelab:", err)
-			os.Exit(1)
-		}
-		return
-	}
-	fmt.Printf("count(c_id) of %d customers named BARBARBAR among %d, through (w, d, c_last, c_first)\n\n", *matches, *customers)
-	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ORGANIZATION\tREWRITE\tCOUNT\tINDEX-ONLY\tROW FETCHES\tPAGE REQUESTS\tNODE VISITS")
-	for _, r := range results {
-		fmt.Fprintf(tw, "%s\t%v\t%d\t%v\t%d\t%d\t%d\n", r.Org, r.CountRewrite, r.Count, r.IndexOnly, r.RowFetches, r.PageRequests, r.NodeVisits)
-	}
-	if err := tw.Flush(); err != nil {
-		fmt.Fprintln(os.Stderr, "enginelab:", err)
-		os.Exit(1)
-	}
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-// run loads the customers into one in-memory database per rewrite setting
-// and counts in each organization.
-func run(customers, matches int, rewrite bool) ([]result, error) {
-	db, err := engine.Open(&engine.Options{PoolSize: 64 << 20, CountRewrite: rewrite})
-	if err != nil {
-		return nil, err
+// run is the command with its arguments (after the program name); it
+// returns the exit status: 0 done, 1 failed (or inconsistent), 2 bad usage.
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
 	}
-	defer db.Close()
-	var out []result
-	for _, org := range []engine.Org{engine.Clustered, engine.HeapRowPointer, engine.HeapPrimaryKey} {
-		t, err := db.CreateTable(engine.Table{
-			Name: "customer_" + org.String(),
-			Columns: []engine.Column{
-				{Name: "c_w_id", Type: engine.TypeInt},
-				{Name: "c_d_id", Type: engine.TypeInt},
-				{Name: "c_id", Type: engine.TypeInt},
-				{Name: "c_first", Type: engine.TypeVarchar, Length: 16},
-				{Name: "c_last", Type: engine.TypeVarchar, Length: 16},
-				{Name: "c_data", Type: engine.TypeVarchar, Length: 500},
-			},
-			PrimaryKey: []string{"c_w_id", "c_d_id", "c_id"},
-			Indexes:    []engine.Index{{Name: "idx_customer_name", Columns: []string{"c_w_id", "c_d_id", "c_last", "c_first"}}},
-			Org:        org,
-		})
-		if err != nil {
-			return nil, err
-		}
-		tx := db.Begin(nil)
-		for id := 1; id <= customers; id++ {
-			last := "BARBARBAR"
-			if id > matches {
-				last = fmt.Sprintf("NAME%06d", id)
-			}
-			row := engine.Row{engine.Int(1), engine.Int(1), engine.Int(int64(id)),
-				engine.Str(fmt.Sprintf("FIRST%06d", id)), engine.Str(last), engine.Str("customer data")}
-			if err := tx.Insert(t, row); err != nil {
-				return nil, err
-			}
-			if id%100 == 0 { // load in small transactions, as a loader would
-				if err := tx.Commit(); err != nil {
-					return nil, err
-				}
-				tx = db.Begin(nil)
-			}
-		}
-		if err := tx.Commit(); err != nil {
-			return nil, err
-		}
-
-		var m engine.Meter
-		tx = db.Begin(&m)
-		key := []engine.Value{engine.Int(1), engine.Int(1), engine.Str("BARBARBAR")}
-		n, path, err := tx.Count(t, engine.CountOptions{
-			ScanOptions: engine.ScanOptions{Index: "idx_customer_name", Lower: key, Upper: key},
-			Column:      "c_id",
-		})
-		if err != nil {
-			return nil, err
-		}
-		if err := tx.Commit(); err != nil {
-			return nil, err
-		}
-		out = append(out, result{Org: org.String(), CountRewrite: rewrite, Count: n, IndexOnly: path.IndexOnly,
-			RowFetches: m.RowFetches, PageRequests: m.PageRequestsTotal(), NodeVisits: m.NodeVisitsTotal()})
+	switch args[0] {
+	case "tpcc":
+		return tpccCmd(args[1:], stdout, stderr)
+	case "count":
+		return countCmd(args[1:])
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "enginelab: unknown command %q: want tpcc or count\n\n%s", args[0], usage)
+		return 2
 	}
-	return out, nil
 }

@@ -10,7 +10,7 @@ import (
 // pointers, and none with the count rewrite.
 func TestRun(t *testing.T) {
 	for _, rewrite := range []bool{false, true} {
-		rs, err := run(300, 30, rewrite)
+		rs, err := countRun(300, 30, rewrite)
 		require.NoError(t, err)
 		require.Len(t, rs, 3)
 		for _, r := range rs {

@@ -1,0 +1,435 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/dustin/go-humanize"
+	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
+
+	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/engine"
+	"github.com/enginelab/enginelab/sim"
+	"github.com/enginelab/enginelab/tpcc"
+)
+
+// choice is a flag whose value is one of a fixed list; a bad value is
+// rejected by the flag package with the list in the message.
+type choice struct {
+	value   string
+	choices []string
+}
+
+func (c *choice) String() string { return c.value }
+
+func (c *choice) Set(s string) error {
+	if !slices.Contains(c.choices, s) {
+		return fmt.Errorf("want one of %s", strings.Join(c.choices, ", "))
+	}
+	c.value = s
+	return nil
+}
+
+// size is a byte-count flag with units: 64MiB, 1GiB, 512MB, 1048576.
+type size struct{ n int64 }
+
+func (s *size) String() string {
+	if s.n == 0 {
+		return "0"
+	}
+	return strings.ReplaceAll(humanize.IBytes(uint64(s.n)), " ", "")
+}
+
+func (s *size) Set(v string) error {
+	n, err := humanize.ParseBytes(v)
+	if err != nil || n > 1<<50 {
+		return fmt.Errorf("want a size such as 64MiB, 1GiB or 1048576 (0 for the default)")
+	}
+	s.n = int64(n)
+	return nil
+}
+
+// tpccFlags are the flags of one tpcc subcommand.
+type tpccFlags struct {
+	fs  *flag.FlagSet
+	sub string
+
+	warehouses, terminals, pageSize int
+	duration, warmup                time.Duration
+	seed                            uint64
+	org, profile, policy, heapUpd   choice
+	pool                            size
+	countRewrite, stockNoLower      bool
+	keyingThink, syncCommit, check  bool
+	dir, out, null, compare         string
+	asJSON, quiet                   bool
+}
+
+// The subcommands and what they do.
+var subcommands = map[string]struct {
+	phases sim.Phases
+	about  string
+}{
+	"":       {sim.Phases{Load: true, Run: true, Check: true}, "loads TPC-C into a new database (in memory unless --dir), runs the terminals, checks the consistency conditions and reports"},
+	"load":   {sim.Phases{Load: true, Check: true}, "loads a new database into --dir and checks it"},
+	"run":    {sim.Phases{Run: true, Check: true}, "runs the terminals on the database in --dir and checks it after"},
+	"check":  {sim.Phases{Check: true}, "checks the consistency conditions of the database in --dir (condition 11 is skipped: it holds only before any run)"},
+	"export": {sim.Phases{}, "writes every table of the database in --dir as CSV, one file per table, into --out"},
+}
+
+func newTPCCFlags(sub string, stderr io.Writer) *tpccFlags {
+	name := "enginelab tpcc"
+	if sub != "" {
+		name += " " + sub
+	}
+	f := &tpccFlags{fs: flag.NewFlagSet(name, flag.ContinueOnError), sub: sub}
+	fs := f.fs
+	fs.SetOutput(stderr)
+	load, run := sub == "" || sub == "load", sub == "" || sub == "run"
+	if load || run {
+		def := 1
+		help := "`W`, the number of warehouses"
+		if !load {
+			def = 0
+			help = "`W` the database was loaded with (0: as loaded)"
+		}
+		fs.IntVar(&f.warehouses, "warehouses", def, help)
+		fs.Uint64Var(&f.seed, "seed", 1, "seed of every random choice (the load's population and the terminals' inputs): the same seed, the same work")
+	}
+	if load {
+		f.org = choice{"clustered", []string{"clustered", "heap-rowptr", "heap-pk"}}
+		fs.Var(&f.org, "org", "table organization: clustered (InnoDB: secondaries carry the primary key), heap-rowptr (PostgreSQL: secondaries carry row pointers), heap-pk (heap, secondaries carry the primary key)")
+		fs.IntVar(&f.pageSize, "page-size", 16<<10, fmt.Sprintf("page size in bytes, a power of two from %d to %d", cache.MinPageSize, cache.MaxPageSize))
+	}
+	if run {
+		fs.IntVar(&f.terminals, "terminals", 4, "terminals, each bound to a home warehouse and district (at most 255 per warehouse)")
+		fs.DurationVar(&f.duration, "duration", 30*time.Second, "measured interval")
+		fs.DurationVar(&f.warmup, "warmup", 0, "workload run before the measured interval, not measured")
+		f.profile = choice{"optimized", []string{"optimized", "sysbench", "benchmarksql"}}
+		fs.Var(&f.profile, "profile", "client access profile: optimized (count(*), LIMIT 1), sysbench (count(c_id) then the rows; LIMIT 1), benchmarksql (the c_id list, then the row; Delivery reads every new order)")
+		fs.BoolVar(&f.stockNoLower, "stocklevel-no-lower-bound", false, "Stock-Level scans its district's order lines without the lower bound on ol_o_id (the optimizer bug)")
+		fs.BoolVar(&f.keyingThink, "keying-think", false, "wait the specification's keying and think times (gives the efficiency figure; off: throughput runs)")
+	}
+	if sub != "export" {
+		fs.BoolVar(&f.countRewrite, "count-rewrite", false, "the engine counts count(col) of a NOT NULL column as count(*)")
+		fs.Var(&f.pool, "pool", "buffer pool size, such as 64MiB or 2GiB (0: 256MiB per warehouse)")
+		f.policy = choice{"midpoint", []string{"midpoint", "lru"}}
+		fs.Var(&f.policy, "pool-policy", "buffer pool eviction: midpoint (InnoDB's old and young sublists) or lru")
+		f.heapUpd = choice{"in-place", []string{"in-place", "new-version"}}
+		fs.Var(&f.heapUpd, "heap-update", "heap row updates: in-place (where the row still fits) or new-version (a new row pointer and new index entries, PostgreSQL without HOT)")
+		fs.BoolVar(&f.syncCommit, "sync-commit", true, "a commit waits for the redo log's sync (innodb_flush_log_at_trx_commit=1); false: it does not")
+		fs.BoolVar(&f.check, "check", true, "check the consistency conditions at the end")
+		fs.BoolVar(&f.asJSON, "json", false, "print the report as one JSON document")
+		fs.BoolVar(&f.quiet, "quiet", false, "no progress bars")
+	}
+	dirHelp := "database directory (required)"
+	if sub == "" {
+		dirHelp = "keep the database in this new directory (default: in memory)"
+		fs.StringVar(&f.compare, "compare", "", "run the same workload under several settings and print them side by side: `SETTING[=V1,V2,...]`, such as org, profile, count-rewrite, pool-policy, heap-update, sync-commit (all their values), or terminals=1,4,8, pool=64MiB,1GiB")
+	}
+	fs.StringVar(&f.dir, "dir", "", dirHelp)
+	if sub == "export" {
+		fs.StringVar(&f.out, "out", "", "directory to write the CSV files into (required)")
+		fs.StringVar(&f.null, "null", "", `how NULL is written: "" for PostgreSQL's COPY ... CSV, \N for MySQL's LOAD DATA`)
+	}
+	// The flag package prints a bad flag's error; the whole usage is for
+	// --help only (printHelp).
+	fs.Usage = func() {}
+	return f
+}
+
+// printHelp prints the subcommand's usage and every flag.
+func (f *tpccFlags) printHelp(w io.Writer) {
+	fmt.Fprintf(w, "usage: %s [flags]\n\n%s %s.\n\nflags:\n", f.fs.Name(), f.fs.Name(), subcommands[f.sub].about)
+	f.fs.SetOutput(w)
+	f.fs.PrintDefaults()
+}
+
+// config turns the flags into a job.
+func (f *tpccFlags) config() (sim.TPCCConfig, error) {
+	c := sim.TPCCConfig{Phases: subcommands[f.sub].phases, Warehouses: f.warehouses, Terminals: f.terminals,
+		Duration: f.duration, Warmup: f.warmup, StockLevelNoLowerBound: f.stockNoLower, KeyingAndThink: f.keyingThink,
+		Seed: f.seed, CountRewrite: f.countRewrite, PageSize: f.pageSize, PoolSize: f.pool.n,
+		PoolPolicy: cache.PolicyKind(f.policy.value), SyncCommit: f.syncCommit, Dir: f.dir,
+		Flags: map[string]string{}}
+	c.Phases.Check = c.Phases.Check && f.check
+	if f.heapUpd.value == "new-version" {
+		c.HeapUpdate = engine.NewVersion
+	}
+	if f.org.value != "" {
+		org, err := engine.ParseOrg(f.org.value)
+		if err != nil {
+			return c, err
+		}
+		c.Org = org
+	}
+	if f.profile.value != "" {
+		p, err := tpcc.ParseProfile(f.profile.value)
+		if err != nil {
+			return c, err
+		}
+		c.Profile = p
+	}
+	f.fs.VisitAll(func(fl *flag.Flag) { c.Flags[fl.Name] = fl.Value.String() })
+	if f.sub != "" && f.dir == "" {
+		return c, fmt.Errorf("%w: --dir is required", sim.ErrBadConfig)
+	}
+	return c, c.Validate()
+}
+
+// comparable lists the settings --compare takes without values, with
+// all their values.
+var comparable = map[string][]string{
+	"org":                       {"clustered", "heap-rowptr", "heap-pk"},
+	"profile":                   {"optimized", "sysbench", "benchmarksql"},
+	"count-rewrite":             {"false", "true"},
+	"pool-policy":               {"midpoint", "lru"},
+	"heap-update":               {"in-place", "new-version"},
+	"sync-commit":               {"true", "false"},
+	"stocklevel-no-lower-bound": {"false", "true"},
+}
+
+// parseCompare splits SETTING[=V1,V2,...] and checks the setting is a flag
+// that makes sense to vary.
+func parseCompare(fs *flag.FlagSet, spec string) (string, []string, error) {
+	name, vals, hasVals := strings.Cut(spec, "=")
+	name = strings.TrimLeft(name, "-")
+	var ok []string
+	fs.VisitAll(func(fl *flag.Flag) {
+		if fl.Name != "compare" && fl.Name != "dir" && fl.Name != "json" && fl.Name != "quiet" && fl.Name != "check" {
+			ok = append(ok, fl.Name)
+		}
+	})
+	if !slices.Contains(ok, name) {
+		return "", nil, fmt.Errorf("%w: --compare %s: not a setting; want one of %s", sim.ErrBadConfig, spec, strings.Join(ok, ", "))
+	}
+	if !hasVals {
+		all, ok := comparable[name]
+		if !ok {
+			return "", nil, fmt.Errorf("%w: --compare %s: give the values to compare, as %s=V1,V2", sim.ErrBadConfig, spec, name)
+		}
+		return name, all, nil
+	}
+	values := strings.Split(vals, ",")
+	if len(values) < 2 {
+		return "", nil, fmt.Errorf("%w: --compare %s: want at least two values", sim.ErrBadConfig, spec)
+	}
+	return name, values, nil
+}
+
+func tpccCmd(args []string, stdout, stderr io.Writer) int {
+	sub := ""
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		sub = args[0]
+		args = args[1:]
+		if _, ok := subcommands[sub]; !ok || sub == "" {
+			fmt.Fprintf(stderr, "enginelab tpcc: unknown subcommand %q: want load, run, check or export (or none: load and run in memory)\n", sub)
+			return 2
+		}
+	}
+	f := newTPCCFlags(sub, stderr)
+	if err := f.fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			f.printHelp(stdout)
+			return 0
+		}
+		fmt.Fprintf(stderr, "run '%s --help' for the flags and their values\n", f.fs.Name())
+		return 2
+	}
+	if f.fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "enginelab tpcc: unexpected argument %q (flags come as --name=value)\n", f.fs.Arg(0))
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if sub == "export" {
+		return export(f, stdout, stderr)
+	}
+	if f.compare != "" {
+		return compare(ctx, f, args, stdout, stderr)
+	}
+	cfg, err := f.config()
+	if err != nil {
+		fmt.Fprintf(stderr, "enginelab tpcc: %v\n", err)
+		return 2
+	}
+	rep, err := sim.TPCC(ctx, cfg, f.hooks(stderr, ""))
+	return report(rep, err, f.asJSON, stdout, stderr, func(w io.Writer) error { return rep.WriteTable(w) }, rep)
+}
+
+// report prints a result (table or JSON) and returns the exit status: 1
+// if the job failed or a check did not pass.
+func report(rep *sim.Report, err error, asJSON bool, stdout, stderr io.Writer, table func(io.Writer) error, doc any) int {
+	status := 0
+	if err != nil {
+		fmt.Fprintf(stderr, "enginelab tpcc: %v\n", err)
+		status = 1
+		if rep == nil {
+			if errors.Is(err, sim.ErrBadConfig) || errors.Is(err, sim.ErrAlreadyLoaded) || errors.Is(err, tpcc.ErrNotLoaded) {
+				return 2 // refused before any work
+			}
+			return status
+		}
+		rep.Errors = append(rep.Errors, err.Error())
+	}
+	var werr error
+	if asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		werr = enc.Encode(doc)
+	} else {
+		werr = table(stdout)
+	}
+	if werr != nil {
+		fmt.Fprintf(stderr, "enginelab tpcc: %v\n", werr)
+		return 1
+	}
+	if rep != nil && !rep.Passed() {
+		status = 1
+	}
+	return status
+}
+
+func compare(ctx context.Context, f *tpccFlags, args []string, stdout, stderr io.Writer) int {
+	name, values, err := parseCompare(f.fs, f.compare)
+	if err == nil && f.dir != "" {
+		err = fmt.Errorf("%w: --compare loads a database per side in memory; it takes no --dir", sim.ErrBadConfig)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "enginelab tpcc: %v\n", err)
+		return 2
+	}
+	// Each side is the command line with the setting appended: the flag
+	// package checks each value as it would on its own.
+	var cfgs []sim.TPCCConfig
+	for _, v := range values {
+		side := newTPCCFlags("", stderr)
+		if err := side.fs.Parse(append(slices.Clone(args), "--"+name+"="+v)); err != nil {
+			return 2
+		}
+		cfg, err := side.config()
+		if err != nil {
+			fmt.Fprintf(stderr, "enginelab tpcc: --compare %s=%s: %v\n", name, v, err)
+			return 2
+		}
+		delete(cfg.Flags, "compare")
+		cfgs = append(cfgs, cfg)
+	}
+	cmp := &sim.Comparison{Setting: name, Values: values}
+	status := 0
+	for i, cfg := range cfgs {
+		rep, err := sim.TPCC(ctx, cfg, f.hooks(stderr, name+"="+values[i]+": "))
+		if err != nil {
+			fmt.Fprintf(stderr, "enginelab tpcc: %s=%s: %v\n", name, values[i], err)
+			status = 1
+			if rep == nil {
+				return status
+			}
+			rep.Errors = append(rep.Errors, err.Error())
+		}
+		cmp.Sides = append(cmp.Sides, rep)
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	if st := report(nil, nil, f.asJSON, stdout, stderr, cmp.WriteTable, cmp); st != 0 {
+		return st
+	}
+	if !cmp.Passed() {
+		status = 1
+	}
+	return status
+}
+
+func export(f *tpccFlags, stdout, stderr io.Writer) int {
+	if f.dir == "" || f.out == "" {
+		fmt.Fprintf(stderr, "enginelab tpcc export: --dir and --out are required\n")
+		return 2
+	}
+	if ents, err := os.ReadDir(f.dir); err != nil || len(ents) == 0 {
+		fmt.Fprintf(stderr, "enginelab tpcc export: --dir %s holds no database\n", f.dir)
+		return 2
+	}
+	db, err := engine.Open(&engine.Options{Dir: f.dir})
+	if err != nil {
+		fmt.Fprintf(stderr, "enginelab tpcc export: %v\n", err)
+		return 1
+	}
+	defer db.Close()
+	stats, err := tpcc.Export(db, f.out, tpcc.ExportOptions{NullString: f.null,
+		Progress: func(table string, rows int64) { fmt.Fprintf(stderr, "%s: %d rows\n", table, rows) }})
+	if err != nil {
+		fmt.Fprintf(stderr, "enginelab tpcc export: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "wrote %d rows, %s, into %s in %.1f s\n", stats.TotalRows, sim.FormatBytes(stats.Bytes), f.out, stats.Elapsed.Seconds())
+	return 0
+}
+
+// hooks draws progress bars on stderr when it is a terminal.
+func (f *tpccFlags) hooks(stderr io.Writer, label string) sim.Hooks {
+	file, ok := stderr.(*os.File)
+	if f.quiet || !ok || !term.IsTerminal(int(file.Fd())) {
+		return sim.Hooks{}
+	}
+	var h sim.Hooks
+	var load *progressbar.ProgressBar
+	h.LoadProgress = func(done, total int64) {
+		if load == nil {
+			load = progressbar.NewOptions64(total, progressbar.OptionSetWriter(stderr),
+				progressbar.OptionSetDescription(label+"load"), progressbar.OptionShowCount(),
+				progressbar.OptionShowIts(), progressbar.OptionSetItsString("rows"),
+				progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish(),
+				progressbar.OptionSetPredictTime(true))
+		}
+		_ = load.Set64(done)
+		if done == total {
+			_ = load.Finish()
+		}
+	}
+	stopRun := make(chan struct{})
+	done := make(chan struct{})
+	h.RunBegin = func(warmup, duration time.Duration) {
+		total := warmup + duration
+		bar := progressbar.NewOptions64(int64(total/time.Second), progressbar.OptionSetWriter(stderr),
+			progressbar.OptionSetDescription(label+"run"), progressbar.OptionShowCount(),
+			progressbar.OptionSetItsString("s"), progressbar.OptionClearOnFinish(),
+			progressbar.OptionThrottle(100*time.Millisecond))
+		start := time.Now()
+		go func() {
+			defer close(done)
+			t := time.NewTicker(200 * time.Millisecond)
+			defer t.Stop()
+			for {
+				select {
+				case <-stopRun:
+					_ = bar.Finish()
+					return
+				case <-t.C:
+					el := time.Since(start)
+					if el < warmup {
+						bar.Describe(label + "warm-up")
+					} else {
+						bar.Describe(label + "run")
+					}
+					_ = bar.Set64(int64(min(el, total) / time.Second))
+				}
+			}
+		}()
+	}
+	h.RunEnd = func() {
+		close(stopRun)
+		<-done
+	}
+	return h
+}
