@@ -26,8 +26,9 @@ import (
 // before it writes a page. Sync makes the log durable; concurrent callers
 // share one sync (group commit).
 type Log struct {
-	db   *pebble.DB
-	opts LogOptions
+	db        *pebble.DB
+	opts      LogOptions
+	syncWrite *pebble.WriteOptions // pebble.Sync, or NoSync when Volatile
 
 	// writeMu orders chunk writes: a chunk reaches pebble after every
 	// chunk before it.
@@ -91,6 +92,10 @@ type LogOptions struct {
 	// BufferBytes is how many bytes the log buffer holds before the next
 	// mtr writes it to pebble. Default 1 MiB.
 	BufferBytes int
+	// Volatile says the pebble database runs without its WAL (an
+	// in-memory store, PebbleStore.Volatile): the default Sync does
+	// nothing and the checkpoint record is written unsynced.
+	Volatile bool
 }
 
 // FirstLSN is the LSN of the first record of a new log. 0 means "never
@@ -116,6 +121,13 @@ func OpenLog(db *pebble.DB, o *LogOptions) (*Log, error) {
 	}
 	if l.opts.Waiter == nil {
 		l.opts.Waiter = BlockingWaiter{}
+	}
+	l.syncWrite = pebble.Sync
+	if l.opts.Volatile {
+		l.syncWrite = pebble.NoSync
+		if l.opts.Sync == nil {
+			l.opts.Sync = func() error { return nil }
+		}
 	}
 	if l.opts.Sync == nil {
 		l.opts.Sync = func() error { return db.LogData(nil, pebble.Sync) }
@@ -372,7 +384,7 @@ func (l *Log) SaveCheckpoint(rec []byte) error {
 	if err := l.write(); err != nil {
 		return err
 	}
-	if err := l.db.Set(checkpointKey, rec, pebble.Sync); err != nil {
+	if err := l.db.Set(checkpointKey, rec, l.syncWrite); err != nil {
 		return fmt.Errorf("cache: save checkpoint: %w", err)
 	}
 	l.mu.Lock()

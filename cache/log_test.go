@@ -798,3 +798,45 @@ func TestLogCheckpointAheadOfStoredLog(t *testing.T) {
 	require.GreaterOrEqual(t, l2.End(), redo,
 		"the log reopened after a checkpoint at redo LSN %d ends at %d: LSNs below the checkpoint will be handed out again", redo, l2.End())
 }
+
+// A volatile store runs pebble without its WAL: the log still records,
+// syncs (as no-ops that count), saves and loads its checkpoint, and scans
+// back what it wrote. A volatile store refuses a directory or a filesystem.
+func TestLogVolatileStore(t *testing.T) {
+	st, err := cache.OpenPebbleStore(cache.PebbleOptions{Volatile: true})
+	require.NoError(t, err)
+	defer st.Close()
+	require.True(t, st.Volatile())
+	l, err := cache.OpenLog(st.DB(), &cache.LogOptions{Volatile: true})
+	require.NoError(t, err)
+	defer l.Close()
+	p := newPool(t, st, 16, cache.Options{})
+	p.AttachLog(l)
+	require.NoError(t, p.CreateSpace(nil, 1))
+
+	var m cache.Meter
+	lsn := commitNote(p, &m, "hello")
+	require.NoError(t, l.SyncTo(&m, lsn+1))
+	require.EqualValues(t, 1, m.LogSyncs)
+	require.GreaterOrEqual(t, l.Durable(), lsn+1)
+	require.NoError(t, st.Sync())
+	require.NoError(t, l.SaveCheckpoint([]byte("ckpt")))
+	rec, err := l.LoadCheckpoint()
+	require.NoError(t, err)
+	require.Equal(t, "ckpt", string(rec))
+	var notes []string
+	require.NoError(t, l.Scan(cache.FirstLSN, func(lsn uint64, body []byte) error {
+		_, note, err := cache.DecodeMtr(body, nil)
+		if err != nil {
+			return err
+		}
+		notes = append(notes, string(note))
+		return nil
+	}))
+	require.Contains(t, notes, "hello")
+
+	_, err = cache.OpenPebbleStore(cache.PebbleOptions{Volatile: true, Dir: t.TempDir()})
+	require.ErrorIs(t, err, cache.ErrInvalidConfig)
+	_, err = cache.OpenPebbleStore(cache.PebbleOptions{Volatile: true, FS: vfs.NewMem()})
+	require.ErrorIs(t, err, cache.ErrInvalidConfig)
+}

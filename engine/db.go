@@ -238,7 +238,10 @@ func Open(o *Options) (*DB, error) {
 	if opts.CheckpointBytes == 0 {
 		opts.CheckpointBytes = 64 << 20
 	}
-	store, err := cache.OpenPebbleStore(cache.PebbleOptions{Dir: opts.Dir, FS: opts.FS, PageSize: opts.PageSize})
+	// In memory with no filesystem given, nothing can outlive the process:
+	// the store runs without pebble's WAL (cache.PebbleOptions.Volatile).
+	store, err := cache.OpenPebbleStore(cache.PebbleOptions{Dir: opts.Dir, FS: opts.FS, PageSize: opts.PageSize,
+		Volatile: opts.Dir == "" && opts.FS == nil})
 	if err != nil {
 		return nil, err
 	}
@@ -247,7 +250,7 @@ func Open(o *Options) (*DB, error) {
 		_ = store.Close()
 		return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
 	}
-	log, err := cache.OpenLog(store.DB(), &cache.LogOptions{Waiter: opts.LogWaiter})
+	log, err := cache.OpenLog(store.DB(), &cache.LogOptions{Waiter: opts.LogWaiter, Volatile: store.Volatile()})
 	if err != nil {
 		_ = store.Close()
 		return nil, fmt.Errorf("engine: open redo log: %w", err)
