@@ -32,7 +32,16 @@ type Report struct {
 	Space    []SpaceReport     `json:"space,omitempty"`
 	Log      *LogReport        `json:"log,omitempty"`
 	Errors   []string          `json:"errors,omitempty"`
+	// Notes say what a reader must know to compare the figures with other
+	// engines' (the isolation the locks give, for one).
+	Notes []string `json:"notes"`
 }
+
+// isolationNote is in every report (../shared/DESIGN.md, "Isolation").
+const isolationNote = "isolation: strict two-phase locking on rows, reads take shared locks (InnoDB's SERIALIZABLE) and there is no MVCC, so lock waits are higher than a multi-version engine would show"
+
+// rowPointerNote goes with reports on the row-pointer heap.
+const rowPointerNote = "heap-rowptr: an index-only scan is PostgreSQL's best case (every page all-visible, no visibility-map misses)"
 
 // ConfigReport is TPCCConfig in report form.
 type ConfigReport struct {
@@ -223,6 +232,7 @@ func newReport(c *TPCCConfig) *Report {
 		Flags:   c.Flags,
 		Version: version(),
 		Host:    HostReport{GoVersion: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH, CPUs: runtime.NumCPU()},
+		Notes:   []string{isolationNote},
 	}
 }
 
@@ -380,6 +390,12 @@ func (r *Report) WriteTable(w io.Writer) error {
 	if l := r.Log; l != nil {
 		fmt.Fprintf(&b, "\nREDO LOG: %d records, %s, %d syncs for %d synced commits, %d checkpoints\n",
 			l.Records, FormatBytes(l.Bytes), l.Syncs, l.SyncedCommits, l.Checkpoints)
+	}
+	if len(r.Notes) > 0 {
+		b.WriteString("\n")
+		for _, n := range r.Notes {
+			fmt.Fprintf(&b, "note: %s\n", n)
+		}
 	}
 	for _, e := range r.Errors {
 		fmt.Fprintf(&b, "error: %s\n", e)

@@ -88,14 +88,15 @@ func TestReportTable(t *testing.T) {
 			Types: []TypeReport{{Type: "new-order", Count: 12, MixPct: 45, LatencyMs: Percentiles{P50: 1.5, P99: 9.25},
 				PerTx: MeterAverages{NodeVisits: 150.5, LogBytes: 24000}}}},
 		Space: []SpaceReport{{Table: "stock", Index: "heap", Pages: 7, Fill: 0.5}},
-		Log:   &LogReport{Records: 5, Bytes: 2048, Syncs: 1, SyncedCommits: 3}}
+		Log:   &LogReport{Records: 5, Bytes: 2048, Syncs: 1, SyncedCommits: 3},
+		Notes: []string{isolationNote}}
 	var b strings.Builder
 	require.NoError(t, r.WriteTable(&b))
 	out := b.String()
 	for _, w := range []string{"2 warehouses", "org heap-pk", "profile sysbench", "seed 9", "--org=heap-pk --seed=9",
 		"page size 8192, pool 64 MiB (lru)", "1200000 rows in 6.00 s, 200000 rows/s", "new-order", "1.500", "9.250",
 		"150.5", "24000", "tpmC 25", "efficiency 97.5% of 12.86 tpmC per warehouse", "SPACE: 7 pages", "50.0%",
-		"5 records, 2.0 KiB, 1 syncs for 3 synced commits"} {
+		"5 records, 2.0 KiB, 1 syncs for 3 synced commits", "note: isolation: strict two-phase locking"} {
 		require.Contains(t, out, w)
 	}
 }

@@ -165,6 +165,9 @@ func TPCC(ctx context.Context, cfg TPCCConfig, hooks Hooks) (*Report, error) {
 	if loaded, err = tpcc.ReadLoaded(db); err != nil {
 		return rep, err
 	}
+	if loaded.Org == engine.HeapRowPointer {
+		rep.Notes = append(rep.Notes, rowPointerNote)
+	}
 	rep.Database = DatabaseReport{Warehouses: loaded.Warehouses, Org: loaded.Org.String(), LoadSeed: loaded.Seed,
 		PageSize: db.Pool().PageSize(), PoolBytes: cfg.EngineOptions().PoolSize}
 	if cfg.Phases.Run {
