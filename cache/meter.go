@@ -81,6 +81,31 @@ type Meter struct {
 	LogSyncWaits int64
 	// CheckpointPages counts pages written by checkpoints (background).
 	CheckpointPages int64
+
+	// cache: the remote page tier behind the pool (Tier).
+
+	// TierGets counts pool misses that asked the tier; TierHits those it
+	// answered with a page the pool used, TierMisses those it had no page
+	// for. TierStale counts pages it returned whose LSN was not the newest
+	// the pool knows, TierCorrupt pages whose checksum or header failed,
+	// TierErrors calls that failed (a timeout, a dead server): each of
+	// these three is also a miss for the pool, which reads the store.
+	TierGets    int64
+	TierHits    int64
+	TierMisses  int64
+	TierStale   int64
+	TierCorrupt int64
+	TierErrors  int64
+	// TierPuts counts pages pushed to the tier, TierDrops those it
+	// refused at once, TierDeletes pages deleted from it (exclusive mode:
+	// a page read back).
+	TierPuts    int64
+	TierDrops   int64
+	TierDeletes int64
+	// TierBytesIn and TierBytesOut count page bytes read from and pushed
+	// to the tier.
+	TierBytesIn  int64
+	TierBytesOut int64
 }
 
 // NodeVisitsTotal sums NodeVisits over all depths.
@@ -146,6 +171,17 @@ func (m *Meter) combine(o *Meter, sign int64) {
 	m.LogSyncs += sign * o.LogSyncs
 	m.LogSyncWaits += sign * o.LogSyncWaits
 	m.CheckpointPages += sign * o.CheckpointPages
+	m.TierGets += sign * o.TierGets
+	m.TierHits += sign * o.TierHits
+	m.TierMisses += sign * o.TierMisses
+	m.TierStale += sign * o.TierStale
+	m.TierCorrupt += sign * o.TierCorrupt
+	m.TierErrors += sign * o.TierErrors
+	m.TierPuts += sign * o.TierPuts
+	m.TierDrops += sign * o.TierDrops
+	m.TierDeletes += sign * o.TierDeletes
+	m.TierBytesIn += sign * o.TierBytesIn
+	m.TierBytesOut += sign * o.TierBytesOut
 }
 
 // String lists the non-zero counters, for test failures and debugging.
@@ -183,5 +219,16 @@ func (m *Meter) String() string {
 	add("log-syncs", m.LogSyncs)
 	add("log-sync-waits", m.LogSyncWaits)
 	add("checkpoint-pages", m.CheckpointPages)
+	add("tier-gets", m.TierGets)
+	add("tier-hits", m.TierHits)
+	add("tier-misses", m.TierMisses)
+	add("tier-stale", m.TierStale)
+	add("tier-corrupt", m.TierCorrupt)
+	add("tier-errors", m.TierErrors)
+	add("tier-puts", m.TierPuts)
+	add("tier-drops", m.TierDrops)
+	add("tier-deletes", m.TierDeletes)
+	add("tier-bytes-in", m.TierBytesIn)
+	add("tier-bytes-out", m.TierBytesOut)
 	return strings.TrimSpace(b.String())
 }

@@ -59,6 +59,17 @@ type Options struct {
 	// LSN is lsn, it calls FlushLog(lsn) and writes nothing if that fails.
 	// Default: a no-op (no log yet).
 	FlushLog func(lsn uint64) error
+	// Tier, if not nil, is a page cache behind the pool (see Tier): a miss
+	// asks it before the store. The pool does not own it (nor close it).
+	// Its staleness guarantee rests on LSNs: every page change must be
+	// logged (an attached Log), so that a newer image carries a newer LSN.
+	Tier Tier
+	// TierMode is where pages enter the tier; default TierExclusive.
+	TierMode TierMode
+	// TierDB and TierEpoch go into every tier key: the database's id and
+	// the number of this open, so that no other database and no earlier
+	// open can hand this pool a page (see TierKey).
+	TierDB, TierEpoch uint64
 }
 
 // Validate reports the first invalid option, for a pool over pages of
@@ -88,6 +99,11 @@ func (o Options) Validate(pageSize int) error {
 	if o.OldBlocksTime < 0 {
 		return fmt.Errorf("%w: old blocks time %v is negative", ErrInvalidConfig, o.OldBlocksTime)
 	}
+	switch o.TierMode {
+	case TierExclusive, TierInclusive:
+	default:
+		return fmt.Errorf("%w: tier mode %q: want %q or %q", ErrInvalidConfig, o.TierMode, TierExclusive, TierInclusive)
+	}
 	return nil
 }
 
@@ -109,6 +125,9 @@ func (o *Options) ensureDefaults() {
 	}
 	if o.FlushLog == nil {
 		o.FlushLog = func(uint64) error { return nil }
+	}
+	if o.TierMode == "" {
+		o.TierMode = TierExclusive
 	}
 }
 
@@ -534,11 +553,17 @@ func (p *Pool) get(m *Meter, r *Reservation, id PageID, create bool, k Kind) (*P
 		InitPage(f.buf, id, k)
 		f.dirty.Store(true)
 	} else {
-		err = p.store.ReadPage(id, f.buf)
-		if m != nil {
-			m.StoreReads++
-			if err == nil {
-				m.StoreReadBytes += int64(p.pageSize)
+		fromTier := p.opts.Tier != nil && p.tierGet(m, id, f.buf)
+		if !fromTier {
+			err = p.store.ReadPage(id, f.buf)
+			if m != nil {
+				m.StoreReads++
+				if err == nil {
+					m.StoreReadBytes += int64(p.pageSize)
+				}
+			}
+			if err == nil && p.opts.Tier != nil && p.opts.TierMode == TierInclusive {
+				p.tierPut(m, id, f.buf) // the frame is still private: a store image, sealed
 			}
 		}
 		if err == nil {
@@ -627,6 +652,15 @@ func (p *Pool) grabFrameLocked(m *Meter) (*Page, error) {
 		if m != nil {
 			m.Evictions++
 		}
+		if p.opts.Tier != nil && p.opts.TierMode == TierExclusive && v.kind != KindFree {
+			// The frame is now private to this caller (out of the table,
+			// unpinned, clean), so the push can copy it without the lock.
+			// The store already holds this image (a dirty page was
+			// written first); the tier only saves a store read.
+			p.mu.Unlock()
+			p.tierPush(m, v.id, v.buf)
+			p.mu.Lock()
+		}
 		return v, nil
 	}
 }
@@ -670,6 +704,9 @@ func (p *Pool) writeOut(m *Meter, f *Page) error {
 		return fmt.Errorf("cache: write page %s: %w", id, err)
 	}
 	p.noteLSN(id, lsn)
+	if p.opts.Tier != nil && p.opts.TierMode == TierInclusive {
+		p.tierPut(m, id, buf) // sealed above
+	}
 	return nil
 }
 

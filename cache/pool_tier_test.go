@@ -1,0 +1,257 @@
+package cache_test
+
+import (
+	"errors"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/enginelab/enginelab/cache"
+)
+
+// tierDouble is a Tier for the pool's tests: an unbounded map that can be
+// told to fail or to corrupt what it returns.
+type tierDouble struct {
+	mu                sync.Mutex
+	pages             map[cache.TierKey][]byte
+	failGet, failPut  bool
+	corrupt           bool
+	gets, puts, deles int
+}
+
+func newTierDouble() *tierDouble { return &tierDouble{pages: map[cache.TierKey][]byte{}} }
+
+var errTierDown = errors.New("tier down")
+
+func (d *tierDouble) Get(k cache.TierKey, _ uint64, dst []byte) (bool, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.gets++
+	if d.failGet {
+		return false, errTierDown
+	}
+	b, ok := d.pages[k]
+	if ok {
+		copy(dst, b)
+		if d.corrupt {
+			dst[len(dst)-1] ^= 0xff
+		}
+	}
+	return ok, nil
+}
+
+func (d *tierDouble) Put(k cache.TierKey, _ uint64, page []byte) (bool, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.puts++
+	if d.failPut {
+		return false, errTierDown
+	}
+	d.pages[k] = append([]byte(nil), page...)
+	return true, nil
+}
+
+func (d *tierDouble) Delete(k cache.TierKey) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.deles++
+	delete(d.pages, k)
+	return nil
+}
+
+func (d *tierDouble) set(k cache.TierKey, page []byte) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.pages[k] = append([]byte(nil), page...)
+}
+
+func (d *tierDouble) len() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return len(d.pages)
+}
+
+func (d *tierDouble) Stats() cache.TierStats { return cache.TierStats{Items: int64(d.len())} }
+func (d *tierDouble) Name() string           { return "double" }
+func (d *tierDouble) Close() error           { return nil }
+
+// tierData writes n pages of random content (each through a logged mtr)
+// into space 1 of a new store and returns the store, its log and the ids.
+// The pool that wrote them is gone: a pool opened on the store afterwards
+// starts cold, and knows a page's LSN once it has read it.
+func tierData(t *testing.T, n int) (*cache.PebbleStore, *cache.Log, []cache.PageID) {
+	t.Helper()
+	rng := seed(t)
+	st := newStore(t)
+	l, err := cache.OpenLog(st.DB(), nil)
+	require.NoError(t, err)
+	t.Cleanup(l.Close)
+	p := newPool(t, st, n+16, cache.Options{})
+	p.AttachLog(l)
+	require.NoError(t, p.CreateSpace(nil, 1))
+	ids := make([]cache.PageID, n)
+	for i := range ids {
+		ids[i] = allocRandom(t, p, rng, 1)
+	}
+	require.NoError(t, p.FlushAll(nil))
+	return st, l, ids
+}
+
+// tierPool opens a cold pool of frames frames with LRU eviction over st,
+// with tier t in mode, epoch epoch.
+func tierPool(t *testing.T, st *cache.PebbleStore, l *cache.Log, frames int, tier cache.Tier, mode cache.TierMode, epoch uint64) *cache.Pool {
+	t.Helper()
+	p := newPool(t, st, frames, cache.Options{Policy: cache.PolicyLRU, Tier: tier, TierMode: mode, TierDB: 7, TierEpoch: epoch})
+	p.AttachLog(l)
+	return p
+}
+
+// readAll fetches and unpins every page of ids in order, charged to m.
+func readAll(t *testing.T, p *cache.Pool, m *cache.Meter, ids []cache.PageID) {
+	t.Helper()
+	for _, id := range ids {
+		pg, err := p.Fetch(m, id)
+		require.NoError(t, err)
+		pg.Unpin(false)
+	}
+}
+
+// Exclusive mode, a 16-page pool, 64 pages of data, a tier larger than
+// the data: the first pass reads every page from the store and pushes the
+// 48 it evicts; the second pass reads every page from the tier (48 pushed
+// in the first pass, the other 16 pushed as the second pass evicts them)
+// and none from the store, deleting each from the tier as it comes back.
+func TestTierExclusivePushOnEvictFetchOnMiss(t *testing.T) {
+	st, l, ids := tierData(t, 64)
+	tier := newTierDouble()
+	p := tierPool(t, st, l, 16, tier, cache.TierExclusive, 1)
+
+	var m1 cache.Meter
+	readAll(t, p, &m1, ids)
+	require.EqualValues(t, 64, m1.StoreReads, m1.String())
+	require.EqualValues(t, 64, m1.TierGets)
+	require.EqualValues(t, 64, m1.TierMisses)
+	require.EqualValues(t, 48, m1.Evictions)
+	require.EqualValues(t, 48, m1.TierPuts)
+	require.EqualValues(t, 48*testPageSize, m1.TierBytesOut)
+	require.Equal(t, 48, tier.len())
+
+	var m2 cache.Meter
+	readAll(t, p, &m2, ids)
+	require.Zero(t, m2.StoreReads, "the second pass reads nothing from the store: %s", m2.String())
+	require.EqualValues(t, 64, m2.TierHits)
+	require.EqualValues(t, 64, m2.TierDeletes, "a page read back leaves the tier")
+	require.EqualValues(t, 64, m2.TierPuts, "each eviction pushes")
+	require.EqualValues(t, 64*testPageSize, m2.TierBytesIn)
+	require.Zero(t, m2.TierStale+m2.TierCorrupt+m2.TierErrors)
+	require.Equal(t, 48, tier.len(), "pages 1..48 are in the tier, 49..64 in the pool")
+}
+
+// Inclusive mode: every store read is pushed at once, a page read back
+// stays in the tier, an eviction pushes nothing, and a write-back
+// overwrites the tier's copy.
+func TestTierInclusive(t *testing.T) {
+	st, l, ids := tierData(t, 64)
+	tier := newTierDouble()
+	p := tierPool(t, st, l, 16, tier, cache.TierInclusive, 1)
+
+	var m1 cache.Meter
+	readAll(t, p, &m1, ids)
+	require.EqualValues(t, 64, m1.StoreReads)
+	require.EqualValues(t, 64, m1.TierPuts, "each page read from the store is pushed")
+	require.Equal(t, 64, tier.len())
+
+	var m2 cache.Meter
+	readAll(t, p, &m2, ids)
+	require.Zero(t, m2.StoreReads, m2.String())
+	require.EqualValues(t, 64, m2.TierHits)
+	require.Zero(t, m2.TierDeletes)
+	require.Zero(t, m2.TierPuts, "evictions push nothing")
+	require.Equal(t, 64, tier.len())
+
+	// A change written back replaces the tier's copy.
+	rng := seed(t)
+	id := ids[len(ids)-1] // resident
+	lsn, img := changeInMtr(t, p, nil, id, func(pg *cache.Page) { scatter(rng, pg.Data(), 3) })
+	var m3 cache.Meter
+	require.NoError(t, p.FlushPage(&m3, id))
+	require.EqualValues(t, 1, m3.TierPuts)
+	got := make([]byte, testPageSize)
+	found, err := tier.Get(cache.TierKey{DB: 7, Epoch: 1, ID: id}, lsn, got)
+	require.NoError(t, err)
+	require.True(t, found)
+	require.Equal(t, lsn, cache.PageLSN(got))
+	require.Equal(t, img[cache.HeaderSize:], got[cache.HeaderSize:])
+}
+
+// An old image of a page put into the tier behind the pool's back is not
+// used: the pool reads the store and counts a stale page.
+func TestTierStalePage(t *testing.T) {
+	st, l, ids := tierData(t, 32)
+	tier := newTierDouble()
+	p := tierPool(t, st, l, 16, tier, cache.TierExclusive, 1)
+	rng := seed(t)
+	id := ids[0]
+	old := make([]byte, testPageSize)
+	require.NoError(t, st.ReadPage(id, old))
+	lsn, img := changeInMtr(t, p, nil, id, func(pg *cache.Page) { scatter(rng, pg.Data(), 5) })
+	require.Greater(t, lsn, cache.PageLSN(old))
+	readAll(t, p, nil, ids[1:17]) // evicts id (written back first, pushed)
+	require.False(t, p.Resident(id))
+	key := cache.TierKey{DB: 7, Epoch: 1, ID: id}
+	tier.set(key, old) // the old image, behind the pool's back
+
+	var m cache.Meter
+	pg, err := p.Fetch(&m, id)
+	require.NoError(t, err)
+	pg.RLatch()
+	require.Equal(t, img[cache.HeaderSize:], pg.Data()[cache.HeaderSize:], "the newest image, from the store")
+	pg.RUnlatch()
+	pg.Unpin(false)
+	require.EqualValues(t, 1, m.TierStale, m.String())
+	require.EqualValues(t, 1, m.StoreReads)
+	require.Zero(t, m.TierHits)
+}
+
+// A tier that returns damaged bytes or fails is a miss, counted; the pool
+// reads the store and no caller sees an error.
+func TestTierCorruptAndFailing(t *testing.T) {
+	st, l, ids := tierData(t, 32)
+	tier := newTierDouble()
+	p := tierPool(t, st, l, 16, tier, cache.TierExclusive, 1)
+	readAll(t, p, nil, ids) // pages 0..15 are now in the tier
+	require.Equal(t, 16, tier.len())
+
+	tier.corrupt = true
+	var m cache.Meter
+	readAll(t, p, &m, ids[:4])
+	require.EqualValues(t, 4, m.TierCorrupt, m.String())
+	require.EqualValues(t, 4, m.StoreReads)
+	tier.corrupt = false
+
+	tier.failGet, tier.failPut = true, true
+	m = cache.Meter{}
+	readAll(t, p, &m, ids[4:8])
+	require.EqualValues(t, 8, m.TierErrors, "four gets and four pushes failed: %s", m.String())
+	require.Zero(t, m.TierHits+m.TierMisses)
+	require.EqualValues(t, 4, m.StoreReads)
+	require.EqualValues(t, 4, m.TierPuts, "the evictions still tried")
+}
+
+// A page one open (epoch) pushed is invisible to the next open, and to
+// another database on the same tier.
+func TestTierKeyEpoch(t *testing.T) {
+	st, l, ids := tierData(t, 32)
+	tier := newTierDouble()
+	p := tierPool(t, st, l, 16, tier, cache.TierExclusive, 1)
+	readAll(t, p, nil, ids)
+	require.Equal(t, 16, tier.len())
+
+	p2 := tierPool(t, st, l, 16, tier, cache.TierExclusive, 2)
+	var m cache.Meter
+	readAll(t, p2, &m, ids[:16])
+	require.Zero(t, m.TierHits, m.String())
+	require.EqualValues(t, 16, m.TierMisses)
+	require.EqualValues(t, 16, m.StoreReads)
+}

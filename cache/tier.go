@@ -1,0 +1,93 @@
+package cache
+
+import (
+	"errors"
+	"fmt"
+)
+
+// A Tier is a page cache behind the buffer pool: Waffle Grid's memcached
+// tier. A pool miss asks the tier before the store; what the pool pushes
+// there depends on the placement mode (TierMode).
+//
+//	engine call ──► buffer pool ──miss──► tier ──miss──► store
+//	  exclusive: an evicted page ──► tier; a page read back is deleted there
+//	  inclusive: a page read from the store ──► tier; a write-back overwrites it
+//
+// A tier is a cache, never the truth: the pool uses a page from it only if
+// its checksum holds and its LSN equals the newest LSN the pool knows for
+// the page, and a tier that fails is a miss. So a backend may lose, drop or
+// evict anything at any time; it must only never return bytes it was not
+// given for that key.
+//
+// Keys carry the database's id and the epoch of this open (TierKey), so a
+// restarted process, or another database sharing a memcached, never finds
+// a page it did not put there.
+//
+// Implementations are safe for concurrent use.
+type Tier interface {
+	// Get copies the page stored under k into dst (one page long) and
+	// reports whether there was one. lsn is the LSN the pool expects the
+	// page to carry (a backend may use it to skip a copy it knows to be
+	// stale; the pool checks the image itself).
+	Get(k TierKey, lsn uint64, dst []byte) (found bool, err error)
+	// Put stores a copy of page (which carries lsn) under k, replacing
+	// what was there. stored is false when the backend dropped the page
+	// at once (too large, refused by its admission policy); a backend that
+	// drops later, asynchronously, counts that in its TierStats.
+	Put(k TierKey, lsn uint64, page []byte) (stored bool, err error)
+	// Delete removes k's page, if any.
+	Delete(k TierKey) error
+	// Stats returns the backend's own counters.
+	Stats() TierStats
+	// Name names the backend for reports ("lru", "memcached"...).
+	Name() string
+	// Close releases the backend (its memory, its connections).
+	Close() error
+}
+
+// TierKey names a page in a tier.
+type TierKey struct {
+	DB    uint64 // the database's id, random at creation
+	Epoch uint64 // this open of the database
+	ID    PageID
+}
+
+// String is the key's text form, as memcached stores it: short, printable,
+// no spaces ("el:" db:epoch:space:page in hex).
+func (k TierKey) String() string {
+	return fmt.Sprintf("el:%x:%x:%x:%x", k.DB, k.Epoch, k.ID.Space, k.ID.Page)
+}
+
+// TierStats are a backend's own counters, since it was opened.
+type TierStats struct {
+	Items     int64 // pages held now (-1 when the backend cannot tell)
+	Bytes     int64 // bytes held now, as the backend counts them (-1 when it cannot tell)
+	Capacity  int64 // the byte budget (0: unbounded or unknown)
+	Puts      int64 // Put calls
+	Drops     int64 // puts the backend did not keep: refused at once or later by admission
+	Evictions int64 // pages removed to make room
+	Gets      int64
+	Hits      int64
+	Deletes   int64
+	Errors    int64 // calls that returned an error
+}
+
+// TierMode is where pages enter the tier.
+type TierMode string
+
+// Placement modes, both Waffle Grid's.
+const (
+	// TierExclusive ("LRU mode"): a page evicted from the pool is pushed
+	// to the tier (a dirty one is written to the store first); a page
+	// read back from the tier is deleted from it.
+	TierExclusive TierMode = "exclusive"
+	// TierInclusive ("non-LRU mode"): a page read from the store is pushed
+	// to the tier at once, and a dirty page written back to the store
+	// overwrites its tier copy.
+	TierInclusive TierMode = "inclusive"
+)
+
+// ErrTierTooLarge is returned (wrapped) when a tier cannot hold a page of
+// the database's page size at all, such as a memcached whose item limit is
+// smaller: a configuration error, found before any work.
+var ErrTierTooLarge = errors.New("cache: page larger than the tier's item limit")
