@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"crypto/rand"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -26,7 +27,10 @@ const (
 	PrefixLog = 'l'
 )
 
-var metaPageSizeKey = []byte{prefixMeta, 'p', 'a', 'g', 'e', 's', 'i', 'z', 'e'}
+var (
+	metaPageSizeKey = []byte{prefixMeta, 'p', 'a', 'g', 'e', 's', 'i', 'z', 'e'}
+	metaIdentityKey = []byte{prefixMeta, 'i', 'd'}
+)
 
 // PebbleOptions configure a PebbleStore. The zero value is an in-memory
 // store with 16 KiB pages.
@@ -63,6 +67,8 @@ type PebbleStore struct {
 	mu       sync.RWMutex
 	closed   bool // guarded by mu
 	volatile bool // PebbleOptions.Volatile
+
+	id, epoch uint64 // Identity
 }
 
 // Volatile says the store runs without pebble's WAL (PebbleOptions.Volatile):
@@ -149,7 +155,46 @@ func OpenPebbleStore(o PebbleOptions) (*PebbleStore, error) {
 		_ = db.Close()
 		return nil, err
 	}
+	if err := s.openIdentity(); err != nil {
+		_ = db.Close()
+		return nil, err
+	}
 	return s, nil
+}
+
+// Identity returns the database's id (random, chosen when the database was
+// created) and the epoch of this open (1 for the first, one more at each
+// open after). Remote tier keys carry both (TierKey).
+func (s *PebbleStore) Identity() (id, epoch uint64) { return s.id, s.epoch }
+
+// openIdentity reads the database's id and last epoch, or chooses an id
+// for a new database, and records this open's epoch durably before any
+// page can be pushed under it: an epoch is never used twice.
+func (s *PebbleStore) openIdentity() error {
+	var rec [16]byte
+	v, closer, err := s.db.Get(metaIdentityKey)
+	switch {
+	case errors.Is(err, pebble.ErrNotFound):
+		if _, err := rand.Read(rec[:8]); err != nil {
+			return fmt.Errorf("cache: choose database id: %w", err)
+		}
+	case err != nil:
+		return fmt.Errorf("cache: read database id: %w", err)
+	default:
+		if len(v) != 16 {
+			_ = closer.Close()
+			return fmt.Errorf("%w: stored identity record is %d bytes", ErrBadFormat, len(v))
+		}
+		copy(rec[:], v)
+		_ = closer.Close()
+	}
+	s.id = binary.LittleEndian.Uint64(rec[:8])
+	s.epoch = binary.LittleEndian.Uint64(rec[8:]) + 1
+	binary.LittleEndian.PutUint64(rec[8:], s.epoch)
+	if err := s.db.Set(metaIdentityKey, rec[:], s.writeOpts()); err != nil {
+		return fmt.Errorf("cache: record open epoch: %w", err)
+	}
+	return nil
 }
 
 // checkPageSize records the page size of a new database, or checks that an

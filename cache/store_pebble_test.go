@@ -224,3 +224,23 @@ func TestStoreClosed(t *testing.T) {
 	require.ErrorIs(t, st.WritePage(pid(1, 1), buf), cache.ErrClosed)
 	require.ErrorIs(t, st.Sync(), cache.ErrClosed)
 }
+
+// A database keeps its id across opens, and each open has a new epoch.
+func TestStoreIdentity(t *testing.T) {
+	dir := t.TempDir()
+	st, err := cache.OpenPebbleStore(cache.PebbleOptions{Dir: dir})
+	require.NoError(t, err)
+	id, epoch := st.Identity()
+	require.EqualValues(t, 1, epoch)
+	require.NoError(t, st.Close())
+	st, err = cache.OpenPebbleStore(cache.PebbleOptions{Dir: dir})
+	require.NoError(t, err)
+	id2, epoch2 := st.Identity()
+	require.Equal(t, id, id2)
+	require.EqualValues(t, 2, epoch2)
+	require.NoError(t, st.Close())
+
+	other := newStore(t)
+	id3, _ := other.Identity()
+	require.NotEqual(t, id, id3, "another database, another id")
+}

@@ -91,6 +91,11 @@ type Options struct {
 	// CheckpointBytes is how much log a checkpoint is taken after; default
 	// 64 MiB. Recovery redoes at most about this much log.
 	CheckpointBytes int64
+	// Tier, if not nil, is a remote page cache behind the buffer pool
+	// (cache.Tier); TierMode places pages in it (default exclusive). The
+	// database does not close it.
+	Tier     cache.Tier
+	TierMode cache.TierMode
 }
 
 // Validate reports the first invalid option.
@@ -106,7 +111,7 @@ func (o *Options) Validate() error {
 	if ps == 0 {
 		ps = cache.DefaultPageSize
 	}
-	if err := (&cache.Options{Capacity: o.PoolSize, Policy: o.Policy}).Validate(ps); err != nil {
+	if err := (&cache.Options{Capacity: o.PoolSize, Policy: o.Policy, TierMode: o.TierMode}).Validate(ps); err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalidOptions, err)
 	}
 	if o.DefaultOrg > HeapPrimaryKey {
@@ -245,7 +250,9 @@ func Open(o *Options) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	pool, err := cache.NewPool(store, &cache.Options{Capacity: opts.PoolSize, Policy: opts.Policy, Clock: opts.Clock})
+	dbID, epoch := store.Identity()
+	pool, err := cache.NewPool(store, &cache.Options{Capacity: opts.PoolSize, Policy: opts.Policy, Clock: opts.Clock,
+		Tier: opts.Tier, TierMode: opts.TierMode, TierDB: dbID, TierEpoch: epoch})
 	if err != nil {
 		_ = store.Close()
 		return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
