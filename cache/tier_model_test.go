@@ -1,0 +1,916 @@
+package cache_test
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/enginelab/enginelab/cache"
+	"github.com/stretchr/testify/require"
+)
+
+// modelMaxOverhead is the most an exact backend may charge a page on top of
+// its length: the model sizes its "everything fits" budget with it.
+const modelMaxOverhead = 1024
+
+// modelHeader is the self-description at the start of every model page:
+// the key (DB, Epoch, Space, Page) and the LSN.
+const modelHeader = 32
+
+// modelPage is the image the model tests put under k at version lsn, n
+// bytes long (n >= modelHeader): the key and the LSN, then bytes derived
+// from both. A page returned for another key, another version, or torn or
+// aliased by the backend therefore shows (verifyPage).
+func modelPage(k cache.TierKey, lsn uint64, n int) []byte {
+	p := make([]byte, n)
+	binary.LittleEndian.PutUint64(p[0:], k.DB)
+	binary.LittleEndian.PutUint64(p[8:], k.Epoch)
+	binary.LittleEndian.PutUint32(p[16:], k.ID.Space)
+	binary.LittleEndian.PutUint32(p[20:], k.ID.Page)
+	binary.LittleEndian.PutUint64(p[24:], lsn)
+	x := k.DB*0x9e3779b97f4a7c15 ^ k.Epoch*0xbf58476d1ce4e5b9 ^
+		uint64(k.ID.Space)<<32 ^ uint64(k.ID.Page) ^ lsn*0x94d049bb133111eb
+	var w [8]byte
+	for i := modelHeader; i < n; i += 8 {
+		x += 0x9e3779b97f4a7c15 // splitmix64
+		z := x
+		z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+		z = (z ^ z>>27) * 0x94d049bb133111eb
+		binary.LittleEndian.PutUint64(w[:], z^z>>31)
+		copy(p[i:], w[:])
+	}
+	return p
+}
+
+// verifyPage checks that got, which a tier returned for k, is an intact
+// image put under k, and returns that image's LSN.
+func verifyPage(k cache.TierKey, got []byte) (uint64, error) {
+	if len(got) < modelHeader {
+		return 0, fmt.Errorf("page for %s: %d bytes, shorter than a model page", k, len(got))
+	}
+	var g cache.TierKey
+	g.DB = binary.LittleEndian.Uint64(got[0:])
+	g.Epoch = binary.LittleEndian.Uint64(got[8:])
+	g.ID.Space = binary.LittleEndian.Uint32(got[16:])
+	g.ID.Page = binary.LittleEndian.Uint32(got[20:])
+	lsn := binary.LittleEndian.Uint64(got[24:])
+	if g != k {
+		return 0, fmt.Errorf("page for %s holds the bytes of %s (lsn %d)", k, g, lsn)
+	}
+	if !bytes.Equal(got, modelPage(k, lsn, len(got))) {
+		return 0, fmt.Errorf("page for %s (lsn %d) is not an image that was put: torn or overwritten", k, lsn)
+	}
+	return lsn, nil
+}
+
+// scribble overwrites b, as a caller reusing its buffer would.
+func scribble(b []byte) {
+	for i := range b {
+		b[i] = 0xee
+	}
+}
+
+// modelKey is the model's knowledge of one key.
+type modelKey struct {
+	n      int             // page length used for this key
+	latest uint64          // LSN of the page the tier should hold; 0: none (never stored, deleted, dropped)
+	given  map[uint64]bool // LSN of every page ever put under the key
+}
+
+// tierModel runs one tier against the model, single-threaded: every call
+// is checked at once and the counters after each.
+type tierModel struct {
+	t        *testing.T
+	tier     cache.Tier
+	exact    bool
+	capacity int64
+	keys     map[cache.TierKey]*modelKey
+	lsn      uint64
+	want     cache.TierStats // the call counters and Errors expected (and Drops, when exact)
+	prev     cache.TierStats // the last Stats seen, for monotonic counters
+}
+
+func newTierModel(t *testing.T, newTier func(int64) cache.Tier, capacity int64, exact bool) *tierModel {
+	tier := newTier(capacity)
+	t.Cleanup(func() { require.NoError(t, tier.Close()) })
+	return &tierModel{t: t, tier: tier, exact: exact, capacity: capacity, keys: make(map[cache.TierKey]*modelKey)}
+}
+
+func (m *tierModel) key(k cache.TierKey, n int) *modelKey {
+	mk := m.keys[k]
+	if mk == nil {
+		mk = &modelKey{n: n, given: make(map[uint64]bool)}
+		m.keys[k] = mk
+	}
+	return mk
+}
+
+// put puts a new version of k, n bytes long, and returns whether the tier
+// stored it.
+func (m *tierModel) put(k cache.TierKey, n int) bool {
+	t := m.t
+	t.Helper()
+	mk := m.key(k, n)
+	m.lsn++
+	page := modelPage(k, m.lsn, n)
+	stored, err := m.tier.Put(k, m.lsn, page)
+	require.NoError(t, err, "put %s", k)
+	scribble(page) // the tier must have taken a copy
+	m.settle()
+	m.want.Puts++
+	mk.given[m.lsn] = true
+	if stored {
+		mk.latest = m.lsn
+	} else {
+		mk.latest = 0
+		m.want.Drops++
+	}
+	if m.exact && int64(n) <= m.capacity/2 {
+		require.True(t, stored, "an exact tier of %d bytes dropped a page of %d", m.capacity, n)
+	}
+	m.checkStats()
+	return stored
+}
+
+// putTooLarge puts under k a page one byte larger than the budget the
+// tier reports. It must not be stored: either Put says so, and the drop is
+// counted, or it fails, and the error is. The model then expects no page
+// under k.
+func (m *tierModel) putTooLarge(k cache.TierKey) {
+	t := m.t
+	t.Helper()
+	before := m.tier.Stats()
+	require.Positive(t, before.Capacity, "the budget is unknown")
+	m.lsn++
+	big := int(before.Capacity) + 1
+	stored, err := m.tier.Put(k, m.lsn, modelPage(k, m.lsn, big))
+	m.settle()
+	m.want.Puts++
+	require.False(t, stored, "a page of %d bytes stored in a tier of %d", big, before.Capacity)
+	if mk := m.keys[k]; mk != nil {
+		mk.latest = 0
+	}
+	after := m.tier.Stats()
+	switch {
+	case m.exact:
+		require.NoError(t, err, "an exact tier drops a page too large, it does not fail the put")
+		require.Equal(t, before.Drops+1, after.Drops, "a dropped page not counted")
+		m.want.Drops++
+	case err != nil:
+		require.Equal(t, before.Errors+1, after.Errors, "an error not counted: %v", err)
+		m.want.Errors++
+	default:
+		require.Greater(t, after.Drops, before.Drops, "a dropped page not counted")
+	}
+	m.checkStats()
+}
+
+// get gets k (pages of n bytes) and checks what it returns: an intact image
+// of k; when exact, its newest stored version and nothing after a delete.
+func (m *tierModel) get(k cache.TierKey, n int) bool {
+	t := m.t
+	t.Helper()
+	mk := m.key(k, n)
+	dst := make([]byte, n)
+	scribble(dst)
+	found, err := m.tier.Get(k, mk.latest, dst)
+	require.NoError(t, err, "get %s", k)
+	m.want.Gets++
+	if found {
+		m.want.Hits++
+		lsn, err := verifyPage(k, dst)
+		require.NoError(t, err)
+		if m.exact {
+			require.NotZero(t, mk.latest, "get %s: found lsn %d, but the tier should hold no page", k, lsn)
+			require.Equal(t, mk.latest, lsn, "get %s: a stale version", k)
+		} else {
+			require.True(t, mk.given[lsn], "get %s: lsn %d was never put under this key", k, lsn)
+		}
+	}
+	scribble(dst) // the tier must not share dst
+	m.checkStats()
+	return found
+}
+
+func (m *tierModel) del(k cache.TierKey) {
+	t := m.t
+	t.Helper()
+	require.NoError(t, m.tier.Delete(k), "delete %s", k)
+	m.settle()
+	m.want.Deletes++
+	if mk := m.keys[k]; mk != nil {
+		mk.latest = 0
+	}
+	m.checkStats()
+}
+
+// live counts the keys the tier should hold if it evicted nothing.
+func (m *tierModel) live() int64 {
+	n := int64(0)
+	for _, mk := range m.keys {
+		if mk.latest != 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// checkStats checks the counters after a call: the call counts always; the
+// budget whenever the backend reports it; when exact, the sizes.
+func (m *tierModel) checkStats() {
+	t := m.t
+	t.Helper()
+	s := m.tier.Stats()
+	require.Equal(t, m.want.Puts, s.Puts, "Puts")
+	require.Equal(t, m.want.Gets, s.Gets, "Gets")
+	require.Equal(t, m.want.Hits, s.Hits, "Hits")
+	require.Equal(t, m.want.Deletes, s.Deletes, "Deletes")
+	require.Equal(t, m.want.Errors, s.Errors, "Errors")
+	require.GreaterOrEqual(t, s.Evictions, m.prev.Evictions, "Evictions went down")
+	require.GreaterOrEqual(t, s.Drops, m.prev.Drops, "Drops went down")
+	m.prev = s
+	require.GreaterOrEqual(t, s.Items, int64(-1), "Items")
+	require.GreaterOrEqual(t, s.Bytes, int64(-1), "Bytes")
+	if s.Capacity > 0 && s.Bytes >= 0 {
+		require.LessOrEqual(t, s.Bytes, s.Capacity, "over budget: %+v", s)
+	}
+	if !m.exact {
+		return
+	}
+	require.Equal(t, m.want.Drops, s.Drops, "Drops")
+	if s.Items >= 0 {
+		require.LessOrEqual(t, s.Items, m.live(), "Items: more pages than were put and not deleted")
+	}
+	if s.Items == 0 && s.Bytes >= 0 {
+		require.Zero(t, s.Bytes, "Bytes with no items")
+	}
+}
+
+// settle waits, if the tier applies Puts and Deletes asynchronously and
+// can say when it is done (a Wait method, as RistrettoTier has), until
+// the last call has been applied, so that the model's checks see it.
+func (m *tierModel) settle() {
+	if w, ok := m.tier.(interface{ Wait() }); ok {
+		w.Wait()
+	}
+}
+
+// probeAll gets every key the model knows and, when exact, checks that the
+// hits are as many as Items and their pages fit in Bytes.
+func (m *tierModel) probeAll() {
+	t := m.t
+	t.Helper()
+	before := m.tier.Stats()
+	var hits, sum int64
+	for k, mk := range m.keys {
+		if m.get(k, mk.n) {
+			hits++
+			sum += int64(mk.n)
+		}
+	}
+	if m.exact && before.Items >= 0 {
+		require.Equal(t, before.Items, hits, "Items %d, but %d keys hit", before.Items, hits)
+	}
+	if m.exact && before.Bytes >= 0 {
+		require.GreaterOrEqual(t, before.Bytes, sum, "Bytes below the pages' lengths")
+	}
+}
+
+// modelKeys makes n keys that differ in every field of TierKey: DB, Epoch,
+// space and page number, so that a backend mixing any two up shows.
+func modelKeys(n int) []cache.TierKey {
+	ks := make([]cache.TierKey, n)
+	for i := range ks {
+		ks[i] = cache.TierKey{
+			DB:    0xd0 + uint64(i&1),
+			Epoch: 1 + uint64(i>>1&1),
+			ID:    cache.PageID{Space: 1 + uint32(i>>2&1), Page: uint32(i >> 3)},
+		}
+	}
+	return ks
+}
+
+// modelLens are the page lengths of the model tests: a database has one
+// page size, but a backend should not rely on it.
+var modelLens = []int{256, 768, 1280, 1792}
+
+// testTierModel checks a Tier against a reference model: what Get returns,
+// Delete, replacing Puts, the counters, the byte budget, a page too large
+// for the budget, and concurrent use. Every backend runs it; newTier makes
+// a fresh, empty tier of about capacity bytes (a backend whose budget is
+// not its own, such as a memcached server's, reports that one in Stats).
+// Pages are 256 to 3000 bytes long, and each key keeps one length except
+// where exact says otherwise. After each Put and Delete the model calls
+// the tier's Wait method, if it has one, so that a backend applying them
+// asynchronously is checked once they are applied (Concurrent does not).
+//
+// With exact false it checks what the Tier contract promises: a Get may
+// miss at any time, but what it returns is an intact image that was put
+// under that key (possibly an older version: the pool judges staleness);
+// a page larger than the budget is never stored (Put says so and counts a
+// drop, or fails and counts an error); the call counters (Puts, Gets,
+// Hits, Deletes, Errors) are exact; Items and Bytes are -1 or more; Bytes
+// stays within Capacity when both are known. With exact true it also
+// checks what a synchronous backend with exact eviction does (LRUTier,
+// SLRUTier): a Get returns the newest stored version or misses, never a
+// deleted or dropped one, and hits right after a Put; a page of at most
+// half the budget is stored; a page too large is dropped, not an error,
+// and takes the page it replaces with it; Drops counts exactly the drops
+// Put reported; Items and Bytes, when known, agree with what Get finds;
+// while every page fits, counting modelMaxOverhead bytes each on top of
+// its length, nothing is evicted. A backend whose admission policy may
+// refuse a page that fits (TinyLFU) is not exact.
+func testTierModel(t *testing.T, newTier func(capacity int64) cache.Tier, exact bool) {
+	t.Run("Basics", func(t *testing.T) { tierModelBasics(t, newTier, exact) })
+	t.Run("TooLarge", func(t *testing.T) { tierModelTooLarge(t, newTier, exact) })
+	t.Run("Random", func(t *testing.T) {
+		// About a quarter of the pages fit: evictions all along.
+		tierModelRandom(t, newTier, exact, 16<<10, 4000)
+	})
+	t.Run("Fits", func(t *testing.T) {
+		if !exact {
+			t.Skip("an inexact backend may evict before it is full")
+		}
+		const keys = 48
+		capacity := int64(keys * (modelLens[len(modelLens)-1] + modelMaxOverhead))
+		m := tierModelRandom(t, newTier, exact, capacity, 2000)
+		s := m.tier.Stats()
+		require.Zero(t, s.Evictions, "evictions while everything fits")
+		if s.Items >= 0 {
+			require.Equal(t, m.live(), s.Items, "Items while everything fits")
+		}
+		for k, mk := range m.keys {
+			if mk.latest != 0 {
+				require.True(t, m.get(k, mk.n), "%s evicted while everything fits", k)
+			}
+		}
+	})
+	t.Run("Concurrent", func(t *testing.T) { tierModelConcurrent(t, newTier, exact) })
+}
+
+func tierModelBasics(t *testing.T, newTier func(int64) cache.Tier, exact bool) {
+	m := newTierModel(t, newTier, 1<<20, exact)
+	ks := modelKeys(16)
+	a := ks[0]
+
+	require.False(t, m.get(a, 1000), "a new tier holds nothing")
+	m.put(a, 1000)
+	hit := m.get(a, 1000)
+	if exact {
+		require.True(t, hit, "get after put")
+	}
+	// The page is checked again: the first get must not have changed it
+	// (get scribbles over its dst, the model page over its source).
+	hit = m.get(a, 1000)
+	if exact {
+		require.True(t, hit, "second get after put")
+	}
+
+	// Replacing puts: same length, then another length.
+	m.put(a, 1000)
+	m.get(a, 1000)
+	if exact {
+		m.put(a, 3000)
+		require.True(t, m.get(a, 3000), "get after a replacing put of another length")
+		m.put(a, 1000)
+	}
+
+	// Keys that differ in one field each (DB, Epoch, space, page) are
+	// different pages.
+	for _, k := range ks[1:] {
+		m.put(k, 1000)
+	}
+	for _, k := range ks {
+		found := m.get(k, 1000)
+		if exact {
+			require.True(t, found, "get %s", k)
+		}
+	}
+
+	// Delete, and delete of a key the tier does not hold.
+	m.del(a)
+	if exact {
+		require.False(t, m.get(a, 1000), "get after delete")
+	} else {
+		m.get(a, 1000)
+	}
+	m.del(a)
+	m.del(cache.TierKey{DB: 0xdead, Epoch: 1, ID: cache.PageID{Space: 9, Page: 9}})
+	m.probeAll()
+
+	// A closed tier finds nothing.
+	require.NoError(t, m.tier.Close())
+	dst := make([]byte, 1000)
+	found, _ := m.tier.Get(ks[1], 0, dst)
+	require.False(t, found, "get after close")
+}
+
+func tierModelTooLarge(t *testing.T, newTier func(int64) cache.Tier, exact bool) {
+	m := newTierModel(t, newTier, 16<<10, exact)
+	budget := m.tier.Stats().Capacity
+	if budget <= 0 {
+		t.Skip("the backend does not know its budget")
+	}
+	ks := modelKeys(2)
+
+	m.putTooLarge(ks[0])
+	dst := make([]byte, 1000)
+	found, err := m.tier.Get(ks[0], 0, dst)
+	m.want.Gets++
+	require.NoError(t, err)
+	require.False(t, found, "a dropped page found")
+
+	// Over a page already held: when exact, the old page goes too, so that
+	// no older image outlives a failed put.
+	m.put(ks[1], 1000)
+	m.putTooLarge(ks[1])
+	if exact {
+		require.False(t, m.get(ks[1], 1000), "the page a dropped put replaced is still there")
+		if s := m.tier.Stats(); s.Items >= 0 {
+			require.Zero(t, s.Items)
+		}
+	}
+}
+
+// tierModelRandom runs ops random puts, gets and deletes over 48 keys
+// against a tier of capacity bytes, with a page too large for the budget
+// now and then.
+func tierModelRandom(t *testing.T, newTier func(int64) cache.Tier, exact bool, capacity int64, ops int) *tierModel {
+	r := seed(t)
+	m := newTierModel(t, newTier, capacity, exact)
+	// Pages too large for the budget, but only for a budget of model size:
+	// a backend whose budget is a server's would make each one huge.
+	budget := m.tier.Stats().Capacity
+	tooLarge := budget > 0 && budget <= 4*capacity
+	ks := modelKeys(48)
+	lenOf := func(i int) int { return modelLens[i%len(modelLens)] }
+	for range ops {
+		i := r.IntN(len(ks))
+		k, n := ks[i], lenOf(i)
+		switch p := r.IntN(100); {
+		case p < 45:
+			m.get(k, n)
+		case p < 85:
+			if m.put(k, n) && exact && r.IntN(4) == 0 {
+				require.True(t, m.get(k, n), "get right after a put")
+			}
+		case p < 98 || !tooLarge:
+			m.del(k)
+		default:
+			// Too large: dropped, and the page it replaces goes too.
+			m.key(k, n)
+			m.putTooLarge(k)
+			if exact {
+				require.False(t, m.get(k, n), "the page a dropped put replaced is still there")
+			}
+		}
+	}
+	m.probeAll()
+	return m
+}
+
+// tierModelConcurrent runs goroutines against one tier, each with keys of
+// its own (checked like the sequential model) and keys all of them share
+// (checked to be intact images of the right key). The counters must add
+// up afterwards.
+func tierModelConcurrent(t *testing.T, newTier func(int64) cache.Tier, exact bool) {
+	const (
+		workers = 4
+		ops     = 1500
+		own     = 8
+		shared  = 8
+	)
+	capacity := int64(32 << 10)
+	tier := newTier(capacity)
+	t.Cleanup(func() { require.NoError(t, tier.Close()) })
+	base := seed(t)
+	var lsn atomic.Uint64
+	sharedKeys := make([]cache.TierKey, shared)
+	for i := range sharedKeys {
+		sharedKeys[i] = cache.TierKey{DB: 0xd0, Epoch: 1, ID: cache.PageID{Space: 99, Page: uint32(i)}}
+	}
+
+	type counts struct{ puts, gets, hits, deletes int64 }
+	results := make([]counts, workers)
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		r := rand.New(rand.NewPCG(base.Uint64(), base.Uint64()))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[w] = func() error {
+				c := &results[w]
+				latest := make(map[cache.TierKey]uint64)
+				given := make(map[uint64]bool)
+				for op := range ops {
+					var k cache.TierKey
+					mine := r.IntN(3) != 0
+					n := 768
+					if mine {
+						i := r.IntN(own)
+						k = cache.TierKey{DB: 0xd0, Epoch: 1, ID: cache.PageID{Space: 10 + uint32(w), Page: uint32(i)}}
+						n = modelLens[i%len(modelLens)]
+					} else {
+						k = sharedKeys[r.IntN(shared)]
+					}
+					switch p := r.IntN(100); {
+					case p < 55:
+						dst := make([]byte, n)
+						found, err := tier.Get(k, latest[k], dst)
+						c.gets++
+						if err != nil {
+							return fmt.Errorf("get %s: %w", k, err)
+						}
+						if !found {
+							break
+						}
+						c.hits++
+						got, err := verifyPage(k, dst)
+						switch {
+						case err != nil:
+							return err
+						case !mine:
+						case exact && got != latest[k]:
+							return fmt.Errorf("get %s: lsn %d, want %d", k, got, latest[k])
+						case !given[got]:
+							return fmt.Errorf("get %s: lsn %d never put under it", k, got)
+						}
+					case p < 90:
+						v := lsn.Add(1)
+						stored, err := tier.Put(k, v, modelPage(k, v, n))
+						c.puts++
+						if err != nil {
+							return fmt.Errorf("put %s: %w", k, err)
+						}
+						given[v] = true
+						if stored {
+							latest[k] = v
+						} else {
+							latest[k] = 0
+						}
+					default:
+						if !mine {
+							break // another worker may be reading it back
+						}
+						if err := tier.Delete(k); err != nil {
+							return fmt.Errorf("delete %s: %w", k, err)
+						}
+						c.deletes++
+						latest[k] = 0
+					}
+					if op%100 == 0 {
+						if s := tier.Stats(); s.Capacity > 0 && s.Bytes > s.Capacity {
+							return fmt.Errorf("over budget: %+v", s)
+						}
+					}
+				}
+				return nil
+			}()
+		}()
+	}
+	wg.Wait()
+	require.NoError(t, errors.Join(errs...))
+
+	var sum counts
+	for _, c := range results {
+		sum.puts += c.puts
+		sum.gets += c.gets
+		sum.hits += c.hits
+		sum.deletes += c.deletes
+	}
+	s := tier.Stats()
+	require.Equal(t, sum.puts, s.Puts, "Puts")
+	require.Equal(t, sum.gets, s.Gets, "Gets")
+	require.Equal(t, sum.hits, s.Hits, "Hits")
+	require.Equal(t, sum.deletes, s.Deletes, "Deletes")
+	require.Zero(t, s.Errors, "Errors")
+	if s.Capacity > 0 && s.Bytes >= 0 {
+		require.LessOrEqual(t, s.Bytes, s.Capacity)
+	}
+	if exact {
+		require.LessOrEqual(t, s.Items, int64(workers*own+shared))
+		require.Zero(t, s.Drops, "an exact tier dropped a page that fits")
+	}
+}
+
+// The in-process backends.
+
+func newLRUTier(t testing.TB) func(int64) cache.Tier {
+	return func(capacity int64) cache.Tier {
+		tier, err := cache.NewLRUTier(capacity)
+		require.NoError(t, err)
+		return tier
+	}
+}
+
+func newSLRUTier(t testing.TB, o *cache.SLRUOptions) func(int64) cache.Tier {
+	return func(capacity int64) cache.Tier {
+		tier, err := cache.NewSLRUTier(capacity, o)
+		require.NoError(t, err)
+		return tier
+	}
+}
+
+func TestLRUTierModel(t *testing.T) {
+	t.Run("exact", func(t *testing.T) { testTierModel(t, newLRUTier(t), true) })
+	// The inexact checks must pass on an exact backend too.
+	t.Run("inexact", func(t *testing.T) { testTierModel(t, newLRUTier(t), false) })
+}
+
+func TestSLRUTierModel(t *testing.T) {
+	t.Run("defaults", func(t *testing.T) { testTierModel(t, newSLRUTier(t, nil), true) })
+	t.Run("hot=1,warm=79", func(t *testing.T) {
+		testTierModel(t, newSLRUTier(t, &cache.SLRUOptions{HotPercent: 1, WarmPercent: 79}), true)
+	})
+	t.Run("inexact", func(t *testing.T) { testTierModel(t, newSLRUTier(t, nil), false) })
+}
+
+func TestTierConfig(t *testing.T) {
+	for _, c := range []int64{0, -1} {
+		_, err := cache.NewLRUTier(c)
+		require.ErrorIs(t, err, cache.ErrInvalidConfig, "lru capacity %d", c)
+		_, err = cache.NewSLRUTier(c, nil)
+		require.ErrorIs(t, err, cache.ErrInvalidConfig, "slru capacity %d", c)
+	}
+	for _, o := range []cache.SLRUOptions{
+		{HotPercent: -1}, {WarmPercent: -1}, {HotPercent: 80}, {WarmPercent: 80},
+		{HotPercent: 41, WarmPercent: 40}, {HotPercent: 1, WarmPercent: 80},
+	} {
+		_, err := cache.NewSLRUTier(1<<20, &o)
+		require.ErrorIs(t, err, cache.ErrInvalidConfig, "%+v", o)
+	}
+	for _, o := range []*cache.SLRUOptions{nil, {}, {HotPercent: 40, WarmPercent: 40}, {HotPercent: 1, WarmPercent: 1}} {
+		_, err := cache.NewSLRUTier(1<<20, o)
+		require.NoError(t, err, "%+v", o)
+	}
+}
+
+// TestTierEdges: the budget's edge (a page that costs exactly the budget is
+// kept, one byte more is dropped), a dst of the wrong length, and a closed
+// tier.
+func TestTierEdges(t *testing.T) {
+	for _, b := range []struct {
+		name    string
+		newTier func(int64) cache.Tier
+	}{{"lru", newLRUTier(t)}, {"slru", newSLRUTier(t, nil)}} {
+		t.Run(b.name, func(t *testing.T) {
+			const budget = 1000
+			tier := b.newTier(budget)
+			a, b, c := tierKey(1), tierKey(2), tierKey(3)
+			whole := budget - cache.TierItemOverhead
+
+			stored, err := tier.Put(a, 1, modelPage(a, 1, whole))
+			require.NoError(t, err)
+			require.True(t, stored, "a page that costs exactly the budget")
+			stored, err = tier.Put(b, 2, modelPage(b, 2, whole+1))
+			require.NoError(t, err)
+			require.False(t, stored, "a page that costs a byte more than the budget")
+			s := tier.Stats()
+			require.Equal(t, cache.TierStats{Items: 1, Bytes: budget, Capacity: budget, Puts: 2, Drops: 1}, s)
+
+			// A dst of another length is an error, not a truncated page.
+			found, err := tier.Get(a, 1, make([]byte, whole-1))
+			require.Error(t, err)
+			require.False(t, found)
+			found, err = tier.Get(a, 1, make([]byte, whole+1))
+			require.Error(t, err)
+			require.False(t, found)
+			require.Equal(t, int64(2), tier.Stats().Errors)
+
+			// The next page evicts the whole-budget one.
+			stored, err = tier.Put(c, 3, modelPage(c, 3, 100))
+			require.NoError(t, err)
+			require.True(t, stored)
+			s = tier.Stats()
+			require.Equal(t, int64(1), s.Evictions)
+			require.Equal(t, int64(1), s.Items)
+			require.Equal(t, int64(100+cache.TierItemOverhead), s.Bytes)
+
+			require.NoError(t, tier.Close())
+			require.NoError(t, tier.Close(), "closing twice")
+			_, err = tier.Get(c, 3, make([]byte, 100))
+			require.ErrorIs(t, err, cache.ErrClosed)
+			_, err = tier.Put(c, 4, modelPage(c, 4, 100))
+			require.ErrorIs(t, err, cache.ErrClosed)
+			require.ErrorIs(t, tier.Delete(c), cache.ErrClosed)
+			s = tier.Stats()
+			require.Zero(t, s.Items)
+			require.Zero(t, s.Bytes)
+			require.Equal(t, int64(5), s.Errors)
+		})
+	}
+}
+
+// tierKey is the key of page n of space 1 in the order tests.
+func tierKey(n uint32) cache.TierKey {
+	return cache.TierKey{DB: 1, Epoch: 1, ID: pid(1, n)}
+}
+
+// pageNumbers lists the page numbers of ks.
+func pageNumbers(ks []cache.TierKey) []uint32 {
+	out := []uint32{}
+	for _, k := range ks {
+		out = append(out, k.ID.Page)
+	}
+	return out
+}
+
+// tierPut puts page n, size bytes long, and requires it stored.
+func tierPut(t *testing.T, tier cache.Tier, n uint32, size int) {
+	t.Helper()
+	k := tierKey(n)
+	stored, err := tier.Put(k, uint64(n), modelPage(k, uint64(n), size))
+	require.NoError(t, err)
+	require.True(t, stored, "put %d", n)
+}
+
+// tierGet gets page n, size bytes long, and reports whether it was found,
+// checking the image.
+func tierGet(t *testing.T, tier cache.Tier, n uint32, size int) bool {
+	t.Helper()
+	k := tierKey(n)
+	dst := make([]byte, size)
+	found, err := tier.Get(k, uint64(n), dst)
+	require.NoError(t, err)
+	if found {
+		_, err := verifyPage(k, dst)
+		require.NoError(t, err)
+	}
+	return found
+}
+
+// TestLRUTierOrder spells out the LRU's eviction order. Pages are 100
+// bytes, so each costs 148 with TierItemOverhead, and the budget holds
+// four. Lists are most recently used first.
+func TestLRUTierOrder(t *testing.T) {
+	const size, cost = 100, 100 + cache.TierItemOverhead
+	lru, err := cache.NewLRUTier(4 * cost)
+	require.NoError(t, err)
+	defer lru.Close()
+	order := func() []uint32 { return pageNumbers(lru.Order()) }
+	put := func(n uint32) { tierPut(t, lru, n, size) }
+	get := func(n uint32) bool { return tierGet(t, lru, n, size) }
+
+	for n := uint32(1); n <= 4; n++ {
+		put(n)
+	}
+	require.Equal(t, []uint32{4, 3, 2, 1}, order())
+	require.True(t, get(1)) // a hit moves 1 to the head
+	require.Equal(t, []uint32{1, 4, 3, 2}, order())
+	put(5) // full: 2, least recently used, goes
+	require.Equal(t, []uint32{5, 1, 4, 3}, order())
+	put(3) // a replacing put makes 3 most recently used, evicts nothing
+	require.Equal(t, []uint32{3, 5, 1, 4}, order())
+	put(6) // evicts 4
+	require.Equal(t, []uint32{6, 3, 5, 1}, order())
+	require.NoError(t, lru.Delete(tierKey(5)))
+	require.Equal(t, []uint32{6, 3, 1}, order())
+	put(7) // room left by the delete: nothing evicted
+	require.Equal(t, []uint32{7, 6, 3, 1}, order())
+	require.True(t, get(6))
+	require.Equal(t, []uint32{6, 7, 3, 1}, order())
+	require.Equal(t, int64(2), lru.Stats().Evictions)
+
+	// A page of 248 bytes costs two small ones: 1, then 3, go.
+	tierPut(t, lru, 8, 2*cost-cache.TierItemOverhead)
+	require.Equal(t, []uint32{8, 6, 7}, order())
+	require.False(t, get(1))
+	require.False(t, get(3))
+	require.Equal(t, []uint32{8, 6, 7}, order(), "a miss changes nothing")
+	put(9) // evicts 7; 8 and 6 were used since
+	require.Equal(t, []uint32{9, 8, 6}, order())
+
+	s := lru.Stats()
+	require.Equal(t, int64(5), s.Evictions)
+	require.Equal(t, int64(3), s.Items)
+	require.Equal(t, int64(4*cost), s.Bytes)
+	require.True(t, tierGet(t, lru, 8, 2*cost-cache.TierItemOverhead))
+	for _, n := range []uint32{9, 6} {
+		require.True(t, get(n), "page %d", n)
+	}
+	for _, n := range []uint32{1, 2, 3, 4, 5, 7} {
+		require.False(t, get(n), "page %d", n)
+	}
+}
+
+// TestSLRUTierOrder spells out the segmented LRU's moves and evictions
+// (rules 1 to 5 of SLRUTier). Queues are listed head first.
+func TestSLRUTierOrder(t *testing.T) {
+	t.Run("defaults", func(t *testing.T) {
+		// Pages of 100 bytes cost 148; the budget holds ten: HOT's share
+		// (20%, 296 bytes) is two pages, WARM's (40%, 592) four.
+		const size, cost = 100, 100 + cache.TierItemOverhead
+		s, err := cache.NewSLRUTier(10*cost, nil)
+		require.NoError(t, err)
+		defer s.Close()
+		queues := func() string {
+			hot, warm, cold := s.Queues()
+			return fmt.Sprintf("HOT %v WARM %v COLD %v", pageNumbers(hot), pageNumbers(warm), pageNumbers(cold))
+		}
+		put := func(n uint32) { tierPut(t, s, n, size) }
+		get := func(n uint32) bool { return tierGet(t, s, n, size) }
+		hit := func(n uint32) { require.True(t, get(n), "get %d", n) }
+
+		put(1)
+		put(2)
+		require.Equal(t, "HOT [2 1] WARM [] COLD []", queues())
+		put(3) // HOT over its share: its tail, 1, never hit, goes to COLD
+		require.Equal(t, "HOT [3 2] WARM [] COLD [1]", queues())
+		for n := uint32(4); n <= 8; n++ {
+			put(n)
+		}
+		require.Equal(t, "HOT [8 7] WARM [] COLD [6 5 4 3 2 1]", queues())
+
+		hit(2) // first hit in COLD: fetched, stays
+		require.Equal(t, "HOT [8 7] WARM [] COLD [6 5 4 3 2 1]", queues())
+		hit(2) // second hit: active, so to WARM at once
+		require.Equal(t, "HOT [8 7] WARM [2] COLD [6 5 4 3 1]", queues())
+		hit(8)
+		hit(8) // active in HOT: no move yet
+		require.Equal(t, "HOT [8 7] WARM [2] COLD [6 5 4 3 1]", queues())
+
+		put(9) // HOT's tail 7 is not active: to COLD
+		require.Equal(t, "HOT [9 8] WARM [2] COLD [7 6 5 4 3 1]", queues())
+		put(10) // HOT's tail 8 is active: to WARM. Ten pages: full
+		require.Equal(t, "HOT [10 9] WARM [8 2] COLD [7 6 5 4 3 1]", queues())
+		require.Zero(t, s.Stats().Evictions)
+
+		put(11) // evicts COLD's tail, 1; 9 leaves HOT
+		require.Equal(t, "HOT [11 10] WARM [8 2] COLD [9 7 6 5 4 3]", queues())
+		hit(3)  // one hit does not save a COLD page
+		put(12) // evicts 3
+		require.Equal(t, "HOT [12 11] WARM [8 2] COLD [10 9 7 6 5 4]", queues())
+		require.Equal(t, int64(2), s.Stats().Evictions)
+
+		for _, n := range []uint32{4, 5} {
+			hit(n)
+			hit(n)
+		}
+		require.Equal(t, "HOT [12 11] WARM [5 4 8 2] COLD [10 9 7 6]", queues())
+		hit(8) // fetched already (in HOT): one hit makes it active again
+		hit(6)
+		hit(6) // WARM over its share: its tail 2, not active, to COLD
+		require.Equal(t, "HOT [12 11] WARM [6 5 4 8] COLD [2 10 9 7]", queues())
+		hit(7)
+		hit(7) // WARM over: 8 is active, bumped to WARM's head (flag
+		// cleared); then 4, not active, to COLD
+		require.Equal(t, "HOT [12 11] WARM [8 7 6 5] COLD [4 2 10 9]", queues())
+
+		// A scan of pages never hit again flows through HOT and COLD;
+		// WARM is untouched.
+		put(13) // evicts 9
+		put(14) // evicts 10
+		put(15) // evicts 2
+		require.Equal(t, "HOT [15 14] WARM [8 7 6 5] COLD [13 12 11 4]", queues())
+		st := s.Stats()
+		require.Equal(t, int64(5), st.Evictions)
+		require.Equal(t, int64(10), st.Items)
+		require.Equal(t, int64(10*cost), st.Bytes)
+		for n := uint32(1); n <= 15; n++ {
+			want := n >= 4 && n <= 8 || n >= 11
+			require.Equal(t, want, get(n), "page %d", n)
+		}
+	})
+
+	t.Run("fallback", func(t *testing.T) {
+		// A budget of 1000: HOT's share is 200, WARM's 400. Pages of 52
+		// bytes cost 100; bigger ones show where room comes from when COLD
+		// has none.
+		const small = 100 - cache.TierItemOverhead
+		s, err := cache.NewSLRUTier(1000, nil)
+		require.NoError(t, err)
+		defer s.Close()
+		queues := func() string {
+			hot, warm, cold := s.Queues()
+			return fmt.Sprintf("HOT %v WARM %v COLD %v", pageNumbers(hot), pageNumbers(warm), pageNumbers(cold))
+		}
+		tierPut(t, s, 1, small)
+		require.True(t, tierGet(t, s, 1, small))
+		require.True(t, tierGet(t, s, 1, small)) // active in HOT
+		tierPut(t, s, 2, small)
+		tierPut(t, s, 3, small) // HOT over: 1 is active, to WARM
+		require.Equal(t, "HOT [3 2] WARM [1] COLD []", queues())
+
+		// 800 bytes: 300 held, so 100 must go; COLD is empty, so HOT's
+		// tail 2 is evicted. Then HOT is over its share until it is
+		// empty: 3 and the new page itself go to COLD.
+		tierPut(t, s, 4, 800-cache.TierItemOverhead)
+		require.Equal(t, "HOT [] WARM [1] COLD [4 3]", queues())
+		require.Equal(t, int64(1), s.Stats().Evictions)
+
+		// The whole budget: COLD's 3 and 4 go, then, with COLD and HOT
+		// empty, WARM's 1.
+		tierPut(t, s, 5, 1000-cache.TierItemOverhead)
+		require.Equal(t, "HOT [] WARM [] COLD [5]", queues())
+		st := s.Stats()
+		require.Equal(t, int64(4), st.Evictions)
+		require.Equal(t, int64(1), st.Items)
+		require.Equal(t, int64(1000), st.Bytes)
+	})
+}
