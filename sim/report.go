@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/engine"
 	"github.com/enginelab/enginelab/tpcc"
 )
@@ -31,6 +32,7 @@ type Report struct {
 	Check    *tpcc.CheckReport `json:"check,omitempty"`
 	Space    []SpaceReport     `json:"space,omitempty"`
 	Log      *LogReport        `json:"log,omitempty"`
+	Tier     *TierReport       `json:"tier,omitempty"`
 	Errors   []string          `json:"errors,omitempty"`
 	// Notes say what a reader must know to compare the figures with other
 	// engines' (the isolation the locks give, for one).
@@ -107,6 +109,8 @@ type RunReport struct {
 	Efficiency *float64     `json:"efficiency_pct,omitempty"`
 	Types      []TypeReport `json:"types"`
 	Errors     []string     `json:"errors,omitempty"`
+
+	total engine.Meter // every type's meters summed
 }
 
 // TypeReport is one transaction type's figures.
@@ -150,7 +154,50 @@ type MeterAverages struct {
 	PageRequests  float64 `json:"page_requests"`
 	StoreReads    float64 `json:"store_reads"`
 	StoreWrites   float64 `json:"store_writes"`
+	TierGets      float64 `json:"tier_gets"`
+	TierHits      float64 `json:"tier_hits"`
 	HeapRowsScans float64 `json:"heap_rows_scanned"`
+}
+
+// TierReport is the remote tier's activity during the run: what the
+// transactions asked of it (from their meters) and the backend's own
+// counters.
+type TierReport struct {
+	Backend   string `json:"backend"`
+	Mode      string `json:"mode"`
+	SizeBytes int64  `json:"size_bytes"` // the in-process budget (memcached: the servers' own)
+	// HitRate is Hits / Gets of the run's transactions: the share of pool
+	// misses the tier answered with a usable page.
+	HitRate      float64         `json:"hit_rate"`
+	Gets         int64           `json:"gets"`
+	Hits         int64           `json:"hits"`
+	Misses       int64           `json:"misses"`
+	Stale        int64           `json:"stale"`
+	Corrupt      int64           `json:"corrupt"`
+	Errors       int64           `json:"errors"`
+	Puts         int64           `json:"puts"`
+	Drops        int64           `json:"drops"`
+	Deletes      int64           `json:"deletes"`
+	BytesIn      int64           `json:"bytes_in"`
+	BytesOut     int64           `json:"bytes_out"`
+	BackendStats cache.TierStats `json:"backend_stats"`
+}
+
+func newTierReport(c *TPCCConfig, size int64, t cache.Tier, run *RunReport) *TierReport {
+	mode := string(c.RemoteMode)
+	if mode == "" {
+		mode = string(cache.TierExclusive)
+	}
+	r := &TierReport{Backend: t.Name(), Mode: mode, SizeBytes: size, BackendStats: t.Stats()}
+	if run != nil {
+		m := &run.total
+		r.Gets, r.Hits, r.Misses, r.Stale, r.Corrupt, r.Errors = m.TierGets, m.TierHits, m.TierMisses, m.TierStale, m.TierCorrupt, m.TierErrors
+		r.Puts, r.Drops, r.Deletes, r.BytesIn, r.BytesOut = m.TierPuts, m.TierDrops, m.TierDeletes, m.TierBytesIn, m.TierBytesOut
+		if r.Gets > 0 {
+			r.HitRate = float64(r.Hits) / float64(r.Gets)
+		}
+	}
+	return r
 }
 
 // LogReport is the redo log's activity since the database was opened.
@@ -263,6 +310,7 @@ func newRunReport(c *TPCCConfig, s *tpcc.RunStats, elapsed time.Duration) *RunRe
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 	for k := range tpcc.NumTxTypes {
 		ts := &res.Types[k]
+		r.total.Add(&ts.Meter)
 		t := TypeReport{Type: tpcc.TxType(k).String(), Count: ts.Count, Retries: ts.Retries,
 			Rollbacks: ts.Rollbacks, Skipped: ts.Skipped}
 		if total > 0 {
@@ -283,6 +331,7 @@ func newRunReport(c *TPCCConfig, s *tpcc.RunStats, elapsed time.Duration) *RunRe
 				LockWaits: float64(m.LockWaits) / n, PageRequests: float64(m.PageRequestsTotal()) / n,
 				StoreReads: float64(m.StoreReads) / n, StoreWrites: float64(m.StoreWrites) / n,
 				HeapRowsScans: float64(m.HeapRowsScanned) / n,
+				TierGets:      float64(m.TierGets) / n, TierHits: float64(m.TierHits) / n,
 			}
 		}
 		r.Types = append(r.Types, t)
@@ -386,6 +435,11 @@ func (r *Report) WriteTable(w io.Writer) error {
 			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%d\t%.1f%%\n", s.Table, s.Index, s.Pages, h, s.Entries, 100*s.Fill)
 		}
 		_ = tw.Flush()
+	}
+	if t := r.Tier; t != nil {
+		fmt.Fprintf(&b, "\nREMOTE TIER: %s (%s), %s: hit rate %.1f%% (%d hits of %d gets; %d stale, %d corrupt, %d errors), %d puts (%d dropped), %d deletes, %s in, %s out\n",
+			t.Backend, t.Mode, FormatBytes(t.SizeBytes), 100*t.HitRate, t.Hits, t.Gets, t.Stale, t.Corrupt, t.Errors,
+			t.Puts, t.Drops, t.Deletes, FormatBytes(t.BytesIn), FormatBytes(t.BytesOut))
 	}
 	if l := r.Log; l != nil {
 		fmt.Fprintf(&b, "\nREDO LOG: %d records, %s, %d syncs for %d synced commits, %d checkpoints\n",

@@ -51,6 +51,13 @@ type TPCCConfig struct {
 	SyncCommit   bool
 	// Dir keeps the database in a directory; "" keeps it in memory.
 	Dir string
+	// Remote is the page tier behind the pool (none by default),
+	// RemoteMode where pages enter it (default exclusive), RemoteSize the
+	// in-process backends' budget in bytes (0: DefaultRemoteSize;
+	// memcached's is the servers' own -m).
+	Remote     RemoteSpec
+	RemoteMode cache.TierMode
+	RemoteSize int64
 
 	// Flags, if not nil, are the command line's settings, every flag
 	// with its value, for the report.
@@ -64,10 +71,15 @@ type TPCCConfig struct {
 // measured).
 const PoolPerWarehouse = 256 << 20
 
-// EngineOptions returns the engine's options for c.
+// DefaultRemoteSize is the in-process tiers' default budget: Waffle
+// Grid's 1 GB memcached.
+const DefaultRemoteSize = 1 << 30
+
+// EngineOptions returns the engine's options for c (without the tier,
+// which TPCC opens).
 func (c *TPCCConfig) EngineOptions() *engine.Options {
 	o := &engine.Options{Dir: c.Dir, PageSize: c.PageSize, PoolSize: c.PoolSize, Policy: c.PoolPolicy,
-		HeapUpdate: c.HeapUpdate, CountRewrite: c.CountRewrite, Commit: engine.NoSyncCommit}
+		HeapUpdate: c.HeapUpdate, CountRewrite: c.CountRewrite, Commit: engine.NoSyncCommit, TierMode: c.RemoteMode}
 	if o.PoolSize == 0 {
 		o.PoolSize = int64(max(1, c.Warehouses)) * PoolPerWarehouse
 	}
@@ -93,6 +105,8 @@ func (c *TPCCConfig) Validate() error {
 		return fmt.Errorf("%w: --duration %v: want more than zero", ErrBadConfig, c.Duration)
 	case c.Warmup < 0:
 		return fmt.Errorf("%w: --warmup %v: want zero or more", ErrBadConfig, c.Warmup)
+	case c.RemoteSize < 0:
+		return fmt.Errorf("%w: --remote-size %d: want zero or more", ErrBadConfig, c.RemoteSize)
 	}
 	if err := c.EngineOptions().Validate(); err != nil {
 		return fmt.Errorf("%w: %w", ErrBadConfig, err)
@@ -147,7 +161,24 @@ func TPCC(ctx context.Context, cfg TPCCConfig, hooks Hooks) (*Report, error) {
 		}
 	}
 	rep := newReport(&cfg)
-	db, err := engine.Open(cfg.EngineOptions())
+	opts := cfg.EngineOptions()
+	pageSize := cfg.PageSize
+	if pageSize == 0 {
+		pageSize = cache.DefaultPageSize
+	}
+	size := cfg.RemoteSize
+	if size == 0 {
+		size = DefaultRemoteSize
+	}
+	tier, err := openTier(cfg.Remote, size, pageSize)
+	if err != nil {
+		return nil, fmt.Errorf("%w: --remote %s: %w", ErrBadConfig, cfg.Remote, err)
+	}
+	if tier != nil {
+		defer tier.Close()
+		opts.Tier = tier
+	}
+	db, err := engine.Open(opts)
 	if err != nil {
 		return nil, err
 	}
@@ -188,6 +219,9 @@ func TPCC(ctx context.Context, cfg TPCCConfig, hooks Hooks) (*Report, error) {
 		if err != nil {
 			return rep, err
 		}
+	}
+	if tier != nil {
+		rep.Tier = newTierReport(&cfg, size, tier, rep.Run)
 	}
 	if cfg.Phases.Check {
 		chk, err := tpcc.Check(db, tpcc.CheckOptions{Fresh: !cfg.Phases.Run && cfg.Phases.Load})

@@ -59,6 +59,20 @@ func (s *size) Set(v string) error {
 	return nil
 }
 
+// remote is --remote: a tier backend, parsed by sim.ParseRemote.
+type remote struct{ spec sim.RemoteSpec }
+
+func (r *remote) String() string { return r.spec.String() }
+
+func (r *remote) Set(s string) error {
+	spec, err := sim.ParseRemote(s)
+	if err != nil {
+		return fmt.Errorf("want one of %s", sim.RemoteBackends)
+	}
+	r.spec = spec
+	return nil
+}
+
 // tpccFlags are the flags of one tpcc subcommand.
 type tpccFlags struct {
 	fs  *flag.FlagSet
@@ -68,7 +82,9 @@ type tpccFlags struct {
 	duration, warmup                time.Duration
 	seed                            uint64
 	org, profile, policy, heapUpd   choice
-	pool                            size
+	pool, remoteSize                size
+	remote                          remote
+	remoteMode                      choice
 	countRewrite, stockNoLower      bool
 	keyingThink, syncCommit, check  bool
 	dir, out, null, compare         string
@@ -127,6 +143,10 @@ func newTPCCFlags(sub string, stderr io.Writer) *tpccFlags {
 		fs.Var(&f.policy, "pool-policy", "buffer pool eviction: midpoint (InnoDB's old and young sublists) or lru")
 		f.heapUpd = choice{"in-place", []string{"in-place", "new-version"}}
 		fs.Var(&f.heapUpd, "heap-update", "heap row updates: in-place (where the row still fits) or new-version (a new row pointer and new index entries, PostgreSQL without HOT)")
+		fs.Var(&f.remote, "remote", "remote page tier behind the buffer pool: "+sim.RemoteBackends+" (default none)")
+		f.remoteMode = choice{"exclusive", []string{"exclusive", "inclusive"}}
+		fs.Var(&f.remoteMode, "remote-mode", "where pages enter the tier: exclusive (evicted pages; a page read back leaves it) or inclusive (pages read from the store, and write-backs)")
+		fs.Var(&f.remoteSize, "remote-size", "the in-process tier's budget, such as 1GiB (0: 1GiB; memcached's is the servers' own -m)")
 		fs.BoolVar(&f.syncCommit, "sync-commit", true, "a commit waits for the redo log's sync (innodb_flush_log_at_trx_commit=1); false: it does not")
 		fs.BoolVar(&f.check, "check", true, "check the consistency conditions at the end")
 		fs.BoolVar(&f.asJSON, "json", false, "print the report as one JSON document")
@@ -161,6 +181,7 @@ func (f *tpccFlags) config() (sim.TPCCConfig, error) {
 		Duration: f.duration, Warmup: f.warmup, StockLevelNoLowerBound: f.stockNoLower, KeyingAndThink: f.keyingThink,
 		Seed: f.seed, CountRewrite: f.countRewrite, PageSize: f.pageSize, PoolSize: f.pool.n,
 		PoolPolicy: cache.PolicyKind(f.policy.value), SyncCommit: f.syncCommit, Dir: f.dir,
+		Remote: f.remote.spec, RemoteMode: cache.TierMode(f.remoteMode.value), RemoteSize: f.remoteSize.n,
 		Flags: map[string]string{}}
 	c.Phases.Check = c.Phases.Check && f.check
 	if f.heapUpd.value == "new-version" {
@@ -197,6 +218,8 @@ var comparable = map[string][]string{
 	"heap-update":               {"in-place", "new-version"},
 	"sync-commit":               {"true", "false"},
 	"stocklevel-no-lower-bound": {"false", "true"},
+	"remote-mode":               {"exclusive", "inclusive"},
+	"remote":                    {"none", "ristretto", "lru", "slru"},
 }
 
 // parseCompare splits SETTING[=V1,V2,...] and checks the setting is a flag

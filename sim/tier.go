@@ -1,0 +1,73 @@
+package sim
+
+import (
+	"fmt"
+	"net"
+	"strings"
+
+	"github.com/enginelab/enginelab/cache"
+)
+
+// RemoteSpec is the remote page tier of a job (--remote): a backend and,
+// for memcached, its servers.
+type RemoteSpec struct {
+	Backend string   // "none", "ristretto", "lru", "slru" or "memcached"
+	Servers []string // memcached's host:port list
+}
+
+// RemoteBackends lists --remote's accepted forms.
+const RemoteBackends = "none, ristretto, lru, slru, memcached=host:port[,host:port...]"
+
+// ParseRemote parses --remote's value.
+func ParseRemote(s string) (RemoteSpec, error) {
+	name, servers, hasServers := strings.Cut(s, "=")
+	switch name {
+	case "none", "ristretto", "lru", "slru":
+		if hasServers {
+			return RemoteSpec{}, fmt.Errorf("%w: --remote %s: only memcached takes servers", ErrBadConfig, s)
+		}
+		return RemoteSpec{Backend: name}, nil
+	case "memcached":
+		if !hasServers || servers == "" {
+			return RemoteSpec{}, fmt.Errorf("%w: --remote %s: name the servers, as memcached=127.0.0.1:11211", ErrBadConfig, s)
+		}
+		spec := RemoteSpec{Backend: name}
+		for _, a := range strings.Split(servers, ",") {
+			if _, _, err := net.SplitHostPort(a); err != nil {
+				return RemoteSpec{}, fmt.Errorf("%w: --remote %s: server %q: want host:port", ErrBadConfig, s, a)
+			}
+			spec.Servers = append(spec.Servers, a)
+		}
+		return spec, nil
+	}
+	return RemoteSpec{}, fmt.Errorf("%w: --remote %s: want one of %s", ErrBadConfig, s, RemoteBackends)
+}
+
+// String is the spec in --remote's form.
+func (r RemoteSpec) String() string {
+	if r.Backend == "" {
+		return "none"
+	}
+	if len(r.Servers) > 0 {
+		return r.Backend + "=" + strings.Join(r.Servers, ",")
+	}
+	return r.Backend
+}
+
+// openTier opens the backend of spec with a budget of size bytes for pages
+// of pageSize bytes; nil for none.
+func openTier(spec RemoteSpec, size int64, pageSize int) (cache.Tier, error) {
+	switch spec.Backend {
+	case "", "none":
+		return nil, nil
+	case "ristretto":
+		return cache.NewRistrettoTier(size)
+	case "lru":
+		return cache.NewLRUTier(size)
+	case "slru":
+		return cache.NewSLRUTier(size, nil)
+	case "memcached":
+		return cache.NewMemcachedTier(spec.Servers, &cache.MemcachedOptions{PageSize: pageSize})
+	}
+	return nil, fmt.Errorf("%w: remote tier %q", ErrBadConfig, spec.Backend)
+}

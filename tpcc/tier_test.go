@@ -1,0 +1,69 @@
+package tpcc
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/engine"
+	"github.com/enginelab/enginelab/internal/memcachedtest"
+)
+
+// killEnv is a frozen clock that calls kill once, from whichever terminal
+// reads the time for the at-th time: a point in the middle of a run that
+// does not depend on the wall clock.
+type killEnv struct {
+	frozenEnv
+	calls atomic.Int64
+	at    int64
+	once  sync.Once
+	kill  func()
+}
+
+func (e *killEnv) Now() time.Time {
+	if e.calls.Add(1) == e.at {
+		e.once.Do(e.kill)
+	}
+	return e.frozenEnv.Now()
+}
+
+// A memcached tier behind a pool a fifth of the data's size: killed in the
+// middle of a run, it costs misses, never a transaction. The run completes
+// and the database stays consistent; the tier answered before the kill and
+// its errors are counted after.
+func TestRunSurvivesMemcachedDeath(t *testing.T) {
+	addr, stop := memcachedtest.Start(t)
+	tier, err := cache.NewMemcachedTier([]string{addr}, &cache.MemcachedOptions{PageSize: cache.DefaultPageSize,
+		Timeout: 200 * time.Millisecond})
+	require.NoError(t, err)
+	defer tier.Close()
+	db, err := engine.Open(&engine.Options{PoolSize: 24 << 20, Commit: engine.NoSyncCommit, Tier: tier})
+	require.NoError(t, err)
+	defer db.Close()
+	_, err = Load(context.Background(), db, LoadConfig{Warehouses: 1, Seed: testSeed})
+	require.NoError(t, err)
+
+	const terminals, perTerminal = 4, 60
+	env := &killEnv{frozenEnv: frozenEnv{time.Unix(1_800_000_000, 0)}, at: terminals * perTerminal, kill: stop}
+	stats, err := Run(context.Background(), db, RunConfig{Warehouses: 1, Terminals: terminals, Duration: time.Minute,
+		Seed: 11, LoadConstants: NewLoadConstants(testSeed), Env: env, Transactions: perTerminal})
+	require.NoError(t, err)
+	require.EqualValues(t, terminals*perTerminal, stats.Results.Total(), "every transaction completed")
+	require.Positive(t, env.calls.Load()-env.at, "the server died before the run ended")
+	var m engine.Meter
+	for k := range NumTxTypes {
+		m.Add(&stats.Results.Types[k].Meter)
+	}
+	require.Positive(t, m.TierHits, "the tier served pages while it lived: %s", m.String())
+	require.Positive(t, m.TierErrors, "and failed, counted, once killed: %s", m.String())
+	require.Positive(t, tier.Stats().Errors)
+
+	rep, err := Check(db, CheckOptions{})
+	require.NoError(t, err)
+	require.True(t, rep.Passed(), "%s", rep)
+}
