@@ -82,6 +82,15 @@ type Meter struct {
 	// CheckpointPages counts pages written by checkpoints (background).
 	CheckpointPages int64
 
+	// ReadAheads counts pages linear read-ahead brought in, and
+	// ReadAheadMisses those of them it had to read (the others were
+	// resident by the time it got to them); ReadAheadUnused counts pages
+	// read ahead and evicted before any caller used them. All three are
+	// background work (Pool.BackgroundMeter).
+	ReadAheads      int64
+	ReadAheadMisses int64
+	ReadAheadUnused int64
+
 	// cache: the remote page tier behind the pool (Tier).
 
 	// TierGets counts pool misses that asked the tier; TierHits those it
@@ -171,6 +180,9 @@ func (m *Meter) combine(o *Meter, sign int64) {
 	m.LogSyncs += sign * o.LogSyncs
 	m.LogSyncWaits += sign * o.LogSyncWaits
 	m.CheckpointPages += sign * o.CheckpointPages
+	m.ReadAheads += sign * o.ReadAheads
+	m.ReadAheadMisses += sign * o.ReadAheadMisses
+	m.ReadAheadUnused += sign * o.ReadAheadUnused
 	m.TierGets += sign * o.TierGets
 	m.TierHits += sign * o.TierHits
 	m.TierMisses += sign * o.TierMisses
@@ -219,6 +231,9 @@ func (m *Meter) String() string {
 	add("log-syncs", m.LogSyncs)
 	add("log-sync-waits", m.LogSyncWaits)
 	add("checkpoint-pages", m.CheckpointPages)
+	add("read-aheads", m.ReadAheads)
+	add("read-ahead-misses", m.ReadAheadMisses)
+	add("read-ahead-unused", m.ReadAheadUnused)
 	add("tier-gets", m.TierGets)
 	add("tier-hits", m.TierHits)
 	add("tier-misses", m.TierMisses)

@@ -66,6 +66,16 @@ type Options struct {
 	Tier Tier
 	// TierMode is where pages enter the tier; default TierExclusive.
 	TierMode TierMode
+	// ReadAhead turns on linear read-ahead (InnoDB's): when a caller
+	// first touches the last page of an extent and at least
+	// ReadAheadThreshold pages of that extent were first touched in
+	// ascending order, the pages of the next extent that are not resident
+	// are read in. Off by default here (the engine and the command turn it
+	// on, as InnoDB has it on).
+	ReadAhead bool
+	// ReadAheadThreshold is innodb_read_ahead_threshold: default 56 of
+	// the ExtentPages (64); allowed 0 to 64.
+	ReadAheadThreshold int
 	// TierDB and TierEpoch go into every tier key: the database's id and
 	// the number of this open, so that no other database and no earlier
 	// open can hand this pool a page (see TierKey).
@@ -99,6 +109,9 @@ func (o Options) Validate(pageSize int) error {
 	if o.OldBlocksTime < 0 {
 		return fmt.Errorf("%w: old blocks time %v is negative", ErrInvalidConfig, o.OldBlocksTime)
 	}
+	if o.ReadAheadThreshold < 0 || o.ReadAheadThreshold > ExtentPages {
+		return fmt.Errorf("%w: read-ahead threshold %d: want 0 to %d", ErrInvalidConfig, o.ReadAheadThreshold, ExtentPages)
+	}
 	switch o.TierMode {
 	case TierExclusive, TierInclusive:
 	default:
@@ -128,6 +141,9 @@ func (o *Options) ensureDefaults() {
 	}
 	if o.TierMode == "" {
 		o.TierMode = TierExclusive
+	}
+	if o.ReadAheadThreshold == 0 {
+		o.ReadAheadThreshold = 56
 	}
 }
 
@@ -171,11 +187,17 @@ type Page struct {
 	// last unpin, by whoever makes it, gives the frame back to it.
 	paidBy   *Reservation
 	resident bool // in the page table
-	loadedAt time.Time
-	youngAt  uint64 // midpoint policy: its removal count when made young
-	prev     *Page
-	next     *Page
-	list     *frameList
+	// firstAccess is the pool's access sequence number at the first time
+	// a caller fetched the page since it was read in (0: not yet); linear
+	// read-ahead reads the order of an extent's pages from it. readAhead
+	// says read-ahead brought the page in and no caller has used it yet.
+	firstAccess uint64
+	readAhead   bool
+	loadedAt    time.Time
+	youngAt     uint64 // midpoint policy: its removal count when made young
+	prev        *Page
+	next        *Page
+	list        *frameList
 }
 
 // Data returns the page's bytes. The caller must hold a pin, and a latch
@@ -263,6 +285,7 @@ type Pool struct {
 		reserved int
 		bg       Meter
 		closed   bool
+		accesses uint64 // first accesses so far (Page.firstAccess)
 	}
 
 	log *Log // set once by AttachLog, before use
@@ -479,6 +502,16 @@ func (p *Pool) create(m *Meter, r *Reservation, id PageID, k Kind) (*Page, error
 }
 
 func (p *Pool) get(m *Meter, r *Reservation, id PageID, create bool, k Kind) (*Page, error) {
+	f, err := p.load(m, r, id, create, k, false)
+	if err == nil && p.opts.ReadAhead && !create && id.Page%ExtentPages == ExtentPages-1 {
+		p.maybeReadAhead(id)
+	}
+	return f, err
+}
+
+// load is get's work; readAhead says read-ahead is bringing the page in
+// (not a caller's use of it: it stays unaccessed).
+func (p *Pool) load(m *Meter, r *Reservation, id PageID, create bool, k Kind, readAhead bool) (*Page, error) {
 	p.mu.Lock()
 	for {
 		if p.mu.closed {
@@ -502,7 +535,10 @@ func (p *Pool) get(m *Meter, r *Reservation, id PageID, create bool, k Kind) (*P
 				f.paidBy = paid
 			}
 			f.pins++
-			p.repl.access(f, p.opts.Clock)
+			if !readAhead {
+				p.repl.access(f, p.opts.Clock)
+				p.firstAccessLocked(f)
+			}
 			kind := f.kind
 			p.mu.Unlock()
 			if m != nil {
@@ -591,6 +627,10 @@ func (p *Pool) get(m *Meter, r *Reservation, id PageID, create bool, k Kind) (*P
 	f.pins = 1
 	f.paidBy = paid
 	f.resident = true
+	f.firstAccess, f.readAhead = 0, readAhead
+	if !readAhead {
+		p.firstAccessLocked(f)
+	}
 	p.mu.table.put(id, f)
 	p.repl.insert(f, p.opts.Clock.Now())
 	p.mu.Unlock()
@@ -651,6 +691,10 @@ func (p *Pool) grabFrameLocked(m *Meter) (*Page, error) {
 		v.resident = false
 		if m != nil {
 			m.Evictions++
+		}
+		if v.readAhead {
+			p.mu.bg.ReadAheadUnused++ // read for nothing
+			v.readAhead = false
 		}
 		if p.opts.Tier != nil && p.opts.TierMode == TierExclusive && v.kind != KindFree {
 			// The frame is now private to this caller (out of the table,

@@ -511,7 +511,7 @@ func TestPoolSingleReadUnderConcurrency(t *testing.T) {
 	close(release)
 	// One goroutine reads (blocked in the store on gate); the others must
 	// all be blocked in the pool waiting for its read.
-	waitBlocked(t, "cache.(*Pool).get(", workers-1, func() bool { return reads.Load() > 1 })
+	waitBlocked(t, "cache.(*Pool).load(", workers-1, func() bool { return reads.Load() > 1 })
 	close(gate)
 	done.Wait()
 	require.EqualValues(t, 1, reads.Load(), "store reads of one page")

@@ -96,6 +96,10 @@ type Options struct {
 	// database does not close it.
 	Tier     cache.Tier
 	TierMode cache.TierMode
+	// ReadAhead turns on the pool's linear read-ahead (cache.Options); off
+	// by default in the library, on by default in the command, as InnoDB
+	// has it.
+	ReadAhead bool
 }
 
 // Validate reports the first invalid option.
@@ -252,7 +256,7 @@ func Open(o *Options) (*DB, error) {
 	}
 	dbID, epoch := store.Identity()
 	pool, err := cache.NewPool(store, &cache.Options{Capacity: opts.PoolSize, Policy: opts.Policy, Clock: opts.Clock,
-		Tier: opts.Tier, TierMode: opts.TierMode, TierDB: dbID, TierEpoch: epoch})
+		Tier: opts.Tier, TierMode: opts.TierMode, TierDB: dbID, TierEpoch: epoch, ReadAhead: opts.ReadAhead})
 	if err != nil {
 		_ = store.Close()
 		return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, err)

@@ -26,14 +26,15 @@ type Report struct {
 	Version string            `json:"version"` // the module's version (VCS revision when built from a clone)
 	Host    HostReport        `json:"host"`
 
-	Database DatabaseReport    `json:"database"`
-	Load     *LoadReport       `json:"load,omitempty"`
-	Run      *RunReport        `json:"run,omitempty"`
-	Check    *tpcc.CheckReport `json:"check,omitempty"`
-	Space    []SpaceReport     `json:"space,omitempty"`
-	Log      *LogReport        `json:"log,omitempty"`
-	Tier     *TierReport       `json:"tier,omitempty"`
-	Errors   []string          `json:"errors,omitempty"`
+	Database   DatabaseReport    `json:"database"`
+	Load       *LoadReport       `json:"load,omitempty"`
+	Run        *RunReport        `json:"run,omitempty"`
+	Check      *tpcc.CheckReport `json:"check,omitempty"`
+	Space      []SpaceReport     `json:"space,omitempty"`
+	Log        *LogReport        `json:"log,omitempty"`
+	Tier       *TierReport       `json:"tier,omitempty"`
+	Background *BackgroundReport `json:"background,omitempty"`
+	Errors     []string          `json:"errors,omitempty"`
 	// Notes say what a reader must know to compare the figures with other
 	// engines' (the isolation the locks give, for one).
 	Notes []string `json:"notes"`
@@ -62,6 +63,9 @@ type ConfigReport struct {
 	PageSize               int     `json:"page_size"`
 	PoolBytes              int64   `json:"pool_bytes"`
 	PoolPolicy             string  `json:"pool_policy"`
+	ReadAhead              bool    `json:"read_ahead"`
+	Remote                 string  `json:"remote"`
+	RemoteMode             string  `json:"remote_mode"`
 	HeapUpdate             string  `json:"heap_update"`
 	SyncCommit             bool    `json:"sync_commit"`
 	Dir                    string  `json:"dir"` // "" in memory
@@ -200,6 +204,16 @@ func newTierReport(c *TPCCConfig, size int64, t cache.Tier, run *RunReport) *Tie
 	return r
 }
 
+// BackgroundReport is the work no transaction waited for, since the
+// database was opened (the pool's background meter).
+type BackgroundReport struct {
+	ReadAheads      int64 `json:"read_aheads"`       // pages read ahead
+	ReadAheadUnused int64 `json:"read_ahead_unused"` // of those, evicted before any use
+	StoreReads      int64 `json:"store_reads"`
+	StoreWrites     int64 `json:"store_writes"`
+	TierPuts        int64 `json:"tier_puts"`
+}
+
 // LogReport is the redo log's activity since the database was opened.
 type LogReport struct {
 	Records       int64 `json:"records"`
@@ -275,6 +289,7 @@ func newReport(c *TPCCConfig) *Report {
 			Profile: c.Profile.String(), StockLevelNoLowerBound: c.StockLevelNoLowerBound,
 			KeyingAndThink: c.KeyingAndThink, Seed: c.Seed, Org: orgName(c.Org), CountRewrite: c.CountRewrite,
 			PageSize: pageSize, PoolBytes: o.PoolSize, PoolPolicy: policy, HeapUpdate: heapUpdate,
+			ReadAhead: c.ReadAhead, Remote: c.Remote.String(), RemoteMode: remoteMode(c.RemoteMode),
 			SyncCommit: c.SyncCommit, Dir: c.Dir},
 		Flags:   c.Flags,
 		Version: version(),
@@ -441,6 +456,10 @@ func (r *Report) WriteTable(w io.Writer) error {
 			t.Backend, t.Mode, FormatBytes(t.SizeBytes), 100*t.HitRate, t.Hits, t.Gets, t.Stale, t.Corrupt, t.Errors,
 			t.Puts, t.Drops, t.Deletes, FormatBytes(t.BytesIn), FormatBytes(t.BytesOut))
 	}
+	if bg := r.Background; bg != nil && (bg.ReadAheads > 0 || bg.StoreWrites > 0) {
+		fmt.Fprintf(&b, "\nBACKGROUND: %d pages read ahead (%d evicted unused), %d store reads, %d store writes, %d tier puts\n",
+			bg.ReadAheads, bg.ReadAheadUnused, bg.StoreReads, bg.StoreWrites, bg.TierPuts)
+	}
 	if l := r.Log; l != nil {
 		fmt.Fprintf(&b, "\nREDO LOG: %d records, %s, %d syncs for %d synced commits, %d checkpoints\n",
 			l.Records, FormatBytes(l.Bytes), l.Syncs, l.SyncedCommits, l.Checkpoints)
@@ -470,4 +489,11 @@ func plural(n int) string {
 		return ""
 	}
 	return "s"
+}
+
+func remoteMode(m cache.TierMode) string {
+	if m == "" {
+		return string(cache.TierExclusive)
+	}
+	return string(m)
 }

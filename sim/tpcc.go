@@ -58,6 +58,8 @@ type TPCCConfig struct {
 	Remote     RemoteSpec
 	RemoteMode cache.TierMode
 	RemoteSize int64
+	// ReadAhead turns on the pool's linear read-ahead.
+	ReadAhead bool
 
 	// Flags, if not nil, are the command line's settings, every flag
 	// with its value, for the report.
@@ -79,7 +81,7 @@ const DefaultRemoteSize = 1 << 30
 // which TPCC opens).
 func (c *TPCCConfig) EngineOptions() *engine.Options {
 	o := &engine.Options{Dir: c.Dir, PageSize: c.PageSize, PoolSize: c.PoolSize, Policy: c.PoolPolicy,
-		HeapUpdate: c.HeapUpdate, CountRewrite: c.CountRewrite, Commit: engine.NoSyncCommit, TierMode: c.RemoteMode}
+		HeapUpdate: c.HeapUpdate, CountRewrite: c.CountRewrite, Commit: engine.NoSyncCommit, TierMode: c.RemoteMode, ReadAhead: c.ReadAhead}
 	if o.PoolSize == 0 {
 		o.PoolSize = int64(max(1, c.Warehouses)) * PoolPerWarehouse
 	}
@@ -235,6 +237,9 @@ func TPCC(ctx context.Context, cfg TPCCConfig, hooks Hooks) (*Report, error) {
 		return rep, err
 	}
 	rep.Space = newSpaceReport(space)
+	bg := db.Pool().BackgroundMeter()
+	rep.Background = &BackgroundReport{ReadAheads: bg.ReadAheads, ReadAheadUnused: bg.ReadAheadUnused,
+		StoreReads: bg.StoreReads, StoreWrites: bg.StoreWrites, TierPuts: bg.TierPuts}
 	l := db.LogStats()
 	rep.Log = &LogReport{Records: l.Records, Bytes: l.Bytes, Syncs: l.Syncs, SyncedCommits: l.SyncedCommits, Checkpoints: l.Checkpoints}
 	return rep, nil

@@ -84,7 +84,7 @@ type tpccFlags struct {
 	org, profile, policy, heapUpd   choice
 	pool, remoteSize                size
 	remote                          remote
-	remoteMode                      choice
+	remoteMode, readAhead           choice
 	countRewrite, stockNoLower      bool
 	keyingThink, syncCommit, check  bool
 	dir, out, null, compare         string
@@ -147,6 +147,8 @@ func newTPCCFlags(sub string, stderr io.Writer) *tpccFlags {
 		f.remoteMode = choice{"exclusive", []string{"exclusive", "inclusive"}}
 		fs.Var(&f.remoteMode, "remote-mode", "where pages enter the tier: exclusive (evicted pages; a page read back leaves it) or inclusive (pages read from the store, and write-backs)")
 		fs.Var(&f.remoteSize, "remote-size", "the in-process tier's budget, such as 1GiB (0: 1GiB; memcached's is the servers' own -m)")
+		f.readAhead = choice{"on", []string{"on", "off"}}
+		fs.Var(&f.readAhead, "read-ahead", "linear read-ahead, as InnoDB's (56 of an extent's 64 pages touched in order read the next extent): on or off")
 		fs.BoolVar(&f.syncCommit, "sync-commit", true, "a commit waits for the redo log's sync (innodb_flush_log_at_trx_commit=1); false: it does not")
 		fs.BoolVar(&f.check, "check", true, "check the consistency conditions at the end")
 		fs.BoolVar(&f.asJSON, "json", false, "print the report as one JSON document")
@@ -182,7 +184,8 @@ func (f *tpccFlags) config() (sim.TPCCConfig, error) {
 		Seed: f.seed, CountRewrite: f.countRewrite, PageSize: f.pageSize, PoolSize: f.pool.n,
 		PoolPolicy: cache.PolicyKind(f.policy.value), SyncCommit: f.syncCommit, Dir: f.dir,
 		Remote: f.remote.spec, RemoteMode: cache.TierMode(f.remoteMode.value), RemoteSize: f.remoteSize.n,
-		Flags: map[string]string{}}
+		ReadAhead: f.readAhead.value == "on",
+		Flags:     map[string]string{}}
 	c.Phases.Check = c.Phases.Check && f.check
 	if f.heapUpd.value == "new-version" {
 		c.HeapUpdate = engine.NewVersion
@@ -219,6 +222,7 @@ var comparable = map[string][]string{
 	"sync-commit":               {"true", "false"},
 	"stocklevel-no-lower-bound": {"false", "true"},
 	"remote-mode":               {"exclusive", "inclusive"},
+	"read-ahead":                {"on", "off"},
 	"remote":                    {"none", "ristretto", "lru", "slru"},
 }
 

@@ -1,0 +1,101 @@
+package cache_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/enginelab/enginelab/cache"
+)
+
+// readAheadData writes pages 0..n-1 of space 1 (the meta page and n-1
+// allocated pages, so ascending page numbers) and returns the store.
+func readAheadData(t *testing.T, n int) *cache.PebbleStore {
+	t.Helper()
+	st, l, ids := tierData(t, n-1)
+	_ = l
+	for i, id := range ids {
+		require.EqualValues(t, i+1, id.Page, "pages are allocated in ascending order")
+	}
+	return st
+}
+
+func scanPages(t *testing.T, p *cache.Pool, m *cache.Meter, from, to uint32) {
+	t.Helper()
+	for no := from; no < to; no++ {
+		pg, err := p.Fetch(m, cache.PageID{Space: 1, Page: no})
+		require.NoError(t, err)
+		pg.Unpin(false)
+	}
+}
+
+// A sequential scan of 256 pages (four extents) through a 96-page pool:
+// the caller reads the first extent from the store; touching the last page
+// of each extent, in order, reads the next one ahead (in the background),
+// so the caller's later fetches all hit. The fourth extent has no next.
+func TestReadAheadSequentialScan(t *testing.T) {
+	st := readAheadData(t, 256)
+	p := newPool(t, st, 96, cache.Options{Policy: cache.PolicyLRU, ReadAhead: true})
+	var m cache.Meter
+	scanPages(t, p, &m, 0, 256)
+	require.EqualValues(t, 64, m.StoreReads, m.String())
+	require.EqualValues(t, 64, m.PoolMisses)
+	require.EqualValues(t, 192, m.PoolHits)
+	bg := p.BackgroundMeter()
+	require.EqualValues(t, 192, bg.ReadAheads, bg.String())
+	require.EqualValues(t, 192, bg.ReadAheadMisses)
+	// and one store read past the end of the space (page 256, not found),
+	// where read-ahead stops: the pool does not know a space's size.
+	require.EqualValues(t, 193, bg.StoreReads)
+	require.Zero(t, bg.ReadAheadUnused)
+
+	// Switched off: the caller reads every page.
+	p2 := newPool(t, st, 96, cache.Options{Policy: cache.PolicyLRU})
+	m = cache.Meter{}
+	scanPages(t, p2, &m, 0, 256)
+	require.EqualValues(t, 256, m.StoreReads)
+	require.Zero(t, p2.BackgroundMeter().ReadAheads)
+}
+
+// Random point reads never touch 56 pages of an extent in ascending order:
+// no read-ahead.
+func TestReadAheadNotOnRandomReads(t *testing.T) {
+	st := readAheadData(t, 256)
+	p := newPool(t, st, 96, cache.Options{Policy: cache.PolicyLRU, ReadAhead: true})
+	rng := seed(t)
+	for range 2000 {
+		pg, err := p.Fetch(nil, cache.PageID{Space: 1, Page: uint32(rng.IntN(256))})
+		require.NoError(t, err)
+		pg.Unpin(false)
+	}
+	require.Zero(t, p.BackgroundMeter().ReadAheads)
+}
+
+// Pages read ahead and evicted before anyone used them are counted: a scan
+// of the first extent reads the second ahead, then reads of other pages
+// push all of it out.
+func TestReadAheadUnused(t *testing.T) {
+	st := readAheadData(t, 256)
+	p := newPool(t, st, 96, cache.Options{Policy: cache.PolicyLRU, ReadAhead: true})
+	scanPages(t, p, nil, 0, 64)
+	require.EqualValues(t, 64, p.BackgroundMeter().ReadAheads)
+	// 96 other pages (extents 2 and 3, past the threshold's order: read
+	// from the top down, so they trigger nothing) evict everything.
+	for no := uint32(255); no >= 160; no-- {
+		pg, err := p.Fetch(nil, cache.PageID{Space: 1, Page: no})
+		require.NoError(t, err)
+		pg.Unpin(false)
+	}
+	bg := p.BackgroundMeter()
+	require.EqualValues(t, 64, bg.ReadAheads, bg.String())
+	require.EqualValues(t, 64, bg.ReadAheadUnused)
+}
+
+// The threshold is InnoDB's range.
+func TestReadAheadThresholdConfig(t *testing.T) {
+	st := newStore(t)
+	_, err := cache.NewPool(st, &cache.Options{ReadAheadThreshold: 65})
+	require.ErrorIs(t, err, cache.ErrInvalidConfig)
+	_, err = cache.NewPool(st, &cache.Options{ReadAheadThreshold: -1})
+	require.ErrorIs(t, err, cache.ErrInvalidConfig)
+}
