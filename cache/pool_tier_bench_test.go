@@ -1,0 +1,73 @@
+package cache_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/internal/memcachedtest"
+)
+
+// BenchmarkPoolMissFromTier is a pool miss the tier serves, end to end: a
+// 16-page pool over 512 pages of 16 KiB, a tier holding every page, pages
+// fetched in a cycle so that every fetch misses the pool. In inclusive
+// mode the miss is the tier's Get, the checksum and LSN checks and the
+// frame's reuse; in exclusive mode it also deletes the page from the tier
+// and pushes the page it evicts.
+//
+//	go test -run '^$' -bench BenchmarkPoolMissFromTier -count 5 ./cache/
+func BenchmarkPoolMissFromTier(b *testing.B) {
+	const pages, frames = 512, 16
+	backends := []struct {
+		name string
+		open func(b *testing.B) cache.Tier
+	}{
+		{"lru", func(b *testing.B) cache.Tier { t, err := cache.NewLRUTier(64 << 20); must(b, err); return t }},
+		{"slru", func(b *testing.B) cache.Tier { t, err := cache.NewSLRUTier(64<<20, nil); must(b, err); return t }},
+		{"ristretto", func(b *testing.B) cache.Tier { t, err := cache.NewRistrettoTier(64 << 20); must(b, err); return t }},
+		{"memcached", func(b *testing.B) cache.Tier {
+			addr, _ := memcachedtest.Start(b)
+			t, err := cache.NewMemcachedTier([]string{addr}, &cache.MemcachedOptions{PageSize: testPageSize})
+			must(b, err)
+			return t
+		}},
+	}
+	for _, be := range backends {
+		for _, mode := range []cache.TierMode{cache.TierInclusive, cache.TierExclusive} {
+			b.Run(fmt.Sprintf("tier=%s/mode=%s", be.name, mode), func(b *testing.B) {
+				st := newStore(b)
+				putPages(b, st, 1, 0, pages-1)
+				tier := be.open(b)
+				defer tier.Close()
+				p := newPool(b, st, frames, cache.Options{Policy: cache.PolicyLRU, Tier: tier, TierMode: mode, TierDB: 1, TierEpoch: 1})
+				fetch := func(m *cache.Meter, n int) {
+					pg, err := p.Fetch(m, cache.PageID{Space: 1, Page: uint32(n % pages)})
+					must(b, err)
+					pg.Unpin(false)
+				}
+				for n := range 2 * pages { // warm: every page through the pool, so into the tier
+					fetch(nil, n)
+				}
+				if w, ok := tier.(interface{ Wait() }); ok {
+					w.Wait() // ristretto applies puts asynchronously
+				}
+				var m cache.Meter
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := range b.N {
+					fetch(&m, i)
+				}
+				b.StopTimer()
+				b.ReportMetric(float64(m.TierHits)/float64(b.N), "tier-hits/op")
+				b.ReportMetric(float64(m.StoreReads)/float64(b.N), "store-reads/op")
+			})
+		}
+	}
+}
+
+func must(b *testing.B, err error) {
+	b.Helper()
+	if err != nil {
+		b.Fatal(err)
+	}
+}
