@@ -89,14 +89,19 @@ func TestReportTable(t *testing.T) {
 				PerTx: MeterAverages{NodeVisits: 150.5, LogBytes: 24000}}}},
 		Space: []SpaceReport{{Table: "stock", Index: "heap", Pages: 7, Fill: 0.5}},
 		Log:   &LogReport{Records: 5, Bytes: 2048, Syncs: 1, SyncedCommits: 3},
-		Notes: []string{isolationNote}}
+		Notes: []string{isolationNote},
+		Tier: &TierReport{Backend: "slru", Mode: "inclusive", SizeBytes: 64 << 20, HitRate: 0.75, Gets: 8, Hits: 6,
+			Stale: 1, Errors: 1, Puts: 9, Drops: 2, Deletes: 0, BytesIn: 6 << 14, BytesOut: 7 << 14},
+		Background: &BackgroundReport{ReadAheads: 128, ReadAheadUnused: 3, StoreReads: 129}}
 	var b strings.Builder
 	require.NoError(t, r.WriteTable(&b))
 	out := b.String()
 	for _, w := range []string{"2 warehouses", "org heap-pk", "profile sysbench", "seed 9", "--org=heap-pk --seed=9",
 		"page size 8192, pool 64 MiB (lru)", "1200000 rows in 6.00 s, 200000 rows/s", "new-order", "1.500", "9.250",
 		"150.5", "24000", "tpmC 25", "efficiency 97.5% of 12.86 tpmC per warehouse", "SPACE: 7 pages", "50.0%",
-		"5 records, 2.0 KiB, 1 syncs for 3 synced commits", "note: isolation: strict two-phase locking"} {
+		"5 records, 2.0 KiB, 1 syncs for 3 synced commits", "note: isolation: strict two-phase locking",
+		"REMOTE TIER: slru (inclusive), 64 MiB: hit rate 75.0% (6 hits of 8 gets; 1 stale, 0 corrupt, 1 errors), 9 puts (2 dropped)",
+		"128 pages read ahead (3 evicted unused)"} {
 		require.Contains(t, out, w)
 	}
 }

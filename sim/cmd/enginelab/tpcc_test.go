@@ -25,7 +25,7 @@ func enginelab(args ...string) (int, string, string) {
 // --help documents every flag of each subcommand.
 func TestTPCCHelp(t *testing.T) {
 	for sub, flags := range map[string][]string{
-		"":       {"warehouses", "terminals", "duration", "warmup", "org", "profile", "count-rewrite", "page-size", "pool", "pool-policy", "heap-update", "sync-commit", "seed", "dir", "json", "compare", "keying-think", "stocklevel-no-lower-bound", "check", "quiet"},
+		"":       {"warehouses", "terminals", "duration", "warmup", "org", "profile", "count-rewrite", "page-size", "pool", "pool-policy", "heap-update", "sync-commit", "seed", "dir", "json", "compare", "keying-think", "stocklevel-no-lower-bound", "check", "quiet", "remote", "remote-mode", "remote-size", "read-ahead"},
 		"load":   {"warehouses", "org", "page-size", "pool", "seed", "dir", "json"},
 		"run":    {"terminals", "duration", "warmup", "profile", "count-rewrite", "seed", "dir", "json"},
 		"check":  {"dir", "json"},
@@ -72,6 +72,12 @@ func TestTPCCBadFlags(t *testing.T) {
 		{[]string{"--warmup", "-1s"}, []string{"--warmup -1s"}},
 		{[]string{"--page-size", "1000"}, []string{"page size 1000", "power of two"}},
 		{[]string{"--pool", "1KiB"}, []string{"pool"}},
+		{[]string{"--remote", "redis"}, []string{"-remote", "none, ristretto, lru, slru, memcached=host:port"}},
+		{[]string{"--remote", "memcached"}, []string{"-remote", "memcached=host:port"}},
+		{[]string{"--remote", "memcached=127.0.0.1:1"}, []string{"--remote memcached=127.0.0.1:1", "127.0.0.1:1"}},
+		{[]string{"--remote-mode", "both"}, []string{"-remote-mode", "exclusive, inclusive"}},
+		{[]string{"--remote-size", "lots"}, []string{"-remote-size", "64MiB"}},
+		{[]string{"--read-ahead", "yes"}, []string{"-read-ahead", "on, off"}},
 		{[]string{"--compare", "bogus"}, []string{"--compare bogus", "org, ", "profile"}},
 		{[]string{"--compare", "pool"}, []string{"--compare pool", "pool=V1,V2"}},
 		{[]string{"--compare", "terminals=4"}, []string{"at least two values"}},
