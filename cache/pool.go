@@ -502,8 +502,11 @@ func (p *Pool) create(m *Meter, r *Reservation, id PageID, k Kind) (*Page, error
 }
 
 func (p *Pool) get(m *Meter, r *Reservation, id PageID, create bool, k Kind) (*Page, error) {
-	f, err := p.load(m, r, id, create, k, false)
-	if err == nil && p.opts.ReadAhead && !create && id.Page%ExtentPages == ExtentPages-1 {
+	f, first, err := p.load(m, r, id, create, k, false)
+	// InnoDB looks at an extent when its border page is touched for the
+	// first time since it was read in, not at every touch (a leaf being
+	// filled is touched thousands of times).
+	if err == nil && first && p.opts.ReadAhead && !create && id.Page%ExtentPages == ExtentPages-1 {
 		p.maybeReadAhead(id)
 	}
 	return f, err
@@ -511,17 +514,17 @@ func (p *Pool) get(m *Meter, r *Reservation, id PageID, create bool, k Kind) (*P
 
 // load is get's work; readAhead says read-ahead is bringing the page in
 // (not a caller's use of it: it stays unaccessed).
-func (p *Pool) load(m *Meter, r *Reservation, id PageID, create bool, k Kind, readAhead bool) (*Page, error) {
+func (p *Pool) load(m *Meter, r *Reservation, id PageID, create bool, k Kind, readAhead bool) (*Page, bool, error) {
 	p.mu.Lock()
 	for {
 		if p.mu.closed {
 			p.mu.Unlock()
-			return nil, ErrClosed
+			return nil, false, ErrClosed
 		}
 		if f := p.mu.table.get(id); f != nil {
 			if create {
 				p.mu.Unlock()
-				return nil, fmt.Errorf("cache: page %s created while resident (allocation state is broken)", id)
+				return nil, false, fmt.Errorf("cache: page %s created while resident (allocation state is broken)", id)
 			}
 			if f.pins == 0 {
 				// The pin needs a slot of its own, even on a page a flush
@@ -530,14 +533,15 @@ func (p *Pool) load(m *Meter, r *Reservation, id PageID, create bool, k Kind, re
 				ok, paid := p.takeLocked(r)
 				if !ok {
 					p.mu.Unlock()
-					return nil, fmt.Errorf("%w: fetching page %s", ErrPoolExhausted, id)
+					return nil, false, fmt.Errorf("%w: fetching page %s", ErrPoolExhausted, id)
 				}
 				f.paidBy = paid
 			}
 			f.pins++
+			first := false
 			if !readAhead {
 				p.repl.access(f, p.opts.Clock)
-				p.firstAccessLocked(f)
+				first = p.firstAccessLocked(f)
 			}
 			kind := f.kind
 			p.mu.Unlock()
@@ -545,7 +549,7 @@ func (p *Pool) load(m *Meter, r *Reservation, id PageID, create bool, k Kind, re
 				m.PoolHits++
 				m.PageRequests[kind]++
 			}
-			return f, nil
+			return f, first, nil
 		}
 		ch := p.mu.loading[id]
 		if ch == nil {
@@ -565,7 +569,7 @@ func (p *Pool) load(m *Meter, r *Reservation, id PageID, create bool, k Kind, re
 	ok, paid := p.takeLocked(r)
 	if !ok {
 		p.mu.Unlock()
-		return nil, fmt.Errorf("%w: bringing in page %s", ErrPoolExhausted, id)
+		return nil, false, fmt.Errorf("%w: bringing in page %s", ErrPoolExhausted, id)
 	}
 	ch := make(chan struct{})
 	p.mu.loading[id] = ch
@@ -576,7 +580,7 @@ func (p *Pool) load(m *Meter, r *Reservation, id PageID, create bool, k Kind, re
 		delete(p.mu.loading, id)
 		close(ch)
 		p.mu.Unlock()
-		return nil, err
+		return nil, false, err
 	}
 	f.id = id
 	f.modCount = 0 // the frame is private until it is in the table
@@ -621,15 +625,16 @@ func (p *Pool) load(m *Meter, r *Reservation, id PageID, create bool, k Kind, re
 			p.mu.cond.Broadcast()
 		}
 		p.mu.Unlock()
-		return nil, err
+		return nil, false, err
 	}
 	f.kind = k
 	f.pins = 1
 	f.paidBy = paid
 	f.resident = true
 	f.firstAccess, f.readAhead = 0, readAhead
+	first := false
 	if !readAhead {
-		p.firstAccessLocked(f)
+		first = p.firstAccessLocked(f)
 	}
 	p.mu.table.put(id, f)
 	p.repl.insert(f, p.opts.Clock.Now())
@@ -642,7 +647,7 @@ func (p *Pool) load(m *Meter, r *Reservation, id PageID, create bool, k Kind, re
 		}
 		m.PageRequests[k]++
 	}
-	return f, nil
+	return f, first, nil
 }
 
 // grabFrameLocked returns a frame that holds no page, evicting one if need

@@ -15,18 +15,21 @@ package cache
 // previous extent after a descending pass; B+tree and heap pages here are
 // allocated in ascending order, so scans read forward).
 
-// firstAccessLocked stamps f's first access since it was read in.
+// firstAccessLocked stamps f's first access since it was read in, and
+// reports whether this was it.
 // REQUIRES: p.mu held.
-func (p *Pool) firstAccessLocked(f *Page) {
+func (p *Pool) firstAccessLocked(f *Page) bool {
 	f.readAhead = false
-	if f.firstAccess == 0 {
-		p.mu.accesses++
-		f.firstAccess = p.mu.accesses
+	if f.firstAccess != 0 {
+		return false
 	}
+	p.mu.accesses++
+	f.firstAccess = p.mu.accesses
+	return true
 }
 
-// maybeReadAhead runs after a caller fetched last, the last page of its
-// extent: if enough of the extent's pages were first touched in ascending
+// maybeReadAhead runs after a caller first touched last, the last page of
+// its extent: if enough of the extent's pages were first touched in ascending
 // order, the next extent's missing pages are read in.
 func (p *Pool) maybeReadAhead(last PageID) {
 	first := last.Page - (ExtentPages - 1)
@@ -50,7 +53,7 @@ func (p *Pool) maybeReadAhead(last PageID) {
 		if p.Resident(id) {
 			continue
 		}
-		f, err := p.load(&bg, nil, id, false, 0, true)
+		f, _, err := p.load(&bg, nil, id, false, 0, true)
 		if err != nil {
 			// Past the end of the space, a full pool, a failing store:
 			// read-ahead is a hint, never a caller's error.
