@@ -296,16 +296,7 @@ func (t *LRUTier) Put(k TierKey, lsn uint64, page []byte) (bool, error) {
 func (t *LRUTier) Delete(k TierKey) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	c := &t.core
-	c.st.Deletes++
-	if c.closed {
-		c.st.Errors++
-		return ErrClosed
-	}
-	if it := c.index[k]; it != nil {
-		c.unlink(it)
-	}
-	return nil
+	return t.core.delete(k)
 }
 
 // Stats implements Tier.
@@ -334,4 +325,18 @@ func (t *LRUTier) Order() []TierKey {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.lru.keys()
+}
+
+// delete removes k's page from the core (and so from whichever queue holds
+// it: unlink takes it off its list).
+func (c *tierCore) delete(k TierKey) error {
+	c.st.Deletes++
+	if c.closed {
+		c.st.Errors++
+		return ErrClosed
+	}
+	if it := c.index[k]; it != nil {
+		c.unlink(it)
+	}
+	return nil
 }

@@ -229,16 +229,7 @@ func (t *SLRUTier) balance() {
 func (t *SLRUTier) Delete(k TierKey) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	c := &t.core
-	c.st.Deletes++
-	if c.closed {
-		c.st.Errors++
-		return ErrClosed
-	}
-	if it := c.index[k]; it != nil {
-		c.unlink(it)
-	}
-	return nil
+	return t.core.delete(k)
 }
 
 // Stats implements Tier.
