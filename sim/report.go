@@ -281,7 +281,7 @@ func newReport(c *TPCCConfig) *Report {
 	}
 	pageSize := c.PageSize
 	if pageSize == 0 {
-		pageSize = 16 << 10
+		pageSize = cache.DefaultPageSize
 	}
 	return &Report{
 		Config: ConfigReport{Mode: "real", Phases: strings.Join(phases, "+"), Warehouses: c.Warehouses,

@@ -202,7 +202,7 @@ func TPCC(ctx context.Context, cfg TPCCConfig, hooks Hooks) (*Report, error) {
 		rep.Notes = append(rep.Notes, rowPointerNote)
 	}
 	rep.Database = DatabaseReport{Warehouses: loaded.Warehouses, Org: loaded.Org.String(), LoadSeed: loaded.Seed,
-		PageSize: db.Pool().PageSize(), PoolBytes: cfg.EngineOptions().PoolSize}
+		PageSize: db.Pool().PageSize(), PoolBytes: opts.PoolSize}
 	if cfg.Phases.Run {
 		rc := tpcc.RunConfig{Warehouses: loaded.Warehouses, Terminals: cfg.Terminals, Duration: cfg.Duration,
 			Warmup: cfg.Warmup, Seed: cfg.Seed, LoadConstants: loaded.Constants, Profile: cfg.Profile,
