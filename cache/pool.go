@@ -36,6 +36,24 @@ const (
 // twice the tree's height in frames, and a scan pins one or two more.
 const MinFrames = 16
 
+// FrameTimer is the simulator's seam into the pool. A page read runs for
+// real and at once, but in virtual time it completes later, when the
+// device would have delivered it; until then the page is not ready for
+// anyone else. The pool asks the timer for a cell when a page is read in
+// and keeps it with the frame; the simulator writes the virtual time the
+// read completes into the cell when it prices the reader's work (before
+// any other terminal runs, so every other caller sees the time set). A
+// caller served from that frame later hands the cell back through Hit and
+// pays what is left of the read.
+type FrameTimer interface {
+	// Loading is called by the caller that read a page in: from the tier
+	// (fromTier) or the store, for itself or as read-ahead (background).
+	Loading(fromTier, background bool) *int64
+	// Hit is called, without the pool's lock, when a caller is served from
+	// a frame whose page was read in with the cell ready.
+	Hit(ready *int64)
+}
+
 // Options configure a Pool. Zero fields take the defaults named on them.
 type Options struct {
 	// Capacity is the pool's size in bytes, rounded down to whole pages.
@@ -76,6 +94,9 @@ type Options struct {
 	// ReadAheadThreshold is innodb_read_ahead_threshold: default 56 of
 	// the ExtentPages (64); allowed 0 to 64.
 	ReadAheadThreshold int
+	// Timer, if not nil, gives frames a virtual ready time (simulated
+	// mode; see FrameTimer). Real mode leaves it nil and pays nothing.
+	Timer FrameTimer
 	// TierDB and TierEpoch go into every tier key: the database's id and
 	// the number of this open, so that no other database and no earlier
 	// open can hand this pool a page (see TierKey).
@@ -193,6 +214,7 @@ type Page struct {
 	// says read-ahead brought the page in and no caller has used it yet.
 	firstAccess uint64
 	readAhead   bool
+	ready       *int64 // Options.Timer's cell for the read that brought the page in
 	loadedAt    time.Time
 	youngAt     uint64 // midpoint policy: its removal count when made young
 	prev        *Page
@@ -543,8 +565,11 @@ func (p *Pool) load(m *Meter, r *Reservation, id PageID, create bool, k Kind, re
 				p.repl.access(f, p.opts.Clock)
 				first = p.firstAccessLocked(f)
 			}
-			kind := f.kind
+			kind, ready := f.kind, f.ready
 			p.mu.Unlock()
+			if ready != nil {
+				p.opts.Timer.Hit(ready)
+			}
 			if m != nil {
 				m.PoolHits++
 				m.PageRequests[kind]++
@@ -586,6 +611,7 @@ func (p *Pool) load(m *Meter, r *Reservation, id PageID, create bool, k Kind, re
 	f.modCount = 0 // the frame is private until it is in the table
 	p.mu.Unlock()
 
+	fromTier := false
 	if create {
 		// Latch before the page is published in the table: AllocPage
 		// promises its caller the first (exclusive) look at a new page.
@@ -593,7 +619,7 @@ func (p *Pool) load(m *Meter, r *Reservation, id PageID, create bool, k Kind, re
 		InitPage(f.buf, id, k)
 		f.dirty.Store(true)
 	} else {
-		fromTier := p.opts.Tier != nil && p.tierGet(m, id, f.buf)
+		fromTier = p.opts.Tier != nil && p.tierGet(m, id, f.buf)
 		if !fromTier {
 			err = p.store.ReadPage(id, f.buf)
 			if m != nil {
@@ -631,7 +657,10 @@ func (p *Pool) load(m *Meter, r *Reservation, id PageID, create bool, k Kind, re
 	f.pins = 1
 	f.paidBy = paid
 	f.resident = true
-	f.firstAccess, f.readAhead = 0, readAhead
+	f.firstAccess, f.readAhead, f.ready = 0, readAhead, nil
+	if p.opts.Timer != nil && !create {
+		f.ready = p.opts.Timer.Loading(fromTier, readAhead)
+	}
 	first := false
 	if !readAhead {
 		first = p.firstAccessLocked(f)

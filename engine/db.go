@@ -88,6 +88,20 @@ type Options struct {
 	// commit is performing; default cache.BlockingWaiter. The simulator
 	// installs its scheduler here.
 	LogWaiter cache.Waiter
+	// Calls, if not nil, hears every transaction operation (Get, Insert,
+	// Update, Delete, Scan, Count, Commit, Rollback) just before it runs,
+	// with the transaction's meter: the simulator prices the work done
+	// since the last call there and may run other terminals first. A
+	// cursor's Next is part of its Scan's call.
+	Calls CallHook
+	// LogSync, if not nil, runs at the start of every log sync, in the
+	// goroutine of the commit that leads it, with no lock held: the
+	// simulator prices the sync there and lets other terminals run while
+	// it is in progress (their commits join the next group).
+	LogSync func()
+	// FrameTimer gives the pool's frames virtual ready times
+	// (cache.Options.Timer): simulated mode.
+	FrameTimer cache.FrameTimer
 	// CheckpointBytes is how much log a checkpoint is taken after; default
 	// 64 MiB. Recovery redoes at most about this much log.
 	CheckpointBytes int64
@@ -100,6 +114,11 @@ type Options struct {
 	// by default in the library, on by default in the command, as InnoDB
 	// has it.
 	ReadAhead bool
+}
+
+// CallHook hears the start of every transaction operation (Options.Calls).
+type CallHook interface {
+	BeforeCall(m *Meter)
 }
 
 // Validate reports the first invalid option.
@@ -256,7 +275,8 @@ func Open(o *Options) (*DB, error) {
 	}
 	dbID, epoch := store.Identity()
 	pool, err := cache.NewPool(store, &cache.Options{Capacity: opts.PoolSize, Policy: opts.Policy, Clock: opts.Clock,
-		Tier: opts.Tier, TierMode: opts.TierMode, TierDB: dbID, TierEpoch: epoch, ReadAhead: opts.ReadAhead})
+		Tier: opts.Tier, TierMode: opts.TierMode, TierDB: dbID, TierEpoch: epoch, ReadAhead: opts.ReadAhead,
+		Timer: opts.FrameTimer})
 	if err != nil {
 		_ = store.Close()
 		return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
@@ -267,6 +287,9 @@ func Open(o *Options) (*DB, error) {
 		return nil, fmt.Errorf("engine: open redo log: %w", err)
 	}
 	pool.AttachLog(log)
+	if opts.LogSync != nil {
+		log.SetSyncHook(opts.LogSync)
+	}
 	db := &DB{opts: opts, store: store, pool: pool, log: log,
 		locks:  NewLockManager(opts.Clock, opts.Parker, opts.LockTimeout),
 		spaces: make(map[uint32]structure), active: make(map[uint64]uint64)}

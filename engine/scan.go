@@ -86,6 +86,7 @@ type Path struct {
 
 // Scan starts an index scan of table t.
 func (tx *Tx) Scan(t *TableHandle, o ScanOptions) (*Cursor, error) {
+	tx.enter()
 	if err := tx.check(t); err != nil {
 		return nil, err
 	}
@@ -432,6 +433,7 @@ type CountOptions struct {
 // embedded ScanOptions are ignored). It returns the count and the path
 // taken.
 func (tx *Tx) Count(t *TableHandle, o CountOptions) (int64, Path, error) {
+	tx.enter()
 	if err := tx.check(t); err != nil {
 		return 0, Path{}, err
 	}

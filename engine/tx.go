@@ -78,6 +78,14 @@ func (db *DB) Begin(m *Meter) *Tx {
 	return tx
 }
 
+// enter tells the call hook (Options.Calls) that an operation of tx
+// begins.
+func (tx *Tx) enter() {
+	if h := tx.db.opts.Calls; h != nil {
+		h.BeforeCall(tx.m)
+	}
+}
+
 // lock takes the row lock of the encoded primary key key. A deadlock or a
 // timeout rolls the transaction back before the error returns.
 func (tx *Tx) lock(t *TableHandle, key []byte, mode LockMode) error {
@@ -95,6 +103,7 @@ func (tx *Tx) lock(t *TableHandle, key []byte, mode LockMode) error {
 // compensation note, so a crash during Rollback resumes it at recovery
 // rather than repeating it.
 func (tx *Tx) Rollback() error {
+	tx.enter()
 	if tx.done {
 		return ErrTxDone
 	}
@@ -126,6 +135,7 @@ func (tx *Tx) Meter() *Meter { return tx.m }
 // released. The commit that takes the log past CheckpointBytes since the
 // last checkpoint takes one.
 func (tx *Tx) Commit() error {
+	tx.enter()
 	if tx.done {
 		return ErrTxDone
 	}
@@ -294,6 +304,7 @@ func upperOf(prefix []byte) btree.Bound {
 // Insert adds row (every column, in schema order). A primary key or unique
 // index that already holds its values is ErrDuplicateKey; nothing changes.
 func (tx *Tx) Insert(t *TableHandle, row Row) error {
+	tx.enter()
 	if err := tx.check(t); err != nil {
 		return err
 	}
@@ -438,6 +449,7 @@ func (tx *Tx) GetForUpdate(t *TableHandle, pk []Value, dst Row) (Row, bool, erro
 }
 
 func (tx *Tx) get(t *TableHandle, pk []Value, dst Row, mode LockMode) (Row, bool, error) {
+	tx.enter()
 	key, err := tx.keyOf(t, pk)
 	if err != nil {
 		return nil, false, err
@@ -468,6 +480,7 @@ type Set struct {
 // Update changes the named columns of the row with primary key pk.
 // ErrNotFound if there is none; a primary-key column cannot be changed.
 func (tx *Tx) Update(t *TableHandle, pk []Value, set []Set) error {
+	tx.enter()
 	tx.group++
 	return tx.update(t, pk, set)
 }
@@ -634,6 +647,7 @@ func (t *TableHandle) pkRow(pk []Value) Row {
 // Delete removes the row with primary key pk and its index entries.
 // ErrNotFound if there is none.
 func (tx *Tx) Delete(t *TableHandle, pk []Value) error {
+	tx.enter()
 	tx.group++
 	return tx.delete(t, pk)
 }

@@ -34,7 +34,10 @@ type Report struct {
 	Log        *LogReport        `json:"log,omitempty"`
 	Tier       *TierReport       `json:"tier,omitempty"`
 	Background *BackgroundReport `json:"background,omitempty"`
-	Errors     []string          `json:"errors,omitempty"`
+	// Sim is simulated mode's own section: the modeled hardware and how
+	// busy it was.
+	Sim    *SimReport `json:"sim,omitempty"`
+	Errors []string   `json:"errors,omitempty"`
 	// Notes say what a reader must know to compare the figures with other
 	// engines' (the isolation the locks give, for one).
 	Notes []string `json:"notes"`
@@ -48,7 +51,7 @@ const rowPointerNote = "heap-rowptr: an index-only scan is PostgreSQL's best cas
 
 // ConfigReport is TPCCConfig in report form.
 type ConfigReport struct {
-	Mode                   string  `json:"mode"` // "real"
+	Mode                   string  `json:"mode"` // "real" or "sim"
 	Phases                 string  `json:"phases"`
 	Warehouses             int     `json:"warehouses"`
 	Terminals              int     `json:"terminals"`
@@ -71,12 +74,24 @@ type ConfigReport struct {
 	Dir                    string  `json:"dir"` // "" in memory
 }
 
-// HostReport says where the job ran.
+// HostReport says where the job ran and how long it took there: every
+// wall-clock figure of a simulated job is here, so that everything outside
+// this section is identical for identical inputs.
 type HostReport struct {
 	GoVersion string `json:"go_version"`
 	OS        string `json:"os"`
 	Arch      string `json:"arch"`
 	CPUs      int    `json:"cpus"`
+	// LoadSeconds and LoadRowsPerSecond time the load on this machine.
+	LoadSeconds       float64 `json:"load_s,omitempty"`
+	LoadRowsPerSecond float64 `json:"load_rows_per_s,omitempty"`
+	// RunSeconds is the run's wall time here (warm-up included), and
+	// TxPerSecond the transactions it completed per wall second.
+	RunSeconds  float64 `json:"run_s,omitempty"`
+	TxPerSecond float64 `json:"tx_per_s,omitempty"`
+	// VirtualPerWall is simulated seconds per wall second (simulated
+	// mode).
+	VirtualPerWall float64 `json:"virtual_per_wall,omitempty"`
 }
 
 // DatabaseReport describes the database the job ran on (as loaded, which
@@ -93,8 +108,8 @@ type DatabaseReport struct {
 type LoadReport struct {
 	Rows           map[string]int64 `json:"rows"` // by table
 	TotalRows      int64            `json:"total_rows"`
-	ElapsedSeconds float64          `json:"elapsed_s"`
-	RowsPerSecond  float64          `json:"rows_per_s"`
+	ElapsedSeconds float64          `json:"elapsed_s,omitempty"` // real mode (simulated: host.load_s)
+	RowsPerSecond  float64          `json:"rows_per_s,omitempty"`
 	LogBytes       int64            `json:"log_bytes"`
 }
 
@@ -103,7 +118,7 @@ type RunReport struct {
 	Terminals       int     `json:"terminals"`
 	MeasuredSeconds float64 `json:"measured_s"` // the measured interval
 	WarmupSeconds   float64 `json:"warmup_s"`
-	ElapsedSeconds  float64 `json:"elapsed_s"` // wall time of warm-up and measurement
+	ElapsedSeconds  float64 `json:"elapsed_s"` // time of warm-up and measurement: wall time, or virtual in simulated mode
 	// TpmC is New-Order transactions per minute of the measured interval
 	// (rolled-back ones count); TxPerMinute counts every type.
 	TpmC        float64 `json:"tpmc"`
@@ -131,6 +146,69 @@ type TypeReport struct {
 	// PerTx averages the meters over the completed transactions (retried
 	// attempts included in their cost).
 	PerTx MeterAverages `json:"per_tx"`
+	// Time splits the mean response time by where it went (simulated
+	// mode only).
+	Time *TimeReport `json:"time,omitempty"`
+}
+
+// TimeReport is a transaction type's mean response time and its shares,
+// in percent, as "OLTP Through the Looking Glass" splits it: engine CPU,
+// the buffer pool (its CPU, and waits for pages other terminals or
+// read-ahead were still reading), the remote tier (round trips and
+// transfers), the store device, the log (syncs, and waits for a group
+// sync), lock waits, and queueing for a busy core or device.
+type TimeReport struct {
+	MeanMs     float64 `json:"mean_ms"`
+	CPU        float64 `json:"cpu_pct"`
+	BufferPool float64 `json:"buffer_pool_pct"`
+	RemoteTier float64 `json:"remote_tier_pct"`
+	Store      float64 `json:"store_pct"`
+	Log        float64 `json:"log_pct"`
+	LockWait   float64 `json:"lock_wait_pct"`
+	Queueing   float64 `json:"queueing_pct"`
+}
+
+// SimReport is a simulated job's hardware and how busy its shared
+// resources were over the run (warm-up included).
+type SimReport struct {
+	Hardware Hardware `json:"hardware"`
+	// VirtualSeconds is the run's virtual time, warm-up included.
+	VirtualSeconds float64 `json:"virtual_s"`
+	// Busy percentages: the cores' (summed over the cores), and each
+	// device's and the network's.
+	CoresBusyPct   float64 `json:"cores_busy_pct"`
+	StoreBusyPct   float64 `json:"store_busy_pct"`
+	LogBusyPct     float64 `json:"log_busy_pct"`
+	NetworkBusyPct float64 `json:"network_busy_pct"`
+	// Stalls counts waits the scheduler had to break (zero in a sound
+	// run; see Scheduler).
+	Stalls int64 `json:"stalls,omitempty"`
+}
+
+// fill adds the run's figures from the scheduler.
+func (r *SimReport) fill(s *Scheduler, elapsed time.Duration, run *RunReport) {
+	r.VirtualSeconds = elapsed.Seconds()
+	cores, store, log, net := s.Busy()
+	pct := func(busy int64, n int) float64 {
+		if elapsed <= 0 {
+			return 0
+		}
+		return 100 * float64(busy) / float64(elapsed) / float64(n)
+	}
+	r.CoresBusyPct = pct(cores, r.Hardware.Cores)
+	r.StoreBusyPct, r.LogBusyPct, r.NetworkBusyPct = pct(store, 1), pct(log, 1), pct(net, 1)
+	r.Stalls = s.Stalls()
+	types := s.Types()
+	for i := range run.Types {
+		tt := &types[i]
+		if tt.Count == 0 || tt.Response == 0 {
+			continue
+		}
+		share := func(k int) float64 { return 100 * float64(tt.Spent[k]) / float64(tt.Response) }
+		run.Types[i].Time = &TimeReport{MeanMs: float64(tt.Response) / float64(tt.Count) / 1e6,
+			CPU: share(TimeCPU), BufferPool: share(TimePool), RemoteTier: share(TimeTier), Store: share(TimeStore),
+			Log: share(TimeLog), LockWait: share(TimeLock), Queueing: share(TimeQueue)}
+	}
 }
 
 // Percentiles of a latency distribution.
@@ -283,8 +361,12 @@ func newReport(c *TPCCConfig) *Report {
 	if pageSize == 0 {
 		pageSize = cache.DefaultPageSize
 	}
+	mode := c.Mode
+	if mode == "" {
+		mode = ModeReal
+	}
 	return &Report{
-		Config: ConfigReport{Mode: "real", Phases: strings.Join(phases, "+"), Warehouses: c.Warehouses,
+		Config: ConfigReport{Mode: string(mode), Phases: strings.Join(phases, "+"), Warehouses: c.Warehouses,
 			Terminals: c.Terminals, DurationSeconds: c.Duration.Seconds(), WarmupSeconds: c.Warmup.Seconds(),
 			Profile: c.Profile.String(), StockLevelNoLowerBound: c.StockLevelNoLowerBound,
 			KeyingAndThink: c.KeyingAndThink, Seed: c.Seed, Org: orgName(c.Org), CountRewrite: c.CountRewrite,
@@ -404,12 +486,25 @@ func (r *Report) WriteTable(w io.Writer) error {
 		r.Database.PageSize, FormatBytes(r.Database.PoolBytes), c.PoolPolicy, c.HeapUpdate, c.CountRewrite, c.SyncCommit,
 		storage(c.Dir))
 
+	if sr := r.Sim; sr != nil {
+		hw := &sr.Hardware
+		fmt.Fprintf(&b, "simulated hardware: %d cores (cpu profile %s), store %s, log %s, network %s\n",
+			hw.Cores, hw.CPUName, hw.StoreName, hw.LogName, hw.NetworkName)
+	}
 	if l := r.Load; l != nil {
-		fmt.Fprintf(&b, "\nLOAD: %d rows in %.2f s, %.0f rows/s, %s of redo\n", l.TotalRows, l.ElapsedSeconds, l.RowsPerSecond,
+		secs, rate := l.ElapsedSeconds, l.RowsPerSecond
+		if r.Sim != nil {
+			secs, rate = r.Host.LoadSeconds, r.Host.LoadRowsPerSecond
+		}
+		fmt.Fprintf(&b, "\nLOAD: %d rows in %.2f s, %.0f rows/s, %s of redo\n", l.TotalRows, secs, rate,
 			FormatBytes(l.LogBytes))
 	}
 	if run := r.Run; run != nil {
-		fmt.Fprintf(&b, "\nRUN: %d terminals, %.0f s measured after %.0f s of warm-up\n", run.Terminals, run.MeasuredSeconds, run.WarmupSeconds)
+		clock := ""
+		if r.Sim != nil {
+			clock = fmt.Sprintf(" (virtual time; simulated in %.1f s here, %.2f virtual s per wall s)", r.Host.RunSeconds, r.Host.VirtualPerWall)
+		}
+		fmt.Fprintf(&b, "\nRUN: %d terminals, %.0f s measured after %.0f s of warm-up%s\n", run.Terminals, run.MeasuredSeconds, run.WarmupSeconds, clock)
 		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "type\tcount\tmix %\tretries\trollbacks\tp50 ms\tp90 ms\tp95 ms\tp99 ms\tmax ms\t")
 		for _, t := range run.Types {
@@ -426,6 +521,23 @@ func (r *Report) WriteTable(w io.Writer) error {
 				p.RowsExamined, p.PoolHits, p.PoolMisses, p.LogBytes, p.LockWaits)
 		}
 		_ = tw.Flush()
+		if sr := r.Sim; sr != nil {
+			fmt.Fprintf(&b, "\nwhere the response time went (percent of the mean, modeled)\n")
+			tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+			fmt.Fprintln(tw, "type\tmean ms\tcpu\tbuffer pool\tremote tier\tstore\tlog\tlock wait\tqueueing\t")
+			for _, t := range run.Types {
+				if x := t.Time; x != nil {
+					fmt.Fprintf(tw, "%s\t%.3f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t\n", t.Type, x.MeanMs, x.CPU, x.BufferPool,
+						x.RemoteTier, x.Store, x.Log, x.LockWait, x.Queueing)
+				}
+			}
+			_ = tw.Flush()
+			fmt.Fprintf(&b, "busy: cores %.1f%%, store %.1f%%, log %.1f%%, network %.1f%% of %.1f virtual s\n",
+				sr.CoresBusyPct, sr.StoreBusyPct, sr.LogBusyPct, sr.NetworkBusyPct, sr.VirtualSeconds)
+			if sr.Stalls > 0 {
+				fmt.Fprintf(&b, "warning: the scheduler broke %d stalled waits\n", sr.Stalls)
+			}
+		}
 		fmt.Fprintf(&b, "\ntpmC %.0f   transactions/min %.0f", run.TpmC, run.TxPerMinute)
 		if run.Efficiency != nil {
 			fmt.Fprintf(&b, "   efficiency %.1f%% of %.2f tpmC per warehouse", *run.Efficiency, SpecTpmCPerWarehouse)

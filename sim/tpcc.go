@@ -31,6 +31,10 @@ type Phases struct {
 // workload's. The command's flags map onto it one to one.
 type TPCCConfig struct {
 	Phases Phases
+	// Mode is ModeReal (default) or ModeSim: terminals as goroutines in
+	// wall time, or as coroutines in virtual time on Hardware.
+	Mode     Mode
+	Hardware HardwareSpec
 
 	// The workload.
 	Warehouses             int
@@ -65,6 +69,20 @@ type TPCCConfig struct {
 	// with its value, for the report.
 	Flags map[string]string
 }
+
+// Mode is how a job runs (../shared/DESIGN.md, "Two ways to run the
+// same code").
+type Mode string
+
+// Run modes.
+const (
+	// ModeReal runs terminals as goroutines on this machine's cores, in
+	// wall time.
+	ModeReal Mode = "real"
+	// ModeSim runs them one at a time in virtual time, pricing what the
+	// engine did on modeled hardware (Scheduler).
+	ModeSim Mode = "sim"
+)
 
 // PoolPerWarehouse is the default pool per warehouse: a loaded warehouse
 // takes about 110 MiB of pages in any organization, and a run grows ORDERS,
@@ -109,6 +127,19 @@ func (c *TPCCConfig) Validate() error {
 		return fmt.Errorf("%w: --warmup %v: want zero or more", ErrBadConfig, c.Warmup)
 	case c.RemoteSize < 0:
 		return fmt.Errorf("%w: --remote-size %d: want zero or more", ErrBadConfig, c.RemoteSize)
+	case c.Mode != "" && c.Mode != ModeReal && c.Mode != ModeSim:
+		return fmt.Errorf("%w: --mode %s: want real or sim", ErrBadConfig, c.Mode)
+	}
+	if c.Mode == ModeSim {
+		switch c.Remote.Backend {
+		case "", "none", "lru", "slru":
+		default:
+			return fmt.Errorf("%w: --remote %s cannot run in simulated mode: its evictions (ristretto's sampling) or its timing (a real server) are not deterministic; use lru or slru, the deterministic models",
+				ErrBadConfig, c.Remote)
+		}
+		if _, err := c.Hardware.Resolve(); err != nil {
+			return err
+		}
 	}
 	if err := c.EngineOptions().Validate(); err != nil {
 		return fmt.Errorf("%w: %w", ErrBadConfig, err)
@@ -136,8 +167,10 @@ type Hooks struct {
 	// LoadProgress is tpcc.LoadConfig.Progress.
 	LoadProgress func(done, total int64)
 	// RunBegin is called as the terminals start, with the warm-up and
-	// measured time ahead; RunEnd when they have stopped.
-	RunBegin func(warmup, duration time.Duration)
+	// measured time ahead and a function that tells how much of it has
+	// passed (virtual time in simulated mode; safe to call from another
+	// goroutine); RunEnd when they have stopped.
+	RunBegin func(warmup, duration time.Duration, elapsed func() time.Duration)
 	RunEnd   func()
 }
 
@@ -180,20 +213,42 @@ func TPCC(ctx context.Context, cfg TPCCConfig, hooks Hooks) (*Report, error) {
 		defer tier.Close()
 		opts.Tier = tier
 	}
+	var sched *Scheduler
+	if cfg.Mode == ModeSim {
+		hw, err := cfg.Hardware.Resolve()
+		if err != nil {
+			return nil, err
+		}
+		sched = NewScheduler(hw, pageSize, tier != nil)
+		sched.Install(opts)
+		rep.Sim = &SimReport{Hardware: hw}
+	}
 	db, err := engine.Open(opts)
 	if err != nil {
 		return nil, err
 	}
 	defer db.Close()
+	if sched != nil {
+		sched.Attach(db)
+	}
 
 	var loaded tpcc.Loaded
 	if cfg.Phases.Load {
-		stats, err := tpcc.Load(ctx, db, tpcc.LoadConfig{Warehouses: cfg.Warehouses, Seed: cfg.Seed, Org: cfg.Org,
-			Progress: hooks.LoadProgress})
+		lc := tpcc.LoadConfig{Warehouses: cfg.Warehouses, Seed: cfg.Seed, Org: cfg.Org, Progress: hooks.LoadProgress}
+		if sched != nil {
+			// One loader: the pages every row lands in, and so the whole
+			// run, then depend on the seed alone.
+			lc.Workers = 1
+		}
+		stats, err := tpcc.Load(ctx, db, lc)
 		if err != nil {
 			return rep, err
 		}
 		rep.Load = newLoadReport(&stats)
+		rep.Host.LoadSeconds, rep.Host.LoadRowsPerSecond = stats.Elapsed.Seconds(), stats.RowsPerSecond
+		if sched != nil {
+			rep.Load.ElapsedSeconds, rep.Load.RowsPerSecond = 0, 0 // wall-clock: in host only
+		}
 	}
 	if loaded, err = tpcc.ReadLoaded(db); err != nil {
 		return rep, err
@@ -207,16 +262,42 @@ func TPCC(ctx context.Context, cfg TPCCConfig, hooks Hooks) (*Report, error) {
 		rc := tpcc.RunConfig{Warehouses: loaded.Warehouses, Terminals: cfg.Terminals, Duration: cfg.Duration,
 			Warmup: cfg.Warmup, Seed: cfg.Seed, LoadConstants: loaded.Constants, Profile: cfg.Profile,
 			StockLevelNoLowerBound: cfg.StockLevelNoLowerBound, KeyingAndThink: cfg.KeyingAndThink}
-		if hooks.RunBegin != nil {
-			hooks.RunBegin(cfg.Warmup, cfg.Duration)
-		}
 		start := time.Now()
-		stats, err := tpcc.Run(ctx, db, rc)
+		var stats *tpcc.RunStats
+		var elapsed time.Duration
+		if sched == nil {
+			if hooks.RunBegin != nil {
+				hooks.RunBegin(cfg.Warmup, cfg.Duration, func() time.Duration { return time.Since(start) })
+			}
+			stats, err = tpcc.Run(ctx, db, rc)
+			elapsed = time.Since(start)
+		} else {
+			rc.Env = sched
+			from := sched.Elapsed()
+			if hooks.RunBegin != nil {
+				hooks.RunBegin(cfg.Warmup, cfg.Duration, func() time.Duration { return sched.Progress() - from })
+			}
+			var terms []*tpcc.Terminal
+			if terms, err = tpcc.NewTerminals(db, rc); err == nil {
+				errs := sched.Run(ctx, terms)
+				stats, err = tpcc.Collect(ctx, terms, errs)
+			}
+			elapsed = sched.Elapsed() - from
+		}
 		if hooks.RunEnd != nil {
 			hooks.RunEnd()
 		}
+		wall := time.Since(start)
 		if stats != nil {
-			rep.Run = newRunReport(&cfg, stats, time.Since(start))
+			rep.Run = newRunReport(&cfg, stats, elapsed)
+			rep.Host.RunSeconds = wall.Seconds()
+			if wall > 0 {
+				rep.Host.TxPerSecond = float64(stats.Results.Total()) / wall.Seconds()
+			}
+			if sched != nil {
+				rep.Sim.fill(sched, elapsed, rep.Run)
+				rep.Host.VirtualPerWall = elapsed.Seconds() / wall.Seconds()
+			}
 		}
 		if err != nil {
 			return rep, err

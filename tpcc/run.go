@@ -70,8 +70,31 @@ func (s *RunStats) TpmC() float64 { return s.Results.TpmC(s.Measured) }
 // Run drives db with cfg.Terminals terminals until the warm-up and the
 // measured interval have passed on cfg.Env's clock, and returns what was
 // measured. A transaction that ends as a deadlock victim or a lock
-// timeout is retried, and counted.
+// timeout is retried, and counted. Each terminal is a goroutine: real
+// mode. A simulator that schedules terminals itself uses NewTerminals.
 func Run(ctx context.Context, db *engine.DB, cfg RunConfig) (*RunStats, error) {
+	terms, err := NewTerminals(db, cfg)
+	if err != nil {
+		return nil, err
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, len(terms))
+	for i, term := range terms {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = term.Run(ctx)
+		}()
+	}
+	wg.Wait()
+	return Collect(ctx, terms, errs)
+}
+
+// NewTerminals prepares the terminals of a run without starting any: each
+// runs when its Run is called, on whatever goroutine the caller chooses.
+// Every terminal reads time through cfg.Env, or through the Env that
+// cfg.Env.ForTerminal returns when it implements TerminalEnvs.
+func NewTerminals(db *engine.DB, cfg RunConfig) ([]*Terminal, error) {
 	if cfg.Terminals == 0 {
 		cfg.Terminals = 10 * cfg.Warehouses
 	}
@@ -89,48 +112,77 @@ func Run(ctx context.Context, db *engine.DB, cfg RunConfig) (*RunStats, error) {
 	start := cfg.Env.Now()
 	measureFrom := start.Add(cfg.Warmup)
 	end := measureFrom.Add(cfg.Duration)
-	total := NewResults()
-	var mu sync.Mutex
-	var errs []string
-	var wg sync.WaitGroup
+	c := &cfg
+	terms := make([]*Terminal, cfg.Terminals)
 	for t := range cfg.Terminals {
-		term := &terminal{
-			db: db, cfg: &cfg, num: t,
+		term := &Terminal{
+			db: db, cfg: c, num: t, env: cfg.Env,
 			w: int64(t%cfg.Warehouses + 1), d: int64((t/cfg.Warehouses)%DistrictsPerWarehouse + 1),
 			rnd:  NewRand(cfg.Seed^uint64(t+1)*0x9e3779b97f4a7c15, runC),
 			x:    &Executor{T: handles, Profile: cfg.Profile, StockLevelNoLowerBound: cfg.StockLevelNoLowerBound},
 			res:  NewResults(),
 			from: measureFrom, end: end,
 		}
+		if te, ok := cfg.Env.(TerminalEnvs); ok {
+			term.env = te.ForTerminal(t)
+		}
+		term.obs, _ = term.env.(TxObserver)
 		term.deck = NewDeck(rand.New(rand.NewPCG(cfg.Seed, uint64(t))))
 		term.think = rand.New(rand.NewPCG(cfg.Seed^0x7417, uint64(t)))
 		if term.hseq, err = lastHistorySeq(db, handles, term.w, t/cfg.Warehouses+1); err != nil {
 			return nil, err
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			err := term.run(ctx)
-			mu.Lock()
-			defer mu.Unlock()
-			total.Merge(term.res)
-			if err != nil {
-				errs = append(errs, fmt.Sprintf("terminal %d: %v", term.num, err))
-			}
-		}()
+		terms[t] = term
 	}
-	wg.Wait()
-	stats := &RunStats{Results: total, Measured: cfg.Duration, Errors: errs}
-	if len(errs) > 0 {
-		return stats, fmt.Errorf("tpcc: %d terminals stopped on errors, the first: %s", len(errs), errs[0])
+	return terms, nil
+}
+
+// Collect merges the results of terminals that have run, errs[i] being
+// what terms[i].Run returned, into the run's statistics.
+func Collect(ctx context.Context, terms []*Terminal, errs []error) (*RunStats, error) {
+	total := NewResults()
+	var msgs []string
+	for i, t := range terms {
+		total.Merge(t.res)
+		if errs[i] != nil {
+			msgs = append(msgs, fmt.Sprintf("terminal %d: %v", t.num, errs[i]))
+		}
+	}
+	var measured time.Duration
+	if len(terms) > 0 {
+		measured = terms[0].cfg.Duration
+	}
+	stats := &RunStats{Results: total, Measured: measured, Errors: msgs}
+	if len(msgs) > 0 {
+		return stats, fmt.Errorf("tpcc: %d terminals stopped on errors, the first: %s", len(msgs), msgs[0])
 	}
 	return stats, ctx.Err()
 }
 
-type terminal struct {
+// TerminalEnvs is an Env that gives each terminal an Env of its own (a
+// simulator's per-terminal virtual clock).
+type TerminalEnvs interface {
+	Env
+	ForTerminal(num int) Env
+}
+
+// TxObserver, when a terminal's Env implements it, hears each transaction
+// begin and end: the simulator splits response times by where they went.
+// Measured says whether the transaction counts in the results; its meter
+// holds every attempt's cost.
+type TxObserver interface {
+	TxBegin(kind TxType)
+	TxEnd(kind TxType, measured bool, m *engine.Meter)
+}
+
+// Terminal is one emulated terminal: a home warehouse and district, its own
+// random streams, and its results.
+type Terminal struct {
 	db        *engine.DB
 	cfg       *RunConfig
 	num       int
+	env       Env
+	obs       TxObserver // env's, if it is one
 	w, d      int64
 	rnd       *Rand
 	deck      *Deck
@@ -144,13 +196,21 @@ type terminal struct {
 
 // hid returns the next h_id of this terminal: terminal slot t/W+1 of its
 // home warehouse (slot 0 is the loader's).
-func (t *terminal) hid() int64 {
+func (t *Terminal) hid() int64 {
 	t.hseq++
 	return HistoryID(int(t.w), t.num/t.cfg.Warehouses+1, t.hseq)
 }
 
-func (t *terminal) run(ctx context.Context) error {
-	env := t.cfg.Env
+// Num is the terminal's number, from 0.
+func (t *Terminal) Num() int { return t.num }
+
+// Results are what the terminal has measured so far.
+func (t *Terminal) Results() *Results { return t.res }
+
+// Run submits transactions until the measured interval ends on the
+// terminal's clock, the configured count is reached, or ctx is done.
+func (t *Terminal) Run(ctx context.Context) error {
+	env := t.env
 	for n := 0; ctx.Err() == nil; n++ {
 		now := env.Now()
 		if !now.Before(t.end) || (t.cfg.Transactions > 0 && n >= t.cfg.Transactions) {
@@ -161,12 +221,19 @@ func (t *terminal) run(ctx context.Context) error {
 			env.Sleep(KeyingTime[kind])
 		}
 		begin := env.Now()
+		if t.obs != nil {
+			t.obs.TxBegin(kind)
+		}
 		var m engine.Meter
 		retries, rolledBack, skipped, err := t.execute(kind, &m)
+		measured := !begin.Before(t.from) && begin.Before(t.end)
+		if t.obs != nil {
+			t.obs.TxEnd(kind, measured && err == nil, &m)
+		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", kind, err)
 		}
-		if !begin.Before(t.from) && begin.Before(t.end) {
+		if measured {
 			s := &t.res.Types[kind]
 			s.Record(env.Now().Sub(begin), &m)
 			s.Retries += retries
@@ -190,8 +257,8 @@ func retryable(err error) bool {
 
 // execute draws kind's inputs and runs it until it completes, retrying
 // deadlock victims with the same inputs. m is charged every attempt.
-func (t *terminal) execute(kind TxType, m *engine.Meter) (retries int64, rolledBack bool, skipped int64, err error) {
-	env := t.cfg.Env
+func (t *Terminal) execute(kind TxType, m *engine.Meter) (retries int64, rolledBack bool, skipped int64, err error) {
+	env := t.env
 	r := t.rnd
 	W := int64(t.cfg.Warehouses)
 	var attempt func(tx *engine.Tx) error
@@ -282,7 +349,7 @@ func lastHistorySeq(db *engine.DB, h *Handles, w int64, slot int) (uint32, error
 }
 
 // otherWarehouse draws a warehouse other than the terminal's.
-func (t *terminal) otherWarehouse() int64 {
+func (t *Terminal) otherWarehouse() int64 {
 	W := int64(t.cfg.Warehouses)
 	o := t.rnd.Int64(1, W-1)
 	if o >= t.w {

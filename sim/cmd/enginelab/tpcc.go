@@ -84,7 +84,10 @@ type tpccFlags struct {
 	org, profile, policy, heapUpd   choice
 	pool, remoteSize                size
 	remote                          remote
-	remoteMode, readAhead           choice
+	remoteMode, readAhead, mode     choice
+	cores                           int
+	cpu, storeDev, logDev, network  string
+	profiles                        string
 	countRewrite, stockNoLower      bool
 	keyingThink, syncCommit, check  bool
 	dir, out, null, compare         string
@@ -127,7 +130,17 @@ func newTPCCFlags(sub string, stderr io.Writer) *tpccFlags {
 		fs.Var(&f.org, "org", "table organization: clustered (InnoDB: secondaries carry the primary key), heap-rowptr (PostgreSQL: secondaries carry row pointers), heap-pk (heap, secondaries carry the primary key)")
 		fs.IntVar(&f.pageSize, "page-size", 16<<10, fmt.Sprintf("page size in bytes, a power of two from %d to %d", cache.MinPageSize, cache.MaxPageSize))
 	}
+	if load || run {
+		f.mode = choice{"real", []string{"real", "sim"}}
+		fs.Var(&f.mode, "mode", "real (terminals on this machine's cores, wall time) or sim (one at a time in virtual time, the engine's work priced on modeled hardware: the same seed gives the same report anywhere)")
+	}
 	if run {
+		fs.IntVar(&f.cores, "cores", sim.DefaultCores, "sim: modeled CPU cores")
+		fs.StringVar(&f.cpu, "cpu", sim.DefaultCPUName, "sim: CPU cost profile, by name")
+		fs.StringVar(&f.storeDev, "store-device", sim.DefaultStore, "sim: the store's device: "+deviceNames())
+		fs.StringVar(&f.logDev, "log-device", "", "sim: the redo log's device (default: the store's)")
+		fs.StringVar(&f.network, "network", sim.DefaultNetwork, "sim: the network to the remote tier: "+networkNames())
+		fs.StringVar(&f.profiles, "profiles", "", "sim: a JSON `file` of device, network and CPU profiles that add to or replace the shipped ones (README, \"Simulated mode\")")
 		fs.IntVar(&f.terminals, "terminals", 4, "terminals, each bound to a home warehouse and district (at most 255 per warehouse)")
 		fs.DurationVar(&f.duration, "duration", 30*time.Second, "measured interval")
 		fs.DurationVar(&f.warmup, "warmup", 0, "workload run before the measured interval, not measured")
@@ -185,7 +198,10 @@ func (f *tpccFlags) config() (sim.TPCCConfig, error) {
 		PoolPolicy: cache.PolicyKind(f.policy.value), SyncCommit: f.syncCommit, Dir: f.dir,
 		Remote: f.remote.spec, RemoteMode: cache.TierMode(f.remoteMode.value), RemoteSize: f.remoteSize.n,
 		ReadAhead: f.readAhead.value == "on",
-		Flags:     map[string]string{}}
+		Mode:      sim.Mode(f.mode.value),
+		Hardware: sim.HardwareSpec{Cores: f.cores, CPU: f.cpu, Store: f.storeDev, Log: f.logDev, Network: f.network,
+			ProfilesFile: f.profiles},
+		Flags: map[string]string{}}
 	c.Phases.Check = c.Phases.Check && f.check
 	if f.heapUpd.value == "new-version" {
 		c.HeapUpdate = engine.NewVersion
@@ -426,13 +442,12 @@ func (f *tpccFlags) hooks(stderr io.Writer, label string) sim.Hooks {
 	}
 	stopRun := make(chan struct{})
 	done := make(chan struct{})
-	h.RunBegin = func(warmup, duration time.Duration) {
+	h.RunBegin = func(warmup, duration time.Duration, elapsed func() time.Duration) {
 		total := warmup + duration
 		bar := progressbar.NewOptions64(int64(total/time.Second), progressbar.OptionSetWriter(stderr),
 			progressbar.OptionSetDescription(label+"run"), progressbar.OptionShowCount(),
 			progressbar.OptionSetItsString("s"), progressbar.OptionClearOnFinish(),
 			progressbar.OptionThrottle(100*time.Millisecond))
-		start := time.Now()
 		go func() {
 			defer close(done)
 			t := time.NewTicker(200 * time.Millisecond)
@@ -443,7 +458,7 @@ func (f *tpccFlags) hooks(stderr io.Writer, label string) sim.Hooks {
 					_ = bar.Finish()
 					return
 				case <-t.C:
-					el := time.Since(start)
+					el := elapsed()
 					if el < warmup {
 						bar.Describe(label + "warm-up")
 					} else {
@@ -459,4 +474,16 @@ func (f *tpccFlags) hooks(stderr io.Writer, label string) sim.Hooks {
 		<-done
 	}
 	return h
+}
+
+func deviceNames() string  { return strings.Join(sortedKeys(sim.Devices), ", ") }
+func networkNames() string { return strings.Join(sortedKeys(sim.Networks), ", ") }
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
 }

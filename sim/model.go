@@ -1,0 +1,386 @@
+package sim
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/enginelab/enginelab/engine"
+)
+
+// The cost models of simulated mode: what a metered event costs on a
+// modeled CPU, and what a page costs on a modeled device or network. The
+// numbers of the shipped profiles and where they come from are in the
+// README ("Simulated mode").
+//
+// Every price is an integer number of nanoseconds (CPU costs are kept in
+// picoseconds and summed before they are rounded), so that a simulated
+// run gives the same times on every machine: no floating point decides a
+// result.
+
+// ErrUnknownProfile means a device, network or CPU profile name is not
+// known (neither shipped nor in the profiles file).
+var ErrUnknownProfile = errors.New("sim: unknown profile")
+
+// Device is a modeled block device: the store's, or the log's.
+//
+// A request of b bytes that starts at time s (when the device is free to
+// take it) completes at s + latency + b/bandwidth, and keeps the device
+// from starting another request until s + 1/IOPS + b/bandwidth. A
+// rotational disk, which serves one request at a time, has IOPS =
+// 1/latency, so its requests never overlap; a solid-state device takes
+// requests faster than each one completes, so they overlap (its queue
+// depth is latency × IOPS).
+type Device struct {
+	// ReadLatency and WriteLatency are a request's time on an idle
+	// device, transfer excluded: seek and rotation on a disk.
+	ReadLatency  Duration `json:"read_latency"`
+	WriteLatency Duration `json:"write_latency"`
+	// SyncLatency is what a cache flush (fsync of the log) costs.
+	SyncLatency Duration `json:"sync_latency"`
+	// IOPS is how many requests a second the device starts; 0: no limit.
+	IOPS int64 `json:"iops"`
+	// ReadBandwidth and WriteBandwidth are bytes a second.
+	ReadBandwidth  int64 `json:"read_bandwidth"`
+	WriteBandwidth int64 `json:"write_bandwidth"`
+	// Source says where the numbers come from.
+	Source string `json:"source,omitempty"`
+}
+
+// Network is a modeled link to the remote page tier. A request that
+// carries b bytes (a page to or from the tier) takes the round trip plus
+// b/bandwidth, and holds the link for b/bandwidth.
+type Network struct {
+	// RoundTrip is one request-response on an idle link, the server's
+	// time included (a memcached get of a small item).
+	RoundTrip Duration `json:"round_trip"`
+	// Bandwidth is bytes a second, each way.
+	Bandwidth int64  `json:"bandwidth"`
+	Source    string `json:"source,omitempty"`
+}
+
+// CPUProfile is the CPU cost of each metered event, in nanoseconds
+// (fractions allowed). The events are the engine's meters
+// (engine.Meter); each is priced once per occurrence.
+type CPUProfile struct {
+	// Buffer pool (the "buffer pool" share of the breakdown): a page
+	// request served from a frame, and the extra work of a miss (taking a
+	// frame, verifying the checksum) or of a new page.
+	PageRequest float64 `json:"page_request"`
+	PoolMiss    float64 `json:"pool_miss"`
+	PageCreate  float64 `json:"page_create"`
+	// The engine (the "cpu" share).
+	NodeVisit         float64 `json:"node_visit"`
+	Split             float64 `json:"split"`
+	Merge             float64 `json:"merge"`
+	HeapFetch         float64 `json:"heap_fetch"`
+	HeapRowScanned    float64 `json:"heap_row_scanned"`
+	HeapMove          float64 `json:"heap_move"`
+	RowExamined       float64 `json:"row_examined"`
+	RowDecoded        float64 `json:"row_decoded"`
+	RowReturned       float64 `json:"row_returned"`
+	IndexEntryWritten float64 `json:"index_entry_written"`
+	IndexEntryDeleted float64 `json:"index_entry_deleted"`
+	LogRecord         float64 `json:"log_record"`
+	LogByte           float64 `json:"log_byte"`
+	LockRequest       float64 `json:"lock_request"`
+	Commit            float64 `json:"commit"`
+	Rollback          float64 `json:"rollback"`
+	// The I/O paths' own CPU (system calls, copies, the client library):
+	// charged to the store and the remote tier shares with their devices.
+	StoreRequest float64 `json:"store_request"`
+	TierRequest  float64 `json:"tier_request"`
+	Source       string  `json:"source,omitempty"`
+}
+
+// Duration is a time.Duration that reads and writes JSON as a Go duration
+// string ("4.16ms") or a number of nanoseconds.
+type Duration time.Duration
+
+// MarshalJSON implements json.Marshaler.
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err == nil {
+		v, err := time.ParseDuration(s)
+		if err != nil {
+			return err
+		}
+		*d = Duration(v)
+		return nil
+	}
+	var n int64
+	if err := json.Unmarshal(b, &n); err != nil {
+		return fmt.Errorf("duration %s: want a string such as \"4ms\" or nanoseconds", b)
+	}
+	*d = Duration(n)
+	return nil
+}
+
+// Shipped profiles. The README's table gives each number's source.
+var (
+	// Devices by name.
+	Devices = map[string]Device{
+		// A 7200 rpm SATA disk of 2009: seek plus half a revolution a
+		// request, one at a time; no write cache trusted, so a flush waits
+		// about one revolution.
+		"disk-2009": {ReadLatency: Duration(12660 * time.Microsecond), WriteLatency: Duration(12660 * time.Microsecond),
+			SyncLatency: Duration(8330 * time.Microsecond), IOPS: 79, ReadBandwidth: 108e6, WriteBandwidth: 108e6,
+			Source: "Seagate Barracuda XT/7200.12 (2009): 4.16 ms average latency, 8.5 ms average seek (Seagate's usual figure), 108 MB/s average sustained read (Maximum PC review); flush = one revolution at 7200 rpm (Greg Smith, PostgreSQL 9.0 High Performance)"},
+		// A consumer SATA solid-state disk.
+		"sata-ssd": {ReadLatency: Duration(77 * time.Microsecond), WriteLatency: Duration(30 * time.Microsecond),
+			SyncLatency: Duration(1 * time.Millisecond), IOPS: 98000, ReadBandwidth: 560e6, WriteBandwidth: 530e6,
+			Source: "Samsung 870 EVO: 560/530 MB/s, 98K random-read IOPS at QD32, 13K at QD1 (77 µs); write latency and the 1 ms flush (no power-loss protection) are estimates"},
+		// A consumer NVMe solid-state disk.
+		"nvme-ssd": {ReadLatency: Duration(53 * time.Microsecond), WriteLatency: Duration(20 * time.Microsecond),
+			SyncLatency: Duration(891 * time.Microsecond), IOPS: 600000, ReadBandwidth: 3500e6, WriteBandwidth: 3300e6,
+			Source: "Samsung 970 EVO Plus 1 TB: 3,500/3,300 MB/s, 600K random-read IOPS at QD32, 19K at QD1 (53 µs); flush 891 µs as measured on a consumer NVMe drive without power-loss protection (Mark Callaghan, 2026); write latency an estimate"},
+		// A data-center NVMe disk with power-loss protection: a flush
+		// returns once the write is in protected cache.
+		"nvme-plp": {ReadLatency: Duration(85 * time.Microsecond), WriteLatency: Duration(20 * time.Microsecond),
+			SyncLatency: Duration(30 * time.Microsecond), IOPS: 645000, ReadBandwidth: 3200e6, WriteBandwidth: 2000e6,
+			Source: "Intel DC P4500 (Lenovo product guide): 85 µs random read, 645K IOPS, 3.2 GB/s read; flush 12-58 µs on power-loss-protected drives (Mark Callaghan, 2026); write figures are estimates"},
+		// Memory: a page copy.
+		"ram": {ReadLatency: Duration(100 * time.Nanosecond), WriteLatency: Duration(100 * time.Nanosecond),
+			SyncLatency: 0, IOPS: 0, ReadBandwidth: 10e9, WriteBandwidth: 10e9,
+			Source: "main memory reference 100 ns (Dean and Norvig's latency table); 6-11.5 GB/s memcpy per core on Xeons (John McCalpin)"},
+	}
+	// Networks by name.
+	Networks = map[string]Network{
+		"gigabit": {RoundTrip: Duration(100 * time.Microsecond), Bandwidth: 117e6,
+			Source: "memcached get over 1 Gb/s Ethernet without a router: 85-104 µs over TCP (RAMCloud wiki, RPC performance numbers); 121 MB/s of frames at most, about 117 MB/s of TCP payload (estimate)"},
+		"10-gigabit": {RoundTrip: Duration(30 * time.Microsecond), Bandwidth: 1170e6,
+			Source: "30 µs round trip on tuned 10 Gb/s Ethernet (Cloudflare, 2015), taken for a memcached get (estimate); about 1.17 GB/s of payload (estimate, 99% of the link)"},
+	}
+	// CPUs by name.
+	CPUs = map[string]CPUProfile{
+		"default": DefaultCPU,
+	}
+)
+
+// DefaultCPU is the shipped CPU profile: hand-set so that a simulated run
+// on the "ram" device comes near what the engine measures in real mode on
+// one core of a current x86 machine (README, "Simulated mode"). The
+// calibration command fits one for the machine at hand.
+var DefaultCPU = CPUProfile{
+	PageRequest: 60, PoolMiss: 1500, PageCreate: 500,
+	NodeVisit: 150, Split: 6000, Merge: 6000,
+	HeapFetch: 150, HeapRowScanned: 80, HeapMove: 1000,
+	RowExamined: 40, RowDecoded: 250, RowReturned: 60,
+	IndexEntryWritten: 700, IndexEntryDeleted: 600,
+	LogRecord: 400, LogByte: 0.6, LockRequest: 120,
+	Commit: 2000, Rollback: 3000,
+	StoreRequest: 2000, TierRequest: 1500,
+	Source: "hand-set against real-mode runs on a 2-core x86 VM, 2026",
+}
+
+// Hardware is the modeled machine of a simulated run.
+type Hardware struct {
+	Cores       int        `json:"cores"`
+	CPUName     string     `json:"cpu"`
+	CPU         CPUProfile `json:"cpu_profile"`
+	StoreName   string     `json:"store_device"`
+	Store       Device     `json:"store"`
+	LogName     string     `json:"log_device"`
+	Log         Device     `json:"log"`
+	NetworkName string     `json:"network"`
+	Network     Network    `json:"network_profile"`
+}
+
+// HardwareSpec names the profiles of a simulated run; ProfilesFile, if not
+// empty, is a JSON file of profiles that add to or replace the shipped
+// ones: {"devices": {"name": Device}, "networks": {...}, "cpus": {...}}.
+type HardwareSpec struct {
+	Cores        int
+	CPU          string
+	Store, Log   string
+	Network      string
+	ProfilesFile string
+}
+
+// Defaults of a simulated run's hardware.
+const (
+	DefaultCores   = 4
+	DefaultCPUName = "default"
+	DefaultStore   = "nvme-ssd"
+	DefaultNetwork = "10-gigabit"
+)
+
+// profilesFile is the JSON form of a profiles file.
+type profilesFile struct {
+	Devices  map[string]Device     `json:"devices"`
+	Networks map[string]Network    `json:"networks"`
+	CPUs     map[string]CPUProfile `json:"cpus"`
+}
+
+// Resolve looks the spec's names up (in the profiles file first) and
+// checks the profiles.
+func (h HardwareSpec) Resolve() (Hardware, error) {
+	devs, nets, cpus := Devices, Networks, CPUs
+	if h.ProfilesFile != "" {
+		b, err := os.ReadFile(h.ProfilesFile)
+		if err != nil {
+			return Hardware{}, fmt.Errorf("%w: --profiles: %w", ErrBadConfig, err)
+		}
+		var f profilesFile
+		dec := json.NewDecoder(strings.NewReader(string(b)))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&f); err != nil {
+			return Hardware{}, fmt.Errorf("%w: --profiles %s: %w", ErrBadConfig, h.ProfilesFile, err)
+		}
+		devs, nets, cpus = merged(Devices, f.Devices), merged(Networks, f.Networks), merged(CPUs, f.CPUs)
+	}
+	hw := Hardware{Cores: h.Cores, CPUName: or(h.CPU, DefaultCPUName), StoreName: or(h.Store, DefaultStore),
+		NetworkName: or(h.Network, DefaultNetwork)}
+	hw.LogName = or(h.Log, hw.StoreName)
+	if hw.Cores == 0 {
+		hw.Cores = DefaultCores
+	}
+	if hw.Cores < 1 || hw.Cores > 1024 {
+		return Hardware{}, fmt.Errorf("%w: --cores %d: want 1 to 1024", ErrBadConfig, hw.Cores)
+	}
+	var ok bool
+	if hw.CPU, ok = cpus[hw.CPUName]; !ok {
+		return Hardware{}, fmt.Errorf("%w: cpu %q: want one of %s", ErrUnknownProfile, hw.CPUName, names(cpus))
+	}
+	if hw.Store, ok = devs[hw.StoreName]; !ok {
+		return Hardware{}, fmt.Errorf("%w: store device %q: want one of %s", ErrUnknownProfile, hw.StoreName, names(devs))
+	}
+	if hw.Log, ok = devs[hw.LogName]; !ok {
+		return Hardware{}, fmt.Errorf("%w: log device %q: want one of %s", ErrUnknownProfile, hw.LogName, names(devs))
+	}
+	if hw.Network, ok = nets[hw.NetworkName]; !ok {
+		return Hardware{}, fmt.Errorf("%w: network %q: want one of %s", ErrUnknownProfile, hw.NetworkName, names(nets))
+	}
+	if err := hw.validate(); err != nil {
+		return Hardware{}, err
+	}
+	return hw, nil
+}
+
+func (hw *Hardware) validate() error {
+	for _, d := range []struct {
+		name string
+		d    Device
+	}{{hw.StoreName, hw.Store}, {hw.LogName, hw.Log}} {
+		switch {
+		case d.d.ReadLatency < 0 || d.d.WriteLatency < 0 || d.d.SyncLatency < 0:
+			return fmt.Errorf("%w: device %q: negative latency", ErrBadConfig, d.name)
+		case d.d.IOPS < 0:
+			return fmt.Errorf("%w: device %q: negative IOPS", ErrBadConfig, d.name)
+		case d.d.ReadBandwidth <= 0 || d.d.WriteBandwidth <= 0:
+			return fmt.Errorf("%w: device %q: bandwidth must be more than zero", ErrBadConfig, d.name)
+		}
+	}
+	if hw.Network.RoundTrip < 0 || hw.Network.Bandwidth <= 0 {
+		return fmt.Errorf("%w: network %q: want a round trip of zero or more and a bandwidth above zero", ErrBadConfig, hw.NetworkName)
+	}
+	for _, c := range hw.CPU.costs() {
+		if c < 0 || math.IsNaN(c) || math.IsInf(c, 0) {
+			return fmt.Errorf("%w: cpu %q: every cost must be a finite number of nanoseconds, zero or more", ErrBadConfig, hw.CPUName)
+		}
+	}
+	return nil
+}
+
+func or(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+func merged[V any](base, over map[string]V) map[string]V {
+	m := make(map[string]V, len(base)+len(over))
+	for k, v := range base {
+		m[k] = v
+	}
+	for k, v := range over {
+		m[k] = v
+	}
+	return m
+}
+
+func names[V any](m map[string]V) string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return strings.Join(ks, ", ")
+}
+
+// The priced counters, in the order of CPUProfile.costs. vector extracts
+// them from a meter.
+const (
+	evPageRequest = iota
+	evPoolMiss
+	evPageCreate
+	evNodeVisit
+	evSplit
+	evMerge
+	evHeapFetch
+	evHeapRowScanned
+	evHeapMove
+	evRowExamined
+	evRowDecoded
+	evRowReturned
+	evIndexEntryWritten
+	evIndexEntryDeleted
+	evLogRecord
+	evLogByte
+	evLockRequest
+	evCommit
+	evRollback
+	// Not CPU-priced by costs (their devices price them), but diffed
+	// with the rest.
+	evStoreWrite
+	evTierPut
+	evTierDelete
+	numEvents
+)
+
+// firstCPUShare is the first event priced as engine CPU; the ones before
+// it are the buffer pool's.
+const firstCPUShare = evNodeVisit
+
+type vector [numEvents]int64
+
+func vectorOf(m *engine.Meter) vector {
+	return vector{
+		evPageRequest: m.PageRequestsTotal(), evPoolMiss: m.PoolMisses, evPageCreate: m.PageCreates,
+		evNodeVisit: m.NodeVisitsTotal(), evSplit: m.Splits, evMerge: m.Merges,
+		evHeapFetch: m.HeapFetches, evHeapRowScanned: m.HeapRowsScanned, evHeapMove: m.HeapMoves,
+		evRowExamined: m.RowsExamined, evRowDecoded: m.RowsDecoded, evRowReturned: m.RowsReturned,
+		evIndexEntryWritten: m.IndexEntriesWritten, evIndexEntryDeleted: m.IndexEntriesDeleted,
+		evLogRecord: m.LogRecords, evLogByte: m.LogBytes, evLockRequest: m.LockRequests,
+		evCommit: m.Commits, evRollback: m.Rollbacks,
+		evStoreWrite: m.StoreWrites, evTierPut: m.TierPuts, evTierDelete: m.TierDeletes,
+	}
+}
+
+// costs lists the profile's CPU costs in event order (evCommit and
+// before); the device events cost nothing here.
+func (c *CPUProfile) costs() []float64 {
+	return []float64{c.PageRequest, c.PoolMiss, c.PageCreate, c.NodeVisit, c.Split, c.Merge,
+		c.HeapFetch, c.HeapRowScanned, c.HeapMove, c.RowExamined, c.RowDecoded, c.RowReturned,
+		c.IndexEntryWritten, c.IndexEntryDeleted, c.LogRecord, c.LogByte, c.LockRequest, c.Commit, c.Rollback,
+		c.StoreRequest, c.TierRequest}
+}
+
+// picos converts the profile to integer picoseconds per event, plus the
+// I/O-path costs.
+func (c *CPUProfile) picos() (ev [numEvents]int64, store, tier int64) {
+	cs := c.costs()
+	for i := range evStoreWrite {
+		ev[i] = int64(math.Round(cs[i] * 1000))
+	}
+	return ev, int64(math.Round(c.StoreRequest * 1000)), int64(math.Round(c.TierRequest * 1000))
+}

@@ -1,0 +1,674 @@
+package sim
+
+import (
+	"context"
+	"sync/atomic"
+	"time"
+
+	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/engine"
+	"github.com/enginelab/enginelab/tpcc"
+)
+
+// Simulated mode's scheduler (../shared/DESIGN.md, "Two ways to run the
+// same code").
+//
+// Terminals are coroutines: each has a goroutine, but exactly one of them
+// runs at any moment, and it hands the turn on explicitly. Every engine
+// call runs for real and at once. The work it did is priced when the
+// terminal next reaches a yield point, from the change in its
+// transaction's meter, and the terminal's virtual clock moves on by that
+// price. Then the terminal with the smallest clock runs next (ties go to
+// the lower terminal number), which may be the same one.
+//
+// Yield points: the start of every engine operation (engine.CallHook), a
+// terminal reading the time or sleeping (tpcc.Env), the end of a
+// transaction (tpcc.TxObserver), a lock wait (engine.Parker), a wait for
+// another commit's log sync (cache.Waiter), and the start of a log sync
+// (engine.Options.LogSync). None of them is reached while the terminal
+// holds a page latch, so the terminal that holds the turn never blocks on
+// a real lock held by one that does not.
+//
+// Pricing one interval (the work since the last yield point), in order:
+//
+//  1. pages the work found in the pool but still being read, for another
+//     terminal or by read-ahead: the terminal waits until the latest of
+//     them is ready (buffer pool share);
+//  2. its page reads, one after the other in the order they happened: a
+//     remote-tier get if there is a tier (a round trip, plus the page's
+//     transfer on a hit), then a store read on a miss; each read's
+//     completion is written into its frame's ready cell (cache.FrameTimer);
+//  3. the writes it had to wait for (a dirty page written out to free a
+//     frame), then tier pushes and deletes, each a request of its own;
+//  4. its CPU: the priced events, on the core that frees first.
+//
+// Shared resources queue first come, first served, by virtual arrival
+// time: the cores, the store device, the log device and the network. Time
+// spent waiting for one is the queueing share. Background work
+// (read-ahead, checkpoint writes) is priced on the same devices: it holds
+// them, and the pages it reads are ready when it completes, but no
+// terminal's clock waits for it.
+//
+// Waiting rules:
+//
+//   - A lock released inside a call is granted to its waiter at the end of
+//     that call's priced interval: the waiter's clock moves to the
+//     releaser's clock after the releaser's pricing (lock wait share).
+//   - A commit that finds a log sync in progress waits until the sync
+//     completes: its clock moves to the leader's clock at the end of the
+//     sync (log share). The commits that arrived during one sync are
+//     served by one more sync, led by the first of them to run again.
+//   - A lock wait that reaches its deadline before a grant ends at the
+//     deadline (lock wait share); the engine reports a timeout.
+//   - Keying and think times move the terminal's clock and are no share
+//     of any response time.
+type Scheduler struct {
+	hw       Hardware
+	epoch    time.Time
+	pageSize int64
+	tier     bool
+
+	ev                      [numEvents]int64 // CPU picoseconds per event
+	storeCPUps, tierCPUps   int64
+	storeOcc, storeRead     [2]int64 // device occupancy and response of one page: read, write
+	netPage, netOcc         int64    // tier: response and link time of a page transfer
+	netRTT                  int64
+	readLat, readXfer, iops int64
+
+	pool   *cache.Pool
+	lastBg cache.Meter
+
+	terms []*vterm
+	cur   *vterm
+	base  int64 // the clock when no terminal runs
+
+	cores []int64 // when each core is next free
+	store resource
+	log   resource
+	net   resource
+
+	left int
+	done chan struct{}
+
+	types   [tpcc.NumTxTypes]TypeTime
+	stalls  int64
+	cpuBusy int64
+	// progress is the running terminal's clock, for a progress bar on
+	// another goroutine.
+	progress atomic.Int64
+}
+
+// resource is a first-come-first-served server in virtual time.
+type resource struct {
+	free int64 // when it can start the next request
+	busy int64 // total time it was held
+}
+
+// Time shares of a response time, in the order of the breakdown.
+const (
+	TimeCPU = iota
+	TimePool
+	TimeTier
+	TimeStore
+	TimeLog
+	TimeLock
+	TimeQueue
+	NumTimeKinds
+)
+
+// TimeKindNames names the shares as reports do.
+var TimeKindNames = [NumTimeKinds]string{"cpu", "buffer_pool", "remote_tier", "store", "log", "lock_wait", "queueing"}
+
+// TypeTime is where one transaction type's measured response time went,
+// summed over its transactions, in virtual nanoseconds.
+type TypeTime struct {
+	Count    int64
+	Response int64
+	Spent    [NumTimeKinds]int64
+}
+
+// Terminal states.
+const (
+	runnable = iota
+	parkedLock
+	parkedLog
+	finished
+)
+
+// vterm is one terminal's coroutine.
+type vterm struct {
+	s      *Scheduler
+	num    int
+	now    int64 // virtual nanoseconds since the epoch
+	state  int
+	resume chan struct{}
+
+	wait     *engine.LockWait // parkedLock
+	deadline int64
+	logDone  <-chan struct{} // parkedLog
+	parkAt   int64
+
+	meter   *engine.Meter // the transaction's, while one runs
+	last    vector        // its counters at the last pricing
+	loads   []load        // page reads since the last pricing
+	bgLoads []load        // read-ahead since the last pricing
+	readyAt int64         // the latest ready time of a frame hit since the last pricing
+	carry   [2]int64      // CPU picoseconds not yet a whole nanosecond: pool, engine
+
+	spent   [NumTimeKinds]int64
+	txSpent [NumTimeKinds]int64
+	txBegin int64
+}
+
+type load struct {
+	cell     *int64
+	fromTier bool
+}
+
+// SimEpoch is virtual time zero: the wall-clock date simulated runs
+// report (a fixed date, so that dates written by transactions repeat).
+var SimEpoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// NewScheduler returns a scheduler for hw, pages of pageSize bytes, with
+// or without a remote tier. Its hooks go into the engine's options
+// (Install); Attach gives it the opened database.
+func NewScheduler(hw Hardware, pageSize int, tier bool) *Scheduler {
+	s := &Scheduler{hw: hw, epoch: SimEpoch, pageSize: int64(pageSize), tier: tier}
+	s.ev, s.storeCPUps, s.tierCPUps = hw.CPU.picos()
+	s.cores = make([]int64, hw.Cores)
+	ps := int64(pageSize)
+	xr, xw := xfer(ps, hw.Store.ReadBandwidth), xfer(ps, hw.Store.WriteBandwidth)
+	var gap int64
+	if hw.Store.IOPS > 0 {
+		gap = int64(time.Second) / hw.Store.IOPS
+	}
+	s.storeOcc = [2]int64{gap + xr, gap + xw}
+	s.storeRead = [2]int64{int64(hw.Store.ReadLatency) + xr, int64(hw.Store.WriteLatency) + xw}
+	s.readLat, s.readXfer, s.iops = int64(hw.Store.ReadLatency), xr, gap
+	s.netOcc = xfer(ps, hw.Network.Bandwidth)
+	s.netRTT = int64(hw.Network.RoundTrip)
+	s.netPage = s.netRTT + s.netOcc
+	return s
+}
+
+// xfer is the time b bytes take at bw bytes a second.
+func xfer(b, bw int64) int64 { return b * int64(time.Second) / bw }
+
+// Install puts the scheduler's hooks into o: clock, lock parker, log
+// waiter and sync hook, call hook and frame timer.
+func (s *Scheduler) Install(o *engine.Options) {
+	o.Clock = s
+	o.Parker = s
+	o.LogWaiter = s
+	o.LogSync = s.logSync
+	o.Calls = s
+	o.FrameTimer = s
+}
+
+// Attach gives the scheduler the database's pool, whose background meter
+// it prices.
+func (s *Scheduler) Attach(db *engine.DB) {
+	s.pool = db.Pool()
+	s.lastBg = s.pool.BackgroundMeter()
+}
+
+// Now is the virtual time: the running terminal's clock, or the
+// scheduler's own between runs. It never yields (the pool reads it under
+// its lock): cache.Clock, and tpcc.Env for the run's start.
+func (s *Scheduler) Now() time.Time {
+	if v := s.cur; v != nil {
+		return s.epoch.Add(time.Duration(v.now))
+	}
+	return s.epoch.Add(time.Duration(s.base))
+}
+
+// Sleep moves the scheduler's own clock (tpcc.Env; terminals sleep
+// through their own Env).
+func (s *Scheduler) Sleep(d time.Duration) { s.base += int64(d) }
+
+// Elapsed is the virtual time since the epoch.
+func (s *Scheduler) Elapsed() time.Duration { return time.Duration(s.base) }
+
+// ForTerminal implements tpcc.TerminalEnvs: terminal num's coroutine.
+func (s *Scheduler) ForTerminal(num int) tpcc.Env {
+	v := &vterm{s: s, num: num, now: s.base, resume: make(chan struct{}, 1)}
+	s.terms = append(s.terms, v)
+	return v
+}
+
+// Run runs the terminals NewTerminals prepared with this scheduler as
+// their Env, one at a time in virtual time, until every one has returned;
+// errs[i] is what terms[i].Run returned.
+func (s *Scheduler) Run(ctx context.Context, terms []*tpcc.Terminal) []error {
+	errs := make([]error, len(terms))
+	if len(terms) == 0 {
+		return errs
+	}
+	if len(terms) != len(s.terms) {
+		panic("sim: Scheduler.Run with terminals it did not prepare")
+	}
+	s.left = len(terms)
+	s.done = make(chan struct{})
+	for i, t := range terms {
+		v := s.terms[i]
+		go func() {
+			<-v.resume
+			errs[i] = t.Run(ctx)
+			s.finish(v)
+		}()
+	}
+	first, _ := s.pick()
+	s.cur = first
+	first.resume <- struct{}{}
+	<-s.done
+	for _, v := range s.terms {
+		s.base = max(s.base, v.now)
+	}
+	s.cur, s.terms = nil, nil
+	return errs
+}
+
+// finish ends v's coroutine and hands the turn on.
+func (s *Scheduler) finish(v *vterm) {
+	s.settle(v)
+	v.state = finished
+	s.left--
+	if s.left == 0 {
+		close(s.done)
+		return
+	}
+	s.switchFrom(v)
+}
+
+// pick returns the next event: the runnable terminal with the smallest
+// clock, or a parked lock wait whose deadline comes first (timeout says
+// which). Ties go to the lower terminal number.
+func (s *Scheduler) pick() (next *vterm, timeout bool) {
+	var at int64
+	for _, v := range s.terms {
+		var t int64
+		switch v.state {
+		case runnable:
+			t = v.now
+		case parkedLock:
+			t = v.deadline
+		default:
+			continue
+		}
+		if next == nil || t < at {
+			next, at, timeout = v, t, v.state == parkedLock
+		}
+	}
+	return next, timeout
+}
+
+// switchFrom hands the turn from v (the running terminal, settled) to the
+// next event's terminal, and returns when v has the turn again (at once
+// if v is next).
+func (s *Scheduler) switchFrom(v *vterm) {
+	next, timeout := s.pick()
+	if next == nil {
+		// Everyone left waits for a log sync that nobody leads: cannot
+		// happen while the log's leader is runnable, but a stalled
+		// simulation must not hang. Wake the lowest-numbered one.
+		for _, t := range s.terms {
+			if t.state == parkedLog {
+				s.stalls++
+				t.state = runnable
+				next = t
+				break
+			}
+		}
+		if next == nil {
+			return
+		}
+	}
+	if timeout {
+		next.state = runnable
+		next.spent[TimeLock] += max(0, next.deadline-next.parkAt)
+		next.now = max(next.now, next.deadline)
+	}
+	s.progress.Store(next.now)
+	if next == v {
+		return
+	}
+	// Read v's state before the hand-off: from then on the next terminal
+	// owns the scheduler, v's fields included.
+	wait := v.state != finished
+	s.cur = next
+	next.resume <- struct{}{}
+	if wait {
+		<-v.resume
+	}
+}
+
+// Progress is the virtual time the run has reached (the clock of the
+// terminal that runs); safe to read from any goroutine.
+func (s *Scheduler) Progress() time.Duration { return time.Duration(s.progress.Load()) }
+
+// settle prices v's pending work and wakes the waiters it released.
+func (s *Scheduler) settle(v *vterm) {
+	s.wake(parkedLog, v.now) // a sync v led completed at its clock before pricing
+	s.price(v)
+	s.wake(parkedLock, v.now) // locks v released: at the end of its priced interval
+}
+
+// wake makes runnable, at time at, the terminals parked in state whose
+// wait has ended.
+func (s *Scheduler) wake(state int, at int64) {
+	for _, t := range s.terms {
+		if t.state != state {
+			continue
+		}
+		var ch <-chan struct{}
+		kind := TimeLog
+		if state == parkedLock {
+			ch, kind = t.wait.Ready(), TimeLock
+		} else {
+			ch = t.logDone
+		}
+		select {
+		case <-ch:
+		default:
+			continue
+		}
+		g := max(at, t.parkAt)
+		t.spent[kind] += g - t.parkAt
+		t.now = max(t.now, g)
+		t.state = runnable
+	}
+}
+
+// price turns v's work since the last pricing into virtual time.
+func (s *Scheduler) price(v *vterm) {
+	var d vector
+	if v.meter != nil {
+		cur := vectorOf(v.meter)
+		for i := range d {
+			d[i] = cur[i] - v.last[i]
+		}
+		v.last = cur
+	}
+	t := v.now
+	if v.readyAt > t {
+		v.spent[TimePool] += v.readyAt - t
+		t = v.readyAt
+	}
+	v.readyAt = 0
+	for _, l := range v.loads {
+		if s.tier {
+			bytes := int64(0)
+			if l.fromTier {
+				bytes = s.pageSize
+			}
+			t = s.netRequest(v, t, bytes)
+		}
+		if !l.fromTier {
+			t = s.storeRequest(v, t, 0)
+		}
+		if l.cell != nil {
+			*l.cell = t
+		}
+	}
+	clear(v.loads)
+	v.loads = v.loads[:0]
+	for range d[evStoreWrite] {
+		t = s.storeRequest(v, t, 1)
+	}
+	for range d[evTierPut] {
+		t = s.netRequest(v, t, s.pageSize)
+	}
+	for range d[evTierDelete] {
+		t = s.netRequest(v, t, 0)
+	}
+	var ps [2]int64
+	for i := range evStoreWrite {
+		share := 1
+		if i < firstCPUShare {
+			share = 0
+		}
+		ps[share] += d[i] * s.ev[i]
+	}
+	var ns [2]int64
+	for i := range ps {
+		ps[i] += v.carry[i]
+		ns[i], v.carry[i] = ps[i]/1000, ps[i]%1000
+	}
+	if busy := ns[0] + ns[1]; busy > 0 {
+		c := 0
+		for i := range s.cores {
+			if s.cores[i] < s.cores[c] {
+				c = i
+			}
+		}
+		start := max(t, s.cores[c])
+		v.spent[TimeQueue] += start - t
+		v.spent[TimePool] += ns[0]
+		v.spent[TimeCPU] += ns[1]
+		s.cores[c] = start + busy
+		s.cpuBusy += busy
+		t = start + busy
+	}
+	v.now = t
+	s.background(v)
+}
+
+// storeRequest prices one page read (rw 0) or write (1) on the store
+// device for v, arriving at t, and returns when it completes.
+func (s *Scheduler) storeRequest(v *vterm, t int64, rw int) int64 {
+	start := max(t, s.store.free)
+	s.store.free = start + s.storeOcc[rw]
+	s.store.busy += s.storeOcc[rw]
+	done := start + s.storeRead[rw] + s.storeCPUps/1000
+	v.spent[TimeQueue] += start - t
+	v.spent[TimeStore] += done - start
+	return done
+}
+
+// netRequest prices one request to the remote tier carrying bytes of page
+// (0: a miss, a delete) for v, arriving at t.
+func (s *Scheduler) netRequest(v *vterm, t int64, bytes int64) int64 {
+	occ := int64(0)
+	if bytes > 0 {
+		occ = s.netOcc
+	}
+	start := max(t, s.net.free)
+	s.net.free = start + occ
+	s.net.busy += occ
+	done := start + s.netRTT + occ + s.tierCPUps/1000
+	v.spent[TimeQueue] += start - t
+	v.spent[TimeTier] += done - start
+	return done
+}
+
+// background prices the pool's background work since the last look, at
+// v's clock: read-ahead (one sequential request per priced interval, each
+// page ready as its transfer ends) and checkpoint writes. Nobody's clock
+// waits for it; it holds the devices.
+func (s *Scheduler) background(v *vterm) {
+	t := v.now
+	if n := len(v.bgLoads); n > 0 {
+		var store []load
+		for _, l := range v.bgLoads {
+			if l.fromTier {
+				start := max(t, s.net.free)
+				s.net.free = start + s.netOcc
+				s.net.busy += s.netOcc
+				*l.cell = start + s.netPage
+				continue
+			}
+			store = append(store, l)
+		}
+		if len(store) > 0 {
+			start := max(t, s.store.free)
+			occ := s.iops + int64(len(store))*s.readXfer
+			s.store.free = start + occ
+			s.store.busy += occ
+			for i, l := range store {
+				*l.cell = start + s.readLat + int64(i+1)*s.readXfer
+			}
+		}
+		clear(v.bgLoads)
+		v.bgLoads = v.bgLoads[:0]
+	}
+	if s.pool == nil {
+		return
+	}
+	bg := s.pool.BackgroundMeter()
+	writes := bg.StoreWrites - s.lastBg.StoreWrites
+	puts := bg.TierPuts - s.lastBg.TierPuts
+	s.lastBg = bg
+	for range writes {
+		start := max(t, s.store.free)
+		s.store.free = start + s.storeOcc[1]
+		s.store.busy += s.storeOcc[1]
+	}
+	for range puts {
+		start := max(t, s.net.free)
+		s.net.free = start + s.netOcc
+		s.net.busy += s.netOcc
+	}
+}
+
+// BeforeCall implements engine.CallHook: a yield point, where the
+// previous call's work is priced.
+func (s *Scheduler) BeforeCall(m *engine.Meter) {
+	v := s.cur
+	if v == nil {
+		return
+	}
+	s.settle(v)
+	if m != v.meter {
+		v.meter, v.last = m, vector{}
+	}
+	s.switchFrom(v)
+}
+
+// Loading implements cache.FrameTimer.
+func (s *Scheduler) Loading(fromTier, background bool) *int64 {
+	v := s.cur
+	if v == nil {
+		return nil
+	}
+	c := new(int64)
+	if background {
+		v.bgLoads = append(v.bgLoads, load{c, fromTier})
+	} else {
+		v.loads = append(v.loads, load{c, fromTier})
+	}
+	return c
+}
+
+// Hit implements cache.FrameTimer.
+func (s *Scheduler) Hit(ready *int64) {
+	if v := s.cur; v != nil && *ready > v.readyAt {
+		v.readyAt = *ready
+	}
+}
+
+// Park implements engine.Parker: the terminal sleeps until the lock is
+// granted (see the waiting rules) or virtual time reaches the deadline.
+func (s *Scheduler) Park(w *engine.LockWait) bool {
+	v := s.cur
+	if v == nil {
+		return engine.BlockingParker{Clock: s}.Park(w)
+	}
+	s.settle(v)
+	v.state, v.wait, v.parkAt = parkedLock, w, v.now
+	v.deadline = int64(w.Deadline.Sub(s.epoch))
+	s.switchFrom(v)
+	v.wait = nil
+	select {
+	case <-w.Ready():
+		return true
+	default:
+		return false
+	}
+}
+
+// Wait implements cache.Waiter: a commit waits for the sync in progress.
+func (s *Scheduler) Wait(done <-chan struct{}) {
+	v := s.cur
+	if v == nil {
+		<-done
+		return
+	}
+	s.settle(v)
+	v.state, v.logDone, v.parkAt = parkedLog, done, v.now
+	s.switchFrom(v)
+	v.logDone = nil
+}
+
+// logSync prices a log sync led by the running terminal: it holds the log
+// device for the sync's latency, and other terminals run meanwhile.
+func (s *Scheduler) logSync() {
+	v := s.cur
+	if v == nil {
+		return
+	}
+	s.settle(v)
+	lat := int64(s.hw.Log.SyncLatency)
+	start := max(v.now, s.log.free)
+	s.log.free = start + lat
+	s.log.busy += lat
+	v.spent[TimeQueue] += start - v.now
+	v.spent[TimeLog] += lat
+	v.now = start + lat
+	s.switchFrom(v)
+}
+
+// Now implements tpcc.Env for a terminal: a yield point.
+func (v *vterm) Now() time.Time {
+	v.s.settle(v)
+	v.s.switchFrom(v)
+	return v.s.epoch.Add(time.Duration(v.now))
+}
+
+// Sleep implements tpcc.Env: keying and think times pass in virtual time.
+func (v *vterm) Sleep(d time.Duration) {
+	v.s.settle(v)
+	v.now += int64(d)
+	v.s.switchFrom(v)
+}
+
+// TxBegin implements tpcc.TxObserver.
+func (v *vterm) TxBegin(tpcc.TxType) {
+	v.txSpent, v.txBegin = v.spent, v.now
+}
+
+// TxEnd implements tpcc.TxObserver: the transaction's shares go to its
+// type's if it was measured.
+func (v *vterm) TxEnd(kind tpcc.TxType, measured bool, _ *engine.Meter) {
+	s := v.s
+	s.settle(v)
+	if measured {
+		tt := &s.types[kind]
+		tt.Count++
+		tt.Response += v.now - v.txBegin
+		for k := range tt.Spent {
+			tt.Spent[k] += v.spent[k] - v.txSpent[k]
+		}
+	}
+	v.meter, v.last = nil, vector{}
+}
+
+// Types returns the measured response times' breakdown by type.
+func (s *Scheduler) Types() [tpcc.NumTxTypes]TypeTime { return s.types }
+
+// Utilization is how busy each shared resource was over an interval.
+type Utilization struct {
+	CoresPct   float64 `json:"cores_pct"`
+	StorePct   float64 `json:"store_pct"`
+	LogPct     float64 `json:"log_pct"`
+	NetworkPct float64 `json:"network_pct"`
+}
+
+// Busy returns how long each shared resource was held so far: the cores
+// summed, the store device, the log device and the network.
+func (s *Scheduler) Busy() (cores, store, log, net int64) {
+	return s.cpuBusy, s.store.busy, s.log.busy, s.net.busy
+}
+
+// Stalls counts the times every remaining terminal waited for a log sync
+// nobody led (see switchFrom): zero in a sound simulation.
+func (s *Scheduler) Stalls() int64 { return s.stalls }
