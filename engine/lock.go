@@ -69,7 +69,13 @@ type LockWait struct {
 	Tx       uint64
 	Key      LockKey
 	Mode     LockMode
-	Deadline time.Time // when the wait times out, on the lock manager's clock
+	// Start is when the wait began and Deadline when it times out, on
+	// the lock manager's clock. A Parker may move both forward by the
+	// same amount before it waits: the simulator does, to the virtual
+	// moment the wait really begins, once the work that led to it is
+	// priced. LockWaitNanos counts from Start.
+	Start    time.Time
+	Deadline time.Time
 
 	ready   chan struct{} // closed when the lock is granted
 	granted bool          // guarded by the lock manager's mu
@@ -248,8 +254,8 @@ func (lm *LockManager) LockAs(m *Meter, o *LockOwner, key LockKey, mode LockMode
 		}
 		return fmt.Errorf("%w: transaction %d asking %s on a row of table #%d", ErrDeadlock, tx, mode, key.Table)
 	}
-	start := lm.clock.Now()
-	w.Deadline = start.Add(lm.timeout)
+	w.Start = lm.clock.Now()
+	w.Deadline = w.Start.Add(lm.timeout)
 	lm.mu.Unlock()
 
 	if m != nil {
@@ -264,7 +270,7 @@ func (lm *LockManager) LockAs(m *Meter, o *LockOwner, key LockKey, mode LockMode
 	}
 	lm.mu.Unlock()
 	if m != nil {
-		m.LockWaitNanos += int64(lm.clock.Now().Sub(start))
+		m.LockWaitNanos += int64(lm.clock.Now().Sub(w.Start))
 	}
 	if !granted {
 		if m != nil {

@@ -170,15 +170,15 @@ var (
 // one core of a current x86 machine (README, "Simulated mode"). The
 // calibration command fits one for the machine at hand.
 var DefaultCPU = CPUProfile{
-	PageRequest: 60, PoolMiss: 1500, PageCreate: 500,
+	PageRequest: 100, PoolMiss: 1500, PageCreate: 500,
 	NodeVisit: 150, Split: 6000, Merge: 6000,
-	HeapFetch: 150, HeapRowScanned: 80, HeapMove: 1000,
-	RowExamined: 40, RowDecoded: 250, RowReturned: 60,
-	IndexEntryWritten: 700, IndexEntryDeleted: 600,
-	LogRecord: 400, LogByte: 0.6, LockRequest: 120,
-	Commit: 2000, Rollback: 3000,
+	HeapFetch: 300, HeapRowScanned: 150, HeapMove: 1500,
+	RowExamined: 300, RowDecoded: 100, RowReturned: 100,
+	IndexEntryWritten: 1400, IndexEntryDeleted: 1200,
+	LogRecord: 3000, LogByte: 0.3, LockRequest: 300,
+	Commit: 15000, Rollback: 15000,
 	StoreRequest: 2000, TierRequest: 1500,
-	Source: "hand-set against real-mode runs on a 2-core x86 VM, 2026",
+	Source: "hand-fitted to one real-mode terminal's median latencies per transaction type on a 2-core x86 VM (2026)",
 }
 
 // Hardware is the modeled machine of a simulated run.

@@ -67,6 +67,16 @@ func TestTPCCConfigValidate(t *testing.T) {
 		{func(c *TPCCConfig) { c.Warmup = -time.Second }, "--warmup -1s", ErrBadConfig},
 		{func(c *TPCCConfig) { c.PageSize = 3000 }, "page size 3000", ErrBadConfig},
 		{func(c *TPCCConfig) { c.Phases.Load = false; c.Dir = t.TempDir() }, "holds no database", tpcc.ErrNotLoaded},
+		{func(c *TPCCConfig) { c.Mode = "fast" }, "--mode fast", ErrBadConfig},
+		{func(c *TPCCConfig) { c.Mode = ModeSim; c.Remote = RemoteSpec{Backend: "ristretto"} }, "--remote ristretto cannot run in simulated mode", ErrBadConfig},
+		{func(c *TPCCConfig) {
+			c.Mode = ModeSim
+			c.Remote = RemoteSpec{Backend: "memcached", Servers: []string{"127.0.0.1:11211"}}
+		}, "not deterministic", ErrBadConfig},
+		{func(c *TPCCConfig) { c.Mode = ModeSim; c.Hardware.Store = "floppy" }, `store device "floppy"`, ErrUnknownProfile},
+		{func(c *TPCCConfig) { c.Mode = ModeSim; c.Hardware.Network = "carrier-pigeon" }, `network "carrier-pigeon"`, ErrUnknownProfile},
+		{func(c *TPCCConfig) { c.Mode = ModeSim; c.Hardware.Cores = -1 }, "--cores -1", ErrBadConfig},
+		{func(c *TPCCConfig) { c.Mode = ModeSim; c.Hardware.ProfilesFile = "/nonexistent/profiles.json" }, "--profiles", ErrBadConfig},
 	} {
 		c := good
 		tc.change(&c)

@@ -236,24 +236,36 @@ func (s *Scheduler) ForTerminal(num int) tpcc.Env {
 	return v
 }
 
-// Run runs the terminals NewTerminals prepared with this scheduler as
-// their Env, one at a time in virtual time, until every one has returned;
-// errs[i] is what terms[i].Run returned.
-func (s *Scheduler) Run(ctx context.Context, terms []*tpcc.Terminal) []error {
-	errs := make([]error, len(terms))
-	if len(terms) == 0 {
+// RunTPCC runs the terminals NewTerminals prepared with this scheduler as
+// their Env; errs[i] is what terms[i].Run returned.
+func (s *Scheduler) RunTPCC(ctx context.Context, terms []*tpcc.Terminal) []error {
+	fs := make([]func() error, len(terms))
+	for i, t := range terms {
+		fs[i] = func() error { return t.Run(ctx) }
+	}
+	return s.Run(fs)
+}
+
+// Run runs fs[i] as the coroutine of terminal i (the one ForTerminal(i)
+// made; every terminal needs a function), one at a time in virtual time,
+// until every one has returned; errs[i] is what fs[i] returned. A
+// function must do its waiting through the scheduler: its Env, the
+// engine's hooks.
+func (s *Scheduler) Run(fs []func() error) []error {
+	errs := make([]error, len(fs))
+	if len(fs) == 0 {
 		return errs
 	}
-	if len(terms) != len(s.terms) {
-		panic("sim: Scheduler.Run with terminals it did not prepare")
+	if len(fs) != len(s.terms) {
+		panic("sim: Scheduler.Run needs one function per terminal ForTerminal made")
 	}
-	s.left = len(terms)
+	s.left = len(fs)
 	s.done = make(chan struct{})
-	for i, t := range terms {
+	for i, f := range fs {
 		v := s.terms[i]
 		go func() {
 			<-v.resume
-			errs[i] = t.Run(ctx)
+			errs[i] = f()
 			s.finish(v)
 		}()
 	}
@@ -574,6 +586,10 @@ func (s *Scheduler) Park(w *engine.LockWait) bool {
 		return engine.BlockingParker{Clock: s}.Park(w)
 	}
 	s.settle(v)
+	// The wait begins now that the work before it is priced: move the
+	// lock manager's start and deadline (set at the clock before) along.
+	shift := s.epoch.Add(time.Duration(v.now)).Sub(w.Start)
+	w.Start, w.Deadline = w.Start.Add(shift), w.Deadline.Add(shift)
 	v.state, v.wait, v.parkAt = parkedLock, w, v.now
 	v.deadline = int64(w.Deadline.Sub(s.epoch))
 	s.switchFrom(v)

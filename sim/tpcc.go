@@ -279,7 +279,7 @@ func TPCC(ctx context.Context, cfg TPCCConfig, hooks Hooks) (*Report, error) {
 			}
 			var terms []*tpcc.Terminal
 			if terms, err = tpcc.NewTerminals(db, rc); err == nil {
-				errs := sched.Run(ctx, terms)
+				errs := sched.RunTPCC(ctx, terms)
 				stats, err = tpcc.Collect(ctx, terms, errs)
 			}
 			elapsed = sched.Elapsed() - from

@@ -1,0 +1,113 @@
+package sim
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// copyDir copies a closed database directory.
+func copyDir(t *testing.T, from, to string) {
+	t.Helper()
+	require.NoError(t, filepath.WalkDir(from, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(from, p)
+		dst := filepath.Join(to, rel)
+		if d.IsDir() {
+			return os.MkdirAll(dst, 0o755)
+		}
+		in, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		defer in.Close()
+		out, err := os.Create(dst)
+		if err != nil {
+			return err
+		}
+		if _, err := io.Copy(out, in); err != nil {
+			return err
+		}
+		return out.Close()
+	}))
+}
+
+// withoutHost is a report's JSON with the host section (and the database
+// directory) taken out.
+func withoutHost(t *testing.T, r *Report) map[string]any {
+	t.Helper()
+	b, err := json.Marshal(r)
+	require.NoError(t, err)
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(b, &m))
+	require.Contains(t, m, "host")
+	delete(m, "host")
+	delete(m["config"].(map[string]any), "dir") // each job has its own
+	return m
+}
+
+// Simulated mode is deterministic: two loads with one seed lay out the
+// same pages, and two simulated runs on them with one seed and
+// configuration give the same report outside its host section. A run with
+// another seed on a copy of the same database gives another report.
+func TestSimTPCCDeterministic(t *testing.T) {
+	ctx := context.Background()
+	base := TPCCConfig{Mode: ModeSim, Warehouses: 1, Terminals: 4, Duration: 2 * time.Second,
+		Warmup: 200 * time.Millisecond, Seed: 1, SyncCommit: true, PoolSize: 24 << 20, ReadAhead: true,
+		Remote: RemoteSpec{Backend: "slru"}, RemoteSize: 16 << 20,
+		Hardware: HardwareSpec{Store: "sata-ssd", Network: "gigabit", Cores: 2}}
+
+	var loads [2]map[string]any
+	var dirs [3]string
+	for i := range 2 {
+		dirs[i] = t.TempDir()
+		c := base
+		c.Phases, c.Dir = Phases{Load: true}, dirs[i]
+		rep, err := TPCC(ctx, c, Hooks{})
+		require.NoError(t, err)
+		loads[i] = withoutHost(t, rep)
+	}
+	require.Equal(t, loads[0], loads[1], "two loads with one seed")
+	dirs[2] = t.TempDir()
+	copyDir(t, dirs[0], dirs[2])
+
+	var runs [3]*Report
+	for i := range 3 {
+		c := base
+		c.Phases, c.Dir = Phases{Run: true}, dirs[i]
+		if i == 2 {
+			c.Seed = 2
+		}
+		rep, err := TPCC(ctx, c, Hooks{})
+		require.NoError(t, err)
+		require.Empty(t, rep.Run.Errors)
+		runs[i] = rep
+	}
+	a, b, other := withoutHost(t, runs[0]), withoutHost(t, runs[1]), withoutHost(t, runs[2])
+	require.Equal(t, a, b, "two simulated runs with one seed and configuration")
+	require.NotEqual(t, a["run"], other["run"], "a run with another seed")
+
+	// The run did simulate something: transactions of every type, time
+	// in virtual seconds, the tier used, the breakdown's shares adding up.
+	r := runs[0]
+	require.Equal(t, "sim", r.Config.Mode)
+	require.Greater(t, r.Run.TpmC, 0.0)
+	require.InDelta(t, 2.2, r.Sim.VirtualSeconds, 0.1)
+	require.Greater(t, r.Tier.Gets, int64(0))
+	for _, ty := range r.Run.Types {
+		require.Greater(t, ty.Count, int64(0), ty.Type)
+		require.NotNil(t, ty.Time, ty.Type)
+		x := ty.Time
+		require.InDelta(t, 100, x.CPU+x.BufferPool+x.RemoteTier+x.Store+x.Log+x.LockWait+x.Queueing, 1e-6, ty.Type)
+	}
+	require.Zero(t, r.Sim.Stalls)
+	require.Greater(t, r.Host.RunSeconds, 0.0, "wall-clock figures go in host")
+}
