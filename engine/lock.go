@@ -66,9 +66,9 @@ func RowKey(table uint32, key []byte) LockKey {
 
 // LockWait is one waiting request, handed to the Parker.
 type LockWait struct {
-	Tx       uint64
-	Key      LockKey
-	Mode     LockMode
+	Tx   uint64
+	Key  LockKey
+	Mode LockMode
 	// Start is when the wait began and Deadline when it times out, on
 	// the lock manager's clock. A Parker may move both forward by the
 	// same amount before it waits: the simulator does, to the virtual
