@@ -221,6 +221,9 @@ func (f *tpccFlags) config() (sim.TPCCConfig, error) {
 		c.Profile = p
 	}
 	f.fs.VisitAll(func(fl *flag.Flag) { c.Flags[fl.Name] = fl.Value.String() })
+	if f.fs.Lookup("cores") != nil && f.cores < 1 {
+		return c, fmt.Errorf("%w: --cores %d: want 1 to 1024", sim.ErrBadConfig, f.cores)
+	}
 	if f.sub != "" && f.dir == "" {
 		return c, fmt.Errorf("%w: --dir is required", sim.ErrBadConfig)
 	}

@@ -25,9 +25,10 @@ func enginelab(args ...string) (int, string, string) {
 // --help documents every flag of each subcommand.
 func TestTPCCHelp(t *testing.T) {
 	for sub, flags := range map[string][]string{
-		"":       {"warehouses", "terminals", "duration", "warmup", "org", "profile", "count-rewrite", "page-size", "pool", "pool-policy", "heap-update", "sync-commit", "seed", "dir", "json", "compare", "keying-think", "stocklevel-no-lower-bound", "check", "quiet", "remote", "remote-mode", "remote-size", "read-ahead"},
-		"load":   {"warehouses", "org", "page-size", "pool", "seed", "dir", "json"},
-		"run":    {"terminals", "duration", "warmup", "profile", "count-rewrite", "seed", "dir", "json"},
+		"":       {"warehouses", "terminals", "duration", "warmup", "org", "profile", "count-rewrite", "page-size", "pool", "pool-policy", "heap-update", "sync-commit", "seed", "dir", "json", "compare", "keying-think", "stocklevel-no-lower-bound", "check", "quiet", "remote", "remote-mode", "remote-size", "read-ahead",
+			"mode", "cores", "cpu", "store-device", "log-device", "network", "profiles"},
+		"load":   {"warehouses", "org", "page-size", "pool", "seed", "dir", "json", "mode"},
+		"run":    {"terminals", "duration", "warmup", "profile", "count-rewrite", "seed", "dir", "json", "mode", "store-device", "network"},
 		"check":  {"dir", "json"},
 		"export": {"dir", "out", "null"},
 	} {
@@ -92,6 +93,15 @@ func TestTPCCBadFlags(t *testing.T) {
 		{[]string{"load", "--dir", full}, []string{"not empty"}},
 		{[]string{"export", "--dir", empty}, []string{"--dir and --out are required"}},
 		{[]string{"export", "--dir", empty, "--out", t.TempDir()}, []string{"holds no database"}},
+		{[]string{"--mode", "fast"}, []string{"-mode", "real, sim"}},
+		{[]string{"--mode", "sim", "--remote", "ristretto"}, []string{"--remote ristretto cannot run in simulated mode", "lru or slru"}},
+		{[]string{"--mode", "sim", "--remote", "memcached=127.0.0.1:11211"}, []string{"cannot run in simulated mode"}},
+		{[]string{"--mode", "sim", "--store-device", "floppy"}, []string{`store device "floppy"`, "disk-2009, nvme-plp, nvme-ssd, ram, sata-ssd"}},
+		{[]string{"--mode", "sim", "--log-device", "floppy"}, []string{`log device "floppy"`}},
+		{[]string{"--mode", "sim", "--network", "carrier-pigeon"}, []string{`network "carrier-pigeon"`, "10-gigabit, gigabit"}},
+		{[]string{"--mode", "sim", "--cores", "0"}, []string{"--cores 0"}},
+		{[]string{"--mode", "sim", "--cpu", "z80"}, []string{`cpu "z80"`}},
+		{[]string{"--mode", "sim", "--profiles", filepath.Join(empty, "none.json")}, []string{"--profiles", "none.json"}},
 	} {
 		st, out, errs := enginelab(append([]string{"tpcc"}, tc.args...)...)
 		require.Equal(t, 2, st, "%v: %s", tc.args, errs)
