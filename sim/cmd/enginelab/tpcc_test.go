@@ -25,7 +25,7 @@ func enginelab(args ...string) (int, string, string) {
 // --help documents every flag of each subcommand.
 func TestTPCCHelp(t *testing.T) {
 	for sub, flags := range map[string][]string{
-		"":       {"warehouses", "terminals", "duration", "warmup", "org", "profile", "count-rewrite", "page-size", "pool", "pool-policy", "heap-update", "sync-commit", "seed", "dir", "json", "compare", "keying-think", "stocklevel-no-lower-bound", "check", "quiet", "remote", "remote-mode", "remote-size", "read-ahead",
+		"": {"warehouses", "terminals", "duration", "warmup", "org", "profile", "count-rewrite", "page-size", "pool", "pool-policy", "heap-update", "sync-commit", "seed", "dir", "json", "compare", "keying-think", "stocklevel-no-lower-bound", "check", "quiet", "remote", "remote-mode", "remote-size", "read-ahead",
 			"mode", "cores", "cpu", "store-device", "log-device", "network", "profiles"},
 		"load":   {"warehouses", "org", "page-size", "pool", "seed", "dir", "json", "mode"},
 		"run":    {"terminals", "duration", "warmup", "profile", "count-rewrite", "seed", "dir", "json", "mode", "store-device", "network"},
