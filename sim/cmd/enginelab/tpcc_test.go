@@ -160,6 +160,18 @@ func TestTPCCStoredDatabase(t *testing.T) {
 	require.True(t, rep.Check.Passed(), "%s", rep.Check)
 	require.False(t, rep.Check.Fresh)
 
+	// The same database in simulated mode, through the command: the
+	// table shows where the time went, on the hardware named.
+	st, out, errs = enginelab("tpcc", "run", "--dir", dir, "--mode", "sim", "--duration", "500ms", "--terminals", "2",
+		"--store-device", "sata-ssd", "--remote", "lru", "--pool", "16MiB", "--check=false")
+	require.Zero(t, st, errs)
+	for _, w := range []string{"simulated hardware: 4 cores (cpu profile default), store sata-ssd, log sata-ssd, network 10-gigabit",
+		"virtual time; simulated in", "where the response time went", "remote tier", "lock wait", "queueing", "busy: cores",
+		"REMOTE TIER: lru"} {
+		require.Contains(t, out, w)
+	}
+	require.Regexp(t, `(?m)^\s+new-order\s+[0-9.]+(\s+[0-9.]+){7}\s*$`, out, "a breakdown row for new-order")
+
 	st, out, errs = enginelab("tpcc", "check", "--dir", dir)
 	require.Zero(t, st, errs)
 	require.Contains(t, out, "consistent")
