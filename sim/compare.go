@@ -46,15 +46,24 @@ func typeFigure(k int, f func(*TypeReport) float64) func(*Report) (float64, bool
 	}
 }
 
+func simFigure(f func(*SimReport) float64) func(*Report) (float64, bool) {
+	return func(r *Report) (float64, bool) {
+		if r.Sim == nil || r.Run == nil {
+			return 0, false
+		}
+		return f(r.Sim), true
+	}
+}
+
 func (c *Comparison) rows() []comparedRow {
 	rows := []comparedRow{
 		{"tpmC", runFigure(func(r *RunReport) float64 { return r.TpmC }), 0},
 		{"transactions/min", runFigure(func(r *RunReport) float64 { return r.TxPerMinute }), 0},
 		{"load rows/s", func(r *Report) (float64, bool) {
-			if r.Load == nil {
+			if r.Load == nil || r.Host.LoadRowsPerSecond == 0 {
 				return 0, false
 			}
-			return r.Load.RowsPerSecond, true
+			return r.Host.LoadRowsPerSecond, true // wall clock, both modes
 		}, 0},
 		{"pages", func(r *Report) (float64, bool) { return float64(r.TotalPages()), len(r.Space) > 0 }, 0},
 	}
@@ -69,6 +78,20 @@ func (c *Comparison) rows() []comparedRow {
 			comparedRow{name + " row fetches/tx", typeFigure(k, func(t *TypeReport) float64 { return t.PerTx.RowFetches }), 1},
 			comparedRow{name + " rows examined/tx", typeFigure(k, func(t *TypeReport) float64 { return t.PerTx.RowsExamined }), 1},
 			comparedRow{name + " log bytes/tx", typeFigure(k, func(t *TypeReport) float64 { return t.PerTx.LogBytes }), 0},
+		)
+		if t.Time != nil {
+			// Simulated: the modeled mean and its largest shares.
+			rows = append(rows,
+				comparedRow{name + " mean ms (modeled)", typeFigure(k, func(t *TypeReport) float64 { return t.Time.MeanMs }), 3},
+				comparedRow{name + " store+queueing %", typeFigure(k, func(t *TypeReport) float64 { return t.Time.Store + t.Time.Queueing }), 1},
+				comparedRow{name + " lock wait %", typeFigure(k, func(t *TypeReport) float64 { return t.Time.LockWait }), 1},
+			)
+		}
+	}
+	if c.Sides[0].Sim != nil {
+		rows = append(rows,
+			comparedRow{"store busy %", simFigure(func(s *SimReport) float64 { return s.StoreBusyPct }), 1},
+			comparedRow{"network busy %", simFigure(func(s *SimReport) float64 { return s.NetworkBusyPct }), 1},
 		)
 	}
 	return rows
