@@ -265,26 +265,37 @@ func (h HardwareSpec) Resolve() (Hardware, error) {
 	return hw, nil
 }
 
+// Bounds on profile values: generous for any real hardware, and small
+// enough that no price can overflow 64-bit nanoseconds over a run.
+const (
+	maxLatency   = Duration(time.Hour)
+	maxIOPS      = 1e9
+	maxBandwidth = 1e15 // bytes a second
+	maxCPUCost   = 1e9  // nanoseconds an event
+)
+
 func (hw *Hardware) validate() error {
 	for _, d := range []struct {
 		name string
 		d    Device
 	}{{hw.StoreName, hw.Store}, {hw.LogName, hw.Log}} {
+		lat := []Duration{d.d.ReadLatency, d.d.WriteLatency, d.d.SyncLatency}
 		switch {
-		case d.d.ReadLatency < 0 || d.d.WriteLatency < 0 || d.d.SyncLatency < 0:
-			return fmt.Errorf("%w: device %q: negative latency", ErrBadConfig, d.name)
-		case d.d.IOPS < 0:
-			return fmt.Errorf("%w: device %q: negative IOPS", ErrBadConfig, d.name)
-		case d.d.ReadBandwidth <= 0 || d.d.WriteBandwidth <= 0:
-			return fmt.Errorf("%w: device %q: bandwidth must be more than zero", ErrBadConfig, d.name)
+		case slices.Min(lat) < 0 || slices.Max(lat) > maxLatency:
+			return fmt.Errorf("%w: device %q: latencies must be from 0 to %v", ErrBadConfig, d.name, time.Duration(maxLatency))
+		case d.d.IOPS < 0 || d.d.IOPS > maxIOPS:
+			return fmt.Errorf("%w: device %q: IOPS must be from 0 (no limit) to %d", ErrBadConfig, d.name, int64(maxIOPS))
+		case d.d.ReadBandwidth <= 0 || d.d.WriteBandwidth <= 0 || d.d.ReadBandwidth > maxBandwidth || d.d.WriteBandwidth > maxBandwidth:
+			return fmt.Errorf("%w: device %q: bandwidth must be more than zero and at most %d bytes a second", ErrBadConfig, d.name, int64(maxBandwidth))
 		}
 	}
-	if hw.Network.RoundTrip < 0 || hw.Network.Bandwidth <= 0 {
-		return fmt.Errorf("%w: network %q: want a round trip of zero or more and a bandwidth above zero", ErrBadConfig, hw.NetworkName)
+	if n := hw.Network; n.RoundTrip < 0 || n.RoundTrip > maxLatency || n.Bandwidth <= 0 || n.Bandwidth > maxBandwidth {
+		return fmt.Errorf("%w: network %q: want a round trip from 0 to %v and a bandwidth above zero, at most %d bytes a second",
+			ErrBadConfig, hw.NetworkName, time.Duration(maxLatency), int64(maxBandwidth))
 	}
 	for _, c := range hw.CPU.costs() {
-		if c < 0 || math.IsNaN(c) || math.IsInf(c, 0) {
-			return fmt.Errorf("%w: cpu %q: every cost must be a finite number of nanoseconds, zero or more", ErrBadConfig, hw.CPUName)
+		if !(c >= 0 && c <= maxCPUCost) { // NaN fails too
+			return fmt.Errorf("%w: cpu %q: every cost must be from 0 to %g nanoseconds", ErrBadConfig, hw.CPUName, float64(maxCPUCost))
 		}
 	}
 	return nil

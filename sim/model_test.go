@@ -56,6 +56,8 @@ func TestProfilesFile(t *testing.T) {
 	_, err = HardwareSpec{Store: "bad", ProfilesFile: write(`{"devices": {"bad": {"read_bandwidth": 0, "write_bandwidth": 1}}}`)}.Resolve()
 	require.ErrorIs(t, err, ErrBadConfig)
 	require.ErrorContains(t, err, `device "bad": bandwidth`)
+	_, err = HardwareSpec{Store: "bad", ProfilesFile: write(`{"devices": {"bad": {"read_latency": "2h", "read_bandwidth": 1, "write_bandwidth": 1}}}`)}.Resolve()
+	require.ErrorContains(t, err, `device "bad": latencies must be from 0 to 1h0m0s`)
 	_, err = HardwareSpec{ProfilesFile: write(`{"cpus": {"default": {"node_visit": -1}}}`)}.Resolve()
 	require.ErrorIs(t, err, ErrBadConfig)
 	require.ErrorContains(t, err, `cpu "default"`)

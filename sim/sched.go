@@ -29,31 +29,39 @@ import (
 // holds a page latch, so the terminal that holds the turn never blocks on
 // a real lock held by one that does not.
 //
-// Pricing one interval (the work since the last yield point), in order:
+// Pricing one interval (the work since the last yield point) replays it
+// step by step, in order:
 //
-//  1. pages the work found in the pool but still being read, for another
-//     terminal or by read-ahead: the terminal waits until the latest of
-//     them is ready (buffer pool share);
+//  1. pages the work found in the pool that were still being read, for
+//     another terminal or by read-ahead: the terminal waits until they are
+//     ready (buffer pool share); if the other terminal has not booked that
+//     read yet, the terminal waits for it to;
 //  2. its page reads, one after the other in the order they happened: a
 //     remote-tier get if there is a tier (a round trip, plus the page's
 //     transfer on a hit), then a store read on a miss; each read's
 //     completion is written into its frame's ready cell (cache.FrameTimer);
 //  3. the writes it had to wait for (a dirty page written out to free a
 //     frame), then tier pushes and deletes, each a request of its own;
-//  4. its CPU: the priced events, on the core that frees first.
+//  4. its CPU: the priced events, on the core that frees first;
+//  5. the background work it caused (read-ahead, checkpoint writes), and a
+//     wait for the pages of its own read-ahead it went on to use.
 //
-// Shared resources queue first come, first served, by virtual arrival
-// time: the cores, the store device, the log device and the network. Time
-// spent waiting for one is the queueing share. Background work
-// (read-ahead, checkpoint writes) is priced on the same devices: it holds
-// them, and the pages it reads are ready when it completes, but no
-// terminal's clock waits for it.
+// The terminal's clock is the arrival time of each step, and a step that
+// needs a shared resource (the cores, the store device, the log device,
+// the network) is booked only once no other terminal's clock is earlier:
+// the terminal yields before it, and earlier terminals run (and book)
+// first. So every queue is first come, first served by virtual arrival
+// time, and time spent waiting for a busy resource is the queueing share.
+// Background work holds the devices like any request, but no terminal's
+// clock waits for it except through the ready times of the pages it reads.
 //
 // Waiting rules:
 //
 //   - A lock released inside a call is granted to its waiter at the end of
 //     that call's priced interval: the waiter's clock moves to the
-//     releaser's clock after the releaser's pricing (lock wait share).
+//     releaser's clock after the releaser's pricing (lock wait share),
+//     even if its deadline fell inside that interval (the lock was
+//     granted; the overrun is at most one interval).
 //   - A commit that finds a log sync in progress waits until the sync
 //     completes: its clock moves to the leader's clock at the end of the
 //     sync (log share). The commits that arrived during one sync are
@@ -129,9 +137,11 @@ type TypeTime struct {
 
 // Terminal states.
 const (
-	runnable = iota
-	parkedLock
-	parkedLog
+	runnable    = iota
+	parkedLock  // waiting for a row lock (or its deadline)
+	parkedGrant // granted a lock inside another terminal's call: waits for that call's priced end
+	parkedLog   // waiting for a log sync another terminal leads
+	parkedCell  // waiting for another terminal's replay to book a read this one found in the pool
 	finished
 )
 
@@ -143,16 +153,20 @@ type vterm struct {
 	state  int
 	resume chan struct{}
 
-	wait     *engine.LockWait // parkedLock
-	deadline int64
-	logDone  <-chan struct{} // parkedLog
-	parkAt   int64
+	wait      *engine.LockWait // parkedLock, parkedGrant
+	deadline  int64
+	grantedBy *vterm          // parkedGrant
+	logDone   <-chan struct{} // parkedLog
+	waitCell  *int64          // parkedCell
+	parkAt    int64
 
 	meter   *engine.Meter // the transaction's, while one runs
 	last    vector        // its counters at the last pricing
 	loads   []load        // page reads since the last pricing
 	bgLoads []load        // read-ahead since the last pricing
 	readyAt int64         // the latest ready time of a frame hit since the last pricing
+	hits    []*int64      // frames hit whose read another terminal had not yet booked
+	ownHits []*int64      // frames hit that this terminal's own read-ahead brought in
 	carry   [2]int64      // CPU picoseconds not yet a whole nanosecond: pool, engine
 
 	spent   [NumTimeKinds]int64
@@ -261,6 +275,11 @@ func (s *Scheduler) Run(fs []func() error) []error {
 	}
 	s.left = len(fs)
 	s.done = make(chan struct{})
+	if s.pool != nil {
+		// Background work before the run (the load's checkpoints) is
+		// not the run's.
+		s.lastBg = s.pool.BackgroundMeter()
+	}
 	for i, f := range fs {
 		v := s.terms[i]
 		go func() {
@@ -318,6 +337,7 @@ func (s *Scheduler) pick() (next *vterm, timeout bool) {
 // next event's terminal, and returns when v has the turn again (at once
 // if v is next).
 func (s *Scheduler) switchFrom(v *vterm) {
+	s.wakeCells()
 	next, timeout := s.pick()
 	if next == nil {
 		// Everyone left waits for a log sync that nobody leads: cannot
@@ -358,40 +378,84 @@ func (s *Scheduler) switchFrom(v *vterm) {
 // terminal that runs); safe to read from any goroutine.
 func (s *Scheduler) Progress() time.Duration { return time.Duration(s.progress.Load()) }
 
-// settle prices v's pending work and wakes the waiters it released.
+// settle prices v's pending work and wakes the waiters it released. Only
+// v has run since its last yield point, so every sync completed and every
+// lock granted since then was v's doing.
 func (s *Scheduler) settle(v *vterm) {
 	s.wake(parkedLog, v.now) // a sync v led completed at its clock before pricing
-	s.price(v)
-	s.wake(parkedLock, v.now) // locks v released: at the end of its priced interval
+	s.claimGrants(v)
+	s.price(v) // other terminals may run between its steps
+	for _, t := range s.terms {
+		// Locks v released: granted at the end of its priced interval.
+		if t.state == parkedGrant && t.grantedBy == v {
+			g := max(v.now, t.parkAt)
+			t.spent[TimeLock] += g - t.parkAt
+			t.now = max(t.now, g)
+			t.state, t.grantedBy = runnable, nil
+		}
+	}
 }
 
-// wake makes runnable, at time at, the terminals parked in state whose
-// wait has ended.
+// claimGrants marks the lock waiters v's work has granted: they wait for
+// the end of v's priced interval, whatever their deadlines.
+func (s *Scheduler) claimGrants(v *vterm) {
+	for _, t := range s.terms {
+		if t.state != parkedLock {
+			continue
+		}
+		select {
+		case <-t.wait.Ready():
+			t.state, t.grantedBy = parkedGrant, v
+		default:
+		}
+	}
+}
+
+// wake makes runnable, at time at, the terminals parked for a log sync
+// that has completed.
 func (s *Scheduler) wake(state int, at int64) {
 	for _, t := range s.terms {
 		if t.state != state {
 			continue
 		}
-		var ch <-chan struct{}
-		kind := TimeLog
-		if state == parkedLock {
-			ch, kind = t.wait.Ready(), TimeLock
-		} else {
-			ch = t.logDone
-		}
 		select {
-		case <-ch:
+		case <-t.logDone:
 		default:
 			continue
 		}
 		g := max(at, t.parkAt)
-		t.spent[kind] += g - t.parkAt
+		t.spent[TimeLog] += g - t.parkAt
 		t.now = max(t.now, g)
 		t.state = runnable
 	}
 }
 
-// price turns v's work since the last pricing into virtual time.
+// wakeCells makes runnable the terminals whose awaited read has been
+// booked: at its completion (buffer pool share).
+func (s *Scheduler) wakeCells() {
+	for _, t := range s.terms {
+		if t.state != parkedCell || *t.waitCell < 0 {
+			continue
+		}
+		g := max(*t.waitCell, t.parkAt)
+		t.spent[TimePool] += g - t.parkAt
+		t.now = max(t.now, g)
+		t.state, t.waitCell = runnable, nil
+	}
+}
+
+// pending is the value of a ready cell whose read t has not booked yet.
+func pending(t *vterm) int64 { return -int64(t.num) - 1 }
+
+// step lets every terminal whose clock is earlier than v's run first, so
+// that what v books next on a shared resource is booked in order of
+// arrival: every queue is first come, first served.
+func (s *Scheduler) step(v *vterm) { s.switchFrom(v) }
+
+// price turns v's work since the last pricing into virtual time, step by
+// step (see the Scheduler's comment); v's clock is the arrival time of
+// each step, and each step that needs a shared resource is booked only
+// when no other terminal's clock is earlier.
 func (s *Scheduler) price(v *vterm) {
 	var d vector
 	if v.meter != nil {
@@ -401,38 +465,56 @@ func (s *Scheduler) price(v *vterm) {
 		}
 		v.last = cur
 	}
-	t := v.now
-	if v.readyAt > t {
-		v.spent[TimePool] += v.readyAt - t
-		t = v.readyAt
+	// 1. Pages the work found in the pool that others were still reading.
+	if v.readyAt > v.now {
+		v.spent[TimePool] += v.readyAt - v.now
+		v.now = v.readyAt
 	}
 	v.readyAt = 0
+	for _, c := range v.hits {
+		if *c < 0 {
+			v.state, v.waitCell, v.parkAt = parkedCell, c, v.now
+			s.switchFrom(v) // wakeCells moves the clock
+		}
+		if *c > v.now {
+			v.spent[TimePool] += *c - v.now
+			v.now = *c
+		}
+	}
+	clear(v.hits)
+	v.hits = v.hits[:0]
+	// 2. Its reads, in order.
 	for _, l := range v.loads {
 		if s.tier {
 			bytes := int64(0)
 			if l.fromTier {
 				bytes = s.pageSize
 			}
-			t = s.netRequest(v, t, bytes)
+			s.step(v)
+			v.now = s.netRequest(v, v.now, bytes)
 		}
 		if !l.fromTier {
-			t = s.storeRequest(v, t, 0)
+			s.step(v)
+			v.now = s.storeRequest(v, v.now, 0)
 		}
-		if l.cell != nil {
-			*l.cell = t
-		}
+		*l.cell = v.now
 	}
 	clear(v.loads)
 	v.loads = v.loads[:0]
+	// 3. The writes and tier requests it waited for.
 	for range d[evStoreWrite] {
-		t = s.storeRequest(v, t, 1)
+		s.step(v)
+		v.now = s.storeRequest(v, v.now, 1)
 	}
 	for range d[evTierPut] {
-		t = s.netRequest(v, t, s.pageSize)
+		s.step(v)
+		v.now = s.netRequest(v, v.now, s.pageSize)
 	}
 	for range d[evTierDelete] {
-		t = s.netRequest(v, t, 0)
+		s.step(v)
+		v.now = s.netRequest(v, v.now, 0)
 	}
+	// 4. Its CPU.
 	var ps [2]int64
 	for i := range evStoreWrite {
 		share := 1
@@ -447,22 +529,35 @@ func (s *Scheduler) price(v *vterm) {
 		ns[i], v.carry[i] = ps[i]/1000, ps[i]%1000
 	}
 	if busy := ns[0] + ns[1]; busy > 0 {
+		s.step(v)
 		c := 0
 		for i := range s.cores {
 			if s.cores[i] < s.cores[c] {
 				c = i
 			}
 		}
-		start := max(t, s.cores[c])
-		v.spent[TimeQueue] += start - t
+		start := max(v.now, s.cores[c])
+		v.spent[TimeQueue] += start - v.now
 		v.spent[TimePool] += ns[0]
 		v.spent[TimeCPU] += ns[1]
 		s.cores[c] = start + busy
 		s.cpuBusy += busy
-		t = start + busy
+		v.now = start + busy
 	}
-	v.now = t
-	s.background(v)
+	// 5. The background work it caused, and the pages of its own
+	// read-ahead it went on to use.
+	if len(v.bgLoads) > 0 || s.pool != nil {
+		s.step(v)
+		s.background(v)
+	}
+	for _, c := range v.ownHits {
+		if *c > v.now {
+			v.spent[TimePool] += *c - v.now
+			v.now = *c
+		}
+	}
+	clear(v.ownHits)
+	v.ownHits = v.ownHits[:0]
 }
 
 // storeRequest prices one page read (rw 0) or write (1) on the store
@@ -551,7 +646,9 @@ func (s *Scheduler) BeforeCall(m *engine.Meter) {
 	}
 	s.settle(v)
 	if m != v.meter {
-		v.meter, v.last = m, vector{}
+		// Counts already on a meter the scheduler did not watch are not
+		// this terminal's to pay.
+		v.meter, v.last = m, vectorOf(m)
 	}
 	s.switchFrom(v)
 }
@@ -563,6 +660,7 @@ func (s *Scheduler) Loading(fromTier, background bool) *int64 {
 		return nil
 	}
 	c := new(int64)
+	*c = pending(v)
 	if background {
 		v.bgLoads = append(v.bgLoads, load{c, fromTier})
 	} else {
@@ -573,8 +671,17 @@ func (s *Scheduler) Loading(fromTier, background bool) *int64 {
 
 // Hit implements cache.FrameTimer.
 func (s *Scheduler) Hit(ready *int64) {
-	if v := s.cur; v != nil && *ready > v.readyAt {
-		v.readyAt = *ready
+	v := s.cur
+	if v == nil {
+		return
+	}
+	switch c := *ready; {
+	case c >= 0:
+		v.readyAt = max(v.readyAt, c)
+	case c == pending(v):
+		v.ownHits = append(v.ownHits, ready) // its own read-ahead, booked at the end of this interval
+	default:
+		v.hits = append(v.hits, ready) // another terminal's, still in its replay
 	}
 }
 
@@ -623,6 +730,7 @@ func (s *Scheduler) logSync() {
 		return
 	}
 	s.settle(v)
+	s.step(v)
 	lat := int64(s.hw.Log.SyncLatency)
 	start := max(v.now, s.log.free)
 	s.log.free = start + lat

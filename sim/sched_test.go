@@ -43,6 +43,12 @@ type simDB struct {
 // roots, which opening the tables reads.
 func openSim(t *testing.T, hw Hardware, commit engine.CommitMode, names ...string) *simDB {
 	t.Helper()
+	return openSimRows(t, hw, commit, 100, false, names...)
+}
+
+// openSimRows is openSim with rows rows a table, and read-ahead on or off.
+func openSimRows(t *testing.T, hw Hardware, commit engine.CommitMode, rows int64, readAhead bool, names ...string) *simDB {
+	t.Helper()
 	dir := t.TempDir()
 	db, err := engine.Open(&engine.Options{Dir: dir, PoolSize: 4 << 20})
 	require.NoError(t, err)
@@ -53,14 +59,14 @@ func openSim(t *testing.T, hw Hardware, commit engine.CommitMode, names ...strin
 			{Name: "pad", Type: engine.TypeVarchar, Length: 1000}}, PrimaryKey: []string{"k"}})
 		require.NoError(t, err)
 		tx := db.Begin(nil)
-		for k := int64(1); k <= 100; k++ {
+		for k := int64(1); k <= rows; k++ {
 			require.NoError(t, tx.Insert(tb, engine.Row{engine.Int(k), engine.Int(0), engine.Str(pad)}))
 		}
 		require.NoError(t, tx.Commit())
 	}
 	require.NoError(t, db.Close())
 
-	o := &engine.Options{Dir: dir, PoolSize: 4 << 20, Commit: commit, LockTimeout: time.Second}
+	o := &engine.Options{Dir: dir, PoolSize: 16 << 20, Commit: commit, LockTimeout: time.Second, ReadAhead: readAhead}
 	s := NewScheduler(hw, 16384, false)
 	s.Install(o)
 	db, err = engine.Open(o)
@@ -372,4 +378,94 @@ func TestSimOneDistrictSerializes(t *testing.T) {
 	require.Equal(t, int64(6), tt.Count)
 	require.Equal(t, [NumTimeKinds]int64{TimeLock: 25 * ms, TimeLog: 30 * ms}, tt.Spent)
 	require.Equal(t, 55*ms, tt.Response)
+}
+
+// scanAll reads every row of table in one Scan call.
+func scanAll(db *engine.DB, tb *engine.TableHandle) (int, error) {
+	tx := db.Begin(nil)
+	cur, err := tx.Scan(tb, engine.ScanOptions{})
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for cur.Next() {
+		n++
+	}
+	if err := errors.Join(cur.Err(), cur.Close()); err != nil {
+		return n, err
+	}
+	return n, tx.Commit()
+}
+
+// Queues are first come, first served by virtual arrival time, even when
+// the request that arrived first is priced later: terminal 0 scans seven
+// leaves in one call; terminal 1 asks for one page at 1 ms, while
+// terminal 0's first read is on the disk, and gets the disk next.
+func TestSimQueueInArrivalOrder(t *testing.T) {
+	sd := openSim(t, testHW(CPUProfile{}, testDisk), engine.NoSyncCommit, "a", "b")
+	var ends [2]int64
+	sd.run(t, func(env tpcc.Env) error {
+		n, err := scanAll(sd.db, sd.t["a"])
+		if err == nil && n != 100 {
+			err = errors.New("the scan missed rows")
+		}
+		ends[0] = at(env)
+		return err
+	}, func(env tpcc.Env) error {
+		env.Sleep(time.Millisecond)
+		_, _, err := sd.db.Begin(nil).Get(sd.t["b"], key(1), nil)
+		ends[1] = at(env)
+		return err
+	})
+	// Terminal 0's reads: [0, 11), then, arriving at 11 after terminal
+	// 1's (at 1), [22, 33) and five more: 88 ms. Terminal 1's: [11, 22).
+	require.Equal(t, [2]int64{88 * ms, 22 * ms}, ends)
+}
+
+// Read-ahead is background work, but a page it brings in is not ready
+// before the device has delivered it, even to the scan that caused it
+// and used it in the same call: the scan cannot end before the device
+// has finished the reads, and read-ahead still beats a read per page
+// (one seek per extent instead of one per page).
+func TestSimReadAheadPagesAreReadyWhenDelivered(t *testing.T) {
+	var ends [2]int64
+	for i, ra := range []bool{false, true} {
+		sd := openSimRows(t, testHW(CPUProfile{}, testDisk), engine.NoSyncCommit, 3000, ra, "a")
+		sd.run(t, func(env tpcc.Env) error {
+			_, err := scanAll(sd.db, sd.t["a"])
+			ends[i] = at(env)
+			return err
+		})
+		bg := sd.db.Pool().BackgroundMeter()
+		_, storeBusy, _, _ := sd.s.Busy()
+		if ra {
+			require.Positive(t, bg.ReadAheads)
+			require.Zero(t, bg.ReadAheadUnused)
+		} else {
+			require.Zero(t, bg.ReadAheads)
+		}
+		require.GreaterOrEqual(t, ends[i], sd.s.store.free, "read-ahead %v: the scan ended before the device delivered its pages", ra)
+		require.GreaterOrEqual(t, ends[i], storeBusy)
+	}
+	require.Less(t, ends[1], ends[0], "read-ahead reads whole extents with one seek each")
+}
+
+// Background work done before the run (a load's checkpoint) is not the
+// run's: the first read of the run finds the disk idle.
+func TestSimWorkBeforeRunIsNotPriced(t *testing.T) {
+	sd := openSim(t, testHW(CPUProfile{}, testDisk), engine.NoSyncCommit, "a", "b")
+	tx := sd.db.Begin(nil)
+	for k := int64(1); k <= 100; k++ {
+		require.NoError(t, tx.Update(sd.t["a"], key(k), []engine.Set{{Column: "v", Value: engine.Int(k)}}))
+	}
+	require.NoError(t, tx.Commit())
+	require.NoError(t, sd.db.Checkpoint())
+	require.Positive(t, sd.db.Pool().BackgroundMeter().StoreWrites, "the checkpoint wrote pages")
+	var end int64
+	sd.run(t, func(env tpcc.Env) error {
+		_, _, err := sd.db.Begin(nil).Get(sd.t["b"], key(1), nil)
+		end = at(env)
+		return err
+	})
+	require.Equal(t, 11*ms, end)
 }
