@@ -693,6 +693,13 @@ func (s *Scheduler) Park(w *engine.LockWait) bool {
 		return engine.BlockingParker{Clock: s}.Park(w)
 	}
 	s.settle(v)
+	select {
+	case <-w.Ready():
+		// Granted while the work before the wait was being priced (other
+		// terminals ran between its steps): no wait.
+		return true
+	default:
+	}
 	// The wait begins now that the work before it is priced: move the
 	// lock manager's start and deadline (set at the clock before) along.
 	shift := s.epoch.Add(time.Duration(v.now)).Sub(w.Start)
@@ -717,6 +724,11 @@ func (s *Scheduler) Wait(done <-chan struct{}) {
 		return
 	}
 	s.settle(v)
+	select {
+	case <-done:
+		return // the sync completed while this terminal's work was priced
+	default:
+	}
 	v.state, v.logDone, v.parkAt = parkedLog, done, v.now
 	s.switchFrom(v)
 	v.logDone = nil

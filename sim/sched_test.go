@@ -469,3 +469,37 @@ func TestSimWorkBeforeRunIsNotPriced(t *testing.T) {
 	})
 	require.Equal(t, 11*ms, end)
 }
+
+// A lock can be granted while the terminal that asked for it is still
+// being priced for the work before its wait (other terminals run between
+// the steps of that pricing): it must then not wait at all. Terminal 0
+// updates row 50 (leaf 4) and commits; terminal 1 scans the table under
+// shared locks, reads leaves 1 to 3 and finds row 50 locked. Its reads
+// are priced in steps, and terminal 0's commit, at 11 ms, runs between
+// them and grants the lock.
+func TestSimLockGrantedWhileWaiterIsPriced(t *testing.T) {
+	sd := openSim(t, testHW(CPUProfile{}, testDisk), engine.NoSyncCommit, "a")
+	var ends [2]int64
+	sd.run(t, func(env tpcc.Env) error {
+		tx := sd.db.Begin(nil)
+		if err := tx.Update(sd.t["a"], key(50), []engine.Set{{Column: "v", Value: engine.Int(1)}}); err != nil {
+			return err
+		}
+		if err := tx.Commit(); err != nil {
+			return err
+		}
+		ends[0] = at(env)
+		return nil
+	}, func(env tpcc.Env) error {
+		n, err := scanAll(sd.db, sd.t["a"])
+		if err == nil && n != 100 {
+			err = errors.New("the scan missed rows")
+		}
+		ends[1] = at(env)
+		return err
+	})
+	// Terminal 0 reads leaf 4 over [0, 11). Terminal 1 waits for leaf 4
+	// until 11, then reads leaves 1 to 3 over [11, 44); the lock was
+	// granted at 11; leaves 5 to 7 take it to 77 ms.
+	require.Equal(t, [2]int64{11 * ms, 77 * ms}, ends)
+}
