@@ -155,7 +155,8 @@ type vterm struct {
 
 	wait      *engine.LockWait // parkedLock, parkedGrant
 	deadline  int64
-	grantedBy *vterm          // parkedGrant
+	grantedBy *vterm          // the terminal whose call granted wait
+	grantAt   int64           // the end of that call's priced interval; -1 until known
 	logDone   <-chan struct{} // parkedLog
 	waitCell  *int64          // parkedCell
 	parkAt    int64
@@ -387,25 +388,36 @@ func (s *Scheduler) settle(v *vterm) {
 	s.price(v) // other terminals may run between its steps
 	for _, t := range s.terms {
 		// Locks v released: granted at the end of its priced interval.
-		if t.state == parkedGrant && t.grantedBy == v {
-			g := max(v.now, t.parkAt)
-			t.spent[TimeLock] += g - t.parkAt
-			t.now = max(t.now, g)
-			t.state, t.grantedBy = runnable, nil
+		if t.grantedBy != v {
+			continue
 		}
+		if t.state != parkedGrant {
+			t.grantAt = v.now // still pricing its own work: Park applies it
+			continue
+		}
+		g := max(v.now, t.parkAt)
+		t.spent[TimeLock] += g - t.parkAt
+		t.now = max(t.now, g)
+		t.state, t.grantedBy = runnable, nil
 	}
 }
 
 // claimGrants marks the lock waiters v's work has granted: they wait for
-// the end of v's priced interval, whatever their deadlines.
+// the end of v's priced interval, whatever their deadlines. A waiter may
+// still be pricing the work before its wait (Park settles first, and
+// other terminals run between the steps of its pricing); its wait began
+// all the same when it asked.
 func (s *Scheduler) claimGrants(v *vterm) {
 	for _, t := range s.terms {
-		if t.state != parkedLock {
+		if t == v || t.wait == nil || t.grantedBy != nil {
 			continue
 		}
 		select {
 		case <-t.wait.Ready():
-			t.state, t.grantedBy = parkedGrant, v
+			t.grantedBy = v
+			if t.state == parkedLock {
+				t.state = parkedGrant
+			}
 		default:
 		}
 	}
@@ -506,13 +518,15 @@ func (s *Scheduler) price(v *vterm) {
 		s.step(v)
 		v.now = s.storeRequest(v, v.now, 1)
 	}
-	for range d[evTierPut] {
-		s.step(v)
-		v.now = s.netRequest(v, v.now, s.pageSize)
-	}
-	for range d[evTierDelete] {
-		s.step(v)
-		v.now = s.netRequest(v, v.now, 0)
+	if s.tier { // a trace's null tier is free
+		for range d[evTierPut] {
+			s.step(v)
+			v.now = s.netRequest(v, v.now, s.pageSize)
+		}
+		for range d[evTierDelete] {
+			s.step(v)
+			v.now = s.netRequest(v, v.now, 0)
+		}
 	}
 	// 4. Its CPU.
 	var ps [2]int64
@@ -630,6 +644,9 @@ func (s *Scheduler) background(v *vterm) {
 		s.store.free = start + s.storeOcc[1]
 		s.store.busy += s.storeOcc[1]
 	}
+	if !s.tier {
+		puts = 0
+	}
 	for range puts {
 		start := max(t, s.net.free)
 		s.net.free = start + s.netOcc
@@ -692,22 +709,35 @@ func (s *Scheduler) Park(w *engine.LockWait) bool {
 	if v == nil {
 		return engine.BlockingParker{Clock: s}.Park(w)
 	}
+	v.wait, v.grantedBy, v.grantAt = w, nil, -1
+	defer func() { v.wait, v.grantedBy, v.grantAt = nil, nil, -1 }()
 	s.settle(v)
-	select {
-	case <-w.Ready():
-		// Granted while the work before the wait was being priced (other
-		// terminals ran between its steps): no wait.
-		return true
-	default:
-	}
 	// The wait begins now that the work before it is priced: move the
 	// lock manager's start and deadline (set at the clock before) along.
 	shift := s.epoch.Add(time.Duration(v.now)).Sub(w.Start)
 	w.Start, w.Deadline = w.Start.Add(shift), w.Deadline.Add(shift)
-	v.state, v.wait, v.parkAt = parkedLock, w, v.now
+	select {
+	case <-w.Ready():
+		// Granted inside another terminal's call while this terminal's
+		// work was being priced: at the end of that call's interval.
+		if v.grantedBy == nil {
+			return true // cannot happen: every grant is claimed by its releaser
+		}
+		if v.grantAt < 0 { // the releaser's pricing is not done yet
+			v.state, v.parkAt = parkedGrant, v.now
+			s.switchFrom(v)
+			return true
+		}
+		if v.grantAt > v.now {
+			v.spent[TimeLock] += v.grantAt - v.now
+			v.now = v.grantAt
+		}
+		return true
+	default:
+	}
+	v.state, v.parkAt = parkedLock, v.now
 	v.deadline = int64(w.Deadline.Sub(s.epoch))
 	s.switchFrom(v)
-	v.wait = nil
 	select {
 	case <-w.Ready():
 		return true
