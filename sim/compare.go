@@ -19,6 +19,8 @@ type Comparison struct {
 	Setting string    `json:"setting"`
 	Values  []string  `json:"values"`
 	Sides   []*Report `json:"sides"`
+	// Title, if set, replaces the table's first line (experiments).
+	Title string `json:"-"`
 }
 
 // comparedRow is one line of the side-by-side table: a figure of each side.
@@ -115,9 +117,13 @@ func (c *Comparison) WriteTable(w io.Writer) error {
 		return nil
 	}
 	first := c.Sides[0]
-	fmt.Fprintf(&b, "enginelab tpcc --compare %s: %d warehouse%s, %d terminals, %.0f s, profile %s, org %s, seed %d; the same workload on each side\n",
-		c.Setting, first.Config.Warehouses, plural(first.Config.Warehouses), first.Config.Terminals,
-		first.Config.DurationSeconds, first.Config.Profile, first.Config.Org, first.Config.Seed)
+	if c.Title != "" {
+		fmt.Fprintf(&b, "%s\n", c.Title)
+	} else {
+		fmt.Fprintf(&b, "enginelab tpcc --compare %s: %d warehouse%s, %d terminals, %.0f s, profile %s, org %s, seed %d; the same workload on each side\n",
+			c.Setting, first.Config.Warehouses, plural(first.Config.Warehouses), first.Config.Terminals,
+			first.Config.DurationSeconds, first.Config.Profile, first.Config.Org, first.Config.Seed)
+	}
 	fmt.Fprintf(&b, "ratios are against %s=%s\n\n", c.Setting, c.Values[0])
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
 	head := []string{c.Setting}

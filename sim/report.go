@@ -149,6 +149,8 @@ type TypeReport struct {
 	// Time splits the mean response time by where it went (simulated
 	// mode only).
 	Time *TimeReport `json:"time,omitempty"`
+
+	sum engine.Meter // the type's meters summed, for explanations
 }
 
 // TimeReport is a transaction type's mean response time and its shares,
@@ -409,7 +411,7 @@ func newRunReport(c *TPCCConfig, s *tpcc.RunStats, elapsed time.Duration) *RunRe
 		ts := &res.Types[k]
 		r.total.Add(&ts.Meter)
 		t := TypeReport{Type: tpcc.TxType(k).String(), Count: ts.Count, Retries: ts.Retries,
-			Rollbacks: ts.Rollbacks, Skipped: ts.Skipped}
+			Rollbacks: ts.Rollbacks, Skipped: ts.Skipped, sum: ts.Meter.Clone()}
 		if total > 0 {
 			t.MixPct = 100 * float64(ts.Count) / float64(total)
 		}

@@ -46,7 +46,9 @@ type TPCCConfig struct {
 	Seed                   uint64
 
 	// The engine.
-	Org          engine.Org
+	Org engine.Org
+	// ExtraIndexes are secondary indexes the load adds (tpcc.LoadConfig).
+	ExtraIndexes map[string][]engine.Index
 	CountRewrite bool
 	PageSize     int
 	PoolSize     int64 // 0: PoolPerWarehouse × Warehouses
@@ -64,6 +66,10 @@ type TPCCConfig struct {
 	RemoteSize int64
 	// ReadAhead turns on the pool's linear read-ahead.
 	ReadAhead bool
+	// Trace, if not empty, is a file to record the page trace in: every
+	// call the pool makes to its remote tier (or, with none, to a tier
+	// that keeps nothing), for enginelab tier-replay.
+	Trace string
 
 	// Flags, if not nil, are the command line's settings, every flag
 	// with its value, for the report.
@@ -209,6 +215,35 @@ func TPCC(ctx context.Context, cfg TPCCConfig, hooks Hooks) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: --remote %s: %w", ErrBadConfig, cfg.Remote, err)
 	}
+	realTier := tier != nil
+	if cfg.Trace != "" {
+		// The page trace records the calls the pool makes to its tier;
+		// with no tier, to a tier that keeps nothing, so the stream is
+		// the pool's own (misses and evictions), whatever a tier would
+		// have answered.
+		f, err := os.Create(cfg.Trace)
+		if err != nil {
+			if tier != nil {
+				tier.Close()
+			}
+			return nil, fmt.Errorf("%w: --trace: %w", ErrBadConfig, err)
+		}
+		inner := tier
+		if inner == nil {
+			inner = cache.NewNullTier()
+		}
+		mode := cfg.RemoteMode
+		if mode == "" {
+			mode = cache.TierExclusive
+		}
+		tr := cache.NewTraceTier(inner, f, pageSize, mode)
+		defer func() {
+			if err := errors.Join(tr.Flush(), f.Close()); err != nil {
+				rep.Errors = append(rep.Errors, fmt.Sprintf("page trace %s: %v", cfg.Trace, err))
+			}
+		}()
+		tier = tr
+	}
 	if tier != nil {
 		defer tier.Close()
 		opts.Tier = tier
@@ -219,7 +254,7 @@ func TPCC(ctx context.Context, cfg TPCCConfig, hooks Hooks) (*Report, error) {
 		if err != nil {
 			return nil, err
 		}
-		sched = NewScheduler(hw, pageSize, tier != nil)
+		sched = NewScheduler(hw, pageSize, realTier) // a trace's null tier costs nothing
 		sched.Install(opts)
 		rep.Sim = &SimReport{Hardware: hw}
 	}
@@ -234,7 +269,8 @@ func TPCC(ctx context.Context, cfg TPCCConfig, hooks Hooks) (*Report, error) {
 
 	var loaded tpcc.Loaded
 	if cfg.Phases.Load {
-		lc := tpcc.LoadConfig{Warehouses: cfg.Warehouses, Seed: cfg.Seed, Org: cfg.Org, Progress: hooks.LoadProgress}
+		lc := tpcc.LoadConfig{Warehouses: cfg.Warehouses, Seed: cfg.Seed, Org: cfg.Org, Progress: hooks.LoadProgress,
+			ExtraIndexes: cfg.ExtraIndexes}
 		if sched != nil {
 			// One loader: the pages every row lands in, and so the whole
 			// run, then depend on the seed alone.
@@ -303,7 +339,7 @@ func TPCC(ctx context.Context, cfg TPCCConfig, hooks Hooks) (*Report, error) {
 			return rep, err
 		}
 	}
-	if tier != nil {
+	if realTier {
 		rep.Tier = newTierReport(&cfg, size, tier, rep.Run)
 	}
 	if cfg.Phases.Check {

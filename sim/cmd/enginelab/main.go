@@ -5,6 +5,9 @@
 //	enginelab tpcc load|run|check [flags]   the same steps on a stored database (--dir)
 //	enginelab tpcc export --dir D --out O   the tables of a stored database as CSV
 //	enginelab count [flags]                 the count(c_id) case, in the three organizations
+//	enginelab experiment list|NAME [flags]  the design's questions, answered in simulated mode
+//	enginelab tier-replay [flags] TRACE     a page trace replayed into every tier policy
+//	enginelab calibrate [flags]             CPU costs fitted to real-mode runs here
 //
 // Every command takes --help. Reports print as aligned tables, or as JSON
 // with --json; progress goes to standard error when it is a terminal.
@@ -26,6 +29,11 @@ commands:
   tpcc export --dir D --out O
                           write the tables of the database in D as CSV files into O
   count [flags]           count(c_id) by last name in the three table organizations
+  experiment list         the experiments: each answers one of the design's questions
+  experiment NAME [flags] run one in simulated mode, sides side by side, and say why they differ
+  tier-replay [flags] TRACE
+                          replay a page trace (tpcc --trace) into every tier policy at several sizes
+  calibrate [flags]       fit simulated mode's CPU costs to real-mode runs on this machine
 
 "enginelab <command> --help" lists a command's flags.
 `
@@ -46,11 +54,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return tpccCmd(args[1:], stdout, stderr)
 	case "count":
 		return countCmd(args[1:])
+	case "experiment":
+		return experimentCmd(args[1:], stdout, stderr)
+	case "tier-replay":
+		return tierReplayCmd(args[1:], stdout, stderr)
+	case "calibrate":
+		return calibrateCmd(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
 	default:
-		fmt.Fprintf(stderr, "enginelab: unknown command %q: want tpcc or count\n\n%s", args[0], usage)
+		fmt.Fprintf(stderr, "enginelab: unknown command %q: want tpcc, count, experiment, tier-replay or calibrate\n\n%s", args[0], usage)
 		return 2
 	}
 }

@@ -87,7 +87,7 @@ type tpccFlags struct {
 	remoteMode, readAhead, mode     choice
 	cores                           int
 	cpu, storeDev, logDev, network  string
-	profiles                        string
+	profiles, trace                 string
 	countRewrite, stockNoLower      bool
 	keyingThink, syncCommit, check  bool
 	dir, out, null, compare         string
@@ -140,6 +140,7 @@ func newTPCCFlags(sub string, stderr io.Writer) *tpccFlags {
 		fs.StringVar(&f.storeDev, "store-device", sim.DefaultStore, "sim: the store's device: "+deviceNames())
 		fs.StringVar(&f.logDev, "log-device", "", "sim: the redo log's device (default: the store's)")
 		fs.StringVar(&f.network, "network", sim.DefaultNetwork, "sim: the network to the remote tier: "+networkNames())
+		fs.StringVar(&f.trace, "trace", "", "record the page trace (every call the buffer pool makes to its remote tier, or to a tier that keeps nothing when there is none) in this `file`, for enginelab tier-replay")
 		fs.StringVar(&f.profiles, "profiles", "", "sim: a JSON `file` of device, network and CPU profiles that add to or replace the shipped ones (README, \"Simulated mode\")")
 		fs.IntVar(&f.terminals, "terminals", 4, "terminals, each bound to a home warehouse and district (at most 255 per warehouse)")
 		fs.DurationVar(&f.duration, "duration", 30*time.Second, "measured interval")
@@ -199,6 +200,7 @@ func (f *tpccFlags) config() (sim.TPCCConfig, error) {
 		Remote: f.remote.spec, RemoteMode: cache.TierMode(f.remoteMode.value), RemoteSize: f.remoteSize.n,
 		ReadAhead: f.readAhead.value == "on",
 		Mode:      sim.Mode(f.mode.value),
+		Trace:     f.trace,
 		Hardware: sim.HardwareSpec{Cores: f.cores, CPU: f.cpu, Store: f.storeDev, Log: f.logDev, Network: f.network,
 			ProfilesFile: f.profiles},
 		Flags: map[string]string{}}
@@ -350,6 +352,9 @@ func compare(ctx context.Context, f *tpccFlags, args []string, stdout, stderr io
 	name, values, err := parseCompare(f.fs, f.compare)
 	if err == nil && f.dir != "" {
 		err = fmt.Errorf("%w: --compare loads a database per side in memory; it takes no --dir", sim.ErrBadConfig)
+	}
+	if err == nil && f.trace != "" {
+		err = fmt.Errorf("%w: --compare runs several sides; record a --trace from one run", sim.ErrBadConfig)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "enginelab tpcc: %v\n", err)

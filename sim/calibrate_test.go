@@ -1,0 +1,392 @@
+package sim
+
+import (
+	"bytes"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/enginelab/enginelab/tpcc"
+)
+
+// The event names are the profile's JSON names, and profileOf inverts
+// costs, in the same order.
+func TestCalibrationEventNames(t *testing.T) {
+	typ := reflect.TypeFor[CPUProfile]()
+	var tags []string
+	for i := range typ.NumField() {
+		if tag, _, _ := strings.Cut(typ.Field(i).Tag.Get("json"), ","); tag != "source" {
+			tags = append(tags, tag)
+		}
+	}
+	require.Equal(t, tags, cpuEventNames[:])
+	c := make([]float64, len(cpuEventNames))
+	for i := range c {
+		c[i] = float64(i) + 0.5
+	}
+	p := profileOf(c)
+	require.Equal(t, c, p.costs())
+}
+
+// synthetic returns n transactions whose times are truth's price of their
+// events plus Gaussian noise of noise × that price. The counts are drawn
+// per type so that the mix varies as TPC-C's does (node visits follow
+// page requests, log bytes follow log records), without being proportional.
+func synthetic(r *rand.Rand, n int, truth *CPUProfile, noise float64) []CalibrationSample {
+	cost := truth.costs()
+	out := make([]CalibrationSample, n)
+	for i := range out {
+		s := &out[i]
+		s.Type = tpcc.TxType(r.IntN(int(tpcc.NumTxTypes)))
+		scale := int64(1 + 4*int(s.Type)) // the types differ in size
+		e := &s.Events
+		e[evPageRequest] = scale*10 + r.Int64N(scale*40)
+		e[evNodeVisit] = e[evPageRequest] + r.Int64N(e[evPageRequest]/2+1)
+		e[evPoolMiss] = r.Int64N(3)
+		e[evPageCreate] = r.Int64N(2)
+		e[evSplit] = r.Int64N(2)
+		e[evMerge] = r.Int64N(2)
+		e[evHeapFetch] = r.Int64N(scale * 5)
+		e[evHeapRowScanned] = r.Int64N(scale * 5)
+		e[evHeapMove] = r.Int64N(2)
+		e[evRowExamined] = r.Int64N(scale * 20)
+		e[evRowDecoded] = r.Int64N(e[evRowExamined] + 1)
+		e[evRowReturned] = r.Int64N(e[evRowDecoded] + 1)
+		e[evIndexEntryWritten] = r.Int64N(scale * 3)
+		e[evIndexEntryDeleted] = r.Int64N(scale)
+		e[evLogRecord] = r.Int64N(scale * 4)
+		e[evLogByte] = e[evLogRecord]*60 + r.Int64N(2000)
+		e[evLockRequest] = r.Int64N(scale * 4)
+		if r.IntN(20) == 0 {
+			e[evRollback] = 1
+		} else {
+			e[evCommit] = 1
+		}
+		e[evStoreWrite] = r.Int64N(5) // a device event: must not be fitted
+		var ns float64
+		for j := range numCPUEvents {
+			ns += cost[j] * float64(e[j])
+		}
+		s.Nanos = int64(math.Round(ns * (1 + noise*r.NormFloat64())))
+	}
+	return out
+}
+
+// truth is the profile the synthetic tests recover: the shipped one,
+// without I/O paths (FitCPU cannot see them).
+func truth() CPUProfile {
+	p := DefaultCPU
+	p.StoreRequest, p.TierRequest, p.Source = 0, 0, ""
+	return p
+}
+
+// FitCPU recovers known costs from transactions priced by them, with 1%
+// noise: every cost within four standard errors of the truth (this
+// design's are 0.1% to 11% of the cost: largest for page_create and
+// log_byte, whose price is small beside the noise), the well-determined
+// ones (standard error under 1%) within 3%, and R² above 0.99.
+func TestFitCPURecovers(t *testing.T) {
+	seed := uint64(42)
+	t.Logf("seed %d", seed)
+	want := truth()
+	const noise = 0.01
+	samples := synthetic(rand.New(rand.NewPCG(seed, 1)), 20000, &want, noise)
+	got, rep, err := FitCPU(samples)
+	require.NoError(t, err)
+	se := standardErrors(samples, &want, noise)
+	wc, gc := want.costs(), got.costs()
+	for j := range numCPUEvents {
+		require.Less(t, se[j], 0.12*wc[j], "%s: the design determines it", cpuEventNames[j])
+		require.InDelta(t, wc[j], gc[j], 4*se[j], "%s: want %g ± %.3g, got %g", cpuEventNames[j], wc[j], se[j], gc[j])
+		if se[j] < 0.01*wc[j] {
+			require.InEpsilon(t, wc[j], gc[j], 0.03, cpuEventNames[j])
+		}
+	}
+	require.Zero(t, got.StoreRequest)
+	require.Zero(t, got.TierRequest)
+	require.Greater(t, rep.R2, 0.99)
+	require.LessOrEqual(t, rep.R2, 1.0)
+	require.Equal(t, []string{"store_request", "tier_request"}, rep.NotObserved)
+	require.Empty(t, rep.Collinear)
+	require.Len(t, rep.Types, int(tpcc.NumTxTypes))
+	n := 0
+	for _, ty := range rep.Types {
+		n += ty.Count
+		require.Less(t, math.Abs(ty.ResidualPct), 1.0, ty.Type)
+	}
+	require.Equal(t, len(samples), n)
+	require.Equal(t, len(samples), rep.Samples)
+	share := 0.0
+	for j, e := range rep.Events {
+		require.Equal(t, cpuEventNames[j], e.Event)
+		share += e.SharePct
+	}
+	require.InDelta(t, 100, share, 1e-6)
+
+	// Without noise the fit is exact.
+	samples = synthetic(rand.New(rand.NewPCG(seed, 2)), 2000, &want, 0)
+	got, rep, err = FitCPU(samples)
+	require.NoError(t, err)
+	for j, c := range got.costs() {
+		require.InDelta(t, wc[j], c, 1e-3+1e-3*wc[j], cpuEventNames[j])
+	}
+	require.InDelta(t, 1, rep.R2, 1e-9)
+}
+
+// An event no transaction counts gets cost 0 and is reported as not
+// observed; an event that costs nothing, under noise that would make an
+// unconstrained fit give it a negative cost, gets 0 or a small positive
+// cost, never a negative one.
+func TestFitCPUZeroAndFreeEvents(t *testing.T) {
+	want := truth()
+	want.HeapMove = 0 // free, but counted
+	samples := synthetic(rand.New(rand.NewPCG(7, 1)), 5000, &want, 0.05)
+	for i := range samples {
+		s := &samples[i]
+		s.Nanos -= int64(want.Merge * float64(s.Events[evMerge]))
+		s.Events[evMerge] = 0 // never counted
+	}
+	got, rep, err := FitCPU(samples)
+	require.NoError(t, err)
+	require.Zero(t, got.Merge)
+	require.Equal(t, []string{"merge", "store_request", "tier_request"}, rep.NotObserved)
+	require.Zero(t, rep.Events[evMerge].Samples)
+	for j, c := range got.costs() {
+		require.False(t, math.IsNaN(c), cpuEventNames[j])
+		require.GreaterOrEqual(t, c, 0.0, cpuEventNames[j])
+	}
+	require.Less(t, got.HeapMove, 300.0) // 2% of a commit: noise
+	require.InEpsilon(t, want.Commit, got.Commit, 0.05)
+}
+
+// Two events counted in a fixed ratio in every transaction (node visits
+// always twice the page requests) are reported as collinear; their costs
+// stay finite and non-negative, and together they price what the truth
+// does: PageRequest + 2 × NodeVisit within 1%. The well-determined other
+// costs are recovered within 3%, as without the collinearity.
+func TestFitCPUCollinear(t *testing.T) {
+	want := truth()
+	cost := want.costs()
+	samples := synthetic(rand.New(rand.NewPCG(9, 1)), 10000, &want, 0.01)
+	for i := range samples {
+		e := &samples[i].Events
+		old := e[evNodeVisit]
+		e[evNodeVisit] = 2 * e[evPageRequest]
+		samples[i].Nanos += int64(math.Round(cost[evNodeVisit] * float64(e[evNodeVisit]-old)))
+	}
+	got, rep, err := FitCPU(samples)
+	require.NoError(t, err)
+	require.Equal(t, [][]string{{"page_request", "node_visit"}}, rep.Collinear)
+	for j, c := range got.costs() {
+		require.False(t, math.IsNaN(c) || math.IsInf(c, 0), cpuEventNames[j])
+		require.GreaterOrEqual(t, c, 0.0, cpuEventNames[j])
+	}
+	require.InEpsilon(t, want.PageRequest+2*want.NodeVisit, got.PageRequest+2*got.NodeVisit, 0.01)
+	t.Logf("page_request %.1f, node_visit %.1f", got.PageRequest, got.NodeVisit)
+	for _, j := range []int{evRowExamined, evIndexEntryWritten, evLogRecord, evLockRequest, evCommit} {
+		require.InEpsilon(t, cost[j], got.costs()[j], 0.03, cpuEventNames[j])
+	}
+	require.Greater(t, rep.R2, 0.99)
+}
+
+// Too few samples, negative times or counts, and unknown types are
+// refused.
+func TestFitCPURefuses(t *testing.T) {
+	want := truth()
+	samples := synthetic(rand.New(rand.NewPCG(3, 1)), 500, &want, 0)
+	for _, tc := range []struct {
+		name    string
+		samples []CalibrationSample
+		msg     string
+	}{
+		{"none", nil, "count no CPU event"},
+		{"few", samples[:50], "50 calibration samples for 19 observed events: want at least 190"},
+		{"negative time", append([]CalibrationSample{{Type: tpcc.PaymentTx, Nanos: -1}}, samples...), "time of 0 or more"},
+		{"negative count", append([]CalibrationSample{{Events: [numEvents]int64{evLogByte: -3}}}, samples...), "log_byte count -3 is negative"},
+		{"bad type", append([]CalibrationSample{{Type: tpcc.NumTxTypes}}, samples...), "want a transaction type"},
+	} {
+		_, rep, err := FitCPU(tc.samples)
+		require.ErrorIs(t, err, ErrBadConfig, tc.name)
+		require.ErrorContains(t, err, tc.msg, tc.name)
+		require.Nil(t, rep)
+	}
+}
+
+// nnls agrees with brute force on small random problems: the best of the
+// unconstrained least squares solutions on every subset of columns that
+// are non-negative (the optimum is one of them).
+func TestNNLSMatchesEnumeration(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 1))
+	const rows, n = 8, 4
+	negatives := 0
+	for trial := range 200 {
+		c := mat.NewDense(rows, n, nil)
+		d := make([]float64, rows)
+		for i := range rows {
+			for j := range n {
+				c.Set(i, j, r.NormFloat64())
+			}
+			d[i] = r.NormFloat64()
+		}
+		resid := func(x []float64) float64 {
+			var cx mat.VecDense
+			cx.MulVec(c, mat.NewVecDense(n, x))
+			cx.SubVec(&cx, mat.NewVecDense(rows, d))
+			return mat.Norm(&cx, 2)
+		}
+		best, bestRes := []float64(nil), math.Inf(1)
+		for set := range 1 << n {
+			passive := make([]bool, n)
+			for j := range n {
+				passive[j] = set&(1<<j) != 0
+			}
+			z, err := lsPassive(c, d, passive)
+			require.NoError(t, err)
+			if slices.Min(z) < 0 {
+				continue
+			}
+			if res := resid(z); res < bestRes {
+				best, bestRes = z, res
+			}
+		}
+		all, err := lsPassive(c, d, []bool{true, true, true, true})
+		require.NoError(t, err)
+		if slices.Min(all) < 0 {
+			negatives++
+		}
+		x, err := nnls(c, d)
+		require.NoError(t, err)
+		require.GreaterOrEqual(t, slices.Min(x), 0.0, "trial %d", trial)
+		require.InDelta(t, bestRes, resid(x), 1e-9, "trial %d", trial)
+		for j := range n {
+			require.InDelta(t, best[j], x[j], 1e-7, "trial %d, x[%d]", trial, j)
+		}
+	}
+	require.Greater(t, negatives, 100) // the constraint mattered in most trials
+}
+
+// The profile WriteProfile writes loads through HardwareSpec.Resolve
+// unchanged, fractions included; a name --cpu could not take is refused.
+func TestCalibrationWriteProfile(t *testing.T) {
+	want := truth()
+	samples := synthetic(rand.New(rand.NewPCG(5, 1)), 2000, &want, 0.02)
+	prof, fit, err := FitCPU(samples)
+	require.NoError(t, err)
+	prof.Source = "calibrated on test"
+	cal := &Calibration{Profile: prof, Fit: fit, Config: CalibrateConfig{Warehouses: 1, Duration: DefaultCalibrateDuration}}
+	var b bytes.Buffer
+	require.NoError(t, cal.WriteProfile(&b, "this-box"))
+	require.True(t, strings.HasPrefix(b.String(), "{\n  \"cpus\": {\n    \"this-box\": {"), b.String())
+	file := filepath.Join(t.TempDir(), "profiles.json")
+	require.NoError(t, os.WriteFile(file, b.Bytes(), 0o644))
+	hw, err := HardwareSpec{ProfilesFile: file, CPU: "this-box"}.Resolve()
+	require.NoError(t, err)
+	require.Equal(t, prof, hw.CPU)
+	require.Equal(t, "this-box", hw.CPUName)
+	// The shipped profiles are still there beside it.
+	hw, err = HardwareSpec{ProfilesFile: file}.Resolve()
+	require.NoError(t, err)
+	require.Equal(t, DefaultCPU, hw.CPU)
+
+	for _, bad := range []string{"", "two words", "-dash", "a/b", "ü"} {
+		require.ErrorIs(t, cal.WriteProfile(&b, bad), ErrBadConfig, bad)
+	}
+
+	var table strings.Builder
+	require.NoError(t, cal.WriteTable(&table))
+	for _, w := range []string{"fit: R² 0.9", "page_request", "not observed (the profile keeps the default's cost): store_request, tier_request",
+		"new-order", "stock-level", "residual %"} {
+		require.Contains(t, table.String(), w)
+	}
+}
+
+// CalibrateConfig is checked before any work.
+func TestCalibrateConfig(t *testing.T) {
+	var c CalibrateConfig
+	c.EnsureDefaults()
+	require.Equal(t, CalibrateConfig{Warehouses: 1, Duration: DefaultCalibrateDuration}, c)
+	require.NoError(t, c.Validate())
+	for _, bad := range []CalibrateConfig{{Warehouses: 1, Duration: -1}, {Warehouses: -1, Duration: 1}, {Warehouses: tpcc.MaxWarehouses + 1, Duration: 1}} {
+		require.ErrorIs(t, bad.Validate(), ErrBadConfig)
+		_, err := Calibrate(t.Context(), bad)
+		require.ErrorIs(t, err, ErrBadConfig)
+	}
+}
+
+// standardErrors are the standard errors of an ordinary least squares fit
+// of the CPU events to samples whose times carry independent noise of
+// noise × truth's price: the square roots of the diagonal of
+// (XᵀX)⁻¹ XᵀΣX (XᵀX)⁻¹, Σ the noise variances.
+func standardErrors(samples []CalibrationSample, truth *CPUProfile, noise float64) []float64 {
+	cost := truth.costs()
+	xtx := mat.NewSymDense(numCPUEvents, nil)
+	xsx := mat.NewSymDense(numCPUEvents, nil)
+	x := mat.NewVecDense(numCPUEvents, nil)
+	for i := range samples {
+		price := 0.0
+		for j := range numCPUEvents {
+			x.SetVec(j, float64(samples[i].Events[j]))
+			price += cost[j] * float64(samples[i].Events[j])
+		}
+		xtx.SymRankOne(xtx, 1, x)
+		xsx.SymRankOne(xsx, noise*noise*price*price, x)
+	}
+	var inv, cov mat.Dense
+	if err := inv.Inverse(xtx); err != nil {
+		panic(err)
+	}
+	cov.Product(&inv, xsx, &inv)
+	se := make([]float64, numCPUEvents)
+	for j := range se {
+		se[j] = math.Sqrt(cov.At(j, j))
+	}
+	return se
+}
+
+// A pause that hits 2% of the transactions (1 to 5 ms, as a collection or
+// a descheduled thread) pulls a plain least squares fit off; fitTrimmed
+// leaves those transactions out and recovers every cost within four
+// standard errors, as without them.
+func TestFitTrimmedOutliers(t *testing.T) {
+	want := truth()
+	const noise = 0.01
+	r := rand.New(rand.NewPCG(13, 1))
+	samples := synthetic(r, 20000, &want, noise)
+	clean := slices.Clone(samples)
+	hit := 0
+	for i := range samples {
+		if r.IntN(50) == 0 {
+			samples[i].Nanos += 1e6 + r.Int64N(4e6)
+			hit++
+		}
+	}
+	se := standardErrors(clean, &want, noise)
+	wc := want.costs()
+	plain, _, err := FitCPU(samples)
+	require.NoError(t, err)
+	off := 0
+	for j, c := range plain.costs()[:numCPUEvents] {
+		if math.Abs(c-wc[j]) > 4*se[j] {
+			off++
+		}
+	}
+	require.Greater(t, off, numCPUEvents/2, "the pauses pull most costs off")
+
+	got, rep, dropped, err := fitTrimmed(samples)
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, dropped, hit)
+	require.Less(t, dropped, hit+len(samples)/100, "few clean transactions dropped")
+	require.Equal(t, len(samples)-dropped, rep.Samples)
+	for j, c := range got.costs()[:numCPUEvents] {
+		require.InDelta(t, wc[j], c, 4*se[j], cpuEventNames[j])
+	}
+	require.Greater(t, rep.R2, 0.99)
+}

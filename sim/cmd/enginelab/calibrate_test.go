@@ -1,0 +1,95 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/enginelab/enginelab/sim"
+	"github.com/enginelab/enginelab/tpcc"
+)
+
+// calibrate runs "enginelab calibrate" with args.
+func calibrate(args ...string) (int, string, string) {
+	var out, errs bytes.Buffer
+	st := calibrateCmd(args, &out, &errs)
+	return st, out.String(), errs.String()
+}
+
+// --help documents every flag.
+func TestCalibrateHelp(t *testing.T) {
+	st, out, _ := calibrate("--help")
+	require.Zero(t, st)
+	for _, f := range []string{"duration", "seed", "out", "name", "json", "quiet"} {
+		require.Regexp(t, `(?m)^  -`+f+`( |$)`, out, "--%s documented", f)
+	}
+}
+
+// Bad flags are refused with status 2 before any work, naming the flag.
+func TestCalibrateBadFlags(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	require.NoError(t, os.WriteFile(file, nil, 0o644))
+	for _, tc := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"--duration", "0"}, "--duration 0s: want more than zero"},
+		{[]string{"--duration", "-1s"}, "--duration -1s: want more than zero"},
+		{[]string{"--duration", "soon"}, `invalid value "soon" for flag -duration`},
+		{[]string{"--seed", "-1"}, `invalid value "-1" for flag -seed`},
+		{[]string{"--name", ""}, `--name: sim: invalid configuration: profile name ""`},
+		{[]string{"--name", "my cpu"}, `--name: sim: invalid configuration: profile name "my cpu"`},
+		{[]string{"--out", dir}, "--out " + dir + ": is a directory"},
+		{[]string{"--out", filepath.Join(dir, "no", "such.json")}, "--out " + filepath.Join(dir, "no", "such.json")},
+		{[]string{"--out", filepath.Join(file, "x.json")}, "is not a directory"},
+		{[]string{"--bogus"}, "flag provided but not defined: -bogus"},
+		{[]string{"extra"}, `unexpected argument "extra"`},
+	} {
+		st, out, errs := calibrate(tc.args...)
+		require.Equal(t, 2, st, "%v: %s", tc.args, errs)
+		require.Contains(t, errs, tc.msg, tc.args)
+		require.Empty(t, out, tc.args)
+	}
+}
+
+// A short calibration samples every transaction type, fits a profile
+// whose R² is a number in [0, 1] (its value depends on the machine), and
+// writes a profile that simulated mode loads.
+func TestCalibrateRuns(t *testing.T) {
+	if raceEnabled {
+		t.Skip("two W = 1 loads are too slow under the race detector; sim's tests cover the fit")
+	}
+	file := filepath.Join(t.TempDir(), "cpu.json")
+	st, out, errs := calibrate("--duration", "200ms", "--json", "--quiet", "--out", file, "--name", "here")
+	require.Zero(t, st, errs)
+	require.Contains(t, errs, "enginelab tpcc --mode sim --profiles "+file+" --cpu here")
+	var cal sim.Calibration
+	require.NoError(t, json.Unmarshal([]byte(out), &cal))
+	require.Len(t, cal.Runs, 18)
+	require.Len(t, cal.Fit.Types, int(tpcc.NumTxTypes))
+	n := 0
+	for i, ty := range cal.Fit.Types {
+		require.Equal(t, tpcc.TxType(i).String(), ty.Type)
+		require.Positive(t, ty.Count, ty.Type)
+		n += ty.Count
+	}
+	require.Equal(t, cal.Fit.Samples, n)
+	require.GreaterOrEqual(t, cal.Fit.R2, 0.0)
+	require.LessOrEqual(t, cal.Fit.R2, 1.0)
+	heap := false
+	for _, e := range cal.Fit.Events {
+		require.GreaterOrEqual(t, e.Cost, 0.0, e.Event)
+		heap = heap || (e.Event == "heap_fetch" && e.Samples > 0)
+	}
+	require.True(t, heap, "the heap-rowptr runs count heap fetches")
+	require.Contains(t, cal.Profile.Source, "calibrated on ")
+
+	hw, err := sim.HardwareSpec{ProfilesFile: file, CPU: "here"}.Resolve()
+	require.NoError(t, err)
+	require.Equal(t, cal.Profile, hw.CPU)
+}

@@ -1,0 +1,133 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"golang.org/x/term"
+
+	"github.com/enginelab/enginelab/sim"
+)
+
+// experimentCmd is `enginelab experiment list` and `enginelab experiment
+// NAME [flags]`.
+func experimentCmd(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "--help" || args[0] == "-h" || args[0] == "-help" || args[0] == "help" {
+		fmt.Fprint(stdout, "usage: enginelab experiment list\n       enginelab experiment NAME [flags]   (NAME --help lists the flags)\n\n")
+		listExperiments(stdout)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	if args[0] == "list" {
+		listExperiments(stdout)
+		return 0
+	}
+	e, err := sim.LookupExperiment(args[0])
+	if err != nil {
+		fmt.Fprintf(stderr, "enginelab experiment: %v (enginelab experiment list)\n", err)
+		return 2
+	}
+	fs := flag.NewFlagSet("enginelab experiment "+e.Name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {}
+	var p sim.ExperimentParams
+	var pool, remote size
+	var asJSON, quiet bool
+	fs.IntVar(&p.Warehouses, "warehouses", 0, "W (0: the experiment's, 1 unless it says)")
+	fs.IntVar(&p.Terminals, "terminals", 0, "terminals (0: the experiment's)")
+	fs.DurationVar(&p.Duration, "duration", 0, "measured virtual time (0: the experiment's)")
+	fs.DurationVar(&p.Warmup, "warmup", 0, "virtual warm-up before it (0: the experiment's)")
+	fs.Uint64Var(&p.Seed, "seed", 1, "seed of the load and of every side's run")
+	fs.Var(&pool, "pool", "buffer pool size (0: the experiment's, per warehouse)")
+	fs.Var(&remote, "remote-size", "remote tier size where the experiment has one (0: the experiment's, per warehouse)")
+	fs.IntVar(&p.Hardware.Cores, "cores", 0, "modeled CPU cores (0: the experiment's)")
+	fs.StringVar(&p.Hardware.CPU, "cpu", "", "CPU cost profile (default: the experiment's)")
+	fs.StringVar(&p.Hardware.Store, "store-device", "", "the store's device (default: the experiment's)")
+	fs.StringVar(&p.Hardware.Log, "log-device", "", "the log's device (default: the store's)")
+	fs.StringVar(&p.Hardware.Network, "network", "", "the network to the remote tier (default: the experiment's)")
+	fs.StringVar(&p.Hardware.ProfilesFile, "profiles", "", "a JSON `file` of profiles (README, \"Simulated mode\")")
+	fs.BoolVar(&asJSON, "json", false, "print the result as one JSON document")
+	fs.BoolVar(&quiet, "quiet", false, "no progress lines")
+	if err := fs.Parse(args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintf(stdout, "usage: enginelab experiment %s [flags]\n\n%s\nexpects: %s\n\nflags:\n", e.Name, e.Question, e.Expect)
+			fs.SetOutput(stdout)
+			fs.PrintDefaults()
+			return 0
+		}
+		fmt.Fprintf(stderr, "run 'enginelab experiment %s --help' for the flags\n", e.Name)
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "enginelab experiment: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	for _, c := range []struct {
+		name string
+		bad  bool
+	}{{"--warehouses", p.Warehouses < 0}, {"--terminals", p.Terminals < 0}, {"--duration", p.Duration < 0},
+		{"--warmup", p.Warmup < 0}, {"--cores", p.Hardware.Cores < 0}} {
+		if c.bad {
+			fmt.Fprintf(stderr, "enginelab experiment: %s must not be negative\n", c.name)
+			return 2
+		}
+	}
+	p.PoolSize, p.RemoteSize = pool.n, remote.n
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	var progress func(string)
+	if file, ok := stderr.(*os.File); ok && !quiet && term.IsTerminal(int(file.Fd())) {
+		start := time.Now()
+		progress = func(s string) { fmt.Fprintf(stderr, "[%5.1fs] %s\n", time.Since(start).Seconds(), s) }
+	}
+	res, err := sim.RunExperiment(ctx, e, p, progress)
+	if err != nil {
+		fmt.Fprintf(stderr, "enginelab experiment %s: %v\n", e.Name, err)
+		if errors.Is(err, sim.ErrBadConfig) || errors.Is(err, sim.ErrUnknownProfile) {
+			return 2
+		}
+		return 1
+	}
+	if asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(res); err != nil {
+			fmt.Fprintf(stderr, "enginelab experiment: %v\n", err)
+			return 1
+		}
+	} else if err := res.WriteTable(stdout); err != nil {
+		fmt.Fprintf(stderr, "enginelab experiment: %v\n", err)
+		return 1
+	}
+	for i, r := range res.Sides {
+		if !r.Passed() {
+			errs := r.Errors
+			if r.Run != nil {
+				errs = append(errs, r.Run.Errors...)
+			}
+			fmt.Fprintf(stderr, "enginelab experiment %s: side %q failed: %s\n", e.Name, res.Labels[i], strings.Join(errs, "; "))
+			return 1
+		}
+	}
+	return 0
+}
+
+func listExperiments(w io.Writer) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "experiment\tquestion")
+	for _, e := range sim.Experiments() {
+		fmt.Fprintf(tw, "%s\t%s\n", e.Name, e.Question)
+	}
+	_ = tw.Flush()
+}

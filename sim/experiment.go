@@ -1,0 +1,414 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/enginelab/enginelab/engine"
+	"github.com/enginelab/enginelab/tpcc"
+)
+
+// Experiments answer the questions of ../shared/DESIGN.md, one command
+// each: the sides of a question run in simulated mode with one seed, are
+// printed side by side with their ratios, and their difference is
+// explained from the meters (which counters changed, per transaction type,
+// and how much of the time each accounts for). Each states the direction
+// it expects and says whether it held; where a published figure exists for
+// the same question, it is printed as context, labeled, and nothing is
+// tuned to match it.
+
+// ErrUnknownExperiment means no experiment has that name.
+var ErrUnknownExperiment = errors.New("sim: unknown experiment")
+
+// Experiment is one question as a runnable comparison.
+type Experiment struct {
+	Name     string
+	Question string // as DESIGN.md asks it
+	Expect   string // the direction it expects
+	Context  string // a published figure for the same question, if any
+	// Defaults are the experiment's own settings, over which the user's
+	// flags go.
+	Defaults ExperimentParams
+	// sides lists the sides for the settings.
+	sides func(p *ExperimentParams) []ExperimentSide
+	// held checks the expected direction on the sides' reports.
+	held func(r []*Report) (bool, string)
+	// headline names the figure the experiment is about and its ratio.
+	headline func(r []*Report) Headline
+}
+
+// ExperimentParams scale an experiment; zero fields take its defaults.
+type ExperimentParams struct {
+	Warehouses       int           `json:"warehouses"`
+	Terminals        int           `json:"terminals"`
+	Duration, Warmup time.Duration `json:"-"`
+	Seed             uint64        `json:"seed"`
+	PoolSize         int64         `json:"pool_bytes"`   // 0: the experiment's
+	RemoteSize       int64         `json:"remote_bytes"` // 0: the experiment's
+	Hardware         HardwareSpec  `json:"-"`
+}
+
+// ExperimentSide is one side of an experiment: a label and the job.
+type ExperimentSide struct {
+	Label  string
+	Config TPCCConfig
+}
+
+// Headline is the one figure an experiment reports first.
+type Headline struct {
+	Figure string  `json:"figure"`
+	Base   float64 `json:"base"`
+	Side   float64 `json:"side"`
+	Ratio  float64 `json:"ratio"`
+}
+
+// ExperimentResult is what an experiment found.
+type ExperimentResult struct {
+	Name         string           `json:"name"`
+	Question     string           `json:"question"`
+	Expect       string           `json:"expect"`
+	Held         bool             `json:"held"`
+	Verdict      string           `json:"verdict"`
+	Headline     Headline         `json:"headline"`
+	Context      string           `json:"context,omitempty"`
+	Params       ExperimentParams `json:"params"`
+	Labels       []string         `json:"labels"`
+	Sides        []*Report        `json:"sides"`
+	Explanations []Explanation    `json:"explanations"`
+}
+
+// Explanation is one transaction type's difference between a side and
+// the first: its modeled mean, how each share of it moved, and the
+// counters that changed most with the time each accounts for at its
+// unqueued price.
+type Explanation struct {
+	Side     string         `json:"side"`
+	Type     string         `json:"type"`
+	BaseMs   float64        `json:"base_ms"`
+	SideMs   float64        `json:"side_ms"`
+	Shares   []ShareDelta   `json:"shares"`
+	Counters []CounterDelta `json:"counters"`
+}
+
+// ShareDelta is the change of one share of the mean response time.
+type ShareDelta struct {
+	Share   string  `json:"share"`
+	DeltaMs float64 `json:"delta_ms"`
+}
+
+// CounterDelta is the change of one counter per transaction, and the time
+// it accounts for: the change times the counter's unit price on the
+// side's hardware, before any queueing.
+type CounterDelta struct {
+	Counter    string  `json:"counter"`
+	Base       float64 `json:"base_per_tx"`
+	Side       float64 `json:"side_per_tx"`
+	AccountsMs float64 `json:"accounts_ms"`
+}
+
+// RunExperiment runs e's sides in simulated mode, one after another, each
+// on its own in-memory database loaded with the same seed (so every side
+// starts from the same pages). progress, if not nil, hears what runs.
+func RunExperiment(ctx context.Context, e *Experiment, p ExperimentParams, progress func(string)) (*ExperimentResult, error) {
+	p = e.params(p)
+	sides := e.sides(&p)
+	for i := range sides {
+		sides[i].Config.Phases = Phases{Load: true, Run: true}
+		if err := sides[i].Config.Validate(); err != nil {
+			return nil, fmt.Errorf("experiment %s, side %q: %w", e.Name, sides[i].Label, err)
+		}
+	}
+	res := &ExperimentResult{Name: e.Name, Question: e.Question, Expect: e.Expect, Context: e.Context, Params: p}
+	for i, side := range sides {
+		if progress != nil {
+			progress(fmt.Sprintf("%s: side %d of %d, %s: load and run", e.Name, i+1, len(sides), side.Label))
+		}
+		rep, err := TPCC(ctx, side.Config, Hooks{})
+		if err != nil {
+			return nil, fmt.Errorf("experiment %s, side %q: %w", e.Name, side.Label, err)
+		}
+		res.Labels = append(res.Labels, side.Label)
+		res.Sides = append(res.Sides, rep)
+	}
+	res.Held, res.Verdict = e.held(res.Sides)
+	res.Headline = e.headline(res.Sides)
+	for i := 1; i < len(res.Sides); i++ {
+		res.Explanations = append(res.Explanations, explain(res.Labels[i], res.Sides[0], res.Sides[i])...)
+	}
+	return res, nil
+}
+
+// params fills p's zero fields from the experiment's defaults and the
+// general ones.
+func (e *Experiment) params(p ExperimentParams) ExperimentParams {
+	d := e.Defaults
+	if p.Warehouses == 0 {
+		p.Warehouses = max(1, d.Warehouses)
+	}
+	if p.Terminals == 0 {
+		p.Terminals = d.Terminals
+		if p.Terminals == 0 {
+			p.Terminals = 4
+		}
+	}
+	if p.Duration == 0 {
+		p.Duration = d.Duration
+		if p.Duration == 0 {
+			p.Duration = 5 * time.Second
+		}
+	}
+	if p.Warmup == 0 {
+		p.Warmup = d.Warmup
+		if p.Warmup == 0 {
+			p.Warmup = time.Second
+		}
+	}
+	if p.Seed == 0 {
+		p.Seed = 1
+	}
+	if p.PoolSize == 0 {
+		p.PoolSize = d.PoolSize * int64(p.Warehouses)
+	}
+	if p.RemoteSize == 0 {
+		p.RemoteSize = d.RemoteSize * int64(p.Warehouses)
+	}
+	hw := d.Hardware
+	u := p.Hardware
+	if u.Cores != 0 {
+		hw.Cores = u.Cores
+	}
+	for _, f := range []struct{ user, def *string }{{&u.CPU, &hw.CPU}, {&u.Store, &hw.Store}, {&u.Log, &hw.Log},
+		{&u.Network, &hw.Network}, {&u.ProfilesFile, &hw.ProfilesFile}} {
+		if *f.user != "" {
+			*f.def = *f.user
+		}
+	}
+	p.Hardware = hw
+	return p
+}
+
+// base is the job every side starts from: simulated, no sync at commit
+// (the engine's own costs, not the log device's, are the question unless
+// an experiment says otherwise), read-ahead on.
+func (p *ExperimentParams) base() TPCCConfig {
+	return TPCCConfig{Mode: ModeSim, Hardware: p.Hardware, Warehouses: p.Warehouses, Terminals: p.Terminals,
+		Duration: p.Duration, Warmup: p.Warmup, Seed: p.Seed, PoolSize: p.PoolSize, RemoteSize: p.RemoteSize,
+		ReadAhead: true}
+}
+
+// The counters an explanation looks at, with their per-transaction value
+// and unit price on hardware hw (nanoseconds, unqueued).
+type counter struct {
+	name  string
+	value func(m *engine.Meter) int64
+	price func(hw *Hardware, pageSize int64) float64
+}
+
+func cpuCost(i int) func(hw *Hardware, _ int64) float64 {
+	return func(hw *Hardware, _ int64) float64 { return hw.CPU.costs()[i] }
+}
+
+var counters = func() []counter {
+	v := func(i int) func(m *engine.Meter) int64 {
+		return func(m *engine.Meter) int64 { x := vectorOf(m); return x[i] }
+	}
+	cs := []counter{
+		{"page requests", v(evPageRequest), cpuCost(evPageRequest)},
+		{"pool misses", v(evPoolMiss), cpuCost(evPoolMiss)},
+		{"node visits", v(evNodeVisit), cpuCost(evNodeVisit)},
+		{"splits", v(evSplit), cpuCost(evSplit)},
+		{"heap fetches", v(evHeapFetch), cpuCost(evHeapFetch)},
+		{"heap rows scanned", v(evHeapRowScanned), cpuCost(evHeapRowScanned)},
+		{"heap moves", v(evHeapMove), cpuCost(evHeapMove)},
+		{"rows examined", v(evRowExamined), cpuCost(evRowExamined)},
+		{"rows decoded", v(evRowDecoded), cpuCost(evRowDecoded)},
+		{"rows returned", v(evRowReturned), cpuCost(evRowReturned)},
+		{"index entries written", v(evIndexEntryWritten), cpuCost(evIndexEntryWritten)},
+		{"index entries deleted", v(evIndexEntryDeleted), cpuCost(evIndexEntryDeleted)},
+		{"log records", v(evLogRecord), cpuCost(evLogRecord)},
+		{"log bytes", v(evLogByte), cpuCost(evLogByte)},
+		{"lock requests", v(evLockRequest), cpuCost(evLockRequest)},
+		{"row fetches", func(m *engine.Meter) int64 { return m.RowFetches }, func(*Hardware, int64) float64 { return 0 }},
+		{"store reads", func(m *engine.Meter) int64 { return m.StoreReads }, func(hw *Hardware, ps int64) float64 {
+			return float64(hw.Store.ReadLatency) + float64(xfer(ps, hw.Store.ReadBandwidth)) + hw.CPU.StoreRequest
+		}},
+		{"store writes", func(m *engine.Meter) int64 { return m.StoreWrites }, func(hw *Hardware, ps int64) float64 {
+			return float64(hw.Store.WriteLatency) + float64(xfer(ps, hw.Store.WriteBandwidth)) + hw.CPU.StoreRequest
+		}},
+		{"tier hits", func(m *engine.Meter) int64 { return m.TierHits }, func(hw *Hardware, ps int64) float64 {
+			return float64(hw.Network.RoundTrip) + float64(xfer(ps, hw.Network.Bandwidth)) + hw.CPU.TierRequest
+		}},
+		{"tier misses", func(m *engine.Meter) int64 { return m.TierGets - m.TierHits }, func(hw *Hardware, _ int64) float64 {
+			return float64(hw.Network.RoundTrip) + hw.CPU.TierRequest
+		}},
+		{"tier puts", func(m *engine.Meter) int64 { return m.TierPuts }, func(hw *Hardware, ps int64) float64 {
+			return float64(hw.Network.RoundTrip) + float64(xfer(ps, hw.Network.Bandwidth)) + hw.CPU.TierRequest
+		}},
+		{"log syncs", func(m *engine.Meter) int64 { return m.LogSyncs }, func(hw *Hardware, _ int64) float64 {
+			return float64(hw.Log.SyncLatency)
+		}},
+	}
+	return cs
+}()
+
+// explain compares each transaction type of side with base's.
+func explain(label string, base, side *Report) []Explanation {
+	if base.Run == nil || side.Run == nil || side.Sim == nil {
+		return nil
+	}
+	hw := &side.Sim.Hardware
+	ps := int64(side.Database.PageSize)
+	var out []Explanation
+	for k := range side.Run.Types {
+		if k >= len(base.Run.Types) {
+			break
+		}
+		a, b := &base.Run.Types[k], &side.Run.Types[k]
+		if a.Count == 0 || b.Count == 0 || a.Time == nil || b.Time == nil {
+			continue
+		}
+		x := Explanation{Side: label, Type: b.Type, BaseMs: a.Time.MeanMs, SideMs: b.Time.MeanMs}
+		as, bs := a.Time.shares(), b.Time.shares()
+		for i, name := range TimeKindNames {
+			d := b.Time.MeanMs*bs[i]/100 - a.Time.MeanMs*as[i]/100
+			if math.Abs(d) >= 0.0005 {
+				x.Shares = append(x.Shares, ShareDelta{Share: name, DeltaMs: round(d, 3)})
+			}
+		}
+		slices.SortStableFunc(x.Shares, func(p, q ShareDelta) int { return cmpAbs(q.DeltaMs, p.DeltaMs) })
+		for _, c := range counters {
+			va := float64(c.value(&a.sum)) / float64(a.Count)
+			vb := float64(c.value(&b.sum)) / float64(b.Count)
+			d := vb - va
+			if math.Abs(d) < 0.005 || math.Abs(d) < 0.02*math.Max(math.Abs(va), math.Abs(vb)) {
+				continue
+			}
+			x.Counters = append(x.Counters, CounterDelta{Counter: c.name, Base: round(va, 2), Side: round(vb, 2),
+				AccountsMs: round(d*c.price(hw, ps)/1e6, 4)})
+		}
+		slices.SortStableFunc(x.Counters, func(p, q CounterDelta) int {
+			if c := cmpAbs(q.AccountsMs, p.AccountsMs); c != 0 {
+				return c
+			}
+			return cmpAbs(q.Side-q.Base, p.Side-p.Base)
+		})
+		if len(x.Counters) > 5 {
+			x.Counters = x.Counters[:5]
+		}
+		out = append(out, x)
+	}
+	return out
+}
+
+func (t *TimeReport) shares() [NumTimeKinds]float64 {
+	return [NumTimeKinds]float64{t.CPU, t.BufferPool, t.RemoteTier, t.Store, t.Log, t.LockWait, t.Queueing}
+}
+
+func cmpAbs(a, b float64) int {
+	switch a, b := math.Abs(a), math.Abs(b); {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func round(x float64, digits int) float64 {
+	p := math.Pow(10, float64(digits))
+	return math.Round(x*p) / p
+}
+
+// WriteTable prints the result: the question and expectation, the sides
+// side by side, the explanations, the verdict and the context.
+func (r *ExperimentResult) WriteTable(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "experiment %s: %s\n", r.Name, r.Question)
+	fmt.Fprintf(&b, "expects: %s\n", r.Expect)
+	p := &r.Params
+	fmt.Fprintf(&b, "simulated: %d warehouse(s), %d terminals, %v measured after %v, seed %d\n\n",
+		p.Warehouses, p.Terminals, p.Duration, p.Warmup, p.Seed)
+	cmp := Comparison{Setting: "side", Values: r.Labels, Sides: r.Sides, Title: "side by side (ratios against the first side)"}
+	if err := cmp.WriteTable(&b); err != nil {
+		return err
+	}
+	if len(r.Explanations) > 0 {
+		fmt.Fprintf(&b, "\nwhy (modeled mean per transaction; counters per transaction, with the time each accounts for at its unqueued price)\n")
+		for _, x := range r.Explanations {
+			if len(x.Shares) == 0 && len(x.Counters) == 0 {
+				continue
+			}
+			fmt.Fprintf(&b, "%s, %s: %.3f → %.3f ms (%+.3f)\n", x.Side, x.Type, x.BaseMs, x.SideMs, x.SideMs-x.BaseMs)
+			if len(x.Shares) > 0 {
+				var parts []string
+				for _, s := range x.Shares {
+					parts = append(parts, fmt.Sprintf("%s %+.3f ms", s.Share, s.DeltaMs))
+				}
+				fmt.Fprintf(&b, "    time: %s\n", strings.Join(parts, ", "))
+			}
+			tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+			for _, c := range x.Counters {
+				fmt.Fprintf(tw, "    %s\t%.2f → %.2f\t%+.4f ms\n", c.Counter, c.Base, c.Side, c.AccountsMs)
+			}
+			_ = tw.Flush()
+		}
+	}
+	h := r.Headline
+	fmt.Fprintf(&b, "\nheadline: %s %.4g → %.4g (ratio %.3f)\n", h.Figure, h.Base, h.Side, h.Ratio)
+	held := "held"
+	if !r.Held {
+		held = "did NOT hold"
+	}
+	fmt.Fprintf(&b, "expectation %s: %s\n", held, r.Verdict)
+	if r.Context != "" {
+		fmt.Fprintf(&b, "context (published, not this engine; the models are not tuned to it): %s\n", r.Context)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// typeOf returns r's report of transaction type k.
+func typeOf(r *Report, k tpcc.TxType) *TypeReport {
+	if r.Run == nil || int(k) >= len(r.Run.Types) {
+		return &TypeReport{}
+	}
+	return &r.Run.Types[k]
+}
+
+// perTx is a counter's average per transaction of type k in r.
+func perTx(r *Report, k tpcc.TxType, f func(m *engine.Meter) int64) float64 {
+	t := typeOf(r, k)
+	if t.Count == 0 {
+		return 0
+	}
+	return float64(f(&t.sum)) / float64(t.Count)
+}
+
+func meanMs(r *Report, k tpcc.TxType) float64 {
+	if t := typeOf(r, k); t.Time != nil {
+		return t.Time.MeanMs
+	}
+	return 0
+}
+
+func tpmC(r *Report) float64 {
+	if r.Run == nil {
+		return 0
+	}
+	return r.Run.TpmC
+}
+
+func headline(figure string, base, side float64) Headline {
+	h := Headline{Figure: figure, Base: round(base, 4), Side: round(side, 4)}
+	if base != 0 {
+		h.Ratio = round(side/base, 4)
+	}
+	return h
+}

@@ -1,0 +1,165 @@
+package sim
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/enginelab/enginelab/engine"
+	"github.com/enginelab/enginelab/tpcc"
+)
+
+// The experiments, in DESIGN.md's order of questions.
+var experiments = []*Experiment{
+	{
+		Name:     "count-rewrite",
+		Question: "count(c_id) through the customer last-name index: zero row fetches when secondaries carry the primary key, one per match when they carry row pointers, zero again with the count-rewrite option",
+		Expect:   "sysbench's by-name Payment fetches no rows for the count in clustered, a row per match in heap-rowptr, and fewer with the count rewrite, which never slows the row-pointer heap",
+		Defaults: ExperimentParams{PoolSize: PoolPerWarehouse},
+		sides: func(p *ExperimentParams) []ExperimentSide {
+			c := p.base()
+			c.Profile = tpcc.Sysbench
+			h := c
+			h.Org = engine.HeapRowPointer
+			rw := h
+			rw.CountRewrite = true
+			return []ExperimentSide{{"clustered", c}, {"heap-rowptr", h}, {"heap-rowptr, count rewrite", rw}}
+		},
+		held: func(r []*Report) (bool, string) {
+			fetches := func(r *Report) float64 {
+				return perTx(r, tpcc.PaymentTx, func(m *engine.Meter) int64 { return m.RowFetches })
+			}
+			fc, fh, fr := fetches(r[0]), fetches(r[1]), fetches(r[2])
+			mh, mr := meanMs(r[1], tpcc.PaymentTx), meanMs(r[2], tpcc.PaymentTx)
+			ok := fc == 0 && fh > 0 && fr < fh && mr <= mh && tpmC(r[2]) >= tpmC(r[1])
+			return ok, fmt.Sprintf("row fetches per Payment: clustered %.2f, heap-rowptr %.2f, with the rewrite %.2f; Payment %.3f → %.3f ms and tpmC %.0f → %.0f with the rewrite",
+				fc, fh, fr, mh, mr, tpmC(r[1]), tpmC(r[2]))
+		},
+		headline: func(r []*Report) Headline {
+			return headline("heap-rowptr's Payment row fetches per transaction, without → with the rewrite",
+				perTx(r[1], tpcc.PaymentTx, func(m *engine.Meter) int64 { return m.RowFetches }),
+				perTx(r[2], tpcc.PaymentTx, func(m *engine.Meter) int64 { return m.RowFetches }))
+		},
+	},
+	{
+		Name:     "delivery-limit",
+		Question: "Delivery reading every undelivered order versus LIMIT 1",
+		Expect:   "reading every undelivered order of a district (benchmarksql) returns more rows per Delivery than LIMIT 1 (optimized) and takes longer",
+		Defaults: ExperimentParams{PoolSize: PoolPerWarehouse},
+		sides: func(p *ExperimentParams) []ExperimentSide {
+			c := p.base()
+			b := c
+			b.Profile = tpcc.BenchmarkSQL
+			return []ExperimentSide{{"LIMIT 1 (optimized)", c}, {"every undelivered order (benchmarksql)", b}}
+		},
+		held: func(r []*Report) (bool, string) {
+			rows := func(r *Report) float64 {
+				return perTx(r, tpcc.DeliveryTx, func(m *engine.Meter) int64 { return m.RowsReturned })
+			}
+			ok := rows(r[1]) > rows(r[0]) && meanMs(r[1], tpcc.DeliveryTx) > meanMs(r[0], tpcc.DeliveryTx)
+			return ok, fmt.Sprintf("rows returned per Delivery %.1f → %.1f, Delivery %.3f → %.3f ms",
+				rows(r[0]), rows(r[1]), meanMs(r[0], tpcc.DeliveryTx), meanMs(r[1], tpcc.DeliveryTx))
+		},
+		headline: func(r []*Report) Headline {
+			return headline("Delivery mean ms (modeled)", meanMs(r[0], tpcc.DeliveryTx), meanMs(r[1], tpcc.DeliveryTx))
+		},
+	},
+	{
+		Name:     "stocklevel-bound",
+		Question: "StockLevel's range scan with and without its lower bound",
+		Expect:   "without its lower bound on ol_o_id, Stock-Level examines more order lines and takes longer",
+		Defaults: ExperimentParams{PoolSize: PoolPerWarehouse},
+		sides: func(p *ExperimentParams) []ExperimentSide {
+			c := p.base()
+			n := c
+			n.StockLevelNoLowerBound = true
+			return []ExperimentSide{{"with the lower bound", c}, {"without it", n}}
+		},
+		held: func(r []*Report) (bool, string) {
+			ex := func(r *Report) float64 {
+				return perTx(r, tpcc.StockLevelTx, func(m *engine.Meter) int64 { return m.RowsExamined })
+			}
+			ok := ex(r[1]) > ex(r[0]) && meanMs(r[1], tpcc.StockLevelTx) > meanMs(r[0], tpcc.StockLevelTx)
+			return ok, fmt.Sprintf("rows examined per Stock-Level %.1f → %.1f, Stock-Level %.3f → %.3f ms",
+				ex(r[0]), ex(r[1]), meanMs(r[0], tpcc.StockLevelTx), meanMs(r[1], tpcc.StockLevelTx))
+		},
+		headline: func(r []*Report) Headline {
+			return headline("Stock-Level mean ms (modeled)", meanMs(r[0], tpcc.StockLevelTx), meanMs(r[1], tpcc.StockLevelTx))
+		},
+	},
+	{
+		Name: "io-bound",
+		Question: "an IO-bound TPC-C (buffer pool a fraction of the data) with and without a remote page cache, " +
+			"with and without read-ahead (Waffle Grid's setup, scaled: pool about 30% and tier about 40% of the data, a 2009 disk, gigabit Ethernet, no sync at commit)",
+		Expect: "a remote tier raises tpmC on an IO-bound run, and exclusive mode (evicted pages) hits at least as often as inclusive (pages read from the store), which keeps copies of pages the pool still holds",
+		Context: "Waffle Grid, DBT2 with 20 warehouses and 16 threads, MySQL 5.1.30, 768 MB buffer pool: 3,218.54 TPM alone; " +
+			"with a 768 MB memcached tier 6,575.8 TPM (stock memcached) and 9,371.54 TPM (patched); 16,508.54 TPM with a 1,500 MB local pool " +
+			"(bigdbahead.com/?p=80, 2009)",
+		// W = 1 loads about 95 MiB: a 28 MiB pool and a 38 MiB tier are
+		// Waffle's 768 MB and 1 GB of about 2.5 GB.
+		Defaults: ExperimentParams{Terminals: 16, Duration: 5 * time.Minute, Warmup: time.Minute,
+			PoolSize: 28 << 20, RemoteSize: 38 << 20, Hardware: HardwareSpec{Store: "disk-2009", Network: "gigabit"}},
+		sides: func(p *ExperimentParams) []ExperimentSide {
+			c := p.base()
+			ex := c
+			ex.Remote, ex.RemoteMode = RemoteSpec{Backend: "lru"}, "exclusive"
+			in := ex
+			in.RemoteMode = "inclusive"
+			nora := ex
+			nora.ReadAhead = false
+			return []ExperimentSide{{"no tier", c}, {"lru tier, exclusive", ex}, {"lru tier, inclusive", in},
+				{"lru tier, exclusive, no read-ahead", nora}}
+		},
+		held: func(r []*Report) (bool, string) {
+			hit := func(r *Report) float64 {
+				if r.Tier == nil {
+					return 0
+				}
+				return r.Tier.HitRate
+			}
+			ok := tpmC(r[1]) > tpmC(r[0]) && hit(r[1]) >= hit(r[2])
+			return ok, fmt.Sprintf("tpmC %.0f without a tier, %.0f exclusive (hit rate %.1f%%), %.0f inclusive (%.1f%%), %.0f exclusive without read-ahead",
+				tpmC(r[0]), tpmC(r[1]), 100*hit(r[1]), tpmC(r[2]), 100*hit(r[2]), tpmC(r[3]))
+		},
+		headline: func(r []*Report) Headline {
+			return headline("tpmC, no tier → exclusive lru tier", tpmC(r[0]), tpmC(r[1]))
+		},
+	},
+	{
+		Name:     "hot-index",
+		Question: "the cost of a secondary index on a frequently updated column",
+		Expect:   "an index on stock.s_quantity, which every New-Order line updates, adds index entries written and deleted per New-Order and makes it slower",
+		Defaults: ExperimentParams{PoolSize: PoolPerWarehouse},
+		sides: func(p *ExperimentParams) []ExperimentSide {
+			c := p.base()
+			x := c
+			x.ExtraIndexes = map[string][]engine.Index{tpcc.Stock: {tpcc.StockQuantityIndex}}
+			return []ExperimentSide{{"no index on s_quantity", c}, {"idx_stock_quantity (s_w_id, s_quantity)", x}}
+		},
+		held: func(r []*Report) (bool, string) {
+			w := func(r *Report) float64 {
+				return perTx(r, tpcc.NewOrderTx, func(m *engine.Meter) int64 { return m.IndexEntriesWritten })
+			}
+			ok := w(r[1]) > w(r[0]) && meanMs(r[1], tpcc.NewOrderTx) > meanMs(r[0], tpcc.NewOrderTx)
+			return ok, fmt.Sprintf("index entries written per New-Order %.1f → %.1f, New-Order %.3f → %.3f ms",
+				w(r[0]), w(r[1]), meanMs(r[0], tpcc.NewOrderTx), meanMs(r[1], tpcc.NewOrderTx))
+		},
+		headline: func(r []*Report) Headline {
+			return headline("New-Order mean ms (modeled)", meanMs(r[0], tpcc.NewOrderTx), meanMs(r[1], tpcc.NewOrderTx))
+		},
+	},
+}
+
+// Experiments lists the experiments.
+func Experiments() []*Experiment { return experiments }
+
+// LookupExperiment returns the experiment called name.
+func LookupExperiment(name string) (*Experiment, error) {
+	var names []string
+	for _, e := range experiments {
+		if e.Name == name {
+			return e, nil
+		}
+		names = append(names, e.Name)
+	}
+	return nil, fmt.Errorf("%w: %q: want one of %v", ErrUnknownExperiment, name, names)
+}
