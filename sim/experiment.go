@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/engine"
 	"github.com/enginelab/enginelab/tpcc"
 )
@@ -42,6 +44,11 @@ type Experiment struct {
 	held func(r []*Report) (bool, string)
 	// headline names the figure the experiment is about and its ratio.
 	headline func(r []*Report) Headline
+	// replay, if set, records the page trace of the first side and
+	// replays it into every tier policy; held and headline then judge
+	// the replay instead of the sides.
+	replay     *ReplayConfig
+	replayHeld func(r *ReplayReport) (bool, string, Headline)
 }
 
 // ExperimentParams scale an experiment; zero fields take its defaults.
@@ -82,6 +89,9 @@ type ExperimentResult struct {
 	Labels       []string         `json:"labels"`
 	Sides        []*Report        `json:"sides"`
 	Explanations []Explanation    `json:"explanations"`
+	// Replay is the tier policies' hit ratios on the first side's page
+	// trace (the tier-policy experiment).
+	Replay *ReplayReport `json:"replay,omitempty"`
 }
 
 // Explanation is one transaction type's difference between a side and
@@ -126,6 +136,17 @@ func RunExperiment(ctx context.Context, e *Experiment, p ExperimentParams, progr
 		}
 	}
 	res := &ExperimentResult{Name: e.Name, Question: e.Question, Expect: e.Expect, Context: e.Context, Params: p}
+	var trace string
+	if e.replay != nil {
+		f, err := os.CreateTemp("", "enginelab-"+e.Name+"-*.trace")
+		if err != nil {
+			return nil, err
+		}
+		trace = f.Name()
+		_ = f.Close()
+		defer os.Remove(trace)
+		sides[0].Config.Trace = trace
+	}
 	for i, side := range sides {
 		if progress != nil {
 			progress(fmt.Sprintf("%s: side %d of %d, %s: load and run", e.Name, i+1, len(sides), side.Label))
@@ -136,6 +157,25 @@ func RunExperiment(ctx context.Context, e *Experiment, p ExperimentParams, progr
 		}
 		res.Labels = append(res.Labels, side.Label)
 		res.Sides = append(res.Sides, rep)
+	}
+	if e.replay != nil {
+		f, err := os.Open(trace)
+		if err != nil {
+			return nil, err
+		}
+		t, err := cache.ReadTrace(f)
+		_ = f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("experiment %s: %w", e.Name, err)
+		}
+		if progress != nil {
+			progress(fmt.Sprintf("%s: replaying %d events into %v", e.Name, len(t.Events), e.replay.Policies))
+		}
+		if res.Replay, err = ReplayTrace(t, *e.replay); err != nil {
+			return nil, fmt.Errorf("experiment %s: %w", e.Name, err)
+		}
+		res.Held, res.Verdict, res.Headline = e.replayHeld(res.Replay)
+		return res, nil
 	}
 	res.Held, res.Verdict = e.held(res.Sides)
 	res.Headline = e.headline(res.Sides)
@@ -339,6 +379,12 @@ func (r *ExperimentResult) WriteTable(w io.Writer) error {
 	if err := cmp.WriteTable(&b); err != nil {
 		return err
 	}
+	if r.Replay != nil {
+		b.WriteString("\n")
+		if err := r.Replay.WriteTable(&b); err != nil {
+			return err
+		}
+	}
 	if len(r.Explanations) > 0 {
 		fmt.Fprintf(&b, "\nwhy (modeled mean per transaction; counters per transaction, with the time each accounts for at its unqueued price)\n")
 		for _, x := range r.Explanations {
@@ -394,6 +440,15 @@ func perTx(r *Report, k tpcc.TxType, f func(m *engine.Meter) int64) float64 {
 func meanMs(r *Report, k tpcc.TxType) float64 {
 	if t := typeOf(r, k); t.Time != nil {
 		return t.Time.MeanMs
+	}
+	return 0
+}
+
+// engineMs is the engine's own share of type k's mean: CPU and buffer
+// pool, without waits and queueing.
+func engineMs(r *Report, k tpcc.TxType) float64 {
+	if t := typeOf(r, k); t.Time != nil {
+		return t.Time.MeanMs * (t.Time.CPU + t.Time.BufferPool) / 100
 	}
 	return 0
 }

@@ -2,6 +2,8 @@ package sim
 
 import (
 	"fmt"
+	"math"
+	"slices"
 	"time"
 
 	"github.com/enginelab/enginelab/engine"
@@ -13,7 +15,7 @@ var experiments = []*Experiment{
 	{
 		Name:     "count-rewrite",
 		Question: "count(c_id) through the customer last-name index: zero row fetches when secondaries carry the primary key, one per match when they carry row pointers, zero again with the count-rewrite option",
-		Expect:   "sysbench's by-name Payment fetches no rows for the count in clustered, a row per match in heap-rowptr, and fewer with the count rewrite, which never slows the row-pointer heap",
+		Expect:   "sysbench's by-name Payment fetches no rows for the count in clustered, a row per match in heap-rowptr, and fewer with the count rewrite, which never slows the row-pointer heap (its Payment's engine time, CPU and buffer pool, does not grow)",
 		Defaults: ExperimentParams{PoolSize: PoolPerWarehouse},
 		sides: func(p *ExperimentParams) []ExperimentSide {
 			c := p.base()
@@ -29,10 +31,13 @@ var experiments = []*Experiment{
 				return perTx(r, tpcc.PaymentTx, func(m *engine.Meter) int64 { return m.RowFetches })
 			}
 			fc, fh, fr := fetches(r[0]), fetches(r[1]), fetches(r[2])
-			mh, mr := meanMs(r[1], tpcc.PaymentTx), meanMs(r[2], tpcc.PaymentTx)
-			ok := fc == 0 && fh > 0 && fr < fh && mr <= mh && tpmC(r[2]) >= tpmC(r[1])
-			return ok, fmt.Sprintf("row fetches per Payment: clustered %.2f, heap-rowptr %.2f, with the rewrite %.2f; Payment %.3f → %.3f ms and tpmC %.0f → %.0f with the rewrite",
-				fc, fh, fr, mh, mr, tpmC(r[1]), tpmC(r[2]))
+			// "Never slows" is about the engine's own work: a Payment's
+			// CPU and buffer-pool time. Its lock waits and queueing
+			// depend on how the terminals happen to interleave.
+			eh, er := engineMs(r[1], tpcc.PaymentTx), engineMs(r[2], tpcc.PaymentTx)
+			ok := fc == 0 && fh > 0 && fr < fh && er <= eh
+			return ok, fmt.Sprintf("row fetches per Payment: clustered %.2f, heap-rowptr %.2f, with the rewrite %.2f; Payment's engine time %.4f → %.4f ms (response %.3f → %.3f ms, tpmC %.0f → %.0f) with the rewrite",
+				fc, fh, fr, eh, er, meanMs(r[1], tpcc.PaymentTx), meanMs(r[2], tpcc.PaymentTx), tpmC(r[1]), tpmC(r[2]))
 		},
 		headline: func(r []*Report) Headline {
 			return headline("heap-rowptr's Payment row fetches per transaction, without → with the rewrite",
@@ -125,6 +130,50 @@ var experiments = []*Experiment{
 		},
 	},
 	{
+		Name: "tier-policy",
+		Question: "the eviction policy of the remote tier (LRU versus segmented LRU versus TinyLFU versus the clairvoyant optimum) and its hit rate, " +
+			"on a recorded page trace (the io-bound experiment's run, exclusive mode)",
+		Expect: "the clairvoyant cache hits at least as often as lru and slru at every size, and in exclusive mode slru hits exactly as often as lru " +
+			"(a page enters the tier when evicted and leaves at its first hit, so nothing is ever promoted); ristretto is averaged over runs, " +
+			"and counts page bytes only, so it may hold a page more than the others at one size",
+		Defaults: ExperimentParams{Terminals: 16, Duration: 5 * time.Minute, Warmup: time.Minute,
+			PoolSize: 28 << 20, Hardware: HardwareSpec{Store: "disk-2009", Network: "gigabit"}},
+		sides: func(p *ExperimentParams) []ExperimentSide {
+			c := p.base()
+			return []ExperimentSide{{"recording run (no tier; the pool's misses and evictions)", c}}
+		},
+		replay: &ReplayConfig{Policies: []string{"lru", "slru", "ristretto", "belady"}, RistrettoRuns: 3},
+		replayHeld: func(r *ReplayReport) (bool, string, Headline) {
+			ok := true
+			var worst string
+			gap := math.Inf(1)
+			var h Headline
+			for _, size := range sizesOf(r) {
+				l, sl, b := r.Result("lru", size), r.Result("slru", size), r.Result("belady", size)
+				if l == nil || sl == nil || b == nil {
+					return false, "the replay lacks a policy", h
+				}
+				if b.Hits < l.Hits || b.Hits < sl.Hits || l.Hits != sl.Hits {
+					ok = false
+					worst = fmt.Sprintf("at %s: lru %d, slru %d, belady %d hits", FormatBytes(size), l.Hits, sl.Hits, b.Hits)
+				}
+				if d := b.HitRatio - l.HitRatio; d < gap || h.Figure == "" {
+					gap = d
+				}
+				if h.Figure == "" || size <= int64(r.Pages)*int64(r.PageSize)/4 {
+					h = headline(fmt.Sprintf("hit ratio at %s (a quarter of the trace's pages or less), lru → belady", FormatBytes(size)),
+						l.HitRatio, b.HitRatio)
+				}
+			}
+			if ok {
+				return true, fmt.Sprintf("belady ≥ lru = slru at every size (the smallest gap %.1f points)", 100*gap), h
+			}
+			return false, worst, h
+		},
+		held:     func([]*Report) (bool, string) { return false, "" },
+		headline: func([]*Report) Headline { return Headline{} },
+	},
+	{
 		Name:     "hot-index",
 		Question: "the cost of a secondary index on a frequently updated column",
 		Expect:   "an index on stock.s_quantity, which every New-Order line updates, adds index entries written and deleted per New-Order and makes it slower",
@@ -162,4 +211,16 @@ func LookupExperiment(name string) (*Experiment, error) {
 		names = append(names, e.Name)
 	}
 	return nil, fmt.Errorf("%w: %q: want one of %v", ErrUnknownExperiment, name, names)
+}
+
+// sizesOf lists a replay's sizes, ascending, as its results hold them.
+func sizesOf(r *ReplayReport) []int64 {
+	var sizes []int64
+	for _, x := range r.Results {
+		if !slices.Contains(sizes, x.SizeBytes) {
+			sizes = append(sizes, x.SizeBytes)
+		}
+	}
+	slices.Sort(sizes)
+	return sizes
 }
