@@ -49,6 +49,9 @@ type Experiment struct {
 	// the replay instead of the sides.
 	replay     *ReplayConfig
 	replayHeld func(r *ReplayReport) (bool, string, Headline)
+	// pairs lists the (base, side) pairs the explanation compares;
+	// nil: every side against the first.
+	pairs [][2]int
 }
 
 // ExperimentParams scale an experiment; zero fields take its defaults.
@@ -99,6 +102,7 @@ type ExperimentResult struct {
 // counters that changed most with the time each accounts for at its
 // unqueued price.
 type Explanation struct {
+	Base     string         `json:"base"`
 	Side     string         `json:"side"`
 	Type     string         `json:"type"`
 	BaseMs   float64        `json:"base_ms"`
@@ -179,8 +183,18 @@ func RunExperiment(ctx context.Context, e *Experiment, p ExperimentParams, progr
 	}
 	res.Held, res.Verdict = e.held(res.Sides)
 	res.Headline = e.headline(res.Sides)
-	for i := 1; i < len(res.Sides); i++ {
-		res.Explanations = append(res.Explanations, explain(res.Labels[i], res.Sides[0], res.Sides[i])...)
+	pairs := e.pairs
+	if pairs == nil {
+		for i := 1; i < len(res.Sides); i++ {
+			pairs = append(pairs, [2]int{0, i})
+		}
+	}
+	for _, pr := range pairs {
+		x := explain(res.Labels[pr[1]], res.Sides[pr[0]], res.Sides[pr[1]])
+		for i := range x {
+			x[i].Base = res.Labels[pr[0]]
+		}
+		res.Explanations = append(res.Explanations, x...)
 	}
 	return res, nil
 }
@@ -391,7 +405,7 @@ func (r *ExperimentResult) WriteTable(w io.Writer) error {
 			if len(x.Shares) == 0 && len(x.Counters) == 0 {
 				continue
 			}
-			fmt.Fprintf(&b, "%s, %s: %.3f → %.3f ms (%+.3f)\n", x.Side, x.Type, x.BaseMs, x.SideMs, x.SideMs-x.BaseMs)
+			fmt.Fprintf(&b, "%s against %s, %s: %.3f → %.3f ms (%+.3f)\n", x.Side, x.Base, x.Type, x.BaseMs, x.SideMs, x.SideMs-x.BaseMs)
 			if len(x.Shares) > 0 {
 				var parts []string
 				for _, s := range x.Shares {

@@ -27,6 +27,7 @@ func TestExperimentsDirectionsHold(t *testing.T) {
 		{"delivery-limit", short, "rows returned"},
 		{"stocklevel-bound", short, "rows examined"},
 		{"hot-index", short, "index entries written"},
+		{"wide-key", short, "node visits"},
 		{"io-bound", ioShort, "store reads"},
 		{"tier-policy", ioShort, ""},
 	} {

@@ -12,6 +12,7 @@ import (
 
 // The experiments, in DESIGN.md's order of questions.
 var experiments = []*Experiment{
+	// (The seventh question, wide-key, is last in the list.)
 	{
 		Name:     "count-rewrite",
 		Question: "count(c_id) through the customer last-name index: zero row fetches when secondaries carry the primary key, one per match when they carry row pointers, zero again with the count-rewrite option",
@@ -196,6 +197,48 @@ var experiments = []*Experiment{
 			return headline("New-Order mean ms (modeled)", meanMs(r[0], tpcc.NewOrderTx), meanMs(r[1], tpcc.NewOrderTx))
 		},
 	},
+	{
+		Name:     "wide-key",
+		Question: "a wide (varchar) primary key: its cost in every secondary index",
+		Expect: "a 64-byte varchar added to CUSTOMER's primary key widens every entry of idx_customer_name where secondaries carry the primary key (clustered: more pages, more node visits per by-name lookup), " +
+			"and leaves it unchanged where they carry row pointers (heap-rowptr)",
+		Defaults: ExperimentParams{PoolSize: PoolPerWarehouse},
+		sides: func(p *ExperimentParams) []ExperimentSide {
+			c := p.base()
+			cw := c
+			cw.WideCustomerKey = wideKeyBytes
+			h := c
+			h.Org = engine.HeapRowPointer
+			hw := h
+			hw.WideCustomerKey = wideKeyBytes
+			return []ExperimentSide{{"clustered", c}, {"clustered, 64-byte key", cw}, {"heap-rowptr", h}, {"heap-rowptr, 64-byte key", hw}}
+		},
+		pairs: [][2]int{{0, 1}, {2, 3}},
+		held: func(r []*Report) (bool, string) {
+			ix := func(r *Report) float64 { return indexPages(r, tpcc.Customer, tpcc.CustomerByName) }
+			c, cw, h, hw := ix(r[0]), ix(r[1]), ix(r[2]), ix(r[3])
+			ok := c > 0 && h > 0 && cw > 1.2*c && hw == h
+			return ok, fmt.Sprintf("idx_customer_name pages: clustered %.0f → %.0f with the wide key, heap-rowptr %.0f → %.0f", c, cw, h, hw)
+		},
+		headline: func(r []*Report) Headline {
+			return headline("clustered idx_customer_name pages, narrow → wide key",
+				indexPages(r[0], tpcc.Customer, tpcc.CustomerByName), indexPages(r[1], tpcc.Customer, tpcc.CustomerByName))
+		},
+	},
+}
+
+// wideKeyBytes is the wide-key experiment's c_key: a 64-byte varchar, the
+// size of a long natural key or a hex digest.
+const wideKeyBytes = 64
+
+// indexPages is the pages of table's index in r's space report.
+func indexPages(r *Report, table, index string) float64 {
+	for _, s := range r.Space {
+		if s.Table == table && s.Index == index {
+			return float64(s.Pages)
+		}
+	}
+	return 0
 }
 
 // Experiments lists the experiments.

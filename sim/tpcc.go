@@ -47,8 +47,11 @@ type TPCCConfig struct {
 
 	// The engine.
 	Org engine.Org
-	// ExtraIndexes are secondary indexes the load adds (tpcc.LoadConfig).
-	ExtraIndexes map[string][]engine.Index
+	// ExtraIndexes are secondary indexes the load adds, and
+	// WideCustomerKey the width of a varchar it adds to CUSTOMER's primary
+	// key (tpcc.LoadConfig).
+	ExtraIndexes    map[string][]engine.Index
+	WideCustomerKey int
 	CountRewrite bool
 	PageSize     int
 	PoolSize     int64 // 0: PoolPerWarehouse × Warehouses
@@ -270,7 +273,7 @@ func TPCC(ctx context.Context, cfg TPCCConfig, hooks Hooks) (*Report, error) {
 	var loaded tpcc.Loaded
 	if cfg.Phases.Load {
 		lc := tpcc.LoadConfig{Warehouses: cfg.Warehouses, Seed: cfg.Seed, Org: cfg.Org, Progress: hooks.LoadProgress,
-			ExtraIndexes: cfg.ExtraIndexes}
+			ExtraIndexes: cfg.ExtraIndexes, WideCustomerKey: cfg.WideCustomerKey}
 		if sched != nil {
 			// One loader: the pages every row lands in, and so the whole
 			// run, then depend on the seed alone.

@@ -92,6 +92,11 @@ type LoadConfig struct {
 	// ProgressEvery is the least number of rows between two Progress
 	// calls; 0: 5000.
 	ProgressEvery int64
+	// WideCustomerKey, if not 0, widens CUSTOMER's primary key by a
+	// varchar of that many bytes (TablesWith): the experiment on the
+	// cost of a wide primary key in every secondary index. At most
+	// engine.MaxStringLength.
+	WideCustomerKey int
 	// ExtraIndexes adds secondary indexes to the nine tables, by table
 	// name: experiments that ask what an index costs (StockQuantityIndex).
 	// The workload does not use them; the engine maintains them.
@@ -109,6 +114,8 @@ func (c *LoadConfig) validate() error {
 		return fmt.Errorf("%w: %d warehouses, want 1..%d", ErrBadConfig, c.Warehouses, MaxWarehouses)
 	case c.Org > engine.HeapPrimaryKey:
 		return fmt.Errorf("%w: unknown table organization %d", ErrBadConfig, c.Org)
+	case c.WideCustomerKey < 0 || c.WideCustomerKey > 200:
+		return fmt.Errorf("%w: wide customer key of %d bytes: want 0 (none) to 200", ErrBadConfig, c.WideCustomerKey)
 	case c.Workers < 0:
 		return fmt.Errorf("%w: %d workers is negative", ErrBadConfig, c.Workers)
 	case c.BatchRows < 0:
@@ -180,7 +187,7 @@ func Load(ctx context.Context, db *engine.DB, cfg LoadConfig) (LoadStats, error)
 	start := time.Now()
 	l := newLoader(db, cfg)
 	cfg = l.cfg
-	for _, def := range Tables(cfg.Org) {
+	for _, def := range TablesWith(cfg.Org, cfg.WideCustomerKey) {
 		def.Indexes = append(def.Indexes, cfg.ExtraIndexes[def.Name]...)
 		h, err := db.CreateTable(def)
 		if err != nil {
@@ -209,7 +216,7 @@ func Load(ctx context.Context, db *engine.DB, cfg LoadConfig) (LoadStats, error)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			w := &worker{loader: l, ctx: ctx, row: make(engine.Row, 0, 21), buf: make([]byte, 0, 4096)}
+			w := &worker{loader: l, ctx: ctx, row: make(engine.Row, 0, CKeyPos+1), buf: make([]byte, 0, 4096)}
 			for ctx.Err() == nil {
 				k := int(next.Add(1) - 1)
 				if k >= len(lanes) {
@@ -637,7 +644,12 @@ func (w *worker) customers(wid, d int) error {
 	g := newStream(w.cfg.Seed, tagCustomer, uint64(wid), uint64(d))
 	g.c = w.c
 	for c := 1; c <= CustomersPerDistrict; c++ {
-		w.start(CData + 1)
+		if k := w.cfg.WideCustomerKey; k > 0 {
+			w.start(CKeyPos + 1)
+			w.row[CKeyPos] = engine.Str(WideCustomerKey(int64(wid), int64(d), int64(c), k))
+		} else {
+			w.start(CData + 1)
+		}
 		w.row[CID] = i64(c)
 		w.row[CDID] = i64(d)
 		w.row[CWID] = i64(wid)

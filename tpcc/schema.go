@@ -1,6 +1,11 @@
 package tpcc
 
-import "github.com/enginelab/enginelab/engine"
+import (
+	"fmt"
+	"strings"
+
+	"github.com/enginelab/enginelab/engine"
+)
 
 // The nine tables of the specification [1.3], with its column names, in its
 // column order, and their primary keys. Two secondary indexes, the ones
@@ -97,8 +102,30 @@ const (
 	SOrderCnt, SRemoteCnt, SData         = 14, 15, 16
 )
 
+// CKey is the extra primary-key column of CUSTOMER when the load asks for
+// a wide key (LoadConfig.WideCustomerKey): a varchar every secondary index
+// of CUSTOMER then carries in each entry.
+const CKey = "c_key"
+
+// CKeyPos is c_key's position in a CUSTOMER row (after c_data).
+const CKeyPos = CData + 1
+
+// WideCustomerKey is customer (w, d, id)'s c_key, width bytes: the ids
+// written out and padded, unique because its prefix is.
+func WideCustomerKey(w, d, id int64, width int) string {
+	s := fmt.Sprintf("customer-%d-%d-%d-", w, d, id)
+	if len(s) >= width {
+		return s[:width]
+	}
+	return s + strings.Repeat("k", width-len(s))
+}
+
 // Tables returns the declarations of the nine tables in organization org.
-func Tables(org engine.Org) []engine.Table {
+func Tables(org engine.Org) []engine.Table { return TablesWith(org, 0) }
+
+// TablesWith is Tables with CUSTOMER's primary key widened by a c_key
+// varchar of wideKey bytes (0: none): (c_w_id, c_d_id, c_id, c_key).
+func TablesWith(org engine.Org, wideKey int) []engine.Table {
 	stockCols := []engine.Column{col("s_i_id", tInt), col("s_w_id", tInt), col("s_quantity", tInt)}
 	for d := 1; d <= 10; d++ {
 		stockCols = append(stockCols, fixed(distName(d), 24))
@@ -146,6 +173,11 @@ func Tables(org engine.Org) []engine.Table {
 	}
 	for i := range tables {
 		tables[i].Org = org
+		if tables[i].Name == Customer && wideKey > 0 {
+			t := &tables[i]
+			t.Columns = append(t.Columns, str(CKey, wideKey))
+			t.PrimaryKey = append(t.PrimaryKey, CKey)
+		}
 	}
 	return tables
 }

@@ -62,6 +62,10 @@ var ErrUnusedItem = errors.New("tpcc: new-order rolled back: item number is not 
 // Handles are the open tables of a TPC-C database.
 type Handles struct {
 	Warehouse, District, Customer, History, NewOrder, Orders, OrderLine, Item, Stock *engine.TableHandle
+	// WideCustomerKey is the width of CUSTOMER's c_key when the database
+	// was loaded with one (0: the specification's key), read from the
+	// table's schema.
+	WideCustomerKey int
 }
 
 // OpenTables opens the nine tables of db.
@@ -78,7 +82,23 @@ func OpenTables(db *engine.DB) (*Handles, error) {
 		}
 		*x.h = h
 	}
+	if s := t.Customer.Schema(); len(s.PrimaryKey) == 4 && s.PrimaryKey[3] == CKey {
+		for _, c := range s.Columns {
+			if c.Name == CKey {
+				t.WideCustomerKey = c.Length
+			}
+		}
+	}
 	return &t, nil
+}
+
+// customerPK is customer (w, d, id)'s primary key.
+func (x *Executor) customerPK(w, d, id int64) []engine.Value {
+	pk := []engine.Value{engine.Int(w), engine.Int(d), engine.Int(id)}
+	if k := x.T.WideCustomerKey; k > 0 {
+		pk = append(pk, engine.Str(WideCustomerKey(w, d, id, k)))
+	}
+	return pk
 }
 
 // Executor runs the five transactions' database work for given inputs (the
@@ -215,7 +235,7 @@ func (x *Executor) NewOrder(tx *engine.Tx, in *NewOrderInput) (NewOrderOutput, e
 	if err := tx.Update(x.T.District, []engine.Value{i(in.WID), i(in.DID)}, []engine.Set{{Column: "d_next_o_id", Value: i(oid + 1)}}); err != nil {
 		return out, err
 	}
-	c, err := x.get(tx, x.T.Customer, i(in.WID), i(in.DID), i(in.CID))
+	c, err := x.get(tx, x.T.Customer, x.customerPK(in.WID, in.DID, in.CID)...)
 	if err != nil {
 		return out, err
 	}
@@ -318,7 +338,7 @@ func (x *Executor) Payment(tx *engine.Tx, in *PaymentInput) (int64, error) {
 			return 0, err
 		}
 	}
-	c, err := x.getForUpdate(tx, x.T.Customer, i(in.CWID), i(in.CDID), i(cid))
+	c, err := x.getForUpdate(tx, x.T.Customer, x.customerPK(in.CWID, in.CDID, cid)...)
 	if err != nil {
 		return 0, err
 	}
@@ -337,7 +357,7 @@ func (x *Executor) Payment(tx *engine.Tx, in *PaymentInput) (int64, error) {
 		}
 		set = append(set, engine.Set{Column: "c_data", Value: engine.Str(data)})
 	}
-	if err := tx.Update(x.T.Customer, []engine.Value{i(in.CWID), i(in.CDID), i(cid)}, set); err != nil {
+	if err := tx.Update(x.T.Customer, x.customerPK(in.CWID, in.CDID, cid), set); err != nil {
 		return 0, err
 	}
 	hData := wName + "    " + dName // 2.5.2.2
@@ -386,7 +406,7 @@ func (x *Executor) OrderStatus(tx *engine.Tx, in *OrderStatusInput) (OrderStatus
 		}
 	}
 	if !byName || x.Profile != Sysbench { // sysbench's list carried the customer's columns
-		if _, err := x.get(tx, x.T.Customer, i(in.WID), i(in.DID), i(cid)); err != nil {
+		if _, err := x.get(tx, x.T.Customer, x.customerPK(in.WID, in.DID, cid)...); err != nil {
 			return out, err
 		}
 	}
@@ -480,11 +500,11 @@ func (x *Executor) Delivery(tx *engine.Tx, in *DeliveryInput) (skipped int, err 
 				return skipped, err
 			}
 		}
-		c, err := x.getForUpdate(tx, x.T.Customer, i(in.WID), i(d), i(cid))
+		c, err := x.getForUpdate(tx, x.T.Customer, x.customerPK(in.WID, d, cid)...)
 		if err != nil {
 			return skipped, err
 		}
-		if err := tx.Update(x.T.Customer, []engine.Value{i(in.WID), i(d), i(cid)}, []engine.Set{
+		if err := tx.Update(x.T.Customer, x.customerPK(in.WID, d, cid), []engine.Set{
 			{Column: "c_balance", Value: engine.Dec(c[CBalance].I + sum)},
 			{Column: "c_delivery_cnt", Value: i(c[CDeliveryCnt].I + 1)}}); err != nil {
 			return skipped, err
