@@ -52,12 +52,12 @@ type TPCCConfig struct {
 	// key (tpcc.LoadConfig).
 	ExtraIndexes    map[string][]engine.Index
 	WideCustomerKey int
-	CountRewrite bool
-	PageSize     int
-	PoolSize     int64 // 0: PoolPerWarehouse × Warehouses
-	PoolPolicy   cache.PolicyKind
-	HeapUpdate   engine.HeapUpdate
-	SyncCommit   bool
+	CountRewrite    bool
+	PageSize        int
+	PoolSize        int64 // 0: PoolPerWarehouse × Warehouses
+	PoolPolicy      cache.PolicyKind
+	HeapUpdate      engine.HeapUpdate
+	SyncCommit      bool
 	// Dir keeps the database in a directory; "" keeps it in memory.
 	Dir string
 	// Remote is the page tier behind the pool (none by default),
