@@ -185,6 +185,9 @@ type SimReport struct {
 	// Stalls counts waits the scheduler had to break (zero in a sound
 	// run; see Scheduler).
 	Stalls int64 `json:"stalls,omitempty"`
+	// BackgroundWritesPending is how many background writes (checkpoint
+	// flushes) the store device had not yet served at the end.
+	BackgroundWritesPending int64 `json:"background_writes_pending,omitempty"`
 }
 
 // fill adds the run's figures from the scheduler.
@@ -200,6 +203,7 @@ func (r *SimReport) fill(s *Scheduler, elapsed time.Duration, run *RunReport) {
 	r.CoresBusyPct = pct(cores, r.Hardware.Cores)
 	r.StoreBusyPct, r.LogBusyPct, r.NetworkBusyPct = pct(store, 1), pct(log, 1), pct(net, 1)
 	r.Stalls = s.Stalls()
+	r.BackgroundWritesPending = s.PendingBackgroundWrites()
 	types := s.Types()
 	for i := range run.Types {
 		tt := &types[i]

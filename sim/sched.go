@@ -98,6 +98,8 @@ type Scheduler struct {
 	left int
 	done chan struct{}
 
+	bgWrites int64 // background writes queued for the store device (storeSlot)
+
 	types   [tpcc.NumTxTypes]TypeTime
 	stalls  int64
 	cpuBusy int64
@@ -577,13 +579,40 @@ func (s *Scheduler) price(v *vterm) {
 // storeRequest prices one page read (rw 0) or write (1) on the store
 // device for v, arriving at t, and returns when it completes.
 func (s *Scheduler) storeRequest(v *vterm, t int64, rw int) int64 {
-	start := max(t, s.store.free)
-	s.store.free = start + s.storeOcc[rw]
-	s.store.busy += s.storeOcc[rw]
+	start := s.storeSlot(t, s.storeOcc[rw])
 	done := start + s.storeRead[rw] + s.storeCPUps/1000
 	v.spent[TimeQueue] += start - t
 	v.spent[TimeStore] += done - start
 	return done
+}
+
+// storeSlot books the store device for occ from the first moment at or
+// after t it can start a request, and returns that moment.
+//
+// Background writes (checkpoints) wait in a queue of their own: they run
+// back to back while the device would be idle, and while it is busy they
+// take turns with the requests terminals wait for, one write per request.
+// A sharp checkpoint of a large pool on a slow disk is minutes of writes;
+// queued ahead of everything it would stop every read for that long, which
+// no IO scheduler does.
+func (s *Scheduler) storeSlot(t, occ int64) int64 {
+	free := s.store.free
+	if s.bgWrites > 0 {
+		w := s.storeOcc[1]
+		var n int64
+		if t > free {
+			n = min(s.bgWrites, (t-free+w-1)/w) // started while idle; the last may run past t
+		} else {
+			n = 1 // busy: one write goes before this request
+		}
+		s.bgWrites -= n
+		s.store.busy += n * w
+		free += n * w
+	}
+	start := max(t, free)
+	s.store.free = start + occ
+	s.store.busy += occ
+	return start
 }
 
 // netRequest prices one request to the remote tier carrying bytes of page
@@ -621,10 +650,7 @@ func (s *Scheduler) background(v *vterm) {
 			store = append(store, l)
 		}
 		if len(store) > 0 {
-			start := max(t, s.store.free)
-			occ := s.iops + int64(len(store))*s.readXfer
-			s.store.free = start + occ
-			s.store.busy += occ
+			start := s.storeSlot(t, s.iops+int64(len(store))*s.readXfer)
 			for i, l := range store {
 				*l.cell = start + s.readLat + int64(i+1)*s.readXfer
 			}
@@ -639,10 +665,11 @@ func (s *Scheduler) background(v *vterm) {
 	writes := bg.StoreWrites - s.lastBg.StoreWrites
 	puts := bg.TierPuts - s.lastBg.TierPuts
 	s.lastBg = bg
-	for range writes {
-		start := max(t, s.store.free)
-		s.store.free = start + s.storeOcc[1]
-		s.store.busy += s.storeOcc[1]
+	if writes > 0 {
+		// No request can arrive before t, the earliest clock: the idle
+		// time the queued writes may use starts here.
+		s.store.free = max(s.store.free, t)
+		s.bgWrites += writes
 	}
 	if !s.tier {
 		puts = 0
@@ -834,6 +861,10 @@ type Utilization struct {
 func (s *Scheduler) Busy() (cores, store, log, net int64) {
 	return s.cpuBusy, s.store.busy, s.log.busy, s.net.busy
 }
+
+// PendingBackgroundWrites is how many background writes the store device
+// had not served when the terminals stopped.
+func (s *Scheduler) PendingBackgroundWrites() int64 { return s.bgWrites }
 
 // Stalls counts the times every remaining terminal waited for a log sync
 // nobody led (see switchFrom): zero in a sound simulation.

@@ -503,3 +503,37 @@ func TestSimLockGrantedWhileWaiterIsPriced(t *testing.T) {
 	// granted at 11; leaves 5 to 7 take it to 77 ms.
 	require.Equal(t, [2]int64{11 * ms, 77 * ms}, ends)
 }
+
+// A checkpoint's writes are background work with a queue of their own: a
+// read that arrives while they are pending waits for one of them, not for
+// all. Terminal 0 dirties the seven leaves of table a (reading them over
+// [0, 77)), checkpoints, and reads a leaf of table b: one 11 ms write goes
+// first, then the 11 ms read. The other writes run in the idle time after.
+func TestSimBackgroundWritesTakeTurns(t *testing.T) {
+	sd := openSim(t, testHW(CPUProfile{}, testDisk), engine.NoSyncCommit, "a", "b")
+	var beforeRead, end int64
+	var pending int64
+	sd.run(t, func(env tpcc.Env) error {
+		tx := sd.db.Begin(nil)
+		for k := int64(1); k <= 100; k++ {
+			if err := tx.Update(sd.t["a"], key(k), []engine.Set{{Column: "v", Value: engine.Int(k)}}); err != nil {
+				return err
+			}
+		}
+		if err := tx.Commit(); err != nil {
+			return err
+		}
+		if err := sd.db.Checkpoint(); err != nil {
+			return err
+		}
+		beforeRead = at(env) // prices the commit and queues the checkpoint's writes
+		pending = sd.s.bgWrites
+		_, _, err := sd.db.Begin(nil).Get(sd.t["b"], key(1), nil)
+		end = at(env)
+		return err
+	})
+	require.Equal(t, 77*ms, beforeRead, "seven leaves read")
+	require.GreaterOrEqual(t, pending, int64(7), "the checkpoint wrote at least the seven dirty leaves")
+	require.Equal(t, beforeRead+22*ms, end, "one background write, then the read")
+	require.Equal(t, pending-1, sd.s.PendingBackgroundWrites(), "the others wait for idle time")
+}
