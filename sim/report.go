@@ -188,6 +188,9 @@ type SimReport struct {
 	// BackgroundWritesPending is how many background writes (checkpoint
 	// flushes) the store device had not yet served at the end.
 	BackgroundWritesPending int64 `json:"background_writes_pending,omitempty"`
+	// CheckpointWaits counts checkpoints that began while the last one's
+	// writes were still queued, so that a transaction waited for them.
+	CheckpointWaits int64 `json:"checkpoint_waits,omitempty"`
 }
 
 // fill adds the run's figures from the scheduler.
@@ -204,6 +207,7 @@ func (r *SimReport) fill(s *Scheduler, elapsed time.Duration, run *RunReport) {
 	r.StoreBusyPct, r.LogBusyPct, r.NetworkBusyPct = pct(store, 1), pct(log, 1), pct(net, 1)
 	r.Stalls = s.Stalls()
 	r.BackgroundWritesPending = s.PendingBackgroundWrites()
+	r.CheckpointWaits = s.CheckpointWaits()
 	types := s.Types()
 	for i := range run.Types {
 		tt := &types[i]
@@ -538,8 +542,8 @@ func (r *Report) WriteTable(w io.Writer) error {
 				}
 			}
 			_ = tw.Flush()
-			fmt.Fprintf(&b, "busy: cores %.1f%%, store %.1f%%, log %.1f%%, network %.1f%% of %.1f virtual s\n",
-				sr.CoresBusyPct, sr.StoreBusyPct, sr.LogBusyPct, sr.NetworkBusyPct, sr.VirtualSeconds)
+			fmt.Fprintf(&b, "busy: cores %.1f%%, store %.1f%%, log %.1f%%, network %.1f%% of %.1f virtual s; %d checkpoints waited for the last one's writes, %d background writes pending at the end\n",
+				sr.CoresBusyPct, sr.StoreBusyPct, sr.LogBusyPct, sr.NetworkBusyPct, sr.VirtualSeconds, sr.CheckpointWaits, sr.BackgroundWritesPending)
 			if sr.Stalls > 0 {
 				fmt.Fprintf(&b, "warning: the scheduler broke %d stalled waits\n", sr.Stalls)
 			}

@@ -98,7 +98,8 @@ type Scheduler struct {
 	left int
 	done chan struct{}
 
-	bgWrites int64 // background writes queued for the store device (storeSlot)
+	bgWrites        int64 // background writes queued for the store device (storeSlot)
+	checkpointWaits int64 // checkpoints that waited for the last one's writes
 
 	types   [tpcc.NumTxTypes]TypeTime
 	stalls  int64
@@ -666,6 +667,23 @@ func (s *Scheduler) background(v *vterm) {
 	puts := bg.TierPuts - s.lastBg.TierPuts
 	s.lastBg = bg
 	if writes > 0 {
+		if s.bgWrites > 0 {
+			// A checkpoint begins while the last one's writes are still
+			// queued: the log cannot move past that checkpoint until they
+			// are written, so the transaction that needs the log space
+			// waits for them (InnoDB's flush when the log is full). They
+			// go first, back to back.
+			w := s.storeOcc[1]
+			start := max(t, s.store.free)
+			end := start + s.bgWrites*w
+			s.store.busy += s.bgWrites * w
+			s.store.free = end
+			s.bgWrites = 0
+			v.spent[TimeStore] += end - v.now
+			v.now = end
+			t = end
+			s.checkpointWaits++
+		}
 		// No request can arrive before t, the earliest clock: the idle
 		// time the queued writes may use starts here.
 		s.store.free = max(s.store.free, t)
@@ -861,6 +879,10 @@ type Utilization struct {
 func (s *Scheduler) Busy() (cores, store, log, net int64) {
 	return s.cpuBusy, s.store.busy, s.log.busy, s.net.busy
 }
+
+// CheckpointWaits counts the checkpoints that began before the last one's
+// writes were done, and made their transaction wait for them.
+func (s *Scheduler) CheckpointWaits() int64 { return s.checkpointWaits }
 
 // PendingBackgroundWrites is how many background writes the store device
 // had not served when the terminals stopped.

@@ -537,3 +537,43 @@ func TestSimBackgroundWritesTakeTurns(t *testing.T) {
 	require.Equal(t, beforeRead+22*ms, end, "one background write, then the read")
 	require.Equal(t, pending-1, sd.s.PendingBackgroundWrites(), "the others wait for idle time")
 }
+
+// A checkpoint that begins while the last one's writes are still queued
+// waits for them, in the transaction that triggered it: the log cannot
+// move past the last checkpoint before its pages are written.
+func TestSimCheckpointWaitsForTheLastOnesWrites(t *testing.T) {
+	sd := openSim(t, testHW(CPUProfile{}, testDisk), engine.NoSyncCommit, "a")
+	var afterFirst, afterSecond, first int64
+	dirty := func(v int64) error {
+		tx := sd.db.Begin(nil)
+		for k := int64(1); k <= 100; k++ {
+			if err := tx.Update(sd.t["a"], key(k), []engine.Set{{Column: "v", Value: engine.Int(v)}}); err != nil {
+				return err
+			}
+		}
+		return tx.Commit()
+	}
+	sd.run(t, func(env tpcc.Env) error {
+		if err := dirty(1); err != nil {
+			return err
+		}
+		if err := sd.db.Checkpoint(); err != nil {
+			return err
+		}
+		afterFirst = at(env)
+		first = sd.s.PendingBackgroundWrites()
+		if err := dirty(2); err != nil { // the leaves are in the pool: no reads, no time
+			return err
+		}
+		if err := sd.db.Checkpoint(); err != nil {
+			return err
+		}
+		afterSecond = at(env)
+		return nil
+	})
+	require.Equal(t, 77*ms, afterFirst)
+	require.GreaterOrEqual(t, first, int64(7))
+	require.Equal(t, afterFirst+first*11*ms, afterSecond, "the first checkpoint's writes, one after another")
+	require.Equal(t, int64(1), sd.s.CheckpointWaits())
+	require.Positive(t, sd.s.PendingBackgroundWrites(), "the second checkpoint's writes are queued")
+}
