@@ -78,7 +78,7 @@ type Scheduler struct {
 
 	ev                      [numEvents]int64 // CPU picoseconds per event
 	storeCPUps, tierCPUps   int64
-	storeOcc, storeRead     [2]int64 // device occupancy and response of one page: read, write
+	storeOcc, storeResp     [2]int64 // device occupancy and response of one page: read, write
 	netPage, netOcc         int64    // tier: response and link time of a page transfer
 	netRTT                  int64
 	readLat, readXfer, iops int64
@@ -201,7 +201,7 @@ func NewScheduler(hw Hardware, pageSize int, tier bool) *Scheduler {
 		gap = int64(time.Second) / hw.Store.IOPS
 	}
 	s.storeOcc = [2]int64{gap + xr, gap + xw}
-	s.storeRead = [2]int64{int64(hw.Store.ReadLatency) + xr, int64(hw.Store.WriteLatency) + xw}
+	s.storeResp = [2]int64{int64(hw.Store.ReadLatency) + xr, int64(hw.Store.WriteLatency) + xw}
 	s.readLat, s.readXfer, s.iops = int64(hw.Store.ReadLatency), xr, gap
 	s.netOcc = xfer(ps, hw.Network.Bandwidth)
 	s.netRTT = int64(hw.Network.RoundTrip)
@@ -386,7 +386,7 @@ func (s *Scheduler) Progress() time.Duration { return time.Duration(s.progress.L
 // v has run since its last yield point, so every sync completed and every
 // lock granted since then was v's doing.
 func (s *Scheduler) settle(v *vterm) {
-	s.wake(parkedLog, v.now) // a sync v led completed at its clock before pricing
+	s.wakeLog(v.now) // a sync v led completed at its clock before pricing
 	s.claimGrants(v)
 	s.price(v) // other terminals may run between its steps
 	for _, t := range s.terms {
@@ -426,11 +426,11 @@ func (s *Scheduler) claimGrants(v *vterm) {
 	}
 }
 
-// wake makes runnable, at time at, the terminals parked for a log sync
-// that has completed.
-func (s *Scheduler) wake(state int, at int64) {
+// wakeLog makes runnable, at time at, the terminals parked for a log
+// sync that has completed.
+func (s *Scheduler) wakeLog(at int64) {
 	for _, t := range s.terms {
-		if t.state != state {
+		if t.state != parkedLog {
 			continue
 		}
 		select {
@@ -581,7 +581,7 @@ func (s *Scheduler) price(v *vterm) {
 // device for v, arriving at t, and returns when it completes.
 func (s *Scheduler) storeRequest(v *vterm, t int64, rw int) int64 {
 	start := s.storeSlot(t, s.storeOcc[rw])
-	done := start + s.storeRead[rw] + s.storeCPUps/1000
+	done := start + s.storeResp[rw] + s.storeCPUps/1000
 	v.spent[TimeQueue] += start - t
 	v.spent[TimeStore] += done - start
 	return done
@@ -865,14 +865,6 @@ func (v *vterm) TxEnd(kind tpcc.TxType, measured bool, _ *engine.Meter) {
 
 // Types returns the measured response times' breakdown by type.
 func (s *Scheduler) Types() [tpcc.NumTxTypes]TypeTime { return s.types }
-
-// Utilization is how busy each shared resource was over an interval.
-type Utilization struct {
-	CoresPct   float64 `json:"cores_pct"`
-	StorePct   float64 `json:"store_pct"`
-	LogPct     float64 `json:"log_pct"`
-	NetworkPct float64 `json:"network_pct"`
-}
 
 // Busy returns how long each shared resource was held so far: the cores
 // summed, the store device, the log device and the network.
