@@ -886,31 +886,15 @@ func (c *Calibration) WriteProfile(w io.Writer, name string) error {
 }
 
 // withDefaults returns p with DefaultCPU's cost for every event named in
-// names (JSON names of CPUProfile's fields).
+// names (cpuEventNames).
 func withDefaults(p CPUProfile, names []string) CPUProfile {
-	fields := map[string]*float64{
-		"page_request": &p.PageRequest, "pool_miss": &p.PoolMiss, "page_create": &p.PageCreate,
-		"node_visit": &p.NodeVisit, "split": &p.Split, "merge": &p.Merge, "heap_fetch": &p.HeapFetch,
-		"heap_row_scanned": &p.HeapRowScanned, "heap_move": &p.HeapMove, "row_examined": &p.RowExamined,
-		"row_decoded": &p.RowDecoded, "row_returned": &p.RowReturned, "index_entry_written": &p.IndexEntryWritten,
-		"index_entry_deleted": &p.IndexEntryDeleted, "log_record": &p.LogRecord, "log_byte": &p.LogByte,
-		"lock_request": &p.LockRequest, "commit": &p.Commit, "rollback": &p.Rollback,
-		"store_request": &p.StoreRequest, "tier_request": &p.TierRequest,
-	}
-	d := DefaultCPU
-	defaults := map[string]float64{
-		"page_request": d.PageRequest, "pool_miss": d.PoolMiss, "page_create": d.PageCreate,
-		"node_visit": d.NodeVisit, "split": d.Split, "merge": d.Merge, "heap_fetch": d.HeapFetch,
-		"heap_row_scanned": d.HeapRowScanned, "heap_move": d.HeapMove, "row_examined": d.RowExamined,
-		"row_decoded": d.RowDecoded, "row_returned": d.RowReturned, "index_entry_written": d.IndexEntryWritten,
-		"index_entry_deleted": d.IndexEntryDeleted, "log_record": d.LogRecord, "log_byte": d.LogByte,
-		"lock_request": d.LockRequest, "commit": d.Commit, "rollback": d.Rollback,
-		"store_request": d.StoreRequest, "tier_request": d.TierRequest,
-	}
-	for _, n := range names {
-		if f, ok := fields[n]; ok {
-			*f = defaults[n]
+	c, d := p.costs(), DefaultCPU.costs()
+	for i, n := range cpuEventNames {
+		if slices.Contains(names, n) {
+			c[i] = d[i]
 		}
 	}
-	return p
+	q := profileOf(c)
+	q.Source = p.Source
+	return q
 }

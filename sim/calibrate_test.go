@@ -390,3 +390,17 @@ func TestFitTrimmedOutliers(t *testing.T) {
 	}
 	require.Greater(t, rep.R2, 0.99)
 }
+
+// Events a calibration did not observe keep the default profile's costs;
+// the others keep the fitted ones.
+func TestWithDefaults(t *testing.T) {
+	fitted := CPUProfile{NodeVisit: 123, Commit: 4567, Source: "fit"}
+	got := withDefaults(fitted, []string{"store_request", "tier_request", "pool_miss"})
+	require.Equal(t, 123.0, got.NodeVisit)
+	require.Equal(t, 4567.0, got.Commit)
+	require.Equal(t, DefaultCPU.StoreRequest, got.StoreRequest)
+	require.Equal(t, DefaultCPU.TierRequest, got.TierRequest)
+	require.Equal(t, DefaultCPU.PoolMiss, got.PoolMiss)
+	require.Zero(t, got.Split, "observed and fitted to zero")
+	require.Equal(t, "fit", got.Source)
+}
