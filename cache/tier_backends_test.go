@@ -212,8 +212,8 @@ func TestRistrettoTierBasics(t *testing.T) {
 // refuse a page after Put reported it stored. "waited" waits after every
 // Put and Delete, so that the model's reads find pages and check them.
 func TestRistrettoTierModel(t *testing.T) {
-	newTier := func(waited bool) func(int64) cache.Tier {
-		return func(capacity int64) cache.Tier {
+	newTier := func(waited bool) tierFactory {
+		return func(t testing.TB, capacity int64) cache.Tier {
 			tier, err := cache.NewRistrettoTier(capacity)
 			require.NoError(t, err)
 			if waited {
@@ -409,7 +409,8 @@ func TestMemcachedTierBasics(t *testing.T) {
 // the capacity the model asks for, and the server evicts as it likes.
 // Pages of up to testPageSize bytes fit the tier's page size.
 func TestMemcachedTierModel(t *testing.T) {
-	testTierModel(t, func(int64) cache.Tier {
+	memcachedtest.Require(t)
+	testTierModel(t, func(t testing.TB, _ int64) cache.Tier {
 		addr, _ := memcachedtest.Start(t)
 		tier, err := cache.NewMemcachedTier([]string{addr}, &cache.MemcachedOptions{PageSize: testPageSize})
 		require.NoError(t, err)
@@ -652,4 +653,11 @@ func TestMemcachedTierTwoServers(t *testing.T) {
 	// CRC-32 modulo 2 over 200 keys: far from all on one side.
 	require.Greater(t, inA, pages/5)
 	require.Greater(t, inB, pages/5)
+}
+
+// The memcached tests, rerun with no memcached in PATH, skip one by one
+// with the reason (CI unset) and fail under CI=true: a test that starts
+// its server from the wrong goroutine would panic here.
+func TestNoMemcachedBinary(t *testing.T) {
+	memcachedtest.CheckSkipsWithout(t, "^TestMemcachedTier")
 }

@@ -95,8 +95,8 @@ type tierModel struct {
 	prev     cache.TierStats // the last Stats seen, for monotonic counters
 }
 
-func newTierModel(t *testing.T, newTier func(int64) cache.Tier, capacity int64, exact bool) *tierModel {
-	tier := newTier(capacity)
+func newTierModel(t *testing.T, newTier tierFactory, capacity int64, exact bool) *tierModel {
+	tier := newTier(t, capacity)
 	t.Cleanup(func() { require.NoError(t, tier.Close()) })
 	return &tierModel{t: t, tier: tier, exact: exact, capacity: capacity, keys: make(map[cache.TierKey]*modelKey)}
 }
@@ -295,6 +295,11 @@ func modelKeys(n int) []cache.TierKey {
 	return ks
 }
 
+// tierFactory makes a fresh, empty tier of about capacity bytes for the
+// test t that will use it: a factory that cannot (no memcached binary, say)
+// skips or fails t itself, which must be the test running the factory.
+type tierFactory func(t testing.TB, capacity int64) cache.Tier
+
 // modelLens are the page lengths of the model tests: a database has one
 // page size, but a backend should not rely on it.
 var modelLens = []int{256, 768, 1280, 1792}
@@ -325,7 +330,7 @@ var modelLens = []int{256, 768, 1280, 1792}
 // while every page fits, counting modelMaxOverhead bytes each on top of
 // its length, nothing is evicted. A backend whose admission policy may
 // refuse a page that fits (TinyLFU) is not exact.
-func testTierModel(t *testing.T, newTier func(capacity int64) cache.Tier, exact bool) {
+func testTierModel(t *testing.T, newTier tierFactory, exact bool) {
 	t.Run("Basics", func(t *testing.T) { tierModelBasics(t, newTier, exact) })
 	t.Run("TooLarge", func(t *testing.T) { tierModelTooLarge(t, newTier, exact) })
 	t.Run("Random", func(t *testing.T) {
@@ -353,7 +358,7 @@ func testTierModel(t *testing.T, newTier func(capacity int64) cache.Tier, exact 
 	t.Run("Concurrent", func(t *testing.T) { tierModelConcurrent(t, newTier, exact) })
 }
 
-func tierModelBasics(t *testing.T, newTier func(int64) cache.Tier, exact bool) {
+func tierModelBasics(t *testing.T, newTier tierFactory, exact bool) {
 	m := newTierModel(t, newTier, 1<<20, exact)
 	ks := modelKeys(16)
 	a := ks[0]
@@ -410,7 +415,7 @@ func tierModelBasics(t *testing.T, newTier func(int64) cache.Tier, exact bool) {
 	require.False(t, found, "get after close")
 }
 
-func tierModelTooLarge(t *testing.T, newTier func(int64) cache.Tier, exact bool) {
+func tierModelTooLarge(t *testing.T, newTier tierFactory, exact bool) {
 	m := newTierModel(t, newTier, 16<<10, exact)
 	budget := m.tier.Stats().Capacity
 	if budget <= 0 {
@@ -440,7 +445,7 @@ func tierModelTooLarge(t *testing.T, newTier func(int64) cache.Tier, exact bool)
 // tierModelRandom runs ops random puts, gets and deletes over 48 keys
 // against a tier of capacity bytes, with a page too large for the budget
 // now and then.
-func tierModelRandom(t *testing.T, newTier func(int64) cache.Tier, exact bool, capacity int64, ops int) *tierModel {
+func tierModelRandom(t *testing.T, newTier tierFactory, exact bool, capacity int64, ops int) *tierModel {
 	r := seed(t)
 	m := newTierModel(t, newTier, capacity, exact)
 	// Pages too large for the budget, but only for a budget of model size:
@@ -478,7 +483,7 @@ func tierModelRandom(t *testing.T, newTier func(int64) cache.Tier, exact bool, c
 // its own (checked like the sequential model) and keys all of them share
 // (checked to be intact images of the right key). The counters must add
 // up afterwards.
-func tierModelConcurrent(t *testing.T, newTier func(int64) cache.Tier, exact bool) {
+func tierModelConcurrent(t *testing.T, newTier tierFactory, exact bool) {
 	const (
 		workers = 4
 		ops     = 1500
@@ -486,7 +491,7 @@ func tierModelConcurrent(t *testing.T, newTier func(int64) cache.Tier, exact boo
 		shared  = 8
 	)
 	capacity := int64(32 << 10)
-	tier := newTier(capacity)
+	tier := newTier(t, capacity)
 	t.Cleanup(func() { require.NoError(t, tier.Close()) })
 	base := seed(t)
 	var lsn atomic.Uint64
@@ -601,16 +606,14 @@ func tierModelConcurrent(t *testing.T, newTier func(int64) cache.Tier, exact boo
 
 // The in-process backends.
 
-func newLRUTier(t testing.TB) func(int64) cache.Tier {
-	return func(capacity int64) cache.Tier {
-		tier, err := cache.NewLRUTier(capacity)
-		require.NoError(t, err)
-		return tier
-	}
+func newLRUTier(t testing.TB, capacity int64) cache.Tier {
+	tier, err := cache.NewLRUTier(capacity)
+	require.NoError(t, err)
+	return tier
 }
 
-func newSLRUTier(t testing.TB, o *cache.SLRUOptions) func(int64) cache.Tier {
-	return func(capacity int64) cache.Tier {
+func newSLRUTier(o *cache.SLRUOptions) tierFactory {
+	return func(t testing.TB, capacity int64) cache.Tier {
 		tier, err := cache.NewSLRUTier(capacity, o)
 		require.NoError(t, err)
 		return tier
@@ -618,17 +621,17 @@ func newSLRUTier(t testing.TB, o *cache.SLRUOptions) func(int64) cache.Tier {
 }
 
 func TestLRUTierModel(t *testing.T) {
-	t.Run("exact", func(t *testing.T) { testTierModel(t, newLRUTier(t), true) })
+	t.Run("exact", func(t *testing.T) { testTierModel(t, newLRUTier, true) })
 	// The inexact checks must pass on an exact backend too.
-	t.Run("inexact", func(t *testing.T) { testTierModel(t, newLRUTier(t), false) })
+	t.Run("inexact", func(t *testing.T) { testTierModel(t, newLRUTier, false) })
 }
 
 func TestSLRUTierModel(t *testing.T) {
-	t.Run("defaults", func(t *testing.T) { testTierModel(t, newSLRUTier(t, nil), true) })
+	t.Run("defaults", func(t *testing.T) { testTierModel(t, newSLRUTier(nil), true) })
 	t.Run("hot=1,warm=79", func(t *testing.T) {
-		testTierModel(t, newSLRUTier(t, &cache.SLRUOptions{HotPercent: 1, WarmPercent: 79}), true)
+		testTierModel(t, newSLRUTier(&cache.SLRUOptions{HotPercent: 1, WarmPercent: 79}), true)
 	})
-	t.Run("inexact", func(t *testing.T) { testTierModel(t, newSLRUTier(t, nil), false) })
+	t.Run("inexact", func(t *testing.T) { testTierModel(t, newSLRUTier(nil), false) })
 }
 
 func TestTierConfig(t *testing.T) {
@@ -657,11 +660,11 @@ func TestTierConfig(t *testing.T) {
 func TestTierEdges(t *testing.T) {
 	for _, b := range []struct {
 		name    string
-		newTier func(int64) cache.Tier
-	}{{"lru", newLRUTier(t)}, {"slru", newSLRUTier(t, nil)}} {
+		newTier tierFactory
+	}{{"lru", newLRUTier}, {"slru", newSLRUTier(nil)}} {
 		t.Run(b.name, func(t *testing.T) {
 			const budget = 1000
-			tier := b.newTier(budget)
+			tier := b.newTier(t, budget)
 			a, b, c := tierKey(1), tierKey(2), tierKey(3)
 			whole := budget - cache.TierItemOverhead
 

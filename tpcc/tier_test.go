@@ -67,3 +67,9 @@ func TestRunSurvivesMemcachedDeath(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, rep.Passed(), "%s", rep)
 }
+
+// The memcached test, rerun with no memcached in PATH, skips with the
+// reason (CI unset) and fails under CI=true.
+func TestNoMemcachedBinary(t *testing.T) {
+	memcachedtest.CheckSkipsWithout(t, "^TestRunSurvivesMemcachedDeath$")
+}

@@ -22,11 +22,12 @@ import (
 // for it to exit; it runs at the end of the test anyway, and may be called
 // earlier (more than once is fine), such as to kill the server mid-test.
 //
-// Without a memcached binary the test is skipped, except under CI=true,
-// where a missing binary is a broken setup and fails the test.
+// Without a memcached binary in PATH, t is skipped (see Require). t must be
+// the test calling Start, on its own goroutine: a skip ends the goroutine
+// that calls it, so a subtest must pass its own t, not its parent's.
 func Start(t testing.TB, args ...string) (addr string, stop func()) {
 	t.Helper()
-	bin := memcachedBinary(t)
+	bin := Require(t)
 	// The port is picked by listening on port 0 and closing again, so
 	// another process may take it before memcached binds it; memcached
 	// then exits at once, and a new port is tried.
@@ -41,20 +42,30 @@ func Start(t testing.TB, args ...string) (addr string, stop func()) {
 	return "", nil
 }
 
-// memcachedBinary finds the memcached binary or ends the test.
-func memcachedBinary(t testing.TB) string {
+// Require returns the path of the memcached binary, found in PATH, or
+// ends t: it is skipped with one line that says why, except under
+// CI=true, where a missing binary is a broken setup and fails t with the
+// command that installs it. A test with subtests that each start a server
+// calls it first, so that the whole test skips once instead of every
+// subtest.
+func Require(t testing.TB) string {
 	t.Helper()
-	for _, name := range []string{"memcached", "/usr/bin/memcached"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
+	bin, err := exec.LookPath("memcached")
+	if err == nil {
+		return bin
 	}
 	if os.Getenv("CI") == "true" {
-		t.Fatal("memcached not found (in PATH or /usr/bin), and CI=true: install memcached")
+		t.Fatal(MissingInCI)
 	}
-	t.Skip("memcached not found (in PATH or /usr/bin): skipping the tests that need a memcached server")
+	t.Skip(MissingSkip)
 	return ""
 }
+
+// The lines Require ends a test with when memcached is not in PATH.
+const (
+	MissingSkip = "skipped: no memcached in PATH (this test starts its own server; Debian: apt-get install memcached)"
+	MissingInCI = "memcached is not in PATH and CI=true: install it (Debian: apt-get install -y memcached)"
+)
 
 func tryStartMemcached(t testing.TB, bin string, extra []string) (string, func(), error) {
 	t.Helper()
@@ -149,3 +160,49 @@ func memcachedPID(addr string) (int, error) {
 		}
 	}
 }
+
+// CheckSkipsWithout runs the tests of the calling test binary that match
+// run (a -test.run pattern) again, in a child process whose PATH holds no
+// memcached, and fails t unless they behave as a machine without memcached
+// needs: with CI unset, the child passes, the tests that need a server are
+// skipped with MissingSkip and none panics or fails; with CI=true, the
+// child fails with MissingInCI. It keeps a test that starts its server the
+// wrong way (from another goroutine than its own) from breaking `go test`
+// on such a machine unnoticed.
+func CheckSkipsWithout(t *testing.T, run string) {
+	t.Helper()
+	if os.Getenv(childEnv) != "" {
+		t.Skip("in the child process of CheckSkipsWithout")
+	}
+	empty := t.TempDir()
+	for _, ci := range []bool{false, true} {
+		env := []string{"PATH=" + empty, childEnv + "=1"}
+		for _, kv := range os.Environ() {
+			if k, _, _ := strings.Cut(kv, "="); k != "PATH" && k != "CI" && k != childEnv {
+				env = append(env, kv)
+			}
+		}
+		if ci {
+			env = append(env, "CI=true")
+		}
+		cmd := exec.Command(os.Args[0], "-test.run="+run, "-test.v", "-test.count=1")
+		cmd.Env = env
+		out, err := cmd.CombinedOutput()
+		text := string(out)
+		switch {
+		case strings.Contains(text, "panic"):
+			t.Errorf("CI=%v: a test panicked without memcached:\n%s", ci, text)
+		case !strings.Contains(text, "--- SKIP") && !ci:
+			t.Errorf("CI=%v: no test matching %q was skipped:\n%s", ci, run, text)
+		case !ci && (err != nil || strings.Contains(text, "--- FAIL")):
+			t.Errorf("CI unset: want the tests matching %q to pass or skip (err %v):\n%s", run, err, text)
+		case !ci && !strings.Contains(text, MissingSkip):
+			t.Errorf("CI unset: the skip does not say why:\n%s", text)
+		case ci && (err == nil || !strings.Contains(text, MissingInCI)):
+			t.Errorf("CI=true: want a failure saying %q (err %v):\n%s", MissingInCI, err, text)
+		}
+	}
+}
+
+// childEnv marks the child process of CheckSkipsWithout.
+const childEnv = "ENGINELAB_MEMCACHEDTEST_CHILD"
