@@ -14,7 +14,7 @@ import (
 
 // Key layout of the pebble database. One pebble database holds the pages
 // and (from the engine on) the redo log, so that one filesystem and one sync
-// order hold both (DESIGN.md, "Durability").
+// order hold both.
 //
 //	'm' name            database metadata (page size, ...)
 //	'p' space(4) page(4) a page image, big-endian so pages of a space sort in

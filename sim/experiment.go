@@ -17,7 +17,7 @@ import (
 	"github.com/enginelab/enginelab/tpcc"
 )
 
-// Experiments answer the questions of ../shared/DESIGN.md, one command
+// Experiments answer the questions of the README's design, one command
 // each: the sides of a question run in simulated mode with one seed, are
 // printed side by side with their ratios, and their difference is
 // explained from the meters (which counters changed, per transaction type,
@@ -32,7 +32,7 @@ var ErrUnknownExperiment = errors.New("sim: unknown experiment")
 // Experiment is one question as a runnable comparison.
 type Experiment struct {
 	Name     string
-	Question string // as DESIGN.md asks it
+	Question string // as the README's design asks it
 	Expect   string // the direction it expects
 	Context  string // a published figure for the same question, if any
 	// Defaults are the experiment's own settings, over which the user's

@@ -10,7 +10,8 @@ import (
 	"github.com/enginelab/enginelab/tpcc"
 )
 
-// The experiments, in DESIGN.md's order of questions.
+// The experiments, in the order of the README's questions ("The questions
+// the experiments answer").
 var experiments = []*Experiment{
 	// (The seventh question, wide-key, is last in the list.)
 	{

@@ -43,7 +43,7 @@ type Report struct {
 	Notes []string `json:"notes"`
 }
 
-// isolationNote is in every report (../shared/DESIGN.md, "Isolation").
+// isolationNote is in every report (the README's "Isolation").
 const isolationNote = "isolation: strict two-phase locking on rows, reads take shared locks (InnoDB's SERIALIZABLE) and there is no MVCC, so lock waits are higher than a multi-version engine would show"
 
 // rowPointerNote goes with reports on the row-pointer heap.

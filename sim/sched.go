@@ -10,8 +10,8 @@ import (
 	"github.com/enginelab/enginelab/tpcc"
 )
 
-// Simulated mode's scheduler (../shared/DESIGN.md, "Two ways to run the
-// same code").
+// Simulated mode's scheduler (the README's "Two ways to run the same
+// code").
 //
 // Terminals are coroutines: each has a goroutine, but exactly one of them
 // runs at any moment, and it hands the turn on explicitly. Every engine

@@ -79,8 +79,7 @@ type TPCCConfig struct {
 	Flags map[string]string
 }
 
-// Mode is how a job runs (../shared/DESIGN.md, "Two ways to run the
-// same code").
+// Mode is how a job runs (the README's "Two ways to run the same code").
 type Mode string
 
 // Run modes.
