@@ -105,7 +105,7 @@ var subcommands = map[string]struct {
 	"load":   {sim.Phases{Load: true, Check: true}, "loads a new database into --dir and checks it"},
 	"run":    {sim.Phases{Run: true, Check: true}, "runs the terminals on the database in --dir and checks it after"},
 	"check":  {sim.Phases{Check: true}, "checks the consistency conditions of the database in --dir (condition 11 is skipped: it holds only before any run)"},
-	"export": {sim.Phases{}, "writes every table of the database in --dir as CSV, one file per table, into --out"},
+	"export": {sim.Phases{}, "writes every table of the database in --dir as CSV, one file per table, into --out, for the engine's tables or a kit's (--schema), and prints the statements that load them into PostgreSQL and MySQL"},
 }
 
 func newTPCCFlags(sub string, stderr io.Writer) *tpccFlags {
