@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -17,17 +19,25 @@ import (
 	"github.com/enginelab/enginelab/engine"
 )
 
-// ExportOptions configure Export. The zero value writes NULL as an empty
-// field and reads 10,000 rows a transaction.
+// ExportOptions configure Export. The zero value writes the engine's own
+// tables (SchemaSpec), NULL as an empty field, and reads 10,000 rows a
+// transaction.
 type ExportOptions struct {
+	// Schema is whose tables the files are for (see Export): SchemaSpec
+	// (the default, ""), SchemaGoTPC or SchemaBenchmarkSQL. Any other
+	// value is refused with an error wrapping ErrBadSchema.
+	Schema ExportSchema
 	// NullString is written, unquoted, for a NULL. "" (the default) is
-	// PostgreSQL's CSV NULL; `\N` is MySQL LOAD DATA's. A value whose
-	// literal equals it is quoted, so that it does not read back as NULL.
-	// It may not hold a comma, a double quote, CR or LF (it would not read
-	// back as one field).
+	// PostgreSQL's CSV NULL; `\N` is MySQL LOAD DATA's; NULL is what
+	// go-tpc's and BenchmarkSQL's own CSV writers write, and what both
+	// PostgreSQL (told NULL 'NULL') and MySQL (with OPTIONALLY ENCLOSED
+	// BY) read as NULL. A value whose literal equals it is quoted, so
+	// that it does not read back as NULL. It may not hold a comma, a
+	// double quote, CR or LF (it would not read back as one field).
 	NullString string
-	// Progress, if not nil, is called once per table, after its file is
-	// written and closed, with the table's name and the rows written.
+	// Progress, if not nil, is called once per file, after it is written
+	// and closed, with its table's name in the schema (ExportFile.Table)
+	// and the rows written.
 	Progress func(table string, rows int64)
 	// RowsPerTx is how many rows one read transaction reads, and so how
 	// many shared locks it holds at most; 0 means 10,000.
@@ -36,7 +46,8 @@ type ExportOptions struct {
 
 // ExportStats is what Export wrote.
 type ExportStats struct {
-	// Rows is the rows written per table (headers not counted).
+	// Rows is the rows written per file, by its table's name in the
+	// schema (ExportFile.Table); headers not counted.
 	Rows map[string]int64
 	// TotalRows is the sum of Rows.
 	TotalRows int64
@@ -46,10 +57,6 @@ type ExportStats struct {
 	Elapsed time.Duration
 }
 
-// exportTimeLayout is the timestamp form both PostgreSQL and MySQL parse
-// into timestamp and DATETIME(6) without a format argument.
-const exportTimeLayout = "2006-01-02 15:04:05.000000"
-
 // defaultExportRowsPerTx bounds an export transaction's locks like Check's
 // per-district transactions do (tens of thousands of rows at most).
 const defaultExportRowsPerTx = 10_000
@@ -57,26 +64,75 @@ const defaultExportRowsPerTx = 10_000
 // Export writes every TPC-C table of db as CSV into dir, which is created
 // (with its parents) if missing; files already there are replaced. The
 // files are what other engines' bulk loaders read as they are, so that a
-// population, loaded or after a run, can be loaded into them or compared
-// with theirs without generating it again.
+// population, loaded or after a run, can be loaded into them, or into a
+// benchmark kit's tables to run the kit on it, or compared with theirs,
+// without generating it again.
 //
-// # Files
+// # Schemas
 //
-// One file per table, <table>.csv (warehouse.csv, ..., order_line.csv),
-// in the directory given. The first line is a header of the schema's
-// column names (the specification's, see Tables), then one line per row
-// in primary-key order. Lines end in "\n"; fields are separated by
-// commas. Each value is in the form a SQL literal of its type takes:
+// ExportOptions.Schema says whose tables the files are for: their names,
+// columns, column order and the form of timestamps. ExportFiles lists
+// each schema's files, tables and columns.
+//
+//   - SchemaSpec (the default): the engine's own tables (Tables), with the
+//     specification's names and column order, HISTORY's surrogate h_id
+//     first. One file per table, <table>.csv (warehouse.csv, ...,
+//     order_line.csv); its first line is a header of the column names.
+//   - SchemaGoTPC: go-tpc's tables, as its CREATE TABLE statements have
+//     them (tpcc/ddl.go): the specification's names and column order, and
+//     no h_id in HISTORY, so the file has none (its rows are still
+//     written in h_id order). The files are named, and have no header,
+//     as go-tpc's own CSV writer's (go-tpc tpcc prepare --output-type
+//     csv) with its default database and one thread: test.<table>.0.csv,
+//     which TiDB Lightning reads into database test (rename them for
+//     another). Timestamps are written to the second, as go-tpc's writer
+//     writes them and its MySQL tables' DATETIME holds them.
+//   - SchemaBenchmarkSQL: BenchmarkSQL 5.0's tables, as its CREATE TABLE
+//     statements have them (run/sql.common/tableCreates.sql):
+//     bmsql_warehouse, ..., bmsql_oorder for ORDERS, ..., bmsql_stock,
+//     with their column order (c_w_id, c_d_id, c_id first, s_w_id before
+//     s_i_id, ...). One file per table, <table>.csv (bmsql_customer.csv),
+//     without header. bmsql_history has its own surrogate key, hist_id, in
+//     place of h_id, and BenchmarkSQL's loader writes it: the file holds
+//     the row's position, 1, 2, ..., rows being in h_id order. That is
+//     unique, fits its integer column, and on a fresh load at full scale
+//     is the loader's own numbering, (w−1)×30000 + (d−1)×3000 + c; its
+//     extraHistID.sql then moves the sequence a run's inserts draw from
+//     past the largest. A tenth file, bmsql_config.csv, holds what
+//     BenchmarkSQL's run reads from bmsql_config, taken from ConfigTable:
+//     warehouses, and the load's NURand constants nURandCLast, nURandCC_ID
+//     and nURandCI_ID (a run draws its C for C_LAST at the distance from
+//     the load's that [2.1.6.1] requires).
+//
+// BenchmarkSQL's own CSV writer (5.0 as released) writes some tables in
+// another column order than their CREATE TABLE statements, the one its
+// run/sql.postgres/tableCopies.sql lists (s_i_id before s_w_id, d_id
+// before d_w_id, c_id before c_w_id, o_id before o_w_id), and names the
+// files otherwise (customer.csv, cust-hist.csv, order.csv, ...): load
+// these files with ExportLoadCommands' statements, not tableCopies.sql,
+// which would swap integer columns without an error.
+//
+// # Values
+//
+// One line per row, in the engine table's primary-key order. Lines end in
+// "\n"; fields are separated by commas. Each value is in the form a SQL
+// literal of its type takes:
 //
 //   - integers in decimal: 42, -7;
 //   - decimals with exactly their column's scale, from the stored count of
 //     units, so nothing is rounded and there is no exponent: 12.34, -0.50,
-//     0.0500 (scale 4);
-//   - timestamps as 2006-01-02 15:04:05.000000, in UTC, with no zone in the
-//     text: the engine stores UTC, and a loader reading the value into a
-//     zone-aware type must be told so (PostgreSQL: SET TIME ZONE 'UTC'
-//     before COPY into timestamptz; MySQL: SET time_zone = '+00:00' before
-//     LOAD DATA into TIMESTAMP; timestamp and DATETIME(6) take it as is);
+//     0.0500 (scale 4). The kits' tables have the specification's scales
+//     (decimal(4,4) for rates, (12,2), (6,2) and (5,2) for money), so the
+//     text is the same in every schema;
+//   - timestamps in UTC, with no zone in the text, as 2006-01-02
+//     15:04:05.000000, or for go-tpc 2006-01-02 15:04:05, the fraction cut
+//     (not rounded, as MySQL would round it into DATETIME), so that its
+//     MySQL and PostgreSQL tables get the same values. The engine stores
+//     UTC, and a loader reading the value into a zone-aware type must be
+//     told so (PostgreSQL: SET TIME ZONE 'UTC' before COPY into
+//     timestamptz; MySQL: SET time_zone = '+00:00' before LOAD DATA into
+//     TIMESTAMP, BenchmarkSQL's type there; timestamp and DATETIME take it
+//     as is);
 //   - texts as stored, quoted by the rules of RFC 4180 and encoding/csv
 //     (a field holding a comma, a double quote, CR or LF, or starting with
 //     white space, is enclosed in double quotes, a quote inside doubled),
@@ -84,31 +140,37 @@ const defaultExportRowsPerTx = 10_000
 //     when it is \. (PostgreSQL's end-of-data marker), so that no text
 //     reads back as a NULL or ends the data;
 //   - NULL as ExportOptions.NullString, unquoted: by default the empty
-//     field.
+//     field. go-tpc's and BenchmarkSQL's writers write the word NULL; set
+//     NullString to "NULL" for files like theirs (the command does so
+//     for those schemas unless told otherwise).
 //
-// The default suits PostgreSQL:
+// # Loading
 //
-//	COPY warehouse FROM '/path/warehouse.csv' WITH (FORMAT csv, HEADER)
+// ExportLoadCommands returns the statements that load the files: psql's
+// \copy and MySQL's LOAD DATA LOCAL INFILE, each with the file's column
+// list, so that the table's own column order does not matter, and the
+// options that read NullString back as NULL. With the defaults:
+//
+//	\copy warehouse (w_id, w_name, ...) FROM '/path/warehouse.csv' WITH (FORMAT csv, HEADER)
 //
 // An empty unquoted field is NULL there, a quoted one ("") an empty text,
-// which is why empty texts are quoted. MySQL's LOAD DATA reads an empty
-// field as 0 or an empty string (with a warning, or an error in strict
-// mode), not NULL. Two ways around it: NullString `\N`, which LOAD DATA
-// reads as NULL (its default ESCAPED BY '\\' also makes a backslash in a
-// text an escape; the generated TPC-C texts are alphanumeric and have
-// none),
+// which is why empty texts are quoted. Any other NullString is given to
+// COPY as NULL '...'. MySQL's LOAD DATA reads an empty field as 0 or an
+// empty string (with a warning, or an error in strict mode), not NULL; it
+// reads the word NULL, unquoted, as NULL when fields may be enclosed, and
+// `\N` when a backslash is its escape (its default ESCAPED BY '\\', which
+// also makes a backslash in a text an escape: the generated TPC-C texts
+// are alphanumeric and have none; for any other NULL string the
+// statements give ESCAPED BY an empty string, so that a backslash is
+// read as itself). For any other NULL string, such as the default, the
+// two nullable columns, o_carrier_id and ol_delivery_d, are read into
+// variables and the NULL string turned into NULL (neither column is a
+// text, so no text is lost):
 //
-//	LOAD DATA INFILE '/path/orders.csv' INTO TABLE orders
-//	  FIELDS TERMINATED BY ',' OPTIONALLY ENCLOSED BY '"' IGNORE 1 LINES
-//
-// or the default NullString, reading the two nullable columns,
-// o_carrier_id and ol_delivery_d, into variables and turning the empty
-// ones into NULL (neither column is a text, so no empty text is lost):
-//
-//	LOAD DATA INFILE '/path/orders.csv' INTO TABLE orders
-//	  FIELDS TERMINATED BY ',' OPTIONALLY ENCLOSED BY '"' IGNORE 1 LINES
-//	  (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, @carrier, o_ol_cnt, o_all_local)
-//	  SET o_carrier_id = NULLIF(@carrier, '')
+//	LOAD DATA LOCAL INFILE '/path/orders.csv' INTO TABLE orders CHARACTER SET utf8mb4
+//	  FIELDS TERMINATED BY ',' OPTIONALLY ENCLOSED BY '"' ESCAPED BY '' LINES TERMINATED BY '\n'
+//	  IGNORE 1 LINES (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, @o_carrier_id, o_ol_cnt, o_all_local)
+//	  SET o_carrier_id = NULLIF(@o_carrier_id, '')
 //
 // # Transactions
 //
@@ -122,15 +184,22 @@ const defaultExportRowsPerTx = 10_000
 //
 // # Errors
 //
-// Before it creates anything, Export checks the options (a bad NullString
-// or RowsPerTx returns an error wrapping ErrBadConfig) and that db has the
-// nine tables with the schema's columns: a missing table returns an error
-// wrapping ErrNotLoaded that names it. A read error is returned as the
-// engine gives it, wrapped with the table's name; an I/O error is wrapped
-// with the file's name. On an error the files of the tables already
+// Before it creates anything, Export checks the options (an unknown
+// Schema returns an error wrapping ErrBadSchema, naming the value and the
+// accepted ones; a bad NullString or RowsPerTx one wrapping ErrBadConfig,
+// as ErrBadSchema does too) and that db has the nine tables with the
+// schema's columns: a missing table returns an error wrapping
+// ErrNotLoaded that names it, and so, for BenchmarkSQL, does a missing or
+// incomplete ConfigTable (a load that did not finish). A read error is
+// returned as the engine gives it, wrapped with the table's name; an I/O
+// error is wrapped with the file's name. On an error the files already
 // written stay, and the file being written is removed.
 func Export(db *engine.DB, dir string, opts ExportOptions) (ExportStats, error) {
 	start := time.Now()
+	layout, err := exportLayoutOf(opts.Schema)
+	if err != nil {
+		return ExportStats{}, err
+	}
 	if strings.ContainsAny(opts.NullString, ",\"\r\n") {
 		return ExportStats{}, fmt.Errorf("%w: export NullString %q holds a comma, a double quote, CR or LF",
 			ErrBadConfig, opts.NullString)
@@ -141,40 +210,55 @@ func Export(db *engine.DB, dir string, opts ExportOptions) (ExportStats, error) 
 	if opts.RowsPerTx == 0 {
 		opts.RowsPerTx = defaultExportRowsPerTx
 	}
-	handles, err := exportOpen(db)
+	plans, err := exportPlans(db, layout)
 	if err != nil {
 		return ExportStats{}, err
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return ExportStats{}, fmt.Errorf("tpcc: export: create directory %s: %w", dir, err)
 	}
-	stats := ExportStats{Rows: make(map[string]int64, len(handles))}
-	for _, h := range handles {
-		rows, size, err := exportTable(db, h, filepath.Join(dir, h.Name()+".csv"), &opts)
+	stats := ExportStats{Rows: make(map[string]int64, len(plans))}
+	for i := range plans {
+		p := &plans[i]
+		rows, size, err := exportFile(db, p, filepath.Join(dir, p.file.Name), layout.timeLayout, &opts)
 		if err != nil {
 			return ExportStats{}, err
 		}
 		stats.Bytes += size
-		stats.Rows[h.Name()] = rows
+		stats.Rows[p.file.Table] = rows
 		stats.TotalRows += rows
 		if opts.Progress != nil {
-			opts.Progress(h.Name(), rows)
+			opts.Progress(p.file.Table, rows)
 		}
 	}
 	stats.Elapsed = time.Since(start)
 	return stats, nil
 }
 
-// exportOpen returns the handles of the nine tables, in TableNames order,
-// after checking their columns against the schema's: the header is the
-// schema's, and the literal of each value is chosen by its declared type
-// and scale.
-func exportOpen(db *engine.DB) ([]*engine.TableHandle, error) {
+// exportPlan is how one file is written: the engine's table (nil for
+// ConfigTable, whose rows are config), and for each field the position of
+// the engine column it holds, or rowNumberField.
+type exportPlan struct {
+	file   ExportFile
+	h      *engine.TableHandle
+	fields []int
+	config [][2]string
+}
+
+// rowNumberField is a field holding the row's position in the file, from
+// 1 (BenchmarkSQL's hist_id).
+const rowNumberField = -1
+
+// exportPlans checks db's tables against the schema's (their columns, by
+// name, type and scale, are the specification's, so that the header and
+// the literal of each value are right) and returns how each of the
+// layout's files is written.
+func exportPlans(db *engine.DB, layout *exportLayout) ([]exportPlan, error) {
 	decl := make(map[string]engine.Table)
 	for _, t := range Tables(engine.Clustered) {
 		decl[t.Name] = t
 	}
-	handles := make([]*engine.TableHandle, 0, len(TableNames))
+	handles := make(map[string]*engine.TableHandle, len(TableNames))
 	for _, name := range TableNames {
 		h, err := db.Table(name)
 		if err != nil {
@@ -193,9 +277,43 @@ func exportOpen(db *engine.DB) ([]*engine.TableHandle, error) {
 					got[i].Name, got[i].Type, got[i].Scale, want[i].Name, want[i].Type, want[i].Scale)
 			}
 		}
-		handles = append(handles, h)
+		handles[name] = h
 	}
-	return handles, nil
+	plans := make([]exportPlan, 0, len(layout.files))
+	for _, f := range layout.files {
+		p := exportPlan{file: f}
+		if f.From == ConfigTable {
+			l, err := ReadLoaded(db)
+			if err != nil {
+				return nil, err
+			}
+			// BenchmarkSQL's loader writes these four (LoadDataWorker's
+			// loadItem); its run reads warehouses and nURandCLast.
+			p.config = [][2]string{
+				{"warehouses", strconv.Itoa(l.Warehouses)},
+				{"nURandCLast", strconv.Itoa(l.Constants.CLast)},
+				{"nURandCC_ID", strconv.Itoa(l.Constants.CID)},
+				{"nURandCI_ID", strconv.Itoa(l.Constants.CItem)},
+			}
+			plans = append(plans, p)
+			continue
+		}
+		p.h = handles[f.From]
+		cols := p.h.Schema().Columns
+		for _, name := range f.Columns {
+			i := slices.IndexFunc(cols, func(c engine.Column) bool { return c.Name == name })
+			switch {
+			case i >= 0:
+				p.fields = append(p.fields, i)
+			case name == histIDColumn:
+				p.fields = append(p.fields, rowNumberField)
+			default:
+				return nil, fmt.Errorf("tpcc: export: %s schema: table %s: no engine column %s", layout.schema, f.Table, name)
+			}
+		}
+		plans = append(plans, p)
+	}
+	return plans, nil
 }
 
 // countingWriter counts the bytes that reach the file.
@@ -210,10 +328,10 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// exportTable writes table h to path and returns its rows and the file's
-// size. A file it created is removed on an error, so that no truncated
-// table is left looking complete.
-func exportTable(db *engine.DB, h *engine.TableHandle, path string, opts *ExportOptions) (rows, size int64, err error) {
+// exportFile writes the file of plan p to path and returns its rows and
+// its size. A file it created is removed on an error, so that no
+// truncated table is left looking complete.
+func exportFile(db *engine.DB, p *exportPlan, path, timeLayout string, opts *ExportOptions) (rows, size int64, err error) {
 	f, err := os.Create(path)
 	if err != nil {
 		return 0, 0, fmt.Errorf("tpcc: export: create %s: %w", path, err)
@@ -226,7 +344,7 @@ func exportTable(db *engine.DB, h *engine.TableHandle, path string, opts *Export
 		}
 	}()
 	bw := bufio.NewWriterSize(cw, 256<<10)
-	if rows, err = exportRows(db, h, bw, path, opts); err != nil {
+	if rows, err = exportRows(db, p, bw, path, timeLayout, opts); err != nil {
 		return 0, 0, err
 	}
 	if err = bw.Flush(); err != nil {
@@ -238,9 +356,37 @@ func exportTable(db *engine.DB, h *engine.TableHandle, path string, opts *Export
 	return rows, cw.n, nil
 }
 
-// exportRows writes h's header and rows to w, the buffered writer of path,
-// RowsPerTx rows a read transaction, and returns the rows written.
-func exportRows(db *engine.DB, h *engine.TableHandle, w io.Writer, path string, opts *ExportOptions) (int64, error) {
+// exportRows writes p's header, if it has one, and rows to w, the
+// buffered writer of path, RowsPerTx rows a read transaction, and returns
+// the rows written.
+func exportRows(db *engine.DB, p *exportPlan, w io.Writer, path, timeLayout string, opts *ExportOptions) (int64, error) {
+	var line, scratch []byte
+	if p.file.Header {
+		for i, c := range p.file.Columns {
+			if i > 0 {
+				line = append(line, ',')
+			}
+			line = appendCSVField(line, []byte(c), opts.NullString)
+		}
+		line = append(line, '\n')
+		if _, err := w.Write(line); err != nil {
+			return 0, fmt.Errorf("tpcc: export: write %s: %w", path, err)
+		}
+	}
+	if p.h == nil {
+		for _, kv := range p.config {
+			line = appendCSVField(line[:0], []byte(kv[0]), opts.NullString)
+			line = append(line, ',')
+			line = appendCSVField(line, []byte(kv[1]), opts.NullString)
+			line = append(line, '\n')
+			if _, err := w.Write(line); err != nil {
+				return 0, fmt.Errorf("tpcc: export: write %s: %w", path, err)
+			}
+		}
+		return int64(len(p.config)), nil
+	}
+
+	h := p.h
 	schema := h.Schema()
 	cols := schema.Columns
 	pk := make([]int, len(schema.PrimaryKey))
@@ -251,19 +397,6 @@ func exportRows(db *engine.DB, h *engine.TableHandle, w io.Writer, path string, 
 			}
 		}
 	}
-
-	var line, scratch []byte
-	for i, c := range cols {
-		if i > 0 {
-			line = append(line, ',')
-		}
-		line = appendCSVField(line, []byte(c.Name), opts.NullString)
-	}
-	line = append(line, '\n')
-	if _, err := w.Write(line); err != nil {
-		return 0, fmt.Errorf("tpcc: export: write %s: %w", path, err)
-	}
-
 	var (
 		rows  int64
 		after []engine.Value // primary key of the last row written; nil before the first
@@ -284,11 +417,24 @@ func exportRows(db *engine.DB, h *engine.TableHandle, w io.Writer, path string, 
 		for cur.Next() {
 			r := cur.Row()
 			line = line[:0]
-			for i := range cols {
+			for i, c := range p.fields {
 				if i > 0 {
 					line = append(line, ',')
 				}
-				line, scratch = appendExportValue(line, scratch, r[i], &cols[i], opts.NullString)
+				if c == rowNumberField {
+					num := rows + int64(n) + 1
+					if num > math.MaxInt32 {
+						werr = fmt.Errorf("row %d: %s is an integer column in the %s schema, at most %d",
+							num, p.file.Columns[i], SchemaBenchmarkSQL, math.MaxInt32)
+						break
+					}
+					line = strconv.AppendInt(line, num, 10)
+					continue
+				}
+				line, scratch = appendExportValue(line, scratch, r[c], &cols[c], opts.NullString, timeLayout)
+			}
+			if werr != nil {
+				break
 			}
 			line = append(line, '\n')
 			if _, werr = w.Write(line); werr != nil {
@@ -324,9 +470,9 @@ func exportRows(db *engine.DB, h *engine.TableHandle, w io.Writer, path string, 
 
 // appendExportValue appends v, a value of column c, as a CSV field: NULL
 // as null, unquoted; any other value as its SQL literal (see Export),
-// quoted when appendCSVField says so. scratch is a buffer to reuse; the
-// grown one is returned.
-func appendExportValue(dst, scratch []byte, v engine.Value, c *engine.Column, null string) ([]byte, []byte) {
+// timestamps in timeLayout, quoted when appendCSVField says so. scratch
+// is a buffer to reuse; the grown one is returned.
+func appendExportValue(dst, scratch []byte, v engine.Value, c *engine.Column, null, timeLayout string) ([]byte, []byte) {
 	if v.IsNull() {
 		return append(dst, null...), scratch
 	}
@@ -335,10 +481,10 @@ func appendExportValue(dst, scratch []byte, v engine.Value, c *engine.Column, nu
 	case engine.TypeDecimal:
 		scratch = appendDecimal(scratch, v.I, c.Scale)
 	case engine.TypeTimestamp:
-		scratch = time.UnixMicro(v.I).UTC().AppendFormat(scratch, exportTimeLayout)
+		scratch = time.UnixMicro(v.I).UTC().AppendFormat(scratch, timeLayout)
 	case engine.TypeChar, engine.TypeVarchar:
 		scratch = append(scratch, v.B...)
-	default: // TypeInt; exportOpen admits no other type
+	default: // TypeInt; exportPlans admits no other type
 		scratch = strconv.AppendInt(scratch, v.I, 10)
 	}
 	return appendCSVField(dst, scratch, null), scratch

@@ -372,8 +372,23 @@ func TestExportLiteral(t *testing.T) {
 		{engine.Str("back\\slash"), txt, "", `back\slash`},
 		{engine.Str("naïve"), txt, "", "naïve"},
 	} {
-		got, _ := appendExportValue([]byte("x,"), nil, c.v, &c.col, c.null)
+		got, _ := appendExportValue([]byte("x,"), nil, c.v, &c.col, c.null, "2006-01-02 15:04:05.000000")
 		require.Equal(t, "x,"+c.want, string(got), "%v as %s(%d), null %q", c.v, c.col.Type, c.col.Scale, c.null)
+	}
+
+	// go-tpc's timestamps: to the second, the fraction cut, not rounded.
+	for _, c := range []struct {
+		v    engine.Value
+		want string
+	}{
+		{at(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)), "2025-01-01 00:00:00"},
+		{at(time.Date(2024, 2, 29, 23, 59, 59, 999999000, time.FixedZone("UTC-5", -5*3600))), "2024-03-01 04:59:59"},
+		{engine.Value{I: -1, NotNull: true}, "1969-12-31 23:59:59"},
+	} {
+		l, err := exportLayoutOf(SchemaGoTPC)
+		require.NoError(t, err)
+		got, _ := appendExportValue(nil, nil, c.v, &ts, "", l.timeLayout)
+		require.Equal(t, c.want, string(got))
 	}
 }
 

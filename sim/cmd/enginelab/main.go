@@ -3,7 +3,7 @@
 //
 //	enginelab tpcc [flags]                  load and run TPC-C, check it, report
 //	enginelab tpcc load|run|check [flags]   the same steps on a stored database (--dir)
-//	enginelab tpcc export --dir D --out O   the tables of a stored database as CSV
+//	enginelab tpcc export --dir D --out O   the tables of a stored database as CSV (--schema: a kit's)
 //	enginelab count [flags]                 the count(c_id) case, in the three organizations
 //	enginelab experiment list|NAME [flags]  the design's questions, answered in simulated mode
 //	enginelab tier-replay [flags] TRACE     a page trace replayed into every tier policy
@@ -26,8 +26,9 @@ commands:
   tpcc load --dir D       load a database into directory D
   tpcc run --dir D        run the terminals on the database in D
   tpcc check --dir D      check the consistency conditions of the database in D
-  tpcc export --dir D --out O
-                          write the tables of the database in D as CSV files into O
+  tpcc export --dir D --out O [--schema spec|go-tpc|benchmarksql]
+                          write the tables of the database in D as CSV files into O, for the
+                          engine's tables or a kit's, and print the statements that load them
   count [flags]           count(c_id) by last name in the three table organizations
   experiment list         the experiments: each answers one of the design's questions
   experiment NAME [flags] run one in simulated mode, sides side by side, and say why they differ

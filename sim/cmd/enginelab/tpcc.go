@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -91,6 +92,7 @@ type tpccFlags struct {
 	countRewrite, stockNoLower      bool
 	keyingThink, syncCommit, check  bool
 	dir, out, null, compare         string
+	schema                          choice
 	asJSON, quiet                   bool
 }
 
@@ -103,7 +105,7 @@ var subcommands = map[string]struct {
 	"load":   {sim.Phases{Load: true, Check: true}, "loads a new database into --dir and checks it"},
 	"run":    {sim.Phases{Run: true, Check: true}, "runs the terminals on the database in --dir and checks it after"},
 	"check":  {sim.Phases{Check: true}, "checks the consistency conditions of the database in --dir (condition 11 is skipped: it holds only before any run)"},
-	"export": {sim.Phases{}, "writes every table of the database in --dir as CSV, one file per table, into --out"},
+	"export": {sim.Phases{}, "writes every table of the database in --dir as CSV, one file per table, into --out, for the engine's tables or a kit's (--schema), and prints the statements that load them into PostgreSQL and MySQL"},
 }
 
 func newTPCCFlags(sub string, stderr io.Writer) *tpccFlags {
@@ -176,7 +178,13 @@ func newTPCCFlags(sub string, stderr io.Writer) *tpccFlags {
 	fs.StringVar(&f.dir, "dir", "", dirHelp)
 	if sub == "export" {
 		fs.StringVar(&f.out, "out", "", "directory to write the CSV files into (required)")
-		fs.StringVar(&f.null, "null", "", `how NULL is written: "" for PostgreSQL's COPY ... CSV, \N for MySQL's LOAD DATA`)
+		schemas := make([]string, len(tpcc.ExportSchemas))
+		for i, s := range tpcc.ExportSchemas {
+			schemas[i] = string(s)
+		}
+		f.schema = choice{string(tpcc.SchemaSpec), schemas}
+		fs.Var(&f.schema, "schema", "whose tables the files are for: spec (the engine's: the specification's names, h_id, a header), go-tpc (its tables, files and formats) or benchmarksql (BenchmarkSQL 5.0's bmsql_ tables, files and column order)")
+		fs.StringVar(&f.null, "null", "", `how NULL is written: "" for PostgreSQL's COPY ... CSV, \N for MySQL's LOAD DATA, NULL for either (default: "" for --schema spec, NULL, as their own CSV writers, for go-tpc and benchmarksql)`)
 	}
 	// The flag package prints a bad flag's error; the whole usage is for
 	// --help only (printHelp).
@@ -411,19 +419,41 @@ func export(f *tpccFlags, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "enginelab tpcc export: --dir %s holds no database\n", f.dir)
 		return 2
 	}
+	out, err := filepath.Abs(f.out)
+	if err != nil {
+		fmt.Fprintf(stderr, "enginelab tpcc export: --out %s: %v\n", f.out, err)
+		return 2
+	}
+	opts := tpcc.ExportOptions{Schema: tpcc.ExportSchema(f.schema.value), NullString: f.null,
+		Progress: func(table string, rows int64) { fmt.Fprintf(stderr, "%s: %d rows\n", table, rows) }}
+	nullSet := false
+	f.fs.Visit(func(fl *flag.Flag) { nullSet = nullSet || fl.Name == "null" })
+	if !nullSet && opts.Schema != tpcc.SchemaSpec {
+		opts.NullString = "NULL" // as go-tpc's and BenchmarkSQL's own CSV writers
+	}
+	// The statements first: they check the options as Export does,
+	// before the database is opened.
+	pg, my, err := tpcc.ExportLoadCommands(out, opts)
+	if err != nil {
+		fmt.Fprintf(stderr, "enginelab tpcc export: %v\n", err)
+		return 2
+	}
 	db, err := engine.Open(&engine.Options{Dir: f.dir})
 	if err != nil {
 		fmt.Fprintf(stderr, "enginelab tpcc export: %v\n", err)
 		return 1
 	}
 	defer db.Close()
-	stats, err := tpcc.Export(db, f.out, tpcc.ExportOptions{NullString: f.null,
-		Progress: func(table string, rows int64) { fmt.Fprintf(stderr, "%s: %d rows\n", table, rows) }})
+	stats, err := tpcc.Export(db, out, opts)
 	if err != nil {
 		fmt.Fprintf(stderr, "enginelab tpcc export: %v\n", err)
+		if errors.Is(err, tpcc.ErrBadConfig) || errors.Is(err, tpcc.ErrNotLoaded) {
+			return 2 // refused before any file was written
+		}
 		return 1
 	}
-	fmt.Fprintf(stdout, "wrote %d rows, %s, into %s in %.1f s\n", stats.TotalRows, sim.FormatBytes(stats.Bytes), f.out, stats.Elapsed.Seconds())
+	fmt.Fprintf(stdout, "wrote %d rows, %s, into %s in %.1f s\n\n%s\n%s", stats.TotalRows, sim.FormatBytes(stats.Bytes), out,
+		stats.Elapsed.Seconds(), pg, my)
 	return 0
 }
 

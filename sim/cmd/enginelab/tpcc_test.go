@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/enginelab/enginelab/engine"
 	"github.com/enginelab/enginelab/sim"
 	"github.com/enginelab/enginelab/tpcc"
 )
@@ -30,7 +31,7 @@ func TestTPCCHelp(t *testing.T) {
 		"load":   {"warehouses", "org", "page-size", "pool", "seed", "dir", "json", "mode"},
 		"run":    {"terminals", "duration", "warmup", "profile", "count-rewrite", "seed", "dir", "json", "mode", "store-device", "network"},
 		"check":  {"dir", "json"},
-		"export": {"dir", "out", "null"},
+		"export": {"dir", "out", "null", "schema"},
 	} {
 		args := []string{"tpcc"}
 		if sub != "" {
@@ -56,6 +57,10 @@ func TestTPCCBadFlags(t *testing.T) {
 	full := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(full, "x"), nil, 0o644))
 	empty := t.TempDir()
+	bare := t.TempDir() // a database without the TPC-C tables
+	db, err := engine.Open(&engine.Options{Dir: bare})
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
 	for _, tc := range []struct {
 		args []string
 		want []string
@@ -93,6 +98,9 @@ func TestTPCCBadFlags(t *testing.T) {
 		{[]string{"load", "--dir", full}, []string{"not empty"}},
 		{[]string{"export", "--dir", empty}, []string{"--dir and --out are required"}},
 		{[]string{"export", "--dir", empty, "--out", t.TempDir()}, []string{"holds no database"}},
+		{[]string{"export", "--dir", full, "--out", t.TempDir(), "--schema", "hammerdb"}, []string{"-schema", "spec, go-tpc, benchmarksql"}},
+		{[]string{"export", "--dir", full, "--out", t.TempDir(), "--null", "a,b"}, []string{"NullString \"a,b\""}},
+		{[]string{"export", "--dir", bare, "--out", filepath.Join(empty, "out")}, []string{"not loaded", "no table item"}},
 		{[]string{"--mode", "fast"}, []string{"-mode", "real, sim"}},
 		{[]string{"--mode", "sim", "--remote", "ristretto"}, []string{"--remote ristretto cannot run in simulated mode", "lru or slru"}},
 		{[]string{"--mode", "sim", "--remote", "memcached=127.0.0.1:11211"}, []string{"cannot run in simulated mode"}},
@@ -184,6 +192,33 @@ func TestTPCCStoredDatabase(t *testing.T) {
 	head, err := os.ReadFile(filepath.Join(csv, "warehouse.csv"))
 	require.NoError(t, err)
 	require.True(t, strings.HasPrefix(string(head), "w_id,w_name,w_street_1,"), string(head))
+	require.Contains(t, out, "\\copy warehouse (w_id, w_name, ")
+	require.Contains(t, out, "FROM '"+filepath.Join(csv, "warehouse.csv")+"' WITH (FORMAT csv, HEADER)\n")
+
+	// The kits' schemas, into a relative --out: the statements name the
+	// files by absolute path, and NULL is written as the kits write it.
+	work := t.TempDir()
+	t.Chdir(work)
+	st, out, errs = enginelab("tpcc", "export", "--dir", dir, "--out", "go-tpc", "--schema", "go-tpc")
+	require.Zero(t, st, errs)
+	orders := filepath.Join(work, "go-tpc", "test.orders.0.csv")
+	require.Contains(t, out, "\\copy orders (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_carrier_id, o_ol_cnt, o_all_local) FROM '"+
+		orders+"' WITH (FORMAT csv, NULL 'NULL')\n")
+	require.Contains(t, out, "LOAD DATA LOCAL INFILE '"+orders+"' INTO TABLE orders ")
+	data, err := os.ReadFile(orders)
+	require.NoError(t, err)
+	require.Regexp(t, `(?m)^\d+,\d+,1,\d+,\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,NULL,\d+,[01]$`, string(data), "no header, go-tpc's NULL and timestamps")
+
+	if raceEnabled {
+		return // another W = 1 export costs half a minute under the race detector
+	}
+	st, out, errs = enginelab("tpcc", "export", "--dir", dir, "--out", "bmsql", "--schema", "benchmarksql", "--null", "")
+	require.Zero(t, st, errs)
+	require.Contains(t, errs, "bmsql_config: 4 rows")
+	require.Contains(t, out, "\\copy bmsql_history (hist_id, h_c_id, ")
+	data, err = os.ReadFile(filepath.Join(work, "bmsql", "bmsql_oorder.csv"))
+	require.NoError(t, err)
+	require.Regexp(t, `(?m)^1,\d+,\d+,\d+,,\d+,[01],\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{6}$`, string(data), "--null \"\" as told")
 }
 
 // --compare runs each side on its own load and prints them side by side,
