@@ -26,9 +26,8 @@ type Limit struct {
 	// Bytes is the limit; 0 when none could be read (no cgroup limit and
 	// no /proc/meminfo: not Linux).
 	Bytes int64
-	// Source says where Bytes was read, for messages: "cgroup v2
-	// memory.max (/sys/fs/cgroup/a/memory.max)", "MemAvailable
-	// (/proc/meminfo)".
+	// Source says where Bytes was read, for messages: "cgroup v2 limit
+	// in /sys/fs/cgroup/a/memory.max", "MemAvailable in /proc/meminfo".
 	Source string
 }
 
@@ -90,7 +89,7 @@ func memAvailable(fsys fs.FS) (Limit, error) {
 		if err != nil || kb < 0 {
 			return Limit{}, fmt.Errorf("memlimit: /proc/meminfo: MemAvailable:%s: want a count of kB", rest)
 		}
-		return Limit{Bytes: kb << 10, Source: "MemAvailable (/proc/meminfo)"}, nil
+		return Limit{Bytes: kb << 10, Source: "MemAvailable in /proc/meminfo"}, nil
 	}
 	return Limit{}, sc.Err()
 }
@@ -113,8 +112,8 @@ func cgroupLimit(fsys fs.FS) (Limit, error) {
 		return Limit{}, err
 	}
 	for _, h := range []struct{ key, file, name string }{
-		{"v2", "memory.max", "cgroup v2 memory.max"},
-		{"v1", "memory.limit_in_bytes", "cgroup v1 memory.limit_in_bytes"},
+		{"v2", "memory.max", "cgroup v2 limit"},
+		{"v1", "memory.limit_in_bytes", "cgroup v1 limit"},
 	} {
 		p, ok1 := paths[h.key]
 		m, ok2 := mounts[h.key]
@@ -129,7 +128,7 @@ func cgroupLimit(fsys fs.FS) (Limit, error) {
 			continue // a v2 hierarchy without the memory controller: try v1
 		}
 		if lim.Bytes > 0 {
-			lim.Source = h.name + " (" + lim.Source + ")"
+			lim.Source = h.name + " in " + lim.Source
 		}
 		return lim, nil
 	}

@@ -43,14 +43,14 @@ func TestReadV2(t *testing.T) {
 	}
 	l, err := Read(fsys)
 	require.NoError(t, err)
-	require.Equal(t, Limit{Bytes: 8 << 30, Source: "cgroup v2 memory.max (/sys/fs/cgroup/user.slice/memory.max)"}, l,
+	require.Equal(t, Limit{Bytes: 8 << 30, Source: "cgroup v2 limit in /sys/fs/cgroup/user.slice/memory.max"}, l,
 		"a parent's limit holds for its children")
 
 	// "max" all the way up: no cgroup limit, so MemAvailable.
 	fsys["sys/fs/cgroup/user.slice/memory.max"] = &fstest.MapFile{Data: []byte("max\n")}
 	l, err = Read(fsys)
 	require.NoError(t, err)
-	require.Equal(t, Limit{Bytes: 24117672 << 10, Source: "MemAvailable (/proc/meminfo)"}, l)
+	require.Equal(t, Limit{Bytes: 24117672 << 10, Source: "MemAvailable in /proc/meminfo"}, l)
 
 	// A cgroup limit above what the machine has available: MemAvailable.
 	fsys["sys/fs/cgroup/user.slice/job.scope/memory.max"] = &fstest.MapFile{Data: []byte("68719476736\n")}
@@ -69,7 +69,7 @@ func TestReadV2Namespace(t *testing.T) {
 		"sys/fs/cgroup/memory.max": {Data: []byte("2147483648\n")},
 	})
 	require.NoError(t, err)
-	require.Equal(t, Limit{Bytes: 2 << 30, Source: "cgroup v2 memory.max (/sys/fs/cgroup/memory.max)"}, l)
+	require.Equal(t, Limit{Bytes: 2 << 30, Source: "cgroup v2 limit in /sys/fs/cgroup/memory.max"}, l)
 }
 
 func TestReadV1(t *testing.T) {
@@ -85,13 +85,13 @@ func TestReadV1(t *testing.T) {
 	}
 	l, err := Read(fsys)
 	require.NoError(t, err)
-	require.Equal(t, Limit{Bytes: 4 << 30, Source: "cgroup v1 memory.limit_in_bytes (/sys/fs/cgroup/memory/jobs/42/memory.limit_in_bytes)"}, l,
+	require.Equal(t, Limit{Bytes: 4 << 30, Source: "cgroup v1 limit in /sys/fs/cgroup/memory/jobs/42/memory.limit_in_bytes"}, l,
 		"the unified hierarchy has no memory controller: v1's limit")
 
 	fsys["sys/fs/cgroup/memory/jobs/42/memory.limit_in_bytes"] = &fstest.MapFile{Data: []byte("9223372036854771712\n")}
 	l, err = Read(fsys)
 	require.NoError(t, err)
-	require.Equal(t, "MemAvailable (/proc/meminfo)", l.Source, "no limit set anywhere")
+	require.Equal(t, "MemAvailable in /proc/meminfo", l.Source, "no limit set anywhere")
 }
 
 // Nothing to read (not Linux): no limit known, no error.
