@@ -55,6 +55,13 @@ var ErrInsufficientMemory = engine.ErrInsufficientMemory
 //	1   clustered    30s   disk     113 MiB         15277     300 MB    558 MiB    757 MiB
 //	4   clustered    10s   disk     426 MiB          6012    1103 MB   1556 MiB   1780 MiB
 //
+// Simulated mode, the experiments at their defaults (W=1, 4 modeled
+// cores; peak RSS of /usr/bin/time -v ./enginelab experiment NAME):
+//
+//	experiment      sides  pool     virtual time  transactions/min  peak RSS   estimate (a side)
+//	delivery-limit  2      256 MiB  1 s + 5 s     742,620           1981 MiB   2992 MiB
+//	io-bound        4      28 MiB   1 min + 5 min 1,923             1146 MiB   2801 MiB
+//
 // What the live heap holds, from heap profiles (W=1): the pool's arena
 // (allocated whole: 258 MB at W=1) and pebble's in-memory files (360 MB
 // after a 10 s run, 460 MB at the peak of a 30 s one, for 110 to 125 MiB
@@ -70,9 +77,11 @@ var ErrInsufficientMemory = engine.ErrInsufficientMemory
 // overhead, and the collector's headroom over the live part) and 367 MiB
 // on disk; the rest is about 1.8 GiB in memory (the store's churn and
 // the fixed part, with their headroom) and 270 MiB on disk, plus the
-// run's growth: at most about 117 MiB of pages a minute per core (real
-// mode: this machine's, up to one per terminal; simulated: the modeled
-// ones). The estimates are above the peaks measured by 14% to 150%.
+// run's growth: at most about 117 MiB of pages a minute per core of this
+// machine in real mode (up to one per terminal), and per modeled core
+// and virtual minute 390 MiB in simulated mode when the pool holds the
+// data, 10 MiB when it does not. The estimates are above the peaks
+// measured by 14% to 150%.
 const (
 	// memLoadPerWarehouse and memLoadFixed are the loaded pages: about
 	// 101 MiB a warehouse at W=10 (the loaders' interleaved inserts
@@ -86,11 +95,24 @@ const (
 	// in pages): 1.1 KiB measured at W=1 over 60 s, 1.6 KiB at W=4,
 	// rounded up.
 	memGrowthPerTx = 2 << 10
-	// memTxPerCoreMinute bounds the transactions a core runs in a minute:
-	// at most about 29,000 were measured; twice that leaves room for
-	// faster cores. With memGrowthPerTx, a core grows the data by at
-	// most about 117 MiB a minute.
+	// memTxPerCoreMinute bounds the transactions a core runs in a minute
+	// in real mode: at most about 29,000 were measured; twice that leaves
+	// room for faster cores. With memGrowthPerTx, a core grows the data
+	// by at most about 117 MiB a minute.
 	memTxPerCoreMinute = 60_000
+	// In simulated mode the transactions of a virtual minute depend on
+	// the modeled hardware, which the estimate cannot know before the
+	// run. Measured (experiment delivery-limit and io-bound, defaults):
+	// about 185,000 a modeled core in a virtual minute when the pool
+	// holds the data (the run is CPU-bound), and under 500 when it holds
+	// a quarter of it (the run waits on the modeled disk-2009 store or
+	// the tier). The estimate takes memSimTxPerCoreMinute when the pool
+	// can hold the loaded data, else memSimIOTxPerCoreMinute, ten times
+	// the IO-bound figure: a pool only a little smaller than the data,
+	// or a fast modeled store, runs faster than that, and a long
+	// simulated run of that kind can grow beyond the estimate.
+	memSimTxPerCoreMinute   = 200_000
+	memSimIOTxPerCoreMinute = 5_000
 
 	// memStorePerByte, in eighths, and memStoreChurn are the in-memory
 	// store's bytes: 1.25 per byte of pages (the files' slack, versions
@@ -144,10 +166,10 @@ type MemoryEstimate struct {
 // MemoryEstimate estimates the peak memory (resident set) of the job c,
 // from figures measured per warehouse (memLoadPerWarehouse and the rest):
 // the data is W loaded warehouses and the run's growth, bounded by the
-// transactions its cores can run in its warm-up and measured time (in
-// simulated mode, in virtual time on the modeled cores). A job with no
-// warehouses yet (a run on a stored database, before it is read) has an
-// estimate of 0.
+// transactions its cores can run in its warm-up and measured time
+// (memTxPerCoreMinute; in simulated mode, in virtual time on the modeled
+// cores, memSimTxPerCoreMinute). A job with no warehouses yet (a run on a
+// stored database, before it is read) has an estimate of 0.
 func (c *TPCCConfig) MemoryEstimate() MemoryEstimate {
 	return c.memoryEstimate(runtime.GOMAXPROCS(0))
 }
@@ -160,19 +182,6 @@ func (c *TPCCConfig) memoryEstimate(hostCores int) MemoryEstimate {
 	}
 	w := int64(c.Warehouses)
 	e.Data = w*memLoadPerWarehouse + memLoadFixed
-	if c.Phases.Run {
-		cores := hostCores
-		if c.Mode == ModeSim {
-			cores = c.Hardware.Cores
-			if cores == 0 {
-				cores = DefaultCores
-			}
-		}
-		cores = max(1, min(cores, c.Terminals))
-		minutes := (c.Warmup + c.Duration).Minutes()
-		e.Growth = int64(float64(cores) * minutes * memTxPerCoreMinute * memGrowthPerTx)
-		e.Data += e.Growth
-	}
 	o := c.EngineOptions()
 	ps := int64(o.PageSize)
 	if ps == 0 {
@@ -180,6 +189,23 @@ func (c *TPCCConfig) memoryEstimate(hostCores int) MemoryEstimate {
 	}
 	capacity := o.PoolSize / ps * ps
 	headers := capacity / ps * cache.FrameOverhead
+	if c.Phases.Run {
+		cores, rate := hostCores, memTxPerCoreMinute
+		if c.Mode == ModeSim {
+			cores = c.Hardware.Cores
+			if cores == 0 {
+				cores = DefaultCores
+			}
+			rate = memSimTxPerCoreMinute
+			if capacity < e.Data {
+				rate = memSimIOTxPerCoreMinute
+			}
+		}
+		cores = max(1, min(cores, c.Terminals))
+		minutes := (c.Warmup + c.Duration).Minutes()
+		e.Growth = int64(float64(cores) * minutes * float64(rate) * memGrowthPerTx)
+		e.Data += e.Growth
+	}
 	e.Pool = min(capacity, e.Data) + headers
 	if c.Dir == "" {
 		e.Store = e.Data*memStorePerByte/8 + memStoreChurn

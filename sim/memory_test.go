@@ -206,6 +206,35 @@ func TestMemoryEstimateCoversMeasured(t *testing.T) {
 	}
 }
 
+// The experiments' sides at their defaults: each estimate is at least the
+// peak RSS measured for the whole experiment (its sides run one after
+// another), as in the table in memory.go.
+func TestMemoryEstimateCoversExperiments(t *testing.T) {
+	for name, peakMiB := range map[string]int64{"delivery-limit": 1981, "io-bound": 1146} {
+		e, err := LookupExperiment(name)
+		require.NoError(t, err)
+		p := e.params(ExperimentParams{})
+		for _, side := range e.sides(&p) {
+			side.Config.Phases = Phases{Load: true, Run: true}
+			require.GreaterOrEqual(t, side.Config.memoryEstimate(2).Total, peakMiB<<20, "%s: %s", name, side.Label)
+		}
+	}
+}
+
+// Simulated mode counts the modeled cores and the virtual time, faster
+// when the pool holds the data than when the run waits on the store.
+func TestMemoryEstimateSimulatedGrowth(t *testing.T) {
+	c := defaultJob()
+	c.Mode = ModeSim
+	c.Duration = time.Minute
+	cpu := c.memoryEstimate(64)
+	require.Equal(t, int64(DefaultCores*memSimTxPerCoreMinute*memGrowthPerTx), cpu.Growth, "the modeled cores, not the host's")
+	c.Hardware.Cores = 2
+	require.Equal(t, cpu.Growth/2, c.memoryEstimate(64).Growth)
+	c.PoolSize = 32 << 20
+	require.Equal(t, int64(2*memSimIOTxPerCoreMinute*memGrowthPerTx), c.memoryEstimate(64).Growth, "a pool smaller than the data")
+}
+
 // A stored database's run is checked once its warehouses are read.
 func TestMemoryCheckStoredDatabase(t *testing.T) {
 	c := TPCCConfig{Phases: Phases{Run: true, Check: true}, Terminals: 1, Duration: time.Second, Dir: t.TempDir(), MemoryLimit: 1 << 20}
