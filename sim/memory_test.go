@@ -13,6 +13,7 @@ import (
 
 	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/engine"
+	"github.com/enginelab/enginelab/internal/memlimit"
 )
 
 // defaultJob is the command's default job: tpcc with no flags.
@@ -254,4 +255,15 @@ func TestMemoryCheckExperiment(t *testing.T) {
 	require.ErrorIs(t, err, ErrInsufficientMemory)
 	require.ErrorIs(t, err, ErrBadConfig)
 	require.ErrorContains(t, err, "--warehouses 100000 in memory")
+}
+
+// A calibration's loads keep the engine's own check (the pool at its
+// capacity), there being no job's.
+func TestCalibrateMemoryCheck(t *testing.T) {
+	if l, err := memlimit.System(); err != nil || !l.Known() {
+		t.Skip("no memory limit can be read here: nothing is checked")
+	}
+	_, err := Calibrate(context.Background(), CalibrateConfig{Warehouses: 100_000, Duration: time.Second})
+	require.ErrorIs(t, err, ErrInsufficientMemory)
+	require.ErrorIs(t, err, engine.ErrInvalidOptions)
 }
