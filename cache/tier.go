@@ -91,3 +91,21 @@ const (
 // the database's page size at all, such as a memcached whose item limit is
 // smaller: a configuration error, found before any work.
 var ErrTierTooLarge = errors.New("cache: page larger than the tier's item limit")
+
+// InProcessBytes is the most memory of this process that t may hold at
+// its fullest: what a memory estimate (engine.Open's check) counts for a
+// tier. A tier says so with a method InProcessBytes() int64: 0 where its
+// pages live in another process (MemcachedTier: the servers' memory, not
+// this process's), or none at all (NullTier), and the inner tier's for a
+// TraceTier. Any other tier counts its whole budget, Stats().Capacity
+// (for LRUTier and SLRUTier that includes the per-page overhead,
+// TierItemOverhead). A nil tier holds nothing.
+func InProcessBytes(t Tier) int64 {
+	if t == nil {
+		return 0
+	}
+	if m, ok := t.(interface{ InProcessBytes() int64 }); ok {
+		return m.InProcessBytes()
+	}
+	return max(0, t.Stats().Capacity)
+}

@@ -179,6 +179,10 @@ func memcachedSettings(server string, timeout time.Duration) (map[string]string,
 // Name implements Tier.
 func (t *MemcachedTier) Name() string { return "memcached" }
 
+// InProcessBytes is 0: the pages live in the servers, other processes
+// (InProcessBytes).
+func (t *MemcachedTier) InProcessBytes() int64 { return 0 }
+
 // Servers returns the servers the tier spreads pages over.
 func (t *MemcachedTier) Servers() []string { return append([]string(nil), t.servers...) }
 

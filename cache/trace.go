@@ -190,6 +190,10 @@ func (t *TraceTier) Stats() TierStats { return t.inner.Stats() }
 // policy that answered, recorded or not.
 func (t *TraceTier) Name() string { return t.inner.Name() }
 
+// InProcessBytes is the inner tier's (InProcessBytes): recording adds only
+// its line buffer.
+func (t *TraceTier) InProcessBytes() int64 { return InProcessBytes(t.inner) }
+
 // Flush writes the buffered lines to w and returns the first error of any
 // write so far (or of the configuration).
 func (t *TraceTier) Flush() error {
@@ -266,6 +270,9 @@ func (t *NullTier) Stats() TierStats {
 
 // Name implements Tier.
 func (t *NullTier) Name() string { return "null" }
+
+// InProcessBytes is 0: a NullTier keeps nothing (InProcessBytes).
+func (t *NullTier) InProcessBytes() int64 { return 0 }
 
 // Close implements Tier. Later calls fail with ErrClosed, as with the other
 // backends; closing again is a no-op.

@@ -114,6 +114,22 @@ type Options struct {
 	// by default in the library, on by default in the command, as InnoDB
 	// has it.
 	ReadAhead bool
+	// MemoryLimit is the memory, in bytes, that Open's memory check
+	// compares the options with; 0: what this process may use, read from
+	// the system (the smaller of its cgroup's limit, v2 memory.max or v1
+	// memory.limit_in_bytes, and /proc/meminfo's MemAvailable; no check
+	// where neither can be read).
+	MemoryLimit int64
+	// SkipMemoryCheck turns off Open's memory check. The check refuses,
+	// with an error wrapping ErrInsufficientMemory and ErrInvalidOptions,
+	// options whose buffer pool, in-process remote tier and store overhead
+	// (MemoryEstimate) need more than MemoryLimit, before anything is
+	// opened. It counts what the options say: an in-memory store's pages
+	// depend on the data put in, which Open cannot know, and are not
+	// counted. A pool is allocated at its full size but only the frames
+	// used take memory, so a pool larger than the memory works until the
+	// data fills it; set SkipMemoryCheck for that.
+	SkipMemoryCheck bool
 }
 
 // CallHook hears the start of every transaction operation (Options.Calls).
@@ -151,6 +167,9 @@ func (o *Options) Validate() error {
 	}
 	if o.LockTimeout < 0 {
 		return fmt.Errorf("%w: lock timeout %v is negative", ErrInvalidOptions, o.LockTimeout)
+	}
+	if o.MemoryLimit < 0 {
+		return fmt.Errorf("%w: memory limit %d is negative", ErrInvalidOptions, o.MemoryLimit)
 	}
 	return nil
 }
@@ -246,6 +265,9 @@ func Open(o *Options) (*DB, error) {
 		opts = *o
 	}
 	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	if err := opts.checkMemory(); err != nil {
 		return nil, err
 	}
 	if opts.DefaultOrg == OrgDefault {

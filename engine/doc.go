@@ -163,6 +163,19 @@
 // written by checkpoints (cache.Meter.CheckpointPages, on the pool's
 // background meter). DB.LogStats and DB.Recovery give database-wide totals.
 //
+// # Memory
+//
+// Open checks, before it opens anything, that the buffer pool (at its
+// capacity, with its frames' overhead), a remote tier that keeps its pages
+// in this process, and the store's memtables and cache fit in the memory
+// the process may use: Options.MemoryLimit, else the smaller of its
+// cgroup's limit (v2 memory.max, v1 memory.limit_in_bytes) and
+// MemAvailable. If not, it returns an error wrapping ErrInsufficientMemory
+// and ErrInvalidOptions that says what to make smaller. An in-memory
+// store's pages are not counted: their number depends on the data, which
+// Open cannot know (package sim's jobs count them). Options.SkipMemoryCheck
+// turns the check off.
+//
 // # Caveats
 //
 // A Cursor locks each row it returns (shared) before reading it; if it had

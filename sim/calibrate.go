@@ -798,7 +798,9 @@ func Calibrate(ctx context.Context, cfg CalibrateConfig) (*Calibration, error) {
 // commit) and loads it.
 func calibrationLoad(ctx context.Context, cfg *CalibrateConfig, org engine.Org) (*engine.DB, tpcc.Loaded, error) {
 	job := TPCCConfig{Warehouses: cfg.Warehouses, Org: org}
-	db, err := engine.Open(job.EngineOptions())
+	opts := job.EngineOptions()
+	opts.SkipMemoryCheck = false // no job's check ran: the engine's own (the pool at its capacity)
+	db, err := engine.Open(opts)
 	if err != nil {
 		return nil, tpcc.Loaded{}, err
 	}

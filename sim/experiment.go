@@ -63,6 +63,13 @@ type ExperimentParams struct {
 	PoolSize         int64         `json:"pool_bytes"`   // 0: the experiment's
 	RemoteSize       int64         `json:"remote_bytes"` // 0: the experiment's
 	Hardware         HardwareSpec  `json:"-"`
+	// MemoryLimit and IgnoreMemoryLimit go to every side's job
+	// (TPCCConfig): each side is checked before the first one loads.
+	MemoryLimit       int64 `json:"-"`
+	IgnoreMemoryLimit bool  `json:"-"`
+	// poolPerWarehouse is the experiment's pool per warehouse when
+	// PoolSize took its default (params), for the memory check's advice.
+	poolPerWarehouse int64
 }
 
 // ExperimentSide is one side of an experiment: a label and the job.
@@ -229,6 +236,7 @@ func (e *Experiment) params(p ExperimentParams) ExperimentParams {
 	}
 	if p.PoolSize == 0 {
 		p.PoolSize = d.PoolSize * int64(p.Warehouses)
+		p.poolPerWarehouse = d.PoolSize
 	}
 	if p.RemoteSize == 0 {
 		p.RemoteSize = d.RemoteSize * int64(p.Warehouses)
@@ -254,7 +262,8 @@ func (e *Experiment) params(p ExperimentParams) ExperimentParams {
 func (p *ExperimentParams) base() TPCCConfig {
 	return TPCCConfig{Mode: ModeSim, Hardware: p.Hardware, Warehouses: p.Warehouses, Terminals: p.Terminals,
 		Duration: p.Duration, Warmup: p.Warmup, Seed: p.Seed, PoolSize: p.PoolSize, RemoteSize: p.RemoteSize,
-		ReadAhead: true}
+		ReadAhead: true, MemoryLimit: p.MemoryLimit, IgnoreMemoryLimit: p.IgnoreMemoryLimit, InMemoryOnly: true,
+		poolPerWarehouse: p.poolPerWarehouse}
 }
 
 // The counters an explanation looks at, with their per-transaction value

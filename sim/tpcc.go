@@ -74,6 +74,23 @@ type TPCCConfig struct {
 	// that keeps nothing), for enginelab tier-replay.
 	Trace string
 
+	// MemoryLimit is the memory, in bytes, the job's memory check
+	// (CheckMemory) compares its estimate with (--memory-limit); 0: what
+	// the process may use, read from the system (the smaller of its
+	// cgroup's limit and MemAvailable).
+	MemoryLimit int64
+	// IgnoreMemoryLimit skips the memory check (--ignore-memory-limit):
+	// the job runs whatever its estimate.
+	IgnoreMemoryLimit bool
+	// InMemoryOnly says the job's caller keeps its databases in memory
+	// and takes no --dir (the command's --compare sides, experiments):
+	// the memory check's advice then does not offer one.
+	InMemoryOnly bool
+	// poolPerWarehouse, if not 0, is the pool per warehouse PoolSize was
+	// set from (an experiment's default): the memory check's advice on
+	// fewer warehouses scales the pool with them.
+	poolPerWarehouse int64
+
 	// Flags, if not nil, are the command line's settings, every flag
 	// with its value, for the report.
 	Flags map[string]string
@@ -104,10 +121,12 @@ const PoolPerWarehouse = 256 << 20
 const DefaultRemoteSize = 1 << 30
 
 // EngineOptions returns the engine's options for c (without the tier,
-// which TPCC opens).
+// which TPCC opens). The engine's memory check is off: the job's own
+// (CheckMemory, in Validate) counts what the engine's would and the data.
 func (c *TPCCConfig) EngineOptions() *engine.Options {
 	o := &engine.Options{Dir: c.Dir, PageSize: c.PageSize, PoolSize: c.PoolSize, Policy: c.PoolPolicy,
-		HeapUpdate: c.HeapUpdate, CountRewrite: c.CountRewrite, Commit: engine.NoSyncCommit, TierMode: c.RemoteMode, ReadAhead: c.ReadAhead}
+		HeapUpdate: c.HeapUpdate, CountRewrite: c.CountRewrite, Commit: engine.NoSyncCommit, TierMode: c.RemoteMode, ReadAhead: c.ReadAhead,
+		SkipMemoryCheck: true}
 	if o.PoolSize == 0 {
 		o.PoolSize = int64(max(1, c.Warehouses)) * PoolPerWarehouse
 	}
@@ -117,7 +136,8 @@ func (c *TPCCConfig) EngineOptions() *engine.Options {
 	return o
 }
 
-// Validate checks c before anything is opened.
+// Validate checks c before anything is opened, its memory estimate last
+// (CheckMemory).
 func (c *TPCCConfig) Validate() error {
 	p := c.Phases
 	switch {
@@ -135,6 +155,8 @@ func (c *TPCCConfig) Validate() error {
 		return fmt.Errorf("%w: --warmup %v: want zero or more", ErrBadConfig, c.Warmup)
 	case c.RemoteSize < 0:
 		return fmt.Errorf("%w: --remote-size %d: want zero or more", ErrBadConfig, c.RemoteSize)
+	case c.MemoryLimit < 0:
+		return fmt.Errorf("%w: --memory-limit %d: want zero or more", ErrBadConfig, c.MemoryLimit)
 	case c.Mode != "" && c.Mode != ModeReal && c.Mode != ModeSim:
 		return fmt.Errorf("%w: --mode %s: want real or sim", ErrBadConfig, c.Mode)
 	}
@@ -167,7 +189,7 @@ func (c *TPCCConfig) Validate() error {
 			return fmt.Errorf("%w: --dir %s holds no database: load one first (enginelab tpcc load --dir %s)", tpcc.ErrNotLoaded, c.Dir, c.Dir)
 		}
 	}
-	return nil
+	return c.CheckMemory()
 }
 
 // Hooks let a caller show progress. Every field may be nil.

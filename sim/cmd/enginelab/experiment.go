@@ -42,7 +42,7 @@ func experimentCmd(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	fs.Usage = func() {}
 	var p sim.ExperimentParams
-	var pool, remote size
+	var pool, remote, memoryLimit size
 	var asJSON, quiet bool
 	fs.IntVar(&p.Warehouses, "warehouses", 0, "W (0: the experiment's, 1 unless it says)")
 	fs.IntVar(&p.Terminals, "terminals", 0, "terminals (0: the experiment's)")
@@ -59,6 +59,8 @@ func experimentCmd(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&p.Hardware.ProfilesFile, "profiles", "", "a JSON `file` of profiles (README, \"Simulated mode\")")
 	fs.BoolVar(&asJSON, "json", false, "print the result as one JSON document")
 	fs.BoolVar(&quiet, "quiet", false, "no progress lines")
+	fs.Var(&memoryLimit, "memory-limit", "the memory each side may use, such as 8GiB: sides whose estimate is larger are refused before the first loads (0: this process's cgroup limit, else the machine's available memory)")
+	fs.BoolVar(&p.IgnoreMemoryLimit, "ignore-memory-limit", false, "run even if a side's memory estimate is larger than --memory-limit")
 	if err := fs.Parse(args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintf(stdout, "usage: enginelab experiment %s [flags]\n\n%s\nexpects: %s\n\nflags:\n", e.Name, e.Question, e.Expect)
@@ -83,7 +85,7 @@ func experimentCmd(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 	}
-	p.PoolSize, p.RemoteSize = pool.n, remote.n
+	p.PoolSize, p.RemoteSize, p.MemoryLimit = pool.n, remote.n, memoryLimit.n
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	var progress func(string)

@@ -83,7 +83,8 @@ type tpccFlags struct {
 	duration, warmup                time.Duration
 	seed                            uint64
 	org, profile, policy, heapUpd   choice
-	pool, remoteSize                size
+	pool, remoteSize, memoryLimit   size
+	ignoreMemoryLimit               bool
 	remote                          remote
 	remoteMode, readAhead, mode     choice
 	cores                           int
@@ -169,6 +170,8 @@ func newTPCCFlags(sub string, stderr io.Writer) *tpccFlags {
 		fs.BoolVar(&f.check, "check", true, "check the consistency conditions at the end")
 		fs.BoolVar(&f.asJSON, "json", false, "print the report as one JSON document")
 		fs.BoolVar(&f.quiet, "quiet", false, "no progress bars")
+		fs.Var(&f.memoryLimit, "memory-limit", "the memory the job may use, such as 8GiB: a job whose estimate (the store in memory, the pool, the remote tier) is larger is refused before it loads (0: this process's cgroup limit, else the machine's available memory)")
+		fs.BoolVar(&f.ignoreMemoryLimit, "ignore-memory-limit", false, "run even if the memory estimate is larger than --memory-limit")
 	}
 	dirHelp := "database directory (required)"
 	if sub == "" {
@@ -206,6 +209,7 @@ func (f *tpccFlags) config() (sim.TPCCConfig, error) {
 		Seed: f.seed, CountRewrite: f.countRewrite, PageSize: f.pageSize, PoolSize: f.pool.n,
 		PoolPolicy: cache.PolicyKind(f.policy.value), SyncCommit: f.syncCommit, Dir: f.dir,
 		Remote: f.remote.spec, RemoteMode: cache.TierMode(f.remoteMode.value), RemoteSize: f.remoteSize.n,
+		MemoryLimit: f.memoryLimit.n, IgnoreMemoryLimit: f.ignoreMemoryLimit, InMemoryOnly: f.compare != "",
 		ReadAhead: f.readAhead.value == "on",
 		Mode:      sim.Mode(f.mode.value),
 		Trace:     f.trace,
@@ -262,7 +266,9 @@ func parseCompare(fs *flag.FlagSet, spec string) (string, []string, error) {
 	name = strings.TrimLeft(name, "-")
 	var ok []string
 	fs.VisitAll(func(fl *flag.Flag) {
-		if fl.Name != "compare" && fl.Name != "dir" && fl.Name != "json" && fl.Name != "quiet" && fl.Name != "check" {
+		switch fl.Name {
+		case "compare", "dir", "json", "quiet", "check", "memory-limit", "ignore-memory-limit":
+		default:
 			ok = append(ok, fl.Name)
 		}
 	})

@@ -1,0 +1,269 @@
+package sim
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/engine"
+	"github.com/enginelab/enginelab/internal/memlimit"
+)
+
+// defaultJob is the command's default job: tpcc with no flags.
+func defaultJob() TPCCConfig {
+	return TPCCConfig{Phases: Phases{Load: true, Run: true, Check: true}, Warehouses: 1, Terminals: 4,
+		Duration: 30 * time.Second, Seed: 1, SyncCommit: true, ReadAhead: true}
+}
+
+// 100,000 warehouses in memory are refused before anything is loaded,
+// naming the flags, the estimate, the limit and what to change.
+func TestMemoryCheckRefusesLargeJob(t *testing.T) {
+	c := defaultJob()
+	c.Warehouses = 100_000
+	c.MemoryLimit = 16 << 30
+	e := c.MemoryEstimate()
+	err := c.Validate()
+	require.ErrorIs(t, err, ErrInsufficientMemory)
+	require.ErrorIs(t, err, ErrBadConfig)
+	for _, w := range []string{"--warehouses 100000 in memory", "the default --pool of 256 MiB a warehouse (24 TiB)",
+		"needs about " + FormatBytes(e.Total), "more than the 16 GiB this process may use (set by --memory-limit)",
+		"To fit, keep the database on disk with --dir DIR and make --pool at most", "run anyway with --ignore-memory-limit"} {
+		require.ErrorContains(t, err, w)
+	}
+
+	// Through TPCC: no report, nothing created.
+	dir := filepath.Join(t.TempDir(), "db")
+	c.Dir = dir
+	rep, err := TPCC(context.Background(), c, Hooks{LoadProgress: func(int64, int64) { t.Fatal("a load started") }})
+	require.Nil(t, rep)
+	require.ErrorIs(t, err, ErrInsufficientMemory)
+	require.ErrorContains(t, err, "--warehouses 100000 on disk (--dir)")
+	require.ErrorContains(t, err, "make --pool at most")
+	_, statErr := os.Stat(dir)
+	require.ErrorIs(t, statErr, os.ErrNotExist, "nothing was created")
+
+	// The override runs it anyway (here, only as far as Validate).
+	c.IgnoreMemoryLimit = true
+	require.NoError(t, c.Validate())
+}
+
+// The default job fits in a few GiB, and in the memory of the machine
+// the tests run on.
+func TestMemoryCheckAcceptsDefaultJob(t *testing.T) {
+	c := defaultJob()
+	c.MemoryLimit = 4 << 30
+	require.NoError(t, c.Validate())
+	e := c.MemoryEstimate()
+	require.Less(t, e.Total, int64(4<<30), "with up to 4 cores (as many as terminals)")
+	require.Equal(t, e.Pool+e.Store+e.Tier+e.Fixed+e.Garbage, e.Total)
+}
+
+// An on-disk store (--dir) takes no memory for its pages: the estimate
+// drops the store, and a job refused in memory fits on disk, the advice
+// says so.
+func TestMemoryCheckOnDisk(t *testing.T) {
+	c := defaultJob()
+	c.Warehouses = 10
+	mem := c.memoryEstimate(2)
+	c.Dir = t.TempDir()
+	disk := c.memoryEstimate(2)
+	require.Positive(t, mem.Store)
+	require.Zero(t, disk.Store)
+	require.Equal(t, mem.Pool, disk.Pool)
+	require.Less(t, disk.Total, mem.Total)
+
+	c.Dir = ""
+	c.MemoryLimit = (mem.Total + disk.Total) / 2
+	require.ErrorContains(t, c.Validate(), "keep the database on disk with --dir DIR (its pages then take no memory)")
+	c.Dir = t.TempDir()
+	require.NoError(t, c.Validate())
+}
+
+// The advice names the largest pool that fits, and fewer warehouses when
+// no pool does.
+func TestMemoryAdvice(t *testing.T) {
+	c := defaultJob()
+	c.Warehouses = 20
+	c.Dir = t.TempDir()
+	c.MemoryLimit = 4 << 30
+	err := c.Validate()
+	require.ErrorIs(t, err, ErrInsufficientMemory)
+	require.ErrorContains(t, err, "make --pool at most")
+	pool, ok := largestPool(c, c.MemoryLimit, int64(cache.MinFrames)*cache.DefaultPageSize, cache.DefaultPageSize)
+	require.True(t, ok)
+	c.PoolSize = pool
+	require.NoError(t, c.Validate(), "the advised pool fits")
+	c.PoolSize = pool + 2<<20
+	require.Error(t, c.Validate(), "a larger one does not")
+
+	c = defaultJob()
+	c.Warehouses = 50
+	c.MemoryLimit = 8 << 30
+	err = c.Validate()
+	require.ErrorContains(t, err, "keep the database on disk with --dir DIR and make --pool at most")
+	m := regexp.MustCompile(`make --warehouses at most (\d+) to stay in memory`).FindStringSubmatch(err.Error())
+	require.NotNil(t, m, err.Error())
+	n, _ := strconv.Atoi(m[1])
+	c.Warehouses = n
+	require.NoError(t, c.Validate(), "the advised warehouses fit")
+	c.Warehouses = n + 1
+	require.Error(t, c.Validate(), "one more does not")
+	c.Warehouses = 50
+
+	c.Dir = t.TempDir()
+	c.MemoryLimit = 64 << 20
+	require.ErrorContains(t, c.Validate(), "give the process more memory: not even the smallest pool fits in 64 MiB")
+}
+
+// The parts: the pool holds no more than the data can fill, plus every
+// frame's overhead; an in-process tier counts (up to the data), memcached
+// does not; a longer run grows the data; the collector's headroom follows
+// GOGC.
+func TestMemoryEstimateParts(t *testing.T) {
+	c := defaultJob()
+	c.PoolSize = 64 << 30
+	e := c.memoryEstimate(2)
+	frames := c.PoolSize / cache.DefaultPageSize
+	require.Equal(t, e.Data+frames*cache.FrameOverhead, e.Pool, "a pool larger than the data")
+	require.Equal(t, e.Store+e.Fixed-engine.StoreOverhead+c.PoolSize+frames*cache.FrameOverhead, e.Garbage,
+		"the live heap holds the whole arena")
+
+	c = defaultJob()
+	base := c.memoryEstimate(2)
+	require.Zero(t, base.Tier)
+	c.Remote = RemoteSpec{Backend: "lru"}
+	c.RemoteSize = 64 << 20
+	require.Equal(t, int64(64<<20), c.memoryEstimate(2).Tier)
+	c.RemoteSize = 0
+	require.Equal(t, base.Data, c.memoryEstimate(2).Tier, "the default 1 GiB holds no more than the data")
+	c.Remote = RemoteSpec{Backend: "memcached", Servers: []string{"127.0.0.1:11211"}}
+	require.Zero(t, c.memoryEstimate(2).Tier, "memcached's memory is the servers'")
+
+	c = defaultJob()
+	c.Duration = 10 * time.Minute
+	long := c.memoryEstimate(2)
+	require.Greater(t, long.Growth, base.Growth)
+	require.Equal(t, 2*long.Growth, c.memoryEstimate(4).Growth, "growth is bounded per core")
+	require.Equal(t, 2*long.Growth, c.memoryEstimate(8).Growth, "no more cores than terminals")
+	c.Phases.Run = false
+	require.Zero(t, c.memoryEstimate(2).Growth, "a load alone does not grow")
+
+	t.Setenv("GOGC", "200")
+	c = defaultJob()
+	require.Equal(t, 2*base.Garbage, c.memoryEstimate(2).Garbage)
+}
+
+// measuredPeaks are the peak RSS measured (MiB) of the table beside the
+// estimate's figures in memory.go.
+var measuredPeaks = []struct {
+	w        int
+	org      string
+	duration time.Duration
+	onDisk   bool
+	peakMiB  int64
+}{
+	{1, "clustered", time.Millisecond, false, 864},
+	{1, "heap-rowptr", time.Millisecond, false, 930},
+	{1, "heap-pk", time.Millisecond, false, 998},
+	{1, "clustered", 10 * time.Second, false, 1710},
+	{1, "heap-rowptr", 10 * time.Second, false, 1782},
+	{1, "heap-pk", 10 * time.Second, false, 1332},
+	{1, "clustered", 30 * time.Second, false, 2270},
+	{1, "heap-rowptr", 30 * time.Second, false, 2143},
+	{1, "heap-pk", 30 * time.Second, false, 1735},
+	{1, "clustered", time.Minute, false, 1577},
+	{4, "clustered", 10 * time.Second, false, 2988},
+	{4, "heap-rowptr", 10 * time.Second, false, 3137},
+	{4, "heap-pk", 10 * time.Second, false, 3122},
+	{4, "clustered", time.Minute, false, 4430},
+	{10, "clustered", 10 * time.Second, false, 6428},
+	{10, "heap-rowptr", 10 * time.Second, false, 6193},
+	{10, "heap-pk", 10 * time.Second, false, 6412},
+	{1, "clustered", 30 * time.Second, true, 558},
+	{4, "clustered", 10 * time.Second, true, 1556},
+}
+
+// The estimate is at least the peak RSS measured, for the same job on the
+// host it was measured on (2 cores).
+func TestMemoryEstimateCoversMeasured(t *testing.T) {
+	for _, m := range measuredPeaks {
+		c := defaultJob()
+		c.Warehouses, c.Duration = m.w, m.duration
+		org, err := engine.ParseOrg(m.org)
+		require.NoError(t, err)
+		c.Org = org
+		if m.onDisk {
+			c.Dir = "DIR"
+		}
+		e := c.memoryEstimate(2)
+		require.GreaterOrEqual(t, e.Total, m.peakMiB<<20, "W=%d %s %v on disk %v", m.w, m.org, m.duration, m.onDisk)
+	}
+}
+
+// The experiments' sides at their defaults: each estimate is at least the
+// peak RSS measured for the whole experiment (its sides run one after
+// another), as in the table in memory.go.
+func TestMemoryEstimateCoversExperiments(t *testing.T) {
+	for name, peakMiB := range map[string]int64{"delivery-limit": 1981, "io-bound": 1146} {
+		e, err := LookupExperiment(name)
+		require.NoError(t, err)
+		p := e.params(ExperimentParams{})
+		for _, side := range e.sides(&p) {
+			side.Config.Phases = Phases{Load: true, Run: true}
+			require.GreaterOrEqual(t, side.Config.memoryEstimate(2).Total, peakMiB<<20, "%s: %s", name, side.Label)
+		}
+	}
+}
+
+// Simulated mode counts the modeled cores and the virtual time, faster
+// when the pool holds the data than when the run waits on the store.
+func TestMemoryEstimateSimulatedGrowth(t *testing.T) {
+	c := defaultJob()
+	c.Mode = ModeSim
+	c.Duration = time.Minute
+	cpu := c.memoryEstimate(64)
+	require.Equal(t, int64(DefaultCores*memSimTxPerCoreMinute*memGrowthPerTx), cpu.Growth, "the modeled cores, not the host's")
+	c.Hardware.Cores = 2
+	require.Equal(t, cpu.Growth/2, c.memoryEstimate(64).Growth)
+	c.PoolSize = 32 << 20
+	require.Equal(t, int64(2*memSimIOTxPerCoreMinute*memGrowthPerTx), c.memoryEstimate(64).Growth, "a pool smaller than the data")
+}
+
+// A stored database's run is checked once its warehouses are read.
+func TestMemoryCheckStoredDatabase(t *testing.T) {
+	c := TPCCConfig{Phases: Phases{Run: true, Check: true}, Terminals: 1, Duration: time.Second, Dir: t.TempDir(), MemoryLimit: 1 << 20}
+	require.NoError(t, os.WriteFile(filepath.Join(c.Dir, "x"), nil, 0o644))
+	require.NoError(t, c.CheckMemory(), "no warehouses yet: nothing to estimate")
+	require.Zero(t, c.MemoryEstimate().Total)
+	c.Warehouses = 1
+	require.ErrorIs(t, c.Validate(), ErrInsufficientMemory)
+}
+
+// An experiment checks every side before the first one loads.
+func TestMemoryCheckExperiment(t *testing.T) {
+	e, err := LookupExperiment("delivery-limit")
+	require.NoError(t, err)
+	_, err = RunExperiment(context.Background(), e, ExperimentParams{Warehouses: 100_000, MemoryLimit: 8 << 30},
+		func(s string) { t.Fatalf("a side ran: %s", s) })
+	require.ErrorIs(t, err, ErrInsufficientMemory)
+	require.ErrorIs(t, err, ErrBadConfig)
+	require.ErrorContains(t, err, "--warehouses 100000 in memory")
+}
+
+// A calibration's loads keep the engine's own check (the pool at its
+// capacity), there being no job's.
+func TestCalibrateMemoryCheck(t *testing.T) {
+	if l, err := memlimit.System(); err != nil || !l.Known() {
+		t.Skip("no memory limit can be read here: nothing is checked")
+	}
+	_, err := Calibrate(context.Background(), CalibrateConfig{Warehouses: 100_000, Duration: time.Second})
+	require.ErrorIs(t, err, ErrInsufficientMemory)
+	require.ErrorIs(t, err, engine.ErrInvalidOptions)
+}
