@@ -29,6 +29,14 @@ var (
 	ErrClosed = errors.New("engine: database closed")
 	// ErrUnknownIndex means a table has no index of that name.
 	ErrUnknownIndex = errors.New("engine: unknown index")
+	// ErrCorrupt means the database's files are damaged (it is
+	// cache.ErrCorrupt). Every error that damage causes matches it, from
+	// Open (pebble's files: sstables, MANIFEST, WAL, OPTIONS) or later (a
+	// page, a tree, a row, a redo record), and names the database's
+	// directory when it is found by Open or by the store: check this one
+	// error rather than the kinds below it (ErrCorruptRow, ErrCorruptKey,
+	// btree.ErrCorruptTree, cache.ErrCorruptPage, cache.ErrCorruptLog).
+	ErrCorrupt = cache.ErrCorrupt
 )
 
 // HeapUpdate says what an update does to a row of a heap table.
