@@ -289,10 +289,10 @@ func Open(o *Options) (*DB, error) {
 		_ = store.Close()
 		return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
 	}
-	log, err := cache.OpenLog(store.DB(), &cache.LogOptions{Waiter: opts.LogWaiter, Volatile: store.Volatile()})
+	log, err := cache.OpenLog(store, &cache.LogOptions{Waiter: opts.LogWaiter, Volatile: store.Volatile()})
 	if err != nil {
 		_ = store.Close()
-		return nil, fmt.Errorf("engine: open redo log: %w", err)
+		return nil, damaged(store, fmt.Errorf("engine: open redo log: %w", err))
 	}
 	pool.AttachLog(log)
 	if opts.LogSync != nil {
@@ -306,7 +306,7 @@ func Open(o *Options) (*DB, error) {
 	fail := func(err error) (*DB, error) {
 		log.Close()
 		_ = store.Close()
-		return nil, err
+		return nil, damaged(store, err)
 	}
 	// Recovery: redo from the checkpoint (pages only: the catalog is a
 	// B+tree like any other), then open the catalog, then roll back what
@@ -327,6 +327,16 @@ func Open(o *Options) (*DB, error) {
 	return db, nil
 }
 
+// damaged names the database's directory in an error of Open's that
+// matches ErrCorrupt, unless the store's own error already does.
+func damaged(store *cache.PebbleStore, err error) error {
+	var ce *cache.CorruptError
+	if !errors.Is(err, ErrCorrupt) || errors.As(err, &ce) {
+		return err
+	}
+	return fmt.Errorf("engine: the database in %s is damaged: %w", store.Dir(), err)
+}
+
 func (db *DB) openCatalog() error {
 	cat, err := btree.Open(nil, db.pool, catalogSpace)
 	if errors.Is(err, cache.ErrSpaceNotFound) {
@@ -343,8 +353,11 @@ func (db *DB) openCatalog() error {
 	}
 	db.catalog = cat
 	v, found, err := cat.Get(nil, keyNextSpace, nil)
-	if err != nil || !found || len(v) != 4 {
-		return fmt.Errorf("%w: catalog has no next-space record (found %v, %d bytes): %v", cache.ErrBadFormat, found, len(v), err)
+	if err != nil {
+		return fmt.Errorf("engine: open catalog: %w", err)
+	}
+	if !found || len(v) != 4 {
+		return fmt.Errorf("%w: catalog has no next-space record (found %v, %d bytes)", cache.ErrBadFormat, found, len(v))
 	}
 	db.mu.nextSpace = binary.LittleEndian.Uint32(v)
 	it := cat.NewIter(nil, &btree.IterOptions{Lower: btree.Incl([]byte("t")), Upper: btree.Excl([]byte("u"))})
