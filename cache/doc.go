@@ -65,7 +65,8 @@
 // after one the store refuses every call. Damage pebble meets in its own
 // goroutines (compactions, flushes) is recorded and returned by the next
 // call. Opening checks what pebble would let through: a lost MANIFEST
-// marker.
+// marker, and a MANIFEST cut short or altered (against a witness the
+// store keeps beside it).
 //
 // # Caveats
 //

@@ -99,6 +99,9 @@ type PebbleOptions struct {
 //   - an existing database (a directory with pebble's files) is opened
 //     with pebble's ErrorIfNotExists: a directory whose MANIFEST marker
 //     was lost is damaged, not a new, empty database;
+//   - its MANIFEST is checked against the store's witness first
+//     (witness.go): pebble takes a MANIFEST cut short, or with a flipped
+//     byte, for one torn by a crash, and opens an older database;
 //   - an existing database that pebble cannot open is damaged, unless the
 //     environment explains it (permission denied, a full or read-only
 //     disk, a read error, too many open files; the directory locked by
@@ -128,6 +131,8 @@ type PebbleStore struct {
 	// panic unwound through it, or Fatalf stopped one of its goroutines.
 	// Close then leaves pebble alone.
 	abandoned atomic.Bool
+
+	witness *witness // the MANIFEST witness (witness.go); nil when volatile
 
 	id, epoch uint64 // Identity
 }
@@ -288,7 +293,32 @@ func (s *PebbleStore) listener() *pebble.EventListener {
 		DataCorruption: func(info pebble.DataCorruptionInfo) {
 			s.fail("read", info.Path, info.Details)
 		},
+		// Pebble calls these holding its mutex: the witness is recorded
+		// in the background.
+		FlushEnd: func(pebble.FlushInfo) {
+			if s.witness != nil {
+				s.witness.kick()
+			}
+		},
+		CompactionEnd: func(pebble.CompactionInfo) {
+			if s.witness != nil {
+				s.witness.kick()
+			}
+		},
 	}
+}
+
+// RecordManifest records the MANIFEST witness (witness.go) now, after any
+// recording in progress in the background. The store records it by itself
+// after pebble's flushes and compactions and at Close; a test calls this
+// before it takes a crash image, so that the image's witness does not
+// depend on timing.
+func (s *PebbleStore) RecordManifest() error {
+	if s.witness == nil {
+		return nil
+	}
+	s.witness.settle()
+	return s.witness.record()
 }
 
 // hasPebbleFiles says whether a directory listing holds files of a pebble
@@ -298,7 +328,7 @@ func hasPebbleFiles(ls []string) bool {
 		switch {
 		case n == "CURRENT", strings.HasPrefix(n, "MANIFEST-"), strings.HasPrefix(n, "OPTIONS-"),
 			strings.HasPrefix(n, "marker."), strings.HasSuffix(n, ".sst"), strings.HasSuffix(n, ".log"),
-			strings.HasSuffix(n, ".blob"):
+			strings.HasSuffix(n, ".blob"), n == witnessFile:
 			return true
 		}
 	}
@@ -353,6 +383,24 @@ func OpenPebbleStore(o PebbleOptions) (*PebbleStore, error) {
 	if s.lock, err = pebble.LockDirectory(dir, fsys); err != nil {
 		return nil, fmt.Errorf("cache: open pebble store %q: in use by another store or process: %w", dir, err)
 	}
+	if !volatile {
+		s.witness = newWitness(fsys, dir)
+		if existing {
+			// Listed again under the lock: a store closing a moment ago
+			// may have written its last witness since.
+			file := ""
+			if ls, err = fsys.List(dir); err == nil {
+				file, err = s.witness.check(ls)
+			}
+			if err != nil {
+				_ = s.lock.Close()
+				if file == "" || isEnvironment(err) {
+					return nil, fmt.Errorf("cache: open pebble store %q: %w", dir, err)
+				}
+				return nil, s.fail("open: check the MANIFEST against its witness", fsys.PathJoin(dir, file), err)
+			}
+		}
+	}
 	popts := &pebble.Options{
 		FS:            fsys,
 		CacheSize:     o.BlockCacheSize,
@@ -399,6 +447,11 @@ func OpenPebbleStore(o PebbleOptions) (*PebbleStore, error) {
 	if err := s.openIdentity(); err != nil {
 		_ = s.Close()
 		return nil, err
+	}
+	if s.witness != nil {
+		// A failed recording leaves the last witness, which lags: safe.
+		_ = s.witness.record()
+		s.witness.start()
 	}
 	return s, nil
 }
@@ -589,6 +642,9 @@ func (s *PebbleStore) Close() error {
 		return nil
 	}
 	s.closed = true
+	if s.witness != nil {
+		s.witness.stop()
+	}
 	if s.abandoned.Load() {
 		return s.Err()
 	}
@@ -601,6 +657,11 @@ func (s *PebbleStore) Close() error {
 	cerr := s.enter("close", s.db.Close)
 	if s.abandoned.Load() {
 		return s.Err()
+	}
+	if s.witness != nil && cerr == nil && s.failed.Load() == nil {
+		// The last word on the MANIFEST: nothing writes it any more. A
+		// failed recording leaves the last witness, which lags: safe.
+		_ = s.witness.record()
 	}
 	if ce := s.failed.Load(); ce != nil {
 		err = ce
