@@ -7,6 +7,7 @@ import (
 	"hash/crc32"
 	"io"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -222,4 +223,49 @@ func TestManifestWitness(t *testing.T) {
 	b = readFile(fs, manifest)
 	writeFile(fs, manifest, b[:len(b)-1])
 	require.NoError(t, reopen(fs), "a stale witness judges nothing, and pebble takes a torn tail for a crash's")
+}
+
+// Damage inside the synced part of the WAL is an error, not the end of the
+// log: pebble's WAL records how far it was synced (FormatWALSyncChunks).
+func TestWALDamageInsideSyncedPart(t *testing.T) {
+	mem := vfs.NewCrashableMem()
+	// Reopened: the WAL a new database starts with was created before
+	// pebble moved it to its format, and is written the old way.
+	require.NoError(t, openBoundaryStore(t, mem).Close())
+	st := openBoundaryStore(t, mem)
+	page := make([]byte, MinPageSize)
+	// Fewer pages than pebble's first memtable holds: one WAL, the last,
+	// whose bad record pebble would otherwise take for a torn tail.
+	for i := range uint32(24) {
+		InitPage(page, PageID{1, i}, KindHeap)
+		SealPage(page)
+		require.NoError(t, st.WritePage(PageID{1, i}, page))
+		require.NoError(t, st.Sync())
+	}
+	img := mem.CrashClone(vfs.CrashCloneCfg{})
+	ls, err := img.List("/db")
+	require.NoError(t, err)
+	var wals []string
+	for _, n := range ls {
+		if strings.HasSuffix(n, ".log") {
+			wals = append(wals, n)
+		}
+	}
+	require.Len(t, wals, 1, "%v", ls)
+	wal := wals[0]
+	f, err := img.OpenReadWrite(img.PathJoin("/db", wal), vfs.WriteCategoryUnspecified)
+	require.NoError(t, err)
+	fi, err := f.Stat()
+	require.NoError(t, err)
+	b := make([]byte, 1)
+	off := fi.Size() / 2
+	_, err = f.ReadAt(b, off)
+	require.NoError(t, err)
+	b[0] ^= 0x20
+	_, err = f.WriteAt(b, off)
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	_, err = OpenPebbleStore(PebbleOptions{Dir: "/db", FS: img})
+	require.ErrorIs(t, err, ErrCorrupt)
+	require.Contains(t, err.Error(), "replaying WAL")
 }

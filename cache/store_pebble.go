@@ -102,6 +102,9 @@ type PebbleOptions struct {
 //   - its MANIFEST is checked against the store's witness first
 //     (witness.go): pebble takes a MANIFEST cut short, or with a flipped
 //     byte, for one torn by a crash, and opens an older database;
+//   - pebble's format is FormatWALSyncChunks, whose WAL says how far it was
+//     synced: damage inside the synced part is an error, not the end of
+//     the log;
 //   - an existing database that pebble cannot open is damaged, unless the
 //     environment explains it (permission denied, a full or read-only
 //     disk, a read error, too many open files; the directory locked by
@@ -416,6 +419,17 @@ func OpenPebbleStore(o PebbleOptions) (*PebbleStore, error) {
 		// flush writes them to an sstable.
 		MemTableSize: 64 << 20,
 		DisableWAL:   volatile,
+		// The first format whose WAL records how far it was synced, so that
+		// replay tells a record damaged inside the synced part (an error)
+		// from a tail torn by a crash (the end of the log). Without it
+		// pebble takes any bad record for the end, and damage in the
+		// middle of the WAL silently drops synced commits. New sstables
+		// are written as Pebblev4 (was Pebblev2): still row blocks
+		// (columnar blocks stay off unless asked for), with the older
+		// versions of a key in value blocks. An older database is
+		// upgraded when it is opened; a new database's first WAL, created
+		// before the upgrade, is written the old way.
+		FormatMajorVersion: pebble.FormatWALSyncChunks,
 	}
 	popts.EnsureDefaults()
 	// Pages are stored as they are, as InnoDB stores them by default:
