@@ -265,8 +265,15 @@ func (l pebbleLogger) Fatalf(format string, args ...any) {
 // inBoundary says whether the calling goroutine is inside the store's
 // boundary with pebble.
 func inBoundary() bool {
-	pcs := make([]uintptr, 1024)
-	frames := runtime.CallersFrames(pcs[:runtime.Callers(2, pcs)])
+	// The whole stack: a goroutine of the caller's taken for one of
+	// pebble's would be ended.
+	pcs := make([]uintptr, 256)
+	n := runtime.Callers(2, pcs)
+	for n == len(pcs) {
+		pcs = make([]uintptr, 2*len(pcs))
+		n = runtime.Callers(2, pcs)
+	}
+	frames := runtime.CallersFrames(pcs[:n])
 	for {
 		f, more := frames.Next()
 		if f.Function == boundaryFunc {
