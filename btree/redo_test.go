@@ -60,7 +60,7 @@ func newRedoBase(t *testing.T, frames int64) (*redoRun, *Tree, *cache.Log) {
 	t.Cleanup(func() { _ = store.Close() })
 	pool, err := cache.NewPool(store, &cache.Options{Capacity: frames * redoPageSize})
 	require.NoError(t, err)
-	lg, err := cache.OpenLog(store.DB(), nil)
+	lg, err := cache.OpenLog(store, nil)
 	require.NoError(t, err)
 	pool.AttachLog(lg)
 	tree, err := Create(nil, pool, redoSpace)
@@ -177,7 +177,7 @@ func newRedoRun(t *testing.T, seed uint64, nops int) *redoRun {
 
 	require.NoError(t, lg.Flush(lg.End()))
 	// Read the records back through a fresh log.
-	lg2, err := cache.OpenLog(store.DB(), nil)
+	lg2, err := cache.OpenLog(store, nil)
 	require.NoError(t, err)
 	require.Equal(t, lg.End(), lg2.End())
 	require.NoError(t, lg2.Scan(run.base, func(lsn uint64, body []byte) error {
@@ -214,7 +214,7 @@ func (run *redoRun) freshPool(t *testing.T) (*cache.Pool, *cache.Log) {
 	t.Helper()
 	pool, err := cache.NewPool(run.store, &cache.Options{Capacity: 1024 * redoPageSize})
 	require.NoError(t, err)
-	lg, err := cache.OpenLog(run.store.DB(), nil)
+	lg, err := cache.OpenLog(run.store, nil)
 	require.NoError(t, err)
 	pool.AttachLog(lg)
 	return pool, lg
@@ -441,7 +441,7 @@ func TestRedoConcurrent(t *testing.T) {
 	t.Cleanup(func() { _ = store.Close() })
 	pool, err := cache.NewPool(store, &cache.Options{Capacity: 64 * redoPageSize, Policy: cache.PolicyMidpoint})
 	require.NoError(t, err)
-	lg, err := cache.OpenLog(store.DB(), nil)
+	lg, err := cache.OpenLog(store, nil)
 	require.NoError(t, err)
 	pool.AttachLog(lg)
 	tree, err := Create(nil, pool, redoSpace)

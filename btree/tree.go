@@ -19,7 +19,8 @@ var (
 	// ErrKeyNotFound is returned by Update and Delete for a missing key.
 	ErrKeyNotFound = errors.New("btree: key not found")
 	// ErrCorruptTree means a node did not look like part of this tree.
-	ErrCorruptTree = errors.New("btree: corrupt tree")
+	// It matches cache.ErrCorrupt: a tree's nodes are pages of the store.
+	ErrCorruptTree = cache.NewCorruptKind("btree: corrupt tree")
 )
 
 // Tree is a B+tree in one space of a buffer pool. It is safe for concurrent

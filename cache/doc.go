@@ -56,6 +56,18 @@
 // elsewhere can be judged stale. The engine installs the hook; until then
 // LSNs are zero.
 //
+// # Damaged files
+//
+// Every error that damaged files cause matches ErrCorrupt. The pebble
+// store has one boundary with pebble (PebbleStore): there pebble's
+// corruption errors, missing files, panics and fatal errors become a
+// *CorruptError naming the directory, never a panic of the caller's, and
+// after one the store refuses every call. Damage pebble meets in its own
+// goroutines (compactions, flushes) is recorded and returned by the next
+// call. Opening checks what pebble would let through: a lost MANIFEST
+// marker, and a MANIFEST cut short or altered (against a witness the
+// store keeps beside it).
+//
 // # Caveats
 //
 // Fetch does not wait for a frame: when every frame is pinned or reserved

@@ -76,7 +76,7 @@ func ExampleMtr() {
 		log.Fatal(err)
 	}
 	// The log lives in the store's pebble database.
-	wal, err := cache.OpenLog(store.DB(), nil)
+	wal, err := cache.OpenLog(store, nil)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -25,8 +25,12 @@ import (
 // write-ahead rule, enforced by Flush, which the pool calls (FlushLog)
 // before it writes a page. Sync makes the log durable; concurrent callers
 // share one sync (group commit).
+//
+// Every pebble call the log makes goes through its store's boundary (see
+// PebbleStore): damaged files give an error matching ErrCorrupt, never a
+// panic.
 type Log struct {
-	db        *pebble.DB
+	st        *PebbleStore
 	opts      LogOptions
 	syncWrite *pebble.WriteOptions // pebble.Sync, or NoSync when Volatile
 
@@ -112,10 +116,10 @@ func logKey(lsn uint64) []byte {
 	return k
 }
 
-// OpenLog opens the log stored in db. It reads the chunk index (not the
+// OpenLog opens the log stored in st. It reads the chunk index (not the
 // records: Scan does that) to learn where the stream ends.
-func OpenLog(db *pebble.DB, o *LogOptions) (*Log, error) {
-	l := &Log{db: db, syncDone: make(chan struct{})}
+func OpenLog(st *PebbleStore, o *LogOptions) (*Log, error) {
+	l := &Log{st: st, syncDone: make(chan struct{})}
 	if o != nil {
 		l.opts = *o
 	}
@@ -130,13 +134,13 @@ func OpenLog(db *pebble.DB, o *LogOptions) (*Log, error) {
 		}
 	}
 	if l.opts.Sync == nil {
-		l.opts.Sync = func() error { return db.LogData(nil, pebble.Sync) }
+		l.opts.Sync = st.Sync
 	}
 	if l.opts.BufferBytes <= 0 {
 		l.opts.BufferBytes = 1 << 20
 	}
 	l.end = FirstLSN
-	it, err := db.NewIter(&pebble.IterOptions{LowerBound: []byte{PrefixLog}, UpperBound: []byte{PrefixLog + 1}})
+	it, err := st.newIter("open redo log", []byte{PrefixLog}, []byte{PrefixLog + 1})
 	if err != nil {
 		return nil, err
 	}
@@ -151,7 +155,7 @@ func OpenLog(db *pebble.DB, o *LogOptions) (*Log, error) {
 			return nil, fmt.Errorf("%w: chunk at LSN %d follows a log that ends at %d", ErrCorruptLog, start, l.end)
 		}
 		l.chunks = append(l.chunks, start)
-		v, err := it.ValueAndErr()
+		v, err := it.Value()
 		if err != nil {
 			return nil, err
 		}
@@ -261,7 +265,7 @@ func (l *Log) write() error {
 	l.buf, l.spare = l.spare[:0], nil
 	l.bufStart = end
 	l.mu.Unlock()
-	err := l.db.Set(logKey(start), data, pebble.NoSync)
+	err := l.st.set("write redo log", logKey(start), data, pebble.NoSync)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err != nil {
@@ -366,7 +370,9 @@ func (l *Log) Checkpointed(lsn, keep uint64) error {
 	if upto == 0 {
 		return nil
 	}
-	if err := l.db.DeleteRange(logKey(0), logKey(upto), pebble.NoSync); err != nil {
+	if err := l.st.call("drop redo log", func() error {
+		return l.st.db.DeleteRange(logKey(0), logKey(upto), pebble.NoSync)
+	}); err != nil {
 		return fmt.Errorf("cache: drop redo log below LSN %d: %w", upto, err)
 	}
 	return nil
@@ -384,7 +390,7 @@ func (l *Log) SaveCheckpoint(rec []byte) error {
 	if err := l.write(); err != nil {
 		return err
 	}
-	if err := l.db.Set(checkpointKey, rec, l.syncWrite); err != nil {
+	if err := l.st.set("save checkpoint", checkpointKey, rec, l.syncWrite); err != nil {
 		return fmt.Errorf("cache: save checkpoint: %w", err)
 	}
 	l.mu.Lock()
@@ -395,15 +401,15 @@ func (l *Log) SaveCheckpoint(rec []byte) error {
 
 // LoadCheckpoint returns the last saved checkpoint record, or nil.
 func (l *Log) LoadCheckpoint() ([]byte, error) {
-	v, closer, err := l.db.Get(checkpointKey)
-	if errors.Is(err, pebble.ErrNotFound) {
-		return nil, nil
-	}
+	var rec []byte
+	found, err := l.st.get("load checkpoint", checkpointKey, func(v []byte) { rec = append([]byte{}, v...) })
 	if err != nil {
 		return nil, fmt.Errorf("cache: load checkpoint: %w", err)
 	}
-	defer closer.Close()
-	return append([]byte(nil), v...), nil
+	if !found {
+		return nil, nil
+	}
+	return rec, nil
 }
 
 // Close refuses further writes; records not yet written are lost (a clean
@@ -420,9 +426,9 @@ func (l *Log) Close() {
 // with its LSN and body (valid only during the call). Records before the
 // chunk holding from are skipped unread.
 func (l *Log) Scan(from uint64, fn func(lsn uint64, body []byte) error) error {
-	it, err := l.db.NewIter(&pebble.IterOptions{LowerBound: []byte{PrefixLog}, UpperBound: []byte{PrefixLog + 1}})
+	it, err := l.st.newIter("scan redo log", []byte{PrefixLog}, []byte{PrefixLog + 1})
 	if err != nil {
-		return err
+		return fmt.Errorf("cache: scan redo log: %w", err)
 	}
 	defer it.Close()
 	ok := it.SeekLT(logKey(from + 1))
@@ -437,9 +443,9 @@ func (l *Log) Scan(from uint64, fn func(lsn uint64, body []byte) error) error {
 	}
 	for ; ok; ok = it.Next() {
 		start := binary.BigEndian.Uint64(it.Key()[1:])
-		v, err := it.ValueAndErr()
+		v, err := it.Value()
 		if err != nil {
-			return err
+			return fmt.Errorf("cache: scan redo log: %w", err)
 		}
 		for off := 0; off < len(v); {
 			if len(v)-off < 8 {
@@ -463,5 +469,82 @@ func (l *Log) Scan(from uint64, fn func(lsn uint64, body []byte) error) error {
 			off += 8 + n
 		}
 	}
-	return it.Error()
+	if err := it.Error(); err != nil {
+		return fmt.Errorf("cache: scan redo log: %w", err)
+	}
+	return nil
+}
+
+// storeIter is a pebble iterator whose every step crosses the store's
+// boundary, so that what the caller does between steps (redo, in Scan)
+// runs outside it: a panic there is the caller's, not pebble's. A step
+// that fails ends the iteration (false); Error then returns the failure.
+type storeIter struct {
+	st  *PebbleStore
+	op  string
+	it  *pebble.Iterator
+	err error
+}
+
+// newIter opens an iterator over [lower, upper).
+func (s *PebbleStore) newIter(op string, lower, upper []byte) (*storeIter, error) {
+	i := &storeIter{st: s, op: op}
+	err := s.call(op, func() error {
+		var err error
+		i.it, err = s.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return i, nil
+}
+
+// step runs one move of the iterator through the boundary.
+func (i *storeIter) step(move func() bool) bool {
+	if i.err != nil {
+		return false
+	}
+	ok := false
+	i.err = i.st.call(i.op, func() error {
+		ok = move()
+		return nil
+	})
+	return ok && i.err == nil
+}
+
+func (i *storeIter) First() bool            { return i.step(i.it.First) }
+func (i *storeIter) Next() bool             { return i.step(i.it.Next) }
+func (i *storeIter) SeekLT(key []byte) bool { return i.step(func() bool { return i.it.SeekLT(key) }) }
+
+// Key returns the current key, valid until the next step.
+func (i *storeIter) Key() []byte { return i.it.Key() }
+
+// Value returns the current value, valid until the next step.
+func (i *storeIter) Value() ([]byte, error) {
+	var v []byte
+	err := i.st.call(i.op, func() error {
+		var err error
+		v, err = i.it.ValueAndErr()
+		return err
+	})
+	return v, err
+}
+
+// Error returns the error that ended the iteration, if any.
+func (i *storeIter) Error() error {
+	if i.err != nil {
+		return i.err
+	}
+	return i.st.call(i.op, i.it.Error)
+}
+
+// Close closes the iterator (through the boundary even after a failure:
+// pebble's iterator is released either way, unless pebble's own state
+// is in doubt).
+func (i *storeIter) Close() error {
+	if i.st.abandoned.Load() {
+		return i.st.Err()
+	}
+	return i.st.enter(i.op, i.it.Close)
 }

@@ -24,10 +24,10 @@ func commitNote(p *cache.Pool, m *cache.Meter, note string) uint64 {
 	return mt.Commit()
 }
 
-// logChunks lists the first LSN of every log chunk stored in db.
-func logChunks(t testing.TB, db *pebble.DB) []uint64 {
+// logChunks lists the first LSN of every log chunk stored in st.
+func logChunks(t testing.TB, st *cache.PebbleStore) []uint64 {
 	t.Helper()
-	it, err := db.NewIter(&pebble.IterOptions{LowerBound: []byte{cache.PrefixLog}, UpperBound: []byte{cache.PrefixLog + 1}})
+	it, err := st.DB().NewIter(&pebble.IterOptions{LowerBound: []byte{cache.PrefixLog}, UpperBound: []byte{cache.PrefixLog + 1}})
 	require.NoError(t, err)
 	var out []uint64
 	for ok := it.First(); ok; ok = it.Next() {
@@ -41,7 +41,7 @@ func logChunks(t testing.TB, db *pebble.DB) []uint64 {
 
 // storedEnd opens the log stored in db afresh and returns its end: the
 // LSN past every record in pebble.
-func storedEnd(t testing.TB, db *pebble.DB) uint64 {
+func storedEnd(t testing.TB, db *cache.PebbleStore) uint64 {
 	t.Helper()
 	l, err := cache.OpenLog(db, nil)
 	require.NoError(t, err)
@@ -50,7 +50,7 @@ func storedEnd(t testing.TB, db *pebble.DB) uint64 {
 }
 
 // hasRecord reports whether the stored log has a record at exactly lsn.
-func hasRecord(t testing.TB, db *pebble.DB, lsn uint64) bool {
+func hasRecord(t testing.TB, db *cache.PebbleStore, lsn uint64) bool {
 	t.Helper()
 	l, err := cache.OpenLog(db, nil)
 	require.NoError(t, err)
@@ -74,7 +74,7 @@ func hasRecord(t testing.TB, db *pebble.DB, lsn uint64) bool {
 func TestLogWriteAhead(t *testing.T) {
 	rng := seed(t)
 	inner := newStore(t)
-	db := inner.DB()
+	db := inner
 	var checked []string
 	st := &hookStore{Store: inner, beforeWrite: func(id cache.PageID, buf []byte) error {
 		lsn := cache.PageLSN(buf)
@@ -133,7 +133,7 @@ func TestLogWriteAhead(t *testing.T) {
 // after a crash only what SyncTo made durable is left.
 func TestLogLSNsGrowAcrossReopen(t *testing.T) {
 	e := newLogEnv(t, 16, nil)
-	db := e.st.DB()
+	db := e.st
 	require.Equal(t, uint64(cache.FirstLSN), e.l.End())
 	first := commitNote(e.p, nil, "one")
 	require.Equal(t, uint64(cache.FirstLSN), first)
@@ -192,7 +192,7 @@ func TestLogSyncSurvivesCrash(t *testing.T) {
 	fs := vfs.NewCrashableMem()
 	st, err := cache.OpenPebbleStore(cache.PebbleOptions{FS: fs, PageSize: testPageSize})
 	require.NoError(t, err)
-	l, err := cache.OpenLog(st.DB(), nil)
+	l, err := cache.OpenLog(st, nil)
 	require.NoError(t, err)
 	p := newPool(t, st, 16, cache.Options{})
 	p.AttachLog(l)
@@ -201,7 +201,7 @@ func TestLogSyncSurvivesCrash(t *testing.T) {
 	durable := l.Durable()
 	b := commitNote(p, nil, "written only")
 	require.NoError(t, l.Flush(b))
-	require.Greater(t, storedEnd(t, st.DB()), durable)
+	require.Greater(t, storedEnd(t, st), durable)
 
 	crashed := fs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: 0})
 	l.Close()
@@ -210,7 +210,7 @@ func TestLogSyncSurvivesCrash(t *testing.T) {
 	st2, err := cache.OpenPebbleStore(cache.PebbleOptions{FS: crashed, PageSize: testPageSize})
 	require.NoError(t, err)
 	defer func() { require.NoError(t, st2.Close()) }()
-	l2, err := cache.OpenLog(st2.DB(), nil)
+	l2, err := cache.OpenLog(st2, nil)
 	require.NoError(t, err)
 	defer l2.Close()
 	require.Equal(t, durable, l2.End())
@@ -226,7 +226,7 @@ func TestLogSyncSurvivesCrash(t *testing.T) {
 // every record from keep on.
 func TestLogCheckpointed(t *testing.T) {
 	e := newLogEnv(t, 16, nil)
-	db := e.st.DB()
+	db := e.st
 	// Five chunks of three records: each Flush writes one chunk.
 	var lsns [][]uint64
 	for c := range 5 {
@@ -334,7 +334,7 @@ func TestLogCheckpointRecord(t *testing.T) {
 	fs := vfs.NewCrashableMem()
 	st, err := cache.OpenPebbleStore(cache.PebbleOptions{FS: fs, PageSize: testPageSize})
 	require.NoError(t, err)
-	l, err := cache.OpenLog(st.DB(), nil)
+	l, err := cache.OpenLog(st, nil)
 	require.NoError(t, err)
 	rec, err := l.LoadCheckpoint()
 	require.NoError(t, err)
@@ -348,7 +348,7 @@ func TestLogCheckpointRecord(t *testing.T) {
 	require.NoError(t, l.SaveCheckpoint(want))
 	l.Close()
 
-	l, err = cache.OpenLog(st.DB(), nil)
+	l, err = cache.OpenLog(st, nil)
 	require.NoError(t, err)
 	rec, err = l.LoadCheckpoint()
 	require.NoError(t, err)
@@ -361,7 +361,7 @@ func TestLogCheckpointRecord(t *testing.T) {
 	require.NoError(t, err)
 	defer func() { require.NoError(t, st2.Close()) }()
 	require.Equal(t, testPageSize, st2.PageSize(), "the page size record is intact")
-	l2, err := cache.OpenLog(st2.DB(), nil)
+	l2, err := cache.OpenLog(st2, nil)
 	require.NoError(t, err)
 	defer l2.Close()
 	rec, err = l2.LoadCheckpoint()
@@ -762,7 +762,7 @@ func TestLogCheckpointAheadOfStoredLog(t *testing.T) {
 	fs := vfs.NewCrashableMem()
 	st, err := cache.OpenPebbleStore(cache.PebbleOptions{FS: fs, PageSize: testPageSize})
 	require.NoError(t, err)
-	l, err := cache.OpenLog(st.DB(), nil)
+	l, err := cache.OpenLog(st, nil)
 	require.NoError(t, err)
 	p := newPool(t, st, 16, cache.Options{})
 	p.AttachLog(l)
@@ -789,7 +789,7 @@ func TestLogCheckpointAheadOfStoredLog(t *testing.T) {
 	st2, err := cache.OpenPebbleStore(cache.PebbleOptions{FS: crashed})
 	require.NoError(t, err)
 	defer func() { require.NoError(t, st2.Close()) }()
-	l2, err := cache.OpenLog(st2.DB(), nil)
+	l2, err := cache.OpenLog(st2, nil)
 	require.NoError(t, err)
 	defer l2.Close()
 	got, err := l2.LoadCheckpoint()
@@ -807,7 +807,7 @@ func TestLogVolatileStore(t *testing.T) {
 	require.NoError(t, err)
 	defer st.Close()
 	require.True(t, st.Volatile())
-	l, err := cache.OpenLog(st.DB(), &cache.LogOptions{Volatile: true})
+	l, err := cache.OpenLog(st, &cache.LogOptions{Volatile: true})
 	require.NoError(t, err)
 	defer l.Close()
 	p := newPool(t, st, 16, cache.Options{})

@@ -367,8 +367,9 @@ func appendDiff(dst, before, after []byte) []byte {
 
 func le64(b []byte, off int) uint64 { return binary.LittleEndian.Uint64(b[off:]) }
 
-// ErrCorruptLog means a redo record does not decode.
-var ErrCorruptLog = errors.New("cache: corrupt redo log")
+// ErrCorruptLog means a redo record does not decode, or the stored log has
+// a gap or a bad frame. It matches ErrCorrupt.
+var ErrCorruptLog = NewCorruptKind("cache: corrupt redo log")
 
 // PageRedo is one page's part of a decoded mtr record.
 type PageRedo struct {

@@ -24,7 +24,7 @@ type logEnv struct {
 func newLogEnv(t testing.TB, frames int, lo *cache.LogOptions) *logEnv {
 	t.Helper()
 	st := newStore(t)
-	l, err := cache.OpenLog(st.DB(), lo)
+	l, err := cache.OpenLog(st, lo)
 	require.NoError(t, err)
 	t.Cleanup(l.Close)
 	p := newPool(t, st, frames, cache.Options{})

@@ -84,7 +84,7 @@ func tierData(t *testing.T, n int) (*cache.PebbleStore, *cache.Log, []cache.Page
 	t.Helper()
 	rng := seed(t)
 	st := newStore(t)
-	l, err := cache.OpenLog(st.DB(), nil)
+	l, err := cache.OpenLog(st, nil)
 	require.NoError(t, err)
 	t.Cleanup(l.Close)
 	p := newPool(t, st, n+16, cache.Options{})

@@ -29,6 +29,14 @@ var (
 	ErrClosed = errors.New("engine: database closed")
 	// ErrUnknownIndex means a table has no index of that name.
 	ErrUnknownIndex = errors.New("engine: unknown index")
+	// ErrCorrupt means the database's files are damaged (it is
+	// cache.ErrCorrupt). Every error that damage causes matches it, from
+	// Open (pebble's files: sstables, MANIFEST, WAL, OPTIONS) or later (a
+	// page, a tree, a row, a redo record), and names the database's
+	// directory when it is found by Open or by the store: check this one
+	// error rather than the kinds below it (ErrCorruptRow, ErrCorruptKey,
+	// btree.ErrCorruptTree, cache.ErrCorruptPage, cache.ErrCorruptLog).
+	ErrCorrupt = cache.ErrCorrupt
 )
 
 // HeapUpdate says what an update does to a row of a heap table.
@@ -303,10 +311,10 @@ func Open(o *Options) (*DB, error) {
 		_ = store.Close()
 		return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
 	}
-	log, err := cache.OpenLog(store.DB(), &cache.LogOptions{Waiter: opts.LogWaiter, Volatile: store.Volatile()})
+	log, err := cache.OpenLog(store, &cache.LogOptions{Waiter: opts.LogWaiter, Volatile: store.Volatile()})
 	if err != nil {
 		_ = store.Close()
-		return nil, fmt.Errorf("engine: open redo log: %w", err)
+		return nil, damaged(store, fmt.Errorf("engine: open redo log: %w", err))
 	}
 	pool.AttachLog(log)
 	if opts.LogSync != nil {
@@ -320,7 +328,7 @@ func Open(o *Options) (*DB, error) {
 	fail := func(err error) (*DB, error) {
 		log.Close()
 		_ = store.Close()
-		return nil, err
+		return nil, damaged(store, err)
 	}
 	// Recovery: redo from the checkpoint (pages only: the catalog is a
 	// B+tree like any other), then open the catalog, then roll back what
@@ -341,6 +349,16 @@ func Open(o *Options) (*DB, error) {
 	return db, nil
 }
 
+// damaged names the database's directory in an error of Open's that
+// matches ErrCorrupt, unless the store's own error already does.
+func damaged(store *cache.PebbleStore, err error) error {
+	var ce *cache.CorruptError
+	if !errors.Is(err, ErrCorrupt) || errors.As(err, &ce) {
+		return err
+	}
+	return fmt.Errorf("engine: the database in %s is damaged: %w", store.Dir(), err)
+}
+
 func (db *DB) openCatalog() error {
 	cat, err := btree.Open(nil, db.pool, catalogSpace)
 	if errors.Is(err, cache.ErrSpaceNotFound) {
@@ -357,8 +375,11 @@ func (db *DB) openCatalog() error {
 	}
 	db.catalog = cat
 	v, found, err := cat.Get(nil, keyNextSpace, nil)
-	if err != nil || !found || len(v) != 4 {
-		return fmt.Errorf("%w: catalog has no next-space record (found %v, %d bytes): %v", cache.ErrBadFormat, found, len(v), err)
+	if err != nil {
+		return fmt.Errorf("engine: open catalog: %w", err)
+	}
+	if !found || len(v) != 4 {
+		return fmt.Errorf("%w: catalog has no next-space record (found %v, %d bytes)", cache.ErrBadFormat, found, len(v))
 	}
 	db.mu.nextSpace = binary.LittleEndian.Uint32(v)
 	it := cat.NewIter(nil, &btree.IterOptions{Lower: btree.Incl([]byte("t")), Upper: btree.Excl([]byte("u"))})

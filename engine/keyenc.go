@@ -3,8 +3,9 @@ package engine
 import (
 	"bytes"
 	"encoding/binary"
-	"errors"
 	"fmt"
+
+	"github.com/enginelab/enginelab/cache"
 )
 
 // Order-preserving key encoding.
@@ -71,7 +72,8 @@ var (
 	// ErrCorruptKey means bytes given to a key decoder are not a key of the
 	// expected column types: truncated, a bad tag or a bad escape. The
 	// message says which column and at which byte it went wrong.
-	ErrCorruptKey = errors.New("engine: corrupt key")
+	// It matches ErrCorrupt: keys are only decoded from the store.
+	ErrCorruptKey = cache.NewCorruptKind("engine: corrupt key")
 )
 
 // Key tags and string escapes; see the diagram above.

@@ -2,8 +2,9 @@ package engine
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
+
+	"github.com/enginelab/enginelab/cache"
 )
 
 // Compact row encoding.
@@ -60,7 +61,8 @@ var (
 	// than the schema's, truncated data, a string longer than the bytes
 	// left, or trailing bytes. The message says which column and at which
 	// byte it went wrong.
-	ErrCorruptRow = errors.New("engine: corrupt row")
+	// It matches ErrCorrupt: rows are only decoded from the store.
+	ErrCorruptRow = cache.NewCorruptKind("engine: corrupt row")
 )
 
 // rowFormatVersion is the first byte of every encoded row.

@@ -41,7 +41,7 @@ func newRedoRun(t *testing.T, frames int) *redoRun {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = st.Close() })
 	pool := newPool(t, st, frames)
-	lg, err := cache.OpenLog(st.DB(), nil)
+	lg, err := cache.OpenLog(st, nil)
 	require.NoError(t, err)
 	pool.AttachLog(lg)
 	h, err := Create(nil, pool, 1)
@@ -150,7 +150,7 @@ var errStopReplay = errors.New("stop replay")
 // cut, and returns how many page changes it applied (Redo reporting true).
 func replay(t *testing.T, st *cache.PebbleStore, pool *cache.Pool, from, cut uint64) int {
 	t.Helper()
-	lg, err := cache.OpenLog(st.DB(), nil)
+	lg, err := cache.OpenLog(st, nil)
 	require.NoError(t, err)
 	var pages []cache.PageRedo
 	applied := 0
@@ -184,7 +184,7 @@ func replay(t *testing.T, st *cache.PebbleStore, pool *cache.Pool, from, cut uin
 func recoverHeap(t *testing.T, st *cache.PebbleStore, frames int, from, cut uint64) (*cache.Pool, *Heap) {
 	t.Helper()
 	pool := newPool(t, st, frames)
-	lg, err := cache.OpenLog(st.DB(), nil)
+	lg, err := cache.OpenLog(st, nil)
 	require.NoError(t, err)
 	pool.AttachLog(lg)
 	replay(t, st, pool, from, cut)

@@ -337,7 +337,9 @@ func report(rep *sim.Report, err error, asJSON bool, stdout, stderr io.Writer, t
 		fmt.Fprintf(stderr, "enginelab tpcc: %v\n", err)
 		status = 1
 		if rep == nil {
-			if errors.Is(err, sim.ErrBadConfig) || errors.Is(err, sim.ErrAlreadyLoaded) || errors.Is(err, tpcc.ErrNotLoaded) {
+			// A damaged database is a failure, whatever else the error
+			// says: it was not refused for its flags.
+			if !errors.Is(err, engine.ErrCorrupt) && (errors.Is(err, sim.ErrBadConfig) || errors.Is(err, sim.ErrAlreadyLoaded) || errors.Is(err, tpcc.ErrNotLoaded)) {
 				return 2 // refused before any work
 			}
 			return status

@@ -1,0 +1,24 @@
+package cache_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/enginelab/enginelab/cache"
+)
+
+// Every corruption kind matches the class, keeps its own identity, and
+// stays matched through wrapping.
+func TestCorruptKinds(t *testing.T) {
+	for _, kind := range []error{cache.ErrCorruptPage, cache.ErrCorruptLog} {
+		err := fmt.Errorf("cache: read page 1:2: %w", kind)
+		require.ErrorIs(t, err, cache.ErrCorrupt)
+		require.ErrorIs(t, err, kind)
+		require.NotErrorIs(t, cache.ErrCorrupt, kind, "the class is no kind")
+	}
+	require.NotErrorIs(t, cache.ErrCorruptPage, cache.ErrCorruptLog)
+	require.NotErrorIs(t, cache.ErrPageNotFound, cache.ErrCorrupt)
+	require.Equal(t, "cache: corrupt page", cache.ErrCorruptPage.Error())
+}
