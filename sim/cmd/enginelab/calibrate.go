@@ -38,7 +38,7 @@ func calibrateCmd(args []string, stdout, stderr io.Writer) int {
 	duration := fs.Duration("duration", sim.DefaultCalibrateDuration, "length of each of the runs (the heap organization's are half as long)")
 	seed := fs.Uint64("seed", 1, "seed of the loads and the terminals' inputs")
 	scale := choice{"full", tpcc.ScaleNames()}
-	fs.Var(&scale, "scale", "population per warehouse of the loads: full (the specification's) or small (a tenth: loads faster; the same events, on shallower trees)")
+	fs.Var(&scale, "scale", "the population of the loads: full (the specification's) or small (a tenth: loads faster; the same events, on shallower trees)")
 	out := fs.String("out", "", "write the fitted profile to this `file`, a profiles file for 'enginelab tpcc --mode sim --profiles'")
 	name := fs.String("name", "calibrated", "the profile's name in --out (what --cpu takes)")
 	asJSON := fs.Bool("json", false, "print the calibration as one JSON document")

@@ -47,7 +47,7 @@ func experimentCmd(args []string, stdout, stderr io.Writer) int {
 	var asJSON, quiet bool
 	scale := choice{"full", tpcc.ScaleNames()}
 	fs.IntVar(&p.Warehouses, "warehouses", 0, "W (0: the experiment's, 1 unless it says)")
-	fs.Var(&scale, "scale", "population per warehouse of every side's load: full (the specification's) or small (a tenth: 10,000 items, 300 customers a district; an experiment that sizes its pool against the data sizes it for the small scale)")
+	fs.Var(&scale, "scale", "the population of every side's load: full (the specification's) or small (a tenth: 10,000 items, 300 customers a district; an experiment that sizes its pool against the data sizes it for the small scale)")
 	fs.IntVar(&p.Terminals, "terminals", 0, "terminals (0: the experiment's)")
 	fs.DurationVar(&p.Duration, "duration", 0, "measured virtual time (0: the experiment's)")
 	fs.DurationVar(&p.Warmup, "warmup", 0, "virtual warm-up before it (0: the experiment's)")
