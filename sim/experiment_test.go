@@ -28,9 +28,10 @@ func TestExperimentsDirectionsHold(t *testing.T) {
 			ioShort := ExperimentParams{Scale: sc, Duration: 20 * time.Second, Warmup: 5 * time.Second}
 			if sc == tpcc.SmallScale {
 				// A small database's transactions run as fast as a full
-				// one's: a fifth of the virtual time still runs hundreds
-				// of each type, and the race detector's time with it.
-				short.Duration, short.Warmup = 100*time.Millisecond, 20*time.Millisecond
+				// one's: a tenth of the virtual time still runs hundreds
+				// of transactions a side, and saves the race detector's
+				// time.
+				short.Duration, short.Warmup = 50*time.Millisecond, 10*time.Millisecond
 			}
 			for _, tc := range []struct {
 				name    string
@@ -64,6 +65,11 @@ func TestExperimentsDirectionsHold(t *testing.T) {
 					require.NoError(t, res.WriteTable(&table))
 					require.Contains(t, table.String(), "expectation held")
 					require.Contains(t, table.String(), e.Question)
+					if sc == tpcc.SmallScale {
+						require.Contains(t, table.String(), "simulated: 1 warehouse(s) at small scale, ")
+					} else {
+						require.Contains(t, table.String(), "simulated: 1 warehouse(s), ", "full scale goes unsaid")
+					}
 					if tc.counter != "" {
 						require.Contains(t, table.String(), tc.counter)
 						found := false

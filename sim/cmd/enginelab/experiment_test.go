@@ -49,7 +49,7 @@ func TestExperimentCommand(t *testing.T) {
 // result carries the scale, in its parameters and every side's config,
 // and its expectation holds.
 func TestExperimentCommandRuns(t *testing.T) {
-	st, out, errs := enginelab("experiment", "stocklevel-bound", "--scale", "small", "--duration", "100ms", "--warmup", "20ms", "--json")
+	st, out, errs := enginelab("experiment", "stocklevel-bound", "--scale", "small", "--duration", "50ms", "--warmup", "10ms", "--json")
 	require.Zero(t, st, errs)
 	var res sim.ExperimentResult
 	require.NoError(t, json.Unmarshal([]byte(out), &res))
@@ -58,11 +58,7 @@ func TestExperimentCommandRuns(t *testing.T) {
 	require.Len(t, res.Sides, 2)
 	for _, r := range res.Sides {
 		require.Equal(t, "small", r.Config.Scale)
+		require.Equal(t, 0.05, r.Config.DurationSeconds)
 		require.EqualValues(t, 10_000, r.Load.Rows[tpcc.Item])
 	}
-
-	st, out, errs = enginelab("experiment", "delivery-limit", "--scale", "small", "--duration", "100ms", "--warmup", "20ms")
-	require.Zero(t, st, errs)
-	require.Contains(t, out, "simulated: 1 warehouse(s) at small scale, 4 terminals, 100ms measured after 20ms, seed 1")
-	require.Contains(t, out, "expectation held")
 }
