@@ -518,6 +518,10 @@ type CalibrateConfig struct {
 	// Warehouses is W of the in-memory database; default 1. A warehouse
 	// loads in a few seconds, and one terminal needs no more.
 	Warehouses int `json:"warehouses"`
+	// Scale is the population's size (the zero value: full scale). A
+	// smaller one loads faster and measures the same events, on shallower
+	// trees.
+	Scale tpcc.Scale `json:"scale"`
 	// Duration is each run's length; default DefaultCalibrateDuration.
 	// Calibrate makes len(calibrationRuns) runs (18), the heap
 	// organization's at half this, so the default measures for about 75 s
@@ -557,6 +561,9 @@ func (c *CalibrateConfig) Validate() error {
 		return fmt.Errorf("%w: calibration: %d warehouses: want 1 to %d", ErrBadConfig, c.Warehouses, tpcc.MaxWarehouses)
 	case c.Duration <= 0:
 		return fmt.Errorf("%w: calibration: --duration %v: want more than zero", ErrBadConfig, c.Duration)
+	}
+	if err := c.Scale.Validate(); err != nil {
+		return fmt.Errorf("%w: calibration: --scale: %w", ErrBadConfig, err)
 	}
 	return nil
 }
@@ -762,7 +769,7 @@ func Calibrate(ctx context.Context, cfg CalibrateConfig) (*Calibration, error) {
 		db.SetCountRewrite(r.countRewrite)
 		runtime.GC() // the last run's garbage is not this one's to pay
 		s := &sampler{}
-		rc := tpcc.RunConfig{Warehouses: loaded.Warehouses, Terminals: 1, Duration: d, Seed: cfg.Seed + uint64(i),
+		rc := tpcc.RunConfig{Warehouses: loaded.Warehouses, Scale: loaded.Scale, Terminals: 1, Duration: d, Seed: cfg.Seed + uint64(i),
 			LoadConstants: loaded.Constants, Profile: r.profile, StockLevelNoLowerBound: r.noLower, Env: s}
 		start := time.Now()
 		if _, err := tpcc.Run(ctx, db, rc); err != nil {
@@ -804,7 +811,7 @@ func calibrationLoad(ctx context.Context, cfg *CalibrateConfig, org engine.Org) 
 	if err != nil {
 		return nil, tpcc.Loaded{}, err
 	}
-	if _, err := tpcc.Load(ctx, db, tpcc.LoadConfig{Warehouses: cfg.Warehouses, Seed: cfg.Seed, Org: org}); err != nil {
+	if _, err := tpcc.Load(ctx, db, tpcc.LoadConfig{Warehouses: cfg.Warehouses, Scale: cfg.Scale, Seed: cfg.Seed, Org: org}); err != nil {
 		return nil, tpcc.Loaded{}, errors.Join(err, db.Close())
 	}
 	loaded, err := tpcc.ReadLoaded(db)
@@ -819,8 +826,9 @@ func calibrationLoad(ctx context.Context, cfg *CalibrateConfig, org engine.Org) 
 func (c *Calibration) WriteTable(w io.Writer) error {
 	var b strings.Builder
 	f := c.Fit
-	fmt.Fprintf(&b, "enginelab calibrate: %s/%s, %d CPUs, %s, %s; %d warehouse(s), %v a run, seed %d\n",
-		c.Host.OS, c.Host.Arch, c.Host.CPUs, c.Host.GoVersion, c.Date, c.Config.Warehouses, c.Config.Duration, c.Config.Seed)
+	fmt.Fprintf(&b, "enginelab calibrate: %s/%s, %d CPUs, %s, %s; %d warehouse(s)%s, %v a run, seed %d\n",
+		c.Host.OS, c.Host.Arch, c.Host.CPUs, c.Host.GoVersion, c.Date, c.Config.Warehouses, scaleNote(c.Config.Scale.String()),
+		c.Config.Duration, c.Config.Seed)
 	total := 0
 	for _, r := range c.Runs {
 		total += r.Transactions

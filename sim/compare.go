@@ -109,6 +109,15 @@ func (c *Comparison) Passed() bool {
 	return true
 }
 
+// scaleNote is the sides' scale for the header, unless it is the setting
+// compared.
+func (c *Comparison) scaleNote() string {
+	if c.Setting == "scale" {
+		return ""
+	}
+	return scaleNote(c.Sides[0].Config.Scale)
+}
+
 // WriteTable prints the sides in columns, each figure with its ratio to
 // the first side's, then each side's consistency verdict.
 func (c *Comparison) WriteTable(w io.Writer) error {
@@ -120,8 +129,8 @@ func (c *Comparison) WriteTable(w io.Writer) error {
 	if c.Title != "" {
 		fmt.Fprintf(&b, "%s\n", c.Title)
 	} else {
-		fmt.Fprintf(&b, "enginelab tpcc --compare %s: %d warehouse%s, %d terminals, %.0f s, profile %s, org %s, seed %d; the same workload on each side\n",
-			c.Setting, first.Config.Warehouses, plural(first.Config.Warehouses), first.Config.Terminals,
+		fmt.Fprintf(&b, "enginelab tpcc --compare %s: %d warehouse%s%s, %d terminals, %.0f s, profile %s, org %s, seed %d; the same workload on each side\n",
+			c.Setting, first.Config.Warehouses, plural(first.Config.Warehouses), c.scaleNote(), first.Config.Terminals,
 			first.Config.DurationSeconds, first.Config.Profile, first.Config.Org, first.Config.Seed)
 	}
 	fmt.Fprintf(&b, "ratios are against %s=%s\n\n", c.Setting, c.Values[0])

@@ -38,6 +38,10 @@ type Experiment struct {
 	// Defaults are the experiment's own settings, over which the user's
 	// flags go.
 	Defaults ExperimentParams
+	// SmallDefaults, where an experiment has them, replace Defaults at
+	// tpcc.SmallScale: a question whose pool or tier must be a fraction
+	// of the data sizes them for a tenth of the data.
+	SmallDefaults *ExperimentParams
 	// sides lists the sides for the settings.
 	sides func(p *ExperimentParams) []ExperimentSide
 	// held checks the expected direction on the sides' reports.
@@ -56,7 +60,10 @@ type Experiment struct {
 
 // ExperimentParams scale an experiment; zero fields take its defaults.
 type ExperimentParams struct {
-	Warehouses       int           `json:"warehouses"`
+	Warehouses int `json:"warehouses"`
+	// Scale is the population's size; the zero value is full scale.
+	// Every side loads at it.
+	Scale            tpcc.Scale    `json:"scale"`
 	Terminals        int           `json:"terminals"`
 	Duration, Warmup time.Duration `json:"-"`
 	Seed             uint64        `json:"seed"`
@@ -210,6 +217,9 @@ func RunExperiment(ctx context.Context, e *Experiment, p ExperimentParams, progr
 // general ones.
 func (e *Experiment) params(p ExperimentParams) ExperimentParams {
 	d := e.Defaults
+	if e.SmallDefaults != nil && p.Scale == tpcc.SmallScale {
+		d = *e.SmallDefaults
+	}
 	if p.Warehouses == 0 {
 		p.Warehouses = max(1, d.Warehouses)
 	}
@@ -260,7 +270,7 @@ func (e *Experiment) params(p ExperimentParams) ExperimentParams {
 // (the engine's own costs, not the log device's, are the question unless
 // an experiment says otherwise), read-ahead on.
 func (p *ExperimentParams) base() TPCCConfig {
-	return TPCCConfig{Mode: ModeSim, Hardware: p.Hardware, Warehouses: p.Warehouses, Terminals: p.Terminals,
+	return TPCCConfig{Mode: ModeSim, Hardware: p.Hardware, Warehouses: p.Warehouses, Scale: p.Scale, Terminals: p.Terminals,
 		Duration: p.Duration, Warmup: p.Warmup, Seed: p.Seed, PoolSize: p.PoolSize, RemoteSize: p.RemoteSize,
 		ReadAhead: true, MemoryLimit: p.MemoryLimit, IgnoreMemoryLimit: p.IgnoreMemoryLimit, InMemoryOnly: true,
 		poolPerWarehouse: p.poolPerWarehouse}
@@ -396,8 +406,8 @@ func (r *ExperimentResult) WriteTable(w io.Writer) error {
 	fmt.Fprintf(&b, "experiment %s: %s\n", r.Name, r.Question)
 	fmt.Fprintf(&b, "expects: %s\n", r.Expect)
 	p := &r.Params
-	fmt.Fprintf(&b, "simulated: %d warehouse(s), %d terminals, %v measured after %v, seed %d\n\n",
-		p.Warehouses, p.Terminals, p.Duration, p.Warmup, p.Seed)
+	fmt.Fprintf(&b, "simulated: %d warehouse(s)%s, %d terminals, %v measured after %v, seed %d\n\n",
+		p.Warehouses, scaleNote(p.Scale.String()), p.Terminals, p.Duration, p.Warmup, p.Seed)
 	cmp := Comparison{Setting: "side", Values: r.Labels, Sides: r.Sides, Title: "side by side (ratios against the first side)"}
 	if err := cmp.WriteTable(&b); err != nil {
 		return err

@@ -8,61 +8,127 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/enginelab/enginelab/tpcc"
 )
 
-// Every experiment runs at a small scale and its stated direction holds.
-// The explanation names the counters the question is about.
+// Every experiment runs, briefly, and its stated direction holds: at
+// tpcc.SmallScale always (the race detector included: a tenth of the
+// population loads in a tenth of the time), and at full scale too without
+// the race detector. The explanation names the counters the question is
+// about, and every side's report carries the scale.
 func TestExperimentsDirectionsHold(t *testing.T) {
-	if raceEnabled {
-		t.Skip("fourteen W = 1 loads take most of an hour under the race detector; the scheduler's own tests run under it")
+	scales := []tpcc.Scale{tpcc.SmallScale}
+	if !raceEnabled {
+		scales = append(scales, tpcc.FullScale)
 	}
-	short := ExperimentParams{Duration: 500 * time.Millisecond, Warmup: 100 * time.Millisecond}
-	ioShort := ExperimentParams{Duration: 20 * time.Second, Warmup: 5 * time.Second}
-	for _, tc := range []struct {
-		name    string
-		params  ExperimentParams
-		counter string // a counter the explanation must name
-	}{
-		{"count-rewrite", short, "row fetches"},
-		{"delivery-limit", short, "rows returned"},
-		{"stocklevel-bound", short, "rows examined"},
-		{"hot-index", short, "index entries written"},
-		{"wide-key", short, "node visits"},
-		{"io-bound", ioShort, "store reads"},
-		{"tier-policy", ioShort, ""},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			e, err := LookupExperiment(tc.name)
-			require.NoError(t, err)
-			res, err := RunExperiment(context.Background(), e, tc.params, nil)
-			require.NoError(t, err)
-			require.True(t, res.Held, "%s: %s", tc.name, res.Verdict)
-			require.NotEmpty(t, res.Verdict)
-			require.NotZero(t, res.Headline.Ratio, "a headline ratio")
-			for _, r := range res.Sides {
-				require.True(t, r.Passed(), "%v %v", r.Errors, r.Run.Errors)
-				require.Equal(t, "sim", r.Config.Mode)
+	for _, sc := range scales {
+		t.Run(sc.String(), func(t *testing.T) {
+			short := ExperimentParams{Scale: sc, Duration: 500 * time.Millisecond, Warmup: 100 * time.Millisecond}
+			ioShort := ExperimentParams{Scale: sc, Duration: 20 * time.Second, Warmup: 5 * time.Second}
+			if sc == tpcc.SmallScale {
+				// A small database's transactions run as fast as a full
+				// one's: a tenth of the virtual time still runs hundreds
+				// of transactions a side, and saves the race detector's
+				// time.
+				short.Duration, short.Warmup = 50*time.Millisecond, 10*time.Millisecond
 			}
-			var table strings.Builder
-			require.NoError(t, res.WriteTable(&table))
-			require.Contains(t, table.String(), "expectation held")
-			require.Contains(t, table.String(), e.Question)
-			if tc.counter != "" {
-				require.Contains(t, table.String(), tc.counter)
-				found := false
-				for _, x := range res.Explanations {
-					for _, c := range x.Counters {
-						found = found || c.Counter == tc.counter
+			for _, tc := range []struct {
+				name    string
+				params  ExperimentParams
+				counter string // a counter the explanation must name
+			}{
+				{"count-rewrite", short, "row fetches"},
+				{"delivery-limit", short, "rows returned"},
+				{"stocklevel-bound", short, "rows examined"},
+				{"hot-index", short, "index entries written"},
+				{"wide-key", short, "node visits"},
+				{"io-bound", ioShort, "store reads"},
+				{"tier-policy", ioShort, ""},
+			} {
+				t.Run(tc.name, func(t *testing.T) {
+					e, err := LookupExperiment(tc.name)
+					require.NoError(t, err)
+					res, err := RunExperiment(context.Background(), e, tc.params, nil)
+					require.NoError(t, err)
+					require.True(t, res.Held, "%s: %s", tc.name, res.Verdict)
+					require.NotEmpty(t, res.Verdict)
+					require.NotZero(t, res.Headline.Ratio, "a headline ratio")
+					require.Equal(t, sc, res.Params.Scale)
+					for _, r := range res.Sides {
+						require.True(t, r.Passed(), "%v %v", r.Errors, r.Run.Errors)
+						require.Equal(t, "sim", r.Config.Mode)
+						require.Equal(t, sc.String(), r.Config.Scale)
+						require.Equal(t, sc.String(), r.Database.Scale)
 					}
-				}
-				require.True(t, found, "the explanation names %s", tc.counter)
-			} else {
-				require.NotNil(t, res.Replay)
+					var table strings.Builder
+					require.NoError(t, res.WriteTable(&table))
+					require.Contains(t, table.String(), "expectation held")
+					require.Contains(t, table.String(), e.Question)
+					if sc == tpcc.SmallScale {
+						require.Contains(t, table.String(), "simulated: 1 warehouse(s) at small scale, ")
+					} else {
+						require.Contains(t, table.String(), "simulated: 1 warehouse(s), ", "full scale goes unsaid")
+					}
+					if tc.counter != "" {
+						require.Contains(t, table.String(), tc.counter)
+						found := false
+						for _, x := range res.Explanations {
+							for _, c := range x.Counters {
+								found = found || c.Counter == tc.counter
+							}
+						}
+						require.True(t, found, "the explanation names %s", tc.counter)
+					} else {
+						require.NotNil(t, res.Replay)
+					}
+					b, err := json.Marshal(res)
+					require.NoError(t, err)
+					require.Contains(t, string(b), `"held":true`)
+					require.Contains(t, string(b), `"scale":"`+sc.String()+`"`)
+				})
 			}
-			b, err := json.Marshal(res)
-			require.NoError(t, err)
-			require.Contains(t, string(b), `"held":true`)
 		})
+	}
+}
+
+// At small scale the experiments that size their pool against the data
+// take their small defaults, and count-rewrite runs one terminal; the
+// user's settings still go over them.
+func TestExperimentSmallDefaults(t *testing.T) {
+	small := func(name string, p ExperimentParams) ExperimentParams {
+		e, err := LookupExperiment(name)
+		require.NoError(t, err)
+		p.Scale = tpcc.SmallScale
+		return e.params(p)
+	}
+	io := small("io-bound", ExperimentParams{})
+	require.Equal(t, int64(3<<20), io.PoolSize)
+	require.Equal(t, int64(4<<20), io.RemoteSize)
+	require.Equal(t, 16, io.Terminals)
+	require.Equal(t, "disk-2009", io.Hardware.Store)
+	require.Equal(t, int64(2*3<<20), small("tier-policy", ExperimentParams{Warehouses: 2}).PoolSize, "per warehouse")
+	require.Equal(t, 1, small("count-rewrite", ExperimentParams{}).Terminals)
+	require.Equal(t, 4, small("count-rewrite", ExperimentParams{Terminals: 4}).Terminals, "the user's setting")
+	require.Equal(t, 4, small("delivery-limit", ExperimentParams{}).Terminals, "no small defaults: the general ones")
+
+	e, err := LookupExperiment("io-bound")
+	require.NoError(t, err)
+	full := e.params(ExperimentParams{})
+	require.Equal(t, int64(28<<20), full.PoolSize)
+	require.Equal(t, tpcc.FullScale, full.Scale)
+
+	e, err = LookupExperiment("wide-key")
+	require.NoError(t, err)
+	p := small("wide-key", ExperimentParams{})
+	for _, s := range e.sides(&p) {
+		require.Equal(t, 8<<10, s.Config.PageSize, "%s: at small scale", s.Label)
+		require.True(t, s.Config.LoadSpace)
+		require.Equal(t, tpcc.SmallScale, s.Config.Scale)
+	}
+	p = e.params(ExperimentParams{})
+	for _, s := range e.sides(&p) {
+		require.Zero(t, s.Config.PageSize, "%s: at full scale, the default", s.Label)
 	}
 }
 

@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/enginelab/enginelab/tpcc"
+
 	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/engine"
 	"github.com/enginelab/enginelab/internal/memlimit"
@@ -266,4 +268,17 @@ func TestCalibrateMemoryCheck(t *testing.T) {
 	_, err := Calibrate(context.Background(), CalibrateConfig{Warehouses: 100_000, Duration: time.Second})
 	require.ErrorIs(t, err, ErrInsufficientMemory)
 	require.ErrorIs(t, err, engine.ErrInvalidOptions)
+}
+
+// The loaded data follows the scale: full scale is the measured figure per
+// warehouse plus ITEM; a tenth of the population is a tenth of it.
+func TestLoadedBytesScale(t *testing.T) {
+	require.Equal(t, int64(memLoadPerWarehouse+memLoadFixed), loadedBytes(1, tpcc.FullScale))
+	require.Equal(t, int64(4*memLoadPerWarehouse+memLoadFixed), loadedBytes(4, tpcc.Scale{}))
+	small := loadedBytes(1, tpcc.SmallScale)
+	require.InDelta(t, float64(memLoadPerWarehouse+memLoadFixed)/10, float64(small), 1<<10)
+	full := (&TPCCConfig{Phases: Phases{Load: true}, Warehouses: 1}).MemoryEstimate()
+	reduced := (&TPCCConfig{Phases: Phases{Load: true}, Warehouses: 1, Scale: tpcc.SmallScale}).MemoryEstimate()
+	require.Less(t, reduced.Data, full.Data)
+	require.Equal(t, small, reduced.Data)
 }

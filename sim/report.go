@@ -54,6 +54,7 @@ type ConfigReport struct {
 	Mode                   string  `json:"mode"` // "real" or "sim"
 	Phases                 string  `json:"phases"`
 	Warehouses             int     `json:"warehouses"`
+	Scale                  string  `json:"scale"` // "full", "small" (tpcc.Scale's String)
 	Terminals              int     `json:"terminals"`
 	DurationSeconds        float64 `json:"duration_s"`
 	WarmupSeconds          float64 `json:"warmup_s"`
@@ -98,6 +99,7 @@ type HostReport struct {
 // for a run on a stored database may differ from the flags).
 type DatabaseReport struct {
 	Warehouses int    `json:"warehouses"`
+	Scale      string `json:"scale"` // as stored with the load: "full", "small"
 	Org        string `json:"org"`
 	LoadSeed   uint64 `json:"load_seed"`
 	PageSize   int    `json:"page_size"`
@@ -111,6 +113,10 @@ type LoadReport struct {
 	ElapsedSeconds float64          `json:"elapsed_s,omitempty"` // real mode (simulated: host.load_s)
 	RowsPerSecond  float64          `json:"rows_per_s,omitempty"`
 	LogBytes       int64            `json:"log_bytes"`
+	// Space is the database's space as the load left it, before any run
+	// (TPCCConfig.LoadSpace); the report's own space section is the
+	// job's end.
+	Space []SpaceReport `json:"space,omitempty"`
 }
 
 // RunReport is the run's figures.
@@ -377,7 +383,7 @@ func newReport(c *TPCCConfig) *Report {
 	}
 	return &Report{
 		Config: ConfigReport{Mode: string(mode), Phases: strings.Join(phases, "+"), Warehouses: c.Warehouses,
-			Terminals: c.Terminals, DurationSeconds: c.Duration.Seconds(), WarmupSeconds: c.Warmup.Seconds(),
+			Scale: c.Scale.String(), Terminals: c.Terminals, DurationSeconds: c.Duration.Seconds(), WarmupSeconds: c.Warmup.Seconds(),
 			Profile: c.Profile.String(), StockLevelNoLowerBound: c.StockLevelNoLowerBound,
 			KeyingAndThink: c.KeyingAndThink, Seed: c.Seed, Org: orgName(c.Org), CountRewrite: c.CountRewrite,
 			PageSize: pageSize, PoolBytes: o.PoolSize, PoolPolicy: policy, HeapUpdate: heapUpdate,
@@ -388,6 +394,16 @@ func newReport(c *TPCCConfig) *Report {
 		Host:    HostReport{GoVersion: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH, CPUs: runtime.NumCPU()},
 		Notes:   []string{isolationNote},
 	}
+}
+
+// scaleNote is " at small scale" (or another scale's name) for a
+// header line; nothing at full scale, the default, or for a report
+// without a scale.
+func scaleNote(scale string) string {
+	if scale == "" || scale == tpcc.FullScale.String() {
+		return ""
+	}
+	return " at " + scale + " scale"
 }
 
 func orgName(o engine.Org) string {
@@ -477,8 +493,8 @@ func (r *Report) TotalPages() int {
 func (r *Report) WriteTable(w io.Writer) error {
 	var b strings.Builder
 	c := &r.Config
-	fmt.Fprintf(&b, "enginelab tpcc (%s): %d warehouse%s, %s, org %s, profile %s, seed %d\n",
-		c.Phases, r.Database.Warehouses, plural(r.Database.Warehouses), c.Mode, r.Database.Org, c.Profile, c.Seed)
+	fmt.Fprintf(&b, "enginelab tpcc (%s): %d warehouse%s%s, %s, org %s, profile %s, seed %d\n",
+		c.Phases, r.Database.Warehouses, plural(r.Database.Warehouses), scaleNote(r.Database.Scale), c.Mode, r.Database.Org, c.Profile, c.Seed)
 	fmt.Fprintf(&b, "version %s, %s %s/%s, %d CPUs\n", r.Version, r.Host.GoVersion, r.Host.OS, r.Host.Arch, r.Host.CPUs)
 	if len(r.Flags) > 0 {
 		names := make([]string, 0, len(r.Flags))

@@ -68,6 +68,8 @@ func TestTPCCConfigValidate(t *testing.T) {
 		{func(c *TPCCConfig) { c.PageSize = 3000 }, "page size 3000", ErrBadConfig},
 		{func(c *TPCCConfig) { c.Phases.Load = false; c.Dir = t.TempDir() }, "holds no database", tpcc.ErrNotLoaded},
 		{func(c *TPCCConfig) { c.Mode = "fast" }, "--mode fast", ErrBadConfig},
+		{func(c *TPCCConfig) { c.Scale = tpcc.Scale{CustomersPerDistrict: 25} }, "--scale: tpcc: invalid configuration: scale of 25 customers per district", tpcc.ErrBadConfig},
+		{func(c *TPCCConfig) { c.Scale = tpcc.Scale{Items: -1} }, "--scale", ErrBadConfig},
 		{func(c *TPCCConfig) { c.Mode = ModeSim; c.Remote = RemoteSpec{Backend: "ristretto"} }, "--remote ristretto cannot run in simulated mode", ErrBadConfig},
 		{func(c *TPCCConfig) {
 			c.Mode = ModeSim

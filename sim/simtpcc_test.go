@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/enginelab/enginelab/tpcc"
 )
 
 // copyDir copies a closed database directory.
@@ -57,12 +59,15 @@ func withoutHost(t *testing.T, r *Report) map[string]any {
 // Simulated mode is deterministic: two loads with one seed lay out the
 // same pages, and two simulated runs on them with one seed and
 // configuration give the same report outside its host section. A run with
-// another seed on a copy of the same database gives another report.
+// another seed on a copy of the same database gives another report. At
+// small scale (about 9.8 MiB: a 2.5 MiB pool and a 1.5 MiB tier, the
+// shares of the data a 24 MiB pool and a 16 MiB tier are at full scale),
+// so that the race detector sees the scheduler run TPC-C.
 func TestSimTPCCDeterministic(t *testing.T) {
 	ctx := context.Background()
-	base := TPCCConfig{Mode: ModeSim, Warehouses: 1, Terminals: 4, Duration: 2 * time.Second,
-		Warmup: 200 * time.Millisecond, Seed: 1, SyncCommit: true, PoolSize: 24 << 20, ReadAhead: true,
-		Remote: RemoteSpec{Backend: "slru"}, RemoteSize: 16 << 20,
+	base := TPCCConfig{Mode: ModeSim, Warehouses: 1, Scale: tpcc.SmallScale, Terminals: 4, Duration: 2 * time.Second,
+		Warmup: 200 * time.Millisecond, Seed: 1, SyncCommit: true, PoolSize: 2560 << 10, ReadAhead: true,
+		Remote: RemoteSpec{Backend: "slru"}, RemoteSize: 1536 << 10,
 		Hardware: HardwareSpec{Store: "sata-ssd", Network: "gigabit", Cores: 2}}
 
 	var loads [2]map[string]any
@@ -79,12 +84,23 @@ func TestSimTPCCDeterministic(t *testing.T) {
 	dirs[2] = t.TempDir()
 	copyDir(t, dirs[0], dirs[2])
 
+	// A job on the stored database at another scale than its own is
+	// refused; one that leaves Scale at zero takes the stored one (below).
+	bad := base
+	bad.Phases, bad.Dir, bad.Scale = Phases{Run: true}, dirs[0], tpcc.Scale{Items: 5000, CustomersPerDistrict: 300}
+	_, err := TPCC(ctx, bad, Hooks{})
+	require.ErrorIs(t, err, ErrBadConfig)
+	require.ErrorContains(t, err, "--scale items=5000 customers_per_district=300, but the database in "+dirs[0]+" was loaded at small scale")
+
 	var runs [3]*Report
 	for i := range 3 {
 		c := base
 		c.Phases, c.Dir = Phases{Run: true}, dirs[i]
 		if i == 2 {
 			c.Seed = 2
+		}
+		if i == 1 {
+			c.Scale = tpcc.FullScale // the default: as stored
 		}
 		rep, err := TPCC(ctx, c, Hooks{})
 		require.NoError(t, err)
@@ -99,6 +115,8 @@ func TestSimTPCCDeterministic(t *testing.T) {
 	// in virtual seconds, the tier used, the breakdown's shares adding up.
 	r := runs[0]
 	require.Equal(t, "sim", r.Config.Mode)
+	require.Equal(t, "small", r.Config.Scale, "as stored with the load")
+	require.Equal(t, "small", r.Database.Scale)
 	require.Greater(t, r.Run.TpmC, 0.0)
 	require.InDelta(t, 2.2, r.Sim.VirtualSeconds, 0.1)
 	require.Greater(t, r.Tier.Gets, int64(0))

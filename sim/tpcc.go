@@ -36,8 +36,12 @@ type TPCCConfig struct {
 	Mode     Mode
 	Hardware HardwareSpec
 
-	// The workload.
+	// The workload. Scale is the population's size (the zero value:
+	// the specification's full scale). A job without a load takes the
+	// stored database's; a Scale other than full that differs from it is
+	// refused.
 	Warehouses             int
+	Scale                  tpcc.Scale
 	Terminals              int
 	Duration, Warmup       time.Duration
 	Profile                tpcc.Profile
@@ -69,6 +73,9 @@ type TPCCConfig struct {
 	RemoteSize int64
 	// ReadAhead turns on the pool's linear read-ahead.
 	ReadAhead bool
+	// LoadSpace records the space report right after the load, before
+	// the run changes it, in the report's load section (LoadReport.Space).
+	LoadSpace bool
 	// Trace, if not empty, is a file to record the page trace in: every
 	// call the pool makes to its remote tier (or, with none, to a tier
 	// that keeps nothing), for enginelab tier-replay.
@@ -160,6 +167,9 @@ func (c *TPCCConfig) Validate() error {
 	case c.Mode != "" && c.Mode != ModeReal && c.Mode != ModeSim:
 		return fmt.Errorf("%w: --mode %s: want real or sim", ErrBadConfig, c.Mode)
 	}
+	if err := c.Scale.Validate(); err != nil {
+		return fmt.Errorf("%w: --scale: %w", ErrBadConfig, err)
+	}
 	if c.Mode == ModeSim {
 		switch c.Remote.Backend {
 		case "", "none", "lru", "slru":
@@ -221,6 +231,10 @@ func TPCC(ctx context.Context, cfg TPCCConfig, hooks Hooks) (*Report, error) {
 			return nil, fmt.Errorf("%w: --warehouses %d, but the database in %s holds %d", ErrBadConfig, cfg.Warehouses, cfg.Dir, l.Warehouses)
 		}
 		cfg.Warehouses = l.Warehouses
+		if !cfg.Scale.IsFull() && cfg.Scale != l.Scale {
+			return nil, fmt.Errorf("%w: --scale %v, but the database in %s was loaded at %v scale", ErrBadConfig, cfg.Scale, cfg.Dir, l.Scale)
+		}
+		cfg.Scale = l.Scale
 		if err := cfg.Validate(); err != nil {
 			return nil, err
 		}
@@ -293,7 +307,7 @@ func TPCC(ctx context.Context, cfg TPCCConfig, hooks Hooks) (*Report, error) {
 
 	var loaded tpcc.Loaded
 	if cfg.Phases.Load {
-		lc := tpcc.LoadConfig{Warehouses: cfg.Warehouses, Seed: cfg.Seed, Org: cfg.Org, Progress: hooks.LoadProgress,
+		lc := tpcc.LoadConfig{Warehouses: cfg.Warehouses, Scale: cfg.Scale, Seed: cfg.Seed, Org: cfg.Org, Progress: hooks.LoadProgress,
 			ExtraIndexes: cfg.ExtraIndexes, WideCustomerKey: cfg.WideCustomerKey}
 		if sched != nil {
 			// One loader: the pages every row lands in, and so the whole
@@ -305,6 +319,13 @@ func TPCC(ctx context.Context, cfg TPCCConfig, hooks Hooks) (*Report, error) {
 			return rep, err
 		}
 		rep.Load = newLoadReport(&stats)
+		if cfg.LoadSpace {
+			space, err := db.SpaceReport()
+			if err != nil {
+				return rep, err
+			}
+			rep.Load.Space = newSpaceReport(space)
+		}
 		rep.Host.LoadSeconds, rep.Host.LoadRowsPerSecond = stats.Elapsed.Seconds(), stats.RowsPerSecond
 		if sched != nil {
 			rep.Load.ElapsedSeconds, rep.Load.RowsPerSecond = 0, 0 // wall-clock: in host only
@@ -316,10 +337,10 @@ func TPCC(ctx context.Context, cfg TPCCConfig, hooks Hooks) (*Report, error) {
 	if loaded.Org == engine.HeapRowPointer {
 		rep.Notes = append(rep.Notes, rowPointerNote)
 	}
-	rep.Database = DatabaseReport{Warehouses: loaded.Warehouses, Org: loaded.Org.String(), LoadSeed: loaded.Seed,
+	rep.Database = DatabaseReport{Warehouses: loaded.Warehouses, Scale: loaded.Scale.String(), Org: loaded.Org.String(), LoadSeed: loaded.Seed,
 		PageSize: db.Pool().PageSize(), PoolBytes: opts.PoolSize}
 	if cfg.Phases.Run {
-		rc := tpcc.RunConfig{Warehouses: loaded.Warehouses, Terminals: cfg.Terminals, Duration: cfg.Duration,
+		rc := tpcc.RunConfig{Warehouses: loaded.Warehouses, Scale: loaded.Scale, Terminals: cfg.Terminals, Duration: cfg.Duration,
 			Warmup: cfg.Warmup, Seed: cfg.Seed, LoadConstants: loaded.Constants, Profile: cfg.Profile,
 			StockLevelNoLowerBound: cfg.StockLevelNoLowerBound, KeyingAndThink: cfg.KeyingAndThink}
 		start := time.Now()
@@ -367,7 +388,7 @@ func TPCC(ctx context.Context, cfg TPCCConfig, hooks Hooks) (*Report, error) {
 		rep.Tier = newTierReport(&cfg, size, tier, rep.Run)
 	}
 	if cfg.Phases.Check {
-		chk, err := tpcc.Check(db, tpcc.CheckOptions{Fresh: !cfg.Phases.Run && cfg.Phases.Load})
+		chk, err := tpcc.Check(db, tpcc.CheckOptions{Fresh: !cfg.Phases.Run && cfg.Phases.Load, Scale: loaded.Scale})
 		if err != nil {
 			return rep, err
 		}

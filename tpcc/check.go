@@ -58,7 +58,8 @@ var ErrNotLoaded = errors.New("tpcc: database not loaded")
 
 // DeliveredPerDistrictAtLoad is count(ORDERS) − count(NEW_ORDER) of every
 // district after the specification's load: orders 1 to 2,100 of 3,000 are
-// delivered [4.3.3.1].
+// delivered [4.3.3.1]. It is FullScale.DeliveredPerDistrict(); another
+// scale delivers its own (Scale.DeliveredPerDistrict).
 const DeliveredPerDistrictAtLoad = 2100
 
 // CheckOptions configure Check. The zero value checks a database after a
@@ -68,10 +69,14 @@ type CheckOptions struct {
 	// since the load. Condition 11 holds only then (Delivery changes
 	// it); when Fresh is false it is reported as skipped.
 	Fresh bool
+	// Scale is the scale the database was loaded at (Loaded.Scale); the
+	// zero value is full scale. Condition 11 expects its
+	// DeliveredPerDistrict unless DeliveredPerDistrict says otherwise.
+	Scale Scale
 	// DeliveredPerDistrict is the count(ORDERS) − count(NEW_ORDER) that
 	// condition 11 expects of every district; 0 means
-	// DeliveredPerDistrictAtLoad (2,100). A smaller database, a test's
-	// or a reduced load's, states its own.
+	// Scale.DeliveredPerDistrict() (2,100 at full scale). A database not
+	// made by Load, a test's, states its own.
 	DeliveredPerDistrict int64
 	// MaxDifferences is how many differences a failed condition lists
 	// (the first ones met, warehouses, districts, orders and customers in
@@ -236,10 +241,14 @@ var checkStatements = [13]string{
 // warehouse and district in db and reports each one: see CheckReport. A
 // failed condition is a finding, not an error: the error return is for
 // reads that fail (a missing table wraps ErrNotLoaded; a lock error or a
-// corrupt page is returned as the engine gives it).
+// corrupt page is returned as the engine gives it) and for a scale out of
+// range (ErrBadConfig).
 func Check(db *engine.DB, opts CheckOptions) (CheckReport, error) {
+	if err := opts.Scale.Validate(); err != nil {
+		return CheckReport{}, err
+	}
 	if opts.DeliveredPerDistrict == 0 {
-		opts.DeliveredPerDistrict = DeliveredPerDistrictAtLoad
+		opts.DeliveredPerDistrict = int64(opts.Scale.DeliveredPerDistrict())
 	}
 	if opts.MaxDifferences <= 0 {
 		opts.MaxDifferences = 5

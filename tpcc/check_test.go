@@ -245,6 +245,22 @@ func TestCheckDefaultDelivered(t *testing.T) {
 	}, rep.Condition(11).Differences)
 }
 
+// With a scale and no DeliveredPerDistrict, condition 11 expects the
+// scale's (210 at small scale); a scale out of range is refused.
+func TestCheckScaleDelivered(t *testing.T) {
+	db, _ := chkLoad(t, engine.Clustered)
+	rep, err := Check(db, CheckOptions{Fresh: true, Scale: SmallScale})
+	require.NoError(t, err)
+	require.Equal(t, int64(210), rep.DeliveredPerDistrict)
+	require.Equal(t, "count(ORDERS) - count(NEW_ORDER) = 210 per district", rep.Condition(11).Statement)
+	require.Equal(t, []int{11}, rep.Failed())
+	require.Contains(t, rep.Condition(11).Differences[0], "expected 210")
+
+	_, err = Check(db, CheckOptions{Scale: Scale{CustomersPerDistrict: 7}})
+	require.ErrorIs(t, err, ErrBadConfig)
+	require.ErrorContains(t, err, "7 customers per district")
+}
+
 // chkCorruption changes one row of the fixture (an update, or a delete and
 // an insert that move it to another key) and names every difference Check
 // must then report, by condition: no other condition may fail.

@@ -12,20 +12,6 @@ import (
 	"github.com/enginelab/enginelab/engine"
 )
 
-// The population [4.3.3.1]: fixed sizes, per warehouse unless said.
-const (
-	Items                 = 100_000 // ITEM rows, once for all warehouses
-	StockPerWarehouse     = Items   // STOCK rows per warehouse
-	DistrictsPerWarehouse = 10
-	CustomersPerDistrict  = 3000 // CUSTOMER and HISTORY rows per district
-	OrdersPerDistrict     = 3000 // ORDERS rows per district (O_ID 1..3000)
-	// FirstNewOrder is the first undelivered order of a district at load:
-	// orders FirstNewOrder..OrdersPerDistrict have a NEW_ORDER row, a NULL
-	// O_CARRIER_ID and order lines without delivery date.
-	FirstNewOrder        = 2101
-	NewOrdersPerDistrict = OrdersPerDistrict - FirstNewOrder + 1 // 900
-)
-
 // MaxWarehouses is the largest W Load accepts: HistoryID keeps 23 bits for
 // the warehouse.
 const MaxWarehouses = 1<<23 - 1
@@ -51,8 +37,9 @@ var ErrBadConfig = errors.New("tpcc: invalid configuration")
 //	  t   0 for the loader, 1..255 for a terminal of warehouse w
 //	  seq the writer's own counter, 1..2^32-1
 //
-// The loader writes t = 0, seq = (d − 1) × 3000 + c for customer c of
-// district d (1..30,000). A terminal numbers its rows from 1, or, on a
+// The loader writes t = 0, seq = (d − 1) × C + c for customer c of
+// district d, C being the scale's customers per district (1..30,000 at
+// full scale). A terminal numbers its rows from 1, or, on a
 // database a run has already used, from one past the largest h_id in its
 // range [HistoryID(w, t, 0), HistoryID(w, t+1, 0)).
 func HistoryID(w, t int, seq uint32) int64 {
@@ -63,8 +50,12 @@ func HistoryID(w, t int, seq uint32) int64 {
 type LoadConfig struct {
 	// Warehouses is W, 1..MaxWarehouses.
 	Warehouses int
+	// Scale is the population's size; the zero value is the
+	// specification's full scale. It is stored with the load
+	// (ConfigTable), for runs and checks to follow.
+	Scale Scale
 	// Seed decides every random value of the population and the load's
-	// NURand constants (NewLoadConstants(Seed)). The same Seed and
+	// NURand constants (NewLoadConstants(Seed)). The same Seed, Scale and
 	// Warehouses give the same rows, whatever the organization, Workers
 	// and BatchRows.
 	Seed uint64
@@ -123,7 +114,7 @@ func (c *LoadConfig) validate() error {
 	case c.ProgressEvery < 0:
 		return fmt.Errorf("%w: progress every %d rows is negative", ErrBadConfig, c.ProgressEvery)
 	}
-	return nil
+	return c.Scale.Validate()
 }
 
 // LoadStats describe a finished load.
@@ -250,8 +241,8 @@ func Load(ctx context.Context, db *engine.DB, cfg LoadConfig) (LoadStats, error)
 	if org == engine.OrgDefault {
 		org = l.t[tItem].Org()
 	}
-	if err := writeLoaded(db, Loaded{Warehouses: cfg.Warehouses, Seed: cfg.Seed, Constants: l.c, Org: org,
-		LoadTime: cfg.LoadTime}); err != nil {
+	if err := writeLoaded(db, Loaded{Warehouses: cfg.Warehouses, Scale: cfg.Scale.canonical(), Seed: cfg.Seed,
+		Constants: l.c, Org: org, LoadTime: cfg.LoadTime}); err != nil {
 		return LoadStats{}, err
 	}
 	stats.Elapsed = time.Since(start)
@@ -289,6 +280,7 @@ func tableIndex(name string) int {
 // loader is one Load's shared, read-only state (and its progress).
 type loader struct {
 	cfg  LoadConfig
+	sc   Scale // cfg.Scale
 	db   *engine.DB
 	c    Constants
 	now  engine.Value
@@ -310,11 +302,15 @@ func newLoader(db *engine.DB, cfg LoadConfig) *loader {
 	if cfg.ProgressEvery == 0 {
 		cfg.ProgressEvery = 5000
 	}
-	return &loader{cfg: cfg, db: db, c: NewLoadConstants(cfg.Seed), now: engine.Time(cfg.LoadTime)}
+	return &loader{cfg: cfg, sc: cfg.Scale, db: db, c: NewLoadConstants(cfg.Seed), now: engine.Time(cfg.LoadTime)}
 }
 
-// chunk is how many items a stream of ITEM or STOCK covers.
+// chunk is how many items a stream of ITEM or STOCK covers; the last
+// chunk of a scale whose items are not a multiple of it is short.
 const chunk = 10_000
+
+// chunks is the number of chunks of s's items.
+func chunks(s Scale) int { return (s.NumItems() + chunk - 1) / chunk }
 
 // lane is the rows of one table (tWarehouse: WAREHOUSE and DISTRICT) of
 // one warehouse (w = 0 for ITEM), loaded in key order by one worker.
@@ -335,7 +331,7 @@ func (l *loader) plan() []lane {
 	var ls []lane
 	for _, t := range laneOrder {
 		if t == tItem {
-			ls = append(ls, lane{table: tItem, rows: Items})
+			ls = append(ls, lane{table: tItem, rows: int64(l.sc.NumItems())})
 			continue
 		}
 		for w := 1; w <= l.cfg.Warehouses; w++ {
@@ -343,18 +339,18 @@ func (l *loader) plan() []lane {
 			switch t {
 			case tOrderLine:
 				for d := 1; d <= DistrictsPerWarehouse; d++ {
-					for _, c := range olCounts(l.cfg.Seed, w, d) {
+					for _, c := range olCounts(l.cfg.Seed, w, d, l.sc.Orders()) {
 						ln.rows += int64(c)
 					}
 				}
 			case tStock:
-				ln.rows = StockPerWarehouse
+				ln.rows = int64(l.sc.NumItems())
 			case tCustomer, tHistory:
-				ln.rows = DistrictsPerWarehouse * CustomersPerDistrict
+				ln.rows = int64(DistrictsPerWarehouse * l.sc.Customers())
 			case tOrders:
-				ln.rows = DistrictsPerWarehouse * OrdersPerDistrict
+				ln.rows = int64(DistrictsPerWarehouse * l.sc.Orders())
 			case tNewOrder:
-				ln.rows = DistrictsPerWarehouse * NewOrdersPerDistrict
+				ln.rows = int64(DistrictsPerWarehouse * l.sc.NewOrders())
 			case tWarehouse:
 				ln.rows = 1 + DistrictsPerWarehouse
 			}
@@ -365,11 +361,12 @@ func (l *loader) plan() []lane {
 }
 
 // olCounts returns O_OL_CNT, random within [5 .. 15] [4.3.3.1], of the
-// orders 1..3000 of district d of warehouse w. ORDERS and ORDER_LINE both
-// draw them, from their own stream.
-func olCounts(seed uint64, w, d int) []int8 {
+// orders 1..n of district d of warehouse w. ORDERS and ORDER_LINE both
+// draw them, from their own stream; a smaller n gives the first n of
+// them.
+func olCounts(seed uint64, w, d, n int) []int8 {
 	g := newStream(seed, tagOLCount, uint64(w), uint64(d))
-	cnt := make([]int8, OrdersPerDistrict)
+	cnt := make([]int8, n)
 	for i := range cnt {
 		cnt[i] = int8(g.Int(5, 15))
 	}
@@ -497,7 +494,7 @@ func (w *worker) load(ln lane) error {
 	}
 	var err error
 	if ln.table == tItem || ln.table == tStock {
-		for k := 0; k < Items/chunk && err == nil; k++ {
+		for k := 0; k < chunks(w.sc) && err == nil; k++ {
 			err = each(k) // by chunks of 10,000 items
 		}
 	} else {
@@ -561,10 +558,13 @@ func (w *worker) address(g *Rand, at int) {
 // i64 is engine.Int of an int.
 func i64(v int) engine.Value { return engine.Int(int64(v)) }
 
-// items loads items k×chunk+1 .. (k+1)×chunk of ITEM [4.3.3.1].
+// chunkEnd is the last item of chunk k.
+func (w *worker) chunkEnd(k int) int { return min((k+1)*chunk, w.sc.NumItems()) }
+
+// items loads items k×chunk+1 .. chunkEnd(k) of ITEM [4.3.3.1].
 func (w *worker) items(k int) error {
 	g := newStream(w.cfg.Seed, tagItem, uint64(k))
-	for id := k*chunk + 1; id <= (k+1)*chunk; id++ {
+	for id := k*chunk + 1; id <= w.chunkEnd(k); id++ {
 		w.start(5)
 		w.row[IID] = i64(id)
 		w.row[IImID] = i64(g.Int(1, 10_000))
@@ -590,8 +590,8 @@ func (w *worker) warehouse(wid int) error {
 	w.row[WID] = i64(wid)
 	w.row[WName] = w.astr(g, 6, 10)
 	w.address(g, WStreet1)
-	w.row[WTax] = engine.Dec(g.Int64(0, 2000)) // 0.0000 .. 0.2000
-	w.row[WYtd] = engine.Dec(30_000_000)       // 300,000.00
+	w.row[WTax] = engine.Dec(g.Int64(0, 2000))                            // 0.0000 .. 0.2000
+	w.row[WYtd] = engine.Dec(w.sc.historyCents() * DistrictsPerWarehouse) // 300,000.00 at full scale
 	if err := w.insert(tWarehouse); err != nil {
 		return err
 	}
@@ -601,9 +601,9 @@ func (w *worker) warehouse(wid int) error {
 		w.row[DWID] = i64(wid)
 		w.row[DName] = w.astr(g, 6, 10)
 		w.address(g, DStreet1)
-		w.row[DTax] = engine.Dec(g.Int64(0, 2000)) // 0.0000 .. 0.2000
-		w.row[DYtd] = engine.Dec(3_000_000)        // 30,000.00
-		w.row[DNextOID] = i64(OrdersPerDistrict + 1)
+		w.row[DTax] = engine.Dec(g.Int64(0, 2000))    // 0.0000 .. 0.2000
+		w.row[DYtd] = engine.Dec(w.sc.historyCents()) // 30,000.00 at full scale
+		w.row[DNextOID] = i64(w.sc.Orders() + 1)
 		if err := w.insert(tDistrict); err != nil {
 			return err
 		}
@@ -611,11 +611,11 @@ func (w *worker) warehouse(wid int) error {
 	return nil
 }
 
-// stock loads items k×chunk+1 .. (k+1)×chunk of warehouse wid's STOCK
+// stock loads items k×chunk+1 .. chunkEnd(k) of warehouse wid's STOCK
 // [4.3.3.1].
 func (w *worker) stock(wid, k int) error {
 	g := newStream(w.cfg.Seed, tagStock, uint64(wid), uint64(k))
-	for id := k*chunk + 1; id <= (k+1)*chunk; id++ {
+	for id := k*chunk + 1; id <= w.chunkEnd(k); id++ {
 		w.start(SData + 1)
 		w.row[SIID] = i64(id)
 		w.row[SWID] = i64(wid)
@@ -638,12 +638,12 @@ func (w *worker) stock(wid, k int) error {
 	return nil
 }
 
-// customers loads the 3,000 customers of district d of warehouse wid
-// [4.3.3.1].
+// customers loads the customers (3,000 at full scale) of district d of
+// warehouse wid [4.3.3.1].
 func (w *worker) customers(wid, d int) error {
 	g := newStream(w.cfg.Seed, tagCustomer, uint64(wid), uint64(d))
 	g.c = w.c
-	for c := 1; c <= CustomersPerDistrict; c++ {
+	for c := 1; c <= w.sc.Customers(); c++ {
 		if k := w.cfg.WideCustomerKey; k > 0 {
 			w.start(CKeyPos + 1)
 			w.row[CKeyPos] = engine.Str(WideCustomerKey(int64(wid), int64(d), int64(c), k))
@@ -654,10 +654,11 @@ func (w *worker) customers(wid, d int) error {
 		w.row[CDID] = i64(d)
 		w.row[CWID] = i64(wid)
 		// C_LAST: the number C_ID − 1 for the first 1,000 customers,
-		// NURand(255, 0, 999) for the others [4.3.3.1, 4.3.2.3].
+		// NURand(255, 0, 999) for the others [4.3.3.1, 4.3.2.3]. (A
+		// scale of fewer customers has only the first kind.)
 		n := c - 1
 		if c > 1000 {
-			n = g.LastNameNumber()
+			n = g.NURand(ALast, 0, 999)
 		}
 		s := len(w.buf)
 		w.buf = AppendLastName(w.buf, n)
@@ -688,12 +689,14 @@ func (w *worker) customers(wid, d int) error {
 }
 
 // history loads one HISTORY row per customer of district d of warehouse
-// wid [4.3.3.1]; h_id is HistoryID(wid, 0, (d − 1) × 3000 + c).
+// wid [4.3.3.1]; h_id is HistoryID(wid, 0, (d − 1) × C + c), C the
+// customers per district.
 func (w *worker) history(wid, d int) error {
 	g := newStream(w.cfg.Seed, tagHistory, uint64(wid), uint64(d))
-	for c := 1; c <= CustomersPerDistrict; c++ {
+	nc := w.sc.Customers()
+	for c := 1; c <= nc; c++ {
 		w.start(HData + 1)
-		w.row[HID] = engine.Int(HistoryID(wid, 0, uint32((d-1)*CustomersPerDistrict+c)))
+		w.row[HID] = engine.Int(HistoryID(wid, 0, uint32((d-1)*nc+c)))
 		w.row[HCID] = i64(c)
 		w.row[HCDID] = i64(d)
 		w.row[HCWID] = i64(wid)
@@ -709,19 +712,21 @@ func (w *worker) history(wid, d int) error {
 	return nil
 }
 
-// orders loads the 3,000 orders of district d of warehouse wid [4.3.3.1].
+// orders loads the orders (3,000 at full scale) of district d of
+// warehouse wid [4.3.3.1].
 func (w *worker) orders(wid, d int) error {
 	g := newStream(w.cfg.Seed, tagOrder, uint64(wid), uint64(d))
-	cnt := olCounts(w.cfg.Seed, wid, d)
-	cids := g.Perm(1, CustomersPerDistrict) // O_C_ID: a random permutation of 1..3000
-	for o := 1; o <= OrdersPerDistrict; o++ {
+	n, first := w.sc.Orders(), w.sc.FirstNewOrder()
+	cnt := olCounts(w.cfg.Seed, wid, d, n)
+	cids := g.Perm(1, w.sc.Customers()) // O_C_ID: a random permutation of the customers
+	for o := 1; o <= n; o++ {
 		w.start(OAllLocal + 1)
 		w.row[OID] = i64(o)
 		w.row[ODID] = i64(d)
 		w.row[OWID] = i64(wid)
 		w.row[OCID] = i64(cids[o-1])
 		w.row[OEntryD] = w.now
-		if o < FirstNewOrder {
+		if o < first {
 			w.row[OCarrierID] = i64(g.Int(1, 10))
 		} // else NULL
 		w.row[OOlCnt] = i64(int(cnt[o-1]))
@@ -737,18 +742,19 @@ func (w *worker) orders(wid, d int) error {
 // warehouse wid, O_OL_CNT each [4.3.3.1].
 func (w *worker) orderLines(wid, d int) error {
 	g := newStream(w.cfg.Seed, tagOrderLine, uint64(wid), uint64(d))
-	cnt := olCounts(w.cfg.Seed, wid, d)
-	for o := 1; o <= OrdersPerDistrict; o++ {
+	orders, first, items := w.sc.Orders(), w.sc.FirstNewOrder(), w.sc.NumItems()
+	cnt := olCounts(w.cfg.Seed, wid, d, orders)
+	for o := 1; o <= orders; o++ {
 		for n := 1; n <= int(cnt[o-1]); n++ {
 			w.start(OLDistInfo + 1)
 			w.row[OLOID] = i64(o)
 			w.row[OLDID] = i64(d)
 			w.row[OLWID] = i64(wid)
 			w.row[OLNumber] = i64(n)
-			w.row[OLIID] = i64(g.Int(1, Items))
+			w.row[OLIID] = i64(g.Int(1, items))
 			w.row[OLSupplyWID] = i64(wid)
 			w.row[OLQuantity] = i64(5)
-			if o < FirstNewOrder {
+			if o < first {
 				w.row[OLDeliveryD] = w.now // = O_ENTRY_D
 				w.row[OLAmount] = engine.Dec(0)
 			} else { // OL_DELIVERY_D NULL
@@ -764,9 +770,10 @@ func (w *worker) orderLines(wid, d int) error {
 }
 
 // newOrders loads the NEW_ORDER rows of district d of warehouse wid: one
-// for each of the orders 2101..3000 [4.3.3.1].
+// for each of the orders FirstNewOrder..Orders (2101..3000 at full scale)
+// [4.3.3.1].
 func (w *worker) newOrders(wid, d int) error {
-	for o := FirstNewOrder; o <= OrdersPerDistrict; o++ {
+	for o := w.sc.FirstNewOrder(); o <= w.sc.Orders(); o++ {
 		w.start(NOWID + 1)
 		w.row[NOOID] = i64(o)
 		w.row[NODID] = i64(d)

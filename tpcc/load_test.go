@@ -64,38 +64,64 @@ func loadW1(t *testing.T) (*engine.DB, LoadStats) {
 	return w1.db, w1.stats
 }
 
-// heapLoads are W = 1 loads in the two heap organizations, one each,
-// shared by the tests that compare organizations or run in each (the
-// clustered one is w1).
-var heapLoads struct {
-	sync.Mutex
-	dbs  map[engine.Org]*engine.DB
-	errs map[engine.Org]error
+// loadKey names a shared load: its scale and organization.
+type loadKey struct {
+	sc  Scale
+	org engine.Org
 }
 
-// loadOrg returns the shared W = 1 database of org, loading it on first use.
-// Tests that change it commit whole TPC-C transactions only, so the
-// consistency conditions keep holding; none may assume it is fresh.
+// sharedLoads are W = 1 loads shared by the tests, loaded on first use:
+// at full scale the two heap organizations (the clustered one is w1), at
+// SmallScale all three. A load at small scale is about a tenth of the
+// work, so the tests whose point does not need the specification's
+// population use those, under the race detector too.
+var sharedLoads struct {
+	sync.Mutex
+	dbs   map[loadKey]*engine.DB
+	stats map[loadKey]LoadStats
+	errs  map[loadKey]error
+}
+
+func loadShared(t *testing.T, sc Scale, org engine.Org) (*engine.DB, LoadStats) {
+	t.Helper()
+	k := loadKey{sc, org}
+	sharedLoads.Lock()
+	defer sharedLoads.Unlock()
+	if sharedLoads.dbs == nil {
+		sharedLoads.dbs, sharedLoads.stats, sharedLoads.errs = map[loadKey]*engine.DB{}, map[loadKey]LoadStats{}, map[loadKey]error{}
+	}
+	if _, ok := sharedLoads.dbs[k]; !ok {
+		db, err := engine.Open(&engine.Options{PoolSize: 512 << 20, Commit: engine.NoSyncCommit})
+		var stats LoadStats
+		if err == nil {
+			stats, err = Load(context.Background(), db, LoadConfig{Warehouses: 1, Scale: sc, Seed: testSeed, Org: org})
+		}
+		sharedLoads.dbs[k], sharedLoads.stats[k], sharedLoads.errs[k] = db, stats, err
+	}
+	require.NoError(t, sharedLoads.errs[k], "the shared W=1 load of %s at %v scale", org, sc)
+	return sharedLoads.dbs[k], sharedLoads.stats[k]
+}
+
+// loadOrg returns the shared full-scale W = 1 database of org, loading it
+// on first use. Tests that change it commit whole TPC-C transactions only,
+// so the consistency conditions keep holding; none may assume it is fresh.
 func loadOrg(t *testing.T, org engine.Org) *engine.DB {
 	t.Helper()
 	if org == engine.Clustered {
 		db, _ := loadW1(t)
 		return db
 	}
-	heapLoads.Lock()
-	defer heapLoads.Unlock()
-	if heapLoads.dbs == nil {
-		heapLoads.dbs, heapLoads.errs = map[engine.Org]*engine.DB{}, map[engine.Org]error{}
-	}
-	if _, ok := heapLoads.dbs[org]; !ok {
-		db, err := engine.Open(&engine.Options{PoolSize: 512 << 20, Commit: engine.NoSyncCommit})
-		if err == nil {
-			_, err = Load(context.Background(), db, LoadConfig{Warehouses: 1, Seed: testSeed, Org: org})
-		}
-		heapLoads.dbs[org], heapLoads.errs[org] = db, err
-	}
-	require.NoError(t, heapLoads.errs[org], "the shared W=1 load of %s", org)
-	return heapLoads.dbs[org]
+	db, _ := loadShared(t, FullScale, org)
+	return db
+}
+
+// loadSmall returns the shared W = 1 database of org at SmallScale, on the
+// same terms as loadOrg. TestLoadSmallScale (this file) reads the
+// clustered one as loaded; the runs of run_test.go, sorted after it,
+// change them.
+func loadSmall(t *testing.T, org engine.Org) (*engine.DB, LoadStats) {
+	t.Helper()
+	return loadShared(t, SmallScale, org)
 }
 
 // count counts the rows of h whose primary key starts with prefix.
@@ -130,36 +156,51 @@ func scan(t *testing.T, db *engine.DB, name string, fn func(engine.Row)) {
 }
 
 // wantRows returns the rows per table of a load of W warehouses with
-// seed: the population of 4.3.3.1, ORDER_LINE as the generator's O_OL_CNT
-// add up.
-func wantRows(seed uint64, w int) map[string]int64 {
+// seed at scale sc (full or small): the population of 4.3.3.1, ORDER_LINE
+// as the generator's O_OL_CNT add up.
+func wantRows(t *testing.T, seed uint64, w int, sc Scale) map[string]int64 {
 	var ol int64
 	for wid := 1; wid <= w; wid++ {
 		for d := 1; d <= DistrictsPerWarehouse; d++ {
-			for _, c := range olCounts(seed, wid, d) {
+			for _, c := range olCounts(seed, wid, d, sc.Orders()) {
 				ol += int64(c)
 			}
 		}
 	}
 	n := int64(w)
+	if sc.IsFull() {
+		return map[string]int64{
+			Item:      100_000,
+			Warehouse: n,
+			District:  10 * n,
+			Customer:  30_000 * n,
+			History:   30_000 * n,
+			Orders:    30_000 * n,
+			NewOrder:  9_000 * n,
+			OrderLine: ol,
+			Stock:     100_000 * n,
+		}
+	}
+	require.Equal(t, SmallScale, sc, "the figures below are the small scale's")
 	return map[string]int64{
-		Item:      100_000,
+		Item:      10_000,
 		Warehouse: n,
 		District:  10 * n,
-		Customer:  30_000 * n,
-		History:   30_000 * n,
-		Orders:    30_000 * n,
-		NewOrder:  9_000 * n,
+		Customer:  3_000 * n,
+		History:   3_000 * n,
+		Orders:    3_000 * n,
+		NewOrder:  900 * n,
 		OrderLine: ol,
-		Stock:     100_000 * n,
+		Stock:     10_000 * n,
 	}
 }
 
-func checkCounts(t *testing.T, db *engine.DB, stats LoadStats, w int) {
+func checkCounts(t *testing.T, db *engine.DB, stats LoadStats, w int, sc Scale) {
 	t.Helper()
-	want := wantRows(testSeed, w)
+	want := wantRows(t, testSeed, w, sc)
 	// O_OL_CNT is 5..15, so about 10 lines an order [4.3.3.1].
-	require.InDelta(t, 10*30_000*w, want[OrderLine], 0.01*float64(10*30_000*w))
+	orders := int64(w * DistrictsPerWarehouse * sc.Orders())
+	require.InDelta(t, 10*orders, want[OrderLine], 0.01*float64(10*orders))
 	var total int64
 	for name, n := range want {
 		h, err := db.Table(name)
@@ -227,6 +268,8 @@ func TestLoadBadConfig(t *testing.T) {
 		{Warehouses: 1, BatchRows: -1},
 		{Warehouses: 1, ProgressEvery: -5},
 		{Warehouses: 1, Org: engine.HeapPrimaryKey + 1},
+		{Warehouses: 1, Scale: Scale{Items: -5}},
+		{Warehouses: 1, Scale: Scale{CustomersPerDistrict: 15}},
 	} {
 		db := openLoadDB(t)
 		_, err := Load(context.Background(), db, cfg)
@@ -272,7 +315,7 @@ func TestLoadCancel(t *testing.T) {
 func TestLoadPopulation(t *testing.T) {
 	db, stats := loadW1(t)
 	t.Logf("W = 1: %d rows in %v (%.0f rows/s)", stats.TotalRows, stats.Elapsed.Round(time.Millisecond), stats.RowsPerSecond)
-	checkCounts(t, db, stats, 1)
+	checkCounts(t, db, stats, 1, FullScale)
 
 	// Progress: first (0, total), last (total, total), done increasing by
 	// at least ProgressEvery (5000) in between.
@@ -567,18 +610,17 @@ func TestLoadDeterministic(t *testing.T) {
 // A second load of the same seed, by one worker in batches of another size
 // (so in other transactions, and no longer concurrently with other
 // tables), holds the same rows, table by table, in trees and heaps of the
-// same shape.
+// same shape. At small scale: the property does not depend on the
+// population's size, and two small loads are affordable under the race
+// detector.
 func TestLoadTwice(t *testing.T) {
-	if raceEnabled {
-		t.Skip("a second W = 1 load is too slow under the race detector; TestLoadDeterministic compares the load with the generator")
-	}
-	db, _ := loadW1(t)
+	db, _ := loadSmall(t, engine.Clustered)
 	want := tableHashes(t, db)
 	wantSpace, err := db.SpaceReport()
 	require.NoError(t, err)
 
 	db2 := openLoadDB(t)
-	_, err = Load(context.Background(), db2, LoadConfig{Warehouses: 1, Seed: testSeed, Org: engine.Clustered,
+	_, err = Load(context.Background(), db2, LoadConfig{Warehouses: 1, Scale: SmallScale, Seed: testSeed, Org: engine.Clustered,
 		Workers: 1, BatchRows: 777})
 	require.NoError(t, err)
 	require.Equal(t, want, tableHashes(t, db2))
@@ -587,14 +629,14 @@ func TestLoadTwice(t *testing.T) {
 	require.Equal(t, wantSpace, space)
 }
 
+// Two warehouses hold twice the rows, half each, and warehouse 1 is the
+// same as in a W = 1 load (of another organization: the rows do not
+// depend on it). At small scale, for the race detector's sake.
 func TestLoadTwoWarehouses(t *testing.T) {
-	if raceEnabled {
-		t.Skip("W = 2 is too slow under the race detector; W = 1 is tested (TestLoadPopulation)")
-	}
 	db := openLoadDB(t)
-	stats, err := Load(context.Background(), db, LoadConfig{Warehouses: 2, Seed: testSeed, Org: engine.HeapRowPointer})
+	stats, err := Load(context.Background(), db, LoadConfig{Warehouses: 2, Scale: SmallScale, Seed: testSeed, Org: engine.HeapRowPointer})
 	require.NoError(t, err)
-	checkCounts(t, db, stats, 2)
+	checkCounts(t, db, stats, 2, SmallScale)
 	for _, name := range []string{Customer, Orders, NewOrder, Stock} {
 		h, err := db.Table(name)
 		require.NoError(t, err)
@@ -602,13 +644,12 @@ func TestLoadTwoWarehouses(t *testing.T) {
 			require.Equal(t, stats.Rows[name]/2, count(t, db, h, w), "%s rows of warehouse %d", name, w)
 		}
 	}
-	// Warehouse 1 is the same as in a W = 1 load.
-	db1, _ := loadW1(t)
+	db1, _ := loadSmall(t, engine.Clustered)
 	h1, err := db1.Table(Customer)
 	require.NoError(t, err)
 	h2, err := db.Table(Customer)
 	require.NoError(t, err)
-	for _, pk := range [][]engine.Value{{engine.Int(1), engine.Int(3), engine.Int(1500)}, {engine.Int(1), engine.Int(10), engine.Int(3000)}} {
+	for _, pk := range [][]engine.Value{{engine.Int(1), engine.Int(3), engine.Int(150)}, {engine.Int(1), engine.Int(10), engine.Int(300)}} {
 		tx1, tx2 := db1.Begin(nil), db.Begin(nil)
 		r1, ok1, err1 := tx1.Get(h1, pk, nil)
 		r2, ok2, err2 := tx2.Get(h2, pk, nil)
@@ -616,6 +657,121 @@ func TestLoadTwoWarehouses(t *testing.T) {
 		require.True(t, ok1 && ok2)
 		require.Equal(t, r1.String(), r2.String())
 		require.NoError(t, errors.Join(tx1.Commit(), tx2.Commit()))
+	}
+}
+
+// A load at SmallScale has the figures the scale gives (10,000 items and
+// STOCK rows; 300 customers, HISTORY rows and orders a district; orders
+// 211 to 300 undelivered; customers named after 0 to 299 in order; D_YTD
+// and W_YTD the sums of the history), the consistency conditions hold
+// with condition 11 at 210, its rows are the generator's, and tpcc_config
+// stores the scale.
+//
+// The row loops test with if and t.Fatalf, not require (see
+// TestLoadOrders).
+func TestLoadSmallScale(t *testing.T) {
+	db, stats := loadSmall(t, engine.Clustered)
+	checkCounts(t, db, stats, 1, SmallScale)
+
+	no, err := db.Table(NewOrder)
+	require.NoError(t, err)
+	for d := int64(1); d <= DistrictsPerWarehouse; d++ {
+		require.Equal(t, int64(90), count(t, db, no, 1, d), "NEW_ORDER rows of district %d", d)
+	}
+	scan(t, db, NewOrder, func(r engine.Row) {
+		if o := r[NOOID].I; o < 211 || o > 300 {
+			t.Fatalf("new order %v", r)
+		}
+	})
+	cids := make(map[int64]map[int64]bool) // district → O_C_IDs
+	scan(t, db, Orders, func(r engine.Row) {
+		o, d, carrier := r[OID].I, r[ODID].I, r[OCarrierID]
+		if o > 300 || (o < 211) == carrier.IsNull() {
+			t.Fatalf("order %v", r)
+		}
+		if cids[d] == nil {
+			cids[d] = make(map[int64]bool)
+		}
+		if c := r[OCID].I; c < 1 || c > 300 || cids[d][c] {
+			t.Fatalf("O_C_ID of order %v", r)
+		}
+		cids[d][r[OCID].I] = true
+	})
+	require.Len(t, cids, 10)
+	scan(t, db, OrderLine, func(r engine.Row) {
+		if i := r[OLIID].I; i < 1 || i > 10_000 || (r[OLOID].I < 211) == r[OLDeliveryD].IsNull() {
+			t.Fatalf("order line %v", r)
+		}
+	})
+	names := make(map[int64]int) // district → customers named after their number
+	scan(t, db, Customer, func(r engine.Row) {
+		if c := r[CID].I; c > 300 || string(r[CLast].B) != LastName(int(c-1)) {
+			t.Fatalf("customer %v", r)
+		}
+		names[r[CDID].I]++
+	})
+	require.Equal(t, map[int64]int{1: 300, 2: 300, 3: 300, 4: 300, 5: 300, 6: 300, 7: 300, 8: 300, 9: 300, 10: 300}, names)
+	scan(t, db, History, func(r engine.Row) {
+		if r[HID].I != HistoryID(1, 0, uint32((r[HDID].I-1)*300+r[HCID].I)) {
+			t.Fatalf("history %v", r)
+		}
+	})
+	scan(t, db, District, func(r engine.Row) {
+		if r[DYtd].I != 300_000 || r[DNextOID].I != 301 { // 3,000.00: 300 payments of 10.00
+			t.Fatalf("district %v", r)
+		}
+	})
+	scan(t, db, Warehouse, func(r engine.Row) {
+		if r[WYtd].I != 3_000_000 { // 30,000.00
+			t.Fatalf("warehouse %v", r)
+		}
+	})
+
+	rep, err := Check(db, CheckOptions{Fresh: true, Scale: SmallScale})
+	require.NoError(t, err)
+	require.True(t, rep.Passed(), "%s", rep)
+	require.Equal(t, int64(210), rep.DeliveredPerDistrict)
+	rep, err = Check(db, CheckOptions{Fresh: true}) // full scale's 2,100
+	require.NoError(t, err)
+	require.Equal(t, []int{11}, rep.Failed())
+	require.Contains(t, rep.Condition(11).Differences[0], "= 300 - 90 = 210, expected 2100")
+
+	l, err := ReadLoaded(db)
+	require.NoError(t, err)
+	require.Equal(t, Loaded{Warehouses: 1, Scale: SmallScale, Seed: testSeed, Constants: stats.Constants, Org: engine.Clustered,
+		LoadTime: DefaultLoadTime}, l)
+
+	require.Equal(t, generatedHashes(t, LoadConfig{Warehouses: 1, Scale: SmallScale, Seed: testSeed}), tableHashes(t, db),
+		"the loaded tables are the generator's rows")
+}
+
+// A smaller scale draws the same values where it draws the same things:
+// its items, STOCK rows and customers are the first ones of a full load.
+func TestScaleSameFirstRows(t *testing.T) {
+	rows := func(sc Scale, table, n int, gen func(w *worker) error) uint64 {
+		rh := newRowHasher()
+		l := newLoader(nil, LoadConfig{Warehouses: 1, Scale: sc, Seed: testSeed})
+		seen := 0
+		w := &worker{loader: l, ctx: context.Background(), row: make(engine.Row, 0, CKeyPos+1),
+			emit: func(tb int, r engine.Row) {
+				require.Equal(t, table, tb)
+				if seen++; seen <= n {
+					rh.add(r)
+				}
+			}}
+		require.NoError(t, gen(w))
+		require.GreaterOrEqual(t, seen, n)
+		return rh.h.Sum64()
+	}
+	for _, c := range []struct {
+		table, n int
+		gen      func(w *worker) error
+	}{
+		{tItem, 10_000, func(w *worker) error { return w.items(0) }},
+		{tStock, 10_000, func(w *worker) error { return w.stock(1, 0) }},
+		{tCustomer, 300, func(w *worker) error { return w.customers(1, 7) }},
+	} {
+		require.Equal(t, rows(FullScale, c.table, c.n, c.gen), rows(SmallScale, c.table, c.n, c.gen), tableNames[c.table])
 	}
 }
 

@@ -22,15 +22,23 @@ import (
 //	nurand_ol_i_id  C for A = 8191
 //	org             the nine tables' organization
 //	load_time       the load's timestamp (RFC 3339, UTC)
+//	items           the scale's items (Scale.NumItems)
+//	customers_per_district
+//	                the scale's customers per district (Scale.Customers)
+//
+// A database loaded before the scale was stored has neither of the last
+// two settings: it is read as full scale, the only one there was.
 const ConfigTable = "tpcc_config"
 
 // Loaded describes the load of a database.
 type Loaded struct {
 	Warehouses int
-	Seed       uint64
-	Constants  Constants
-	Org        engine.Org
-	LoadTime   time.Time
+	// Scale is the population's size; full scale is the zero Scale.
+	Scale     Scale
+	Seed      uint64
+	Constants Constants
+	Org       engine.Org
+	LoadTime  time.Time
 }
 
 func configTable() engine.Table {
@@ -53,6 +61,8 @@ func writeLoaded(db *engine.DB, l Loaded) error {
 		{"nurand_ol_i_id", strconv.Itoa(l.Constants.CItem)},
 		{"org", l.Org.String()},
 		{"load_time", l.LoadTime.UTC().Format(time.RFC3339Nano)},
+		{"items", strconv.Itoa(l.Scale.NumItems())},
+		{"customers_per_district", strconv.Itoa(l.Scale.Customers())},
 	} {
 		if err := tx.Insert(h, engine.Row{engine.Str(kv[0]), engine.Str(kv[1])}); err != nil {
 			_ = tx.Rollback()
@@ -106,5 +116,26 @@ func ReadLoaded(db *engine.DB) (Loaded, error) {
 	if l.LoadTime, err = time.Parse(time.RFC3339Nano, kv["load_time"]); err != nil {
 		return Loaded{}, bad("load_time", err)
 	}
+	l.Scale = Scale{Items: Items, CustomersPerDistrict: CustomersPerDistrict}
+	for _, x := range []struct {
+		name string
+		p    *int
+	}{{"items", &l.Scale.Items}, {"customers_per_district", &l.Scale.CustomersPerDistrict}} {
+		v, ok := kv[x.name]
+		if !ok {
+			continue // stored before the scale was: full scale
+		}
+		if *x.p, err = strconv.Atoi(v); err != nil {
+			return Loaded{}, bad(x.name, err)
+		}
+	}
+	if l.Scale.Items == 0 || l.Scale.CustomersPerDistrict == 0 {
+		return Loaded{}, fmt.Errorf("%w: %s: a scale of %d items and %d customers per district", ErrNotLoaded, ConfigTable,
+			l.Scale.Items, l.Scale.CustomersPerDistrict)
+	}
+	if err := l.Scale.Validate(); err != nil {
+		return Loaded{}, fmt.Errorf("%w: %s: %w", ErrNotLoaded, ConfigTable, err)
+	}
+	l.Scale = l.Scale.canonical()
 	return l, nil
 }

@@ -10,8 +10,8 @@ import (
 // The A values of NURand [2.1.6].
 const (
 	ALast = 255  // C_LAST, via the number 0..999 of LastName
-	ACID  = 1023 // C_ID, 1..3000
-	AItem = 8191 // OL_I_ID, 1..100,000
+	ACID  = 1023 // C_ID, 1..3000 (at full scale; the same A at any Scale)
+	AItem = 8191 // OL_I_ID, 1..100,000 (at full scale; the same A at any Scale)
 )
 
 // Constants are the C of NURand, one per A [2.1.6]: each "a run-time
@@ -110,9 +110,11 @@ func absInt(x int) int {
 type Rand struct {
 	src *rand.PCG
 	c   Constants
+	sc  Scale // the ranges of CustomerID, ItemID and LastNameNumber
 }
 
-// NewRand returns a generator seeded by seed whose NURand uses c.
+// NewRand returns a generator seeded by seed whose NURand uses c, drawing
+// the inputs of a full-scale database (SetScale changes that).
 func NewRand(seed uint64, c Constants) *Rand {
 	g := newStream(seed, tagUser)
 	g.c = c
@@ -121,6 +123,11 @@ func NewRand(seed uint64, c Constants) *Rand {
 
 // Constants returns the generator's NURand constants.
 func (g *Rand) Constants() Constants { return g.c }
+
+// SetScale makes CustomerID, ItemID and LastNameNumber draw within the
+// population of a database loaded at s. The draws themselves are the same
+// calls: at full scale, the values are those of a generator never set.
+func (g *Rand) SetScale(s Scale) { g.sc = s }
 
 // Stream tags: each part of a load draws from its own stream, derived from
 // the seed, the table and the part's coordinates, so what it draws does not
@@ -219,16 +226,20 @@ func (g *Rand) NURand(a, x, y int) int {
 }
 
 // CustomerID returns a C_ID for a transaction: NURand(1023, 1, 3000)
-// [2.1.6, 2.4.1.2, 2.5.1.2, 2.6.1.2].
-func (g *Rand) CustomerID() int { return g.NURand(ACID, 1, CustomersPerDistrict) }
+// [2.1.6, 2.4.1.2, 2.5.1.2, 2.6.1.2]; at another scale, NURand(1023, 1,
+// Scale.Customers()).
+func (g *Rand) CustomerID() int { return g.NURand(ACID, 1, g.sc.Customers()) }
 
 // ItemID returns an OL_I_ID for a New-Order line: NURand(8191, 1, 100000)
-// [2.1.6, 2.4.1.5].
-func (g *Rand) ItemID() int { return g.NURand(AItem, 1, Items) }
+// [2.1.6, 2.4.1.5]; at another scale, NURand(8191, 1, Scale.NumItems()).
+func (g *Rand) ItemID() int { return g.NURand(AItem, 1, g.sc.NumItems()) }
 
 // LastNameNumber returns NURand(255, 0, 999), the number LastName turns
-// into a C_LAST [4.3.2.3, 2.5.1.2].
-func (g *Rand) LastNameNumber() int { return g.NURand(ALast, 0, 999) }
+// into a C_LAST [4.3.2.3, 2.5.1.2]. At a scale of fewer than 1,000
+// customers a district holds only the names 0 .. Customers − 1, so the
+// draw is NURand(255, 0, Customers − 1): a by-name lookup always finds
+// its customer.
+func (g *Rand) LastNameNumber() int { return g.NURand(ALast, 0, g.sc.LastNames()-1) }
 
 // RandomLastName returns LastName(LastNameNumber()): the C_LAST a
 // by-name Payment or Order-Status looks for.

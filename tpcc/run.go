@@ -15,6 +15,11 @@ import (
 type RunConfig struct {
 	// Warehouses is the W the database was loaded with.
 	Warehouses int
+	// Scale is the scale the database was loaded at (Loaded.Scale; the
+	// zero value is full scale): the terminals draw customers, items and
+	// last names within it. A database whose ConfigTable states another
+	// scale is refused.
+	Scale Scale
 	// Terminals is the number of terminals; terminal t (0-based) has home
 	// warehouse t mod W + 1 and district (t / W) mod 10 + 1 [4.1.3]. At
 	// most 255 per warehouse (HistoryID). 0: 10 per warehouse.
@@ -53,6 +58,9 @@ func (c *RunConfig) validate() error {
 		return fmt.Errorf("%w: warm-up %v is negative", ErrBadConfig, c.Warmup)
 	case c.Profile < 0 || c.Profile >= numProfiles:
 		return fmt.Errorf("%w: %v", ErrBadProfile, c.Profile)
+	}
+	if err := c.Scale.Validate(); err != nil {
+		return err
 	}
 	return CheckRunConstants(c.LoadConstants, NewRunConstants(c.Seed, c.LoadConstants))
 }
@@ -108,6 +116,9 @@ func NewTerminals(db *engine.DB, cfg RunConfig) ([]*Terminal, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkRunScale(db, cfg.Scale); err != nil {
+		return nil, err
+	}
 	runC := NewRunConstants(cfg.Seed, cfg.LoadConstants)
 	start := cfg.Env.Now()
 	measureFrom := start.Add(cfg.Warmup)
@@ -127,6 +138,7 @@ func NewTerminals(db *engine.DB, cfg RunConfig) ([]*Terminal, error) {
 			term.env = te.ForTerminal(t)
 		}
 		term.obs, _ = term.env.(TxObserver)
+		term.rnd.SetScale(cfg.Scale)
 		term.deck = NewDeck(rand.New(rand.NewPCG(cfg.Seed, uint64(t))))
 		term.think = rand.New(rand.NewPCG(cfg.Seed^0x7417, uint64(t)))
 		if term.hseq, err = lastHistorySeq(db, handles, term.w, t/cfg.Warehouses+1); err != nil {
@@ -135,6 +147,24 @@ func NewTerminals(db *engine.DB, cfg RunConfig) ([]*Terminal, error) {
 		terms[t] = term
 	}
 	return terms, nil
+}
+
+// checkRunScale refuses a run at scale s on a database whose ConfigTable
+// states another: its inputs would name customers and items that do not
+// exist, or leave most of them untouched. A database without the table
+// (one a test built by hand) is taken at its word.
+func checkRunScale(db *engine.DB, s Scale) error {
+	if _, err := db.Table(ConfigTable); err != nil {
+		return nil
+	}
+	l, err := ReadLoaded(db)
+	if err != nil {
+		return err
+	}
+	if l.Scale != s.canonical() {
+		return fmt.Errorf("%w: a run at %v scale on a database loaded at %v scale", ErrBadConfig, s, l.Scale)
+	}
+	return nil
 }
 
 // Collect merges the results of terminals that have run, errs[i] being
@@ -271,7 +301,7 @@ func (t *Terminal) execute(kind TxType, m *engine.Meter) (retries int64, rolledB
 		for k := range n {
 			l := OrderLineInput{IID: int64(r.ItemID()), SupplyWID: t.w, Quantity: r.Int64(1, 10)}
 			if k == n-1 && unused {
-				l.IID = Items + 1
+				l.IID = int64(t.cfg.Scale.NumItems() + 1)
 			}
 			if W > 1 && r.Percent(1) { // 2.4.1.5: a remote supplier
 				l.SupplyWID = t.otherWarehouse()

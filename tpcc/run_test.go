@@ -20,15 +20,22 @@ func (e frozenEnv) Sleep(time.Duration) {}
 
 // TestRunConsistent runs eight concurrent terminals on a loaded warehouse,
 // in each organization and each profile, and requires the consistency
-// conditions to hold after the run. It uses the shared W=1 loads (the
-// population tests, in files sorted before this one, have read the
-// clustered one as loaded by then).
+// conditions to hold after the run. It uses the shared W=1 loads at small
+// scale (the population test of the small scale, in a file sorted before
+// this one, has read the clustered one as loaded by then): what it tests
+// is the terminals' concurrency, which the race detector should see, not
+// the population's size. A run at another scale than the database's is
+// refused before it starts.
 func TestRunConsistent(t *testing.T) {
 	for _, org := range []engine.Org{engine.Clustered, engine.HeapRowPointer, engine.HeapPrimaryKey} {
 		t.Run(org.String(), func(t *testing.T) {
-			db := loadOrg(t, org)
+			db, _ := loadSmall(t, org)
+			_, err := Run(context.Background(), db, RunConfig{Warehouses: 1, Duration: time.Minute,
+				LoadConstants: NewLoadConstants(testSeed), Transactions: 1})
+			require.ErrorIs(t, err, ErrBadConfig, "a full-scale run on a small database")
+			require.ErrorContains(t, err, "a run at full scale on a database loaded at small scale")
 			for _, p := range []Profile{Optimized, Sysbench, BenchmarkSQL} {
-				stats, err := Run(context.Background(), db, RunConfig{Warehouses: 1, Terminals: 8, Duration: time.Minute,
+				stats, err := Run(context.Background(), db, RunConfig{Warehouses: 1, Scale: SmallScale, Terminals: 8, Duration: time.Minute,
 					Seed: 7, LoadConstants: NewLoadConstants(testSeed), Profile: p,
 					Env: frozenEnv{time.Unix(1_800_000_000, 0)}, Transactions: 60})
 				require.NoError(t, err, "%s", p)
@@ -39,7 +46,7 @@ func TestRunConsistent(t *testing.T) {
 				}
 				t.Logf("%s: %s", p, summary(res))
 			}
-			rep, err := Check(db, CheckOptions{})
+			rep, err := Check(db, CheckOptions{Scale: SmallScale})
 			require.NoError(t, err)
 			require.True(t, rep.Passed(), "%s", rep)
 		})
@@ -65,6 +72,8 @@ func TestRunBadConfig(t *testing.T) {
 		{Warehouses: 1, Terminals: 256, Duration: time.Second},
 		{Warehouses: 1, Duration: 0},
 		{Warehouses: 1, Duration: time.Second, Warmup: -1},
+		{Warehouses: 1, Duration: time.Second, Scale: Scale{Items: -1}},
+		{Warehouses: 1, Duration: time.Second, Scale: Scale{CustomersPerDistrict: 301}},
 	} {
 		_, err := Run(context.Background(), db, c)
 		require.ErrorIs(t, err, ErrBadConfig, "%+v", c)

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/enginelab/enginelab/sim"
+	"github.com/enginelab/enginelab/tpcc"
 )
 
 const calibrateAbout = `measures real-mode TPC-C runs of one terminal on this machine (in memory,
@@ -36,6 +37,8 @@ func calibrateCmd(args []string, stdout, stderr io.Writer) int {
 	fs.Usage = func() {}
 	duration := fs.Duration("duration", sim.DefaultCalibrateDuration, "length of each of the runs (the heap organization's are half as long)")
 	seed := fs.Uint64("seed", 1, "seed of the loads and the terminals' inputs")
+	scale := choice{"full", tpcc.ScaleNames()}
+	fs.Var(&scale, "scale", "the population of the loads: full (the specification's) or small (a tenth: loads faster; the same events, on shallower trees)")
 	out := fs.String("out", "", "write the fitted profile to this `file`, a profiles file for 'enginelab tpcc --mode sim --profiles'")
 	name := fs.String("name", "calibrated", "the profile's name in --out (what --cpu takes)")
 	asJSON := fs.Bool("json", false, "print the calibration as one JSON document")
@@ -59,7 +62,12 @@ func calibrateCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "enginelab calibrate: --duration %v: want more than zero\n", *duration)
 		return 2
 	}
-	cfg := sim.CalibrateConfig{Duration: *duration, Seed: *seed}
+	sc, err := tpcc.ParseScale(scale.value)
+	if err != nil { // the flag accepted only the scales' names
+		fmt.Fprintf(stderr, "enginelab calibrate: --scale: %v\n", err)
+		return 2
+	}
+	cfg := sim.CalibrateConfig{Duration: *duration, Seed: *seed, Scale: sc}
 	cfg.EnsureDefaults()
 	if err := cfg.Validate(); err != nil {
 		fmt.Fprintf(stderr, "enginelab calibrate: %v\n", err)

@@ -24,7 +24,7 @@ func calibrate(args ...string) (int, string, string) {
 func TestCalibrateHelp(t *testing.T) {
 	st, out, _ := calibrate("--help")
 	require.Zero(t, st)
-	for _, f := range []string{"duration", "seed", "out", "name", "json", "quiet"} {
+	for _, f := range []string{"duration", "seed", "scale", "out", "name", "json", "quiet"} {
 		require.Regexp(t, `(?m)^  -`+f+`( |$)`, out, "--%s documented", f)
 	}
 }
@@ -42,6 +42,7 @@ func TestCalibrateBadFlags(t *testing.T) {
 		{[]string{"--duration", "-1s"}, "--duration -1s: want more than zero"},
 		{[]string{"--duration", "soon"}, `invalid value "soon" for flag -duration`},
 		{[]string{"--seed", "-1"}, `invalid value "-1" for flag -seed`},
+		{[]string{"--scale", "huge"}, `invalid value "huge" for flag -scale: want one of full, small`},
 		{[]string{"--name", ""}, `--name: sim: invalid configuration: profile name ""`},
 		{[]string{"--name", "my cpu"}, `--name: sim: invalid configuration: profile name "my cpu"`},
 		{[]string{"--out", dir}, "--out " + dir + ": is a directory"},
@@ -59,18 +60,17 @@ func TestCalibrateBadFlags(t *testing.T) {
 
 // A short calibration samples every transaction type, fits a profile
 // whose R² is a number in [0, 1] (its value depends on the machine), and
-// writes a profile that simulated mode loads.
+// writes a profile that simulated mode loads. Its two loads are at small
+// scale, which the race detector can afford.
 func TestCalibrateRuns(t *testing.T) {
-	if raceEnabled {
-		t.Skip("two W = 1 loads are too slow under the race detector; sim's tests cover the fit")
-	}
 	file := filepath.Join(t.TempDir(), "cpu.json")
-	st, out, errs := calibrate("--duration", "200ms", "--json", "--quiet", "--out", file, "--name", "here")
+	st, out, errs := calibrate("--duration", "200ms", "--json", "--quiet", "--out", file, "--name", "here", "--scale", "small")
 	require.Zero(t, st, errs)
 	require.Contains(t, errs, "enginelab tpcc --mode sim --profiles "+file+" --cpu here")
 	var cal sim.Calibration
 	require.NoError(t, json.Unmarshal([]byte(out), &cal))
 	require.Len(t, cal.Runs, 18)
+	require.Equal(t, tpcc.SmallScale, cal.Config.Scale)
 	require.Len(t, cal.Fit.Types, int(tpcc.NumTxTypes))
 	n := 0
 	for i, ty := range cal.Fit.Types {

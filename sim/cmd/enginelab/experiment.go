@@ -16,6 +16,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/enginelab/enginelab/sim"
+	"github.com/enginelab/enginelab/tpcc"
 )
 
 // experimentCmd is `enginelab experiment list` and `enginelab experiment
@@ -44,7 +45,9 @@ func experimentCmd(args []string, stdout, stderr io.Writer) int {
 	var p sim.ExperimentParams
 	var pool, remote, memoryLimit size
 	var asJSON, quiet bool
+	scale := choice{"full", tpcc.ScaleNames()}
 	fs.IntVar(&p.Warehouses, "warehouses", 0, "W (0: the experiment's, 1 unless it says)")
+	fs.Var(&scale, "scale", "the population of every side's load: full (the specification's) or small (a tenth: 10,000 items, 300 customers a district; an experiment that sizes its pool against the data sizes it for the small scale)")
 	fs.IntVar(&p.Terminals, "terminals", 0, "terminals (0: the experiment's)")
 	fs.DurationVar(&p.Duration, "duration", 0, "measured virtual time (0: the experiment's)")
 	fs.DurationVar(&p.Warmup, "warmup", 0, "virtual warm-up before it (0: the experiment's)")
@@ -86,6 +89,12 @@ func experimentCmd(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	p.PoolSize, p.RemoteSize, p.MemoryLimit = pool.n, remote.n, memoryLimit.n
+	sc, err := tpcc.ParseScale(scale.value)
+	if err != nil { // the flag accepted only the scales' names
+		fmt.Fprintf(stderr, "enginelab experiment: --scale: %v\n", err)
+		return 2
+	}
+	p.Scale = sc
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	var progress func(string)

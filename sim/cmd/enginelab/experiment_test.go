@@ -1,9 +1,13 @@
 package main
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/enginelab/enginelab/sim"
+	"github.com/enginelab/enginelab/tpcc"
 )
 
 // experiment list names every experiment with its question; bad names and
@@ -18,7 +22,7 @@ func TestExperimentCommand(t *testing.T) {
 
 	st, out, _ = enginelab("experiment", "io-bound", "--help")
 	require.Zero(t, st)
-	for _, f := range []string{"warehouses", "terminals", "duration", "warmup", "seed", "pool", "remote-size", "cores", "store-device", "network", "json"} {
+	for _, f := range []string{"warehouses", "scale", "terminals", "duration", "warmup", "seed", "pool", "remote-size", "cores", "store-device", "network", "json"} {
 		require.Regexp(t, `(?m)^  -`+f+`( |$)`, out, "--%s documented", f)
 	}
 	require.Contains(t, out, "expects:")
@@ -29,6 +33,7 @@ func TestExperimentCommand(t *testing.T) {
 	}{
 		{[]string{"experiment", "nope"}, `unknown experiment: "nope"`},
 		{[]string{"experiment", "io-bound", "--pool", "lots"}, "-pool"},
+		{[]string{"experiment", "io-bound", "--scale", "huge"}, "want one of full, small"},
 		{[]string{"experiment", "io-bound", "--terminals", "-1"}, "--terminals must not be negative"},
 		{[]string{"experiment", "io-bound", "--store-device", "floppy"}, `store device "floppy"`},
 		{[]string{"experiment", "io-bound", "stray"}, `unexpected argument "stray"`},
@@ -37,5 +42,23 @@ func TestExperimentCommand(t *testing.T) {
 		st, out, errs := enginelab(tc.args...)
 		require.Equal(t, 2, st, "%v: %s", tc.args, errs)
 		require.Contains(t, out+errs, tc.want, "%v", tc.args)
+	}
+}
+
+// An experiment runs through the command at small scale, briefly: its
+// result carries the scale, in its parameters and every side's config,
+// and its expectation holds.
+func TestExperimentCommandRuns(t *testing.T) {
+	st, out, errs := enginelab("experiment", "stocklevel-bound", "--scale", "small", "--duration", "50ms", "--warmup", "10ms", "--json")
+	require.Zero(t, st, errs)
+	var res sim.ExperimentResult
+	require.NoError(t, json.Unmarshal([]byte(out), &res))
+	require.True(t, res.Held, res.Verdict)
+	require.Equal(t, tpcc.SmallScale, res.Params.Scale)
+	require.Len(t, res.Sides, 2)
+	for _, r := range res.Sides {
+		require.Equal(t, "small", r.Config.Scale)
+		require.Equal(t, 0.05, r.Config.DurationSeconds)
+		require.EqualValues(t, 10_000, r.Load.Rows[tpcc.Item])
 	}
 }

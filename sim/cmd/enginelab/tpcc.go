@@ -83,6 +83,7 @@ type tpccFlags struct {
 	duration, warmup                time.Duration
 	seed                            uint64
 	org, profile, policy, heapUpd   choice
+	scale                           choice
 	pool, remoteSize, memoryLimit   size
 	ignoreMemoryLimit               bool
 	remote                          remote
@@ -129,6 +130,8 @@ func newTPCCFlags(sub string, stderr io.Writer) *tpccFlags {
 		fs.Uint64Var(&f.seed, "seed", 1, "seed of every random choice (the load's population and the terminals' inputs): the same seed, the same work")
 	}
 	if load {
+		f.scale = choice{"full", tpcc.ScaleNames()}
+		fs.Var(&f.scale, "scale", "the population: full (the specification's: 100,000 items, 3,000 customers and orders a district) or small (a tenth: 10,000 items, 300 customers and orders a district; the same transactions, for tests and quick trials); stored with the load, which run, check and export follow")
 		f.org = choice{"clustered", []string{"clustered", "heap-rowptr", "heap-pk"}}
 		fs.Var(&f.org, "org", "table organization: clustered (InnoDB: secondaries carry the primary key), heap-rowptr (PostgreSQL: secondaries carry row pointers), heap-pk (heap, secondaries carry the primary key)")
 		fs.IntVar(&f.pageSize, "page-size", 16<<10, fmt.Sprintf("page size in bytes, a power of two from %d to %d", cache.MinPageSize, cache.MaxPageSize))
@@ -227,6 +230,13 @@ func (f *tpccFlags) config() (sim.TPCCConfig, error) {
 		}
 		c.Org = org
 	}
+	if f.scale.value != "" {
+		sc, err := tpcc.ParseScale(f.scale.value)
+		if err != nil {
+			return c, fmt.Errorf("%w: --scale: %w", sim.ErrBadConfig, err)
+		}
+		c.Scale = sc
+	}
 	if f.profile.value != "" {
 		p, err := tpcc.ParseProfile(f.profile.value)
 		if err != nil {
@@ -257,6 +267,7 @@ var comparable = map[string][]string{
 	"remote-mode":               {"exclusive", "inclusive"},
 	"read-ahead":                {"on", "off"},
 	"remote":                    {"none", "ristretto", "lru", "slru"},
+	"scale":                     tpcc.ScaleNames(),
 }
 
 // parseCompare splits SETTING[=V1,V2,...] and checks the setting is a flag

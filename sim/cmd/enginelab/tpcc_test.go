@@ -26,9 +26,9 @@ func enginelab(args ...string) (int, string, string) {
 // --help documents every flag of each subcommand.
 func TestTPCCHelp(t *testing.T) {
 	for sub, flags := range map[string][]string{
-		"": {"warehouses", "terminals", "duration", "warmup", "org", "profile", "count-rewrite", "page-size", "pool", "pool-policy", "heap-update", "sync-commit", "seed", "dir", "json", "compare", "keying-think", "stocklevel-no-lower-bound", "check", "quiet", "remote", "remote-mode", "remote-size", "read-ahead",
+		"": {"warehouses", "scale", "terminals", "duration", "warmup", "org", "profile", "count-rewrite", "page-size", "pool", "pool-policy", "heap-update", "sync-commit", "seed", "dir", "json", "compare", "keying-think", "stocklevel-no-lower-bound", "check", "quiet", "remote", "remote-mode", "remote-size", "read-ahead",
 			"mode", "cores", "cpu", "store-device", "log-device", "network", "profiles"},
-		"load":   {"warehouses", "org", "page-size", "pool", "seed", "dir", "json", "mode"},
+		"load":   {"warehouses", "scale", "org", "page-size", "pool", "seed", "dir", "json", "mode"},
 		"run":    {"terminals", "duration", "warmup", "profile", "count-rewrite", "seed", "dir", "json", "mode", "store-device", "network"},
 		"check":  {"dir", "json"},
 		"export": {"dir", "out", "null", "schema"},
@@ -66,6 +66,9 @@ func TestTPCCBadFlags(t *testing.T) {
 		want []string
 	}{
 		{[]string{"--org", "myisam"}, []string{"-org", "clustered, heap-rowptr, heap-pk"}},
+		{[]string{"--scale", "huge"}, []string{"-scale", "want one of full, small"}},
+		{[]string{"load", "--scale", "tiny", "--dir", empty}, []string{"-scale", "want one of full, small"}},
+		{[]string{"run", "--scale", "small", "--dir", empty}, []string{"flag provided but not defined: -scale"}},
 		{[]string{"--profile", "hammerdb"}, []string{"-profile", "optimized, sysbench, benchmarksql"}},
 		{[]string{"--pool", "12XB"}, []string{"-pool", "64MiB"}},
 		{[]string{"--pool-policy", "fifo"}, []string{"-pool-policy", "midpoint, lru"}},
@@ -124,16 +127,23 @@ func TestTPCCBadFlags(t *testing.T) {
 }
 
 // A stored database: load, run, check and export it as separate commands,
-// as a user would; each report passes its consistency check.
+// as a user would; each report passes its consistency check. The load is
+// at small scale, which the database keeps: run and check follow it
+// without being told.
 func TestTPCCStoredDatabase(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "db")
 	var rep sim.Report
-	st, out, errs := enginelab("tpcc", "load", "--dir", dir, "--json", "--seed", "3", "--sync-commit=false")
+	st, out, errs := enginelab("tpcc", "load", "--dir", dir, "--json", "--seed", "3", "--sync-commit=false", "--scale", "small")
 	require.Zero(t, st, errs)
 	require.NoError(t, json.Unmarshal([]byte(out), &rep))
 	require.NotNil(t, rep.Load)
-	require.EqualValues(t, 100_000, rep.Load.Rows[tpcc.Item])
-	require.EqualValues(t, 30_000, rep.Load.Rows[tpcc.Customer])
+	require.EqualValues(t, 10_000, rep.Load.Rows[tpcc.Item])
+	require.EqualValues(t, 3_000, rep.Load.Rows[tpcc.Customer])
+	require.EqualValues(t, 900, rep.Load.Rows[tpcc.NewOrder])
+	require.Equal(t, "small", rep.Config.Scale)
+	require.Equal(t, "small", rep.Database.Scale)
+	require.Equal(t, "small", rep.Flags["scale"])
+	require.EqualValues(t, 210, rep.Check.DeliveredPerDistrict)
 	require.Positive(t, rep.Load.RowsPerSecond)
 	require.True(t, rep.Check.Passed(), "%s", rep.Check)
 	require.True(t, rep.Check.Fresh, "a fresh load checks condition 11")
@@ -158,6 +168,8 @@ func TestTPCCStoredDatabase(t *testing.T) {
 	require.NotNil(t, rep.Run)
 	require.Nil(t, rep.Load)
 	require.Equal(t, 1, rep.Database.Warehouses, "as loaded")
+	require.Equal(t, "small", rep.Database.Scale, "as loaded")
+	require.Equal(t, "small", rep.Config.Scale)
 	require.EqualValues(t, 3, rep.Database.LoadSeed)
 	require.Len(t, rep.Run.Types, 5)
 	var total int64
@@ -169,11 +181,12 @@ func TestTPCCStoredDatabase(t *testing.T) {
 	require.False(t, rep.Check.Fresh)
 
 	// The same database in simulated mode, through the command: the
-	// table shows where the time went, on the hardware named.
+	// table shows where the time went, on the hardware named. (A pool of
+	// a sixth of the small database, so that the tier serves.)
 	st, out, errs = enginelab("tpcc", "run", "--dir", dir, "--mode", "sim", "--duration", "500ms", "--terminals", "2",
-		"--store-device", "sata-ssd", "--remote", "lru", "--pool", "16MiB", "--check=false")
+		"--store-device", "sata-ssd", "--remote", "lru", "--pool", "1600KiB", "--check=false")
 	require.Zero(t, st, errs)
-	for _, w := range []string{"simulated hardware: 4 cores (cpu profile default), store sata-ssd, log sata-ssd, network 10-gigabit",
+	for _, w := range []string{"1 warehouse at small scale, sim", "simulated hardware: 4 cores (cpu profile default), store sata-ssd, log sata-ssd, network 10-gigabit",
 		"virtual time; simulated in", "where the response time went", "remote tier", "lock wait", "queueing", "busy: cores",
 		"REMOTE TIER: lru"} {
 		require.Contains(t, out, w)
@@ -222,19 +235,17 @@ func TestTPCCStoredDatabase(t *testing.T) {
 }
 
 // --compare runs each side on its own load and prints them side by side,
-// with ratios against the first; --json gives the sides' reports.
+// with ratios against the first; --json gives the sides' reports. At small
+// scale, so that five loads are affordable under the race detector.
 func TestTPCCCompare(t *testing.T) {
-	if raceEnabled {
-		t.Skip("three W = 1 loads are too slow under the race detector; sim's tests cover the table")
-	}
-	st, out, errs := enginelab("tpcc", "--compare", "org", "--duration", "1s", "--terminals", "2", "--sync-commit=false")
+	st, out, errs := enginelab("tpcc", "--compare", "org", "--duration", "1s", "--terminals", "2", "--sync-commit=false", "--scale", "small")
 	require.Zero(t, st, errs)
-	for _, w := range []string{"--compare org", "clustered", "heap-rowptr", "heap-pk", "ratio", "tpmC", "new-order row fetches/tx",
+	for _, w := range []string{"--compare org: 1 warehouse at small scale,", "clustered", "heap-rowptr", "heap-pk", "ratio", "tpmC", "new-order row fetches/tx",
 		"org=clustered: consistent", "org=heap-rowptr: consistent", "org=heap-pk: consistent"} {
 		require.Contains(t, out, w)
 	}
 	var cmp sim.Comparison
-	st, out, errs = enginelab("tpcc", "--compare", "profile=optimized,benchmarksql", "--duration", "1s", "--terminals", "1", "--json")
+	st, out, errs = enginelab("tpcc", "--compare", "profile=optimized,benchmarksql", "--duration", "1s", "--terminals", "1", "--json", "--scale", "small")
 	require.Zero(t, st, errs)
 	require.NoError(t, json.Unmarshal([]byte(out), &cmp))
 	require.Equal(t, "profile", cmp.Setting)
@@ -242,4 +253,8 @@ func TestTPCCCompare(t *testing.T) {
 	require.Len(t, cmp.Sides, 2)
 	require.Equal(t, "optimized", cmp.Sides[0].Config.Profile)
 	require.Equal(t, "benchmarksql", cmp.Sides[1].Config.Profile)
+	for _, side := range cmp.Sides {
+		require.Equal(t, "small", side.Config.Scale)
+		require.EqualValues(t, 3_000, side.Load.Rows[tpcc.Customer])
+	}
 }
