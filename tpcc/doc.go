@@ -34,6 +34,12 @@
 // NURand(255, 0, 999). 10% of ITEM and STOCK rows carry "ORIGINAL" in
 // their data.
 //
+// A Scale shrinks the population for tests and quick experiments, with
+// the same transactions and code paths: SmallScale has 10,000 items and
+// 300 customers (and orders) a district, the last 30% of them undelivered
+// as at full scale, and the run's by-name lookups draw only among the
+// last names a district holds. The scale is stored with the load.
+//
 // # Random inputs [2.1.6]
 //
 // NURand(A, x, y) = (((random(0, A) | random(x, y)) + C) % (y − x + 1)) + x,
