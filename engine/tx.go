@@ -130,6 +130,32 @@ func (tx *Tx) Rollback() error {
 // Meter returns the meter the transaction charges.
 func (tx *Tx) Meter() *Meter { return tx.m }
 
+// CommitMode says when Commit returns, like innodb_flush_log_at_trx_commit.
+type CommitMode uint8
+
+// Commit modes.
+const (
+	// SyncCommit returns from Commit when the commit record is durable
+	// (innodb_flush_log_at_trx_commit=1). Commits that arrive while a
+	// sync is running share the next one: group commit.
+	SyncCommit CommitMode = iota
+	// NoSyncCommit returns at once; the commit is durable at the next
+	// sync (another transaction's sync commit) or checkpoint
+	// (innodb_flush_log_at_trx_commit=0 or 2, without their one-second
+	// timer: nothing here runs on a timer).
+	NoSyncCommit
+)
+
+func (c CommitMode) String() string {
+	switch c {
+	case SyncCommit:
+		return "sync"
+	case NoSyncCommit:
+		return "no-sync"
+	}
+	return fmt.Sprintf("CommitMode(%d)", uint8(c))
+}
+
 // Commit ends the transaction: its commit record is logged (and, in
 // SyncCommit mode, durable before Commit returns), then its locks are
 // released. The commit that takes the log past CheckpointBytes since the
