@@ -42,6 +42,27 @@ func (db *DB) Checkpoint() error {
 	return db.checkpointLocked()
 }
 
+// checkpointLocked takes a checkpoint. REQUIRES: db.ckptMu held.
+//
+// The checkpoint record it saves with the log's SaveCheckpoint, which
+// recover reads back with LoadCheckpoint, is 24 bytes, little-endian:
+//
+//	0                8                16               24
+//	+----------------+----------------+----------------+
+//	|      redo      |      keep      |     tx seq     |
+//	|   (8B, LSN)    |   (8B, LSN)    |  (8B, tx id)   |
+//	+----------------+----------------+----------------+
+//
+// redo is the log end when the checkpoint began: every change logged
+// before it is on a page the store has synced, so recovery redoes pages
+// from there. keep is the smaller of redo and the first LSN of the oldest
+// transaction still active: recovery reads transaction notes from there
+// (a loser's steps may be older than redo), and the log before it is
+// dropped. tx seq is the last transaction id handed out, so that ids are
+// not reused after a restart (recovery also raises it past every id in
+// the notes it reads). With no record saved yet (a new database), recovery
+// starts both scans at cache.FirstLSN; a record of any other length is
+// cache.ErrCorruptLog.
 func (db *DB) checkpointLocked() error {
 	redo := db.log.End()
 	keep := min(redo, db.oldestActive())

@@ -19,7 +19,8 @@ type loser struct {
 
 // recover redoes the log from the last checkpoint and returns the
 // transactions that never finished, to be rolled back once the catalog is
-// open.
+// open. The checkpoint record is drawn beside checkpointLocked, the
+// transaction notes beside noteStep and encodeStep.
 func (db *DB) recover() (map[uint64]*loser, error) {
 	redo, keep := uint64(cache.FirstLSN), uint64(cache.FirstLSN)
 	rec, err := db.log.LoadCheckpoint()

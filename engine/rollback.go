@@ -169,6 +169,7 @@ func (u *undoer) undo(i int) error {
 		mt.Commit()
 		return err
 	}
+	// The compensation note: 'C', tx, i, moved (drawn beside noteCLR).
 	u.note = append(u.note[:0], noteCLR)
 	u.note = binary.AppendUvarint(u.note, u.tx)
 	u.note = binary.AppendUvarint(u.note, uint64(i))

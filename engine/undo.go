@@ -10,13 +10,42 @@ import (
 
 // Transaction records ride in the note of a mini-transaction (cache.Mtr):
 // a step's undo information is in the same log record as the page change
-// it undoes, so recovery sees both or neither.
+// it undoes, so recovery sees both or neither. There are four kinds, each
+// starting with its kind byte and the transaction's id:
 //
-//	'S' tx step: the undo of one structure operation (see step)
+//	'S' tx step: the undo of one structure operation (see step; encodeStep
+//	             draws its bytes)
 //	'C' tx n ptr: compensation: step n is undone (ptr: where a heap undo
 //	              put the row back)
 //	'K' tx:       commit
 //	'E' tx:       rollback finished
+//
+// A compensation note (written by undoer.undo, read back by
+// rollBackLosers):
+//
+//	+-----+-----------+-----------+-----------+-----------+
+//	| 'C' |    tx     |     n     | ptr: page | ptr: slot |
+//	| 1B  | (uvarint) | (uvarint) |  (4B BE)  |  (2B BE)  |
+//	+-----+-----------+-----------+-----------+-----------+
+//
+// n is the index of the undone step among the transaction's steps, oldest
+// first, from 0. ptr is where the undo of a heap delete or heap update put
+// the row (recovery's undo carries on rewriting row pointers through it);
+// for every other step kind it is the zero pointer, six zero bytes.
+//
+// A commit note (commitNote) and a rollback-finished note (endNote) hold
+// the kind and the id and nothing more:
+//
+//	+-----+-----------+
+//	| 'K' |    tx     |     'E' likewise
+//	| 1B  | (uvarint) |
+//	+-----+-----------+
+//
+// A uvarint is encoding/binary's unsigned varint (7 bits a byte, low
+// bits first, 1 to 10 bytes); a row pointer is heap.RowPtr's 6-byte
+// encoding (page then slot, big-endian). decodeNote rejects an unknown
+// kind, a truncated field and bytes after the last field, all as
+// cache.ErrCorruptLog.
 const (
 	noteStep   = 'S'
 	noteCLR    = 'C'
@@ -58,6 +87,32 @@ func appendBytes(dst, b []byte) []byte {
 	return append(dst, b...)
 }
 
+// encodeStep appends the note of step s of transaction tx to dst:
+//
+//	+-----+-----------+-----------+------+-------+-----------+
+//	| 'S' |    tx     |   group   | kind | flags |   space   |  ...
+//	| 1B  | (uvarint) | (uvarint) | (1B) | (1B)  | (uvarint) |
+//	+-----+-----------+-----------+------+-------+-----------+
+//
+//	    +-----------+---------+-----------+---------+-----------+-----------+
+//	... |  key len  |   key   |  val len  |   val   |    ptr    |   ptr2    |
+//	    | (uvarint) | key len | (uvarint) | val len | (6B, BE)  | (6B, BE)  |
+//	    +-----------+---------+-----------+---------+-----------+-----------+
+//
+// group is the row operation's number in its transaction; kind is a step
+// kind ('i' 'd' 'u' 'I' 'D' 'U'), flags the remap flags (remapKeyTail 1,
+// remapVal 2, only on tree steps of indexes whose entries hold a row
+// pointer); space is the B+tree's or the heap's. Every field is always
+// written: what a kind does not use is an empty byte string (one zero
+// length byte) or the zero pointer (six zero bytes).
+//
+//	kind             key              val                  ptr          ptr2
+//	'i' tree insert  the key inserted -                    -            -
+//	'd' tree delete  the key deleted  its value            -            -
+//	'u' tree update  the key          its old value        -            -
+//	'I' heap insert  -                -                    the new row  -
+//	'D' heap delete  -                the old row image    where it was -
+//	'U' heap update  -                the old row image    where it was where it is now (= ptr in place)
 func encodeStep(dst []byte, tx uint64, s *step) []byte {
 	dst = append(dst, noteStep)
 	dst = binary.AppendUvarint(dst, tx)
@@ -310,10 +365,14 @@ func (db *DB) writeNote(m *cache.Meter, note []byte) uint64 {
 	return mt.Commit()
 }
 
+// endNote returns the note that ends a rolled-back transaction: 'E' and
+// tx as a uvarint (drawn beside noteEnd).
 func endNote(tx uint64) []byte {
 	return binary.AppendUvarint([]byte{noteEnd}, tx)
 }
 
+// commitNote writes the commit note of tx into dst's buffer: 'K' and tx as
+// a uvarint (drawn beside noteCommit).
 func commitNote(dst []byte, tx uint64) []byte {
 	return binary.AppendUvarint(append(dst[:0], noteCommit), tx)
 }
