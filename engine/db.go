@@ -14,6 +14,7 @@ import (
 
 	"github.com/enginelab/enginelab/btree"
 	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/engine/lock"
 	"github.com/enginelab/enginelab/heap"
 )
 
@@ -86,9 +87,9 @@ type Options struct {
 	// LockTimeout is how long a row lock request waits before
 	// ErrLockTimeout; default 50s (innodb_lock_wait_timeout).
 	LockTimeout time.Duration
-	// Parker decides how a lock wait waits; default a BlockingParker on
+	// Parker decides how a lock wait waits; default a lock.BlockingParker on
 	// Clock. The simulator installs its scheduler here.
-	Parker Parker
+	Parker lock.Parker
 	// Commit says whether Commit waits for its log record to be durable;
 	// default SyncCommit.
 	Commit CommitMode
@@ -189,7 +190,7 @@ type DB struct {
 	store   *cache.PebbleStore
 	pool    *cache.Pool
 	catalog *btree.Tree
-	locks   *LockManager
+	locks   *lock.Manager
 	log     *cache.Log
 	txSeq   atomic.Uint64
 
@@ -288,7 +289,7 @@ func Open(o *Options) (*DB, error) {
 		opts.LockTimeout = 50 * time.Second
 	}
 	if opts.Parker == nil {
-		opts.Parker = BlockingParker{Clock: opts.Clock}
+		opts.Parker = lock.BlockingParker{Clock: opts.Clock}
 	}
 	if opts.LogWaiter == nil {
 		opts.LogWaiter = cache.BlockingWaiter{}
@@ -321,7 +322,7 @@ func Open(o *Options) (*DB, error) {
 		log.SetSyncHook(opts.LogSync)
 	}
 	db := &DB{opts: opts, store: store, pool: pool, log: log,
-		locks:  NewLockManager(opts.Clock, opts.Parker, opts.LockTimeout),
+		locks:  lock.NewManager(opts.Clock, opts.Parker, opts.LockTimeout),
 		spaces: make(map[uint32]structure), active: make(map[uint64]uint64)}
 	db.mu.tables = make(map[string]*TableHandle)
 	db.countRewrite.Store(opts.CountRewrite)

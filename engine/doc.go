@@ -87,7 +87,7 @@
 // # Transactions
 //
 // Isolation is strict two-phase locking on rows, keyed by table and primary
-// key, through one LockManager: Get and a Cursor's rows take a shared lock,
+// key, through one lock manager (package engine/lock): Get and a Cursor's rows take a shared lock,
 // Insert, Update and Delete an exclusive one, and every lock is held until Commit or Rollback
 // (InnoDB's SERIALIZABLE without gap locks; there is no MVCC, so readers
 // wait for writers, which a multi-version engine would not make them do).

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/engine/lock"
 	"github.com/enginelab/enginelab/heap"
 )
 
@@ -251,28 +252,28 @@ func (tx *Tx) copyBytes(b []byte) []byte {
 }
 
 // undoBufs are a finished transaction's buffers (undo steps and their
-// bytes, the note, the held-lock list), kept for the next: a short
-// transaction then allocates nothing for them.
+// bytes, the note, the lock owner with its held-lock list), kept for the
+// next: a short transaction then allocates nothing for them.
 type undoBufs struct {
 	steps []step
 	arena []byte
 	note  []byte
-	held  []heldLock
+	owner lock.Owner // released: no locks, its buffer kept
 }
 
 // putUndoBufs recycles tx's buffers (small ones only) and drops them from
 // tx. Its locks must be released already.
 func (db *DB) putUndoBufs(tx *Tx) {
-	if cap(tx.arena) <= 64<<10 && cap(tx.steps) <= 1024 && cap(tx.owner.held) <= 1024 {
+	if cap(tx.arena) <= 64<<10 && cap(tx.steps) <= 1024 && tx.owner.Cap() <= 1024 {
 		clear(tx.steps) // no references into the arena survive
 		b := tx.bufs
 		if b == nil {
 			b = &undoBufs{}
 		}
-		*b = undoBufs{steps: tx.steps[:0], arena: tx.arena[:0], note: tx.note[:0], held: tx.owner.held[:0]}
+		*b = undoBufs{steps: tx.steps[:0], arena: tx.arena[:0], note: tx.note[:0], owner: tx.owner}
 		db.undoBufs.Put(b)
 	}
-	tx.steps, tx.arena, tx.note, tx.owner.held, tx.bufs = nil, nil, nil, nil, nil
+	tx.steps, tx.arena, tx.note, tx.owner, tx.bufs = nil, nil, nil, lock.Owner{}, nil
 }
 
 // logStep commits mt with s's undo record in its note.

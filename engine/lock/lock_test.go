@@ -1,4 +1,4 @@
-package engine
+package lock
 
 import (
 	"errors"
@@ -35,16 +35,16 @@ func (c *fakeClock) advance(d time.Duration) {
 // the test expires it (the scheduler deciding virtual time passed its
 // deadline).
 type fakeParker struct {
-	parked  chan *LockWait
+	parked  chan *Wait
 	mu      sync.Mutex
 	expires map[uint64]chan struct{}
 }
 
 func newFakeParker() *fakeParker {
-	return &fakeParker{parked: make(chan *LockWait, 16), expires: map[uint64]chan struct{}{}}
+	return &fakeParker{parked: make(chan *Wait, 16), expires: map[uint64]chan struct{}{}}
 }
 
-func (p *fakeParker) Park(w *LockWait) bool {
+func (p *fakeParker) Park(w *Wait) bool {
 	ch := make(chan struct{})
 	p.mu.Lock()
 	p.expires[w.Tx] = ch
@@ -65,7 +65,7 @@ func (p *fakeParker) expire(tx uint64) {
 }
 
 type lockEnv struct {
-	lm     *LockManager
+	lm     *Manager
 	clock  *fakeClock
 	parker *fakeParker
 }
@@ -73,14 +73,14 @@ type lockEnv struct {
 func newLockEnv() *lockEnv {
 	c := &fakeClock{now: time.Unix(1000, 0)}
 	p := newFakeParker()
-	return &lockEnv{lm: NewLockManager(c, p, 50*time.Second), clock: c, parker: p}
+	return &lockEnv{lm: NewManager(c, p, 50*time.Second), clock: c, parker: p}
 }
 
-func key(k string) LockKey { return RowKey(1, []byte(k)) }
+func key(k string) Key { return RowKey(1, []byte(k)) }
 
 // lockAsync requests a lock on another goroutine; the result arrives on the
 // returned channel.
-func (e *lockEnv) lockAsync(m *Meter, tx uint64, k string, mode LockMode) chan error {
+func (e *lockEnv) lockAsync(m *Counters, tx uint64, k string, mode Mode) chan error {
 	done := make(chan error, 1)
 	go func() { done <- e.lm.Lock(m, tx, key(k), mode) }()
 	return done
@@ -88,15 +88,15 @@ func (e *lockEnv) lockAsync(m *Meter, tx uint64, k string, mode LockMode) chan e
 
 func TestLockSharedAndExclusive(t *testing.T) {
 	e := newLockEnv()
-	var m Meter
+	var m Counters
 	require.NoError(t, e.lm.Lock(&m, 1, key("a"), Shared))
 	require.NoError(t, e.lm.Lock(&m, 2, key("a"), Shared))
 	require.NoError(t, e.lm.Lock(&m, 1, key("a"), Shared)) // already held
-	require.Equal(t, Meter{LockRequests: 3}, m)
+	require.Equal(t, Counters{LockRequests: 3}, m)
 
 	// An exclusive request waits for both sharers, for exactly the time
 	// the clock moved.
-	var mx Meter
+	var mx Counters
 	done := e.lockAsync(&mx, 3, "a", Exclusive)
 	w := <-e.parker.parked
 	require.Equal(t, uint64(3), w.Tx)
@@ -110,7 +110,7 @@ func TestLockSharedAndExclusive(t *testing.T) {
 	}
 	e.lm.ReleaseAll(2)
 	require.NoError(t, <-done)
-	require.Equal(t, Meter{LockRequests: 1, LockWaits: 1, LockWaitNanos: int64(7 * time.Millisecond)}, mx)
+	require.Equal(t, Counters{LockRequests: 1, LockWaits: 1, LockWaitNanos: int64(7 * time.Millisecond)}, mx)
 	require.Equal(t, 1, e.lm.Held(3))
 }
 
@@ -154,7 +154,7 @@ func TestLockDeadlocks(t *testing.T) {
 		require.NoError(t, e.lm.Lock(nil, 2, key("b"), Exclusive))
 		w1 := e.lockAsync(nil, 1, "b", Exclusive)
 		<-e.parker.parked
-		var m Meter
+		var m Counters
 		err := e.lm.Lock(&m, 2, key("a"), Exclusive)
 		require.ErrorIs(t, err, ErrDeadlock)
 		require.Equal(t, int64(1), m.Deadlocks)
@@ -204,7 +204,7 @@ func TestLockDeadlocks(t *testing.T) {
 func TestLockTimeout(t *testing.T) {
 	e := newLockEnv()
 	require.NoError(t, e.lm.Lock(nil, 1, key("a"), Exclusive))
-	var m Meter
+	var m Counters
 	done := e.lockAsync(&m, 2, "a", Exclusive)
 	w := <-e.parker.parked
 	behind := e.lockAsync(nil, 3, "a", Shared)
@@ -212,8 +212,8 @@ func TestLockTimeout(t *testing.T) {
 	e.clock.advance(w.Deadline.Sub(e.clock.Now()))
 	e.parker.expire(2)
 	err := <-done
-	require.ErrorIs(t, err, ErrLockTimeout)
-	require.Equal(t, Meter{LockRequests: 1, LockWaits: 1, LockWaitNanos: int64(50 * time.Second), LockTimeouts: 1}, m)
+	require.ErrorIs(t, err, ErrTimeout)
+	require.Equal(t, Counters{LockRequests: 1, LockWaits: 1, LockWaitNanos: int64(50 * time.Second), LockTimeouts: 1}, m)
 	require.Zero(t, e.lm.Held(2))
 	// The request behind the timed-out one is served when the row frees.
 	e.lm.ReleaseAll(1)
@@ -230,7 +230,7 @@ func TestLockTimeout(t *testing.T) {
 // under -race. A row's exclusive holder is alone: a counter per row checks
 // it. Deadlock victims release everything and retry.
 func TestLockConcurrent(t *testing.T) {
-	lm := NewLockManager(wallClock{}, BlockingParker{Clock: wallClock{}}, 10*time.Second)
+	lm := NewManager(wallClock{}, BlockingParker{Clock: wallClock{}}, 10*time.Second)
 	const rows, workers, txs = 8, 6, 200
 	var inside [rows]atomic.Int32
 	var deadlocks atomic.Int64
@@ -307,9 +307,9 @@ func (wallClock) Now() time.Time { return time.Now() }
 // has warmed up (a TPC-C transaction takes dozens of locks).
 func TestLockNoAllocations(t *testing.T) {
 	e := newLockEnv()
-	var m Meter
-	keys := []LockKey{key("a"), key("b"), key("c")}
-	o := LockOwner{ID: 7} // as a Tx carries it
+	var m Counters
+	keys := []Key{key("a"), key("b"), key("c")}
+	o := Owner{ID: 7} // as a Tx carries it
 	run := func() {
 		for _, k := range keys {
 			if err := e.lm.LockAs(&m, &o, k, Exclusive); err != nil {
