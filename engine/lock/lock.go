@@ -203,6 +203,10 @@ type Manager struct {
 	parker  Parker
 	timeout time.Duration
 
+	// mu guards the maps and free list below, every lockState in locks,
+	// every Owner's held list and every Wait's granted flag. It is a leaf:
+	// nothing else is locked under it (the Clock is read), and it is never
+	// held while a request parks.
 	mu      sync.Mutex
 	locks   map[Key]*lockState
 	waiting map[uint64]*Wait // the request each blocked transaction waits on
