@@ -747,7 +747,7 @@ func replayWorker(e *logEnv, rng *rand.Rand, m *cache.Meter, incs *[replayPages 
 }
 
 // TestLogCheckpointAheadOfStoredLog follows the checkpoint sequence the
-// engine uses (engine/wal.go: redo := End(); FlushAll; store Sync;
+// engine uses (engine/checkpoint.go: redo := End(); FlushAll; store Sync;
 // SaveCheckpoint(redo); Checkpointed(redo, keep)) when the log's tail is
 // only buffered: the last page write-out wrote the log up to its own LSN,
 // and a later note-only record (a commit note, say) was never written.

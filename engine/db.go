@@ -14,6 +14,7 @@ import (
 
 	"github.com/enginelab/enginelab/btree"
 	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/engine/lock"
 	"github.com/enginelab/enginelab/heap"
 )
 
@@ -86,9 +87,9 @@ type Options struct {
 	// LockTimeout is how long a row lock request waits before
 	// ErrLockTimeout; default 50s (innodb_lock_wait_timeout).
 	LockTimeout time.Duration
-	// Parker decides how a lock wait waits; default a BlockingParker on
+	// Parker decides how a lock wait waits; default a lock.BlockingParker on
 	// Clock. The simulator installs its scheduler here.
-	Parker Parker
+	Parker lock.Parker
 	// Commit says whether Commit waits for its log record to be durable;
 	// default SyncCommit.
 	Commit CommitMode
@@ -184,29 +185,71 @@ func (o *Options) Validate() error {
 
 // DB is a database: a store, a buffer pool over it, and a catalog of
 // tables. It is safe for concurrent use.
+//
+// Lock order. Row locks (the lock manager's, held from a row operation to
+// the end of its transaction) come before every mutex: a transaction takes
+// mutexes and latches while it holds row locks, and waits for a row lock
+// holding none of them. The mutexes and latches are taken in this order,
+// outermost first, never backwards:
+//
+//  1. ckptMu or mu, never both. A checkpoint holds ckptMu while it flushes
+//     the pool, syncs the store and writes the log. CreateTable holds mu
+//     while it writes the catalog and waits for the log sync that makes
+//     the new table durable.
+//  2. Page latches: a mini-transaction (cache.Mtr) holds the latches of
+//     the pages it uses until it commits.
+//  3. The pool's mutexes and the log's. With its pages latched, a
+//     mini-transaction fetches pages (the pool's mutex; an eviction
+//     writes a page out: that frame's I/O mutex, its latch shared, then
+//     the log), stamps LSNs (the pool's LSN map) and appends its record
+//     under the log's mu. Writing the log takes the log's writeMu, then
+//     its mu.
+//  4. Leaves, under which nothing else is taken: spaceMu (under mu when a
+//     table opens; alone when an undo looks a space up), activeMu (with a
+//     page latched, when a transaction logs its first step, and under
+//     ckptMu), ixMu (under mu), and the lock manager's mutex, under which
+//     it reads only its Clock and which no engine mutex or latch is ever
+//     held around.
+//
+// Waiting. A row lock wait (the Parker) begins with no page latch and no
+// engine mutex held: a row operation takes its lock before it latches a
+// page, a cursor keeps only a pin on its leaf between rows, and the lock
+// manager releases its mutex before it parks. A commit waits for its log
+// sync (alone or in a group) after its last mini-transaction committed,
+// with no latch held. The pool never holds its own mutex while it waits
+// for a latch or does I/O. Two waits hold an engine mutex, and nothing
+// they wait for takes it: CreateTable's log sync holds mu, and a
+// checkpoint's I/O holds ckptMu; a committing transaction only tries
+// ckptMu (maybeCheckpoint), so it never waits for another's checkpoint.
 type DB struct {
 	opts    Options
 	store   *cache.PebbleStore
 	pool    *cache.Pool
 	catalog *btree.Tree
-	locks   *LockManager
+	locks   *lock.Manager
 	log     *cache.Log
 	txSeq   atomic.Uint64
 
 	countRewrite atomic.Bool // Options.CountRewrite, switchable at run time
 
-	spaceMu sync.RWMutex
+	spaceMu sync.RWMutex         // guards spaces
 	spaces  map[uint32]structure // what each space holds, for undo
 
-	activeMu sync.Mutex
+	activeMu sync.Mutex        // guards active
 	active   map[uint64]uint64 // unfinished transaction → its first LSN
 
 	undoBufs sync.Pool // *undoBufs
 
+	// ckptMu is held for a whole checkpoint, so that checkpoints run one
+	// at a time; it guards no field (checkpoints is atomic). recovered is
+	// written by Open before the DB is shared and only read after.
 	ckptMu      sync.Mutex
 	checkpoints atomic.Int64
 	recovered   struct{ records, pages, rolledBack int64 }
 
+	// mu guards the table map, the next free space (and the catalog's
+	// record of it: CreateTable holds mu while it writes the catalog) and
+	// closed.
 	mu struct {
 		sync.Mutex
 		tables    map[string]*TableHandle
@@ -214,8 +257,8 @@ type DB struct {
 		closed    bool
 	}
 
-	ixMu    sync.Mutex
-	ixNames []string // "table.index" by index number (Meter.Index)
+	ixMu    sync.Mutex // guards ixNames
+	ixNames []string   // "table.index" by index number (Meter.Index)
 }
 
 // newIndexID numbers an index for per-index meter counters.
@@ -288,7 +331,7 @@ func Open(o *Options) (*DB, error) {
 		opts.LockTimeout = 50 * time.Second
 	}
 	if opts.Parker == nil {
-		opts.Parker = BlockingParker{Clock: opts.Clock}
+		opts.Parker = lock.BlockingParker{Clock: opts.Clock}
 	}
 	if opts.LogWaiter == nil {
 		opts.LogWaiter = cache.BlockingWaiter{}
@@ -321,7 +364,7 @@ func Open(o *Options) (*DB, error) {
 		log.SetSyncHook(opts.LogSync)
 	}
 	db := &DB{opts: opts, store: store, pool: pool, log: log,
-		locks:  NewLockManager(opts.Clock, opts.Parker, opts.LockTimeout),
+		locks:  lock.NewManager(opts.Clock, opts.Parker, opts.LockTimeout),
 		spaces: make(map[uint32]structure), active: make(map[uint64]uint64)}
 	db.mu.tables = make(map[string]*TableHandle)
 	db.countRewrite.Store(opts.CountRewrite)

@@ -87,10 +87,11 @@
 // # Transactions
 //
 // Isolation is strict two-phase locking on rows, keyed by table and primary
-// key, through one LockManager: Get and a Cursor's rows take a shared lock,
-// Insert, Update and Delete an exclusive one, and every lock is held until Commit or Rollback
-// (InnoDB's SERIALIZABLE without gap locks; there is no MVCC, so readers
-// wait for writers, which a multi-version engine would not make them do).
+// key, through one lock manager (package engine/lock): Get and a Cursor's
+// rows take a shared lock, Insert, Update and Delete an exclusive one, and
+// every lock is held until Commit or Rollback (InnoDB's SERIALIZABLE
+// without gap locks; there is no MVCC, so readers wait for writers, which a
+// multi-version engine would not make them do).
 // A request that would close a cycle in the wait-for graph fails at once
 // with ErrDeadlock (the requester is the victim); one that waits longer
 // than Options.LockTimeout, read from Options.Clock, fails with
@@ -175,6 +176,30 @@
 // store's pages are not counted: their number depends on the data, which
 // Open cannot know (package sim's jobs count them). Options.SkipMemoryCheck
 // turns the check off.
+//
+// # Files
+//
+//   - db.go: Options, Open and Close, the catalog, CreateTable; DB's lock
+//     order.
+//   - schema.go, types.go: declarations (Table, Column, Index, Org) and
+//     values; keyenc.go and rowenc.go: the order-preserving key encoding
+//     and the row image.
+//   - table.go, index.go: an open table and its indexes.
+//   - tx.go: Tx, its row operations, Commit (and CommitMode) and
+//     Rollback; scan.go: Cursor, Scan and Count, the access paths.
+//   - undo.go: the undo steps, the transaction notes that carry them in
+//     redo records (their bytes are drawn there), and the logged tree and
+//     heap writes; rollback.go: taking steps back, at Rollback and at
+//     recovery.
+//   - checkpoint.go: checkpoints, the active transactions they must keep
+//     the log for, and LogStats (the checkpoint record is drawn there);
+//     recovery.go: redo at Open and the rollback of unfinished
+//     transactions.
+//   - meter.go: Meter; check.go: Check, a table's consistency check;
+//     report.go: the space report; memory.go: Open's memory check.
+//
+// The row lock manager is package engine/lock; the redo log, the buffer
+// pool and the store are package cache's.
 //
 // # Caveats
 //

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/engine/lock"
 )
 
 // Meter counts the work of one transaction (or any caller): the page-level
@@ -54,12 +55,10 @@ type Meter struct {
 
 	// Row locks: requests, requests that waited, the time they waited (on
 	// the lock manager's clock: virtual in simulated mode), deadlocks
-	// (this meter's transaction the victim) and timeouts.
-	LockRequests  int64
-	LockWaits     int64
-	LockWaitNanos int64
-	Deadlocks     int64
-	LockTimeouts  int64
+	// (this meter's transaction the victim) and timeouts: LockRequests,
+	// LockWaits, LockWaitNanos, Deadlocks and LockTimeouts. The lock
+	// manager counts them in place, through this embedded field.
+	lock.Counters
 
 	// Transactions ended: commits, those that waited for a log sync
 	// (SyncCommit mode; the syncs themselves are LogSyncs and

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/enginelab/enginelab/btree"
+	"github.com/enginelab/enginelab/engine/lock"
 	"github.com/enginelab/enginelab/heap"
 )
 
@@ -391,7 +392,7 @@ func (c *Cursor) load() error {
 func (c *Cursor) lockRow(pk []byte) (bool, error) {
 	tx := c.tx
 	before := tx.m.LockWaits
-	if err := tx.lock(c.t, pk, Shared); err != nil {
+	if err := tx.lock(c.t, pk, lock.Shared); err != nil {
 		return false, err
 	}
 	return tx.m.LockWaits != before || c.it.Changed(), nil

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/enginelab/enginelab/engine/lock"
 	"github.com/enginelab/enginelab/heap"
 )
 
@@ -18,7 +19,7 @@ func TestScanLocks(t *testing.T) {
 	for _, org := range costOrgs {
 		for _, index := range []string{"", "ix_s"} {
 			t.Run(fmt.Sprintf("%s/index=%q", org, index), func(t *testing.T) {
-				parked := make(chan *LockWait)
+				parked := make(chan *lock.Wait)
 				db, err := Open(&Options{PoolSize: 8 << 20, Parker: signalParker{parked: parked}})
 				require.NoError(t, err)
 				defer db.Close()

@@ -8,6 +8,7 @@ import (
 
 	"github.com/enginelab/enginelab/btree"
 	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/engine/lock"
 	"github.com/enginelab/enginelab/heap"
 )
 
@@ -23,6 +24,18 @@ var (
 	// ErrPrimaryKeyUpdate means an update named a primary-key column:
 	// delete the row and insert it again instead.
 	ErrPrimaryKeyUpdate = fmt.Errorf("%w: update of a primary-key column", ErrBadValue)
+)
+
+// Lock errors. A transaction whose row lock request fails with either is
+// already rolled back when the error returns. They are package lock's
+// errors under the names this package has always given them.
+var (
+	// ErrDeadlock means the request would have closed a cycle of waiting
+	// transactions; the requester is the victim.
+	ErrDeadlock = lock.ErrDeadlock
+	// ErrLockTimeout means the request waited longer than
+	// Options.LockTimeout.
+	ErrLockTimeout = lock.ErrTimeout
 )
 
 // Tx is a transaction: every operation runs in one and charges its Meter.
@@ -49,7 +62,7 @@ type Tx struct {
 	m      *Meter
 	own    Meter
 	id     uint64
-	owner  LockOwner
+	owner  lock.Owner
 	done   bool
 	logged bool   // has written a log record (and is in the active set)
 	group  uint32 // row operations so far: the group of the next steps
@@ -67,11 +80,11 @@ type Tx struct {
 // with Meter).
 func (db *DB) Begin(m *Meter) *Tx {
 	tx := &Tx{db: db, m: m, id: db.txSeq.Add(1)}
-	tx.owner.ID = tx.id
 	if b, ok := db.undoBufs.Get().(*undoBufs); ok {
-		tx.steps, tx.arena, tx.note, tx.owner.held = b.steps, b.arena, b.note, b.held
+		tx.steps, tx.arena, tx.note, tx.owner = b.steps, b.arena, b.note, b.owner
 		tx.bufs = b
 	}
+	tx.owner.ID = tx.id
 	if m == nil {
 		tx.m = &tx.own
 	}
@@ -88,8 +101,8 @@ func (tx *Tx) enter() {
 
 // lock takes the row lock of the encoded primary key key. A deadlock or a
 // timeout rolls the transaction back before the error returns.
-func (tx *Tx) lock(t *TableHandle, key []byte, mode LockMode) error {
-	err := tx.db.locks.LockAs(tx.m, &tx.owner, RowKey(t.entry.Primary, key), mode)
+func (tx *Tx) lock(t *TableHandle, key []byte, mode lock.Mode) error {
+	err := tx.db.locks.LockAs(&tx.m.Counters, &tx.owner, lock.RowKey(t.entry.Primary, key), mode)
 	if err != nil {
 		if rerr := tx.Rollback(); rerr != nil {
 			return errors.Join(err, rerr)
@@ -129,6 +142,32 @@ func (tx *Tx) Rollback() error {
 
 // Meter returns the meter the transaction charges.
 func (tx *Tx) Meter() *Meter { return tx.m }
+
+// CommitMode says when Commit returns, like innodb_flush_log_at_trx_commit.
+type CommitMode uint8
+
+// Commit modes.
+const (
+	// SyncCommit returns from Commit when the commit record is durable
+	// (innodb_flush_log_at_trx_commit=1). Commits that arrive while a
+	// sync is running share the next one: group commit.
+	SyncCommit CommitMode = iota
+	// NoSyncCommit returns at once; the commit is durable at the next
+	// sync (another transaction's sync commit) or checkpoint
+	// (innodb_flush_log_at_trx_commit=0 or 2, without their one-second
+	// timer: nothing here runs on a timer).
+	NoSyncCommit
+)
+
+func (c CommitMode) String() string {
+	switch c {
+	case SyncCommit:
+		return "sync"
+	case NoSyncCommit:
+		return "no-sync"
+	}
+	return fmt.Sprintf("CommitMode(%d)", uint8(c))
+}
 
 // Commit ends the transaction: its commit record is logged (and, in
 // SyncCommit mode, durable before Commit returns), then its locks are
@@ -314,7 +353,7 @@ func (tx *Tx) Insert(t *TableHandle, row Row) error {
 	cols := t.info.def.Columns
 	pk := appendKey(tx.key[:0], cols, t.info.pk, row)
 	tx.key = pk
-	if err := tx.lock(t, pk, Exclusive); err != nil {
+	if err := tx.lock(t, pk, lock.Exclusive); err != nil {
 		return err
 	}
 	prim := t.ixs[0]
@@ -437,7 +476,7 @@ func (tx *Tx) lookup(t *TableHandle, pk []byte) (img []byte, ptr heap.RowPtr, fo
 // width) and reports whether it exists. Strings in the row share the
 // transaction's buffer (see Tx).
 func (tx *Tx) Get(t *TableHandle, pk []Value, dst Row) (Row, bool, error) {
-	return tx.get(t, pk, dst, Shared)
+	return tx.get(t, pk, dst, lock.Shared)
 }
 
 // GetForUpdate is Get taking the row's exclusive lock (SELECT ... FOR
@@ -445,10 +484,10 @@ func (tx *Tx) Get(t *TableHandle, pk []Value, dst Row) (Row, bool, error) {
 // lock it will need at once, so two of them queue instead of both holding
 // a shared lock and deadlocking on the upgrade.
 func (tx *Tx) GetForUpdate(t *TableHandle, pk []Value, dst Row) (Row, bool, error) {
-	return tx.get(t, pk, dst, Exclusive)
+	return tx.get(t, pk, dst, lock.Exclusive)
 }
 
-func (tx *Tx) get(t *TableHandle, pk []Value, dst Row, mode LockMode) (Row, bool, error) {
+func (tx *Tx) get(t *TableHandle, pk []Value, dst Row, mode lock.Mode) (Row, bool, error) {
 	tx.enter()
 	key, err := tx.keyOf(t, pk)
 	if err != nil {
@@ -509,7 +548,7 @@ func (tx *Tx) update(t *TableHandle, pk []Value, set []Set) error {
 		}
 		changed[c] = true
 	}
-	if err := tx.lock(t, key, Exclusive); err != nil {
+	if err := tx.lock(t, key, lock.Exclusive); err != nil {
 		return err
 	}
 	ptr, err := tx.readOld(t, key, pk)
@@ -657,7 +696,7 @@ func (tx *Tx) delete(t *TableHandle, pk []Value) error {
 	if err != nil {
 		return err
 	}
-	if err := tx.lock(t, key, Exclusive); err != nil {
+	if err := tx.lock(t, key, lock.Exclusive); err != nil {
 		return err
 	}
 	ptr, err := tx.readOld(t, key, pk)

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/enginelab/enginelab/engine/lock"
 	"github.com/stretchr/testify/require"
 )
 
@@ -129,9 +130,9 @@ func applyOp(tx *Tx, tb *TableHandle, op txOp) error {
 
 // signalParker parks a lock wait by telling the test, then blocking until
 // the lock is granted: the fake scheduler the deadlock construction needs.
-type signalParker struct{ parked chan *LockWait }
+type signalParker struct{ parked chan *lock.Wait }
 
-func (p signalParker) Park(w *LockWait) bool {
+func (p signalParker) Park(w *lock.Wait) bool {
 	p.parked <- w
 	<-w.Ready()
 	return true
@@ -142,7 +143,7 @@ func (p signalParker) Park(w *LockWait) bool {
 // for a (parked); tx then asks for b, closing the cycle, and being the
 // requester it is the victim. The other transaction is granted a once tx's
 // rollback releases it, and commits.
-func makeVictim(t *testing.T, db *DB, tb *TableHandle, tx *Tx, parked chan *LockWait, a, b [2]int64) {
+func makeVictim(t *testing.T, db *DB, tb *TableHandle, tx *Tx, parked chan *lock.Wait, a, b [2]int64) {
 	t.Helper()
 	other := db.Begin(nil)
 	_, _, err := other.Get(tb, []Value{Int(b[0]), Int(b[1])}, nil)
@@ -181,7 +182,7 @@ func TestTxModel(t *testing.T) {
 				seed := uint64(20261130)
 				t.Logf("seed %d", seed)
 				r := rand.New(rand.NewPCG(seed, uint64(org)))
-				parked := make(chan *LockWait)
+				parked := make(chan *lock.Wait)
 				// A pool of 48 4 KiB frames: pages are evicted and written
 				// all the time, uncommitted changes included.
 				db, err := Open(&Options{PageSize: 4096, PoolSize: 48 * 4096, HeapUpdate: mode,

@@ -7,6 +7,7 @@ import (
 
 	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/engine"
+	"github.com/enginelab/enginelab/engine/lock"
 	"github.com/enginelab/enginelab/tpcc"
 )
 
@@ -23,7 +24,7 @@ import (
 //
 // Yield points: the start of every engine operation (engine.CallHook), a
 // terminal reading the time or sleeping (tpcc.Env), the end of a
-// transaction (tpcc.TxObserver), a lock wait (engine.Parker), a wait for
+// transaction (tpcc.TxObserver), a lock wait (lock.Parker), a wait for
 // another commit's log sync (cache.Waiter), and the start of a log sync
 // (engine.Options.LogSync). None of them is reached while the terminal
 // holds a page latch, so the terminal that holds the turn never blocks on
@@ -156,7 +157,7 @@ type vterm struct {
 	state  int
 	resume chan struct{}
 
-	wait      *engine.LockWait // parkedLock, parkedGrant
+	wait      *lock.Wait // parkedLock, parkedGrant
 	deadline  int64
 	grantedBy *vterm          // the terminal whose call granted wait
 	grantAt   int64           // the end of that call's priced interval; -1 until known
@@ -747,12 +748,12 @@ func (s *Scheduler) Hit(ready *int64) {
 	}
 }
 
-// Park implements engine.Parker: the terminal sleeps until the lock is
+// Park implements lock.Parker: the terminal sleeps until the lock is
 // granted (see the waiting rules) or virtual time reaches the deadline.
-func (s *Scheduler) Park(w *engine.LockWait) bool {
+func (s *Scheduler) Park(w *lock.Wait) bool {
 	v := s.cur
 	if v == nil {
-		return engine.BlockingParker{Clock: s}.Park(w)
+		return lock.BlockingParker{Clock: s}.Park(w)
 	}
 	v.wait, v.grantedBy, v.grantAt = w, nil, -1
 	defer func() { v.wait, v.grantedBy, v.grantAt = nil, nil, -1 }()

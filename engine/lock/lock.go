@@ -1,4 +1,4 @@
-package engine
+package lock
 
 import (
 	"errors"
@@ -10,27 +10,47 @@ import (
 )
 
 // Lock errors. Either leaves the transaction to be rolled back by its
-// caller; the lock manager has already dropped the failed request.
+// caller; the lock manager has already dropped the failed request. Package
+// engine exports the same values as engine.ErrDeadlock and
+// engine.ErrLockTimeout.
 var (
 	// ErrDeadlock means the request would have closed a cycle of waiting
 	// transactions; the requester is the victim.
-	ErrDeadlock = errors.New("engine: deadlock: transaction chosen as victim")
-	// ErrLockTimeout means the request waited longer than the lock
+	ErrDeadlock = errors.New("lock: deadlock: transaction chosen as victim")
+	// ErrTimeout means the request waited longer than the lock
 	// timeout.
-	ErrLockTimeout = errors.New("engine: lock wait timeout")
+	ErrTimeout = errors.New("lock: lock wait timeout")
 )
 
-// LockMode is a row lock's mode.
-type LockMode uint8
+// Counters count one caller's lock work. Like the project's meters they
+// are plain integers owned by one goroutine, and they are live: a Parker
+// sees the request and the wait already counted (the simulator prices them
+// there). engine.Meter embeds Counters, which is why the fields carry the
+// Lock prefix: a transaction's meter reads m.LockRequests.
+type Counters struct {
+	// LockRequests counts requests, granted at once or not.
+	LockRequests int64
+	// LockWaits counts requests that waited, and LockWaitNanos their
+	// waits, on the manager's clock (virtual in simulated mode).
+	LockWaits     int64
+	LockWaitNanos int64
+	// Deadlocks counts requests refused as deadlock victims, LockTimeouts
+	// requests that timed out.
+	Deadlocks    int64
+	LockTimeouts int64
+}
+
+// Mode is a row lock's mode.
+type Mode uint8
 
 // Lock modes. Shared locks are compatible with each other; an exclusive
 // lock with nothing.
 const (
-	Shared LockMode = iota + 1
+	Shared Mode = iota + 1
 	Exclusive
 )
 
-func (m LockMode) String() string {
+func (m Mode) String() string {
 	switch m {
 	case Shared:
 		return "S"
@@ -40,66 +60,76 @@ func (m LockMode) String() string {
 	return fmt.Sprintf("mode(%d)", uint8(m))
 }
 
-func compatible(a, b LockMode) bool { return a == Shared && b == Shared }
+func compatible(a, b Mode) bool { return a == Shared && b == Shared }
 
-// LockKey names a locked row: its table's number and a 64-bit hash of its
+// Key names a locked row: its table's number and a 64-bit hash of its
 // encoded primary key. A row that moves keeps its lock, since the key does
 // not change. Hashing keeps a lock request free of allocations; two keys of
 // one table whose hashes collide (odds about n²/2^65 for n locked rows)
 // share a lock, which can only make a transaction wait, never miss a
 // conflict.
-type LockKey struct {
+type Key struct {
 	Table uint32
 	Hash  uint64
 }
 
 // RowKey returns the lock key of the row of table whose encoded primary
 // key is key (FNV-1a).
-func RowKey(table uint32, key []byte) LockKey {
+func RowKey(table uint32, key []byte) Key {
 	h := uint64(14695981039346656037)
 	for _, c := range key {
 		h ^= uint64(c)
 		h *= 1099511628211
 	}
-	return LockKey{Table: table, Hash: h}
+	return Key{Table: table, Hash: h}
 }
 
-// LockWait is one waiting request, handed to the Parker.
-type LockWait struct {
+// Wait is one waiting request, handed to the Parker.
+type Wait struct {
 	Tx   uint64
-	Key  LockKey
-	Mode LockMode
+	Key  Key
+	Mode Mode
 	// Start is when the wait began and Deadline when it times out, on
 	// the lock manager's clock. A Parker may move both forward by the
 	// same amount before it waits: the simulator does, to the virtual
 	// moment the wait really begins, once the work that led to it is
-	// priced. LockWaitNanos counts from Start.
+	// priced. Counters.LockWaitNanos counts from Start.
 	Start    time.Time
 	Deadline time.Time
 
 	ready   chan struct{} // closed when the lock is granted
 	granted bool          // guarded by the lock manager's mu
-	owner   *LockOwner
+	owner   *Owner
 }
 
-// LockOwner is a transaction as the lock manager sees it: its id and the
-// locks it holds, in order of first grant. A Tx carries its own, so a
-// grant and a release touch no per-transaction map. Guarded by the
-// manager's mutex.
-type LockOwner struct {
+// Owner is a transaction as the lock manager sees it: its id and the
+// locks it holds, in order of first grant. A transaction (the engine's Tx)
+// carries its own, so a grant and a release touch no per-transaction map.
+// Guarded by the manager's mutex.
+//
+// An Owner whose locks are released (Release) may be copied and reused for
+// another transaction with a new ID: the copy keeps the held-lock buffer,
+// so the next transaction's grants allocate nothing. Never copy one that
+// holds locks or has a request in flight.
+type Owner struct {
 	ID   uint64
 	held []heldLock
 }
 
+// Cap returns how many held locks o's buffer holds without growing: a
+// caller that recycles owners drops the ones that grew large. Call it only
+// while o has no request in flight.
+func (o *Owner) Cap() int { return cap(o.held) }
+
 // heldLock names a held row and its lock state (which cannot be recycled
 // while it has a holder).
 type heldLock struct {
-	key LockKey
+	key Key
 	st  *lockState
 }
 
 // Ready is closed when the request is granted.
-func (w *LockWait) Ready() <-chan struct{} { return w.ready }
+func (w *Wait) Ready() <-chan struct{} { return w.ready }
 
 // Parker decides how a waiting lock request waits: real mode blocks the
 // goroutine; the simulator parks the simulated transaction and resumes it
@@ -109,7 +139,7 @@ type Parker interface {
 	// Park returns when w.Ready() is closed (it reports true) or when the
 	// clock has passed w.Deadline (false). A request granted at the same
 	// moment it timed out is granted.
-	Park(w *LockWait) bool
+	Park(w *Wait) bool
 }
 
 // BlockingParker waits on a real timer: real mode. Its clock must be the
@@ -117,7 +147,7 @@ type Parker interface {
 type BlockingParker struct{ Clock cache.Clock }
 
 // Park implements Parker.
-func (p BlockingParker) Park(w *LockWait) bool {
+func (p BlockingParker) Park(w *Wait) bool {
 	d := w.Deadline.Sub(p.Clock.Now())
 	if d <= 0 {
 		select {
@@ -139,7 +169,7 @@ func (p BlockingParker) Park(w *LockWait) bool {
 
 type holder struct {
 	tx   uint64
-	mode LockMode
+	mode Mode
 }
 
 // find returns the index of tx among the holders, or -1.
@@ -156,7 +186,7 @@ func (st *lockState) find(tx uint64) int {
 // queue of waiting requests, served first come first served.
 type lockState struct {
 	holders []holder // a row rarely has more than a few
-	queue   []*LockWait
+	queue   []*Wait
 }
 
 // maxFreeStates bounds the recycled lock states: enough for the locks of
@@ -164,49 +194,54 @@ type lockState struct {
 // transaction.
 const maxFreeStates = 4096
 
-// LockManager grants strict two-phase row locks: a transaction keeps every
-// lock until ReleaseAll (at commit or rollback). It finds deadlocks with a
+// Manager grants strict two-phase row locks: a transaction keeps every
+// lock until Release or ReleaseAll (at commit or rollback). It finds deadlocks with a
 // wait-for graph when a request starts to wait, and times waits out on its
 // Clock. Safe for concurrent use.
-type LockManager struct {
+type Manager struct {
 	clock   cache.Clock
 	parker  Parker
 	timeout time.Duration
 
+	// mu guards the maps and free list below, every lockState in locks,
+	// every Owner's held list and every Wait's granted flag. It is a leaf:
+	// nothing else is locked under it (the Clock is read), and it is never
+	// held while a request parks.
 	mu      sync.Mutex
-	locks   map[LockKey]*lockState
-	waiting map[uint64]*LockWait // the request each blocked transaction waits on
+	locks   map[Key]*lockState
+	waiting map[uint64]*Wait // the request each blocked transaction waits on
 	// owners holds the owners of callers that name transactions by id
-	// (Lock, ReleaseAll); a Tx brings its own (LockAs, Release).
-	owners map[uint64]*LockOwner
+	// (Lock, ReleaseAll); a caller that keeps its own Owner (the engine's
+	// Tx) uses LockAs and Release, and is not in this map.
+	owners map[uint64]*Owner
 	// Recycled lock states: a lock request makes no allocation once the
 	// manager has warmed up.
 	freeStates []*lockState
 }
 
-// NewLockManager returns a lock manager that waits through parker and
+// NewManager returns a lock manager that waits through parker and
 // times waits out after timeout on clock.
-func NewLockManager(clock cache.Clock, parker Parker, timeout time.Duration) *LockManager {
-	return &LockManager{
+func NewManager(clock cache.Clock, parker Parker, timeout time.Duration) *Manager {
+	return &Manager{
 		clock: clock, parker: parker, timeout: timeout,
-		locks:   make(map[LockKey]*lockState),
-		waiting: make(map[uint64]*LockWait),
-		owners:  make(map[uint64]*LockOwner),
+		locks:   make(map[Key]*lockState),
+		waiting: make(map[uint64]*Wait),
+		owners:  make(map[uint64]*Owner),
 	}
 }
 
 // ownerLocked returns the owner for transaction id tx. REQUIRES: lm.mu.
-func (lm *LockManager) ownerLocked(tx uint64) *LockOwner {
+func (lm *Manager) ownerLocked(tx uint64) *Owner {
 	o := lm.owners[tx]
 	if o == nil {
-		o = &LockOwner{ID: tx}
+		o = &Owner{ID: tx}
 		lm.owners[tx] = o
 	}
 	return o
 }
 
 // Lock is LockAs for a transaction named by its id.
-func (lm *LockManager) Lock(m *Meter, tx uint64, key LockKey, mode LockMode) error {
+func (lm *Manager) Lock(m *Counters, tx uint64, key Key, mode Mode) error {
 	lm.mu.Lock()
 	o := lm.ownerLocked(tx)
 	lm.mu.Unlock()
@@ -218,7 +253,7 @@ func (lm *LockManager) Lock(m *Meter, tx uint64, key LockKey, mode LockMode) err
 // once; one that holds it shared and asks for exclusive upgrades (waiting
 // for the other sharers). m is charged the request, any wait and its
 // virtual or real duration, deadlocks and timeouts.
-func (lm *LockManager) LockAs(m *Meter, o *LockOwner, key LockKey, mode LockMode) error {
+func (lm *Manager) LockAs(m *Counters, o *Owner, key Key, mode Mode) error {
 	tx := o.ID
 	if m != nil {
 		m.LockRequests++
@@ -243,7 +278,7 @@ func (lm *LockManager) LockAs(m *Meter, o *LockOwner, key LockKey, mode LockMode
 		lm.mu.Unlock()
 		return nil
 	}
-	w := &LockWait{Tx: tx, Key: key, Mode: mode, ready: make(chan struct{}), owner: o}
+	w := &Wait{Tx: tx, Key: key, Mode: mode, ready: make(chan struct{}), owner: o}
 	st.queue = append(st.queue, w)
 	lm.waiting[tx] = w
 	if lm.closesCycleLocked(tx) {
@@ -276,14 +311,14 @@ func (lm *LockManager) LockAs(m *Meter, o *LockOwner, key LockKey, mode LockMode
 		if m != nil {
 			m.LockTimeouts++
 		}
-		return fmt.Errorf("%w: transaction %d waited %v for %s on a row of table #%d", ErrLockTimeout, tx, lm.timeout, mode, key.Table)
+		return fmt.Errorf("%w: transaction %d waited %v for %s on a row of table #%d", ErrTimeout, tx, lm.timeout, mode, key.Table)
 	}
 	return nil
 }
 
 // grantableLocked reports whether tx may hold key in mode next to the
 // current holders. REQUIRES: lm.mu held.
-func (lm *LockManager) grantableLocked(st *lockState, tx uint64, mode LockMode) bool {
+func (lm *Manager) grantableLocked(st *lockState, tx uint64, mode Mode) bool {
 	for _, h := range st.holders {
 		if h.tx != tx && !compatible(h.mode, mode) {
 			return false
@@ -293,7 +328,7 @@ func (lm *LockManager) grantableLocked(st *lockState, tx uint64, mode LockMode) 
 }
 
 // grantLocked records the grant. REQUIRES: lm.mu held.
-func (lm *LockManager) grantLocked(st *lockState, o *LockOwner, key LockKey, mode LockMode) {
+func (lm *Manager) grantLocked(st *lockState, o *Owner, key Key, mode Mode) {
 	i := st.find(o.ID)
 	if i < 0 {
 		o.held = append(o.held, heldLock{key: key, st: st})
@@ -306,7 +341,7 @@ func (lm *LockManager) grantLocked(st *lockState, o *LockOwner, key LockKey, mod
 // dropWaitLocked removes a request that will not be granted (timed out,
 // or a deadlock victim) and lets the requests behind it go if they can.
 // REQUIRES: lm.mu held.
-func (lm *LockManager) dropWaitLocked(st *lockState, w *LockWait) {
+func (lm *Manager) dropWaitLocked(st *lockState, w *Wait) {
 	for i, q := range st.queue {
 		if q == w {
 			st.queue = append(st.queue[:i], st.queue[i+1:]...)
@@ -323,7 +358,7 @@ func (lm *LockManager) dropWaitLocked(st *lockState, w *LockWait) {
 // with the holders; the first that is not stops the queue (first come,
 // first served, so a stream of sharers cannot starve a writer).
 // REQUIRES: lm.mu held.
-func (lm *LockManager) wakeLocked(st *lockState, key LockKey) {
+func (lm *Manager) wakeLocked(st *lockState, key Key) {
 	for len(st.queue) > 0 {
 		w := st.queue[0]
 		if !lm.grantableLocked(st, w.Tx, w.Mode) {
@@ -347,7 +382,7 @@ func (lm *LockManager) wakeLocked(st *lockState, key LockKey) {
 // blockersLocked lists the transactions w waits for: holders it conflicts
 // with, and requests ahead of it in the queue that it conflicts with.
 // REQUIRES: lm.mu held.
-func (lm *LockManager) blockersLocked(w *LockWait, visit func(uint64) bool) bool {
+func (lm *Manager) blockersLocked(w *Wait, visit func(uint64) bool) bool {
 	st := lm.locks[w.Key]
 	for _, h := range st.holders {
 		if h.tx != w.Tx && !compatible(h.mode, w.Mode) && visit(h.tx) {
@@ -367,7 +402,7 @@ func (lm *LockManager) blockersLocked(w *LockWait, visit func(uint64) bool) bool
 
 // closesCycleLocked reports whether tx, which just started to wait, now
 // waits (through the wait-for graph) for itself. REQUIRES: lm.mu held.
-func (lm *LockManager) closesCycleLocked(tx uint64) bool {
+func (lm *Manager) closesCycleLocked(tx uint64) bool {
 	seen := map[uint64]bool{}
 	var reaches func(t uint64) bool
 	reaches = func(t uint64) bool {
@@ -385,7 +420,7 @@ func (lm *LockManager) closesCycleLocked(tx uint64) bool {
 }
 
 // ReleaseAll is Release for a transaction named by its id.
-func (lm *LockManager) ReleaseAll(tx uint64) {
+func (lm *Manager) ReleaseAll(tx uint64) {
 	lm.mu.Lock()
 	o := lm.owners[tx]
 	delete(lm.owners, tx)
@@ -397,7 +432,7 @@ func (lm *LockManager) ReleaseAll(tx uint64) {
 
 // Release releases every lock o holds (commit or rollback) and grants what
 // it can to the waiters.
-func (lm *LockManager) Release(o *LockOwner) {
+func (lm *Manager) Release(o *Owner) {
 	lm.mu.Lock()
 	defer lm.mu.Unlock()
 	for _, h := range o.held {
@@ -411,7 +446,7 @@ func (lm *LockManager) Release(o *LockOwner) {
 }
 
 // Held returns the number of rows tx holds locks on.
-func (lm *LockManager) Held(tx uint64) int {
+func (lm *Manager) Held(tx uint64) int {
 	lm.mu.Lock()
 	defer lm.mu.Unlock()
 	if o := lm.owners[tx]; o != nil {
@@ -421,7 +456,7 @@ func (lm *LockManager) Held(tx uint64) int {
 }
 
 // HeldBy returns the number of rows o holds locks on.
-func (lm *LockManager) HeldBy(o *LockOwner) int {
+func (lm *Manager) HeldBy(o *Owner) int {
 	lm.mu.Lock()
 	defer lm.mu.Unlock()
 	return len(o.held)

@@ -1,4 +1,4 @@
-package engine
+package lock
 
 import (
 	"encoding/binary"
@@ -9,10 +9,10 @@ import (
 // BenchmarkLock takes ten exclusive row locks in a transaction and releases
 // them, uncontended.
 func BenchmarkLock(b *testing.B) {
-	lm := NewLockManager(wallClock{}, BlockingParker{Clock: wallClock{}}, time.Second)
+	lm := NewManager(wallClock{}, BlockingParker{Clock: wallClock{}}, time.Second)
 	var key [8]byte
-	var m Meter
-	var o LockOwner // as a Tx carries it
+	var m Counters
+	var o Owner // as a Tx carries it
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {

@@ -1,0 +1,190 @@
+package engine
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/enginelab/enginelab/btree"
+	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/heap"
+)
+
+// structure names what lives in a space.
+type structure struct {
+	tree *btree.Tree
+	heap *heap.Heap
+}
+
+func (db *DB) registerSpaces(t *TableHandle) {
+	db.spaceMu.Lock()
+	defer db.spaceMu.Unlock()
+	for _, ix := range t.ixs {
+		db.spaces[ix.tree.Space()] = structure{tree: ix.tree}
+	}
+	if t.heap != nil {
+		db.spaces[t.heap.Space()] = structure{heap: t.heap}
+	}
+}
+
+func (db *DB) structureOf(space uint32) (structure, error) {
+	db.spaceMu.RLock()
+	defer db.spaceMu.RUnlock()
+	s, ok := db.spaces[space]
+	if !ok {
+		return s, fmt.Errorf("%w: undo names space %d, which no table uses", ErrInconsistent, space)
+	}
+	return s, nil
+}
+
+// undoer takes back the steps of one transaction: at Rollback, or for a
+// transaction that a crash interrupted, at recovery.
+//
+// Steps are undone newest row operation first. Within one row operation
+// the order is: undo the index entries it inserted, then its heap step,
+// then put back the index entries it deleted or changed. Undoing a heap
+// delete or a moving update puts the row at a new row pointer (its old
+// slot may have been reused by then); remap records where each pointer's
+// row went, and every later undo step rewrites the pointers it carries
+// through it. The index entries that step three puts back then point at
+// the row where it now is, so nothing needs the vacated slot to stay
+// reserved. An update in place is undone in place: a heap row updated in
+// place never shrinks (padRow), so its old image always fits back.
+type undoer struct {
+	db    *DB
+	m     *cache.Meter
+	tx    uint64
+	steps []step
+	done  []bool
+	remap map[heap.RowPtr]heap.RowPtr
+	note  []byte
+	buf   []byte
+}
+
+func (u *undoer) resolve(p heap.RowPtr) heap.RowPtr {
+	if q, ok := u.remap[p]; ok {
+		return q
+	}
+	return p
+}
+
+// rewrite returns b with the row pointer that flag f says it holds run
+// through the remap (a copy when it changes).
+func (u *undoer) rewrite(b []byte, tail bool) ([]byte, error) {
+	if len(b) < heap.RowPtrSize {
+		return nil, fmt.Errorf("%w: undo entry of %d bytes holds no row pointer", ErrInconsistent, len(b))
+	}
+	at := len(b) - heap.RowPtrSize
+	if !tail {
+		at = 0
+	}
+	p, err := heap.DecodeRowPtr(b[at : at+heap.RowPtrSize])
+	if err != nil {
+		return nil, err
+	}
+	q := u.resolve(p)
+	if q == p {
+		return b, nil
+	}
+	c := append([]byte{}, b...)
+	enc := q.Encode()
+	copy(c[at:], enc[:])
+	return c, nil
+}
+
+func (u *undoer) run() error {
+	for end := len(u.steps); end > 0; {
+		g := u.steps[end-1].group
+		start := end - 1
+		for start > 0 && u.steps[start-1].group == g {
+			start--
+		}
+		for class := 0; class < 3; class++ {
+			for i := end - 1; i >= start; i-- {
+				if u.done[i] || stepClass(u.steps[i].kind) != class {
+					continue
+				}
+				if err := u.undo(i); err != nil {
+					return fmt.Errorf("engine: undo of transaction %d, step %d (%c): %w", u.tx, i, u.steps[i].kind, err)
+				}
+				u.done[i] = true
+			}
+		}
+		end = start
+	}
+	return nil
+}
+
+func stepClass(k byte) int {
+	switch k {
+	case stepTreeInsert:
+		return 0
+	case stepHeapInsert, stepHeapDelete, stepHeapUpdate:
+		return 1
+	}
+	return 2
+}
+
+// undo takes back step i in one mini-transaction whose record carries the
+// compensation note, so a crash never undoes a step twice.
+func (u *undoer) undo(i int) error {
+	s := &u.steps[i]
+	st, err := u.db.structureOf(s.space)
+	if err != nil {
+		return err
+	}
+	key, val := s.key, s.val
+	if s.flags&remapKeyTail != 0 {
+		if key, err = u.rewrite(key, true); err != nil {
+			return err
+		}
+	}
+	if s.flags&remapVal != 0 && s.kind != stepTreeInsert {
+		if val, err = u.rewrite(val, false); err != nil {
+			return err
+		}
+	}
+	mt := u.db.pool.BeginMtr(u.m)
+	var moved heap.RowPtr
+	switch s.kind {
+	case stepTreeInsert:
+		err = st.tree.DeleteIn(mt, key)
+	case stepTreeDelete:
+		err = st.tree.InsertIn(mt, key, val)
+	case stepTreeUpdate:
+		err = st.tree.UpdateIn(mt, key, val)
+	case stepHeapInsert:
+		err = st.heap.DeleteIn(mt, u.resolve(s.ptr))
+	case stepHeapDelete:
+		moved, err = st.heap.InsertIn(mt, s.val)
+	case stepHeapUpdate:
+		cur := u.resolve(s.ptr2)
+		moved, err = st.heap.UpdateIn(mt, cur, s.val)
+		if err == nil && s.ptr == s.ptr2 && moved != cur {
+			err = fmt.Errorf("%w: undo of an update in place of row %s had to move it to %s", ErrInconsistent, cur, moved)
+		}
+	default:
+		err = fmt.Errorf("%w: unknown step kind %q", ErrInconsistent, s.kind)
+	}
+	if err != nil {
+		mt.Commit()
+		return err
+	}
+	// The compensation note: 'C', tx, i, moved (drawn beside noteCLR).
+	u.note = append(u.note[:0], noteCLR)
+	u.note = binary.AppendUvarint(u.note, u.tx)
+	u.note = binary.AppendUvarint(u.note, uint64(i))
+	u.note = moved.Append(u.note)
+	mt.Note(u.note)
+	mt.Commit()
+	if s.kind == stepHeapDelete || s.kind == stepHeapUpdate {
+		u.remap[s.ptr] = moved
+	}
+	if testHookUndoStep != nil {
+		testHookUndoStep()
+	}
+	return nil
+}
+
+// testHookUndoStep, when set by a test, runs after each undo step (crash
+// tests take their crash image there).
+var testHookUndoStep func()
