@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/page"
 )
 
 // Redo tests: a tree written through a pool with a redo log, whose pages
@@ -267,7 +268,7 @@ func samePages(t *testing.T, a, b *cache.Pool) {
 	require.NoError(t, err)
 	require.Equal(t, ia, ib)
 	for no := uint32(0); no < ia.HighWater; no++ {
-		id := cache.PageID{Space: redoSpace, Page: no}
+		id := page.ID{Space: redoSpace, Page: no}
 		pa, err := a.Fetch(nil, id)
 		require.NoError(t, err)
 		pb, err := b.Fetch(nil, id)

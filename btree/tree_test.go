@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/page"
 )
 
 // env is a tree on a fresh in-memory store.
@@ -358,9 +359,9 @@ func TestOpenNotATree(t *testing.T) {
 	e := newEnv(t, 4096, 64, cache.PolicyLRU)
 	require.NoError(t, e.pool.CreateSpace(nil, 2))
 	mt := e.pool.BeginMtr(nil)
-	pg, err := e.pool.AllocPage(mt, nil, 2, cache.KindHeap)
+	pg, err := e.pool.AllocPage(mt, nil, 2, page.KindHeap)
 	require.NoError(t, err)
-	copy(pg.Data()[cache.HeaderSize:], bytes.Repeat([]byte{0xff}, 64))
+	copy(pg.Data()[page.HeaderSize:], bytes.Repeat([]byte{0xff}, 64))
 	mt.Release(pg, true)
 	require.NoError(t, e.pool.SetRoot(mt, 2, pg.ID().Page))
 	mt.Commit()

@@ -20,7 +20,7 @@
 //
 // The core types:
 //   - Store, with PebbleStore: whole page images keyed by (space, page),
-//     verified on read (ErrCorruptPage names the page), durable after Sync.
+//     verified on read (page.ErrCorruptPage names the page), durable after Sync.
 //   - Pool: a fixed set of frames. Fetch pins a page (reading it on a miss),
 //     Unpin releases it (saying whether it changed), FlushPage and FlushAll
 //     write dirty pages out. Eviction is plain LRU or InnoDB's midpoint
@@ -58,7 +58,7 @@
 //
 // # Damaged files
 //
-// Every error that damaged files cause matches ErrCorrupt. The pebble
+// Every error that damaged files cause matches page.ErrCorrupt. The pebble
 // store has one boundary with pebble (PebbleStore): there pebble's
 // corruption errors, missing files, panics and fatal errors become a
 // *CorruptError naming the directory, never a panic of the caller's, and

@@ -4,39 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/enginelab/enginelab/cache/page"
 )
-
-// ErrCorrupt means the database's files are damaged: a file of the
-// pebble store (sstable, MANIFEST, WAL, OPTIONS, marker) truncated,
-// altered or missing, pebble failing on what it read (an error, a panic, a
-// fatal error), a page that fails its checksum, a redo record that does
-// not decode. Every such error matches it with errors.Is, and so do the
-// more specific kinds (ErrCorruptPage, ErrCorruptLog, and those of the
-// packages above: btree.ErrCorruptTree, engine.ErrCorruptRow and
-// engine.ErrCorruptKey). What the store finds is a *CorruptError, which
-// names the database's directory and, when pebble said, the file.
-//
-// Damage is never answered with data: the call that meets it fails. What
-// gets through is what nothing can see: a WAL cut short or deleted, whose
-// lost writes read as a crash a moment earlier (see PebbleStore).
-var ErrCorrupt = errors.New("cache: the database's files are damaged")
-
-// NewCorruptKind returns a new sentinel error with the given text that
-// matches ErrCorrupt with errors.Is and keeps its own identity: callers
-// match either the kind or the class.
-func NewCorruptKind(text string) error { return &corruptKind{text} }
-
-type corruptKind struct{ text string }
-
-func (e *corruptKind) Error() string { return e.text }
-
-// Is makes every kind match the class.
-func (e *corruptKind) Is(target error) bool { return target == ErrCorrupt }
 
 // CorruptError is how the pebble store reports damaged files: pebble's own
 // corruption errors, files it expected and did not find, and panics and
 // fatal errors inside pebble, all translated at the store's one boundary
-// with pebble (see PebbleStore). It matches ErrCorrupt.
+// with pebble (see PebbleStore). It matches page.ErrCorrupt.
 type CorruptError struct {
 	// Dir is the database directory.
 	Dir string
@@ -59,8 +34,8 @@ func (e *CorruptError) Error() string {
 	return s + ": " + msg
 }
 
-// Is makes a CorruptError match ErrCorrupt.
-func (e *CorruptError) Is(target error) bool { return target == ErrCorrupt }
+// Is makes a CorruptError match page.ErrCorrupt.
+func (e *CorruptError) Is(target error) bool { return target == page.ErrCorrupt }
 
 // Unwrap returns pebble's error.
 func (e *CorruptError) Unwrap() error { return e.Err }
@@ -75,11 +50,6 @@ var (
 
 // Errors from reading and writing pages.
 var (
-	// ErrCorruptPage means a page read from the store failed its checksum,
-	// had the wrong size or carried another page's header. The message names
-	// the page. Corrupt bytes are never returned as data.
-	ErrCorruptPage = NewCorruptKind("cache: corrupt page")
-
 	// ErrPageNotFound means the store has never been given the page.
 	ErrPageNotFound = errors.New("cache: page not found")
 

@@ -5,6 +5,7 @@ import (
 	"log"
 
 	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/page"
 )
 
 // ExamplePool opens an in-memory store, puts a buffer pool in front of it,
@@ -28,11 +29,11 @@ func ExamplePool() {
 	// Every page change happens in a mini-transaction. A new page comes
 	// back pinned and exclusively latched by the mtr.
 	mt := pool.BeginMtr(&m)
-	pg, err := pool.AllocPage(mt, nil, 1, cache.KindHeap)
+	pg, err := pool.AllocPage(mt, nil, 1, page.KindHeap)
 	if err != nil {
 		log.Fatal(err)
 	}
-	copy(pg.Data()[cache.HeaderSize:], "hello, page")
+	copy(pg.Data()[page.HeaderSize:], "hello, page")
 	id := pg.ID()
 	mt.Release(pg, true) // changed: the mtr keeps it latched until Commit
 	mt.Commit()          // dirty: written out before its frame is reused
@@ -43,7 +44,7 @@ func ExamplePool() {
 		log.Fatal(err)
 	}
 	pg.RLatch()
-	fmt.Printf("page %s (%s): %s\n", id, cache.PageKind(pg.Data()), pg.Data()[cache.HeaderSize:cache.HeaderSize+11])
+	fmt.Printf("page %s (%s): %s\n", id, page.KindOf(pg.Data()), pg.Data()[page.HeaderSize:page.HeaderSize+11])
 	pg.RUnlatch()
 	pg.Unpin(false)
 	// Two misses (the new meta page and the new page, neither read from
@@ -88,11 +89,11 @@ func ExampleMtr() {
 		log.Fatal(err)
 	}
 	mt := pool.BeginMtr(&m)
-	pg, err := pool.AllocPage(mt, nil, 1, cache.KindHeap)
+	pg, err := pool.AllocPage(mt, nil, 1, page.KindHeap)
 	if err != nil {
 		log.Fatal(err)
 	}
-	copy(pg.Data()[cache.HeaderSize:], "hello, log")
+	copy(pg.Data()[page.HeaderSize:], "hello, log")
 	mt.Release(pg, true)
 	mt.Note([]byte("txn 1 commits")) // for the layer above, atomic with the page changes
 	lsn := mt.Commit()               // one record: the meta page, the new page, the note

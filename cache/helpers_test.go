@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/page"
 	"github.com/stretchr/testify/require"
 )
 
@@ -59,13 +60,13 @@ func seed(t testing.TB) *rand.Rand {
 
 // putPage writes a sealed page straight into the store: kind k, LSN lsn,
 // body copied right after the header.
-func putPage(t testing.TB, st cache.Store, id cache.PageID, k cache.Kind, lsn uint64, body string) {
+func putPage(t testing.TB, st cache.Store, id page.ID, k page.Kind, lsn uint64, body string) {
 	t.Helper()
 	buf := make([]byte, st.PageSize())
-	cache.InitPage(buf, id, k)
-	cache.SetPageLSN(buf, lsn)
-	copy(buf[cache.HeaderSize:], body)
-	cache.SealPage(buf)
+	page.Init(buf, id, k)
+	page.SetLSN(buf, lsn)
+	copy(buf[page.HeaderSize:], body)
+	page.Seal(buf)
 	require.NoError(t, st.WritePage(id, buf))
 }
 
@@ -74,31 +75,31 @@ func putPage(t testing.TB, st cache.Store, id cache.PageID, k cache.Kind, lsn ui
 func putPages(t testing.TB, st cache.Store, space, first, last uint32) {
 	t.Helper()
 	for n := first; n <= last; n++ {
-		id := cache.PageID{Space: space, Page: n}
-		putPage(t, st, id, cache.KindHeap, 0, "page "+id.String())
+		id := page.ID{Space: space, Page: n}
+		putPage(t, st, id, page.KindHeap, 0, "page "+id.String())
 	}
 }
 
 // body returns the first n bytes after the header as a string.
 func body(pg *cache.Page, n int) string {
-	return string(pg.Data()[cache.HeaderSize : cache.HeaderSize+n])
+	return string(pg.Data()[page.HeaderSize : page.HeaderSize+n])
 }
 
 // setBody overwrites the start of the page body. The caller holds the
 // exclusive latch.
-func setBody(pg *cache.Page, s string) { copy(pg.Data()[cache.HeaderSize:], s) }
+func setBody(pg *cache.Page, s string) { copy(pg.Data()[page.HeaderSize:], s) }
 
 // storedBody reads page id straight from the store and returns the first n
 // body bytes.
-func storedBody(t testing.TB, st cache.Store, id cache.PageID, n int) string {
+func storedBody(t testing.TB, st cache.Store, id page.ID, n int) string {
 	t.Helper()
 	buf := make([]byte, st.PageSize())
 	require.NoError(t, st.ReadPage(id, buf))
-	return string(buf[cache.HeaderSize : cache.HeaderSize+n])
+	return string(buf[page.HeaderSize : page.HeaderSize+n])
 }
 
 // touch fetches page id and unpins it at once, failing the test on error.
-func touch(t testing.TB, p *cache.Pool, m *cache.Meter, id cache.PageID) {
+func touch(t testing.TB, p *cache.Pool, m *cache.Meter, id page.ID) {
 	t.Helper()
 	pg, err := p.Fetch(m, id)
 	require.NoError(t, err, "fetch %s", id)
@@ -106,7 +107,7 @@ func touch(t testing.TB, p *cache.Pool, m *cache.Meter, id cache.PageID) {
 }
 
 // pid is a short PageID constructor.
-func pid(space, page uint32) cache.PageID { return cache.PageID{Space: space, Page: page} }
+func pid(space, no uint32) page.ID { return page.ID{Space: space, Page: no} }
 
 // residentSet lists which of pages lo..hi of space are resident.
 func residentSet(p *cache.Pool, space, lo, hi uint32) []uint32 {
@@ -157,13 +158,13 @@ var _ cache.Clock = (*fakeClock)(nil)
 // is shared and not changed afterwards.
 type hookStore struct {
 	cache.Store
-	beforeRead  func(id cache.PageID) error
-	beforeWrite func(id cache.PageID, buf []byte) error
+	beforeRead  func(id page.ID) error
+	beforeWrite func(id page.ID, buf []byte) error
 }
 
 var _ cache.Store = (*hookStore)(nil)
 
-func (s *hookStore) ReadPage(id cache.PageID, buf []byte) error {
+func (s *hookStore) ReadPage(id page.ID, buf []byte) error {
 	if s.beforeRead != nil {
 		if err := s.beforeRead(id); err != nil {
 			return err
@@ -172,7 +173,7 @@ func (s *hookStore) ReadPage(id cache.PageID, buf []byte) error {
 	return s.Store.ReadPage(id, buf)
 }
 
-func (s *hookStore) WritePage(id cache.PageID, buf []byte) error {
+func (s *hookStore) WritePage(id page.ID, buf []byte) error {
 	if s.beforeWrite != nil {
 		if err := s.beforeWrite(id, buf); err != nil {
 			return err
@@ -246,7 +247,7 @@ func countBlocked(dump, fn string) int {
 func getCounter(t testing.TB, pg *cache.Page) uint64 {
 	t.Helper()
 	d := pg.Data()
-	a := binary.LittleEndian.Uint64(d[cache.HeaderSize:])
+	a := binary.LittleEndian.Uint64(d[page.HeaderSize:])
 	b := binary.LittleEndian.Uint64(d[len(d)-8:])
 	require.Equal(t, a, b, "page %s: torn counter", pg.ID())
 	return a
@@ -254,7 +255,7 @@ func getCounter(t testing.TB, pg *cache.Page) uint64 {
 
 func setCounter(pg *cache.Page, v uint64) {
 	d := pg.Data()
-	binary.LittleEndian.PutUint64(d[cache.HeaderSize:], v)
+	binary.LittleEndian.PutUint64(d[page.HeaderSize:], v)
 	binary.LittleEndian.PutUint64(d[len(d)-8:], v)
 }
 
@@ -262,13 +263,13 @@ func setCounter(pg *cache.Page, v uint64) {
 // is victim, dirty with body "new" (the store still has "page 1:1"). The
 // store's write of victim announces itself on writing and then waits for
 // release to be closed, so a test can act while a write-back is in flight.
-func dirtyVictimPool(t *testing.T, victim cache.PageID) (inner *cache.PebbleStore, p *cache.Pool, writing, release chan struct{}) {
+func dirtyVictimPool(t *testing.T, victim page.ID) (inner *cache.PebbleStore, p *cache.Pool, writing, release chan struct{}) {
 	t.Helper()
 	inner = newStore(t)
 	putPages(t, inner, 1, 1, 20)
 	writing = make(chan struct{})
 	release = make(chan struct{})
-	st := &hookStore{Store: inner, beforeWrite: func(id cache.PageID, buf []byte) error {
+	st := &hookStore{Store: inner, beforeWrite: func(id page.ID, buf []byte) error {
 		if id == victim {
 			writing <- struct{}{}
 			<-release

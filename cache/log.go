@@ -4,8 +4,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"sync"
+
+	"github.com/enginelab/enginelab/cache/page"
 
 	"github.com/cockroachdb/pebble/v2"
 )
@@ -27,7 +28,7 @@ import (
 // share one sync (group commit).
 //
 // Every pebble call the log makes goes through its store's boundary (see
-// PebbleStore): damaged files give an error matching ErrCorrupt, never a
+// PebbleStore): damaged files give an error matching page.ErrCorrupt, never a
 // panic.
 type Log struct {
 	st        *PebbleStore
@@ -183,7 +184,7 @@ func (p *Pool) Log() *Log { return p.log }
 func (l *Log) append(m *Meter, body []byte, stamp func(lsn uint64)) uint64 {
 	var hdr [8]byte
 	binary.LittleEndian.PutUint32(hdr[:], uint32(len(body)))
-	binary.LittleEndian.PutUint32(hdr[4:], crc32.Checksum(body, castagnoli))
+	binary.LittleEndian.PutUint32(hdr[4:], page.CRC32C(body))
 	n := int64(len(body) + 8)
 	l.mu.Lock()
 	lsn := l.end
@@ -457,7 +458,7 @@ func (l *Log) Scan(from uint64, fn func(lsn uint64, body []byte) error) error {
 				return fmt.Errorf("%w: record at LSN %d runs past its chunk", ErrCorruptLog, start+uint64(off))
 			}
 			body := v[off+8 : off+8+n]
-			if crc32.Checksum(body, castagnoli) != sum {
+			if page.CRC32C(body) != sum {
 				return fmt.Errorf("%w: record at LSN %d fails its checksum", ErrCorruptLog, start+uint64(off))
 			}
 			lsn := start + uint64(off)

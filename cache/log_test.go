@@ -13,6 +13,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/page"
 	"github.com/stretchr/testify/require"
 )
 
@@ -76,8 +77,8 @@ func TestLogWriteAhead(t *testing.T) {
 	inner := newStore(t)
 	db := inner
 	var checked []string
-	st := &hookStore{Store: inner, beforeWrite: func(id cache.PageID, buf []byte) error {
-		lsn := cache.PageLSN(buf)
+	st := &hookStore{Store: inner, beforeWrite: func(id page.ID, buf []byte) error {
+		lsn := page.LSN(buf)
 		end := storedEnd(t, db)
 		if lsn >= end || !hasRecord(t, db, lsn) {
 			return fmt.Errorf("page %s written with LSN %d, but the stored log ends at %d without it", id, lsn, end)
@@ -91,7 +92,7 @@ func TestLogWriteAhead(t *testing.T) {
 	p := newPool(t, st, 16, cache.Options{Policy: cache.PolicyLRU})
 	p.AttachLog(l)
 	require.NoError(t, p.CreateSpace(nil, 1))
-	var ids []cache.PageID
+	var ids []page.ID
 	for range 20 {
 		ids = append(ids, allocRandom(t, p, rng, 1))
 	}
@@ -629,9 +630,9 @@ func TestLogConcurrentMtrsReplay(t *testing.T) {
 	require.NoError(t, e.p.CreateSpace(nil, 1))
 	for range pages {
 		mt := e.p.BeginMtr(nil)
-		pg, err := e.p.AllocPage(mt, nil, 1, cache.KindHeap)
+		pg, err := e.p.AllocPage(mt, nil, 1, page.KindHeap)
 		require.NoError(t, err)
-		fillRandom(rng, pg.Data()[cache.HeaderSize:])
+		fillRandom(rng, pg.Data()[page.HeaderSize:])
 		setCounter(pg, 0)
 		mt.Release(pg, true)
 		mt.Commit()
@@ -659,7 +660,7 @@ func TestLogConcurrentMtrsReplay(t *testing.T) {
 	require.Positive(t, sum.DirtyWriteBacks, "no page was written under the write-ahead rule")
 	require.Positive(t, sum.LogSyncs)
 
-	final := make(map[cache.PageID][]byte)
+	final := make(map[page.ID][]byte)
 	for n := uint32(0); n <= pages; n++ {
 		img := image(t, e.p, pid(1, n))
 		final[pid(1, n)] = img
@@ -685,7 +686,7 @@ func TestLogConcurrentMtrsReplay(t *testing.T) {
 	p2 := newPool(t, newStore(t), 64, cache.Options{})
 	require.Positive(t, redoAll(t, p2, recs))
 	for id, want := range final {
-		requireRedone(t, want, image(t, p2, id), cache.PageLSN(want), "replay from nothing: page "+id.String())
+		requireRedone(t, want, image(t, p2, id), page.LSN(want), "replay from nothing: page "+id.String())
 	}
 
 	// Onto the flushed store: every page is up to date already.
@@ -724,7 +725,7 @@ func replayWorker(e *logEnv, rng *rand.Rand, m *cache.Meter, incs *[replayPages 
 			setCounter(pg, c+1)
 			// Some more bytes, so that records differ in shape.
 			d := pg.Data()
-			d[cache.HeaderSize+8+rng.IntN(len(d)-cache.HeaderSize-16)] = byte(rng.Uint32())
+			d[page.HeaderSize+8+rng.IntN(len(d)-page.HeaderSize-16)] = byte(rng.Uint32())
 			incs[n]++
 			mt.Release(pg, true)
 		}

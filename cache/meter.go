@@ -3,6 +3,8 @@ package cache
 import (
 	"fmt"
 	"strings"
+
+	"github.com/enginelab/enginelab/cache/page"
 )
 
 // MaxLevels bounds the per-level node visit counters; visits deeper than
@@ -23,7 +25,7 @@ type Meter struct {
 
 	// PageRequests counts every Fetch or Create, by the kind of page
 	// returned (the kind after the read, for a miss).
-	PageRequests [NumKinds]int64
+	PageRequests [page.NumKinds]int64
 	// PoolHits counts requests served from a frame already in the pool.
 	PoolHits int64
 	// PoolMisses counts requests that had to bring the page in.
@@ -205,7 +207,7 @@ func (m *Meter) String() string {
 		}
 	}
 	for k, v := range m.PageRequests {
-		add("req."+Kind(k).String(), v)
+		add("req."+page.Kind(k).String(), v)
 	}
 	add("hits", m.PoolHits)
 	add("misses", m.PoolMisses)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/page"
 	"github.com/stretchr/testify/require"
 )
 
@@ -62,8 +63,8 @@ func TestMeterAddSubDiff(t *testing.T) {
 
 	// Totals.
 	var m cache.Meter
-	m.PageRequests[cache.KindHeap] = 3
-	m.PageRequests[cache.KindMeta] = 4
+	m.PageRequests[page.KindHeap] = 3
+	m.PageRequests[page.KindMeta] = 4
 	m.NodeVisits[0] = 5
 	m.NodeVisits[cache.MaxLevels-1] = 6
 	require.EqualValues(t, 7, m.PageRequestsTotal())
@@ -84,7 +85,7 @@ func TestMeterString(t *testing.T) {
 
 	m.PoolHits = 3
 	m.StoreReads = 1
-	m.PageRequests[cache.KindBTreeLeaf] = 2
+	m.PageRequests[page.KindBTreeLeaf] = 2
 	m.NodeVisits[1] = 9
 	m.HeapMoves = -2
 	require.Equal(t, "req.btree-leaf=2 hits=3 store-reads=1 nodes.d1=9 heap-moves=-2", m.String())

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"math/bits"
 	"sync"
+
+	"github.com/enginelab/enginelab/cache/page"
 )
 
 // A mini-transaction (Mtr) is the unit of page change: every change to a
@@ -234,7 +236,7 @@ func (mt *Mtr) Commit() uint64 {
 		lsn = p.log.append(mt.m, mt.rec, func(lsn uint64) {
 			for i := range mt.pages {
 				if e := &mt.pages[i]; e.changed {
-					SetPageLSN(e.pg.buf, lsn)
+					page.SetLSN(e.pg.buf, lsn)
 				}
 			}
 		})
@@ -281,7 +283,7 @@ const (
 	diffGap   = 16 // ranges closer than this are merged
 )
 
-var zeroPage [MaxPageSize]byte
+var zeroPage [page.MaxSize]byte
 
 func (mt *Mtr) encode(dst []byte, nchanged int) []byte {
 	dst = binary.AppendUvarint(dst, uint64(nchanged))
@@ -368,12 +370,12 @@ func appendDiff(dst, before, after []byte) []byte {
 func le64(b []byte, off int) uint64 { return binary.LittleEndian.Uint64(b[off:]) }
 
 // ErrCorruptLog means a redo record does not decode, or the stored log has
-// a gap or a bad frame. It matches ErrCorrupt.
-var ErrCorruptLog = NewCorruptKind("cache: corrupt redo log")
+// a gap or a bad frame. It matches page.ErrCorrupt.
+var ErrCorruptLog = page.NewCorruptKind("cache: corrupt redo log")
 
 // PageRedo is one page's part of a decoded mtr record.
 type PageRedo struct {
-	ID     PageID
+	ID     page.ID
 	Fresh  bool
 	ranges []byte // encoded ranges
 }
@@ -487,7 +489,7 @@ func (p *Pool) Redo(m *Meter, lsn uint64, pr *PageRedo) (bool, error) {
 		if !pr.Fresh {
 			return false, fmt.Errorf("%w: record at LSN %d changes page %s, which the store does not have", ErrCorruptLog, lsn, pr.ID)
 		}
-		pg, err = p.create(m, nil, pr.ID, KindFree)
+		pg, err = p.create(m, nil, pr.ID, page.KindFree)
 		if err != nil {
 			return false, err
 		}
@@ -497,7 +499,7 @@ func (p *Pool) Redo(m *Meter, lsn uint64, pr *PageRedo) (bool, error) {
 		return false, err
 	}
 	pg.Latch()
-	if PageLSN(pg.buf) >= lsn {
+	if page.LSN(pg.buf) >= lsn {
 		pg.Unlatch()
 		pg.Unpin(false)
 		return false, nil
@@ -513,8 +515,8 @@ func (p *Pool) Redo(m *Meter, lsn uint64, pr *PageRedo) (bool, error) {
 		pg.Unpin(false)
 		return false, err
 	}
-	SetPageLSN(pg.buf, lsn)
-	k := PageKind(pg.buf)
+	page.SetLSN(pg.buf, lsn)
+	k := page.KindOf(pg.buf)
 	p.mu.Lock()
 	pg.kind = k
 	p.mu.Unlock()

@@ -5,6 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/enginelab/enginelab/cache/page"
 )
 
 // Clock tells the time to anything whose behaviour depends on it (the
@@ -107,9 +109,9 @@ type Options struct {
 // pageSize bytes. Defaults are applied first, so a zero field is valid.
 func (o Options) Validate(pageSize int) error {
 	o.ensureDefaults()
-	if !ValidPageSize(pageSize) {
+	if !page.ValidSize(pageSize) {
 		return fmt.Errorf("%w: page size %d: want a power of two from %d to %d",
-			ErrInvalidConfig, pageSize, MinPageSize, MaxPageSize)
+			ErrInvalidConfig, pageSize, page.MinSize, page.MaxSize)
 	}
 	if o.Capacity < 0 {
 		return fmt.Errorf("%w: pool capacity %d bytes is negative", ErrInvalidConfig, o.Capacity)
@@ -199,8 +201,8 @@ type Page struct {
 	modCount uint64
 
 	// Guarded by pool.mu.
-	id    PageID
-	kind  Kind
+	id    page.ID
+	kind  page.Kind
 	pins  int32
 	busy  bool // being written out
 	claim bool // a flush took a slot for it (see Pool.mu.used)
@@ -227,7 +229,7 @@ type Page struct {
 func (p *Page) Data() []byte { return p.buf }
 
 // ID returns the id of the page the frame holds.
-func (p *Page) ID() PageID { return p.id }
+func (p *Page) ID() page.ID { return p.id }
 
 // RLatch takes the page's shared latch.
 func (p *Page) RLatch() { p.latch.RLock() }
@@ -301,7 +303,7 @@ type Pool struct {
 		cond     sync.Cond // signalled when a pin drops to zero or a load ends
 		waiters  int
 		table    pageTable
-		loading  map[PageID]chan struct{}
+		loading  map[page.ID]chan struct{}
 		free     []*Page
 		used     int
 		reserved int
@@ -348,7 +350,7 @@ func NewPool(store Store, o *Options) (*Pool, error) {
 	arena := allocArena(n * ps)
 	p.mu.cond.L = &p.mu.Mutex
 	p.mu.table = newPageTable()
-	p.mu.loading = make(map[PageID]chan struct{})
+	p.mu.loading = make(map[page.ID]chan struct{})
 	p.mu.free = make([]*Page, 0, n)
 	for i := n - 1; i >= 0; i-- {
 		f := &p.frames[i]
@@ -386,7 +388,7 @@ func (p *Pool) ChargeBackground(m *Meter) {
 }
 
 // Resident reports whether page id is in the pool.
-func (p *Pool) Resident(id PageID) bool {
+func (p *Pool) Resident(id page.ID) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.mu.table.get(id) != nil
@@ -512,18 +514,18 @@ func (p *Pool) takeLocked(r *Reservation) (ok bool, paid *Reservation) {
 
 // Fetch returns page id pinned, reading it from the store on a miss. It
 // fails with ErrPoolExhausted when every frame is pinned or reserved.
-func (p *Pool) Fetch(m *Meter, id PageID) (*Page, error) { return p.get(m, nil, id, false, 0) }
+func (p *Pool) Fetch(m *Meter, id page.ID) (*Page, error) { return p.get(m, nil, id, false, 0) }
 
 // Fetch is Pool.Fetch drawing on the reservation.
-func (r *Reservation) Fetch(m *Meter, id PageID) (*Page, error) { return r.p.get(m, r, id, false, 0) }
+func (r *Reservation) Fetch(m *Meter, id page.ID) (*Page, error) { return r.p.get(m, r, id, false, 0) }
 
 // create returns a new, zeroed, dirty page of kind k that the store has
 // never seen, pinned and exclusively latched.
-func (p *Pool) create(m *Meter, r *Reservation, id PageID, k Kind) (*Page, error) {
+func (p *Pool) create(m *Meter, r *Reservation, id page.ID, k page.Kind) (*Page, error) {
 	return p.get(m, r, id, true, k)
 }
 
-func (p *Pool) get(m *Meter, r *Reservation, id PageID, create bool, k Kind) (*Page, error) {
+func (p *Pool) get(m *Meter, r *Reservation, id page.ID, create bool, k page.Kind) (*Page, error) {
 	f, first, err := p.load(m, r, id, create, k, false)
 	// InnoDB looks at an extent when its border page is touched for the
 	// first time since it was read in, not at every touch (a leaf being
@@ -536,7 +538,7 @@ func (p *Pool) get(m *Meter, r *Reservation, id PageID, create bool, k Kind) (*P
 
 // load is get's work; readAhead says read-ahead is bringing the page in
 // (not a caller's use of it: it stays unaccessed).
-func (p *Pool) load(m *Meter, r *Reservation, id PageID, create bool, k Kind, readAhead bool) (*Page, bool, error) {
+func (p *Pool) load(m *Meter, r *Reservation, id page.ID, create bool, k page.Kind, readAhead bool) (*Page, bool, error) {
 	p.mu.Lock()
 	for {
 		if p.mu.closed {
@@ -616,7 +618,7 @@ func (p *Pool) load(m *Meter, r *Reservation, id PageID, create bool, k Kind, re
 		// Latch before the page is published in the table: AllocPage
 		// promises its caller the first (exclusive) look at a new page.
 		f.Latch()
-		InitPage(f.buf, id, k)
+		page.Init(f.buf, id, k)
 		f.dirty.Store(true)
 	} else {
 		fromTier = p.opts.Tier != nil && p.tierGet(m, id, f.buf)
@@ -633,9 +635,9 @@ func (p *Pool) load(m *Meter, r *Reservation, id PageID, create bool, k Kind, re
 			}
 		}
 		if err == nil {
-			k = PageKind(f.buf)
+			k = page.KindOf(f.buf)
 			f.dirty.Store(false)
-			p.noteLSN(id, PageLSN(f.buf))
+			p.noteLSN(id, page.LSN(f.buf))
 		}
 	}
 
@@ -730,7 +732,7 @@ func (p *Pool) grabFrameLocked(m *Meter) (*Page, error) {
 			p.mu.bg.ReadAheadUnused++ // read for nothing
 			v.readAhead = false
 		}
-		if p.opts.Tier != nil && p.opts.TierMode == TierExclusive && v.kind != KindFree {
+		if p.opts.Tier != nil && p.opts.TierMode == TierExclusive && v.kind != page.KindFree {
 			// The frame is now private to this caller (out of the table,
 			// unpinned, clean), so the push can copy it without the lock.
 			// The store already holds this image (a dirty page was
@@ -761,14 +763,14 @@ func (p *Pool) writeOut(m *Meter, f *Page) error {
 	// The frame's id names the store key; a header that disagrees (a layer
 	// above wrote over it) must not overwrite another page.
 	id := f.id
-	if got := PageIDOf(buf); got != id {
+	if got := page.IDOf(buf); got != id {
 		f.dirty.Store(true)
-		return fmt.Errorf("%w: frame of page %s holds a header naming page %s; not written", ErrCorruptPage, id, got)
+		return fmt.Errorf("%w: frame of page %s holds a header naming page %s; not written", page.ErrCorruptPage, id, got)
 	}
-	lsn := PageLSN(buf)
+	lsn := page.LSN(buf)
 	err := p.opts.FlushLog(lsn)
 	if err == nil {
-		SealPage(buf)
+		page.Seal(buf)
 		err = p.store.WritePage(id, buf)
 		if m != nil {
 			m.StoreWrites++
@@ -790,7 +792,7 @@ func (p *Pool) writeOut(m *Meter, f *Page) error {
 
 // FlushPage writes page id out if it is resident and dirty. A nil meter
 // charges the pool's background meter.
-func (p *Pool) FlushPage(m *Meter, id PageID) error {
+func (p *Pool) FlushPage(m *Meter, id page.ID) error {
 	p.mu.Lock()
 	f := p.mu.table.get(id)
 	// A write in flight has already cleared dirty: wait for it too.
@@ -825,7 +827,7 @@ func (p *Pool) FlushAll(m *Meter) error {
 // the page changed since). An unpinned page needs a slot while it is busy,
 // so that the flush never eats a frame promised to a reservation.
 // REQUIRES: p.mu held; released on return.
-func (p *Pool) flushLocked(m *Meter, f *Page, id PageID) error {
+func (p *Pool) flushLocked(m *Meter, f *Page, id page.ID) error {
 	for f.busy {
 		p.mu.waiters++
 		p.mu.cond.Wait()
@@ -887,7 +889,7 @@ func (p *Pool) Close() error {
 }
 
 // noteLSN records lsn as the newest known for page id if it is newer.
-func (p *Pool) noteLSN(id PageID, lsn uint64) {
+func (p *Pool) noteLSN(id page.ID, lsn uint64) {
 	p.lsnMu.Lock()
 	s := p.lsns[id.Space]
 	if int(id.Page) >= len(s) {
@@ -905,11 +907,11 @@ func (p *Pool) noteLSN(id PageID, lsn uint64) {
 
 // NoteLSN tells the pool that page id now carries lsn (the engine calls it
 // when a mini-transaction commits a page change).
-func (p *Pool) NoteLSN(id PageID, lsn uint64) { p.noteLSN(id, lsn) }
+func (p *Pool) NoteLSN(id page.ID, lsn uint64) { p.noteLSN(id, lsn) }
 
 // KnownLSN returns the newest LSN the pool has seen for page id: read in,
 // written out or noted. A page image with an older LSN is stale.
-func (p *Pool) KnownLSN(id PageID) uint64 {
+func (p *Pool) KnownLSN(id page.ID) uint64 {
 	p.lsnMu.Lock()
 	defer p.lsnMu.Unlock()
 	s := p.lsns[id.Space]

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/page"
 	"github.com/enginelab/enginelab/internal/memcachedtest"
 )
 
@@ -41,7 +42,7 @@ func BenchmarkPoolMissFromTier(b *testing.B) {
 				defer tier.Close()
 				p := newPool(b, st, frames, cache.Options{Policy: cache.PolicyLRU, Tier: tier, TierMode: mode, TierDB: 1, TierEpoch: 1})
 				fetch := func(m *cache.Meter, n int) {
-					pg, err := p.Fetch(m, cache.PageID{Space: 1, Page: uint32(n % pages)})
+					pg, err := p.Fetch(m, page.ID{Space: 1, Page: uint32(n % pages)})
 					must(b, err)
 					pg.Unpin(false)
 				}

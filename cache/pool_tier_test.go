@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/page"
 )
 
 // tierDouble is a Tier for the pool's tests: an unbounded map that can be
@@ -80,7 +81,7 @@ func (d *tierDouble) Close() error           { return nil }
 // into space 1 of a new store and returns the store, its log and the ids.
 // The pool that wrote them is gone: a pool opened on the store afterwards
 // starts cold, and knows a page's LSN once it has read it.
-func tierData(t *testing.T, n int) (*cache.PebbleStore, *cache.Log, []cache.PageID) {
+func tierData(t *testing.T, n int) (*cache.PebbleStore, *cache.Log, []page.ID) {
 	t.Helper()
 	rng := seed(t)
 	st := newStore(t)
@@ -90,7 +91,7 @@ func tierData(t *testing.T, n int) (*cache.PebbleStore, *cache.Log, []cache.Page
 	p := newPool(t, st, n+16, cache.Options{})
 	p.AttachLog(l)
 	require.NoError(t, p.CreateSpace(nil, 1))
-	ids := make([]cache.PageID, n)
+	ids := make([]page.ID, n)
 	for i := range ids {
 		ids[i] = allocRandom(t, p, rng, 1)
 	}
@@ -108,7 +109,7 @@ func tierPool(t *testing.T, st *cache.PebbleStore, l *cache.Log, frames int, tie
 }
 
 // readAll fetches and unpins every page of ids in order, charged to m.
-func readAll(t *testing.T, p *cache.Pool, m *cache.Meter, ids []cache.PageID) {
+func readAll(t *testing.T, p *cache.Pool, m *cache.Meter, ids []page.ID) {
 	t.Helper()
 	for _, id := range ids {
 		pg, err := p.Fetch(m, id)
@@ -181,8 +182,8 @@ func TestTierInclusive(t *testing.T) {
 	found, err := tier.Get(cache.TierKey{DB: 7, Epoch: 1, ID: id}, lsn, got)
 	require.NoError(t, err)
 	require.True(t, found)
-	require.Equal(t, lsn, cache.PageLSN(got))
-	require.Equal(t, img[cache.HeaderSize:], got[cache.HeaderSize:])
+	require.Equal(t, lsn, page.LSN(got))
+	require.Equal(t, img[page.HeaderSize:], got[page.HeaderSize:])
 }
 
 // An old image of a page put into the tier behind the pool's back is not
@@ -196,7 +197,7 @@ func TestTierStalePage(t *testing.T) {
 	old := make([]byte, testPageSize)
 	require.NoError(t, st.ReadPage(id, old))
 	lsn, img := changeInMtr(t, p, nil, id, func(pg *cache.Page) { scatter(rng, pg.Data(), 5) })
-	require.Greater(t, lsn, cache.PageLSN(old))
+	require.Greater(t, lsn, page.LSN(old))
 	readAll(t, p, nil, ids[1:17]) // evicts id (written back first, pushed)
 	require.False(t, p.Resident(id))
 	key := cache.TierKey{DB: 7, Epoch: 1, ID: id}
@@ -206,7 +207,7 @@ func TestTierStalePage(t *testing.T) {
 	pg, err := p.Fetch(&m, id)
 	require.NoError(t, err)
 	pg.RLatch()
-	require.Equal(t, img[cache.HeaderSize:], pg.Data()[cache.HeaderSize:], "the newest image, from the store")
+	require.Equal(t, img[page.HeaderSize:], pg.Data()[page.HeaderSize:], "the newest image, from the store")
 	pg.RUnlatch()
 	pg.Unpin(false)
 	require.EqualValues(t, 1, m.TierStale, m.String())

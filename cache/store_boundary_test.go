@@ -4,12 +4,13 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"io"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/enginelab/enginelab/cache/page"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/record"
@@ -24,7 +25,7 @@ import (
 
 func openBoundaryStore(t *testing.T, fs vfs.FS) *PebbleStore {
 	t.Helper()
-	st, err := OpenPebbleStore(PebbleOptions{Dir: "/db", FS: fs, PageSize: MinPageSize})
+	st, err := OpenPebbleStore(PebbleOptions{Dir: "/db", FS: fs, PageSize: page.MinSize})
 	require.NoError(t, err)
 	return st
 }
@@ -33,16 +34,16 @@ func openBoundaryStore(t *testing.T, fs vfs.FS) *PebbleStore {
 // directory and saying what, and that every call now returns it.
 func requireFailed(t *testing.T, st *PebbleStore, err error, says string) {
 	t.Helper()
-	require.ErrorIs(t, err, ErrCorrupt)
+	require.ErrorIs(t, err, page.ErrCorrupt)
 	var ce *CorruptError
 	require.ErrorAs(t, err, &ce)
 	require.Equal(t, "/db", ce.Dir)
 	require.Contains(t, err.Error(), "/db")
 	require.Contains(t, err.Error(), says)
 	require.Same(t, ce, st.Err())
-	buf := make([]byte, MinPageSize)
-	for _, err := range []error{st.ReadPage(PageID{1, 1}, buf), st.WritePage(PageID{1, 1}, buf), st.Sync()} {
-		require.ErrorIs(t, err, ErrCorrupt)
+	buf := make([]byte, page.MinSize)
+	for _, err := range []error{st.ReadPage(page.ID{Space: 1, Page: 1}, buf), st.WritePage(page.ID{Space: 1, Page: 1}, buf), st.Sync()} {
+		require.ErrorIs(t, err, page.ErrCorrupt)
 		require.ErrorAs(t, err, &ce)
 		require.Same(t, st.Err(), ce, "refused with the first failure")
 	}
@@ -54,7 +55,7 @@ func TestStoreBoundaryRecoversPanic(t *testing.T) {
 	require.NotPanics(t, func() { err = st.call("test", func() error { panic("index out of range") }) })
 	requireFailed(t, st, err, "pebble panicked: index out of range")
 	require.True(t, st.abandoned.Load(), "pebble's state is unknown after a panic")
-	require.ErrorIs(t, st.Close(), ErrCorrupt, "Close returns the failure, leaving pebble as it is")
+	require.ErrorIs(t, st.Close(), page.ErrCorrupt, "Close returns the failure, leaving pebble as it is")
 }
 
 func TestStoreBoundaryFatalfInCall(t *testing.T) {
@@ -67,7 +68,7 @@ func TestStoreBoundaryFatalfInCall(t *testing.T) {
 		})
 	})
 	requireFailed(t, st, err, "pebble: fatal: MANIFEST sync failed: input/output error")
-	require.ErrorIs(t, st.Close(), ErrCorrupt)
+	require.ErrorIs(t, st.Close(), page.ErrCorrupt)
 }
 
 // Fatalf in a goroutine that did not come through the boundary (one of
@@ -85,7 +86,7 @@ func TestStoreBoundaryFatalfInBackground(t *testing.T) {
 	wg.Wait()
 	require.False(t, returned, "Fatalf ends the goroutine")
 	requireFailed(t, st, st.Err(), "pebble background work: pebble: fatal: during consistency check: object size mismatch")
-	require.ErrorIs(t, st.Close(), ErrCorrupt)
+	require.ErrorIs(t, st.Close(), page.ErrCorrupt)
 }
 
 // What pebble's listener hears: damage fails the store (the next call
@@ -99,12 +100,12 @@ func TestStoreBoundaryListener(t *testing.T) {
 	l.BackgroundError(fmt.Errorf("compaction: %w", pebble.ErrCorruption))
 	requireFailed(t, st, st.Err(), "pebble background work")
 	require.ErrorIs(t, st.Err(), pebble.ErrCorruption, "pebble's error is kept")
-	require.ErrorIs(t, st.Close(), ErrCorrupt, "Close returns the failure")
+	require.ErrorIs(t, st.Close(), page.ErrCorrupt, "Close returns the failure")
 
 	st = openBoundaryStore(t, vfs.NewMem())
 	st.listener().DataCorruption(pebble.DataCorruptionInfo{Path: "/db/000012.sst", Details: errors.New("block checksum mismatch")})
 	requireFailed(t, st, st.Err(), "(file /db/000012.sst): block checksum mismatch")
-	require.ErrorIs(t, st.Close(), ErrCorrupt)
+	require.ErrorIs(t, st.Close(), page.ErrCorrupt)
 }
 
 // A directory locked by another store is not damaged; a directory with
@@ -114,7 +115,7 @@ func TestStoreOpenRefusals(t *testing.T) {
 	st := openBoundaryStore(t, fs)
 	_, err := OpenPebbleStore(PebbleOptions{Dir: "/db", FS: fs})
 	require.Error(t, err)
-	require.NotErrorIs(t, err, ErrCorrupt)
+	require.NotErrorIs(t, err, page.ErrCorrupt)
 	require.Contains(t, err.Error(), "in use")
 	require.NoError(t, st.Close())
 
@@ -129,7 +130,7 @@ func TestStoreOpenRefusals(t *testing.T) {
 	require.NotEmpty(t, marker)
 	require.NoError(t, fs.Remove(fs.PathJoin("/db", marker)))
 	_, err = OpenPebbleStore(PebbleOptions{Dir: "/db", FS: fs})
-	require.ErrorIs(t, err, ErrCorrupt, "not a new, empty database")
+	require.ErrorIs(t, err, page.ErrCorrupt, "not a new, empty database")
 	require.Contains(t, err.Error(), "/db")
 }
 
@@ -149,10 +150,10 @@ func TestManifestWitness(t *testing.T) {
 	build := func() (vfs.FS, string) {
 		fs := vfs.NewMem()
 		st := openBoundaryStore(t, fs)
-		page := make([]byte, MinPageSize)
-		InitPage(page, PageID{1, 1}, KindHeap)
-		SealPage(page)
-		require.NoError(t, st.WritePage(PageID{1, 1}, page))
+		buf := make([]byte, page.MinSize)
+		page.Init(buf, page.ID{Space: 1, Page: 1}, page.KindHeap)
+		page.Seal(buf)
+		require.NoError(t, st.WritePage(page.ID{Space: 1, Page: 1}, buf))
 		require.NoError(t, st.Sync())
 		require.NoError(t, st.Close())
 		ls, err := fs.List("/db")
@@ -197,21 +198,21 @@ func TestManifestWitness(t *testing.T) {
 	require.Less(t, first, int64(len(b)), "the MANIFEST has more than its first record")
 	writeFile(fs, manifest, b[:first])
 	err = reopen(fs)
-	require.ErrorIs(t, err, ErrCorrupt, "cut at a record boundary")
+	require.ErrorIs(t, err, page.ErrCorrupt, "cut at a record boundary")
 	require.Contains(t, err.Error(), manifest)
 
 	fs, manifest = build()
 	b = readFile(fs, manifest)
 	b[len(b)-3] ^= 0x10
 	writeFile(fs, manifest, b)
-	require.ErrorIs(t, reopen(fs), ErrCorrupt, "a flipped byte")
+	require.ErrorIs(t, reopen(fs), page.ErrCorrupt, "a flipped byte")
 
 	fs, _ = build()
 	w := readFile(fs, witnessFile)
 	w[0] ^= 0x01
 	writeFile(fs, witnessFile, w)
 	err = reopen(fs)
-	require.ErrorIs(t, err, ErrCorrupt, "a damaged witness")
+	require.ErrorIs(t, err, page.ErrCorrupt, "a damaged witness")
 	require.Contains(t, err.Error(), witnessFile)
 
 	fs, manifest = build()
@@ -219,7 +220,7 @@ func TestManifestWitness(t *testing.T) {
 	require.NoError(t, reopen(fs), "no witness: nothing to check")
 	fs, manifest = build()
 	line := witnessLine("MANIFEST-999999", 1)
-	writeFile(fs, witnessFile, []byte(fmt.Sprintf("%s %08x\n", line, crc32.Checksum([]byte(line), castagnoli))))
+	writeFile(fs, witnessFile, []byte(fmt.Sprintf("%s %08x\n", line, page.CRC32C([]byte(line)))))
 	b = readFile(fs, manifest)
 	writeFile(fs, manifest, b[:len(b)-1])
 	require.NoError(t, reopen(fs), "a stale witness judges nothing, and pebble takes a torn tail for a crash's")
@@ -233,13 +234,13 @@ func TestWALDamageInsideSyncedPart(t *testing.T) {
 	// pebble moved it to its format, and is written the old way.
 	require.NoError(t, openBoundaryStore(t, mem).Close())
 	st := openBoundaryStore(t, mem)
-	page := make([]byte, MinPageSize)
+	buf := make([]byte, page.MinSize)
 	// Fewer pages than pebble's first memtable holds: one WAL, the last,
 	// whose bad record pebble would otherwise take for a torn tail.
 	for i := range uint32(24) {
-		InitPage(page, PageID{1, i}, KindHeap)
-		SealPage(page)
-		require.NoError(t, st.WritePage(PageID{1, i}, page))
+		page.Init(buf, page.ID{Space: 1, Page: i}, page.KindHeap)
+		page.Seal(buf)
+		require.NoError(t, st.WritePage(page.ID{Space: 1, Page: i}, buf))
 		require.NoError(t, st.Sync())
 	}
 	img := mem.CrashClone(vfs.CrashCloneCfg{})
@@ -266,6 +267,6 @@ func TestWALDamageInsideSyncedPart(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, f.Close())
 	_, err = OpenPebbleStore(PebbleOptions{Dir: "/db", FS: img})
-	require.ErrorIs(t, err, ErrCorrupt)
+	require.ErrorIs(t, err, page.ErrCorrupt)
 	require.Contains(t, err.Error(), "replaying WAL")
 }

@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"syscall"
 
+	"github.com/enginelab/enginelab/cache/page"
+
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/sstable"
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -73,7 +75,7 @@ type PebbleOptions struct {
 // entered:
 //
 //   - pebble's corruption errors and files it expected but did not find
-//     become a *CorruptError (matching ErrCorrupt) that names the
+//     become a *CorruptError (matching page.ErrCorrupt) that names the
 //     directory, the operation and, when pebble said, the file;
 //   - a panic inside pebble, or its logger's Fatalf, on the caller's
 //     goroutine is recovered there and becomes a *CorruptError too;
@@ -350,11 +352,11 @@ func hasPebbleFiles(ls []string) bool {
 func OpenPebbleStore(o PebbleOptions) (*PebbleStore, error) {
 	adopt := o.PageSize == 0
 	if adopt {
-		o.PageSize = DefaultPageSize
+		o.PageSize = page.DefaultSize
 	}
-	if !ValidPageSize(o.PageSize) {
+	if !page.ValidSize(o.PageSize) {
 		return nil, fmt.Errorf("%w: page size %d: want a power of two from %d to %d",
-			ErrInvalidConfig, o.PageSize, MinPageSize, MaxPageSize)
+			ErrInvalidConfig, o.PageSize, page.MinSize, page.MaxSize)
 	}
 	if o.BlockCacheSize < 0 {
 		return nil, fmt.Errorf("%w: pebble block cache size %d is negative", ErrInvalidConfig, o.BlockCacheSize)
@@ -531,9 +533,9 @@ func (s *PebbleStore) checkPageSize(adopt bool) error {
 		return fmt.Errorf("%w: stored page size record is %d bytes", ErrBadFormat, len(v))
 	}
 	got := int(binary.LittleEndian.Uint32(v))
-	if !ValidPageSize(got) {
+	if !page.ValidSize(got) {
 		return fmt.Errorf("%w: stored page size %d is not a power of two from %d to %d",
-			ErrBadFormat, got, MinPageSize, MaxPageSize)
+			ErrBadFormat, got, page.MinSize, page.MaxSize)
 	}
 	if adopt {
 		s.pageSize = got
@@ -555,7 +557,7 @@ func (s *PebbleStore) DB() *pebble.DB { return s.db }
 func (s *PebbleStore) PageSize() int { return s.pageSize }
 
 // PageKey returns the pebble key of a page.
-func PageKey(id PageID) [9]byte {
+func PageKey(id page.ID) [9]byte {
 	var k [9]byte
 	k[0] = prefixPage
 	binary.BigEndian.PutUint32(k[1:], id.Space)
@@ -588,7 +590,7 @@ func (s *PebbleStore) set(op string, key, value []byte, o *pebble.WriteOptions) 
 }
 
 // ReadPage implements Store.
-func (s *PebbleStore) ReadPage(id PageID, buf []byte) error {
+func (s *PebbleStore) ReadPage(id page.ID, buf []byte) error {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {
@@ -597,7 +599,7 @@ func (s *PebbleStore) ReadPage(id PageID, buf []byte) error {
 	k := PageKey(id)
 	var verr error
 	found, err := s.get("read", k[:], func(v []byte) {
-		if verr = VerifyPage(id, v, s.pageSize); verr == nil {
+		if verr = page.Verify(id, v, s.pageSize); verr == nil {
 			copy(buf, v)
 		}
 	})
@@ -617,7 +619,7 @@ func (s *PebbleStore) ReadPage(id PageID, buf []byte) error {
 
 // WritePage implements Store. The write goes through pebble's WAL without a
 // sync; Sync makes it durable.
-func (s *PebbleStore) WritePage(id PageID, buf []byte) error {
+func (s *PebbleStore) WritePage(id page.ID, buf []byte) error {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {

@@ -7,11 +7,12 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/page"
 	"github.com/stretchr/testify/require"
 )
 
 // rawGet returns a copy of the value stored under page id's key.
-func rawGet(t *testing.T, st *cache.PebbleStore, id cache.PageID) []byte {
+func rawGet(t *testing.T, st *cache.PebbleStore, id page.ID) []byte {
 	t.Helper()
 	k := cache.PageKey(id)
 	v, closer, err := st.DB().Get(k[:])
@@ -21,7 +22,7 @@ func rawGet(t *testing.T, st *cache.PebbleStore, id cache.PageID) []byte {
 	return out
 }
 
-func rawSet(t *testing.T, st *cache.PebbleStore, id cache.PageID, v []byte) {
+func rawSet(t *testing.T, st *cache.PebbleStore, id page.ID, v []byte) {
 	t.Helper()
 	k := cache.PageKey(id)
 	require.NoError(t, st.DB().Set(k[:], v, pebble.Sync))
@@ -29,12 +30,12 @@ func rawSet(t *testing.T, st *cache.PebbleStore, id cache.PageID, v []byte) {
 
 // writeThroughPool creates space 1, allocates its page 1, writes body into
 // it and flushes everything, returning the page's id.
-func writeThroughPool(t *testing.T, st cache.Store, body string) cache.PageID {
+func writeThroughPool(t *testing.T, st cache.Store, body string) page.ID {
 	t.Helper()
 	p := newPool(t, st, 16, cache.Options{})
 	require.NoError(t, p.CreateSpace(nil, 1))
 	mt := p.BeginMtr(nil)
-	pg, err := p.AllocPage(mt, nil, 1, cache.KindHeap)
+	pg, err := p.AllocPage(mt, nil, 1, page.KindHeap)
 	require.NoError(t, err)
 	setBody(pg, body)
 	id := pg.ID()
@@ -52,7 +53,7 @@ func TestStoreCorruptPageThroughPool(t *testing.T) {
 	good := rawGet(t, st, id)
 	require.Len(t, good, testPageSize)
 
-	offsets := []int{0, 4, 8, 12, 16, cache.HeaderSize, len(good) - 1}
+	offsets := []int{0, 4, 8, 12, 16, page.HeaderSize, len(good) - 1}
 	for range 8 {
 		offsets = append(offsets, rng.IntN(len(good)))
 	}
@@ -67,7 +68,7 @@ func TestStoreCorruptPageThroughPool(t *testing.T) {
 		var pg *cache.Page
 		var err error
 		require.NotPanics(t, func() { pg, err = p.Fetch(&m, id) })
-		require.ErrorIs(t, err, cache.ErrCorruptPage, "offset %d", off)
+		require.ErrorIs(t, err, page.ErrCorruptPage, "offset %d", off)
 		require.Contains(t, err.Error(), id.String())
 		require.Nil(t, pg, "corrupt page returned as data")
 		require.False(t, p.Resident(id))
@@ -79,7 +80,7 @@ func TestStoreCorruptPageThroughPool(t *testing.T) {
 
 		// The store refuses it directly too.
 		buf := make([]byte, testPageSize)
-		require.ErrorIs(t, st.ReadPage(id, buf), cache.ErrCorruptPage)
+		require.ErrorIs(t, st.ReadPage(id, buf), page.ErrCorruptPage)
 		require.Equal(t, make([]byte, testPageSize), buf, "corrupt bytes copied out")
 	}
 
@@ -87,15 +88,15 @@ func TestStoreCorruptPageThroughPool(t *testing.T) {
 	rawSet(t, st, id, good[:len(good)-1])
 	p := newPool(t, st, 16, cache.Options{})
 	_, err := p.Fetch(nil, id)
-	require.ErrorIs(t, err, cache.ErrCorruptPage)
+	require.ErrorIs(t, err, page.ErrCorruptPage)
 	require.Contains(t, err.Error(), id.String())
 
 	other := make([]byte, testPageSize)
-	cache.InitPage(other, pid(1, 2), cache.KindHeap)
-	cache.SealPage(other)
+	page.Init(other, pid(1, 2), page.KindHeap)
+	page.Seal(other)
 	rawSet(t, st, id, other)
 	_, err = p.Fetch(nil, id)
-	require.ErrorIs(t, err, cache.ErrCorruptPage)
+	require.ErrorIs(t, err, page.ErrCorruptPage)
 	require.Contains(t, err.Error(), id.String())
 	require.Contains(t, err.Error(), "1:2")
 
@@ -127,9 +128,9 @@ func TestStorePageNotFound(t *testing.T) {
 func TestStoreWriteReadAndKeys(t *testing.T) {
 	st := newStore(t)
 	require.Equal(t, testPageSize, st.PageSize())
-	putPage(t, st, pid(1, 1), cache.KindHeap, 5, "one")
+	putPage(t, st, pid(1, 1), page.KindHeap, 5, "one")
 	require.Equal(t, "one", storedBody(t, st, pid(1, 1), 3))
-	putPage(t, st, pid(1, 1), cache.KindHeap, 6, "two")
+	putPage(t, st, pid(1, 1), page.KindHeap, 6, "two")
 	require.Equal(t, "two", storedBody(t, st, pid(1, 1), 3))
 
 	err := st.WritePage(pid(1, 2), make([]byte, testPageSize-1))
@@ -137,7 +138,7 @@ func TestStoreWriteReadAndKeys(t *testing.T) {
 	require.Contains(t, err.Error(), "1:2")
 
 	// Pages of a space sort in page order and a space is one key range.
-	ids := []cache.PageID{{0, 0}, {0, 1}, {0, 255}, {0, 256}, {0, 1 << 24}, {1, 0}, {1, 1}, {256, 0}, {0xffffffff, 0xffffffff}}
+	ids := []page.ID{{Space: 0, Page: 0}, {Space: 0, Page: 1}, {Space: 0, Page: 255}, {Space: 0, Page: 256}, {Space: 0, Page: 1 << 24}, {Space: 1, Page: 0}, {Space: 1, Page: 1}, {Space: 256, Page: 0}, {Space: 0xffffffff, Page: 0xffffffff}}
 	for i := 1; i < len(ids); i++ {
 		a, b := cache.PageKey(ids[i-1]), cache.PageKey(ids[i])
 		require.Negative(t, bytes.Compare(a[:], b[:]), "%s !< %s", ids[i-1], ids[i])
@@ -158,7 +159,7 @@ func TestPebbleOptionsValidation(t *testing.T) {
 
 	st, err := cache.OpenPebbleStore(cache.PebbleOptions{})
 	require.NoError(t, err)
-	require.Equal(t, cache.DefaultPageSize, st.PageSize())
+	require.Equal(t, page.DefaultSize, st.PageSize())
 	require.NoError(t, st.Close())
 }
 
@@ -166,11 +167,11 @@ func TestStoreReopenWithOtherPageSize(t *testing.T) {
 	dir := t.TempDir()
 	st, err := cache.OpenPebbleStore(cache.PebbleOptions{Dir: dir, PageSize: testPageSize})
 	require.NoError(t, err)
-	putPage(t, st, pid(1, 1), cache.KindHeap, 0, "kept")
+	putPage(t, st, pid(1, 1), page.KindHeap, 0, "kept")
 	require.NoError(t, st.Sync())
 	require.NoError(t, st.Close())
 
-	for _, ps := range []int{8192, cache.MaxPageSize} {
+	for _, ps := range []int{8192, page.MaxSize} {
 		_, err = cache.OpenPebbleStore(cache.PebbleOptions{Dir: dir, PageSize: ps})
 		require.ErrorIs(t, err, cache.ErrInvalidConfig, "page size %d", ps)
 		require.Contains(t, err.Error(), "page size")
@@ -196,9 +197,9 @@ func TestStoreSyncSurvivesCrash(t *testing.T) {
 	fs := vfs.NewCrashableMem()
 	st, err := cache.OpenPebbleStore(cache.PebbleOptions{FS: fs, PageSize: testPageSize})
 	require.NoError(t, err)
-	putPage(t, st, pid(1, 1), cache.KindHeap, 0, "synced")
+	putPage(t, st, pid(1, 1), page.KindHeap, 0, "synced")
 	require.NoError(t, st.Sync())
-	putPage(t, st, pid(1, 2), cache.KindHeap, 0, "unsynced")
+	putPage(t, st, pid(1, 2), page.KindHeap, 0, "unsynced")
 
 	crashed := fs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: 0})
 	require.NoError(t, st.Close())
@@ -214,7 +215,7 @@ func TestStoreSyncSurvivesCrash(t *testing.T) {
 func TestStoreClosed(t *testing.T) {
 	st, err := cache.OpenPebbleStore(cache.PebbleOptions{PageSize: testPageSize})
 	require.NoError(t, err)
-	putPage(t, st, pid(1, 1), cache.KindHeap, 0, "x")
+	putPage(t, st, pid(1, 1), page.KindHeap, 0, "x")
 	require.NoError(t, st.Sync())
 	require.NoError(t, st.Close())
 	require.NoError(t, st.Close(), "second Close")

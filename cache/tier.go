@@ -3,6 +3,8 @@ package cache
 import (
 	"errors"
 	"fmt"
+
+	"github.com/enginelab/enginelab/cache/page"
 )
 
 // A Tier is a page cache behind the buffer pool: Waffle Grid's memcached
@@ -49,7 +51,7 @@ type Tier interface {
 type TierKey struct {
 	DB    uint64 // the database's id, random at creation
 	Epoch uint64 // this open of the database
-	ID    PageID
+	ID    page.ID
 }
 
 // String is the key's text form, as memcached stores it: short, printable,

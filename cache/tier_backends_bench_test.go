@@ -1,9 +1,10 @@
 package cache_test
 
 import (
-	"github.com/enginelab/enginelab/internal/memcachedtest"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/enginelab/enginelab/internal/memcachedtest"
 
 	"github.com/enginelab/enginelab/cache"
 )

@@ -5,11 +5,12 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/enginelab/enginelab/internal/memcachedtest"
 	"net"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/enginelab/enginelab/internal/memcachedtest"
 
 	"github.com/enginelab/enginelab/cache"
 	"github.com/stretchr/testify/require"

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/page"
 )
 
 // The tier benchmarks' working set: 1,000 pages of 16 KiB, the default
@@ -51,7 +52,7 @@ func openTierBench(b *testing.B, open func(*testing.B, int64) cache.Tier, pages 
 
 // tierBenchKey is the key of page n in the tier benchmarks.
 func tierBenchKey(n int) cache.TierKey {
-	return cache.TierKey{DB: 1, Epoch: 1, ID: cache.PageID{Space: 1, Page: uint32(n)}}
+	return cache.TierKey{DB: 1, Epoch: 1, ID: page.ID{Space: 1, Page: uint32(n)}}
 }
 
 // BenchmarkTierGet is a pool miss that the tier serves: a warm tier holding

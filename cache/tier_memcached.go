@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/enginelab/enginelab/cache/page"
+
 	"github.com/bradfitz/gomemcache/memcache"
 )
 
@@ -45,7 +47,7 @@ const (
 const memcachedItemOverhead = 128
 
 // memcachedMaxKeyLen is the length of the longest TierKey.String().
-var memcachedMaxKeyLen = len(TierKey{DB: ^uint64(0), Epoch: ^uint64(0), ID: PageID{Space: ^uint32(0), Page: ^uint32(0)}}.String())
+var memcachedMaxKeyLen = len(TierKey{DB: ^uint64(0), Epoch: ^uint64(0), ID: page.ID{Space: ^uint32(0), Page: ^uint32(0)}}.String())
 
 // MemcachedTier is a Tier over one or more memcached servers (Waffle
 // Grid's remote buffer pool): pages are spread over the servers by the
@@ -84,9 +86,9 @@ func NewMemcachedTier(servers []string, o *MemcachedOptions) (*MemcachedTier, er
 		return nil, fmt.Errorf("%w: memcached tier: options are required (PageSize)", ErrInvalidConfig)
 	}
 	opts := *o
-	if !ValidPageSize(opts.PageSize) {
+	if !page.ValidSize(opts.PageSize) {
 		return nil, fmt.Errorf("%w: memcached tier page size %d: want a power of two from %d to %d",
-			ErrInvalidConfig, opts.PageSize, MinPageSize, MaxPageSize)
+			ErrInvalidConfig, opts.PageSize, page.MinSize, page.MaxSize)
 	}
 	if len(servers) == 0 {
 		return nil, fmt.Errorf("%w: memcached tier: no servers", ErrInvalidConfig)

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/page"
 	"github.com/enginelab/enginelab/internal/memcachedtest"
 )
 
@@ -27,14 +28,14 @@ func TestInProcessBytes(t *testing.T) {
 	require.NoError(t, err)
 	defer rt.Close()
 	require.Equal(t, int64(4<<20), cache.InProcessBytes(rt))
-	require.Equal(t, int64(1<<20), cache.InProcessBytes(cache.NewTraceTier(lru, io.Discard, cache.DefaultPageSize, cache.TierExclusive)))
-	require.Zero(t, cache.InProcessBytes(cache.NewTraceTier(nil, io.Discard, cache.DefaultPageSize, cache.TierExclusive)))
+	require.Equal(t, int64(1<<20), cache.InProcessBytes(cache.NewTraceTier(lru, io.Discard, page.DefaultSize, cache.TierExclusive)))
+	require.Zero(t, cache.InProcessBytes(cache.NewTraceTier(nil, io.Discard, page.DefaultSize, cache.TierExclusive)))
 }
 
 // A memcached tier's budget (its servers' -m) is other processes' memory.
 func TestInProcessBytesMemcached(t *testing.T) {
 	addr, _ := memcachedtest.Start(t)
-	tier, err := cache.NewMemcachedTier([]string{addr}, &cache.MemcachedOptions{PageSize: cache.DefaultPageSize})
+	tier, err := cache.NewMemcachedTier([]string{addr}, &cache.MemcachedOptions{PageSize: page.DefaultSize})
 	require.NoError(t, err)
 	defer tier.Close()
 	require.Positive(t, tier.Stats().Capacity)

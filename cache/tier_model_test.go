@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/page"
 	"github.com/stretchr/testify/require"
 )
 
@@ -289,7 +290,7 @@ func modelKeys(n int) []cache.TierKey {
 		ks[i] = cache.TierKey{
 			DB:    0xd0 + uint64(i&1),
 			Epoch: 1 + uint64(i>>1&1),
-			ID:    cache.PageID{Space: 1 + uint32(i>>2&1), Page: uint32(i >> 3)},
+			ID:    page.ID{Space: 1 + uint32(i>>2&1), Page: uint32(i >> 3)},
 		}
 	}
 	return ks
@@ -405,7 +406,7 @@ func tierModelBasics(t *testing.T, newTier tierFactory, exact bool) {
 		m.get(a, 1000)
 	}
 	m.del(a)
-	m.del(cache.TierKey{DB: 0xdead, Epoch: 1, ID: cache.PageID{Space: 9, Page: 9}})
+	m.del(cache.TierKey{DB: 0xdead, Epoch: 1, ID: page.ID{Space: 9, Page: 9}})
 	m.probeAll()
 
 	// A closed tier finds nothing.
@@ -497,7 +498,7 @@ func tierModelConcurrent(t *testing.T, newTier tierFactory, exact bool) {
 	var lsn atomic.Uint64
 	sharedKeys := make([]cache.TierKey, shared)
 	for i := range sharedKeys {
-		sharedKeys[i] = cache.TierKey{DB: 0xd0, Epoch: 1, ID: cache.PageID{Space: 99, Page: uint32(i)}}
+		sharedKeys[i] = cache.TierKey{DB: 0xd0, Epoch: 1, ID: page.ID{Space: 99, Page: uint32(i)}}
 	}
 
 	type counts struct{ puts, gets, hits, deletes int64 }
@@ -519,7 +520,7 @@ func tierModelConcurrent(t *testing.T, newTier tierFactory, exact bool) {
 					n := 768
 					if mine {
 						i := r.IntN(own)
-						k = cache.TierKey{DB: 0xd0, Epoch: 1, ID: cache.PageID{Space: 10 + uint32(w), Page: uint32(i)}}
+						k = cache.TierKey{DB: 0xd0, Epoch: 1, ID: page.ID{Space: 10 + uint32(w), Page: uint32(i)}}
 						n = modelLens[i%len(modelLens)]
 					} else {
 						k = sharedKeys[r.IntN(shared)]

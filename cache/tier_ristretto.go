@@ -5,6 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/enginelab/enginelab/cache/page"
+
 	"github.com/dgraph-io/ristretto/v2"
 )
 
@@ -69,7 +71,7 @@ func NewRistrettoTier(capacityBytes int64) (*RistrettoTier, error) {
 	// The page size is not known here; counting with the smallest one
 	// errs on the generous side (3 bytes a counter: under 1% of the
 	// budget even for 4 KiB pages).
-	items := max(capacityBytes/MinPageSize, 1)
+	items := max(capacityBytes/page.MinSize, 1)
 	c, err := ristretto.NewCache(&ristretto.Config[uint64, *ristrettoEntry]{
 		NumCounters: max(10*items, 1000),
 		MaxCost:     capacityBytes,

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/enginelab/enginelab/cache/page"
 )
 
 // Trace event operations, the first field of an event line.
@@ -31,9 +33,9 @@ var ErrBadTrace = errors.New("cache: malformed page trace")
 
 // TraceEvent is one call recorded in a trace.
 type TraceEvent struct {
-	Op    byte   // TraceGet, TracePut or TraceDelete
-	ID    PageID // the page (TierKey.ID)
-	Bytes int32  // the page's length
+	Op    byte    // TraceGet, TracePut or TraceDelete
+	ID    page.ID // the page (TierKey.ID)
+	Bytes int32   // the page's length
 }
 
 // Trace is a page trace, read back by ReadTrace. A page trace is the stream of calls that reached a tier: what the buffer
@@ -49,13 +51,13 @@ type TraceEvent struct {
 //
 //	trace  = header { line }
 //	header = "# enginelab page trace v1" { " " key "=" value } "\n"
-//	         keys: page_size (decimal, ValidPageSize), mode ("exclusive"
+//	         keys: page_size (decimal, page.ValidSize), mode ("exclusive"
 //	         or "inclusive"); both required, each once, no others
 //	line   = event | comment
 //	event  = op " " space " " page " " bytes "\n"
 //	op     = "g" (Get) | "p" (Put) | "d" (Delete)
-//	space  = decimal uint32      the PageID's Space
-//	page   = decimal uint32      the PageID's Page
+//	space  = decimal uint32      the page.ID's Space
+//	page   = decimal uint32      the page.ID's Page
 //	bytes  = decimal, 1 to 2^31-1: len(dst) of a Get, len(page) of a Put,
 //	         the page size for a Delete (Tier.Delete has no length)
 //	comment = "#" { any } "\n"
@@ -85,7 +87,7 @@ type Trace struct {
 
 // Pages counts the distinct pages the trace names.
 func (t *Trace) Pages() int {
-	seen := make(map[PageID]struct{})
+	seen := make(map[page.ID]struct{})
 	for _, e := range t.Events {
 		seen[e.ID] = struct{}{}
 	}
@@ -123,7 +125,7 @@ var _ Tier = (*TraceTier)(nil)
 
 // NewTraceTier returns a tier that records to w every call and forwards it
 // to inner (a NullTier when inner is nil). The header is written at once
-// with pageSize (ValidPageSize) and mode (TierExclusive or TierInclusive);
+// with pageSize (page.ValidSize) and mode (TierExclusive or TierInclusive);
 // otherwise nothing is recorded and Flush returns an error wrapping
 // ErrInvalidConfig (the constructor has no error, so that a recording tier
 // can be put wherever a tier goes). Lines are buffered: call Flush (or
@@ -135,9 +137,9 @@ func NewTraceTier(inner Tier, w io.Writer, pageSize int, mode TierMode) *TraceTi
 	t := &TraceTier{inner: inner, pageSize: pageSize}
 	t.mu.w = bufio.NewWriterSize(w, 64<<10)
 	switch {
-	case !ValidPageSize(pageSize):
+	case !page.ValidSize(pageSize):
 		t.mu.err = fmt.Errorf("%w: trace tier page size %d: want a power of two from %d to %d",
-			ErrInvalidConfig, pageSize, MinPageSize, MaxPageSize)
+			ErrInvalidConfig, pageSize, page.MinSize, page.MaxSize)
 	case mode != TierExclusive && mode != TierInclusive:
 		t.mu.err = fmt.Errorf("%w: trace tier mode %q: want %s or %s", ErrInvalidConfig, mode, TierExclusive, TierInclusive)
 	default:
@@ -147,7 +149,7 @@ func NewTraceTier(inner Tier, w io.Writer, pageSize int, mode TierMode) *TraceTi
 }
 
 // record writes one event line.
-func (t *TraceTier) record(op byte, id PageID, n int) {
+func (t *TraceTier) record(op byte, id page.ID, n int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.mu.err != nil {
@@ -335,8 +337,8 @@ func (tr *Trace) parseHeader(s string) error {
 		switch k {
 		case "page_size":
 			n, err := strconv.Atoi(v)
-			if sawSize || err != nil || !ValidPageSize(n) {
-				return fmt.Errorf("header page_size=%s: want one, a power of two from %d to %d", truncate(v), MinPageSize, MaxPageSize)
+			if sawSize || err != nil || !page.ValidSize(n) {
+				return fmt.Errorf("header page_size=%s: want one, a power of two from %d to %d", truncate(v), page.MinSize, page.MaxSize)
 			}
 			tr.PageSize, sawSize = n, true
 		case "mode":
@@ -370,7 +372,7 @@ func parseEvent(b []byte) (TraceEvent, error) {
 	if err != nil {
 		return e, fmt.Errorf("space %q: want a decimal from 0 to %d", truncate(string(f[1])), uint32(math.MaxUint32))
 	}
-	page, err := strconv.ParseUint(string(f[2]), 10, 32)
+	no, err := strconv.ParseUint(string(f[2]), 10, 32)
 	if err != nil {
 		return e, fmt.Errorf("page %q: want a decimal from 0 to %d", truncate(string(f[2])), uint32(math.MaxUint32))
 	}
@@ -378,7 +380,7 @@ func parseEvent(b []byte) (TraceEvent, error) {
 	if err != nil || n <= 0 {
 		return e, fmt.Errorf("bytes %q: want a decimal from 1 to %d", truncate(string(f[3])), math.MaxInt32)
 	}
-	e.ID = PageID{Space: uint32(space), Page: uint32(page)}
+	e.ID = page.ID{Space: uint32(space), Page: uint32(no)}
 	e.Bytes = int32(n)
 	return e, nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/page"
 )
 
 // A TraceTier over an LRU tier forwards every call (the tier answers as
@@ -314,7 +315,7 @@ func TestTraceReadError(t *testing.T) {
 func ExampleTraceTier() {
 	var buf bytes.Buffer
 	tier := cache.NewTraceTier(cache.NewNullTier(), &buf, 16384, cache.TierExclusive)
-	k := cache.TierKey{DB: 1, Epoch: 1, ID: cache.PageID{Space: 12, Page: 345}}
+	k := cache.TierKey{DB: 1, Epoch: 1, ID: page.ID{Space: 12, Page: 345}}
 	page := make([]byte, 16384)
 	tier.Get(k, 0, page) // a pool miss: the null tier misses too
 	tier.Put(k, 0, page) // the page evicted from the pool later

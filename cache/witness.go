@@ -3,12 +3,13 @@ package cache
 import (
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"io"
 	"io/fs"
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/enginelab/enginelab/cache/page"
 
 	"github.com/cockroachdb/pebble/v2/record"
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -185,7 +186,7 @@ func (w *witness) record() error {
 		return err
 	}
 	line := witnessLine(manifest, n)
-	body := fmt.Sprintf("%s %08x\n", line, crc32.Checksum([]byte(line), castagnoli))
+	body := fmt.Sprintf("%s %08x\n", line, page.CRC32C([]byte(line)))
 	tmp := w.fs.PathJoin(w.dir, witnessFile+".tmp")
 	t, err := w.fs.Create(tmp, vfs.WriteCategoryUnspecified)
 	if err != nil {
@@ -239,7 +240,7 @@ func (w *witness) check(ls []string) (file string, err error) {
 	var sum uint32
 	_, perr := fmt.Sscanf(string(b), "%s %d %x\n", &manifest, &n, &sum)
 	if perr != nil || string(b) != fmt.Sprintf("%s %08x\n", witnessLine(manifest, n), sum) ||
-		crc32.Checksum([]byte(witnessLine(manifest, n)), castagnoli) != sum {
+		page.CRC32C([]byte(witnessLine(manifest, n))) != sum {
 		return witnessFile, fmt.Errorf("the MANIFEST witness %q does not verify", b)
 	}
 	if currentManifest(ls) != manifest {

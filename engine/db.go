@@ -14,6 +14,7 @@ import (
 
 	"github.com/enginelab/enginelab/btree"
 	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/page"
 	"github.com/enginelab/enginelab/heap"
 )
 
@@ -30,13 +31,13 @@ var (
 	// ErrUnknownIndex means a table has no index of that name.
 	ErrUnknownIndex = errors.New("engine: unknown index")
 	// ErrCorrupt means the database's files are damaged (it is
-	// cache.ErrCorrupt). Every error that damage causes matches it, from
+	// page.ErrCorrupt). Every error that damage causes matches it, from
 	// Open (pebble's files: sstables, MANIFEST, WAL, OPTIONS) or later (a
 	// page, a tree, a row, a redo record), and names the database's
 	// directory when it is found by Open or by the store: check this one
 	// error rather than the kinds below it (ErrCorruptRow, ErrCorruptKey,
-	// btree.ErrCorruptTree, cache.ErrCorruptPage, cache.ErrCorruptLog).
-	ErrCorrupt = cache.ErrCorrupt
+	// btree.ErrCorruptTree, page.ErrCorruptPage, cache.ErrCorruptLog).
+	ErrCorrupt = page.ErrCorrupt
 )
 
 // HeapUpdate says what an update does to a row of a heap table.
@@ -147,16 +148,16 @@ type CallHook interface {
 
 // Validate reports the first invalid option.
 func (o *Options) Validate() error {
-	if o.PageSize != 0 && !cache.ValidPageSize(o.PageSize) {
+	if o.PageSize != 0 && !page.ValidSize(o.PageSize) {
 		return fmt.Errorf("%w: page size %d: want a power of two from %d to %d",
-			ErrInvalidOptions, o.PageSize, cache.MinPageSize, cache.MaxPageSize)
+			ErrInvalidOptions, o.PageSize, page.MinSize, page.MaxSize)
 	}
 	if o.PoolSize < 0 {
 		return fmt.Errorf("%w: pool size %d is negative", ErrInvalidOptions, o.PoolSize)
 	}
 	ps := o.PageSize
 	if ps == 0 {
-		ps = cache.DefaultPageSize
+		ps = page.DefaultSize
 	}
 	if err := (&cache.Options{Capacity: o.PoolSize, Policy: o.Policy, TierMode: o.TierMode}).Validate(ps); err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalidOptions, err)

@@ -7,6 +7,7 @@ import (
 	"github.com/dustin/go-humanize"
 
 	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/page"
 	"github.com/enginelab/enginelab/internal/memlimit"
 )
 
@@ -56,7 +57,7 @@ func (o *Options) poolSize() int64 {
 // pageSize is PageSize or its default.
 func (o *Options) pageSize() int {
 	if o.PageSize == 0 {
-		return cache.DefaultPageSize
+		return page.DefaultSize
 	}
 	return o.PageSize
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/page"
 )
 
 // Open refuses a pool larger than the memory the process may use, before
@@ -42,7 +43,7 @@ func TestOpenMemoryCheckCountsTier(t *testing.T) {
 	require.NoError(t, err)
 	defer tier.Close()
 	o := &Options{PoolSize: 64 << 20, Tier: tier, MemoryLimit: 512 << 20}
-	require.Equal(t, cache.PoolMemory(64<<20, cache.DefaultPageSize)+512<<20+StoreOverhead, o.MemoryEstimate())
+	require.Equal(t, cache.PoolMemory(64<<20, page.DefaultSize)+512<<20+StoreOverhead, o.MemoryEstimate())
 	_, err = Open(o)
 	require.ErrorIs(t, err, ErrInsufficientMemory)
 	require.Contains(t, err.Error(), "the remote tier (512 MiB in this process)")
@@ -50,7 +51,7 @@ func TestOpenMemoryCheckCountsTier(t *testing.T) {
 	require.Contains(t, err.Error(), "Make the remote tier smaller", "no pool fits beside it")
 
 	o.Tier = cache.NewNullTier()
-	require.Equal(t, cache.PoolMemory(64<<20, cache.DefaultPageSize)+StoreOverhead, o.MemoryEstimate(), "a tier that keeps nothing")
+	require.Equal(t, cache.PoolMemory(64<<20, page.DefaultSize)+StoreOverhead, o.MemoryEstimate(), "a tier that keeps nothing")
 	db, err := Open(o)
 	require.NoError(t, err)
 	require.NoError(t, db.Close())

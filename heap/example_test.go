@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/page"
 	"github.com/enginelab/enginelab/heap"
 )
 
@@ -49,7 +50,7 @@ func ExampleHeap() {
 		panic(err)
 	}
 	fmt.Printf("fetches %d, rows scanned %d, heap page requests %d\n",
-		m.HeapFetches, m.HeapRowsScanned, m.PageRequests[cache.KindHeap])
+		m.HeapFetches, m.HeapRowsScanned, m.PageRequests[page.KindHeap])
 	// Output:
 	// (2,0) (2,1) bob
 	// (2,1)

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/page"
 )
 
 // The redo tests run heap operations on a pool with a redo log attached,
@@ -199,7 +200,7 @@ func pageImages(t *testing.T, pool *cache.Pool, hw uint32) [][]byte {
 	t.Helper()
 	imgs := make([][]byte, hw)
 	for no := range hw {
-		pg, err := pool.Fetch(nil, cache.PageID{Space: 1, Page: no})
+		pg, err := pool.Fetch(nil, page.ID{Space: 1, Page: no})
 		require.NoError(t, err, "page %d", no)
 		pg.RLatch()
 		imgs[no] = bytes.Clone(pg.Data()[4:])
@@ -432,9 +433,9 @@ func TestInMtr(t *testing.T) {
 		return mt.Commit()
 	}
 	// recordAt returns the pages and note of the record at lsn.
-	recordAt := func(lsn uint64) ([]cache.PageID, []byte) {
+	recordAt := func(lsn uint64) ([]page.ID, []byte) {
 		require.NoError(t, r.log.Flush(r.log.End()))
-		var ids []cache.PageID
+		var ids []page.ID
 		var got []byte
 		found := false
 		require.NoError(t, r.log.Scan(lsn, func(l uint64, body []byte) error {
@@ -463,7 +464,7 @@ func TestInMtr(t *testing.T) {
 	lsn := note(mt, p)
 	require.Equal(t, end, lsn)
 	ids, nt := recordAt(lsn)
-	require.ElementsMatch(t, []cache.PageID{{Space: 1, Page: 0}, {Space: 1, Page: 1}, {Space: 1, Page: 2}}, ids)
+	require.ElementsMatch(t, []page.ID{{Space: 1, Page: 0}, {Space: 1, Page: 1}, {Space: 1, Page: 2}}, ids)
 	require.Equal(t, p.Append(nil), nt)
 	md.add(p, []byte("first"))
 
@@ -487,8 +488,8 @@ func TestInMtr(t *testing.T) {
 	require.Greater(t, np.Page, last.Page)
 	lsn = note(mt, np)
 	ids, nt = recordAt(lsn)
-	require.Contains(t, ids, cache.PageID{Space: 1, Page: last.Page})
-	require.Contains(t, ids, cache.PageID{Space: 1, Page: np.Page})
+	require.Contains(t, ids, page.ID{Space: 1, Page: last.Page})
+	require.Contains(t, ids, page.ID{Space: 1, Page: np.Page})
 	require.Equal(t, np.Append(nil), nt)
 	md.remove(last)
 	md.add(np, big)
@@ -497,7 +498,7 @@ func TestInMtr(t *testing.T) {
 	require.NoError(t, h.DeleteIn(mt, p))
 	lsn = note(mt, p)
 	ids, _ = recordAt(lsn)
-	require.Contains(t, ids, cache.PageID{Space: 1, Page: p.Page})
+	require.Contains(t, ids, page.ID{Space: 1, Page: p.Page})
 	md.remove(p)
 
 	// Errors leave nothing in the mtr: an empty commit writes no record.

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/page"
 	"github.com/enginelab/enginelab/engine"
 	"github.com/enginelab/enginelab/internal/memlimit"
 	"github.com/enginelab/enginelab/tpcc"
@@ -198,7 +199,7 @@ func (c *TPCCConfig) memoryEstimate(hostCores int) MemoryEstimate {
 	o := c.EngineOptions()
 	ps := int64(o.PageSize)
 	if ps == 0 {
-		ps = cache.DefaultPageSize
+		ps = page.DefaultSize
 	}
 	capacity := o.PoolSize / ps * ps
 	headers := capacity / ps * cache.FrameOverhead
@@ -339,7 +340,7 @@ func (c *TPCCConfig) CheckMemory() error {
 func (c *TPCCConfig) memoryAdvice(limit int64) string {
 	ps := int64(c.PageSize)
 	if ps == 0 {
-		ps = cache.DefaultPageSize
+		ps = page.DefaultSize
 	}
 	minPool := int64(cache.MinFrames) * ps
 	var alts []string

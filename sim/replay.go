@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/page"
 )
 
 // Replaying a page trace (cache.Trace) into tier policies: the eviction
@@ -251,7 +252,7 @@ func ratioOf(hits, gets int64) float64 {
 // same page (len(events) if none): one backward pass.
 func nextEvents(events []cache.TraceEvent) []int32 {
 	next := make([]int32, len(events))
-	last := make(map[cache.PageID]int32)
+	last := make(map[page.ID]int32)
 	for i := len(events) - 1; i >= 0; i-- {
 		id := events[i].ID
 		if j, ok := last[id]; ok {
@@ -431,13 +432,13 @@ type beladyTier struct {
 	events          []cache.TraceEvent
 	next            []int32
 	inclusive       bool
-	items           map[cache.PageID]*beladyItem
+	items           map[page.ID]*beladyItem
 	heap            beladyHeap
 }
 
 // beladyItem is a resident page. Invariant: heap[index] is this item.
 type beladyItem struct {
-	id      cache.PageID
+	id      page.ID
 	cost    int64
 	nextUse int32 // event index of its next get; math.MaxInt32: never
 	index   int
@@ -445,7 +446,7 @@ type beladyItem struct {
 
 func newBeladyTier(capacity int64, t *cache.Trace, next []int32) *beladyTier {
 	return &beladyTier{capacity: capacity, events: t.Events, next: next,
-		inclusive: t.Mode == cache.TierInclusive, items: make(map[cache.PageID]*beladyItem)}
+		inclusive: t.Mode == cache.TierInclusive, items: make(map[page.ID]*beladyItem)}
 }
 
 // nextUse is the next get of event i's page that can hit the copy

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/page"
 )
 
 // replayPage is the page size of the replay tests' traces, and slot what
@@ -21,8 +22,8 @@ const (
 )
 
 // ev is a trace event of a replayPage-sized page of space 1.
-func ev(op byte, page uint32) cache.TraceEvent {
-	return cache.TraceEvent{Op: op, ID: cache.PageID{Space: 1, Page: page}, Bytes: replayPage}
+func ev(op byte, no uint32) cache.TraceEvent {
+	return cache.TraceEvent{Op: op, ID: page.ID{Space: 1, Page: no}, Bytes: replayPage}
 }
 
 // parseEvents reads "p1 g1 d2 ..." (op, then page number of space 1).
@@ -220,7 +221,7 @@ func TestReplayPoolRules(t *testing.T) {
 func drive(t testing.TB, tr *cache.Trace, tier cache.Tier) int64 {
 	t.Helper()
 	var hits int64
-	canceled := map[cache.PageID]bool{} // inclusive: the page's next push is canceled
+	canceled := map[page.ID]bool{} // inclusive: the page's next push is canceled
 	buf := make([]byte, tr.PageSize)
 	for i, e := range tr.Events {
 		k := cache.TierKey{DB: 9, Epoch: 9, ID: e.ID}
@@ -492,7 +493,7 @@ func TestReplayBadConfig(t *testing.T) {
 
 	// A get of another length than the page put is an error of the
 	// replay, naming the event.
-	bad := &cache.Trace{PageSize: replayPage, Mode: cache.TierInclusive, Events: []cache.TraceEvent{ev(cache.TracePut, 1), {Op: cache.TraceGet, ID: cache.PageID{Space: 1, Page: 1}, Bytes: 100}}}
+	bad := &cache.Trace{PageSize: replayPage, Mode: cache.TierInclusive, Events: []cache.TraceEvent{ev(cache.TracePut, 1), {Op: cache.TraceGet, ID: page.ID{Space: 1, Page: 1}, Bytes: 100}}}
 	for _, p := range []string{"lru", "belady"} {
 		_, err = ReplayTrace(bad, ReplayConfig{Sizes: []int64{4 * slot}, Policies: []string{p}})
 		require.ErrorContains(t, err, "event 2 (get 1:1, 100 bytes)", p)

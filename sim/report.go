@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/page"
 	"github.com/enginelab/enginelab/engine"
 	"github.com/enginelab/enginelab/tpcc"
 )
@@ -375,7 +376,7 @@ func newReport(c *TPCCConfig) *Report {
 	}
 	pageSize := c.PageSize
 	if pageSize == 0 {
-		pageSize = cache.DefaultPageSize
+		pageSize = page.DefaultSize
 	}
 	mode := c.Mode
 	if mode == "" {

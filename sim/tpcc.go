@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/page"
 	"github.com/enginelab/enginelab/engine"
 	"github.com/enginelab/enginelab/tpcc"
 )
@@ -243,7 +244,7 @@ func TPCC(ctx context.Context, cfg TPCCConfig, hooks Hooks) (*Report, error) {
 	opts := cfg.EngineOptions()
 	pageSize := cfg.PageSize
 	if pageSize == 0 {
-		pageSize = cache.DefaultPageSize
+		pageSize = page.DefaultSize
 	}
 	size := cfg.RemoteSize
 	if size == 0 {

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/page"
 	"github.com/enginelab/enginelab/sim"
 )
 
@@ -31,14 +32,14 @@ func writeTrace(t *testing.T) string {
 	f, err := os.Create(path)
 	require.NoError(t, err)
 	tier := cache.NewTraceTier(nil, f, 4096, cache.TierInclusive)
-	page := make([]byte, 4096)
+	buf := make([]byte, 4096)
 	for range 3 {
 		for p := range uint32(8) {
-			k := cache.TierKey{DB: 1, Epoch: 1, ID: cache.PageID{Space: 2, Page: p}}
-			found, err := tier.Get(k, 0, page)
+			k := cache.TierKey{DB: 1, Epoch: 1, ID: page.ID{Space: 2, Page: p}}
+			found, err := tier.Get(k, 0, buf)
 			require.NoError(t, err)
 			require.False(t, found)
-			_, err = tier.Put(k, 0, page)
+			_, err = tier.Put(k, 0, buf)
 			require.NoError(t, err)
 		}
 	}

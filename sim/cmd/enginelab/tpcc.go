@@ -19,6 +19,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/page"
 	"github.com/enginelab/enginelab/engine"
 	"github.com/enginelab/enginelab/sim"
 	"github.com/enginelab/enginelab/tpcc"
@@ -134,7 +135,7 @@ func newTPCCFlags(sub string, stderr io.Writer) *tpccFlags {
 		fs.Var(&f.scale, "scale", "the population: full (the specification's: 100,000 items, 3,000 customers and orders a district) or small (a tenth: 10,000 items, 300 customers and orders a district; the same transactions, for tests and quick trials); stored with the load, which run, check and export follow")
 		f.org = choice{"clustered", []string{"clustered", "heap-rowptr", "heap-pk"}}
 		fs.Var(&f.org, "org", "table organization: clustered (InnoDB: secondaries carry the primary key), heap-rowptr (PostgreSQL: secondaries carry row pointers), heap-pk (heap, secondaries carry the primary key)")
-		fs.IntVar(&f.pageSize, "page-size", 16<<10, fmt.Sprintf("page size in bytes, a power of two from %d to %d", cache.MinPageSize, cache.MaxPageSize))
+		fs.IntVar(&f.pageSize, "page-size", 16<<10, fmt.Sprintf("page size in bytes, a power of two from %d to %d", page.MinSize, page.MaxSize))
 	}
 	if load || run {
 		f.mode = choice{"real", []string{"real", "sim"}}

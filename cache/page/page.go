@@ -1,4 +1,4 @@
-package cache
+package page
 
 import (
 	"encoding/binary"
@@ -35,15 +35,15 @@ const (
 	offLSN      = 16
 
 	// HeaderSize is the number of bytes at the start of every page that
-	// belong to this package. Page contents start at HeaderSize.
+	// belong to the cache packages. Page contents start at HeaderSize.
 	HeaderSize = 32
 )
 
 // Page sizes. A database has one page size, fixed when it is created.
 const (
-	MinPageSize     = 4 << 10
-	MaxPageSize     = 64 << 10
-	DefaultPageSize = 16 << 10
+	MinSize     = 4 << 10
+	MaxSize     = 64 << 10
+	DefaultSize = 16 << 10
 )
 
 // Kind says what a page holds. It is stored in the header so that a page can
@@ -73,72 +73,76 @@ func (k Kind) String() string {
 	return fmt.Sprintf("kind(%d)", uint8(k))
 }
 
-// PageID names a page: the space it belongs to and its number in that space.
+// ID names a page: the space it belongs to and its number in that space.
 // Page 0 of every space is the space's meta page.
-type PageID struct {
+type ID struct {
 	Space uint32
 	Page  uint32
 }
 
-func (id PageID) String() string { return fmt.Sprintf("%d:%d", id.Space, id.Page) }
+func (id ID) String() string { return fmt.Sprintf("%d:%d", id.Space, id.Page) }
 
 // castagnoli is the CRC-32C table; crc32 uses the SSE4.2/ARMv8 instruction
 // when the table is this one.
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// ValidPageSize reports whether size is a power of two in [MinPageSize,
-// MaxPageSize].
-func ValidPageSize(size int) bool {
-	return size >= MinPageSize && size <= MaxPageSize && size&(size-1) == 0
+// CRC32C returns the CRC-32C (Castagnoli) checksum of b: the checksum of
+// every page header, and the one the redo log's frames and the store's
+// MANIFEST witness use too.
+func CRC32C(b []byte) uint32 { return crc32.Checksum(b, castagnoli) }
+
+// ValidSize reports whether size is a power of two in [MinSize, MaxSize].
+func ValidSize(size int) bool {
+	return size >= MinSize && size <= MaxSize && size&(size-1) == 0
 }
 
-// InitPage zeroes buf and writes a fresh header for page id of kind k.
-func InitPage(buf []byte, id PageID, k Kind) {
+// Init zeroes buf and writes a fresh header for page id of kind k.
+func Init(buf []byte, id ID, k Kind) {
 	clear(buf)
 	buf[offKind] = byte(k)
 	binary.LittleEndian.PutUint32(buf[offSpace:], id.Space)
 	binary.LittleEndian.PutUint32(buf[offPageNo:], id.Page)
 }
 
-// PageKind returns the kind stored in a page's header.
-func PageKind(buf []byte) Kind { return Kind(buf[offKind]) }
+// KindOf returns the kind stored in a page's header.
+func KindOf(buf []byte) Kind { return Kind(buf[offKind]) }
 
-// SetPageKind changes the kind stored in a page's header.
-func SetPageKind(buf []byte, k Kind) { buf[offKind] = byte(k) }
+// SetKind changes the kind stored in a page's header.
+func SetKind(buf []byte, k Kind) { buf[offKind] = byte(k) }
 
-// PageLSN returns the LSN stored in a page's header.
-func PageLSN(buf []byte) uint64 { return binary.LittleEndian.Uint64(buf[offLSN:]) }
+// LSN returns the LSN stored in a page's header.
+func LSN(buf []byte) uint64 { return binary.LittleEndian.Uint64(buf[offLSN:]) }
 
-// SetPageLSN stores lsn in a page's header. Callers hold the page's
+// SetLSN stores lsn in a page's header. Callers hold the page's
 // exclusive latch.
-func SetPageLSN(buf []byte, lsn uint64) { binary.LittleEndian.PutUint64(buf[offLSN:], lsn) }
+func SetLSN(buf []byte, lsn uint64) { binary.LittleEndian.PutUint64(buf[offLSN:], lsn) }
 
-// PageIDOf returns the page id stored in a page's header.
-func PageIDOf(buf []byte) PageID {
-	return PageID{
+// IDOf returns the page id stored in a page's header.
+func IDOf(buf []byte) ID {
+	return ID{
 		Space: binary.LittleEndian.Uint32(buf[offSpace:]),
 		Page:  binary.LittleEndian.Uint32(buf[offPageNo:]),
 	}
 }
 
-// SealPage computes the page's checksum and stores it in the header. The
+// Seal computes the page's checksum and stores it in the header. The
 // pool seals a private copy of a page just before writing it out.
-func SealPage(buf []byte) {
-	binary.LittleEndian.PutUint32(buf[offChecksum:], crc32.Checksum(buf[offChecksum+4:], castagnoli))
+func Seal(buf []byte) {
+	binary.LittleEndian.PutUint32(buf[offChecksum:], CRC32C(buf[offChecksum+4:]))
 }
 
-// VerifyPage checks that buf is a well-formed image of page id: the right
+// Verify checks that buf is a well-formed image of page id: the right
 // length, a checksum that holds and a header naming id. Any failure is an
 // error that matches ErrCorruptPage and names the page.
-func VerifyPage(id PageID, buf []byte, pageSize int) error {
+func Verify(id ID, buf []byte, pageSize int) error {
 	if len(buf) != pageSize {
 		return fmt.Errorf("%w: page %s is %d bytes, want %d", ErrCorruptPage, id, len(buf), pageSize)
 	}
 	want := binary.LittleEndian.Uint32(buf[offChecksum:])
-	if got := crc32.Checksum(buf[offChecksum+4:], castagnoli); got != want {
+	if got := CRC32C(buf[offChecksum+4:]); got != want {
 		return fmt.Errorf("%w: page %s checksum %08x, header says %08x", ErrCorruptPage, id, got, want)
 	}
-	if got := PageIDOf(buf); got != id {
+	if got := IDOf(buf); got != id {
 		return fmt.Errorf("%w: page %s holds the header of page %s", ErrCorruptPage, id, got)
 	}
 	return nil
