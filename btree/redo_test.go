@@ -13,6 +13,7 @@ import (
 
 	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/cache/page"
+	"github.com/enginelab/enginelab/cache/store"
 )
 
 // Redo tests: a tree written through a pool with a redo log, whose pages
@@ -43,7 +44,7 @@ type redoRec struct {
 
 // redoRun is a tree written with a log, never flushed after its base state.
 type redoRun struct {
-	store  *cache.PebbleStore
+	store  *store.PebbleStore
 	pool   *cache.Pool // the pool that wrote it (still holding every page)
 	base   uint64      // log end at the base state
 	ops    []redoOp
@@ -56,18 +57,18 @@ type redoRun struct {
 // records.
 func newRedoBase(t *testing.T, frames int64) (*redoRun, *Tree, *cache.Log) {
 	t.Helper()
-	store, err := cache.OpenPebbleStore(cache.PebbleOptions{PageSize: redoPageSize})
+	st, err := store.OpenPebble(store.PebbleOptions{PageSize: redoPageSize})
 	require.NoError(t, err)
-	t.Cleanup(func() { _ = store.Close() })
-	pool, err := cache.NewPool(store, &cache.Options{Capacity: frames * redoPageSize})
+	t.Cleanup(func() { _ = st.Close() })
+	pool, err := cache.NewPool(st, &cache.Options{Capacity: frames * redoPageSize})
 	require.NoError(t, err)
-	lg, err := cache.OpenLog(store, nil)
+	lg, err := cache.OpenLog(st, nil)
 	require.NoError(t, err)
 	pool.AttachLog(lg)
 	tree, err := Create(nil, pool, redoSpace)
 	require.NoError(t, err)
 	require.NoError(t, pool.FlushAll(nil))
-	return &redoRun{store: store, pool: pool, base: lg.End()}, tree, lg
+	return &redoRun{store: st, pool: pool, base: lg.End()}, tree, lg
 }
 
 // newRedoRun creates a tree, flushes it (the base state), then runs nops
@@ -437,18 +438,18 @@ func TestRedoConcurrent(t *testing.T) {
 		opsEach = 1200
 		space   = 800 // keys per writer
 	)
-	store, err := cache.OpenPebbleStore(cache.PebbleOptions{PageSize: redoPageSize})
+	st, err := store.OpenPebble(store.PebbleOptions{PageSize: redoPageSize})
 	require.NoError(t, err)
-	t.Cleanup(func() { _ = store.Close() })
-	pool, err := cache.NewPool(store, &cache.Options{Capacity: 64 * redoPageSize, Policy: cache.PolicyMidpoint})
+	t.Cleanup(func() { _ = st.Close() })
+	pool, err := cache.NewPool(st, &cache.Options{Capacity: 64 * redoPageSize, Policy: cache.PolicyMidpoint})
 	require.NoError(t, err)
-	lg, err := cache.OpenLog(store, nil)
+	lg, err := cache.OpenLog(st, nil)
 	require.NoError(t, err)
 	pool.AttachLog(lg)
 	tree, err := Create(nil, pool, redoSpace)
 	require.NoError(t, err)
 	require.NoError(t, pool.FlushAll(nil))
-	run := &redoRun{store: store, pool: pool, base: lg.End()}
+	run := &redoRun{store: st, pool: pool, base: lg.End()}
 
 	key := func(w, i int) []byte { return fmt.Appendf(nil, "k%0*d-w%d", 6+i%3*50, i, w) }
 	models := make([]model, writers)

@@ -13,25 +13,26 @@ import (
 
 	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/cache/page"
+	"github.com/enginelab/enginelab/cache/store"
 )
 
 // env is a tree on a fresh in-memory store.
 type env struct {
-	store *cache.PebbleStore
+	store *store.PebbleStore
 	pool  *cache.Pool
 	tree  *Tree
 }
 
 func newEnv(t testing.TB, pageSize, frames int, policy cache.PolicyKind) *env {
 	t.Helper()
-	store, err := cache.OpenPebbleStore(cache.PebbleOptions{PageSize: pageSize})
+	st, err := store.OpenPebble(store.PebbleOptions{PageSize: pageSize})
 	require.NoError(t, err)
-	t.Cleanup(func() { _ = store.Close() })
-	pool, err := cache.NewPool(store, &cache.Options{Capacity: int64(frames * pageSize), Policy: policy})
+	t.Cleanup(func() { _ = st.Close() })
+	pool, err := cache.NewPool(st, &cache.Options{Capacity: int64(frames * pageSize), Policy: policy})
 	require.NoError(t, err)
 	tree, err := Create(nil, pool, 1)
 	require.NoError(t, err)
-	return &env{store: store, pool: pool, tree: tree}
+	return &env{store: st, pool: pool, tree: tree}
 }
 
 // reopen flushes the pool, drops it, and opens the tree through a new, cold

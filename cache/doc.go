@@ -19,7 +19,7 @@
 //	pg.Unpin(true)                                           // dirty
 //
 // The core types:
-//   - Store, with PebbleStore: whole page images keyed by (space, page),
+//   - store.Store, with store.PebbleStore: whole page images keyed by (space, page),
 //     verified on read (page.ErrCorruptPage names the page), durable after Sync.
 //   - Pool: a fixed set of frames. Fetch pins a page (reading it on a miss),
 //     Unpin releases it (saying whether it changed), FlushPage and FlushAll
@@ -36,7 +36,7 @@
 //
 // # Lifetimes and concurrency
 //
-// A Pool, a Store and a Page's latches are safe for concurrent use. A
+// A Pool, a store.Store and a Page's latches are safe for concurrent use. A
 // *Page is valid from the Fetch (or AllocPage) that pinned it to the
 // matching Unpin; read its bytes under RLatch, change them under Latch.
 // The pool's own lock is never held during store I/O or while waiting for
@@ -59,7 +59,7 @@
 // # Damaged files
 //
 // Every error that damaged files cause matches page.ErrCorrupt. The pebble
-// store has one boundary with pebble (PebbleStore): there pebble's
+// store has one boundary with pebble (store.PebbleStore): there pebble's
 // corruption errors, missing files, panics and fatal errors become a
 // *CorruptError naming the directory, never a panic of the caller's, and
 // after one the store refuses every call. Damage pebble meets in its own

@@ -8,6 +8,7 @@ import (
 
 	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/cache/page"
+	"github.com/enginelab/enginelab/cache/store"
 )
 
 // Every corruption kind matches the class, keeps its own identity, and
@@ -20,6 +21,6 @@ func TestCorruptKinds(t *testing.T) {
 		require.NotErrorIs(t, page.ErrCorrupt, kind, "the class is no kind")
 	}
 	require.NotErrorIs(t, page.ErrCorruptPage, cache.ErrCorruptLog)
-	require.NotErrorIs(t, cache.ErrPageNotFound, page.ErrCorrupt)
+	require.NotErrorIs(t, store.ErrPageNotFound, page.ErrCorrupt)
 	require.Equal(t, "cache: corrupt page", page.ErrCorruptPage.Error())
 }

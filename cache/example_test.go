@@ -6,18 +6,19 @@ import (
 
 	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/cache/page"
+	"github.com/enginelab/enginelab/cache/store"
 )
 
 // ExamplePool opens an in-memory store, puts a buffer pool in front of it,
 // creates a space, writes a page and reads it back, and counts the work.
 func ExamplePool() {
-	store, err := cache.OpenPebbleStore(cache.PebbleOptions{PageSize: 4096})
+	st, err := store.OpenPebble(store.PebbleOptions{PageSize: 4096})
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer store.Close()
+	defer st.Close()
 
-	pool, err := cache.NewPool(store, &cache.Options{Capacity: 1 << 20}) // 256 frames
+	pool, err := cache.NewPool(st, &cache.Options{Capacity: 1 << 20}) // 256 frames
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -67,17 +68,17 @@ func ExamplePool() {
 // ExampleMtr changes a page in a mini-transaction with a redo log attached,
 // makes its record durable, and reads the record back as recovery would.
 func ExampleMtr() {
-	store, err := cache.OpenPebbleStore(cache.PebbleOptions{PageSize: 4096})
+	st, err := store.OpenPebble(store.PebbleOptions{PageSize: 4096})
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer store.Close()
-	pool, err := cache.NewPool(store, &cache.Options{Capacity: 1 << 20})
+	defer st.Close()
+	pool, err := cache.NewPool(st, &cache.Options{Capacity: 1 << 20})
 	if err != nil {
 		log.Fatal(err)
 	}
 	// The log lives in the store's pebble database.
-	wal, err := cache.OpenLog(store, nil)
+	wal, err := cache.OpenLog(st, nil)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/cache/page"
+	"github.com/enginelab/enginelab/cache/store"
 	"github.com/stretchr/testify/require"
 )
 
@@ -23,9 +24,9 @@ const testPageSize = 4096
 
 // newStore opens an in-memory pebble store with 4 KiB pages, closed when
 // the test ends.
-func newStore(t testing.TB) *cache.PebbleStore {
+func newStore(t testing.TB) *store.PebbleStore {
 	t.Helper()
-	st, err := cache.OpenPebbleStore(cache.PebbleOptions{PageSize: testPageSize})
+	st, err := store.OpenPebble(store.PebbleOptions{PageSize: testPageSize})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, st.Close()) })
 	return st
@@ -33,7 +34,7 @@ func newStore(t testing.TB) *cache.PebbleStore {
 
 // newPool makes a pool of exactly frames frames over st; o supplies the
 // other options.
-func newPool(t testing.TB, st cache.Store, frames int, o cache.Options) *cache.Pool {
+func newPool(t testing.TB, st store.Store, frames int, o cache.Options) *cache.Pool {
 	t.Helper()
 	o.Capacity = int64(frames * st.PageSize())
 	p, err := cache.NewPool(st, &o)
@@ -60,7 +61,7 @@ func seed(t testing.TB) *rand.Rand {
 
 // putPage writes a sealed page straight into the store: kind k, LSN lsn,
 // body copied right after the header.
-func putPage(t testing.TB, st cache.Store, id page.ID, k page.Kind, lsn uint64, body string) {
+func putPage(t testing.TB, st store.Store, id page.ID, k page.Kind, lsn uint64, body string) {
 	t.Helper()
 	buf := make([]byte, st.PageSize())
 	page.Init(buf, id, k)
@@ -72,7 +73,7 @@ func putPage(t testing.TB, st cache.Store, id page.ID, k page.Kind, lsn uint64, 
 
 // putPages writes pages first..last of space as heap pages whose body names
 // the page.
-func putPages(t testing.TB, st cache.Store, space, first, last uint32) {
+func putPages(t testing.TB, st store.Store, space, first, last uint32) {
 	t.Helper()
 	for n := first; n <= last; n++ {
 		id := page.ID{Space: space, Page: n}
@@ -91,7 +92,7 @@ func setBody(pg *cache.Page, s string) { copy(pg.Data()[page.HeaderSize:], s) }
 
 // storedBody reads page id straight from the store and returns the first n
 // body bytes.
-func storedBody(t testing.TB, st cache.Store, id page.ID, n int) string {
+func storedBody(t testing.TB, st store.Store, id page.ID, n int) string {
 	t.Helper()
 	buf := make([]byte, st.PageSize())
 	require.NoError(t, st.ReadPage(id, buf))
@@ -157,12 +158,12 @@ var _ cache.Clock = (*fakeClock)(nil)
 // that a test can log, fail or block them. Hooks are set before the store
 // is shared and not changed afterwards.
 type hookStore struct {
-	cache.Store
+	store.Store
 	beforeRead  func(id page.ID) error
 	beforeWrite func(id page.ID, buf []byte) error
 }
 
-var _ cache.Store = (*hookStore)(nil)
+var _ store.Store = (*hookStore)(nil)
 
 func (s *hookStore) ReadPage(id page.ID, buf []byte) error {
 	if s.beforeRead != nil {
@@ -263,7 +264,7 @@ func setCounter(pg *cache.Page, v uint64) {
 // is victim, dirty with body "new" (the store still has "page 1:1"). The
 // store's write of victim announces itself on writing and then waits for
 // release to be closed, so a test can act while a write-back is in flight.
-func dirtyVictimPool(t *testing.T, victim page.ID) (inner *cache.PebbleStore, p *cache.Pool, writing, release chan struct{}) {
+func dirtyVictimPool(t *testing.T, victim page.ID) (inner *store.PebbleStore, p *cache.Pool, writing, release chan struct{}) {
 	t.Helper()
 	inner = newStore(t)
 	putPages(t, inner, 1, 1, 20)

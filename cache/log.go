@@ -7,12 +7,11 @@ import (
 	"sync"
 
 	"github.com/enginelab/enginelab/cache/page"
-
-	"github.com/cockroachdb/pebble/v2"
+	"github.com/enginelab/enginelab/cache/store"
 )
 
 // The redo log lives in the same pebble database as the pages, under
-// PrefixLog. It is a stream of framed records; a record's LSN is the offset
+// store.PrefixLog. It is a stream of framed records; a record's LSN is the offset
 // of its frame in the stream, so LSNs only grow, and they keep growing
 // across restarts (the stream continues where the stored log ends).
 //
@@ -28,12 +27,11 @@ import (
 // share one sync (group commit).
 //
 // Every pebble call the log makes goes through its store's boundary (see
-// PebbleStore): damaged files give an error matching page.ErrCorrupt, never a
+// store.PebbleStore): damaged files give an error matching page.ErrCorrupt, never a
 // panic.
 type Log struct {
-	st        *PebbleStore
-	opts      LogOptions
-	syncWrite *pebble.WriteOptions // pebble.Sync, or NoSync when Volatile
+	st   *store.PebbleStore
+	opts LogOptions
 
 	// writeMu orders chunk writes: a chunk reaches pebble after every
 	// chunk before it.
@@ -98,7 +96,7 @@ type LogOptions struct {
 	// mtr writes it to pebble. Default 1 MiB.
 	BufferBytes int
 	// Volatile says the pebble database runs without its WAL (an
-	// in-memory store, PebbleStore.Volatile): the default Sync does
+	// in-memory store, store.PebbleStore.Volatile): the default Sync does
 	// nothing and the checkpoint record is written unsynced.
 	Volatile bool
 }
@@ -112,14 +110,14 @@ var ErrLogClosed = errors.New("cache: redo log closed")
 
 func logKey(lsn uint64) []byte {
 	k := make([]byte, 9)
-	k[0] = PrefixLog
+	k[0] = store.PrefixLog
 	binary.BigEndian.PutUint64(k[1:], lsn)
 	return k
 }
 
 // OpenLog opens the log stored in st. It reads the chunk index (not the
 // records: Scan does that) to learn where the stream ends.
-func OpenLog(st *PebbleStore, o *LogOptions) (*Log, error) {
+func OpenLog(st *store.PebbleStore, o *LogOptions) (*Log, error) {
 	l := &Log{st: st, syncDone: make(chan struct{})}
 	if o != nil {
 		l.opts = *o
@@ -127,9 +125,7 @@ func OpenLog(st *PebbleStore, o *LogOptions) (*Log, error) {
 	if l.opts.Waiter == nil {
 		l.opts.Waiter = BlockingWaiter{}
 	}
-	l.syncWrite = pebble.Sync
 	if l.opts.Volatile {
-		l.syncWrite = pebble.NoSync
 		if l.opts.Sync == nil {
 			l.opts.Sync = func() error { return nil }
 		}
@@ -141,7 +137,7 @@ func OpenLog(st *PebbleStore, o *LogOptions) (*Log, error) {
 		l.opts.BufferBytes = 1 << 20
 	}
 	l.end = FirstLSN
-	it, err := st.newIter("open redo log", []byte{PrefixLog}, []byte{PrefixLog + 1})
+	it, err := st.NewIter("open redo log", []byte{store.PrefixLog}, []byte{store.PrefixLog + 1})
 	if err != nil {
 		return nil, err
 	}
@@ -266,7 +262,7 @@ func (l *Log) write() error {
 	l.buf, l.spare = l.spare[:0], nil
 	l.bufStart = end
 	l.mu.Unlock()
-	err := l.st.set("write redo log", logKey(start), data, pebble.NoSync)
+	err := l.st.Set("write redo log", logKey(start), data, false)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err != nil {
@@ -371,9 +367,7 @@ func (l *Log) Checkpointed(lsn, keep uint64) error {
 	if upto == 0 {
 		return nil
 	}
-	if err := l.st.call("drop redo log", func() error {
-		return l.st.db.DeleteRange(logKey(0), logKey(upto), pebble.NoSync)
-	}); err != nil {
+	if err := l.st.DeleteRange("drop redo log", logKey(0), logKey(upto)); err != nil {
 		return fmt.Errorf("cache: drop redo log below LSN %d: %w", upto, err)
 	}
 	return nil
@@ -381,7 +375,7 @@ func (l *Log) Checkpointed(lsn, keep uint64) error {
 
 // checkpointKey holds the engine's checkpoint record, beside the page-size
 // record under the metadata prefix.
-var checkpointKey = []byte{prefixMeta, 'c', 'k', 'p', 't'}
+var checkpointKey = []byte{store.PrefixMeta, 'c', 'k', 'p', 't'}
 
 // SaveCheckpoint stores rec, the layer above's checkpoint record, durably.
 // The log buffer is written first, so the synced write makes every record
@@ -391,7 +385,7 @@ func (l *Log) SaveCheckpoint(rec []byte) error {
 	if err := l.write(); err != nil {
 		return err
 	}
-	if err := l.st.set("save checkpoint", checkpointKey, rec, l.syncWrite); err != nil {
+	if err := l.st.Set("save checkpoint", checkpointKey, rec, !l.opts.Volatile); err != nil {
 		return fmt.Errorf("cache: save checkpoint: %w", err)
 	}
 	l.mu.Lock()
@@ -403,7 +397,7 @@ func (l *Log) SaveCheckpoint(rec []byte) error {
 // LoadCheckpoint returns the last saved checkpoint record, or nil.
 func (l *Log) LoadCheckpoint() ([]byte, error) {
 	var rec []byte
-	found, err := l.st.get("load checkpoint", checkpointKey, func(v []byte) { rec = append([]byte{}, v...) })
+	found, err := l.st.Get("load checkpoint", checkpointKey, func(v []byte) { rec = append([]byte{}, v...) })
 	if err != nil {
 		return nil, fmt.Errorf("cache: load checkpoint: %w", err)
 	}
@@ -427,7 +421,7 @@ func (l *Log) Close() {
 // with its LSN and body (valid only during the call). Records before the
 // chunk holding from are skipped unread.
 func (l *Log) Scan(from uint64, fn func(lsn uint64, body []byte) error) error {
-	it, err := l.st.newIter("scan redo log", []byte{PrefixLog}, []byte{PrefixLog + 1})
+	it, err := l.st.NewIter("scan redo log", []byte{store.PrefixLog}, []byte{store.PrefixLog + 1})
 	if err != nil {
 		return fmt.Errorf("cache: scan redo log: %w", err)
 	}
@@ -474,78 +468,4 @@ func (l *Log) Scan(from uint64, fn func(lsn uint64, body []byte) error) error {
 		return fmt.Errorf("cache: scan redo log: %w", err)
 	}
 	return nil
-}
-
-// storeIter is a pebble iterator whose every step crosses the store's
-// boundary, so that what the caller does between steps (redo, in Scan)
-// runs outside it: a panic there is the caller's, not pebble's. A step
-// that fails ends the iteration (false); Error then returns the failure.
-type storeIter struct {
-	st  *PebbleStore
-	op  string
-	it  *pebble.Iterator
-	err error
-}
-
-// newIter opens an iterator over [lower, upper).
-func (s *PebbleStore) newIter(op string, lower, upper []byte) (*storeIter, error) {
-	i := &storeIter{st: s, op: op}
-	err := s.call(op, func() error {
-		var err error
-		i.it, err = s.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return i, nil
-}
-
-// step runs one move of the iterator through the boundary.
-func (i *storeIter) step(move func() bool) bool {
-	if i.err != nil {
-		return false
-	}
-	ok := false
-	i.err = i.st.call(i.op, func() error {
-		ok = move()
-		return nil
-	})
-	return ok && i.err == nil
-}
-
-func (i *storeIter) First() bool            { return i.step(i.it.First) }
-func (i *storeIter) Next() bool             { return i.step(i.it.Next) }
-func (i *storeIter) SeekLT(key []byte) bool { return i.step(func() bool { return i.it.SeekLT(key) }) }
-
-// Key returns the current key, valid until the next step.
-func (i *storeIter) Key() []byte { return i.it.Key() }
-
-// Value returns the current value, valid until the next step.
-func (i *storeIter) Value() ([]byte, error) {
-	var v []byte
-	err := i.st.call(i.op, func() error {
-		var err error
-		v, err = i.it.ValueAndErr()
-		return err
-	})
-	return v, err
-}
-
-// Error returns the error that ended the iteration, if any.
-func (i *storeIter) Error() error {
-	if i.err != nil {
-		return i.err
-	}
-	return i.st.call(i.op, i.it.Error)
-}
-
-// Close closes the iterator (through the boundary even after a failure:
-// pebble's iterator is released either way, unless pebble's own state
-// is in doubt).
-func (i *storeIter) Close() error {
-	if i.st.abandoned.Load() {
-		return i.st.Err()
-	}
-	return i.st.enter(i.op, i.it.Close)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/cache/page"
+	"github.com/enginelab/enginelab/cache/store"
 	"github.com/stretchr/testify/require"
 )
 
@@ -26,9 +27,9 @@ func commitNote(p *cache.Pool, m *cache.Meter, note string) uint64 {
 }
 
 // logChunks lists the first LSN of every log chunk stored in st.
-func logChunks(t testing.TB, st *cache.PebbleStore) []uint64 {
+func logChunks(t testing.TB, st *store.PebbleStore) []uint64 {
 	t.Helper()
-	it, err := st.DB().NewIter(&pebble.IterOptions{LowerBound: []byte{cache.PrefixLog}, UpperBound: []byte{cache.PrefixLog + 1}})
+	it, err := st.DB().NewIter(&pebble.IterOptions{LowerBound: []byte{store.PrefixLog}, UpperBound: []byte{store.PrefixLog + 1}})
 	require.NoError(t, err)
 	var out []uint64
 	for ok := it.First(); ok; ok = it.Next() {
@@ -42,7 +43,7 @@ func logChunks(t testing.TB, st *cache.PebbleStore) []uint64 {
 
 // storedEnd opens the log stored in db afresh and returns its end: the
 // LSN past every record in pebble.
-func storedEnd(t testing.TB, db *cache.PebbleStore) uint64 {
+func storedEnd(t testing.TB, db *store.PebbleStore) uint64 {
 	t.Helper()
 	l, err := cache.OpenLog(db, nil)
 	require.NoError(t, err)
@@ -51,7 +52,7 @@ func storedEnd(t testing.TB, db *cache.PebbleStore) uint64 {
 }
 
 // hasRecord reports whether the stored log has a record at exactly lsn.
-func hasRecord(t testing.TB, db *cache.PebbleStore, lsn uint64) bool {
+func hasRecord(t testing.TB, db *store.PebbleStore, lsn uint64) bool {
 	t.Helper()
 	l, err := cache.OpenLog(db, nil)
 	require.NoError(t, err)
@@ -191,7 +192,7 @@ func TestLogLSNsGrowAcrossReopen(t *testing.T) {
 // reopened log ends at the durable LSN and continues from there.
 func TestLogSyncSurvivesCrash(t *testing.T) {
 	fs := vfs.NewCrashableMem()
-	st, err := cache.OpenPebbleStore(cache.PebbleOptions{FS: fs, PageSize: testPageSize})
+	st, err := store.OpenPebble(store.PebbleOptions{FS: fs, PageSize: testPageSize})
 	require.NoError(t, err)
 	l, err := cache.OpenLog(st, nil)
 	require.NoError(t, err)
@@ -208,7 +209,7 @@ func TestLogSyncSurvivesCrash(t *testing.T) {
 	l.Close()
 	require.NoError(t, st.Close())
 
-	st2, err := cache.OpenPebbleStore(cache.PebbleOptions{FS: crashed, PageSize: testPageSize})
+	st2, err := store.OpenPebble(store.PebbleOptions{FS: crashed, PageSize: testPageSize})
 	require.NoError(t, err)
 	defer func() { require.NoError(t, st2.Close()) }()
 	l2, err := cache.OpenLog(st2, nil)
@@ -333,7 +334,7 @@ func lsnsOf(recs []record) []uint64 {
 // size record or the log.
 func TestLogCheckpointRecord(t *testing.T) {
 	fs := vfs.NewCrashableMem()
-	st, err := cache.OpenPebbleStore(cache.PebbleOptions{FS: fs, PageSize: testPageSize})
+	st, err := store.OpenPebble(store.PebbleOptions{FS: fs, PageSize: testPageSize})
 	require.NoError(t, err)
 	l, err := cache.OpenLog(st, nil)
 	require.NoError(t, err)
@@ -358,7 +359,7 @@ func TestLogCheckpointRecord(t *testing.T) {
 
 	crashed := fs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: 0})
 	require.NoError(t, st.Close())
-	st2, err := cache.OpenPebbleStore(cache.PebbleOptions{FS: crashed})
+	st2, err := store.OpenPebble(store.PebbleOptions{FS: crashed})
 	require.NoError(t, err)
 	defer func() { require.NoError(t, st2.Close()) }()
 	require.Equal(t, testPageSize, st2.PageSize(), "the page size record is intact")
@@ -761,7 +762,7 @@ func replayWorker(e *logEnv, rng *rand.Rand, m *cache.Meter, incs *[replayPages 
 func TestLogCheckpointAheadOfStoredLog(t *testing.T) {
 	rng := seed(t)
 	fs := vfs.NewCrashableMem()
-	st, err := cache.OpenPebbleStore(cache.PebbleOptions{FS: fs, PageSize: testPageSize})
+	st, err := store.OpenPebble(store.PebbleOptions{FS: fs, PageSize: testPageSize})
 	require.NoError(t, err)
 	l, err := cache.OpenLog(st, nil)
 	require.NoError(t, err)
@@ -787,7 +788,7 @@ func TestLogCheckpointAheadOfStoredLog(t *testing.T) {
 	crashed := fs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: 0})
 	l.Close()
 	require.NoError(t, st.Close())
-	st2, err := cache.OpenPebbleStore(cache.PebbleOptions{FS: crashed})
+	st2, err := store.OpenPebble(store.PebbleOptions{FS: crashed})
 	require.NoError(t, err)
 	defer func() { require.NoError(t, st2.Close()) }()
 	l2, err := cache.OpenLog(st2, nil)
@@ -804,7 +805,7 @@ func TestLogCheckpointAheadOfStoredLog(t *testing.T) {
 // syncs (as no-ops that count), saves and loads its checkpoint, and scans
 // back what it wrote. A volatile store refuses a directory or a filesystem.
 func TestLogVolatileStore(t *testing.T) {
-	st, err := cache.OpenPebbleStore(cache.PebbleOptions{Volatile: true})
+	st, err := store.OpenPebble(store.PebbleOptions{Volatile: true})
 	require.NoError(t, err)
 	defer st.Close()
 	require.True(t, st.Volatile())
@@ -836,8 +837,8 @@ func TestLogVolatileStore(t *testing.T) {
 	}))
 	require.Contains(t, notes, "hello")
 
-	_, err = cache.OpenPebbleStore(cache.PebbleOptions{Volatile: true, Dir: t.TempDir()})
-	require.ErrorIs(t, err, cache.ErrInvalidConfig)
-	_, err = cache.OpenPebbleStore(cache.PebbleOptions{Volatile: true, FS: vfs.NewMem()})
-	require.ErrorIs(t, err, cache.ErrInvalidConfig)
+	_, err = store.OpenPebble(store.PebbleOptions{Volatile: true, Dir: t.TempDir()})
+	require.ErrorIs(t, err, store.ErrInvalidConfig)
+	_, err = store.OpenPebble(store.PebbleOptions{Volatile: true, FS: vfs.NewMem()})
+	require.ErrorIs(t, err, store.ErrInvalidConfig)
 }

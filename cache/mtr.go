@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/enginelab/enginelab/cache/page"
+	"github.com/enginelab/enginelab/cache/store"
 )
 
 // A mini-transaction (Mtr) is the unit of page change: every change to a
@@ -485,7 +486,7 @@ func (r *reader) skip(n uint64) { r.take(n) }
 // page. A fresh page that the store never saw is created.
 func (p *Pool) Redo(m *Meter, lsn uint64, pr *PageRedo) (bool, error) {
 	pg, err := p.Fetch(m, pr.ID)
-	if errors.Is(err, ErrPageNotFound) {
+	if errors.Is(err, store.ErrPageNotFound) {
 		if !pr.Fresh {
 			return false, fmt.Errorf("%w: record at LSN %d changes page %s, which the store does not have", ErrCorruptLog, lsn, pr.ID)
 		}

@@ -8,13 +8,14 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/cache/page"
+	"github.com/enginelab/enginelab/cache/store"
 	"github.com/stretchr/testify/require"
 )
 
 // logEnv is a store, a pool over it and a redo log in the store's pebble
 // database, attached to the pool.
 type logEnv struct {
-	st *cache.PebbleStore
+	st *store.PebbleStore
 	p  *cache.Pool
 	l  *cache.Log
 }
@@ -35,10 +36,10 @@ func newLogEnv(t testing.TB, frames int, lo *cache.LogOptions) *logEnv {
 
 // copyStore returns a new in-memory store holding every page image of src
 // (not its log): what src's pages were at the time of the call.
-func copyStore(t testing.TB, src *cache.PebbleStore) *cache.PebbleStore {
+func copyStore(t testing.TB, src *store.PebbleStore) *store.PebbleStore {
 	t.Helper()
 	dst := newStore(t)
-	k := cache.PageKey(page.ID{})
+	k := store.PageKey(page.ID{})
 	it, err := src.DB().NewIter(&pebble.IterOptions{LowerBound: k[:1], UpperBound: []byte{k[0] + 1}})
 	require.NoError(t, err)
 	n := 0
@@ -357,7 +358,7 @@ func TestMtrRedoFreshPages(t *testing.T) {
 		require.True(t, byID[id].Fresh)
 
 		err = st2.ReadPage(id, make([]byte, testPageSize))
-		require.ErrorIs(t, err, cache.ErrPageNotFound, "the copy must not have the new page")
+		require.ErrorIs(t, err, store.ErrPageNotFound, "the copy must not have the new page")
 		for i := range pages {
 			ok, err := p2.Redo(nil, lsn, &pages[i])
 			require.NoError(t, err)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/enginelab/enginelab/cache/page"
+	"github.com/enginelab/enginelab/cache/store"
 )
 
 // Clock tells the time to anything whose behaviour depends on it (the
@@ -281,7 +282,7 @@ func (p *Page) Unpin(dirty bool) {
 }
 
 // Pool is the buffer pool: a fixed set of page-sized frames in front of a
-// Store. It is safe for concurrent use.
+// store.Store. It is safe for concurrent use.
 //
 // Accounting invariant: mu.used counts the frames that are not free for
 // eviction: frames with pins, pages being read in, and unpinned pages a
@@ -291,7 +292,7 @@ func (p *Page) Unpin(dirty bool) {
 // it), so a reserved frame is always there when its holder asks.
 type Pool struct {
 	opts     Options
-	store    Store
+	store    store.Store
 	pageSize int
 	frames   []Page
 	repl     replacer
@@ -318,17 +319,17 @@ type Pool struct {
 	lsns  map[uint32][]uint64 // newest LSN known for each page, by space
 }
 
-// NewPool creates a pool over store. Invalid options are refused before any
+// NewPool creates a pool over st. Invalid options are refused before any
 // memory is allocated.
-func NewPool(store Store, o *Options) (*Pool, error) {
+func NewPool(st store.Store, o *Options) (*Pool, error) {
 	var opts Options
 	if o != nil {
 		opts = *o
 	}
-	if store == nil {
+	if st == nil {
 		return nil, fmt.Errorf("%w: pool needs a store", ErrInvalidConfig)
 	}
-	ps := store.PageSize()
+	ps := st.PageSize()
 	if err := opts.Validate(ps); err != nil {
 		return nil, err
 	}
@@ -336,7 +337,7 @@ func NewPool(store Store, o *Options) (*Pool, error) {
 	n := int(opts.Capacity / int64(ps))
 	p := &Pool{
 		opts:     opts,
-		store:    store,
+		store:    st,
 		pageSize: ps,
 		frames:   make([]Page, n),
 		lsns:     make(map[uint32][]uint64),
@@ -369,7 +370,7 @@ func (p *Pool) PageSize() int { return p.pageSize }
 func (p *Pool) Frames() int { return len(p.frames) }
 
 // Store returns the store behind the pool.
-func (p *Pool) Store() Store { return p.store }
+func (p *Pool) Store() store.Store { return p.store }
 
 // BackgroundMeter returns a copy of the meter charged with work no caller
 // waited for (flushes called with a nil meter).

@@ -10,13 +10,14 @@ import (
 
 	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/cache/page"
+	"github.com/enginelab/enginelab/cache/store"
 	"github.com/stretchr/testify/require"
 )
 
 // fixedSizeStore is a Store that claims a page size and holds nothing; it
 // lets NewPool's page size check be reached with sizes a real store refuses.
 type fixedSizeStore struct {
-	cache.Store
+	store.Store
 	size int
 }
 
@@ -27,7 +28,7 @@ func TestPoolOptionsValidation(t *testing.T) {
 	const ps = testPageSize
 	cases := []struct {
 		name  string
-		store cache.Store
+		store store.Store
 		o     cache.Options
 		want  string // a piece of the message that names the option
 	}{
@@ -575,7 +576,7 @@ func TestPoolConcurrentFetchSameColdPage(t *testing.T) {
 // back stale from the store), and everything agrees once the write is done.
 func TestPoolWriteBackNeverStale(t *testing.T) {
 	victim := pid(1, 1)
-	setup := func(t *testing.T) (*cache.PebbleStore, *cache.Pool, chan struct{}, chan struct{}) {
+	setup := func(t *testing.T) (*store.PebbleStore, *cache.Pool, chan struct{}, chan struct{}) {
 		return dirtyVictimPool(t, victim)
 	}
 	evictor := func(p *cache.Pool, m *cache.Meter) chan error {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/cache/page"
+	"github.com/enginelab/enginelab/cache/store"
 )
 
 // tierDouble is a Tier for the pool's tests: an unbounded map that can be
@@ -81,7 +82,7 @@ func (d *tierDouble) Close() error           { return nil }
 // into space 1 of a new store and returns the store, its log and the ids.
 // The pool that wrote them is gone: a pool opened on the store afterwards
 // starts cold, and knows a page's LSN once it has read it.
-func tierData(t *testing.T, n int) (*cache.PebbleStore, *cache.Log, []page.ID) {
+func tierData(t *testing.T, n int) (*store.PebbleStore, *cache.Log, []page.ID) {
 	t.Helper()
 	rng := seed(t)
 	st := newStore(t)
@@ -101,7 +102,7 @@ func tierData(t *testing.T, n int) (*cache.PebbleStore, *cache.Log, []page.ID) {
 
 // tierPool opens a cold pool of frames frames with LRU eviction over st,
 // with tier t in mode, epoch epoch.
-func tierPool(t *testing.T, st *cache.PebbleStore, l *cache.Log, frames int, tier cache.Tier, mode cache.TierMode, epoch uint64) *cache.Pool {
+func tierPool(t *testing.T, st *store.PebbleStore, l *cache.Log, frames int, tier cache.Tier, mode cache.TierMode, epoch uint64) *cache.Pool {
 	t.Helper()
 	p := newPool(t, st, frames, cache.Options{Policy: cache.PolicyLRU, Tier: tier, TierMode: mode, TierDB: 7, TierEpoch: epoch})
 	p.AttachLog(l)

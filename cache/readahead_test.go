@@ -7,11 +7,12 @@ import (
 
 	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/cache/page"
+	"github.com/enginelab/enginelab/cache/store"
 )
 
 // readAheadData writes pages 0..n-1 of space 1 (the meta page and n-1
 // allocated pages, so ascending page numbers) and returns the store.
-func readAheadData(t *testing.T, n int) *cache.PebbleStore {
+func readAheadData(t *testing.T, n int) *store.PebbleStore {
 	t.Helper()
 	st, l, ids := tierData(t, n-1)
 	_ = l

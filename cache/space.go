@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/enginelab/enginelab/cache/page"
+	"github.com/enginelab/enginelab/cache/store"
 )
 
 // A database holds numbered spaces; the engine gives each table and each
@@ -65,7 +66,7 @@ func (p *Pool) CreateSpace(m *Meter, space uint32) error {
 		pg.Unpin(false)
 		return fmt.Errorf("%w: space %d", ErrSpaceExists, space)
 	}
-	if !errors.Is(err, ErrPageNotFound) {
+	if !errors.Is(err, store.ErrPageNotFound) {
 		return err
 	}
 	mt := p.BeginMtr(m)
@@ -97,7 +98,7 @@ func (p *Pool) fetchMeta(m *Meter, mt *Mtr, r *Reservation, space uint32, excl b
 	} else {
 		pg, err = p.Fetch(m, id)
 	}
-	if errors.Is(err, ErrPageNotFound) {
+	if errors.Is(err, store.ErrPageNotFound) {
 		return nil, fmt.Errorf("%w: space %d", ErrSpaceNotFound, space)
 	}
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/cache/page"
+	"github.com/enginelab/enginelab/cache/store"
 	"github.com/stretchr/testify/require"
 )
 
@@ -278,8 +279,8 @@ func TestSpaceFreeListWithReservation(t *testing.T) {
 // disk, closing and reopening the store in between.
 func TestSpaceDurable(t *testing.T) {
 	dir := t.TempDir()
-	open := func() (*cache.PebbleStore, *cache.Pool) {
-		st, err := cache.OpenPebbleStore(cache.PebbleOptions{Dir: dir, PageSize: testPageSize})
+	open := func() (*store.PebbleStore, *cache.Pool) {
+		st, err := store.OpenPebble(store.PebbleOptions{Dir: dir, PageSize: testPageSize})
 		require.NoError(t, err)
 		return st, newPool(t, st, 16, cache.Options{})
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/enginelab/enginelab/btree"
 	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/cache/page"
+	"github.com/enginelab/enginelab/cache/store"
 	"github.com/enginelab/enginelab/heap"
 )
 
@@ -187,7 +188,7 @@ func (o *Options) Validate() error {
 // tables. It is safe for concurrent use.
 type DB struct {
 	opts    Options
-	store   *cache.PebbleStore
+	store   *store.PebbleStore
 	pool    *cache.Pool
 	catalog *btree.Tree
 	locks   *LockManager
@@ -298,38 +299,38 @@ func Open(o *Options) (*DB, error) {
 		opts.CheckpointBytes = 64 << 20
 	}
 	// In memory with no filesystem given, nothing can outlive the process:
-	// the store runs without pebble's WAL (cache.PebbleOptions.Volatile).
-	store, err := cache.OpenPebbleStore(cache.PebbleOptions{Dir: opts.Dir, FS: opts.FS, PageSize: opts.PageSize,
+	// the store runs without pebble's WAL (store.PebbleOptions.Volatile).
+	st, err := store.OpenPebble(store.PebbleOptions{Dir: opts.Dir, FS: opts.FS, PageSize: opts.PageSize,
 		Volatile: opts.Dir == "" && opts.FS == nil})
 	if err != nil {
 		return nil, err
 	}
-	dbID, epoch := store.Identity()
-	pool, err := cache.NewPool(store, &cache.Options{Capacity: opts.PoolSize, Policy: opts.Policy, Clock: opts.Clock,
+	dbID, epoch := st.Identity()
+	pool, err := cache.NewPool(st, &cache.Options{Capacity: opts.PoolSize, Policy: opts.Policy, Clock: opts.Clock,
 		Tier: opts.Tier, TierMode: opts.TierMode, TierDB: dbID, TierEpoch: epoch, ReadAhead: opts.ReadAhead,
 		Timer: opts.FrameTimer})
 	if err != nil {
-		_ = store.Close()
+		_ = st.Close()
 		return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
 	}
-	log, err := cache.OpenLog(store, &cache.LogOptions{Waiter: opts.LogWaiter, Volatile: store.Volatile()})
+	log, err := cache.OpenLog(st, &cache.LogOptions{Waiter: opts.LogWaiter, Volatile: st.Volatile()})
 	if err != nil {
-		_ = store.Close()
-		return nil, damaged(store, fmt.Errorf("engine: open redo log: %w", err))
+		_ = st.Close()
+		return nil, damaged(st, fmt.Errorf("engine: open redo log: %w", err))
 	}
 	pool.AttachLog(log)
 	if opts.LogSync != nil {
 		log.SetSyncHook(opts.LogSync)
 	}
-	db := &DB{opts: opts, store: store, pool: pool, log: log,
+	db := &DB{opts: opts, store: st, pool: pool, log: log,
 		locks:  NewLockManager(opts.Clock, opts.Parker, opts.LockTimeout),
 		spaces: make(map[uint32]structure), active: make(map[uint64]uint64)}
 	db.mu.tables = make(map[string]*TableHandle)
 	db.countRewrite.Store(opts.CountRewrite)
 	fail := func(err error) (*DB, error) {
 		log.Close()
-		_ = store.Close()
-		return nil, damaged(store, err)
+		_ = st.Close()
+		return nil, damaged(st, err)
 	}
 	// Recovery: redo from the checkpoint (pages only: the catalog is a
 	// B+tree like any other), then open the catalog, then roll back what
@@ -352,12 +353,12 @@ func Open(o *Options) (*DB, error) {
 
 // damaged names the database's directory in an error of Open's that
 // matches ErrCorrupt, unless the store's own error already does.
-func damaged(store *cache.PebbleStore, err error) error {
-	var ce *cache.CorruptError
+func damaged(st *store.PebbleStore, err error) error {
+	var ce *store.CorruptError
 	if !errors.Is(err, ErrCorrupt) || errors.As(err, &ce) {
 		return err
 	}
-	return fmt.Errorf("engine: the database in %s is damaged: %w", store.Dir(), err)
+	return fmt.Errorf("engine: the database in %s is damaged: %w", st.Dir(), err)
 }
 
 func (db *DB) openCatalog() error {

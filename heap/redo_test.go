@@ -13,6 +13,7 @@ import (
 
 	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/cache/page"
+	"github.com/enginelab/enginelab/cache/store"
 )
 
 // The redo tests run heap operations on a pool with a redo log attached,
@@ -24,7 +25,7 @@ import (
 
 // redoRun is a heap whose changes since base are only in the log.
 type redoRun struct {
-	st     *cache.PebbleStore
+	st     *store.PebbleStore
 	pool   *cache.Pool
 	log    *cache.Log
 	h      *Heap
@@ -38,7 +39,7 @@ type redoRun struct {
 // would write a page past the base), flushes it and notes the base.
 func newRedoRun(t *testing.T, frames int) *redoRun {
 	t.Helper()
-	st, err := cache.OpenPebbleStore(cache.PebbleOptions{PageSize: 4096})
+	st, err := store.OpenPebble(store.PebbleOptions{PageSize: 4096})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = st.Close() })
 	pool := newPool(t, st, frames)
@@ -149,7 +150,7 @@ var errStopReplay = errors.New("stop replay")
 
 // replay applies to pool every stored record at or after from and below
 // cut, and returns how many page changes it applied (Redo reporting true).
-func replay(t *testing.T, st *cache.PebbleStore, pool *cache.Pool, from, cut uint64) int {
+func replay(t *testing.T, st *store.PebbleStore, pool *cache.Pool, from, cut uint64) int {
 	t.Helper()
 	lg, err := cache.OpenLog(st, nil)
 	require.NoError(t, err)
@@ -182,7 +183,7 @@ func replay(t *testing.T, st *cache.PebbleStore, pool *cache.Pool, from, cut uin
 
 // recoverHeap builds a fresh pool with a log over st, replays the records
 // in [from, cut) and opens the heap.
-func recoverHeap(t *testing.T, st *cache.PebbleStore, frames int, from, cut uint64) (*cache.Pool, *Heap) {
+func recoverHeap(t *testing.T, st *store.PebbleStore, frames int, from, cut uint64) (*cache.Pool, *Heap) {
 	t.Helper()
 	pool := newPool(t, st, frames)
 	lg, err := cache.OpenLog(st, nil)

@@ -1,4 +1,4 @@
-package cache
+package store
 
 import "github.com/enginelab/enginelab/cache/page"
 

@@ -1,4 +1,4 @@
-package cache
+package store
 
 import (
 	"bytes"
@@ -25,7 +25,7 @@ import (
 
 func openBoundaryStore(t *testing.T, fs vfs.FS) *PebbleStore {
 	t.Helper()
-	st, err := OpenPebbleStore(PebbleOptions{Dir: "/db", FS: fs, PageSize: page.MinSize})
+	st, err := OpenPebble(PebbleOptions{Dir: "/db", FS: fs, PageSize: page.MinSize})
 	require.NoError(t, err)
 	return st
 }
@@ -113,7 +113,7 @@ func TestStoreBoundaryListener(t *testing.T) {
 func TestStoreOpenRefusals(t *testing.T) {
 	fs := vfs.NewMem()
 	st := openBoundaryStore(t, fs)
-	_, err := OpenPebbleStore(PebbleOptions{Dir: "/db", FS: fs})
+	_, err := OpenPebble(PebbleOptions{Dir: "/db", FS: fs})
 	require.Error(t, err)
 	require.NotErrorIs(t, err, page.ErrCorrupt)
 	require.Contains(t, err.Error(), "in use")
@@ -129,7 +129,7 @@ func TestStoreOpenRefusals(t *testing.T) {
 	}
 	require.NotEmpty(t, marker)
 	require.NoError(t, fs.Remove(fs.PathJoin("/db", marker)))
-	_, err = OpenPebbleStore(PebbleOptions{Dir: "/db", FS: fs})
+	_, err = OpenPebble(PebbleOptions{Dir: "/db", FS: fs})
 	require.ErrorIs(t, err, page.ErrCorrupt, "not a new, empty database")
 	require.Contains(t, err.Error(), "/db")
 }
@@ -176,7 +176,7 @@ func TestManifestWitness(t *testing.T) {
 		require.NoError(t, f.Close())
 	}
 	reopen := func(fs vfs.FS) error {
-		st, err := OpenPebbleStore(PebbleOptions{Dir: "/db", FS: fs})
+		st, err := OpenPebble(PebbleOptions{Dir: "/db", FS: fs})
 		if err == nil {
 			err = st.Close()
 		}
@@ -266,7 +266,7 @@ func TestWALDamageInsideSyncedPart(t *testing.T) {
 	_, err = f.WriteAt(b, off)
 	require.NoError(t, err)
 	require.NoError(t, f.Close())
-	_, err = OpenPebbleStore(PebbleOptions{Dir: "/db", FS: img})
+	_, err = OpenPebble(PebbleOptions{Dir: "/db", FS: img})
 	require.ErrorIs(t, err, page.ErrCorrupt)
 	require.Contains(t, err.Error(), "replaying WAL")
 }

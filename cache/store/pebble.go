@@ -1,4 +1,4 @@
-package cache
+package store
 
 import (
 	"crypto/rand"
@@ -20,23 +20,27 @@ import (
 )
 
 // Key layout of the pebble database. One pebble database holds the pages
-// and (from the engine on) the redo log, so that one filesystem and one sync
-// order hold both.
+// and the redo log, so that one filesystem and one sync order hold both.
 //
-//	'm' name            database metadata (page size, ...)
-//	'p' space(4) page(4) a page image, big-endian so pages of a space sort in
-//	                     page order and a space is one contiguous key range
-//	'l' ...             reserved for the redo log
+//	'm' name              database metadata: "pagesize" and "id" (the
+//	                      store's), "ckpt" (the redo log's checkpoint record)
+//	'p' space(4) page(4)  a page image, big-endian so pages of a space sort
+//	                      in page order and a space is one contiguous key
+//	                      range
+//	'l' ...               the redo log (package redo)
 const (
-	prefixMeta = 'm'
+	// PrefixMeta is the first key byte of the database's metadata
+	// records; the store keeps two ("pagesize", "id"), the redo log one
+	// ("ckpt").
+	PrefixMeta = 'm'
 	prefixPage = 'p'
-	// PrefixLog is the first key byte reserved for the engine's redo log.
+	// PrefixLog is the first key byte reserved for the redo log.
 	PrefixLog = 'l'
 )
 
 var (
-	metaPageSizeKey = []byte{prefixMeta, 'p', 'a', 'g', 'e', 's', 'i', 'z', 'e'}
-	metaIdentityKey = []byte{prefixMeta, 'i', 'd'}
+	metaPageSizeKey = []byte{PrefixMeta, 'p', 'a', 'g', 'e', 's', 'i', 'z', 'e'}
+	metaIdentityKey = []byte{PrefixMeta, 'i', 'd'}
 )
 
 // PebbleOptions configure a PebbleStore. The zero value is an in-memory
@@ -61,7 +65,8 @@ type PebbleOptions struct {
 	// Volatile runs an in-memory store (no Dir, no FS) without pebble's
 	// WAL: nothing in this process's memory survives it anyway, and the
 	// WAL only copies every write once more (a fifth of a TPC-C run's
-	// time). Syncs become no-ops; a Log on it needs LogOptions.Volatile.
+	// time). Syncs become no-ops; a redo.Log on it needs
+	// redo.LogOptions.Volatile.
 	Volatile bool
 }
 
@@ -70,8 +75,8 @@ type PebbleOptions struct {
 // # The boundary with pebble
 //
 // Every call the store makes into pebble (open, ReadPage, WritePage, Sync,
-// Close, and the redo log's reads, writes and iterations, which go through
-// the store) runs inside one method, enter, the only place pebble is
+// Close, and the raw key reads, writes and iterations of keys.go, which the
+// redo log uses) runs inside one method, enter, the only place pebble is
 // entered:
 //
 //   - pebble's corruption errors and files it expected but did not find
@@ -162,7 +167,7 @@ var _ Store = (*PebbleStore)(nil)
 
 // boundaryFunc is the name of the store's boundary with pebble, as the
 // runtime reports it: pebbleLogger looks for it on the stack.
-const boundaryFunc = "github.com/enginelab/enginelab/cache.(*PebbleStore).enter"
+const boundaryFunc = "github.com/enginelab/enginelab/cache/store.(*PebbleStore).enter"
 
 // fatalPanic carries a Fatalf of pebble's from the logger to the boundary
 // that recovers it.
@@ -347,9 +352,9 @@ func hasPebbleFiles(ls []string) bool {
 	return false
 }
 
-// OpenPebbleStore opens (creating if needed) a pebble-backed page store. A
+// OpenPebble opens (creating if needed) a pebble-backed page store. A
 // database whose files are damaged fails with a *CorruptError.
-func OpenPebbleStore(o PebbleOptions) (*PebbleStore, error) {
+func OpenPebble(o PebbleOptions) (*PebbleStore, error) {
 	adopt := o.PageSize == 0
 	if adopt {
 		o.PageSize = page.DefaultSize
