@@ -50,11 +50,11 @@
 //
 // # The write-ahead rule
 //
-// Before writing a page, the pool calls Options.FlushLog with the page's
-// LSN and writes nothing if it fails. It remembers the newest LSN it has
-// seen for every page (KnownLSN), so that a copy of a page coming back from
-// elsewhere can be judged stale. The engine installs the hook; until then
-// LSNs are zero.
+// Before writing a page, the pool flushes its redo log (Options.Log, a
+// *redo.Log, given at construction) past the page's LSN and writes nothing
+// if that fails. It remembers the newest LSN it has seen for every page
+// (KnownLSN), so that a copy of a page coming back from elsewhere can be
+// judged stale. Without a log (structure tests) LSNs stay zero.
 //
 // # Damaged files
 //

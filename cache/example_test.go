@@ -6,6 +6,7 @@ import (
 
 	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/cache/page"
+	"github.com/enginelab/enginelab/cache/redo"
 	"github.com/enginelab/enginelab/cache/store"
 )
 
@@ -73,17 +74,17 @@ func ExampleMtr() {
 		log.Fatal(err)
 	}
 	defer st.Close()
-	pool, err := cache.NewPool(st, &cache.Options{Capacity: 1 << 20})
-	if err != nil {
-		log.Fatal(err)
-	}
-	// The log lives in the store's pebble database.
-	wal, err := cache.OpenLog(st, nil)
+	// The log lives in the store's pebble database; the pool is given it
+	// for its life.
+	wal, err := redo.Open(st, nil)
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer wal.Close()
-	pool.AttachLog(wal)
+	pool, err := cache.NewPool(st, &cache.Options{Capacity: 1 << 20, Log: wal})
+	if err != nil {
+		log.Fatal(err)
+	}
 
 	var m cache.Meter
 	if err := pool.CreateSpace(&m, 1); err != nil { // one record: the new meta page
@@ -98,13 +99,13 @@ func ExampleMtr() {
 	mt.Release(pg, true)
 	mt.Note([]byte("txn 1 commits")) // for the layer above, atomic with the page changes
 	lsn := mt.Commit()               // one record: the meta page, the new page, the note
-	if err := wal.SyncTo(&m, lsn+1); err != nil {
+	if err := wal.SyncTo(&m.Counts, lsn+1); err != nil {
 		log.Fatal(err)
 	}
 	fmt.Println("durable:", wal.Durable() > lsn)
 
 	err = wal.Scan(lsn, func(lsn uint64, body []byte) error {
-		pages, note, err := cache.DecodeMtr(body, nil)
+		pages, note, err := redo.Decode(body, nil)
 		if err != nil {
 			return err
 		}

@@ -183,6 +183,17 @@ func (s *hookStore) WritePage(id page.ID, buf []byte) error {
 	return s.Store.WritePage(id, buf)
 }
 
+// flushHookLog is a cache.RedoLog whose Flush calls flush, for a test of
+// the write-ahead rule. It has no records to give: a test that uses it runs
+// no mini-transaction (Append and MaybeWrite would call the nil RedoLog it
+// embeds).
+type flushHookLog struct {
+	cache.RedoLog
+	flush func(lsn uint64) error
+}
+
+func (l flushHookLog) Flush(lsn uint64) error { return l.flush(lsn) }
+
 // eventLog is a goroutine-safe list of events, for asserting call order.
 type eventLog struct {
 	mu sync.Mutex

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/enginelab/enginelab/cache/page"
+	"github.com/enginelab/enginelab/cache/redo"
 )
 
 // MaxLevels bounds the per-level node visit counters; visits deeper than
@@ -69,18 +70,10 @@ type Meter struct {
 	// HeapMoves counts updates that moved a row to another page.
 	HeapMoves int64
 
-	// cache: redo log.
-
-	// LogRecords and LogBytes count redo records appended (one per
-	// mini-transaction that changed a page or carried a note) and their
-	// bytes, frame headers included.
-	LogRecords int64
-	LogBytes   int64
-	// LogSyncs counts log syncs this caller performed; LogSyncWaits the
-	// times it waited for a sync another caller was performing (group
-	// commit).
-	LogSyncs     int64
-	LogSyncWaits int64
+	// redo: the log's counters (LogRecords, LogBytes, LogSyncs,
+	// LogSyncWaits), counted by the mini-transactions' appends and the
+	// log's SyncTo.
+	redo.Counts
 	// CheckpointPages counts pages written by checkpoints (background).
 	CheckpointPages int64
 

@@ -8,6 +8,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/cache/page"
+	"github.com/enginelab/enginelab/cache/redo"
 	"github.com/enginelab/enginelab/cache/store"
 	"github.com/stretchr/testify/require"
 )
@@ -17,20 +18,19 @@ import (
 type logEnv struct {
 	st *store.PebbleStore
 	p  *cache.Pool
-	l  *cache.Log
+	l  *redo.Log
 }
 
 // newLogEnv opens an in-memory store, a pool of frames frames over it and a
 // log (options lo, nil for the defaults) attached to the pool. The log is
 // closed before the store when the test ends.
-func newLogEnv(t testing.TB, frames int, lo *cache.LogOptions) *logEnv {
+func newLogEnv(t testing.TB, frames int, lo *redo.LogOptions) *logEnv {
 	t.Helper()
 	st := newStore(t)
-	l, err := cache.OpenLog(st, lo)
+	l, err := redo.Open(st, lo)
 	require.NoError(t, err)
 	t.Cleanup(l.Close)
-	p := newPool(t, st, frames, cache.Options{})
-	p.AttachLog(l)
+	p := newPool(t, st, frames, cache.Options{Log: l})
 	return &logEnv{st: st, p: p, l: l}
 }
 
@@ -92,7 +92,7 @@ type record struct {
 }
 
 // scanLog returns every stored record at or after from.
-func scanLog(t testing.TB, l *cache.Log, from uint64) []record {
+func scanLog(t testing.TB, l *redo.Log, from uint64) []record {
 	t.Helper()
 	var out []record
 	require.NoError(t, l.Scan(from, func(lsn uint64, body []byte) error {
@@ -104,13 +104,13 @@ func scanLog(t testing.TB, l *cache.Log, from uint64) []record {
 
 // readRecord flushes the log past lsn and returns the stored record at lsn,
 // decoded.
-func readRecord(t testing.TB, l *cache.Log, lsn uint64) ([]cache.PageRedo, []byte) {
+func readRecord(t testing.TB, l *redo.Log, lsn uint64) ([]redo.PageRedo, []byte) {
 	t.Helper()
 	require.NoError(t, l.Flush(lsn))
 	recs := scanLog(t, l, lsn)
 	require.NotEmpty(t, recs, "no record at LSN %d after Flush", lsn)
 	require.Equal(t, lsn, recs[0].lsn, "first record at or after %d", lsn)
-	pages, note, err := cache.DecodeMtr(recs[0].body, nil)
+	pages, note, err := redo.Decode(recs[0].body, nil)
 	require.NoError(t, err)
 	return pages, note
 }
@@ -120,10 +120,10 @@ func readRecord(t testing.TB, l *cache.Log, lsn uint64) ([]cache.PageRedo, []byt
 func redoAll(t testing.TB, p *cache.Pool, recs []record) int {
 	t.Helper()
 	n := 0
-	var pages []cache.PageRedo
+	var pages []redo.PageRedo
 	for _, r := range recs {
 		var err error
-		pages, _, err = cache.DecodeMtr(r.body, pages)
+		pages, _, err = redo.Decode(r.body, pages)
 		require.NoError(t, err, "record at LSN %d", r.lsn)
 		for i := range pages {
 			ok, err := p.Redo(nil, r.lsn, &pages[i])
@@ -350,7 +350,7 @@ func TestMtrRedoFreshPages(t *testing.T) {
 
 		pages, _ := readRecord(t, e.l, lsn)
 		require.Len(t, pages, 2, "the meta page and the new page")
-		byID := map[page.ID]cache.PageRedo{}
+		byID := map[page.ID]redo.PageRedo{}
 		for _, pr := range pages {
 			byID[pr.ID] = pr
 		}
@@ -482,7 +482,7 @@ func TestMtrRedoSkipsAndRefuses(t *testing.T) {
 	empty := newStore(t)
 	p3 := newPool(t, empty, 16, cache.Options{})
 	ok, err = p3.Redo(nil, lsn1, &pages1[0])
-	require.ErrorIs(t, err, cache.ErrCorruptLog)
+	require.ErrorIs(t, err, redo.ErrCorruptLog)
 	require.Contains(t, err.Error(), id.String())
 	require.False(t, ok)
 	require.Equal(t, cache.Stats{Frames: 16}, p3.Stats(), "a refused redo must give its frame back")
@@ -492,11 +492,11 @@ func TestMtrRedoSkipsAndRefuses(t *testing.T) {
 	recs := scanLog(t, e.l, lsn2)
 	good := recs[0].body
 	for n := range len(good) {
-		_, _, err := cache.DecodeMtr(good[:n], nil)
-		require.ErrorIs(t, err, cache.ErrCorruptLog, "record cut to %d bytes", n)
+		_, _, err := redo.Decode(good[:n], nil)
+		require.ErrorIs(t, err, redo.ErrCorruptLog, "record cut to %d bytes", n)
 	}
-	_, _, err = cache.DecodeMtr(append(bytes.Clone(good), 0), nil)
-	require.ErrorIs(t, err, cache.ErrCorruptLog, "a byte after the note")
+	_, _, err = redo.Decode(append(bytes.Clone(good), 0), nil)
+	require.ErrorIs(t, err, redo.ErrCorruptLog, "a byte after the note")
 }
 
 // TestMtrCommitNothingAndNote: an mtr that changed nothing and carries no

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/enginelab/enginelab/cache/page"
+	"github.com/enginelab/enginelab/cache/redo"
 	"github.com/enginelab/enginelab/cache/store"
 )
 
@@ -57,6 +58,20 @@ type FrameTimer interface {
 	Hit(ready *int64)
 }
 
+// RedoLog is the redo log as the pool uses it (Options.Log). *redo.Log
+// implements it; a test may pass a fake.
+type RedoLog interface {
+	// Append adds a mini-transaction's record (redo.Encode) and returns
+	// its LSN; stamp runs with the LSN before any later record gets one.
+	Append(c *redo.Counts, body []byte, stamp func(lsn uint64)) uint64
+	// Flush writes the log at least past the record at lsn, so that a page
+	// image carrying lsn may be written (the write-ahead rule).
+	Flush(lsn uint64) error
+	// MaybeWrite writes the log's buffer out if it has grown past its
+	// bound; an mtr calls it before it starts, holding no latch.
+	MaybeWrite() error
+}
+
 // Options configure a Pool. Zero fields take the defaults named on them.
 type Options struct {
 	// Capacity is the pool's size in bytes, rounded down to whole pages.
@@ -76,14 +91,17 @@ type Options struct {
 	OldBlocksTime time.Duration
 	// Clock is read by the midpoint policy. Default WallClock.
 	Clock Clock
-	// FlushLog is the write-ahead hook: before the pool writes a page whose
-	// LSN is lsn, it calls FlushLog(lsn) and writes nothing if that fails.
-	// Default: a no-op (no log yet).
-	FlushLog func(lsn uint64) error
+	// Log is the redo log (a *redo.Log), fixed for the pool's life: its
+	// mini-transactions append their records to it, and before the pool
+	// writes a page whose LSN is lsn it calls Log.Flush(lsn) and writes
+	// nothing if that fails (the write-ahead rule). Nil means no log
+	// (structure tests): mtrs take no snapshots and write no records, and
+	// pages are written without a flush.
+	Log RedoLog
 	// Tier, if not nil, is a page cache behind the pool (see Tier): a miss
 	// asks it before the store. The pool does not own it (nor close it).
 	// Its staleness guarantee rests on LSNs: every page change must be
-	// logged (an attached Log), so that a newer image carries a newer LSN.
+	// logged (Log), so that a newer image carries a newer LSN.
 	Tier Tier
 	// TierMode is where pages enter the tier; default TierExclusive.
 	TierMode TierMode
@@ -159,9 +177,6 @@ func (o *Options) ensureDefaults() {
 	}
 	if o.Clock == nil {
 		o.Clock = WallClock{}
-	}
-	if o.FlushLog == nil {
-		o.FlushLog = func(uint64) error { return nil }
 	}
 	if o.TierMode == "" {
 		o.TierMode = TierExclusive
@@ -313,7 +328,7 @@ type Pool struct {
 		accesses uint64 // first accesses so far (Page.firstAccess)
 	}
 
-	log *Log // set once by AttachLog, before use
+	log RedoLog // Options.Log; nil: no log
 
 	lsnMu sync.Mutex
 	lsns  map[uint32][]uint64 // newest LSN known for each page, by space
@@ -338,6 +353,7 @@ func NewPool(st store.Store, o *Options) (*Pool, error) {
 	p := &Pool{
 		opts:     opts,
 		store:    st,
+		log:      opts.Log,
 		pageSize: ps,
 		frames:   make([]Page, n),
 		lsns:     make(map[uint32][]uint64),
@@ -769,7 +785,10 @@ func (p *Pool) writeOut(m *Meter, f *Page) error {
 		return fmt.Errorf("%w: frame of page %s holds a header naming page %s; not written", page.ErrCorruptPage, id, got)
 	}
 	lsn := page.LSN(buf)
-	err := p.opts.FlushLog(lsn)
+	var err error
+	if p.log != nil {
+		err = p.log.Flush(lsn)
+	}
 	if err == nil {
 		page.Seal(buf)
 		err = p.store.WritePage(id, buf)

@@ -701,8 +701,9 @@ func TestPoolWriteBackNeverStale(t *testing.T) {
 	})
 }
 
-// TestPoolWriteAheadHook checks the write-ahead rule: FlushLog(lsn) strictly
-// before the page's store write, and no write when it fails.
+// TestPoolWriteAheadHook checks the write-ahead rule: Options.Log's
+// Flush(lsn) strictly before the page's store write, and no write when it
+// fails.
 func TestPoolWriteAheadHook(t *testing.T) {
 	inner := newStore(t)
 	putPages(t, inner, 1, 1, 17)
@@ -714,7 +715,7 @@ func TestPoolWriteAheadHook(t *testing.T) {
 		log.add("write %s lsn %d", id, page.LSN(buf))
 		return nil
 	}}
-	p := newPool(t, st, 16, cache.Options{Policy: cache.PolicyLRU, FlushLog: func(lsn uint64) error {
+	p := newPool(t, st, 16, cache.Options{Policy: cache.PolicyLRU, Log: flushHookLog{flush: func(lsn uint64) error {
 		mu.Lock()
 		defer mu.Unlock()
 		if failLog {
@@ -723,7 +724,7 @@ func TestPoolWriteAheadHook(t *testing.T) {
 		}
 		log.add("flushlog %d", lsn)
 		return nil
-	}})
+	}}})
 	setFail := func(v bool) { mu.Lock(); failLog = v; mu.Unlock() }
 	change := func(id page.ID, lsn uint64) {
 		pg, err := p.Fetch(nil, id)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/cache/page"
+	"github.com/enginelab/enginelab/cache/redo"
 	"github.com/enginelab/enginelab/cache/store"
 )
 
@@ -82,15 +83,14 @@ func (d *tierDouble) Close() error           { return nil }
 // into space 1 of a new store and returns the store, its log and the ids.
 // The pool that wrote them is gone: a pool opened on the store afterwards
 // starts cold, and knows a page's LSN once it has read it.
-func tierData(t *testing.T, n int) (*store.PebbleStore, *cache.Log, []page.ID) {
+func tierData(t *testing.T, n int) (*store.PebbleStore, *redo.Log, []page.ID) {
 	t.Helper()
 	rng := seed(t)
 	st := newStore(t)
-	l, err := cache.OpenLog(st, nil)
+	l, err := redo.Open(st, nil)
 	require.NoError(t, err)
 	t.Cleanup(l.Close)
-	p := newPool(t, st, n+16, cache.Options{})
-	p.AttachLog(l)
+	p := newPool(t, st, n+16, cache.Options{Log: l})
 	require.NoError(t, p.CreateSpace(nil, 1))
 	ids := make([]page.ID, n)
 	for i := range ids {
@@ -102,10 +102,9 @@ func tierData(t *testing.T, n int) (*store.PebbleStore, *cache.Log, []page.ID) {
 
 // tierPool opens a cold pool of frames frames with LRU eviction over st,
 // with tier t in mode, epoch epoch.
-func tierPool(t *testing.T, st *store.PebbleStore, l *cache.Log, frames int, tier cache.Tier, mode cache.TierMode, epoch uint64) *cache.Pool {
+func tierPool(t *testing.T, st *store.PebbleStore, l *redo.Log, frames int, tier cache.Tier, mode cache.TierMode, epoch uint64) *cache.Pool {
 	t.Helper()
-	p := newPool(t, st, frames, cache.Options{Policy: cache.PolicyLRU, Tier: tier, TierMode: mode, TierDB: 7, TierEpoch: epoch})
-	p.AttachLog(l)
+	p := newPool(t, st, frames, cache.Options{Policy: cache.PolicyLRU, Tier: tier, TierMode: mode, TierDB: 7, TierEpoch: epoch, Log: l})
 	return p
 }
 

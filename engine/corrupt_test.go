@@ -17,8 +17,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/enginelab/enginelab/btree"
-	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/cache/page"
+	"github.com/enginelab/enginelab/cache/redo"
 )
 
 var corruptSeedFlag = flag.Uint64("engine.corruptseed", 20260514, "seed of TestCorruptFiles (workload and damage)")
@@ -483,7 +483,7 @@ func matchCommits(h *corruptHistory, state map[string]map[[2]int64]string) []int
 // match ErrCorrupt.
 func TestCorruptKinds(t *testing.T) {
 	require.Same(t, page.ErrCorrupt, ErrCorrupt)
-	for _, kind := range []error{ErrCorruptRow, ErrCorruptKey, btree.ErrCorruptTree, page.ErrCorruptPage, cache.ErrCorruptLog} {
+	for _, kind := range []error{ErrCorruptRow, ErrCorruptKey, btree.ErrCorruptTree, page.ErrCorruptPage, redo.ErrCorruptLog} {
 		err := fmt.Errorf("engine: check table t: %w", kind)
 		require.ErrorIs(t, err, ErrCorrupt, "%v", kind)
 		require.ErrorIs(t, err, kind)

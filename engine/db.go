@@ -15,6 +15,7 @@ import (
 	"github.com/enginelab/enginelab/btree"
 	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/cache/page"
+	"github.com/enginelab/enginelab/cache/redo"
 	"github.com/enginelab/enginelab/cache/store"
 	"github.com/enginelab/enginelab/heap"
 )
@@ -37,7 +38,7 @@ var (
 	// page, a tree, a row, a redo record), and names the database's
 	// directory when it is found by Open or by the store: check this one
 	// error rather than the kinds below it (ErrCorruptRow, ErrCorruptKey,
-	// btree.ErrCorruptTree, page.ErrCorruptPage, cache.ErrCorruptLog).
+	// btree.ErrCorruptTree, page.ErrCorruptPage, redo.ErrCorruptLog).
 	ErrCorrupt = page.ErrCorrupt
 )
 
@@ -95,9 +96,9 @@ type Options struct {
 	// default SyncCommit.
 	Commit CommitMode
 	// LogWaiter decides how a commit waits for a group sync another
-	// commit is performing; default cache.BlockingWaiter. The simulator
+	// commit is performing; default redo.BlockingWaiter. The simulator
 	// installs its scheduler here.
-	LogWaiter cache.Waiter
+	LogWaiter redo.Waiter
 	// Calls, if not nil, hears every transaction operation (Get, Insert,
 	// Update, Delete, Scan, Count, Commit, Rollback) just before it runs,
 	// with the transaction's meter: the simulator prices the work done
@@ -192,7 +193,7 @@ type DB struct {
 	pool    *cache.Pool
 	catalog *btree.Tree
 	locks   *LockManager
-	log     *cache.Log
+	log     *redo.Log
 	txSeq   atomic.Uint64
 
 	countRewrite atomic.Bool // Options.CountRewrite, switchable at run time
@@ -293,7 +294,7 @@ func Open(o *Options) (*DB, error) {
 		opts.Parker = BlockingParker{Clock: opts.Clock}
 	}
 	if opts.LogWaiter == nil {
-		opts.LogWaiter = cache.BlockingWaiter{}
+		opts.LogWaiter = redo.BlockingWaiter{}
 	}
 	if opts.CheckpointBytes == 0 {
 		opts.CheckpointBytes = 64 << 20
@@ -306,19 +307,19 @@ func Open(o *Options) (*DB, error) {
 		return nil, err
 	}
 	dbID, epoch := st.Identity()
-	pool, err := cache.NewPool(st, &cache.Options{Capacity: opts.PoolSize, Policy: opts.Policy, Clock: opts.Clock,
-		Tier: opts.Tier, TierMode: opts.TierMode, TierDB: dbID, TierEpoch: epoch, ReadAhead: opts.ReadAhead,
-		Timer: opts.FrameTimer})
-	if err != nil {
-		_ = st.Close()
-		return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
-	}
-	log, err := cache.OpenLog(st, &cache.LogOptions{Waiter: opts.LogWaiter, Volatile: st.Volatile()})
+	log, err := redo.Open(st, &redo.LogOptions{Waiter: opts.LogWaiter, Volatile: st.Volatile()})
 	if err != nil {
 		_ = st.Close()
 		return nil, damaged(st, fmt.Errorf("engine: open redo log: %w", err))
 	}
-	pool.AttachLog(log)
+	pool, err := cache.NewPool(st, &cache.Options{Capacity: opts.PoolSize, Policy: opts.Policy, Clock: opts.Clock,
+		Tier: opts.Tier, TierMode: opts.TierMode, TierDB: dbID, TierEpoch: epoch, ReadAhead: opts.ReadAhead,
+		Timer: opts.FrameTimer, Log: log})
+	if err != nil {
+		log.Close()
+		_ = st.Close()
+		return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
+	}
 	if opts.LogSync != nil {
 		log.SetSyncHook(opts.LogSync)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/enginelab/enginelab/btree"
 	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/redo"
 	"github.com/enginelab/enginelab/heap"
 )
 
@@ -111,7 +112,7 @@ type txNote struct {
 	lsn  uint64      // where recovery found it
 }
 
-var errBadNote = fmt.Errorf("%w: transaction record", cache.ErrCorruptLog)
+var errBadNote = fmt.Errorf("%w: transaction record", redo.ErrCorruptLog)
 
 type noteReader struct {
 	b   []byte
@@ -604,30 +605,30 @@ func (db *DB) maybeCheckpoint() error {
 // transactions that never finished, to be rolled back once the catalog is
 // open.
 func (db *DB) recover() (map[uint64]*loser, error) {
-	redo, keep := uint64(cache.FirstLSN), uint64(cache.FirstLSN)
+	from, keep := uint64(redo.FirstLSN), uint64(redo.FirstLSN)
 	rec, err := db.log.LoadCheckpoint()
 	if err != nil {
 		return nil, err
 	}
 	if rec != nil {
 		if len(rec) != 24 {
-			return nil, fmt.Errorf("%w: checkpoint record of %d bytes", cache.ErrCorruptLog, len(rec))
+			return nil, fmt.Errorf("%w: checkpoint record of %d bytes", redo.ErrCorruptLog, len(rec))
 		}
-		redo = binary.LittleEndian.Uint64(rec[0:])
+		from = binary.LittleEndian.Uint64(rec[0:])
 		keep = binary.LittleEndian.Uint64(rec[8:])
 		db.txSeq.Store(binary.LittleEndian.Uint64(rec[16:]))
 	}
 	losers := make(map[uint64]*loser)
-	var pages []cache.PageRedo
+	var pages []redo.PageRedo
 	bg := &cache.Meter{}
-	err = db.log.Scan(min(redo, keep), func(lsn uint64, body []byte) error {
+	err = db.log.Scan(min(from, keep), func(lsn uint64, body []byte) error {
 		var note []byte
 		var err error
-		pages, note, err = cache.DecodeMtr(body, pages)
+		pages, note, err = redo.Decode(body, pages)
 		if err != nil {
 			return fmt.Errorf("record at LSN %d: %w", lsn, err)
 		}
-		if lsn >= redo {
+		if lsn >= from {
 			for i := range pages {
 				if _, err := db.pool.Redo(bg, lsn, &pages[i]); err != nil {
 					return fmt.Errorf("redo of record at LSN %d: %w", lsn, err)
@@ -691,7 +692,7 @@ func (db *DB) rollBackLosers(losers map[uint64]*loser) error {
 		for _, c := range l.clrs {
 			if c.n >= len(l.steps) {
 				bad = fmt.Errorf("%w: compensation at LSN %d for step %d of unfinished transaction %d, which logged %d steps since the checkpoint",
-					cache.ErrCorruptLog, c.lsn, c.n, id, len(l.steps))
+					redo.ErrCorruptLog, c.lsn, c.n, id, len(l.steps))
 				break
 			}
 			u.done[c.n] = true
@@ -736,7 +737,7 @@ func (db *DB) Recovery() RecoveryStats {
 // LogStats are the redo log's totals since Open, with the checkpoints
 // taken.
 type LogStats struct {
-	cache.LogStats
+	redo.LogStats
 	Checkpoints int64
 }
 

@@ -25,9 +25,16 @@ func newStore(tb testing.TB, pageSize int) *store.PebbleStore {
 // LRU policy.
 func newPool(tb testing.TB, st store.Store, frames int) *cache.Pool {
 	tb.Helper()
+	return newPoolWithLog(tb, st, frames, nil)
+}
+
+// newPoolWithLog is newPool with the redo log lg (nil: none).
+func newPoolWithLog(tb testing.TB, st store.Store, frames int, lg cache.RedoLog) *cache.Pool {
+	tb.Helper()
 	p, err := cache.NewPool(st, &cache.Options{
 		Capacity: int64(frames) * int64(st.PageSize()),
 		Policy:   cache.PolicyLRU,
+		Log:      lg,
 	})
 	require.NoError(tb, err)
 	return p

@@ -13,6 +13,7 @@ import (
 
 	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/cache/page"
+	"github.com/enginelab/enginelab/cache/redo"
 	"github.com/enginelab/enginelab/cache/store"
 )
 
@@ -27,7 +28,7 @@ import (
 type redoRun struct {
 	st     *store.PebbleStore
 	pool   *cache.Pool
-	log    *cache.Log
+	log    *redo.Log
 	h      *Heap
 	base   uint64
 	frames int
@@ -42,10 +43,9 @@ func newRedoRun(t *testing.T, frames int) *redoRun {
 	st, err := store.OpenPebble(store.PebbleOptions{PageSize: 4096})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = st.Close() })
-	pool := newPool(t, st, frames)
-	lg, err := cache.OpenLog(st, nil)
+	lg, err := redo.Open(st, nil)
 	require.NoError(t, err)
-	pool.AttachLog(lg)
+	pool := newPoolWithLog(t, st, frames, lg)
 	h, err := Create(nil, pool, 1)
 	require.NoError(t, err)
 	require.NoError(t, pool.FlushAll(nil))
@@ -152,16 +152,16 @@ var errStopReplay = errors.New("stop replay")
 // cut, and returns how many page changes it applied (Redo reporting true).
 func replay(t *testing.T, st *store.PebbleStore, pool *cache.Pool, from, cut uint64) int {
 	t.Helper()
-	lg, err := cache.OpenLog(st, nil)
+	lg, err := redo.Open(st, nil)
 	require.NoError(t, err)
-	var pages []cache.PageRedo
+	var pages []redo.PageRedo
 	applied := 0
 	err = lg.Scan(from, func(lsn uint64, body []byte) error {
 		if lsn >= cut {
 			return errStopReplay
 		}
 		var err error
-		if pages, _, err = cache.DecodeMtr(body, pages); err != nil {
+		if pages, _, err = redo.Decode(body, pages); err != nil {
 			return err
 		}
 		for i := range pages {
@@ -185,10 +185,9 @@ func replay(t *testing.T, st *store.PebbleStore, pool *cache.Pool, from, cut uin
 // in [from, cut) and opens the heap.
 func recoverHeap(t *testing.T, st *store.PebbleStore, frames int, from, cut uint64) (*cache.Pool, *Heap) {
 	t.Helper()
-	pool := newPool(t, st, frames)
-	lg, err := cache.OpenLog(st, nil)
+	lg, err := redo.Open(st, nil)
 	require.NoError(t, err)
-	pool.AttachLog(lg)
+	pool := newPoolWithLog(t, st, frames, lg)
 	replay(t, st, pool, from, cut)
 	h, err := Open(nil, pool, 1)
 	require.NoError(t, err)
@@ -443,7 +442,7 @@ func TestInMtr(t *testing.T) {
 			if l != lsn {
 				return nil
 			}
-			pages, nt, err := cache.DecodeMtr(body, nil)
+			pages, nt, err := redo.Decode(body, nil)
 			require.NoError(t, err)
 			for _, pr := range pages {
 				ids = append(ids, pr.ID)

@@ -1,4 +1,4 @@
-package cache
+package redo
 
 import (
 	"encoding/binary"
@@ -10,44 +10,47 @@ import (
 	"github.com/enginelab/enginelab/cache/store"
 )
 
-// The redo log lives in the same pebble database as the pages, under
-// store.PrefixLog. It is a stream of framed records; a record's LSN is the offset
-// of its frame in the stream, so LSNs only grow, and they keep growing
-// across restarts (the stream continues where the stored log ends).
-//
-//	frame:  length u32 | CRC-32C of body u32 | body (an mtr record, see Mtr)
+// Log is the redo log: a stream of framed records (doc.go draws the
+// frames and how they are grouped into pebble keys) kept in the same
+// pebble database as the pages, under store.PrefixLog. A record's LSN is
+// the offset of its frame in the stream, so LSNs only grow, and they keep
+// growing across restarts (the stream continues where the stored log
+// ends).
 //
 // Records are appended to an in-memory buffer under one mutex (that order
 // is the log order). The buffer reaches pebble in chunks, one pebble key per
-// chunk ('l' + the chunk's first LSN, big-endian), written without a sync:
-// pebble keeps its own writes in order, so a page image written after a
-// chunk can never survive a crash that the chunk does not. That is the
-// write-ahead rule, enforced by Flush, which the pool calls (FlushLog)
-// before it writes a page. Sync makes the log durable; concurrent callers
-// share one sync (group commit).
+// chunk, written without a sync: pebble keeps its own writes in order, so a
+// page image written after a chunk can never survive a crash that the
+// chunk does not. That is the write-ahead rule, enforced by Flush, which the
+// buffer pool calls before it writes a page. SyncTo makes the log durable;
+// concurrent callers share one sync (group commit).
 //
 // Every pebble call the log makes goes through its store's boundary (see
-// store.PebbleStore): damaged files give an error matching page.ErrCorrupt, never a
-// panic.
+// store.PebbleStore): damaged files give an error matching page.ErrCorrupt,
+// never a panic.
 type Log struct {
 	st   *store.PebbleStore
 	opts LogOptions
 
 	// writeMu orders chunk writes: a chunk reaches pebble after every
-	// chunk before it.
+	// chunk before it. It is taken before mu, never while holding it.
 	writeMu sync.Mutex
 
+	// mu guards every field below: the buffer and the LSNs that say how
+	// far the stream is written and synced, the sync in progress, the
+	// chunk index, the stats and closed. It is never held during a pebble
+	// call or a sync.
 	mu       sync.Mutex
 	buf      []byte // records from bufStart (== written) to end
 	spare    []byte
 	bufStart uint64
-	end      uint64 // LSN of the next record
-	written  uint64 // records below are in pebble
-	durable  uint64 // records below are synced
-	syncing  bool
-	syncDone chan struct{}
-	ckptEnd  uint64   // log end at the last checkpoint
-	chunks   []uint64 // first LSN of every stored chunk, ascending
+	end      uint64        // LSN of the next record
+	written  uint64        // records below are in pebble
+	durable  uint64        // records below are synced
+	syncing  bool          // a SyncTo is leading a sync
+	syncDone chan struct{} // closed when that sync ends
+	ckptEnd  uint64        // log end at the last checkpoint
+	chunks   []uint64      // first LSN of every stored chunk, ascending
 	stats    LogStats
 	closed   bool
 	syncHook func()
@@ -105,8 +108,8 @@ type LogOptions struct {
 // logged" in a page header.
 const FirstLSN = 8
 
-// ErrLogClosed means the log was closed.
-var ErrLogClosed = errors.New("cache: redo log closed")
+// ErrClosed means the log was closed.
+var ErrClosed = errors.New("cache: redo log closed")
 
 func logKey(lsn uint64) []byte {
 	k := make([]byte, 9)
@@ -115,9 +118,9 @@ func logKey(lsn uint64) []byte {
 	return k
 }
 
-// OpenLog opens the log stored in st. It reads the chunk index (not the
+// Open opens the log stored in st. It reads the chunk index (not the
 // records: Scan does that) to learn where the stream ends.
-func OpenLog(st *store.PebbleStore, o *LogOptions) (*Log, error) {
+func Open(st *store.PebbleStore, o *LogOptions) (*Log, error) {
 	l := &Log{st: st, syncDone: make(chan struct{})}
 	if o != nil {
 		l.opts = *o
@@ -165,19 +168,11 @@ func OpenLog(st *store.PebbleStore, o *LogOptions) (*Log, error) {
 	return l, nil
 }
 
-// AttachLog makes the pool's mtrs write to l and its write-outs obey the
-// write-ahead rule against it.
-func (p *Pool) AttachLog(l *Log) {
-	p.log = l
-	p.opts.FlushLog = l.Flush
-}
-
-// Log returns the attached log (nil without one).
-func (p *Pool) Log() *Log { return p.log }
-
-// append adds one record and returns its LSN; stamp runs under the log
-// mutex with that LSN, so record order and LSN order agree.
-func (l *Log) append(m *Meter, body []byte, stamp func(lsn uint64)) uint64 {
+// Append adds one record (body: an encoded mtr record, Encode) and returns
+// its LSN. stamp, if not nil, runs under the log's mutex with that LSN, so
+// that record order and LSN order agree: the mini-transaction stamps its
+// pages' headers there. c, if not nil, counts the record and its bytes.
+func (l *Log) Append(c *Counts, body []byte, stamp func(lsn uint64)) uint64 {
 	var hdr [8]byte
 	binary.LittleEndian.PutUint32(hdr[:], uint32(len(body)))
 	binary.LittleEndian.PutUint32(hdr[4:], page.CRC32C(body))
@@ -189,11 +184,13 @@ func (l *Log) append(m *Meter, body []byte, stamp func(lsn uint64)) uint64 {
 	l.end += uint64(n)
 	l.stats.Records++
 	l.stats.Bytes += n
-	stamp(lsn)
+	if stamp != nil {
+		stamp(lsn)
+	}
 	l.mu.Unlock()
-	if m != nil {
-		m.LogRecords++
-		m.LogBytes += n
+	if c != nil {
+		c.LogRecords++
+		c.LogBytes += n
 	}
 	return lsn
 }
@@ -234,7 +231,8 @@ func (l *Log) Buffered() int {
 }
 
 // Flush writes the log to pebble (without a sync) at least past the record
-// at lsn. It is the pool's FlushLog hook.
+// at lsn. The buffer pool calls it before it writes a page whose LSN is lsn
+// (the write-ahead rule).
 func (l *Log) Flush(lsn uint64) error {
 	l.mu.Lock()
 	w := l.written
@@ -252,7 +250,7 @@ func (l *Log) write() error {
 	l.mu.Lock()
 	if l.closed {
 		l.mu.Unlock()
-		return ErrLogClosed
+		return ErrClosed
 	}
 	if len(l.buf) == 0 {
 		l.mu.Unlock()
@@ -292,23 +290,23 @@ func (l *Log) MaybeWrite() error {
 // SyncTo returns when every record below upto is durable. Callers that
 // arrive while a sync is in progress wait for it (through the Waiter) and
 // then, if it did not cover them, the first of them leads the next: one
-// sync serves every commit that arrived during the previous one. m counts
-// the syncs this caller led.
-func (l *Log) SyncTo(m *Meter, upto uint64) error {
+// sync serves every commit that arrived during the previous one. c, if not
+// nil, counts the syncs this caller led and the syncs it waited for.
+func (l *Log) SyncTo(c *Counts, upto uint64) error {
 	l.mu.Lock()
 	l.stats.SyncedCommits++
 	upto = min(upto, l.end) // nothing past the end can be waited for
 	for l.durable < upto {
 		if l.closed {
 			l.mu.Unlock()
-			return ErrLogClosed
+			return ErrClosed
 		}
 		if l.syncing {
 			ch := l.syncDone
 			l.mu.Unlock()
 			l.opts.Waiter.Wait(ch)
-			if m != nil {
-				m.LogSyncWaits++
+			if c != nil {
+				c.LogSyncWaits++
 			}
 			l.mu.Lock()
 			continue
@@ -333,8 +331,8 @@ func (l *Log) SyncTo(m *Meter, upto uint64) error {
 			return fmt.Errorf("cache: sync redo log: %w", err)
 		}
 		l.stats.Syncs++
-		if m != nil {
-			m.LogSyncs++
+		if c != nil {
+			c.LogSyncs++
 		}
 		if target > l.durable {
 			l.durable = target
@@ -371,40 +369,6 @@ func (l *Log) Checkpointed(lsn, keep uint64) error {
 		return fmt.Errorf("cache: drop redo log below LSN %d: %w", upto, err)
 	}
 	return nil
-}
-
-// checkpointKey holds the engine's checkpoint record, beside the page-size
-// record under the metadata prefix.
-var checkpointKey = []byte{store.PrefixMeta, 'c', 'k', 'p', 't'}
-
-// SaveCheckpoint stores rec, the layer above's checkpoint record, durably.
-// The log buffer is written first, so the synced write makes every record
-// before it durable too: a checkpoint never names an LSN past the stored
-// log, which after a crash would let new records reuse LSNs below it.
-func (l *Log) SaveCheckpoint(rec []byte) error {
-	if err := l.write(); err != nil {
-		return err
-	}
-	if err := l.st.Set("save checkpoint", checkpointKey, rec, !l.opts.Volatile); err != nil {
-		return fmt.Errorf("cache: save checkpoint: %w", err)
-	}
-	l.mu.Lock()
-	l.durable = max(l.durable, l.written)
-	l.mu.Unlock()
-	return nil
-}
-
-// LoadCheckpoint returns the last saved checkpoint record, or nil.
-func (l *Log) LoadCheckpoint() ([]byte, error) {
-	var rec []byte
-	found, err := l.st.Get("load checkpoint", checkpointKey, func(v []byte) { rec = append([]byte{}, v...) })
-	if err != nil {
-		return nil, fmt.Errorf("cache: load checkpoint: %w", err)
-	}
-	if !found {
-		return nil, nil
-	}
-	return rec, nil
 }
 
 // Close refuses further writes; records not yet written are lost (a clean
