@@ -9,6 +9,7 @@ import (
 	"github.com/enginelab/enginelab/cache/page"
 	"github.com/enginelab/enginelab/cache/redo"
 	"github.com/enginelab/enginelab/cache/store"
+	"github.com/enginelab/enginelab/cache/tier"
 )
 
 // Clock tells the time to anything whose behaviour depends on it (the
@@ -98,13 +99,13 @@ type Options struct {
 	// (structure tests): mtrs take no snapshots and write no records, and
 	// pages are written without a flush.
 	Log RedoLog
-	// Tier, if not nil, is a page cache behind the pool (see Tier): a miss
-	// asks it before the store. The pool does not own it (nor close it).
-	// Its staleness guarantee rests on LSNs: every page change must be
+	// Tier, if not nil, is a page cache behind the pool (see tier.Tier): a
+	// miss asks it before the store. The pool does not own it (nor close
+	// it). Its staleness guarantee rests on LSNs: every page change must be
 	// logged (Log), so that a newer image carries a newer LSN.
-	Tier Tier
-	// TierMode is where pages enter the tier; default TierExclusive.
-	TierMode TierMode
+	Tier tier.Tier
+	// TierMode is where pages enter the tier; default tier.Exclusive.
+	TierMode tier.Mode
 	// ReadAhead turns on linear read-ahead (InnoDB's): when a caller
 	// first touches the last page of an extent and at least
 	// ReadAheadThreshold pages of that extent were first touched in
@@ -120,7 +121,7 @@ type Options struct {
 	Timer FrameTimer
 	// TierDB and TierEpoch go into every tier key: the database's id and
 	// the number of this open, so that no other database and no earlier
-	// open can hand this pool a page (see TierKey).
+	// open can hand this pool a page (see tier.Key).
 	TierDB, TierEpoch uint64
 }
 
@@ -155,9 +156,9 @@ func (o Options) Validate(pageSize int) error {
 		return fmt.Errorf("%w: read-ahead threshold %d: want 0 to %d", ErrInvalidConfig, o.ReadAheadThreshold, ExtentPages)
 	}
 	switch o.TierMode {
-	case TierExclusive, TierInclusive:
+	case tier.Exclusive, tier.Inclusive:
 	default:
-		return fmt.Errorf("%w: tier mode %q: want %q or %q", ErrInvalidConfig, o.TierMode, TierExclusive, TierInclusive)
+		return fmt.Errorf("%w: tier mode %q: want %q or %q", ErrInvalidConfig, o.TierMode, tier.Exclusive, tier.Inclusive)
 	}
 	return nil
 }
@@ -179,7 +180,7 @@ func (o *Options) ensureDefaults() {
 		o.Clock = WallClock{}
 	}
 	if o.TierMode == "" {
-		o.TierMode = TierExclusive
+		o.TierMode = tier.Exclusive
 	}
 	if o.ReadAheadThreshold == 0 {
 		o.ReadAheadThreshold = 56
@@ -196,8 +197,10 @@ func (o *Options) ensureDefaults() {
 // held across a call that waits for another transaction, and the pool's
 // own lock is never held while waiting for a latch or doing I/O.
 type Page struct {
-	pool  *Pool
-	buf   []byte
+	pool *Pool
+	buf  []byte
+	// latch guards the bytes of buf (and modCount): shared to read them,
+	// exclusive to change them.
 	latch sync.RWMutex
 
 	// ioMu serialises write-outs of this frame, so that two flushers can
@@ -314,6 +317,9 @@ type Pool struct {
 
 	scratch sync.Pool // *[]byte write-out buffers
 
+	// mu guards the fields inside it, and the frames' fields marked
+	// "Guarded by pool.mu" (Page). It is never held during I/O, a tier
+	// call or a latch wait.
 	mu struct {
 		sync.Mutex
 		cond     sync.Cond // signalled when a pin drops to zero or a load ends
@@ -330,8 +336,10 @@ type Pool struct {
 
 	log RedoLog // Options.Log; nil: no log
 
+	// lsnMu guards lsns, the newest LSN known for each page, by space
+	// (KnownLSN).
 	lsnMu sync.Mutex
-	lsns  map[uint32][]uint64 // newest LSN known for each page, by space
+	lsns  map[uint32][]uint64
 }
 
 // NewPool creates a pool over st. Invalid options are refused before any
@@ -647,7 +655,7 @@ func (p *Pool) load(m *Meter, r *Reservation, id page.ID, create bool, k page.Ki
 					m.StoreReadBytes += int64(p.pageSize)
 				}
 			}
-			if err == nil && p.opts.Tier != nil && p.opts.TierMode == TierInclusive {
+			if err == nil && p.opts.Tier != nil && p.opts.TierMode == tier.Inclusive {
 				p.tierPut(m, id, f.buf) // the frame is still private: a store image, sealed
 			}
 		}
@@ -749,7 +757,7 @@ func (p *Pool) grabFrameLocked(m *Meter) (*Page, error) {
 			p.mu.bg.ReadAheadUnused++ // read for nothing
 			v.readAhead = false
 		}
-		if p.opts.Tier != nil && p.opts.TierMode == TierExclusive && v.kind != page.KindFree {
+		if p.opts.Tier != nil && p.opts.TierMode == tier.Exclusive && v.kind != page.KindFree {
 			// The frame is now private to this caller (out of the table,
 			// unpinned, clean), so the push can copy it without the lock.
 			// The store already holds this image (a dirty page was
@@ -804,7 +812,7 @@ func (p *Pool) writeOut(m *Meter, f *Page) error {
 		return fmt.Errorf("cache: write page %s: %w", id, err)
 	}
 	p.noteLSN(id, lsn)
-	if p.opts.Tier != nil && p.opts.TierMode == TierInclusive {
+	if p.opts.Tier != nil && p.opts.TierMode == tier.Inclusive {
 		p.tierPut(m, id, buf) // sealed above
 	}
 	return nil

@@ -1,14 +1,17 @@
 package cache
 
-import "github.com/enginelab/enginelab/cache/page"
+import (
+	"github.com/enginelab/enginelab/cache/page"
+	"github.com/enginelab/enginelab/cache/tier"
+)
 
 // The pool's side of the remote tier (Options.Tier). Every call to the
 // tier happens without the pool's lock: a memcached round trip must not
 // stall the other callers. A tier that fails is a miss, counted; no caller
 // ever fails because of the tier.
 
-func (p *Pool) tierKey(id page.ID) TierKey {
-	return TierKey{DB: p.opts.TierDB, Epoch: p.opts.TierEpoch, ID: id}
+func (p *Pool) tierKey(id page.ID) tier.Key {
+	return tier.Key{DB: p.opts.TierDB, Epoch: p.opts.TierEpoch, ID: id}
 }
 
 // tierGet asks the tier for page id into buf (a private frame) and reports
@@ -53,7 +56,7 @@ func (p *Pool) tierGet(m *Meter, id page.ID, buf []byte) bool {
 		m.TierHits++
 		m.TierBytesIn += int64(p.pageSize)
 	}
-	if p.opts.TierMode == TierExclusive {
+	if p.opts.TierMode == tier.Exclusive {
 		err := t.Delete(p.tierKey(id))
 		if m != nil {
 			m.TierDeletes++

@@ -17,6 +17,7 @@ import (
 	"github.com/enginelab/enginelab/cache/page"
 	"github.com/enginelab/enginelab/cache/redo"
 	"github.com/enginelab/enginelab/cache/store"
+	"github.com/enginelab/enginelab/cache/tier"
 	"github.com/enginelab/enginelab/heap"
 )
 
@@ -117,10 +118,10 @@ type Options struct {
 	// 64 MiB. Recovery redoes at most about this much log.
 	CheckpointBytes int64
 	// Tier, if not nil, is a remote page cache behind the buffer pool
-	// (cache.Tier); TierMode places pages in it (default exclusive). The
+	// (tier.Tier); TierMode places pages in it (default exclusive). The
 	// database does not close it.
-	Tier     cache.Tier
-	TierMode cache.TierMode
+	Tier     tier.Tier
+	TierMode tier.Mode
 	// ReadAhead turns on the pool's linear read-ahead (cache.Options); off
 	// by default in the library, on by default in the command, as InnoDB
 	// has it.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/cache/page"
+	"github.com/enginelab/enginelab/cache/tier"
 	"github.com/enginelab/enginelab/internal/memlimit"
 )
 
@@ -37,13 +38,13 @@ func (o *Options) memoryLimit() (int64, string, error) {
 // MemoryEstimate is what Open's check counts for o: the buffer pool at
 // its capacity (default 64 MiB) with every frame's overhead
 // (cache.PoolMemory), the remote tier's budget where it lives in this
-// process (cache.InProcessBytes: a memcached tier costs nothing here) and
+// process (tier.InProcessBytes: a memcached tier costs nothing here) and
 // StoreOverhead. An in-memory store's pages (Dir and FS unset) come on
 // top: how many there will be depends on the data put in, which Open
 // cannot know, so the check leaves them out and says so. sim's check
 // (sim.TPCCConfig.MemoryEstimate) knows the data and counts them.
 func (o *Options) MemoryEstimate() int64 {
-	return cache.PoolMemory(o.poolSize(), o.pageSize()) + cache.InProcessBytes(o.Tier) + StoreOverhead
+	return cache.PoolMemory(o.poolSize(), o.pageSize()) + tier.InProcessBytes(o.Tier) + StoreOverhead
 }
 
 // poolSize is PoolSize or its default (cache.Options.Capacity's).
@@ -77,9 +78,9 @@ func (o *Options) checkMemory() error {
 		return nil
 	}
 	pool, ps := o.poolSize(), o.pageSize()
-	tier := ""
-	if n := cache.InProcessBytes(o.Tier); n > 0 {
-		tier = fmt.Sprintf(", the remote tier (%s in this process)", iBytes(n))
+	tierNote := ""
+	if n := tier.InProcessBytes(o.Tier); n > 0 {
+		tierNote = fmt.Sprintf(", the remote tier (%s in this process)", iBytes(n))
 	}
 	store := ""
 	if o.Dir == "" && o.FS == nil {
@@ -92,7 +93,7 @@ func (o *Options) checkMemory() error {
 		fix = fmt.Sprintf("Make PoolSize at most %s", iBytes(fits))
 	}
 	return fmt.Errorf("%w: %w: the buffer pool (PoolSize %s, %s with its frames' overhead)%s and the store's memtables and cache (%s) need about %s, more than the %s this process may use (%s)%s. %s, or set Options.SkipMemoryCheck to open anyway",
-		ErrInvalidOptions, ErrInsufficientMemory, iBytes(pool), iBytes(cache.PoolMemory(pool, ps)), tier, iBytes(StoreOverhead),
+		ErrInvalidOptions, ErrInsufficientMemory, iBytes(pool), iBytes(cache.PoolMemory(pool, ps)), tierNote, iBytes(StoreOverhead),
 		iBytes(need), iBytes(limit), source, store, fix)
 }
 

@@ -7,6 +7,8 @@ import (
 
 	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/cache/page"
+	"github.com/enginelab/enginelab/cache/tier"
+	"github.com/enginelab/enginelab/cache/tier/lru"
 )
 
 // Open refuses a pool larger than the memory the process may use, before
@@ -39,10 +41,10 @@ func TestOpenRefusesPoolOverLimit(t *testing.T) {
 // An in-process tier counts its budget; the in-memory store's pages are
 // not counted, and the message says so.
 func TestOpenMemoryCheckCountsTier(t *testing.T) {
-	tier, err := cache.NewLRUTier(512 << 20)
+	tr, err := lru.New(512 << 20)
 	require.NoError(t, err)
-	defer tier.Close()
-	o := &Options{PoolSize: 64 << 20, Tier: tier, MemoryLimit: 512 << 20}
+	defer tr.Close()
+	o := &Options{PoolSize: 64 << 20, Tier: tr, MemoryLimit: 512 << 20}
 	require.Equal(t, cache.PoolMemory(64<<20, page.DefaultSize)+512<<20+StoreOverhead, o.MemoryEstimate())
 	_, err = Open(o)
 	require.ErrorIs(t, err, ErrInsufficientMemory)
@@ -50,7 +52,7 @@ func TestOpenMemoryCheckCountsTier(t *testing.T) {
 	require.Contains(t, err.Error(), "the in-memory store's pages come on top and are not counted")
 	require.Contains(t, err.Error(), "Make the remote tier smaller", "no pool fits beside it")
 
-	o.Tier = cache.NewNullTier()
+	o.Tier = tier.NewNullTier()
 	require.Equal(t, cache.PoolMemory(64<<20, page.DefaultSize)+StoreOverhead, o.MemoryEstimate(), "a tier that keeps nothing")
 	db, err := Open(o)
 	require.NoError(t, err)

@@ -237,7 +237,7 @@ func (c *TPCCConfig) memoryEstimate(hostCores int) MemoryEstimate {
 }
 
 // tierInProcess says whether c's remote tier keeps its pages in this
-// process (cache.InProcessBytes: memcached's are the servers').
+// process (tier.InProcessBytes: memcached's are the servers').
 func (c *TPCCConfig) tierInProcess() bool {
 	switch c.Remote.Backend {
 	case "", "none", "memcached":

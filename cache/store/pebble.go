@@ -486,7 +486,7 @@ func OpenPebble(o PebbleOptions) (*PebbleStore, error) {
 
 // Identity returns the database's id (random, chosen when the database was
 // created) and the epoch of this open (1 for the first, one more at each
-// open after). Remote tier keys carry both (TierKey).
+// open after). Remote tier keys carry both (tier.Key).
 func (s *PebbleStore) Identity() (id, epoch uint64) { return s.id, s.epoch }
 
 // openIdentity reads the database's id and last epoch, or chooses an id

@@ -20,6 +20,7 @@ import (
 
 	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/cache/page"
+	"github.com/enginelab/enginelab/cache/tier"
 	"github.com/enginelab/enginelab/engine"
 	"github.com/enginelab/enginelab/sim"
 	"github.com/enginelab/enginelab/tpcc"
@@ -212,7 +213,7 @@ func (f *tpccFlags) config() (sim.TPCCConfig, error) {
 		Duration: f.duration, Warmup: f.warmup, StockLevelNoLowerBound: f.stockNoLower, KeyingAndThink: f.keyingThink,
 		Seed: f.seed, CountRewrite: f.countRewrite, PageSize: f.pageSize, PoolSize: f.pool.n,
 		PoolPolicy: cache.PolicyKind(f.policy.value), SyncCommit: f.syncCommit, Dir: f.dir,
-		Remote: f.remote.spec, RemoteMode: cache.TierMode(f.remoteMode.value), RemoteSize: f.remoteSize.n,
+		Remote: f.remote.spec, RemoteMode: tier.Mode(f.remoteMode.value), RemoteSize: f.remoteSize.n,
 		MemoryLimit: f.memoryLimit.n, IgnoreMemoryLimit: f.ignoreMemoryLimit, InMemoryOnly: f.compare != "",
 		ReadAhead: f.readAhead.value == "on",
 		Mode:      sim.Mode(f.mode.value),

@@ -1,4 +1,4 @@
-package cache
+package tier
 
 import (
 	"bufio"
@@ -34,7 +34,7 @@ var ErrBadTrace = errors.New("cache: malformed page trace")
 // TraceEvent is one call recorded in a trace.
 type TraceEvent struct {
 	Op    byte    // TraceGet, TracePut or TraceDelete
-	ID    page.ID // the page (TierKey.ID)
+	ID    page.ID // the page (Key.ID)
 	Bytes int32   // the page's length
 }
 
@@ -80,8 +80,8 @@ type TraceEvent struct {
 // rules with each policy's own answers (see sim.ReplayTrace). The DB and
 // Epoch of the keys are not recorded: within one run they are constant.
 type Trace struct {
-	PageSize int      // the header's page_size
-	Mode     TierMode // the header's mode: where the pool put pages in the tier
+	PageSize int  // the header's page_size
+	Mode     Mode // the header's mode: where the pool put pages in the tier
 	Events   []TraceEvent
 }
 
@@ -113,6 +113,8 @@ type TraceTier struct {
 	inner    Tier
 	pageSize int
 
+	// mu guards the writer, the line buffer and the first error: a call
+	// appends its line under it and forwards outside it.
 	mu struct {
 		sync.Mutex
 		w    *bufio.Writer
@@ -125,12 +127,12 @@ var _ Tier = (*TraceTier)(nil)
 
 // NewTraceTier returns a tier that records to w every call and forwards it
 // to inner (a NullTier when inner is nil). The header is written at once
-// with pageSize (page.ValidSize) and mode (TierExclusive or TierInclusive);
+// with pageSize (page.ValidSize) and mode (Exclusive or Inclusive);
 // otherwise nothing is recorded and Flush returns an error wrapping
 // ErrInvalidConfig (the constructor has no error, so that a recording tier
 // can be put wherever a tier goes). Lines are buffered: call Flush (or
 // Close) before reading w. The caller owns w: Close does not close it.
-func NewTraceTier(inner Tier, w io.Writer, pageSize int, mode TierMode) *TraceTier {
+func NewTraceTier(inner Tier, w io.Writer, pageSize int, mode Mode) *TraceTier {
 	if inner == nil {
 		inner = NewNullTier()
 	}
@@ -140,8 +142,8 @@ func NewTraceTier(inner Tier, w io.Writer, pageSize int, mode TierMode) *TraceTi
 	case !page.ValidSize(pageSize):
 		t.mu.err = fmt.Errorf("%w: trace tier page size %d: want a power of two from %d to %d",
 			ErrInvalidConfig, pageSize, page.MinSize, page.MaxSize)
-	case mode != TierExclusive && mode != TierInclusive:
-		t.mu.err = fmt.Errorf("%w: trace tier mode %q: want %s or %s", ErrInvalidConfig, mode, TierExclusive, TierInclusive)
+	case mode != Exclusive && mode != Inclusive:
+		t.mu.err = fmt.Errorf("%w: trace tier mode %q: want %s or %s", ErrInvalidConfig, mode, Exclusive, Inclusive)
 	default:
 		_, t.mu.err = fmt.Fprintf(t.mu.w, "%s page_size=%d mode=%s\n", traceMagic, pageSize, mode)
 	}
@@ -167,26 +169,26 @@ func (t *TraceTier) record(op byte, id page.ID, n int) {
 }
 
 // Get implements Tier: it records a get of len(dst) bytes and forwards.
-func (t *TraceTier) Get(k TierKey, lsn uint64, dst []byte) (bool, error) {
+func (t *TraceTier) Get(k Key, lsn uint64, dst []byte) (bool, error) {
 	t.record(TraceGet, k.ID, len(dst))
 	return t.inner.Get(k, lsn, dst)
 }
 
 // Put implements Tier: it records a put of len(page) bytes and forwards.
-func (t *TraceTier) Put(k TierKey, lsn uint64, page []byte) (bool, error) {
+func (t *TraceTier) Put(k Key, lsn uint64, page []byte) (bool, error) {
 	t.record(TracePut, k.ID, len(page))
 	return t.inner.Put(k, lsn, page)
 }
 
 // Delete implements Tier: it records a delete of a page of the trace's
 // page size and forwards.
-func (t *TraceTier) Delete(k TierKey) error {
+func (t *TraceTier) Delete(k Key) error {
 	t.record(TraceDelete, k.ID, t.pageSize)
 	return t.inner.Delete(k)
 }
 
 // Stats implements Tier: the inner tier's counters.
-func (t *TraceTier) Stats() TierStats { return t.inner.Stats() }
+func (t *TraceTier) Stats() Stats { return t.inner.Stats() }
 
 // Name implements Tier: the inner tier's name, so that a report names the
 // policy that answered, recorded or not.
@@ -236,7 +238,7 @@ var _ Tier = (*NullTier)(nil)
 func NewNullTier() *NullTier { return &NullTier{} }
 
 // Get implements Tier: always a miss.
-func (t *NullTier) Get(k TierKey, lsn uint64, dst []byte) (bool, error) {
+func (t *NullTier) Get(k Key, lsn uint64, dst []byte) (bool, error) {
 	t.gets.Add(1)
 	if t.closed.Load() {
 		t.errors.Add(1)
@@ -246,7 +248,7 @@ func (t *NullTier) Get(k TierKey, lsn uint64, dst []byte) (bool, error) {
 }
 
 // Put implements Tier: accepted, and forgotten.
-func (t *NullTier) Put(k TierKey, lsn uint64, page []byte) (bool, error) {
+func (t *NullTier) Put(k Key, lsn uint64, page []byte) (bool, error) {
 	t.puts.Add(1)
 	if t.closed.Load() {
 		t.errors.Add(1)
@@ -256,7 +258,7 @@ func (t *NullTier) Put(k TierKey, lsn uint64, page []byte) (bool, error) {
 }
 
 // Delete implements Tier.
-func (t *NullTier) Delete(k TierKey) error {
+func (t *NullTier) Delete(k Key) error {
 	t.deletes.Add(1)
 	if t.closed.Load() {
 		t.errors.Add(1)
@@ -266,8 +268,8 @@ func (t *NullTier) Delete(k TierKey) error {
 }
 
 // Stats implements Tier.
-func (t *NullTier) Stats() TierStats {
-	return TierStats{Gets: t.gets.Load(), Puts: t.puts.Load(), Deletes: t.deletes.Load(), Errors: t.errors.Load()}
+func (t *NullTier) Stats() Stats {
+	return Stats{Gets: t.gets.Load(), Puts: t.puts.Load(), Deletes: t.deletes.Load(), Errors: t.errors.Load()}
 }
 
 // Name implements Tier.
@@ -342,9 +344,9 @@ func (tr *Trace) parseHeader(s string) error {
 			}
 			tr.PageSize, sawSize = n, true
 		case "mode":
-			m := TierMode(v)
-			if sawMode || (m != TierExclusive && m != TierInclusive) {
-				return fmt.Errorf("header mode=%s: want one, %s or %s", truncate(v), TierExclusive, TierInclusive)
+			m := Mode(v)
+			if sawMode || (m != Exclusive && m != Inclusive) {
+				return fmt.Errorf("header mode=%s: want one, %s or %s", truncate(v), Exclusive, Inclusive)
 			}
 			tr.Mode, sawMode = m, true
 		default:

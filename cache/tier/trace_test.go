@@ -1,4 +1,4 @@
-package cache_test
+package tier_test
 
 import (
 	"bytes"
@@ -9,34 +9,36 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/cache/page"
+	"github.com/enginelab/enginelab/cache/tier"
+	"github.com/enginelab/enginelab/cache/tier/lru"
+	"github.com/enginelab/enginelab/cache/tier/tiertest"
 )
 
 // A TraceTier over an LRU tier forwards every call (the tier answers as
 // it would alone), and the file it writes reads back as exactly the calls
 // made, in order.
 func TestTraceTierRoundTrip(t *testing.T) {
-	lru, err := cache.NewLRUTier(2 * (testPageSize + cache.TierItemOverhead))
+	inner, err := lru.New(2 * (testPageSize + tier.ItemOverhead))
 	require.NoError(t, err)
 	var buf bytes.Buffer
-	tt := cache.NewTraceTier(lru, &buf, testPageSize, cache.TierExclusive)
+	tt := tier.NewTraceTier(inner, &buf, testPageSize, tier.Exclusive)
 	require.Equal(t, "lru", tt.Name(), "the inner tier's name")
 
 	dst := make([]byte, testPageSize)
 	get := func(space, page uint32) bool {
 		t.Helper()
-		found, err := tt.Get(tkey(7, 1, space, page), 0, dst)
+		found, err := tt.Get(tiertest.Key(7, 1, space, page), 0, dst)
 		require.NoError(t, err)
 		if found {
-			require.Equal(t, tierPage(testPageSize, tkey(7, 1, space, page), 1), dst)
+			require.Equal(t, tiertest.Page(testPageSize, tiertest.Key(7, 1, space, page), 1), dst)
 		}
 		return found
 	}
 	put := func(space, page uint32) {
 		t.Helper()
-		k := tkey(7, 1, space, page)
-		stored, err := tt.Put(k, 1, tierPage(testPageSize, k, 1))
+		k := tiertest.Key(7, 1, space, page)
+		stored, err := tt.Put(k, 1, tiertest.Page(testPageSize, k, 1))
 		require.NoError(t, err)
 		require.True(t, stored)
 	}
@@ -47,25 +49,25 @@ func TestTraceTierRoundTrip(t *testing.T) {
 	put(2, 10) // room for two: evicts 1:10, the least recently used
 	require.False(t, get(1, 10))
 	require.True(t, get(1, 11))
-	require.NoError(t, tt.Delete(tkey(7, 1, 1, 11)))
+	require.NoError(t, tt.Delete(tiertest.Key(7, 1, 1, 11)))
 	require.False(t, get(1, 11))
-	require.Equal(t, []cache.TierKey{tkey(7, 1, 2, 10)}, lru.Order())
+	require.Equal(t, []tier.Key{tiertest.Key(7, 1, 2, 10)}, inner.Order())
 	// A get with another length is recorded with it.
-	_, err = tt.Get(tkey(7, 1, 3, 3), 0, make([]byte, 100))
+	_, err = tt.Get(tiertest.Key(7, 1, 3, 3), 0, make([]byte, 100))
 	require.NoError(t, err)
 	require.NoError(t, tt.Flush())
 
 	require.True(t, strings.HasPrefix(buf.String(), "# enginelab page trace v1 page_size=4096 mode=exclusive\ng 1 10 4096\np 1 10 4096\n"),
 		"the documented format:\n%s", buf.String())
-	tr, err := cache.ReadTrace(bytes.NewReader(buf.Bytes()))
+	tr, err := tier.ReadTrace(bytes.NewReader(buf.Bytes()))
 	require.NoError(t, err)
 	require.Equal(t, testPageSize, tr.PageSize)
-	require.Equal(t, cache.TierExclusive, tr.Mode)
-	ev := func(op byte, space, page uint32) cache.TraceEvent {
-		return cache.TraceEvent{Op: op, ID: pid(space, page), Bytes: testPageSize}
+	require.Equal(t, tier.Exclusive, tr.Mode)
+	ev := func(op byte, space, page uint32) tier.TraceEvent {
+		return tier.TraceEvent{Op: op, ID: pid(space, page), Bytes: testPageSize}
 	}
-	const g, p, d = cache.TraceGet, cache.TracePut, cache.TraceDelete
-	require.Equal(t, []cache.TraceEvent{
+	const g, p, d = tier.TraceGet, tier.TracePut, tier.TraceDelete
+	require.Equal(t, []tier.TraceEvent{
 		ev(g, 1, 10), ev(p, 1, 10), ev(g, 1, 10), ev(p, 1, 11), ev(p, 2, 10),
 		ev(g, 1, 10), ev(g, 1, 11), ev(d, 1, 11), ev(g, 1, 11),
 		{Op: g, ID: pid(3, 3), Bytes: 100},
@@ -73,64 +75,25 @@ func TestTraceTierRoundTrip(t *testing.T) {
 	require.Equal(t, 4, tr.Pages(), "1:10, 1:11, 2:10, 3:3")
 
 	// The inner tier got every call, and the trace tier reports its counters.
-	want := cache.TierStats{Items: 1, Bytes: testPageSize + cache.TierItemOverhead, Capacity: 2 * (testPageSize + cache.TierItemOverhead),
+	want := tier.Stats{Items: 1, Bytes: testPageSize + tier.ItemOverhead, Capacity: 2 * (testPageSize + tier.ItemOverhead),
 		Puts: 3, Evictions: 1, Gets: 6, Hits: 2, Deletes: 1}
-	require.Equal(t, want, lru.Stats())
+	require.Equal(t, want, inner.Stats())
 	require.Equal(t, want, tt.Stats())
 
 	// Close closes the inner tier; the calls after it are recorded and fail there.
 	require.NoError(t, tt.Close())
-	_, err = tt.Get(tkey(7, 1, 1, 10), 0, dst)
-	require.ErrorIs(t, err, cache.ErrClosed)
+	_, err = tt.Get(tiertest.Key(7, 1, 1, 10), 0, dst)
+	require.ErrorIs(t, err, tier.ErrClosed)
 	require.NoError(t, tt.Flush())
 	require.True(t, strings.HasSuffix(buf.String(), "g 3 3 100\ng 1 10 4096\n"), buf.String())
-}
-
-// A trace recorded from a pool over a NullTier is the pool's demand: in
-// exclusive mode a get for every miss and a put for every eviction, and
-// no deletes, since nothing is ever found.
-func TestTraceTierPool(t *testing.T) {
-	st := newStore(t)
-	putPages(t, st, 1, 0, 17)
-	var buf bytes.Buffer
-	tt := cache.NewTraceTier(nil, &buf, testPageSize, cache.TierExclusive)
-	p := newPool(t, st, 16, cache.Options{Tier: tt, TierMode: cache.TierExclusive, Policy: cache.PolicyLRU})
-	order := []uint32{}
-	for n := range uint32(18) {
-		order = append(order, n)
-	}
-	for _, n := range append(order, 0) {
-		pg, err := p.Fetch(nil, pid(1, n))
-		require.NoError(t, err)
-		pg.Unpin(false)
-	}
-	require.NoError(t, tt.Flush())
-	tr, err := cache.ReadTrace(&buf)
-	require.NoError(t, err)
-	var got []string
-	for _, e := range tr.Events {
-		got = append(got, fmt.Sprintf("%c %s", e.Op, e.ID))
-		require.Equal(t, int32(testPageSize), e.Bytes)
-	}
-	// Sixteen frames, LRU: pages 0 to 15 fill them; 16 evicts 0, 17
-	// evicts 1, and 0 again evicts 2. The pool frees a frame (and pushes
-	// its page) before it asks the tier for the page it wants.
-	var want []string
-	for n := range 16 {
-		want = append(want, fmt.Sprintf("g 1:%d", n))
-	}
-	want = append(want, "p 1:0", "g 1:16", "p 1:1", "g 1:17", "p 1:2", "g 1:0")
-	require.Equal(t, want, got)
-	require.Equal(t, "null", tt.Name())
-	require.Equal(t, cache.TierStats{Gets: 19, Puts: 3}, tt.Stats(), "the null tier's counters")
 }
 
 // A NullTier stores nothing: every Get misses, every Put is accepted, and
 // after Close every call fails with ErrClosed, as with the other backends.
 func TestTraceNullTier(t *testing.T) {
-	n := cache.NewNullTier()
-	k := tkey(1, 1, 1, 1)
-	page := tierPage(testPageSize, k, 1)
+	n := tier.NewNullTier()
+	k := tiertest.Key(1, 1, 1, 1)
+	page := tiertest.Page(testPageSize, k, 1)
 	stored, err := n.Put(k, 1, page)
 	require.NoError(t, err)
 	require.True(t, stored, "accepted")
@@ -140,16 +103,16 @@ func TestTraceNullTier(t *testing.T) {
 	require.False(t, found, "and forgotten")
 	require.Equal(t, make([]byte, testPageSize), dst, "dst untouched")
 	require.NoError(t, n.Delete(k))
-	require.Equal(t, cache.TierStats{Gets: 1, Puts: 1, Deletes: 1}, n.Stats())
+	require.Equal(t, tier.Stats{Gets: 1, Puts: 1, Deletes: 1}, n.Stats())
 	require.Equal(t, "null", n.Name())
 
 	require.NoError(t, n.Close())
 	require.NoError(t, n.Close(), "second Close")
 	_, err = n.Get(k, 1, dst)
-	require.ErrorIs(t, err, cache.ErrClosed)
+	require.ErrorIs(t, err, tier.ErrClosed)
 	_, err = n.Put(k, 1, page)
-	require.ErrorIs(t, err, cache.ErrClosed)
-	require.ErrorIs(t, n.Delete(k), cache.ErrClosed)
+	require.ErrorIs(t, err, tier.ErrClosed)
+	require.ErrorIs(t, n.Delete(k), tier.ErrClosed)
 	require.Equal(t, int64(3), n.Stats().Errors)
 }
 
@@ -157,25 +120,25 @@ func TestTraceNullTier(t *testing.T) {
 // sees every call whole and the trace holds exactly one well-formed line
 // per call.
 func TestTraceTierConcurrent(t *testing.T) {
-	lru, err := cache.NewLRUTier(64 * testPageSize)
+	inner, err := lru.New(64 * testPageSize)
 	require.NoError(t, err)
 	var buf bytes.Buffer
-	tt := cache.NewTraceTier(lru, &buf, testPageSize, cache.TierInclusive)
-	checkTierConcurrent(t, tt, testPageSize)
+	tt := tier.NewTraceTier(inner, &buf, testPageSize, tier.Inclusive)
+	tiertest.Concurrent(t, tt, testPageSize)
 	require.NoError(t, tt.Close())
-	tr, err := cache.ReadTrace(&buf)
+	tr, err := tier.ReadTrace(&buf)
 	require.NoError(t, err)
-	require.Equal(t, cache.TierInclusive, tr.Mode)
+	require.Equal(t, tier.Inclusive, tr.Mode)
 	// checkTierConcurrent: 4 workers, 300 ops each, in a cycle of 5: two
 	// puts, two gets, one delete.
 	var counts [256]int
 	for _, e := range tr.Events {
 		counts[e.Op]++
 	}
-	require.Equal(t, 480, counts[cache.TracePut])
-	require.Equal(t, 480, counts[cache.TraceGet])
-	require.Equal(t, 240, counts[cache.TraceDelete])
-	s := lru.Stats()
+	require.Equal(t, 480, counts[tier.TracePut])
+	require.Equal(t, 480, counts[tier.TraceGet])
+	require.Equal(t, 240, counts[tier.TraceDelete])
+	s := inner.Stats()
 	require.Equal(t, int64(480), s.Puts)
 	require.Equal(t, int64(480), s.Gets)
 	require.Equal(t, int64(240), s.Deletes)
@@ -186,20 +149,20 @@ func TestTraceTierConcurrent(t *testing.T) {
 func TestTraceTierConfig(t *testing.T) {
 	for _, tc := range []struct {
 		size int
-		mode cache.TierMode
+		mode tier.Mode
 		want string
 	}{
-		{1000, cache.TierExclusive, "page size 1000"},
+		{1000, tier.Exclusive, "page size 1000"},
 		{testPageSize, "lru", `mode "lru"`},
 		{testPageSize, "", `mode ""`},
 	} {
 		var buf bytes.Buffer
-		n := cache.NewNullTier()
-		tt := cache.NewTraceTier(n, &buf, tc.size, tc.mode)
-		_, err := tt.Get(tkey(1, 1, 1, 1), 0, make([]byte, testPageSize))
+		n := tier.NewNullTier()
+		tt := tier.NewTraceTier(n, &buf, tc.size, tc.mode)
+		_, err := tt.Get(tiertest.Key(1, 1, 1, 1), 0, make([]byte, testPageSize))
 		require.NoError(t, err, "the tier call is not the trace's")
 		err = tt.Flush()
-		require.ErrorIs(t, err, cache.ErrInvalidConfig)
+		require.ErrorIs(t, err, tier.ErrInvalidConfig)
 		require.ErrorContains(t, err, tc.want)
 		require.Zero(t, buf.Len(), "nothing recorded")
 		require.Equal(t, int64(1), n.Stats().Gets)
@@ -224,19 +187,19 @@ func (w *errWriter) Write(b []byte) (int, error) {
 // A failing writer never fails a tier call; Flush, Err and Close report
 // the first error.
 func TestTraceTierWriteError(t *testing.T) {
-	lru, err := cache.NewLRUTier(1 << 20)
+	inner, err := lru.New(1 << 20)
 	require.NoError(t, err)
-	tt := cache.NewTraceTier(lru, &errWriter{n: 10}, testPageSize, cache.TierExclusive)
+	tt := tier.NewTraceTier(inner, &errWriter{n: 10}, testPageSize, tier.Exclusive)
 	page := make([]byte, testPageSize)
 	for i := range 10000 { // more than the 64 KiB buffer holds
-		k := tkey(1, 1, 1, uint32(i))
+		k := tiertest.Key(1, 1, 1, uint32(i))
 		_, err := tt.Put(k, 0, page)
 		require.NoError(t, err)
 	}
 	require.ErrorIs(t, tt.Err(), errDiskFull, "the buffer overflowed into the failing writer")
 	require.ErrorIs(t, tt.Flush(), errDiskFull)
 	require.ErrorIs(t, tt.Close(), errDiskFull)
-	require.Equal(t, int64(10000), lru.Stats().Puts, "every call reached the tier")
+	require.Equal(t, int64(10000), inner.Stats().Puts, "every call reached the tier")
 }
 
 // Each kind of malformed input is refused with ErrBadTrace, naming the
@@ -270,22 +233,22 @@ func TestTraceBad(t *testing.T) {
 		{"later line", hdr + "g 1 2 16384\n# a comment\np 1 2 16384\np 1 2 x\n", `line 5: bytes "x"`},
 		{"too long", hdr + strings.Repeat("g", 5000) + "\n", "line 2: longer than 4096 bytes"},
 	} {
-		_, err := cache.ReadTrace(strings.NewReader(tc.in))
-		require.ErrorIs(t, err, cache.ErrBadTrace, tc.name)
+		_, err := tier.ReadTrace(strings.NewReader(tc.in))
+		require.ErrorIs(t, err, tier.ErrBadTrace, tc.name)
 		require.ErrorContains(t, err, tc.want, tc.name)
 	}
 
 	// What the reader tolerates: comments, runs of blanks, CRLF, a last
 	// line without its newline.
-	tr, err := cache.ReadTrace(strings.NewReader(hdr + "# note\r\ng  1\t2 16384\r\np 4294967295 4294967295 16384"))
+	tr, err := tier.ReadTrace(strings.NewReader(hdr + "# note\r\ng  1\t2 16384\r\np 4294967295 4294967295 16384"))
 	require.NoError(t, err)
-	require.Equal(t, []cache.TraceEvent{
-		{Op: cache.TraceGet, ID: pid(1, 2), Bytes: 16384},
-		{Op: cache.TracePut, ID: pid(4294967295, 4294967295), Bytes: 16384},
+	require.Equal(t, []tier.TraceEvent{
+		{Op: tier.TraceGet, ID: pid(1, 2), Bytes: 16384},
+		{Op: tier.TracePut, ID: pid(4294967295, 4294967295), Bytes: 16384},
 	}, tr.Events)
 
 	// A header and nothing else is an empty trace, not an error.
-	tr, err = cache.ReadTrace(strings.NewReader(hdr))
+	tr, err = tier.ReadTrace(strings.NewReader(hdr))
 	require.NoError(t, err)
 	require.Empty(t, tr.Events)
 	require.Equal(t, 16384, tr.PageSize)
@@ -304,9 +267,9 @@ func (e errReader) Read(b []byte) (int, error) {
 
 // An error of the reader is not a malformed trace.
 func TestTraceReadError(t *testing.T) {
-	_, err := cache.ReadTrace(errReader{strings.NewReader("# enginelab page trace v1 page_size=16384 mode=exclusive\ng 1 2 16384\n")})
+	_, err := tier.ReadTrace(errReader{strings.NewReader("# enginelab page trace v1 page_size=16384 mode=exclusive\ng 1 2 16384\n")})
 	require.ErrorIs(t, err, errDiskFull)
-	require.NotErrorIs(t, err, cache.ErrBadTrace)
+	require.NotErrorIs(t, err, tier.ErrBadTrace)
 	require.ErrorContains(t, err, "line 3")
 }
 
@@ -314,16 +277,16 @@ func TestTraceReadError(t *testing.T) {
 // for sim.ReplayTrace.
 func ExampleTraceTier() {
 	var buf bytes.Buffer
-	tier := cache.NewTraceTier(cache.NewNullTier(), &buf, 16384, cache.TierExclusive)
-	k := cache.TierKey{DB: 1, Epoch: 1, ID: page.ID{Space: 12, Page: 345}}
-	page := make([]byte, 16384)
-	tier.Get(k, 0, page) // a pool miss: the null tier misses too
-	tier.Put(k, 0, page) // the page evicted from the pool later
-	if err := tier.Close(); err != nil {
+	tt := tier.NewTraceTier(tier.NewNullTier(), &buf, 16384, tier.Exclusive)
+	k := tier.Key{DB: 1, Epoch: 1, ID: page.ID{Space: 12, Page: 345}}
+	img := make([]byte, 16384)
+	tt.Get(k, 0, img) // a pool miss: the null tier misses too
+	tt.Put(k, 0, img) // the page evicted from the pool later
+	if err := tt.Close(); err != nil {
 		fmt.Println(err)
 	}
 	fmt.Print(buf.String())
-	tr, _ := cache.ReadTrace(&buf)
+	tr, _ := tier.ReadTrace(&buf)
 	fmt.Println(len(tr.Events), "events,", tr.Pages(), "page")
 	// Output:
 	// # enginelab page trace v1 page_size=16384 mode=exclusive

@@ -1,13 +1,16 @@
-package cache
+package slru
 
 import (
 	"fmt"
 	"sync"
+
+	"github.com/enginelab/enginelab/cache/tier"
+	"github.com/enginelab/enginelab/cache/tier/internal/items"
 )
 
-// SLRUOptions configure an SLRUTier. Zero fields take memcached's defaults;
-// the limits are memcached's too.
-type SLRUOptions struct {
+// Options configure a Tier. Zero fields take memcached's defaults; the
+// limits are memcached's too.
+type Options struct {
 	// HotPercent is the share of the byte budget HOT may hold before its
 	// tail moves on (memcached's hot_lru_pct). Default 20; allowed 1 to 79.
 	HotPercent int
@@ -17,7 +20,7 @@ type SLRUOptions struct {
 	WarmPercent int
 }
 
-func (o *SLRUOptions) ensureDefaults() {
+func (o *Options) ensureDefaults() {
 	if o.HotPercent == 0 {
 		o.HotPercent = 20
 	}
@@ -26,26 +29,26 @@ func (o *SLRUOptions) ensureDefaults() {
 	}
 }
 
-func (o SLRUOptions) validate() error {
+func (o Options) validate() error {
 	if o.HotPercent < 1 || o.HotPercent > 79 {
-		return fmt.Errorf("%w: slru tier HOT percent %d: want 1 to 79", ErrInvalidConfig, o.HotPercent)
+		return fmt.Errorf("%w: slru tier HOT percent %d: want 1 to 79", tier.ErrInvalidConfig, o.HotPercent)
 	}
 	if o.WarmPercent < 1 || o.WarmPercent > 79 {
-		return fmt.Errorf("%w: slru tier WARM percent %d: want 1 to 79", ErrInvalidConfig, o.WarmPercent)
+		return fmt.Errorf("%w: slru tier WARM percent %d: want 1 to 79", tier.ErrInvalidConfig, o.WarmPercent)
 	}
 	if o.HotPercent+o.WarmPercent > 80 {
 		return fmt.Errorf("%w: slru tier HOT percent %d + WARM percent %d: want at most 80",
-			ErrInvalidConfig, o.HotPercent, o.WarmPercent)
+			tier.ErrInvalidConfig, o.HotPercent, o.WarmPercent)
 	}
 	return nil
 }
 
-// SLRUTier is a Tier modelled on the segmented LRU of memcached 1.5 and
+// Tier is a tier.Tier modelled on the segmented LRU of memcached 1.5 and
 // later (doc/new_lru.txt, items.c): three queues, HOT, WARM and COLD, with
 // the flow of items between them made deterministic. There is no
 // background thread and no clock: every move happens inside the call that
 // causes it, under the tier's lock. Each page costs its length plus
-// TierItemOverhead; the copy, drop, stats and error rules are LRUTier's.
+// tier.ItemOverhead; the copy, drop, stats and error rules are lru.Tier's.
 //
 //	Put ─► HOT ─── over its share, tail not active ──────────► COLD ─► evicted
 //	        │                                                   ▲ │   (its tail, when
@@ -90,19 +93,21 @@ func (o SLRUOptions) validate() error {
 // clock; its maintainer also moves an active HOT tail to WARM while HOT is
 // under its share, and rescues an active HOT tail instead of evicting it;
 // the TEMP queue for short-lived items is not modelled.
-type SLRUTier struct {
+type Tier struct {
+	// mu guards core and the three queues: every call holds it
+	// throughout, moves included.
 	mu                  sync.Mutex
-	core                tierCore
-	hot, warm, cold     tierList // heads: most recently entered
-	hotLimit, warmLimit int64    // bytes
+	core                items.Core
+	hot, warm, cold     items.List // heads: most recently entered
+	hotLimit, warmLimit int64      // bytes; fixed at New
 }
 
-var _ Tier = (*SLRUTier)(nil)
+var _ tier.Tier = (*Tier)(nil)
 
-// NewSLRUTier makes an SLRUTier of capacityBytes, which must be positive;
-// a nil o means memcached's defaults.
-func NewSLRUTier(capacityBytes int64, o *SLRUOptions) (*SLRUTier, error) {
-	var opts SLRUOptions
+// New makes a Tier of capacityBytes, which must be positive; a nil o means
+// memcached's defaults.
+func New(capacityBytes int64, o *Options) (*Tier, error) {
+	var opts Options
 	if o != nil {
 		opts = *o
 	}
@@ -110,11 +115,11 @@ func NewSLRUTier(capacityBytes int64, o *SLRUOptions) (*SLRUTier, error) {
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
-	c, err := newTierCore("slru", capacityBytes)
+	c, err := items.NewCore("slru", capacityBytes)
 	if err != nil {
 		return nil, err
 	}
-	return &SLRUTier{
+	return &Tier{
 		core:      c,
 		hotLimit:  percentOf(capacityBytes, opts.HotPercent),
 		warmLimit: percentOf(capacityBytes, opts.WarmPercent),
@@ -126,136 +131,111 @@ func percentOf(n int64, pct int) int64 {
 	return n/100*int64(pct) + n%100*int64(pct)/100
 }
 
-// Get implements Tier.
-func (t *SLRUTier) Get(k TierKey, lsn uint64, dst []byte) (bool, error) {
+// Get implements tier.Tier.
+func (t *Tier) Get(k tier.Key, lsn uint64, dst []byte) (bool, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	c := &t.core
-	c.st.Gets++
-	if c.closed {
-		c.st.Errors++
-		return false, ErrClosed
-	}
-	it := c.index[k]
+	it, err := t.core.Get(k, dst)
 	if it == nil {
-		return false, nil
-	}
-	if err := c.copyOut(it, dst); err != nil {
 		return false, err
 	}
 	switch {
-	case it.active:
-	case !it.fetched:
-		it.fetched = true
-	case it.list == &t.cold:
-		t.cold.remove(it) // active at once, and so to WARM, flag cleared
-		t.warm.pushFront(it)
+	case it.Active:
+	case !it.Fetched:
+		it.Fetched = true
+	case it.On(&t.cold):
+		t.cold.Remove(it) // active at once, and so to WARM, flag cleared
+		t.warm.PushFront(it)
 		t.balance()
 	default:
-		it.active = true
+		it.Active = true
 	}
 	return true, nil
 }
 
-// Put implements Tier.
-func (t *SLRUTier) Put(k TierKey, lsn uint64, page []byte) (bool, error) {
+// Put implements tier.Tier.
+func (t *Tier) Put(k tier.Key, lsn uint64, page []byte) (bool, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	c := &t.core
-	c.st.Puts++
-	if c.closed {
-		c.st.Errors++
-		return false, ErrClosed
+	it, err := t.core.Put(k, page, t.victim)
+	if it == nil {
+		return false, err
 	}
-	if old := c.index[k]; old != nil {
-		c.unlink(old)
-	}
-	cost := tierCost(len(page))
-	if cost > c.capacity {
-		c.st.Drops++
-		return false, nil
-	}
-	for c.bytes+cost > c.capacity {
-		c.unlink(t.victim())
-		c.st.Evictions++
-	}
-	it := c.newItem(k, page)
-	c.link(it)
-	t.hot.pushFront(it)
+	t.hot.PushFront(it)
 	t.balance()
 	return true, nil
 }
 
 // victim is the item a Put evicts: COLD's tail, else HOT's, else WARM's.
 // The caller knows the tier is not empty.
-func (t *SLRUTier) victim() *tierItem {
+func (t *Tier) victim() *items.Item {
 	switch {
-	case t.cold.tail != nil:
-		return t.cold.tail
-	case t.hot.tail != nil:
-		return t.hot.tail
+	case t.cold.Tail() != nil:
+		return t.cold.Tail()
+	case t.hot.Tail() != nil:
+		return t.hot.Tail()
 	default:
-		return t.warm.tail
+		return t.warm.Tail()
 	}
 }
 
 // balance moves tails until HOT and WARM are within their shares (rule 4).
 // It ends: every move out of HOT shrinks it, and each bump within WARM
 // clears a flag, so WARM sends one to COLD at least every warm.n moves.
-func (t *SLRUTier) balance() {
-	for t.hot.bytes > t.hotLimit {
-		it := t.hot.tail
-		t.hot.remove(it)
-		if it.active {
-			it.active = false
-			t.warm.pushFront(it)
+func (t *Tier) balance() {
+	for t.hot.Bytes() > t.hotLimit {
+		it := t.hot.Tail()
+		t.hot.Remove(it)
+		if it.Active {
+			it.Active = false
+			t.warm.PushFront(it)
 		} else {
-			t.cold.pushFront(it)
+			t.cold.PushFront(it)
 		}
 	}
-	for t.warm.bytes > t.warmLimit {
-		it := t.warm.tail
-		t.warm.remove(it)
-		if it.active {
-			it.active = false
-			t.warm.pushFront(it)
+	for t.warm.Bytes() > t.warmLimit {
+		it := t.warm.Tail()
+		t.warm.Remove(it)
+		if it.Active {
+			it.Active = false
+			t.warm.PushFront(it)
 		} else {
-			t.cold.pushFront(it)
+			t.cold.PushFront(it)
 		}
 	}
 }
 
-// Delete implements Tier.
-func (t *SLRUTier) Delete(k TierKey) error {
+// Delete implements tier.Tier.
+func (t *Tier) Delete(k tier.Key) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.core.delete(k)
+	return t.core.Delete(k)
 }
 
-// Stats implements Tier.
-func (t *SLRUTier) Stats() TierStats {
+// Stats implements tier.Tier.
+func (t *Tier) Stats() tier.Stats {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.core.stats()
+	return t.core.Stats()
 }
 
-// Name implements Tier.
-func (t *SLRUTier) Name() string { return "slru" }
+// Name implements tier.Tier.
+func (t *Tier) Name() string { return "slru" }
 
-// Close implements Tier: it frees every page. Later calls fail with
-// ErrClosed; closing again is a no-op.
-func (t *SLRUTier) Close() error {
+// Close implements tier.Tier: it frees every page. Later calls fail with
+// tier.ErrClosed; closing again is a no-op.
+func (t *Tier) Close() error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.core.close()
-	t.hot, t.warm, t.cold = tierList{}, tierList{}, tierList{}
+	t.core.Close()
+	t.hot, t.warm, t.cold = items.List{}, items.List{}, items.List{}
 	return nil
 }
 
 // Queues lists the keys in each queue, head (most recently entered) first:
 // for tests and diagnostics (it allocates and walks every item).
-func (t *SLRUTier) Queues() (hot, warm, cold []TierKey) {
+func (t *Tier) Queues() (hot, warm, cold []tier.Key) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.hot.keys(), t.warm.keys(), t.cold.keys()
+	return t.hot.Keys(), t.warm.Keys(), t.cold.Keys()
 }

@@ -1,4 +1,4 @@
-package cache
+package ristretto
 
 import (
 	"fmt"
@@ -7,10 +7,11 @@ import (
 
 	"github.com/enginelab/enginelab/cache/page"
 
-	"github.com/dgraph-io/ristretto/v2"
+	rc "github.com/dgraph-io/ristretto/v2"
+	"github.com/enginelab/enginelab/cache/tier"
 )
 
-// RistrettoTier is an in-process Tier over a ristretto cache (TinyLFU
+// Tier is an in-process tier.Tier over a ristretto cache (TinyLFU
 // admission, sampled-LFU eviction): the tier without the network, to
 // compare placement modes and policies against the memcached tier at
 // memory speed.
@@ -33,8 +34,8 @@ import (
 // cache is built with IgnoreInternalCost, so each page costs its length,
 // and ristretto's own per-item memory (about a hundred bytes, plus 3 bytes
 // per admission counter) comes on top of the budget.
-type RistrettoTier struct {
-	c        *ristretto.Cache[uint64, *ristrettoEntry]
+type Tier struct {
+	c        *rc.Cache[uint64, *ristrettoEntry]
 	capacity int64
 
 	puts, immediateDrops, lateDrops atomic.Int64
@@ -50,29 +51,28 @@ type RistrettoTier struct {
 	closed atomic.Bool
 }
 
-var _ Tier = (*RistrettoTier)(nil)
+var _ tier.Tier = (*Tier)(nil)
 
 // ristrettoEntry is a page as the tier holds it: never modified once
 // stored, so that a Get may copy from it while a Put replaces it.
 type ristrettoEntry struct {
-	key  TierKey // the full key, checked on Get: see ristrettoHash
-	seq  uint64  // the Put's number (RistrettoTier.seq)
+	key  tier.Key // the full key, checked on Get: see ristrettoHash
+	seq  uint64   // the Put's number (Tier.seq)
 	page []byte
 }
 
-// NewRistrettoTier makes an in-process tier holding up to capacityBytes
-// bytes of pages.
-func NewRistrettoTier(capacityBytes int64) (*RistrettoTier, error) {
+// New makes an in-process tier holding up to capacityBytes bytes of pages.
+func New(capacityBytes int64) (*Tier, error) {
 	if capacityBytes <= 0 {
-		return nil, fmt.Errorf("%w: ristretto tier capacity %d: want > 0", ErrInvalidConfig, capacityBytes)
+		return nil, fmt.Errorf("%w: ristretto tier capacity %d: want > 0", tier.ErrInvalidConfig, capacityBytes)
 	}
-	t := &RistrettoTier{capacity: capacityBytes}
+	t := &Tier{capacity: capacityBytes}
 	// Ristretto wants about ten admission counters per item it will hold.
 	// The page size is not known here; counting with the smallest one
 	// errs on the generous side (3 bytes a counter: under 1% of the
 	// budget even for 4 KiB pages).
 	items := max(capacityBytes/page.MinSize, 1)
-	c, err := ristretto.NewCache(&ristretto.Config[uint64, *ristrettoEntry]{
+	c, err := rc.NewCache(&rc.Config[uint64, *ristrettoEntry]{
 		NumCounters: max(10*items, 1000),
 		MaxCost:     capacityBytes,
 		BufferItems: 64,
@@ -83,7 +83,7 @@ func NewRistrettoTier(capacityBytes int64) (*RistrettoTier, error) {
 		IgnoreInternalCost: true,
 		// Only pages the policy threw out (not Delete, which goes through
 		// OnExit alone).
-		OnEvict: func(*ristretto.Item[*ristrettoEntry]) {
+		OnEvict: func(*rc.Item[*ristrettoEntry]) {
 			if !t.closed.Load() { // Close empties the cache through OnEvict
 				t.evictions.Add(1)
 			}
@@ -94,22 +94,22 @@ func NewRistrettoTier(capacityBytes int64) (*RistrettoTier, error) {
 		ShouldUpdate: func(cur, prev *ristrettoEntry) bool { return cur.seq > prev.seq },
 	})
 	if err != nil {
-		return nil, fmt.Errorf("%w: ristretto tier: %v", ErrInvalidConfig, err)
+		return nil, fmt.Errorf("%w: ristretto tier: %v", tier.ErrInvalidConfig, err)
 	}
 	t.c = c
 	return t, nil
 }
 
-// Name implements Tier.
-func (t *RistrettoTier) Name() string { return "ristretto" }
+// Name implements tier.Tier.
+func (t *Tier) Name() string { return "ristretto" }
 
-// Get implements Tier. lsn is not used: the pool compares the page's LSN
+// Get implements tier.Tier. lsn is not used: the pool compares the page's LSN
 // itself and counts a stale copy as such, which it could not do if the
 // tier turned it into a miss.
-func (t *RistrettoTier) Get(k TierKey, lsn uint64, dst []byte) (bool, error) {
+func (t *Tier) Get(k tier.Key, lsn uint64, dst []byte) (bool, error) {
 	if t.closed.Load() {
 		t.errors.Add(1)
-		return false, ErrClosed
+		return false, tier.ErrClosed
 	}
 	t.gets.Add(1)
 	e, ok := t.c.Get(ristrettoHash(k))
@@ -125,7 +125,7 @@ func (t *RistrettoTier) Get(k TierKey, lsn uint64, dst []byte) (bool, error) {
 	return true, nil
 }
 
-// Put implements Tier. It stores a copy of page (the caller's buffer is
+// Put implements tier.Tier. It stores a copy of page (the caller's buffer is
 // reused at once) and returns without waiting for ristretto to admit it:
 // stored is false only when ristretto refused the page on the spot (its
 // set buffer full) or the page exceeds the whole budget; a later refusal
@@ -137,10 +137,10 @@ func (t *RistrettoTier) Get(k TierKey, lsn uint64, dst []byte) (bool, error) {
 // would cost a round trip to ristretto's goroutine per Put, which about
 // doubles the cost of a Put of a 16 KiB page (BenchmarkTierPutRistretto).
 // A key put twice before the buffer is drained is handled by onReject.
-func (t *RistrettoTier) Put(k TierKey, lsn uint64, page []byte) (bool, error) {
+func (t *Tier) Put(k tier.Key, lsn uint64, page []byte) (bool, error) {
 	if t.closed.Load() {
 		t.errors.Add(1)
-		return false, ErrClosed
+		return false, tier.ErrClosed
 	}
 	t.puts.Add(1)
 	if int64(len(page)) > t.capacity {
@@ -160,18 +160,18 @@ func (t *RistrettoTier) Put(k TierKey, lsn uint64, page []byte) (bool, error) {
 	return true, nil
 }
 
-// Delete implements Tier. The page disappears from Get at once.
-func (t *RistrettoTier) Delete(k TierKey) error {
+// Delete implements tier.Tier. The page disappears from Get at once.
+func (t *Tier) Delete(k tier.Key) error {
 	if t.closed.Load() {
 		t.errors.Add(1)
-		return ErrClosed
+		return tier.ErrClosed
 	}
 	t.deletes.Add(1)
 	t.del(k)
 	return nil
 }
 
-func (t *RistrettoTier) del(k TierKey) {
+func (t *Tier) del(k tier.Key) {
 	t.deleting.RLock()
 	t.c.Del(ristrettoHash(k))
 	t.deleting.RUnlock()
@@ -196,7 +196,7 @@ func (t *RistrettoTier) del(k TierKey) {
 // re-applied page is not affected (ShouldUpdate), unless ristretto falls
 // back to queueing the re-applied page as new and the later page is
 // evicted before it arrives: an older page, found stale by the pool.
-func (t *RistrettoTier) onReject(it *ristretto.Item[*ristrettoEntry]) {
+func (t *Tier) onReject(it *rc.Item[*ristrettoEntry]) {
 	e := it.Value
 	if e == nil || t.closed.Load() || !t.deleting.TryLock() {
 		t.lateDrops.Add(1)
@@ -222,15 +222,15 @@ func (t *RistrettoTier) onReject(it *ristretto.Item[*ristrettoEntry]) {
 // Wait blocks until every Put and Delete made before it has been applied,
 // so that a Get sees their outcome and Stats counts them. Tests call it
 // before they read back or count; the pool never needs to.
-func (t *RistrettoTier) Wait() {
+func (t *Tier) Wait() {
 	if !t.closed.Load() {
 		t.c.Wait()
 	}
 }
 
-// Stats implements Tier. After Close the tier holds nothing (Items and
+// Stats implements tier.Tier. After Close the tier holds nothing (Items and
 // Bytes are 0); the call counters remain.
-func (t *RistrettoTier) Stats() TierStats {
+func (t *Tier) Stats() tier.Stats {
 	var items, bytes int64
 	if !t.closed.Load() {
 		// Removals are read before additions: both only grow, so the
@@ -243,7 +243,7 @@ func (t *RistrettoTier) Stats() TierStats {
 		// difference without evicting; the pool's pages all have one).
 		bytes = t.c.MaxCost() - t.c.RemainingCost()
 	}
-	return TierStats{
+	return tier.Stats{
 		Items:     items,
 		Bytes:     bytes,
 		Capacity:  t.capacity,
@@ -257,10 +257,10 @@ func (t *RistrettoTier) Stats() TierStats {
 	}
 }
 
-// Close implements Tier: it drops every page and stops ristretto's
-// goroutines. Calls made after Close fail with ErrClosed; none may be in
+// Close implements tier.Tier: it drops every page and stops ristretto's
+// goroutines. Calls made after Close fail with tier.ErrClosed; none may be in
 // flight during it.
-func (t *RistrettoTier) Close() error {
+func (t *Tier) Close() error {
 	if t.closed.Swap(true) {
 		return nil
 	}
@@ -272,7 +272,7 @@ func (t *RistrettoTier) Close() error {
 // 64-bit hashes: a string key would be hashed twice (a key hash, and a
 // "conflict" hash stored beside it and compared on Get), at the price of
 // building the string on every call. The tier instead keys by this hash
-// and relies on its own check: each entry carries its full TierKey and Get
+// and relies on its own check: each entry carries its full tier.Key and Get
 // returns a page only if that key is k. Two keys with one hash therefore
 // share a slot (a Put of one replaces the other, a Delete of one removes
 // the other) but never read each other's page. They cannot even collide
@@ -280,7 +280,7 @@ func (t *RistrettoTier) Close() error {
 // bijection of the page id (every step below is invertible). And the pool
 // would catch a wrong page anyway, by the page id in its header, its
 // checksum and its LSN.
-func ristrettoHash(k TierKey) uint64 {
+func ristrettoHash(k tier.Key) uint64 {
 	h := mix64(k.DB ^ mix64(k.Epoch^0x9e3779b97f4a7c15))
 	return mix64(h ^ (uint64(k.ID.Space)<<32 | uint64(k.ID.Page)))
 }

@@ -1,4 +1,4 @@
-package cache
+package memcached
 
 import (
 	"bufio"
@@ -11,12 +11,13 @@ import (
 	"time"
 
 	"github.com/enginelab/enginelab/cache/page"
+	"github.com/enginelab/enginelab/cache/tier"
 
 	"github.com/bradfitz/gomemcache/memcache"
 )
 
-// MemcachedOptions configure a MemcachedTier.
-type MemcachedOptions struct {
+// Options configure a Tier.
+type Options struct {
 	// PageSize is the database's page size (required): the tier refuses
 	// servers whose items cannot hold a page of this size.
 	PageSize int
@@ -32,27 +33,26 @@ type MemcachedOptions struct {
 	MaxIdleConns int
 }
 
-// DefaultMemcachedTimeout and DefaultMemcachedIdleConns are the defaults of
-// MemcachedOptions.
+// DefaultTimeout and DefaultIdleConns are the defaults of Options.
 const (
-	DefaultMemcachedTimeout   = 100 * time.Millisecond
-	DefaultMemcachedIdleConns = 64
+	DefaultTimeout   = 100 * time.Millisecond
+	DefaultIdleConns = 64
 )
 
-// memcachedItemOverhead is what a memcached item holds besides its key and
+// itemOverhead is what a memcached item holds besides its key and
 // value: measured on memcached 1.6 as 59 bytes (item header, CAS, the
 // value's CRLF, flags and length suffix), rounded up for older and future
 // layouts. A page fits a server if item_size_max ≥ page + longest key +
 // this.
-const memcachedItemOverhead = 128
+const itemOverhead = 128
 
-// memcachedMaxKeyLen is the length of the longest TierKey.String().
-var memcachedMaxKeyLen = len(TierKey{DB: ^uint64(0), Epoch: ^uint64(0), ID: page.ID{Space: ^uint32(0), Page: ^uint32(0)}}.String())
+// maxKeyLen is the length of the longest tier.Key.String().
+var maxKeyLen = len(tier.Key{DB: ^uint64(0), Epoch: ^uint64(0), ID: page.ID{Space: ^uint32(0), Page: ^uint32(0)}}.String())
 
-// MemcachedTier is a Tier over one or more memcached servers (Waffle
+// Tier is a tier.Tier over one or more memcached servers (Waffle
 // Grid's remote buffer pool): pages are spread over the servers by the
 // client's key hash (CRC-32 of the key, modulo the number of servers), one
-// page per item, keyed by TierKey.String(), with no expiry. The servers
+// page per item, keyed by tier.Key.String(), with no expiry. The servers
 // decide what to evict; they may be shared with other databases (the keys
 // carry the database's id and open epoch).
 //
@@ -65,7 +65,7 @@ var memcachedMaxKeyLen = len(TierKey{DB: ^uint64(0), Epoch: ^uint64(0), ID: page
 // Stats are counted by this client: Items, Bytes and Evictions are not
 // known (the servers may hold other clients' items) and are -1, -1 and 0;
 // Capacity is the sum of the servers' memory limits at construction.
-type MemcachedTier struct {
+type Tier struct {
 	mc       *memcache.Client
 	servers  []string
 	pageSize int
@@ -75,44 +75,44 @@ type MemcachedTier struct {
 	puts, drops, gets, hits, deletes, errors atomic.Int64
 }
 
-var _ Tier = (*MemcachedTier)(nil)
+var _ tier.Tier = (*Tier)(nil)
 
-// NewMemcachedTier connects to servers (host:port, or a Unix socket path)
-// and checks, on each, that a page of o.PageSize fits in one item; an error
-// wrapping ErrTierTooLarge names a server that cannot hold one, and an
-// unreachable server is an error naming it.
-func NewMemcachedTier(servers []string, o *MemcachedOptions) (*MemcachedTier, error) {
+// New connects to servers (host:port, or a Unix socket path) and checks,
+// on each, that a page of o.PageSize fits in one item; an error wrapping
+// tier.ErrTooLarge names a server that cannot hold one, and an unreachable
+// server is an error naming it.
+func New(servers []string, o *Options) (*Tier, error) {
 	if o == nil {
-		return nil, fmt.Errorf("%w: memcached tier: options are required (PageSize)", ErrInvalidConfig)
+		return nil, fmt.Errorf("%w: memcached tier: options are required (PageSize)", tier.ErrInvalidConfig)
 	}
 	opts := *o
 	if !page.ValidSize(opts.PageSize) {
 		return nil, fmt.Errorf("%w: memcached tier page size %d: want a power of two from %d to %d",
-			ErrInvalidConfig, opts.PageSize, page.MinSize, page.MaxSize)
+			tier.ErrInvalidConfig, opts.PageSize, page.MinSize, page.MaxSize)
 	}
 	if len(servers) == 0 {
-		return nil, fmt.Errorf("%w: memcached tier: no servers", ErrInvalidConfig)
+		return nil, fmt.Errorf("%w: memcached tier: no servers", tier.ErrInvalidConfig)
 	}
 	if opts.Timeout < 0 || opts.MaxIdleConns < 0 {
 		return nil, fmt.Errorf("%w: memcached tier: negative Timeout %v or MaxIdleConns %d",
-			ErrInvalidConfig, opts.Timeout, opts.MaxIdleConns)
+			tier.ErrInvalidConfig, opts.Timeout, opts.MaxIdleConns)
 	}
 	if opts.Timeout == 0 {
-		opts.Timeout = DefaultMemcachedTimeout
+		opts.Timeout = DefaultTimeout
 	}
 	if opts.MaxIdleConns == 0 {
-		opts.MaxIdleConns = DefaultMemcachedIdleConns
+		opts.MaxIdleConns = DefaultIdleConns
 	}
 
 	ss := new(memcache.ServerList)
 	if err := ss.SetServers(servers...); err != nil {
-		return nil, fmt.Errorf("%w: memcached tier servers %q: %v", ErrInvalidConfig, servers, err)
+		return nil, fmt.Errorf("%w: memcached tier servers %q: %v", tier.ErrInvalidConfig, servers, err)
 	}
-	t := &MemcachedTier{
+	t := &Tier{
 		servers:  append([]string(nil), servers...),
 		pageSize: opts.PageSize,
 	}
-	need := opts.PageSize + memcachedMaxKeyLen + memcachedItemOverhead
+	need := opts.PageSize + maxKeyLen + itemOverhead
 	// Construction happens once; a server slow to answer its first
 	// question should not fail it, so the probe gets a longer leash.
 	probeTimeout := max(opts.Timeout, time.Second)
@@ -128,7 +128,7 @@ func NewMemcachedTier(servers []string, o *MemcachedOptions) (*MemcachedTier, er
 		}
 		if int64(need) > limit {
 			return nil, fmt.Errorf("%w: memcached server %s: item_size_max %d, a %d-byte page needs %d with key and item header (memcached -I)",
-				ErrTierTooLarge, s, limit, opts.PageSize, need)
+				tier.ErrTooLarge, s, limit, opts.PageSize, need)
 		}
 		if mb, err := strconv.ParseInt(set["maxbytes"], 10, 64); err == nil {
 			t.capacity += mb
@@ -178,21 +178,21 @@ func memcachedSettings(server string, timeout time.Duration) (map[string]string,
 	}
 }
 
-// Name implements Tier.
-func (t *MemcachedTier) Name() string { return "memcached" }
+// Name implements tier.Tier.
+func (t *Tier) Name() string { return "memcached" }
 
 // InProcessBytes is 0: the pages live in the servers, other processes
-// (InProcessBytes).
-func (t *MemcachedTier) InProcessBytes() int64 { return 0 }
+// (tier.InProcessBytes).
+func (t *Tier) InProcessBytes() int64 { return 0 }
 
 // Servers returns the servers the tier spreads pages over.
-func (t *MemcachedTier) Servers() []string { return append([]string(nil), t.servers...) }
+func (t *Tier) Servers() []string { return append([]string(nil), t.servers...) }
 
-// Get implements Tier. lsn is not used (the pool checks the page).
-func (t *MemcachedTier) Get(k TierKey, lsn uint64, dst []byte) (bool, error) {
+// Get implements tier.Tier. lsn is not used (the pool checks the page).
+func (t *Tier) Get(k tier.Key, lsn uint64, dst []byte) (bool, error) {
 	if t.closed.Load() {
 		t.errors.Add(1)
-		return false, ErrClosed
+		return false, tier.ErrClosed
 	}
 	t.gets.Add(1)
 	it, err := t.mc.Get(k.String())
@@ -211,14 +211,14 @@ func (t *MemcachedTier) Get(k TierKey, lsn uint64, dst []byte) (bool, error) {
 	return true, nil
 }
 
-// Put implements Tier. A page longer than the page size checked at
+// Put implements tier.Tier. A page longer than the page size checked at
 // construction is dropped (stored false) rather than sent to be refused,
 // and the page it would have replaced is deleted: no older image outlives
 // a failed put.
-func (t *MemcachedTier) Put(k TierKey, lsn uint64, page []byte) (bool, error) {
+func (t *Tier) Put(k tier.Key, lsn uint64, page []byte) (bool, error) {
 	if t.closed.Load() {
 		t.errors.Add(1)
-		return false, ErrClosed
+		return false, tier.ErrClosed
 	}
 	t.puts.Add(1)
 	if len(page) > t.pageSize {
@@ -237,12 +237,12 @@ func (t *MemcachedTier) Put(k TierKey, lsn uint64, page []byte) (bool, error) {
 	return true, nil
 }
 
-// Delete implements Tier. Deleting a key the server does not hold is not
+// Delete implements tier.Tier. Deleting a key the server does not hold is not
 // an error.
-func (t *MemcachedTier) Delete(k TierKey) error {
+func (t *Tier) Delete(k tier.Key) error {
 	if t.closed.Load() {
 		t.errors.Add(1)
-		return ErrClosed
+		return tier.ErrClosed
 	}
 	t.deletes.Add(1)
 	err := t.mc.Delete(k.String())
@@ -253,9 +253,9 @@ func (t *MemcachedTier) Delete(k TierKey) error {
 	return fmt.Errorf("cache: memcached tier: delete %s: %w", k.ID, err)
 }
 
-// Stats implements Tier.
-func (t *MemcachedTier) Stats() TierStats {
-	return TierStats{
+// Stats implements tier.Tier.
+func (t *Tier) Stats() tier.Stats {
+	return tier.Stats{
 		Items:    -1,
 		Bytes:    -1,
 		Capacity: t.capacity,
@@ -268,10 +268,10 @@ func (t *MemcachedTier) Stats() TierStats {
 	}
 }
 
-// Close implements Tier: it closes the idle connections; the pages stay on
+// Close implements tier.Tier: it closes the idle connections; the pages stay on
 // the servers (no later open can read them: its epoch differs). Calls
-// made after Close fail with ErrClosed; none may be in flight during it.
-func (t *MemcachedTier) Close() error {
+// made after Close fail with tier.ErrClosed; none may be in flight during it.
+func (t *Tier) Close() error {
 	if t.closed.Swap(true) {
 		return nil
 	}
