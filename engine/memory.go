@@ -9,7 +9,7 @@ import (
 	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/cache/page"
 	"github.com/enginelab/enginelab/cache/tier"
-	"github.com/enginelab/enginelab/internal/memlimit"
+	"github.com/enginelab/enginelab/engine/memlimit"
 )
 
 // ErrInsufficientMemory means the memory a database (or a job, in sim)
@@ -23,7 +23,7 @@ var ErrInsufficientMemory = errors.New("not enough memory")
 const StoreOverhead = 2*64<<20 + 8<<20
 
 // memoryLimit returns the limit Open's check compares with and where it
-// came from: Options.MemoryLimit, else the system's (internal/memlimit:
+// came from: Options.MemoryLimit, else the system's (engine/memlimit:
 // the smaller of the process's cgroup limit, v2 memory.max or v1
 // memory.limit_in_bytes, and /proc/meminfo's MemAvailable; 0 where neither
 // can be read, and then nothing is checked).

@@ -10,7 +10,7 @@ import (
 	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/cache/page"
 	"github.com/enginelab/enginelab/engine"
-	"github.com/enginelab/enginelab/internal/memlimit"
+	"github.com/enginelab/enginelab/engine/memlimit"
 	"github.com/enginelab/enginelab/tpcc"
 )
 
@@ -265,7 +265,7 @@ func gcPercent() int64 {
 }
 
 // memoryLimit is what c's check compares with: MemoryLimit, else what
-// the process may use (internal/memlimit: the smaller of the cgroup's
+// the process may use (engine/memlimit: the smaller of the cgroup's
 // limit, v2 memory.max or v1 memory.limit_in_bytes, and MemAvailable);
 // bytes 0: unknown, nothing is checked.
 func (c *TPCCConfig) memoryLimit() (int64, string, error) {

@@ -16,7 +16,7 @@ import (
 	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/cache/page"
 	"github.com/enginelab/enginelab/engine"
-	"github.com/enginelab/enginelab/internal/memlimit"
+	"github.com/enginelab/enginelab/engine/memlimit"
 )
 
 // defaultJob is the command's default job: tpcc with no flags.
