@@ -228,7 +228,7 @@ func (mt *Mtr) Commit() uint64 {
 			nchanged++
 			// Dirty before the LSN exists: a checkpoint that reads the log
 			// end after this record must find the page dirty (see
-			// Log.Checkpoint).
+			// engine.DB.Checkpoint).
 			e.pg.dirty.Store(true)
 		}
 	}
