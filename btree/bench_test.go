@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/store"
 )
 
 const benchKeys = 1_000_000
@@ -17,12 +18,12 @@ const benchKeys = 1_000_000
 // random order, into a 16 KiB-page tree whose pool holds all of it.
 func benchTree(b *testing.B) *Tree {
 	b.Helper()
-	store, err := cache.OpenPebbleStore(cache.PebbleOptions{})
+	st, err := store.OpenPebble(store.PebbleOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(func() { _ = store.Close() })
-	pool, err := cache.NewPool(store, &cache.Options{Capacity: 512 << 20})
+	b.Cleanup(func() { _ = st.Close() })
+	pool, err := cache.NewPool(st, &cache.Options{Capacity: 512 << 20})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/page"
 )
 
 // Shape describes a tree, as found by Check.
@@ -80,11 +81,11 @@ func (c *checker) node(no uint32, depth, wantLevel int, lo, hi []byte) error {
 	if wantLevel >= 0 && lvl != wantLevel {
 		return corrupt("level %d, want %d", lvl, wantLevel)
 	}
-	wantKind := cache.KindBTreeInner
+	wantKind := page.KindBTreeInner
 	if lvl == 0 {
-		wantKind = cache.KindBTreeLeaf
+		wantKind = page.KindBTreeLeaf
 	}
-	if k := cache.PageKind(pg.Data()); k != wantKind {
+	if k := page.KindOf(pg.Data()); k != wantKind {
 		return corrupt("kind %s at level %d", k, lvl)
 	}
 	if depth == 0 {

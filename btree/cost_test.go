@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/page"
 )
 
 // fillTo inserts keys key000000, key000001, ... until the tree has the
@@ -40,8 +41,8 @@ func TestCostPointGet(t *testing.T) {
 	// One node per level, each a pool hit.
 	require.Equal(t, [cache.MaxLevels]int64{1, 1, 1}, warm.NodeVisits)
 	require.Equal(t, int64(3), warm.PageRequestsTotal())
-	require.Equal(t, int64(2), warm.PageRequests[cache.KindBTreeInner])
-	require.Equal(t, int64(1), warm.PageRequests[cache.KindBTreeLeaf])
+	require.Equal(t, int64(2), warm.PageRequests[page.KindBTreeInner])
+	require.Equal(t, int64(1), warm.PageRequests[page.KindBTreeLeaf])
 	require.Equal(t, int64(3), warm.PoolHits)
 	require.Zero(t, warm.StoreReads)
 
@@ -134,10 +135,10 @@ func TestSplitRefusedBeforeItStarts(t *testing.T) {
 	const frames = 32
 	e := newEnv(t, 4096, frames, cache.PolicyLRU)
 	require.NoError(t, e.pool.CreateSpace(nil, 2))
-	var filler []cache.PageID
+	var filler []page.ID
 	for i := 0; i < frames; i++ {
 		mt := e.pool.BeginMtr(nil)
-		pg, err := e.pool.AllocPage(mt, nil, 2, cache.KindHeap)
+		pg, err := e.pool.AllocPage(mt, nil, 2, page.KindHeap)
 		require.NoError(t, err)
 		filler = append(filler, pg.ID())
 		mt.Release(pg, true)

@@ -5,14 +5,15 @@ import (
 
 	"github.com/enginelab/enginelab/btree"
 	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/store"
 )
 
 // Count the cost of an index lookup: a point get visits one node per level
 // and, on a warm pool, reads nothing from the store.
 func Example() {
-	store, _ := cache.OpenPebbleStore(cache.PebbleOptions{}) // in memory, 16 KiB pages
-	defer store.Close()
-	pool, _ := cache.NewPool(store, &cache.Options{Capacity: 8 << 20})
+	st, _ := store.OpenPebble(store.PebbleOptions{}) // in memory, 16 KiB pages
+	defer st.Close()
+	pool, _ := cache.NewPool(st, &cache.Options{Capacity: 8 << 20})
 	tree, _ := btree.Create(nil, pool, 1)
 
 	for i := 0; i < 5000; i++ {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/store"
 )
 
 // FuzzTree decodes the input into operations (three bytes each: opcode,
@@ -22,12 +23,12 @@ func FuzzTree(f *testing.F) {
 		if len(ops) > 3*600 {
 			return
 		}
-		store, err := cache.OpenPebbleStore(cache.PebbleOptions{PageSize: 4096})
+		st, err := store.OpenPebble(store.PebbleOptions{PageSize: 4096})
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer store.Close()
-		pool, err := cache.NewPool(store, &cache.Options{Capacity: cache.MinFrames * 4096, Policy: cache.PolicyLRU})
+		defer st.Close()
+		pool, err := cache.NewPool(st, &cache.Options{Capacity: cache.MinFrames * 4096, Policy: cache.PolicyLRU})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/page"
 )
 
 // BoundKind says whether a bound's key is in the range.
@@ -262,8 +263,8 @@ func (it *Iter) scanForward(pg *cache.Page, key []byte, strict bool) bool {
 }
 
 func (it *Iter) checkLeaf(pg *cache.Page) error {
-	if cache.PageKind(pg.Data()) != cache.KindBTreeLeaf {
-		return fmt.Errorf("%w: leaf link leads to page %s of kind %s", ErrCorruptTree, pg.ID(), cache.PageKind(pg.Data()))
+	if page.KindOf(pg.Data()) != page.KindBTreeLeaf {
+		return fmt.Errorf("%w: leaf link leads to page %s of kind %s", ErrCorruptTree, pg.ID(), page.KindOf(pg.Data()))
 	}
 	return nil
 }
@@ -392,7 +393,7 @@ func (it *Iter) scanBackwardOnce(pg *cache.Page, key []byte, strict bool) (ok, r
 			pg.Unpin(false)
 			pv.RLatch()
 			visit(it.m, it.depth)
-			if cache.PageKind(pv.Data()) != cache.KindBTreeLeaf || node(pv.Data()).next() != cur {
+			if page.KindOf(pv.Data()) != page.KindBTreeLeaf || node(pv.Data()).next() != cur {
 				pv.RUnlatch()
 				pv.Unpin(false)
 				return false, true

@@ -5,7 +5,7 @@ import (
 	"encoding/binary"
 	"sync"
 
-	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/page"
 )
 
 // A node is one page. After the 32-byte page header owned by package cache
@@ -51,16 +51,16 @@ import (
 // left holds the keys below key 0, and the child of cell i holds the keys
 // from key i up to (not including) key i+1.
 const (
-	offLevel     = cache.HeaderSize
-	offCount     = cache.HeaderSize + 2
-	offCellStart = cache.HeaderSize + 4
-	offGarbage   = cache.HeaderSize + 8
-	offPrev      = cache.HeaderSize + 12
-	offNext      = cache.HeaderSize + 16
-	offLeft      = cache.HeaderSize + 20
-	offPrefix    = cache.HeaderSize + 24
-	offLast      = cache.HeaderSize + 26
-	nodeHeader   = cache.HeaderSize + 28
+	offLevel     = page.HeaderSize
+	offCount     = page.HeaderSize + 2
+	offCellStart = page.HeaderSize + 4
+	offGarbage   = page.HeaderSize + 8
+	offPrev      = page.HeaderSize + 12
+	offNext      = page.HeaderSize + 16
+	offLeft      = page.HeaderSize + 20
+	offPrefix    = page.HeaderSize + 24
+	offLast      = page.HeaderSize + 26
+	nodeHeader   = page.HeaderSize + 28
 
 	slotSize       = 6
 	noPrefix       = 0xFFFF // the prefix of an empty node
@@ -103,7 +103,7 @@ func (n node) innerChild(off int) uint32 { return n.u32(off + 2) }
 
 // init formats n as an empty node of the given level.
 func (n node) init(level int) {
-	clear(n[cache.HeaderSize:])
+	clear(n[page.HeaderSize:])
 	n.put16(offLevel, level)
 	n.setCellStart(len(n))
 	n.setPrefix(noPrefix)
@@ -352,7 +352,7 @@ func (n node) replaceVal(i int, val []byte) bool {
 	return true
 }
 
-var compactBuf = sync.Pool{New: func() any { b := make([]byte, cache.MaxPageSize); return &b }}
+var compactBuf = sync.Pool{New: func() any { b := make([]byte, page.MaxSize); return &b }}
 
 // compact rewrites the cells contiguously at the end of the page, dropping
 // garbage. Slot order is kept.

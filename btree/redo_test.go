@@ -12,6 +12,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/page"
+	"github.com/enginelab/enginelab/cache/redo"
+	"github.com/enginelab/enginelab/cache/store"
 )
 
 // Redo tests: a tree written through a pool with a redo log, whose pages
@@ -42,7 +45,7 @@ type redoRec struct {
 
 // redoRun is a tree written with a log, never flushed after its base state.
 type redoRun struct {
-	store  *cache.PebbleStore
+	store  *store.PebbleStore
 	pool   *cache.Pool // the pool that wrote it (still holding every page)
 	base   uint64      // log end at the base state
 	ops    []redoOp
@@ -53,20 +56,19 @@ type redoRun struct {
 // newRedoBase creates a store, a pool of frames pages with a log attached,
 // and a tree in it, and flushes it: the base state, whose log end run.base
 // records.
-func newRedoBase(t *testing.T, frames int64) (*redoRun, *Tree, *cache.Log) {
+func newRedoBase(t *testing.T, frames int64) (*redoRun, *Tree, *redo.Log) {
 	t.Helper()
-	store, err := cache.OpenPebbleStore(cache.PebbleOptions{PageSize: redoPageSize})
+	st, err := store.OpenPebble(store.PebbleOptions{PageSize: redoPageSize})
 	require.NoError(t, err)
-	t.Cleanup(func() { _ = store.Close() })
-	pool, err := cache.NewPool(store, &cache.Options{Capacity: frames * redoPageSize})
+	t.Cleanup(func() { _ = st.Close() })
+	lg, err := redo.Open(st, nil)
 	require.NoError(t, err)
-	lg, err := cache.OpenLog(store, nil)
+	pool, err := cache.NewPool(st, &cache.Options{Capacity: frames * redoPageSize, Log: lg})
 	require.NoError(t, err)
-	pool.AttachLog(lg)
 	tree, err := Create(nil, pool, redoSpace)
 	require.NoError(t, err)
 	require.NoError(t, pool.FlushAll(nil))
-	return &redoRun{store: store, pool: pool, base: lg.End()}, tree, lg
+	return &redoRun{store: st, pool: pool, base: lg.End()}, tree, lg
 }
 
 // newRedoRun creates a tree, flushes it (the base state), then runs nops
@@ -177,7 +179,7 @@ func newRedoRun(t *testing.T, seed uint64, nops int) *redoRun {
 
 	require.NoError(t, lg.Flush(lg.End()))
 	// Read the records back through a fresh log.
-	lg2, err := cache.OpenLog(store, nil)
+	lg2, err := redo.Open(store, nil)
 	require.NoError(t, err)
 	require.Equal(t, lg.End(), lg2.End())
 	require.NoError(t, lg2.Scan(run.base, func(lsn uint64, body []byte) error {
@@ -210,13 +212,12 @@ func pickOp(p int, a, b, c, d string) string {
 
 // freshPool is a new pool on the run's store (which holds the base state)
 // with a fresh log attached.
-func (run *redoRun) freshPool(t *testing.T) (*cache.Pool, *cache.Log) {
+func (run *redoRun) freshPool(t *testing.T) (*cache.Pool, *redo.Log) {
 	t.Helper()
-	pool, err := cache.NewPool(run.store, &cache.Options{Capacity: 1024 * redoPageSize})
+	lg, err := redo.Open(run.store, nil)
 	require.NoError(t, err)
-	lg, err := cache.OpenLog(run.store, nil)
+	pool, err := cache.NewPool(run.store, &cache.Options{Capacity: 1024 * redoPageSize, Log: lg})
 	require.NoError(t, err)
-	pool.AttachLog(lg)
 	return pool, lg
 }
 
@@ -224,11 +225,11 @@ func (run *redoRun) freshPool(t *testing.T) (*cache.Pool, *cache.Log) {
 // applied and skipped.
 func applyRecs(t *testing.T, pool *cache.Pool, recs []redoRec) (applied, skipped int) {
 	t.Helper()
-	var pages []cache.PageRedo
+	var pages []redo.PageRedo
 	for _, rc := range recs {
 		var note []byte
 		var err error
-		pages, note, err = cache.DecodeMtr(rc.body, pages)
+		pages, note, err = redo.Decode(rc.body, pages)
 		require.NoError(t, err, "record at LSN %d", rc.lsn)
 		require.Empty(t, note)
 		for i := range pages {
@@ -267,7 +268,7 @@ func samePages(t *testing.T, a, b *cache.Pool) {
 	require.NoError(t, err)
 	require.Equal(t, ia, ib)
 	for no := uint32(0); no < ia.HighWater; no++ {
-		id := cache.PageID{Space: redoSpace, Page: no}
+		id := page.ID{Space: redoSpace, Page: no}
 		pa, err := a.Fetch(nil, id)
 		require.NoError(t, err)
 		pb, err := b.Fetch(nil, id)
@@ -289,11 +290,11 @@ func TestRedoReplay(t *testing.T) {
 	run := newRedoRun(t, 1, 3000)
 
 	pool, lg := run.freshPool(t)
-	var pages []cache.PageRedo
+	var pages []redo.PageRedo
 	nrec := 0
 	require.NoError(t, lg.Scan(run.base, func(lsn uint64, body []byte) error {
 		var err error
-		pages, _, err = cache.DecodeMtr(body, pages)
+		pages, _, err = redo.Decode(body, pages)
 		if err != nil {
 			return err
 		}
@@ -436,18 +437,17 @@ func TestRedoConcurrent(t *testing.T) {
 		opsEach = 1200
 		space   = 800 // keys per writer
 	)
-	store, err := cache.OpenPebbleStore(cache.PebbleOptions{PageSize: redoPageSize})
+	st, err := store.OpenPebble(store.PebbleOptions{PageSize: redoPageSize})
 	require.NoError(t, err)
-	t.Cleanup(func() { _ = store.Close() })
-	pool, err := cache.NewPool(store, &cache.Options{Capacity: 64 * redoPageSize, Policy: cache.PolicyMidpoint})
+	t.Cleanup(func() { _ = st.Close() })
+	lg, err := redo.Open(st, nil)
 	require.NoError(t, err)
-	lg, err := cache.OpenLog(store, nil)
+	pool, err := cache.NewPool(st, &cache.Options{Capacity: 64 * redoPageSize, Policy: cache.PolicyMidpoint, Log: lg})
 	require.NoError(t, err)
-	pool.AttachLog(lg)
 	tree, err := Create(nil, pool, redoSpace)
 	require.NoError(t, err)
 	require.NoError(t, pool.FlushAll(nil))
-	run := &redoRun{store: store, pool: pool, base: lg.End()}
+	run := &redoRun{store: st, pool: pool, base: lg.End()}
 
 	key := func(w, i int) []byte { return fmt.Appendf(nil, "k%0*d-w%d", 6+i%3*50, i, w) }
 	models := make([]model, writers)
@@ -630,12 +630,12 @@ func TestWriteInCallerMtr(t *testing.T) {
 	// Replay: every record carries its note, and the tree comes back.
 	require.NoError(t, lg.Flush(lg.End()))
 	fresh, lg2 := run.freshPool(t)
-	var pages []cache.PageRedo
+	var pages []redo.PageRedo
 	n := 0
 	require.NoError(t, lg2.Scan(run.base, func(lsn uint64, body []byte) error {
 		var note []byte
 		var err error
-		pages, note, err = cache.DecodeMtr(body, pages)
+		pages, note, err = redo.Decode(body, pages)
 		require.NoError(t, err)
 		require.Equal(t, notes[lsn], string(note), "note of the record at LSN %d", lsn)
 		for i := range pages {

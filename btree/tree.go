@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/page"
 )
 
 // Errors. Every one is prefixed "btree:" and wrapped with context; match
@@ -19,8 +20,8 @@ var (
 	// ErrKeyNotFound is returned by Update and Delete for a missing key.
 	ErrKeyNotFound = errors.New("btree: key not found")
 	// ErrCorruptTree means a node did not look like part of this tree.
-	// It matches cache.ErrCorrupt: a tree's nodes are pages of the store.
-	ErrCorruptTree = cache.NewCorruptKind("btree: corrupt tree")
+	// It matches page.ErrCorrupt: a tree's nodes are pages of the store.
+	ErrCorruptTree = page.NewCorruptKind("btree: corrupt tree")
 )
 
 // Tree is a B+tree in one space of a buffer pool. It is safe for concurrent
@@ -28,7 +29,7 @@ var (
 type Tree struct {
 	pool     *cache.Pool
 	space    uint32
-	root     cache.PageID
+	root     page.ID
 	maxEntry int // largest key+value accepted
 	// minFill: a non-root node using fewer body bytes is underfull and
 	// merges with a sibling if the two fit in one page. Half a page, as
@@ -49,7 +50,7 @@ func Create(m *cache.Meter, pool *cache.Pool, space uint32) (*Tree, error) {
 	}
 	mt := pool.BeginMtr(m)
 	defer mt.Commit()
-	pg, err := pool.AllocPage(mt, nil, space, cache.KindBTreeLeaf)
+	pg, err := pool.AllocPage(mt, nil, space, page.KindBTreeLeaf)
 	if err != nil {
 		return nil, fmt.Errorf("btree: create root in space %d: %w", space, err)
 	}
@@ -71,7 +72,7 @@ func Open(m *cache.Meter, pool *cache.Pool, space uint32) (*Tree, error) {
 	if info.Root == 0 {
 		return nil, fmt.Errorf("%w: space %d has no root page", ErrCorruptTree, space)
 	}
-	t := newTree(pool, cache.PageID{Space: space, Page: info.Root}, 1)
+	t := newTree(pool, page.ID{Space: space, Page: info.Root}, 1)
 	pg, err := pool.Fetch(m, t.root)
 	if err != nil {
 		return nil, fmt.Errorf("btree: open tree in space %d: %w", space, err)
@@ -87,7 +88,7 @@ func Open(m *cache.Meter, pool *cache.Pool, space uint32) (*Tree, error) {
 	return t, nil
 }
 
-func newTree(pool *cache.Pool, root cache.PageID, h int32) *Tree {
+func newTree(pool *cache.Pool, root page.ID, h int32) *Tree {
 	ps := pool.PageSize()
 	t := &Tree{
 		pool:     pool,
@@ -109,7 +110,7 @@ func (t *Tree) Space() uint32 { return t.space }
 
 // Root returns the root page. It never changes: a root split pushes the
 // old root's contents down into a new child.
-func (t *Tree) Root() cache.PageID { return t.root }
+func (t *Tree) Root() page.ID { return t.root }
 
 func (t *Tree) checkSize(key, val []byte) error {
 	if n := len(key) + len(val); n > t.maxEntry {
@@ -125,7 +126,7 @@ func visit(m *cache.Meter, depth int) {
 	}
 }
 
-func (t *Tree) id(page uint32) cache.PageID { return cache.PageID{Space: t.space, Page: page} }
+func (t *Tree) id(no uint32) page.ID { return page.ID{Space: t.space, Page: no} }
 
 // checkNode verifies, cheaply, that pg looks like a node of a B+tree at
 // level wantLevel (-1: any): its kind matches its level, and its slot array
@@ -134,11 +135,11 @@ func (t *Tree) id(page uint32) cache.PageID { return cache.PageID{Space: t.space
 func (t *Tree) checkNode(pg *cache.Page, wantLevel int) error {
 	b := pg.Data()
 	n := node(b)
-	k := cache.PageKind(b)
+	k := page.KindOf(b)
 	lvl := n.level()
 	switch {
-	case k != cache.KindBTreeLeaf && k != cache.KindBTreeInner,
-		(k == cache.KindBTreeLeaf) != (lvl == 0),
+	case k != page.KindBTreeLeaf && k != page.KindBTreeInner,
+		(k == page.KindBTreeLeaf) != (lvl == 0),
 		wantLevel >= 0 && lvl != wantLevel:
 		return fmt.Errorf("%w: page %s has kind %s and level %d, want a node at level %d",
 			ErrCorruptTree, pg.ID(), k, lvl, wantLevel)
@@ -752,9 +753,9 @@ func (p *path) splitInsert(k, i int, e entry) error {
 	}
 	pg := p.pages[k]
 	n := node(pg.Data())
-	kind := cache.KindBTreeLeaf
+	kind := page.KindBTreeLeaf
 	if !n.isLeaf() {
-		kind = cache.KindBTreeInner
+		kind = page.KindBTreeInner
 	}
 	// Latch the right neighbour first (left to right, as always), so that
 	// nothing can fail once the split has begun.
@@ -808,9 +809,9 @@ func (t *Tree) latchLeaf(mt *cache.Mtr, r *cache.Reservation, no uint32) (*cache
 		return nil, err
 	}
 	mt.Latch(pg)
-	if cache.PageKind(pg.Data()) != cache.KindBTreeLeaf {
+	if page.KindOf(pg.Data()) != page.KindBTreeLeaf {
 		mt.Release(pg, false)
-		return nil, fmt.Errorf("%w: leaf link leads to page %s of kind %s", ErrCorruptTree, pg.ID(), cache.PageKind(pg.Data()))
+		return nil, fmt.Errorf("%w: leaf link leads to page %s of kind %s", ErrCorruptTree, pg.ID(), page.KindOf(pg.Data()))
 	}
 	return pg, nil
 }
@@ -820,19 +821,19 @@ func (t *Tree) latchLeaf(mt *cache.Mtr, r *cache.Reservation, no uint32) (*cache
 // child, pinned and exclusively latched by mt.
 func (t *Tree) pushDown(mt *cache.Mtr, r *cache.Reservation, root *cache.Page) (*cache.Page, error) {
 	rn := node(root.Data())
-	kind := cache.KindBTreeInner
+	kind := page.KindBTreeInner
 	if rn.isLeaf() {
-		kind = cache.KindBTreeLeaf
+		kind = page.KindBTreeLeaf
 	}
 	c, err := t.pool.AllocPage(mt, r, t.space, kind)
 	if err != nil {
 		return nil, err
 	}
-	copy(c.Data()[cache.HeaderSize:], root.Data()[cache.HeaderSize:])
+	copy(c.Data()[page.HeaderSize:], root.Data()[page.HeaderSize:])
 	level := rn.level()
 	rn.init(level + 1)
 	rn.setLeft(c.ID().Page)
-	root.SetKind(cache.KindBTreeInner)
+	root.SetKind(page.KindBTreeInner)
 	t.height.Store(int32(level + 2))
 	return c, nil
 }
@@ -1143,10 +1144,10 @@ func (p *path) collapseRoot() error {
 			}
 			p.mt.Latch(c)
 		}
-		copy(root.Data()[cache.HeaderSize:], c.Data()[cache.HeaderSize:])
+		copy(root.Data()[page.HeaderSize:], c.Data()[page.HeaderSize:])
 		cn := node(c.Data())
 		if cn.isLeaf() {
-			root.SetKind(cache.KindBTreeLeaf)
+			root.SetKind(page.KindBTreeLeaf)
 			rn.setPrev(0)
 			rn.setNext(0)
 		}

@@ -12,25 +12,27 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/page"
+	"github.com/enginelab/enginelab/cache/store"
 )
 
 // env is a tree on a fresh in-memory store.
 type env struct {
-	store *cache.PebbleStore
+	store *store.PebbleStore
 	pool  *cache.Pool
 	tree  *Tree
 }
 
 func newEnv(t testing.TB, pageSize, frames int, policy cache.PolicyKind) *env {
 	t.Helper()
-	store, err := cache.OpenPebbleStore(cache.PebbleOptions{PageSize: pageSize})
+	st, err := store.OpenPebble(store.PebbleOptions{PageSize: pageSize})
 	require.NoError(t, err)
-	t.Cleanup(func() { _ = store.Close() })
-	pool, err := cache.NewPool(store, &cache.Options{Capacity: int64(frames * pageSize), Policy: policy})
+	t.Cleanup(func() { _ = st.Close() })
+	pool, err := cache.NewPool(st, &cache.Options{Capacity: int64(frames * pageSize), Policy: policy})
 	require.NoError(t, err)
 	tree, err := Create(nil, pool, 1)
 	require.NoError(t, err)
-	return &env{store: store, pool: pool, tree: tree}
+	return &env{store: st, pool: pool, tree: tree}
 }
 
 // reopen flushes the pool, drops it, and opens the tree through a new, cold
@@ -358,9 +360,9 @@ func TestOpenNotATree(t *testing.T) {
 	e := newEnv(t, 4096, 64, cache.PolicyLRU)
 	require.NoError(t, e.pool.CreateSpace(nil, 2))
 	mt := e.pool.BeginMtr(nil)
-	pg, err := e.pool.AllocPage(mt, nil, 2, cache.KindHeap)
+	pg, err := e.pool.AllocPage(mt, nil, 2, page.KindHeap)
 	require.NoError(t, err)
-	copy(pg.Data()[cache.HeaderSize:], bytes.Repeat([]byte{0xff}, 64))
+	copy(pg.Data()[page.HeaderSize:], bytes.Repeat([]byte{0xff}, 64))
 	mt.Release(pg, true)
 	require.NoError(t, e.pool.SetRoot(mt, 2, pg.ID().Page))
 	mt.Commit()

@@ -1,72 +1,94 @@
-// Package cache owns pages: their header and checksum, the durable page
-// store, the buffer pool in front of it, the spaces pages are allocated in,
-// and the Meter that counts every page-level event.
+// Package cache is the buffer pool: a fixed set of page frames in front of
+// the page store, with its eviction policies, reservations, linear
+// read-ahead, the spaces pages are allocated in, the mini-transaction (Mtr)
+// every page change happens in, the replay of a redo record into a frame
+// (Pool.Redo), and the Meter that counts every page-level event.
+//
+// What a page is, and everything the pool stands on, lives in packages of
+// its own, each with one job:
+//
+//	cache/page    the page header, kinds, ids, sizes, checksum, ErrCorrupt
+//	cache/store   the Store interface and the pebble store
+//	cache/redo    the redo log and the mini-transaction record's format
+//	cache/tier    the remote page tier behind the pool, one package per
+//	              backend (tier/lru, tier/slru, tier/ristretto,
+//	              tier/memcached)
+//
+// Imports run one way: page <- store <- redo <- cache, and tier imports
+// page only; cache imports tier's interface, never a backend, so a program
+// links ristretto or a memcached client only if it picks that backend.
 //
 // # Basics
 //
-// A database has one page size (16 KiB by default, any power of two from
-// 4 KiB to 64 KiB). Every page starts with a 32-byte header (page.go draws
-// it): a CRC-32C checksum, the page kind, the page's own id and its LSN.
-// What follows the header belongs to the layer that owns the page (btree,
-// heap).
-//
-//	store, _ := cache.OpenPebbleStore(cache.PebbleOptions{})   // in memory
-//	pool, _ := cache.NewPool(store, &cache.Options{Capacity: 64 << 20})
+//	st, _ := store.OpenPebble(store.PebbleOptions{})   // in memory, 16 KiB pages
+//	lg, _ := redo.Open(st, nil)                         // the log, in the same pebble
+//	pool, _ := cache.NewPool(st, &cache.Options{Capacity: 64 << 20, Log: lg})
 //	_ = pool.CreateSpace(m, 1)
-//	pg, _ := pool.AllocPage(m, nil, 1, cache.KindHeap)       // pinned, latched
-//	copy(pg.Data()[cache.HeaderSize:], "hello")
-//	pg.Unlatch()
-//	pg.Unpin(true)                                           // dirty
+//	mt := pool.BeginMtr(m)
+//	pg, _ := pool.AllocPage(mt, nil, 1, page.KindHeap) // pinned, latched by mt
+//	copy(pg.Data()[page.HeaderSize:], "hello")
+//	mt.Release(pg, true)                                // changed
+//	lsn := mt.Commit()                                  // one redo record
+//	_ = lg.SyncTo(&m.Counts, lsn+1)                     // durable
 //
 // The core types:
-//   - Store, with PebbleStore: whole page images keyed by (space, page),
-//     verified on read (ErrCorruptPage names the page), durable after Sync.
-//   - Pool: a fixed set of frames. Fetch pins a page (reading it on a miss),
-//     Unpin releases it (saying whether it changed), FlushPage and FlushAll
-//     write dirty pages out. Eviction is plain LRU or InnoDB's midpoint
+//   - Pool: a fixed set of frames over a store.Store. Fetch pins a page
+//     (reading it on a miss, from the tier first if there is one), Unpin
+//     releases it (saying whether it changed), FlushPage and FlushAll write
+//     dirty pages out. Eviction is plain LRU or InnoDB's midpoint
 //     insertion; it never picks a pinned page.
 //   - Page: a frame and, while pinned, the page in it, with a shared and an
 //     exclusive latch.
+//   - Mtr: a mini-transaction, the unit of page change (mtr.go).
 //   - Reservation: frames promised ahead of a structural change.
-//   - Meter: plain counters carried by each caller.
+//   - Meter: plain counters carried by each caller; it embeds redo.Counts,
+//     so m.LogBytes and the other log counters read as the rest.
 //
 // Spaces (space.go): page 0 of each space is its meta page (format version,
 // extents, high-water mark, free list, the owner's root page). AllocPage
-// and FreePage allocate and free pages; pages are numbered in extents of 64.
+// and FreePage allocate and free pages, inside a mini-transaction; pages
+// are numbered in extents of 64.
+//
+// # Why the mini-transaction is here
+//
+// An Mtr latches, pins, marks dirty and stamps LSNs on the pool's frames,
+// and space allocation runs inside mtrs: it is the pool's protocol, not
+// the log's. What moved to redo is what the log needs to know: the record
+// format (an Mtr encodes its changes with redo.Encode and appends them to
+// the log) and the pure "apply one page's redo to page bytes" (Pool.Redo
+// fetches the frame and calls redo.PageRedo.Apply). So redo imports page
+// and store only, and cache imports redo.
+//
+// # The write-ahead rule
+//
+// The pool gets its redo log once, at construction (Options.Log, a
+// RedoLog, which *redo.Log implements; nil: no log, for structure tests).
+// Before writing a page, the pool flushes the log past the page's LSN and
+// writes nothing if that fails. It remembers the newest LSN it has seen for
+// every page (KnownLSN), so that a copy of a page coming back from the tier
+// can be judged stale.
 //
 // # Lifetimes and concurrency
 //
-// A Pool, a Store and a Page's latches are safe for concurrent use. A
-// *Page is valid from the Fetch (or AllocPage) that pinned it to the
-// matching Unpin; read its bytes under RLatch, change them under Latch.
-// The pool's own lock is never held during store I/O or while waiting for
-// a latch. Concurrent misses on one page read it once; a dirty page being
-// written back stays readable from its frame. A Meter and a Reservation
-// belong to one goroutine at a time.
+// A Pool and a Page's latches are safe for concurrent use. A *Page is
+// valid from the Fetch (or AllocPage) that pinned it to the matching
+// Unpin; read its bytes under RLatch, change them under Latch. The pool's
+// own lock is never held during store I/O, a tier call or while waiting
+// for a latch. Concurrent misses on one page read it once; a dirty page
+// being written back stays readable from its frame. A Meter, an Mtr and a
+// Reservation belong to one goroutine at a time.
 //
 // Who pays: a caller's fetch that must write a dirty page out first is
 // charged for the write (Meter.DirtyWriteBacks); flushes called with a nil
 // meter go on the pool's background meter.
 //
-// # The write-ahead rule
-//
-// Before writing a page, the pool calls Options.FlushLog with the page's
-// LSN and writes nothing if it fails. It remembers the newest LSN it has
-// seen for every page (KnownLSN), so that a copy of a page coming back from
-// elsewhere can be judged stale. The engine installs the hook; until then
-// LSNs are zero.
-//
 // # Damaged files
 //
-// Every error that damaged files cause matches ErrCorrupt. The pebble
-// store has one boundary with pebble (PebbleStore): there pebble's
-// corruption errors, missing files, panics and fatal errors become a
-// *CorruptError naming the directory, never a panic of the caller's, and
-// after one the store refuses every call. Damage pebble meets in its own
-// goroutines (compactions, flushes) is recorded and returned by the next
-// call. Opening checks what pebble would let through: a lost MANIFEST
-// marker, and a MANIFEST cut short or altered (against a witness the
-// store keeps beside it).
+// Every error that damaged files cause matches page.ErrCorrupt: a page
+// that fails its checksum (page.ErrCorruptPage, never returned as data), a
+// redo record that does not decode (redo.ErrCorruptLog), and whatever the
+// pebble store meets at its boundary with pebble (a *store.CorruptError;
+// see store.PebbleStore).
 //
 // # Caveats
 //
@@ -74,5 +96,7 @@
 // it fails with ErrPoolExhausted at once, so a pool must have room for
 // every concurrent caller's pins (a B+tree operation pins about its height,
 // a split reserves height+6). FlushAll skips a page that an eviction is
-// writing at that moment; Close is meant for a pool nobody is using.
+// writing at that moment; Close is meant for a pool nobody is using. The
+// pool does not own its store, log or tier: their creator closes them,
+// after the pool.
 package cache

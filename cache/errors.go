@@ -2,90 +2,18 @@ package cache
 
 import (
 	"errors"
-	"fmt"
-	"strings"
 )
 
-// ErrCorrupt means the database's files are damaged: a file of the
-// pebble store (sstable, MANIFEST, WAL, OPTIONS, marker) truncated,
-// altered or missing, pebble failing on what it read (an error, a panic, a
-// fatal error), a page that fails its checksum, a redo record that does
-// not decode. Every such error matches it with errors.Is, and so do the
-// more specific kinds (ErrCorruptPage, ErrCorruptLog, and those of the
-// packages above: btree.ErrCorruptTree, engine.ErrCorruptRow and
-// engine.ErrCorruptKey). What the store finds is a *CorruptError, which
-// names the database's directory and, when pebble said, the file.
-//
-// Damage is never answered with data: the call that meets it fails. What
-// gets through is what nothing can see: a WAL cut short or deleted, whose
-// lost writes read as a crash a moment earlier (see PebbleStore).
-var ErrCorrupt = errors.New("cache: the database's files are damaged")
-
-// NewCorruptKind returns a new sentinel error with the given text that
-// matches ErrCorrupt with errors.Is and keeps its own identity: callers
-// match either the kind or the class.
-func NewCorruptKind(text string) error { return &corruptKind{text} }
-
-type corruptKind struct{ text string }
-
-func (e *corruptKind) Error() string { return e.text }
-
-// Is makes every kind match the class.
-func (e *corruptKind) Is(target error) bool { return target == ErrCorrupt }
-
-// CorruptError is how the pebble store reports damaged files: pebble's own
-// corruption errors, files it expected and did not find, and panics and
-// fatal errors inside pebble, all translated at the store's one boundary
-// with pebble (see PebbleStore). It matches ErrCorrupt.
-type CorruptError struct {
-	// Dir is the database directory.
-	Dir string
-	// Op is what the store was doing: "open", "read page 3:17", ...
-	Op string
-	// File is the damaged file, when pebble said which; else empty.
-	File string
-	// Err is pebble's error, or the panic or fatal error turned into one.
-	Err error
-}
-
-func (e *CorruptError) Error() string {
-	s := fmt.Sprintf("cache: the database in %s is damaged: %s", e.Dir, e.Op)
-	if e.File != "" {
-		s += " (file " + e.File + ")"
-	}
-	// Pebble joins its corruption errors with a carrier of details whose
-	// text says nothing.
-	msg := strings.ReplaceAll(e.Err.Error(), "\n<corruption detail carrier>", "")
-	return s + ": " + msg
-}
-
-// Is makes a CorruptError match ErrCorrupt.
-func (e *CorruptError) Is(target error) bool { return target == ErrCorrupt }
-
-// Unwrap returns pebble's error.
-func (e *CorruptError) Unwrap() error { return e.Err }
-
-// Configuration errors: returned by NewPool, OpenPebbleStore and friends
-// before any work starts.
+// Configuration errors: returned by NewPool and Options.Validate before any
+// work starts.
 var (
 	// ErrInvalidConfig is wrapped by every rejected option; the message
 	// names the option and the allowed values.
 	ErrInvalidConfig = errors.New("cache: invalid configuration")
 )
 
-// Errors from reading and writing pages.
-var (
-	// ErrCorruptPage means a page read from the store failed its checksum,
-	// had the wrong size or carried another page's header. The message names
-	// the page. Corrupt bytes are never returned as data.
-	ErrCorruptPage = NewCorruptKind("cache: corrupt page")
-
-	// ErrPageNotFound means the store has never been given the page.
-	ErrPageNotFound = errors.New("cache: page not found")
-
-	// ErrClosed is returned by a store or pool used after Close.
-	ErrClosed = errors.New("cache: closed")
-)
+// ErrClosed is returned by a pool used after Close.
+var ErrClosed = errors.New("cache: closed")
 
 // Errors from the buffer pool.
 var (

@@ -5,18 +5,21 @@ import (
 	"log"
 
 	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/page"
+	"github.com/enginelab/enginelab/cache/redo"
+	"github.com/enginelab/enginelab/cache/store"
 )
 
 // ExamplePool opens an in-memory store, puts a buffer pool in front of it,
 // creates a space, writes a page and reads it back, and counts the work.
 func ExamplePool() {
-	store, err := cache.OpenPebbleStore(cache.PebbleOptions{PageSize: 4096})
+	st, err := store.OpenPebble(store.PebbleOptions{PageSize: 4096})
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer store.Close()
+	defer st.Close()
 
-	pool, err := cache.NewPool(store, &cache.Options{Capacity: 1 << 20}) // 256 frames
+	pool, err := cache.NewPool(st, &cache.Options{Capacity: 1 << 20}) // 256 frames
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -28,11 +31,11 @@ func ExamplePool() {
 	// Every page change happens in a mini-transaction. A new page comes
 	// back pinned and exclusively latched by the mtr.
 	mt := pool.BeginMtr(&m)
-	pg, err := pool.AllocPage(mt, nil, 1, cache.KindHeap)
+	pg, err := pool.AllocPage(mt, nil, 1, page.KindHeap)
 	if err != nil {
 		log.Fatal(err)
 	}
-	copy(pg.Data()[cache.HeaderSize:], "hello, page")
+	copy(pg.Data()[page.HeaderSize:], "hello, page")
 	id := pg.ID()
 	mt.Release(pg, true) // changed: the mtr keeps it latched until Commit
 	mt.Commit()          // dirty: written out before its frame is reused
@@ -43,7 +46,7 @@ func ExamplePool() {
 		log.Fatal(err)
 	}
 	pg.RLatch()
-	fmt.Printf("page %s (%s): %s\n", id, cache.PageKind(pg.Data()), pg.Data()[cache.HeaderSize:cache.HeaderSize+11])
+	fmt.Printf("page %s (%s): %s\n", id, page.KindOf(pg.Data()), pg.Data()[page.HeaderSize:page.HeaderSize+11])
 	pg.RUnlatch()
 	pg.Unpin(false)
 	// Two misses (the new meta page and the new page, neither read from
@@ -66,43 +69,43 @@ func ExamplePool() {
 // ExampleMtr changes a page in a mini-transaction with a redo log attached,
 // makes its record durable, and reads the record back as recovery would.
 func ExampleMtr() {
-	store, err := cache.OpenPebbleStore(cache.PebbleOptions{PageSize: 4096})
+	st, err := store.OpenPebble(store.PebbleOptions{PageSize: 4096})
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer store.Close()
-	pool, err := cache.NewPool(store, &cache.Options{Capacity: 1 << 20})
-	if err != nil {
-		log.Fatal(err)
-	}
-	// The log lives in the store's pebble database.
-	wal, err := cache.OpenLog(store, nil)
+	defer st.Close()
+	// The log lives in the store's pebble database; the pool is given it
+	// for its life.
+	wal, err := redo.Open(st, nil)
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer wal.Close()
-	pool.AttachLog(wal)
+	pool, err := cache.NewPool(st, &cache.Options{Capacity: 1 << 20, Log: wal})
+	if err != nil {
+		log.Fatal(err)
+	}
 
 	var m cache.Meter
 	if err := pool.CreateSpace(&m, 1); err != nil { // one record: the new meta page
 		log.Fatal(err)
 	}
 	mt := pool.BeginMtr(&m)
-	pg, err := pool.AllocPage(mt, nil, 1, cache.KindHeap)
+	pg, err := pool.AllocPage(mt, nil, 1, page.KindHeap)
 	if err != nil {
 		log.Fatal(err)
 	}
-	copy(pg.Data()[cache.HeaderSize:], "hello, log")
+	copy(pg.Data()[page.HeaderSize:], "hello, log")
 	mt.Release(pg, true)
 	mt.Note([]byte("txn 1 commits")) // for the layer above, atomic with the page changes
 	lsn := mt.Commit()               // one record: the meta page, the new page, the note
-	if err := wal.SyncTo(&m, lsn+1); err != nil {
+	if err := wal.SyncTo(&m.Counts, lsn+1); err != nil {
 		log.Fatal(err)
 	}
 	fmt.Println("durable:", wal.Durable() > lsn)
 
 	err = wal.Scan(lsn, func(lsn uint64, body []byte) error {
-		pages, note, err := cache.DecodeMtr(body, nil)
+		pages, note, err := redo.Decode(body, nil)
 		if err != nil {
 			return err
 		}

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/page"
+	"github.com/enginelab/enginelab/cache/store"
 	"github.com/stretchr/testify/require"
 )
 
@@ -22,9 +24,9 @@ const testPageSize = 4096
 
 // newStore opens an in-memory pebble store with 4 KiB pages, closed when
 // the test ends.
-func newStore(t testing.TB) *cache.PebbleStore {
+func newStore(t testing.TB) *store.PebbleStore {
 	t.Helper()
-	st, err := cache.OpenPebbleStore(cache.PebbleOptions{PageSize: testPageSize})
+	st, err := store.OpenPebble(store.PebbleOptions{PageSize: testPageSize})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, st.Close()) })
 	return st
@@ -32,7 +34,7 @@ func newStore(t testing.TB) *cache.PebbleStore {
 
 // newPool makes a pool of exactly frames frames over st; o supplies the
 // other options.
-func newPool(t testing.TB, st cache.Store, frames int, o cache.Options) *cache.Pool {
+func newPool(t testing.TB, st store.Store, frames int, o cache.Options) *cache.Pool {
 	t.Helper()
 	o.Capacity = int64(frames * st.PageSize())
 	p, err := cache.NewPool(st, &o)
@@ -59,46 +61,46 @@ func seed(t testing.TB) *rand.Rand {
 
 // putPage writes a sealed page straight into the store: kind k, LSN lsn,
 // body copied right after the header.
-func putPage(t testing.TB, st cache.Store, id cache.PageID, k cache.Kind, lsn uint64, body string) {
+func putPage(t testing.TB, st store.Store, id page.ID, k page.Kind, lsn uint64, body string) {
 	t.Helper()
 	buf := make([]byte, st.PageSize())
-	cache.InitPage(buf, id, k)
-	cache.SetPageLSN(buf, lsn)
-	copy(buf[cache.HeaderSize:], body)
-	cache.SealPage(buf)
+	page.Init(buf, id, k)
+	page.SetLSN(buf, lsn)
+	copy(buf[page.HeaderSize:], body)
+	page.Seal(buf)
 	require.NoError(t, st.WritePage(id, buf))
 }
 
 // putPages writes pages first..last of space as heap pages whose body names
 // the page.
-func putPages(t testing.TB, st cache.Store, space, first, last uint32) {
+func putPages(t testing.TB, st store.Store, space, first, last uint32) {
 	t.Helper()
 	for n := first; n <= last; n++ {
-		id := cache.PageID{Space: space, Page: n}
-		putPage(t, st, id, cache.KindHeap, 0, "page "+id.String())
+		id := page.ID{Space: space, Page: n}
+		putPage(t, st, id, page.KindHeap, 0, "page "+id.String())
 	}
 }
 
 // body returns the first n bytes after the header as a string.
 func body(pg *cache.Page, n int) string {
-	return string(pg.Data()[cache.HeaderSize : cache.HeaderSize+n])
+	return string(pg.Data()[page.HeaderSize : page.HeaderSize+n])
 }
 
 // setBody overwrites the start of the page body. The caller holds the
 // exclusive latch.
-func setBody(pg *cache.Page, s string) { copy(pg.Data()[cache.HeaderSize:], s) }
+func setBody(pg *cache.Page, s string) { copy(pg.Data()[page.HeaderSize:], s) }
 
 // storedBody reads page id straight from the store and returns the first n
 // body bytes.
-func storedBody(t testing.TB, st cache.Store, id cache.PageID, n int) string {
+func storedBody(t testing.TB, st store.Store, id page.ID, n int) string {
 	t.Helper()
 	buf := make([]byte, st.PageSize())
 	require.NoError(t, st.ReadPage(id, buf))
-	return string(buf[cache.HeaderSize : cache.HeaderSize+n])
+	return string(buf[page.HeaderSize : page.HeaderSize+n])
 }
 
 // touch fetches page id and unpins it at once, failing the test on error.
-func touch(t testing.TB, p *cache.Pool, m *cache.Meter, id cache.PageID) {
+func touch(t testing.TB, p *cache.Pool, m *cache.Meter, id page.ID) {
 	t.Helper()
 	pg, err := p.Fetch(m, id)
 	require.NoError(t, err, "fetch %s", id)
@@ -106,7 +108,7 @@ func touch(t testing.TB, p *cache.Pool, m *cache.Meter, id cache.PageID) {
 }
 
 // pid is a short PageID constructor.
-func pid(space, page uint32) cache.PageID { return cache.PageID{Space: space, Page: page} }
+func pid(space, no uint32) page.ID { return page.ID{Space: space, Page: no} }
 
 // residentSet lists which of pages lo..hi of space are resident.
 func residentSet(p *cache.Pool, space, lo, hi uint32) []uint32 {
@@ -156,14 +158,14 @@ var _ cache.Clock = (*fakeClock)(nil)
 // that a test can log, fail or block them. Hooks are set before the store
 // is shared and not changed afterwards.
 type hookStore struct {
-	cache.Store
-	beforeRead  func(id cache.PageID) error
-	beforeWrite func(id cache.PageID, buf []byte) error
+	store.Store
+	beforeRead  func(id page.ID) error
+	beforeWrite func(id page.ID, buf []byte) error
 }
 
-var _ cache.Store = (*hookStore)(nil)
+var _ store.Store = (*hookStore)(nil)
 
-func (s *hookStore) ReadPage(id cache.PageID, buf []byte) error {
+func (s *hookStore) ReadPage(id page.ID, buf []byte) error {
 	if s.beforeRead != nil {
 		if err := s.beforeRead(id); err != nil {
 			return err
@@ -172,7 +174,7 @@ func (s *hookStore) ReadPage(id cache.PageID, buf []byte) error {
 	return s.Store.ReadPage(id, buf)
 }
 
-func (s *hookStore) WritePage(id cache.PageID, buf []byte) error {
+func (s *hookStore) WritePage(id page.ID, buf []byte) error {
 	if s.beforeWrite != nil {
 		if err := s.beforeWrite(id, buf); err != nil {
 			return err
@@ -180,6 +182,17 @@ func (s *hookStore) WritePage(id cache.PageID, buf []byte) error {
 	}
 	return s.Store.WritePage(id, buf)
 }
+
+// flushHookLog is a cache.RedoLog whose Flush calls flush, for a test of
+// the write-ahead rule. It has no records to give: a test that uses it runs
+// no mini-transaction (Append and MaybeWrite would call the nil RedoLog it
+// embeds).
+type flushHookLog struct {
+	cache.RedoLog
+	flush func(lsn uint64) error
+}
+
+func (l flushHookLog) Flush(lsn uint64) error { return l.flush(lsn) }
 
 // eventLog is a goroutine-safe list of events, for asserting call order.
 type eventLog struct {
@@ -246,7 +259,7 @@ func countBlocked(dump, fn string) int {
 func getCounter(t testing.TB, pg *cache.Page) uint64 {
 	t.Helper()
 	d := pg.Data()
-	a := binary.LittleEndian.Uint64(d[cache.HeaderSize:])
+	a := binary.LittleEndian.Uint64(d[page.HeaderSize:])
 	b := binary.LittleEndian.Uint64(d[len(d)-8:])
 	require.Equal(t, a, b, "page %s: torn counter", pg.ID())
 	return a
@@ -254,7 +267,7 @@ func getCounter(t testing.TB, pg *cache.Page) uint64 {
 
 func setCounter(pg *cache.Page, v uint64) {
 	d := pg.Data()
-	binary.LittleEndian.PutUint64(d[cache.HeaderSize:], v)
+	binary.LittleEndian.PutUint64(d[page.HeaderSize:], v)
 	binary.LittleEndian.PutUint64(d[len(d)-8:], v)
 }
 
@@ -262,13 +275,13 @@ func setCounter(pg *cache.Page, v uint64) {
 // is victim, dirty with body "new" (the store still has "page 1:1"). The
 // store's write of victim announces itself on writing and then waits for
 // release to be closed, so a test can act while a write-back is in flight.
-func dirtyVictimPool(t *testing.T, victim cache.PageID) (inner *cache.PebbleStore, p *cache.Pool, writing, release chan struct{}) {
+func dirtyVictimPool(t *testing.T, victim page.ID) (inner *store.PebbleStore, p *cache.Pool, writing, release chan struct{}) {
 	t.Helper()
 	inner = newStore(t)
 	putPages(t, inner, 1, 1, 20)
 	writing = make(chan struct{})
 	release = make(chan struct{})
-	st := &hookStore{Store: inner, beforeWrite: func(id cache.PageID, buf []byte) error {
+	st := &hookStore{Store: inner, beforeWrite: func(id page.ID, buf []byte) error {
 		if id == victim {
 			writing <- struct{}{}
 			<-release

@@ -3,6 +3,9 @@ package cache
 import (
 	"fmt"
 	"strings"
+
+	"github.com/enginelab/enginelab/cache/page"
+	"github.com/enginelab/enginelab/cache/redo"
 )
 
 // MaxLevels bounds the per-level node visit counters; visits deeper than
@@ -23,7 +26,7 @@ type Meter struct {
 
 	// PageRequests counts every Fetch or Create, by the kind of page
 	// returned (the kind after the read, for a miss).
-	PageRequests [NumKinds]int64
+	PageRequests [page.NumKinds]int64
 	// PoolHits counts requests served from a frame already in the pool.
 	PoolHits int64
 	// PoolMisses counts requests that had to bring the page in.
@@ -67,18 +70,10 @@ type Meter struct {
 	// HeapMoves counts updates that moved a row to another page.
 	HeapMoves int64
 
-	// cache: redo log.
-
-	// LogRecords and LogBytes count redo records appended (one per
-	// mini-transaction that changed a page or carried a note) and their
-	// bytes, frame headers included.
-	LogRecords int64
-	LogBytes   int64
-	// LogSyncs counts log syncs this caller performed; LogSyncWaits the
-	// times it waited for a sync another caller was performing (group
-	// commit).
-	LogSyncs     int64
-	LogSyncWaits int64
+	// redo: the log's counters (LogRecords, LogBytes, LogSyncs,
+	// LogSyncWaits), counted by the mini-transactions' appends and the
+	// log's SyncTo.
+	redo.Counts
 	// CheckpointPages counts pages written by checkpoints (background).
 	CheckpointPages int64
 
@@ -205,7 +200,7 @@ func (m *Meter) String() string {
 		}
 	}
 	for k, v := range m.PageRequests {
-		add("req."+Kind(k).String(), v)
+		add("req."+page.Kind(k).String(), v)
 	}
 	add("hits", m.PoolHits)
 	add("misses", m.PoolMisses)

@@ -6,24 +6,30 @@ import (
 	"testing"
 
 	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/page"
 	"github.com/stretchr/testify/require"
 )
 
-// counters returns pointers to every counter of m, array elements included,
-// found by reflection so that a counter added to Meter later is covered
-// without touching this test.
+// counters returns pointers to every counter of m, array elements and the
+// counters of embedded structs (redo.Counts) included, found by reflection
+// so that a counter added to Meter later is covered without touching this
+// test.
 func counters(m *cache.Meter) []*int64 {
-	var out []*int64
-	v := reflect.ValueOf(m).Elem()
+	return fieldCounters(reflect.ValueOf(m).Elem(), nil)
+}
+
+func fieldCounters(v reflect.Value, out []*int64) []*int64 {
 	for i := range v.NumField() {
 		f := v.Field(i)
-		switch f.Kind() {
-		case reflect.Int64:
+		switch {
+		case f.Kind() == reflect.Int64:
 			out = append(out, f.Addr().Interface().(*int64))
-		case reflect.Array:
+		case f.Kind() == reflect.Array:
 			for j := range f.Len() {
 				out = append(out, f.Index(j).Addr().Interface().(*int64))
 			}
+		case f.Kind() == reflect.Struct && v.Type().Field(i).Anonymous:
+			out = fieldCounters(f, out)
 		default:
 			panic("meter field " + v.Type().Field(i).Name + " is not a counter")
 		}
@@ -62,8 +68,8 @@ func TestMeterAddSubDiff(t *testing.T) {
 
 	// Totals.
 	var m cache.Meter
-	m.PageRequests[cache.KindHeap] = 3
-	m.PageRequests[cache.KindMeta] = 4
+	m.PageRequests[page.KindHeap] = 3
+	m.PageRequests[page.KindMeta] = 4
 	m.NodeVisits[0] = 5
 	m.NodeVisits[cache.MaxLevels-1] = 6
 	require.EqualValues(t, 7, m.PageRequestsTotal())
@@ -84,7 +90,7 @@ func TestMeterString(t *testing.T) {
 
 	m.PoolHits = 3
 	m.StoreReads = 1
-	m.PageRequests[cache.KindBTreeLeaf] = 2
+	m.PageRequests[page.KindBTreeLeaf] = 2
 	m.NodeVisits[1] = 9
 	m.HeapMoves = -2
 	require.Equal(t, "req.btree-leaf=2 hits=3 store-reads=1 nodes.d1=9 heap-moves=-2", m.String())

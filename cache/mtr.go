@@ -1,12 +1,13 @@
 package cache
 
 import (
-	"bytes"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"math/bits"
 	"sync"
+
+	"github.com/enginelab/enginelab/cache/page"
+	"github.com/enginelab/enginelab/cache/redo"
+	"github.com/enginelab/enginelab/cache/store"
 )
 
 // A mini-transaction (Mtr) is the unit of page change: every change to a
@@ -30,11 +31,12 @@ import (
 // so latch coupling works inside an mtr as it does outside. A changed page
 // keeps its exclusive latch until Commit, so nobody sees (and no write-out
 // copies) a change before its log record exists and the page carries its
-// LSN: the write-ahead rule then only needs the pool's FlushLog hook.
+// LSN: the write-ahead rule then only needs the pool to flush the log
+// (RedoLog.Flush) before it writes a page.
 //
-// What goes in the record is found by comparing each page with its snapshot
-// (a copy taken at Latch): changed byte ranges, the way a physical diff
-// does. That costs a page copy and a compare per latched page, but it needs
+// What goes in the record (redo.Encode) is found by comparing each page
+// with its snapshot (a copy taken at Latch): changed byte ranges, the way a
+// physical diff does. That costs a page copy and a compare per latched page, but it needs
 // no redo code per operation and cannot miss a change; the record sizes it
 // produces are metered (LogBytes). A page created in the mtr (Fresh) is
 // logged against a zero page: redo starts it from zeros.
@@ -43,18 +45,19 @@ import (
 // not latch again: the mtr owns the exclusive latch. RLatch and RUnlatch do
 // the same for shared latches, so a code path may re-read a page it changed.
 //
-// Without a log (Pool.AttachLog never called: structure tests), an mtr takes
-// no snapshots and writes no records; it still holds changed pages until
+// Without a log (Options.Log nil: structure tests), an mtr takes no
+// snapshots and writes no records; it still holds changed pages until
 // Commit.
 //
 // An Mtr is used by one goroutine and must be committed; after Commit it
 // returns to a free list and must not be used again.
 type Mtr struct {
-	pool  *Pool
-	m     *Meter
-	pages []mtrPage
-	note  []byte
-	rec   []byte
+	pool    *Pool
+	m       *Meter
+	pages   []mtrPage
+	note    []byte
+	changes []redo.Change // Commit's argument to redo.Encode, reused
+	rec     []byte
 }
 
 type mtrPage struct {
@@ -225,16 +228,20 @@ func (mt *Mtr) Commit() uint64 {
 			nchanged++
 			// Dirty before the LSN exists: a checkpoint that reads the log
 			// end after this record must find the page dirty (see
-			// Log.Checkpoint).
+			// engine.DB.Checkpoint).
 			e.pg.dirty.Store(true)
 		}
 	}
 	if p.log != nil && (nchanged > 0 || len(mt.note) > 0) {
-		mt.rec = mt.encode(mt.rec[:0], nchanged)
-		lsn = p.log.append(mt.m, mt.rec, func(lsn uint64) {
+		mt.rec = mt.encode(mt.rec[:0])
+		var c *redo.Counts
+		if mt.m != nil {
+			c = &mt.m.Counts
+		}
+		lsn = p.log.Append(c, mt.rec, func(lsn uint64) {
 			for i := range mt.pages {
 				if e := &mt.pages[i]; e.changed {
-					SetPageLSN(e.pg.buf, lsn)
+					page.SetLSN(e.pg.buf, lsn)
 				}
 			}
 		})
@@ -264,230 +271,37 @@ func (mt *Mtr) Commit() uint64 {
 	return lsn
 }
 
-// Record body layout (all integers unsigned varints):
-//
-//	npages
-//	  per page: space, page, flags (bit 0: fresh), nranges,
-//	            per range: gap from the previous range's end, length, bytes
-//	notelen, note bytes
-//
-// The page header's checksum and LSN are never in a range: redo sets the
-// LSN from the record, and a write-out seals the checksum.
-const (
-	mtrFresh = 1
-
-	diffBlock = 1024
-	diffChunk = 64
-	diffGap   = 16 // ranges closer than this are merged
-)
-
-var zeroPage [MaxPageSize]byte
-
-func (mt *Mtr) encode(dst []byte, nchanged int) []byte {
-	dst = binary.AppendUvarint(dst, uint64(nchanged))
-	ps := mt.pool.pageSize
+// encode appends the mtr's record to dst: every changed page against its
+// snapshot (or zeros, when fresh), and the note.
+func (mt *Mtr) encode(dst []byte) []byte {
+	mt.changes = mt.changes[:0]
 	for i := range mt.pages {
 		e := &mt.pages[i]
 		if !e.changed {
 			continue
 		}
-		dst = binary.AppendUvarint(dst, uint64(e.pg.id.Space))
-		dst = binary.AppendUvarint(dst, uint64(e.pg.id.Page))
-		var flags byte
-		before := zeroPage[:ps]
-		if e.fresh {
-			flags |= mtrFresh
-		} else {
-			before = *e.before
+		c := redo.Change{ID: e.pg.id, After: e.pg.buf}
+		if !e.fresh {
+			c.Before = *e.before
 		}
-		dst = append(dst, flags)
-		dst = appendDiff(dst, before, e.pg.buf)
+		mt.changes = append(mt.changes, c)
 	}
-	dst = binary.AppendUvarint(dst, uint64(len(mt.note)))
-	return append(dst, mt.note...)
-}
-
-// appendDiff appends the ranges where after differs from before. It
-// compares 64-byte chunks (memequal), and in a chunk that differs finds the
-// first and last differing byte with word compares; the range covers both
-// and whatever lies between (at most one chunk's bytes), and ranges closer
-// than diffGap merge. The checksum and LSN fields never differ inside an
-// mtr (the checksum is written on a write-out's copy, the LSN after the
-// diff), except on a fresh page, where redo overwrites the LSN anyway.
-func appendDiff(dst, before, after []byte) []byte {
-	type rng struct{ off, end int }
-	var stack [64]rng
-	ranges := stack[:0]
-	n := len(after)
-	for c := 0; c < n; c += diffChunk {
-		if c%diffBlock == 0 {
-			// Most of a page is unchanged: skip whole blocks with one
-			// compare before looking at chunks.
-			if be := min(c+diffBlock, n); bytes.Equal(before[c:be], after[c:be]) {
-				c = be - diffChunk
-				continue
-			}
-		}
-		ce := min(c+diffChunk, n)
-		if bytes.Equal(before[c:ce], after[c:ce]) {
-			continue
-		}
-		first, last := -1, -1
-		for w := c; w+8 <= ce; w += 8 {
-			if x := le64(before, w) ^ le64(after, w); x != 0 {
-				first = w + bits.TrailingZeros64(x)/8
-				break
-			}
-		}
-		for w := ce - 8; w >= c; w -= 8 {
-			if x := le64(before, w) ^ le64(after, w); x != 0 {
-				last = w + 7 - bits.LeadingZeros64(x)/8
-				break
-			}
-		}
-		if first < 0 {
-			continue // page sizes are multiples of 8: cannot happen
-		}
-		if k := len(ranges); k > 0 && first-ranges[k-1].end < diffGap {
-			ranges[k-1].end = last + 1
-		} else {
-			ranges = append(ranges, rng{first, last + 1})
-		}
-	}
-	dst = binary.AppendUvarint(dst, uint64(len(ranges)))
-	prev := 0
-	for _, r := range ranges {
-		dst = binary.AppendUvarint(dst, uint64(r.off-prev))
-		dst = binary.AppendUvarint(dst, uint64(r.end-r.off))
-		dst = append(dst, after[r.off:r.end]...)
-		prev = r.end
-	}
+	dst = redo.Encode(dst, mt.changes, mt.note)
+	clear(mt.changes) // the frames' bytes are not the free list's
 	return dst
 }
 
-func le64(b []byte, off int) uint64 { return binary.LittleEndian.Uint64(b[off:]) }
-
-// ErrCorruptLog means a redo record does not decode, or the stored log has
-// a gap or a bad frame. It matches ErrCorrupt.
-var ErrCorruptLog = NewCorruptKind("cache: corrupt redo log")
-
-// PageRedo is one page's part of a decoded mtr record.
-type PageRedo struct {
-	ID     PageID
-	Fresh  bool
-	ranges []byte // encoded ranges
-}
-
-// DecodeMtr splits an mtr record body into its page changes and its note.
-// The slices alias body.
-func DecodeMtr(body []byte, pages []PageRedo) ([]PageRedo, []byte, error) {
-	r := reader{b: body}
-	n := r.uvarint()
-	pages = pages[:0]
-	for i := uint64(0); i < n && r.err == nil; i++ {
-		var pr PageRedo
-		pr.ID.Space = uint32(r.uvarint())
-		pr.ID.Page = uint32(r.uvarint())
-		pr.Fresh = r.byte()&mtrFresh != 0
-		start := r.off
-		nr := r.uvarint()
-		for j := uint64(0); j < nr && r.err == nil; j++ {
-			r.uvarint()
-			l := r.uvarint()
-			r.skip(l)
-		}
-		pr.ranges = body[start:r.off]
-		pages = append(pages, pr)
-	}
-	nl := r.uvarint()
-	note := r.take(nl)
-	if r.err != nil {
-		return nil, nil, r.err
-	}
-	if r.off != len(body) {
-		return nil, nil, fmt.Errorf("%w: %d bytes after the note", ErrCorruptLog, len(body)-r.off)
-	}
-	return pages, note, nil
-}
-
-// apply writes the ranges into buf.
-func (pr *PageRedo) apply(buf []byte) error {
-	r := reader{b: pr.ranges}
-	nr := r.uvarint()
-	pos := 0
-	for j := uint64(0); j < nr && r.err == nil; j++ {
-		pos += int(r.uvarint())
-		l := int(r.uvarint())
-		src := r.take(uint64(l))
-		if r.err != nil {
-			break
-		}
-		if pos < 0 || pos+l > len(buf) {
-			return fmt.Errorf("%w: range %d+%d outside page %s", ErrCorruptLog, pos, l, pr.ID)
-		}
-		copy(buf[pos:], src)
-		pos += l
-	}
-	return r.err
-}
-
-type reader struct {
-	b   []byte
-	off int
-	err error
-}
-
-func (r *reader) fail() {
-	if r.err == nil {
-		r.err = fmt.Errorf("%w: record ends early at byte %d", ErrCorruptLog, r.off)
-	}
-}
-
-func (r *reader) uvarint() uint64 {
-	if r.err != nil {
-		return 0
-	}
-	v, n := binary.Uvarint(r.b[r.off:])
-	if n <= 0 {
-		r.fail()
-		return 0
-	}
-	r.off += n
-	return v
-}
-
-func (r *reader) byte() byte {
-	if r.err != nil || r.off >= len(r.b) {
-		r.fail()
-		return 0
-	}
-	c := r.b[r.off]
-	r.off++
-	return c
-}
-
-func (r *reader) take(n uint64) []byte {
-	if r.err != nil || n > uint64(len(r.b)-r.off) {
-		r.fail()
-		return nil
-	}
-	s := r.b[r.off : r.off+int(n)]
-	r.off += int(n)
-	return s
-}
-
-func (r *reader) skip(n uint64) { r.take(n) }
-
-// Redo applies one page's change from the record at lsn, unless the page
-// already carries lsn or a newer one. It reports whether it changed the
+// Redo applies one page's change from the record at lsn (redo.Decode,
+// redo.PageRedo.Apply) to the page in the pool, unless the page already
+// carries lsn or a newer one. It reports whether it changed the
 // page. A fresh page that the store never saw is created.
-func (p *Pool) Redo(m *Meter, lsn uint64, pr *PageRedo) (bool, error) {
+func (p *Pool) Redo(m *Meter, lsn uint64, pr *redo.PageRedo) (bool, error) {
 	pg, err := p.Fetch(m, pr.ID)
-	if errors.Is(err, ErrPageNotFound) {
+	if errors.Is(err, store.ErrPageNotFound) {
 		if !pr.Fresh {
-			return false, fmt.Errorf("%w: record at LSN %d changes page %s, which the store does not have", ErrCorruptLog, lsn, pr.ID)
+			return false, fmt.Errorf("%w: record at LSN %d changes page %s, which the store does not have", redo.ErrCorruptLog, lsn, pr.ID)
 		}
-		pg, err = p.create(m, nil, pr.ID, KindFree)
+		pg, err = p.create(m, nil, pr.ID, page.KindFree)
 		if err != nil {
 			return false, err
 		}
@@ -497,7 +311,7 @@ func (p *Pool) Redo(m *Meter, lsn uint64, pr *PageRedo) (bool, error) {
 		return false, err
 	}
 	pg.Latch()
-	if PageLSN(pg.buf) >= lsn {
+	if page.LSN(pg.buf) >= lsn {
 		pg.Unlatch()
 		pg.Unpin(false)
 		return false, nil
@@ -505,7 +319,7 @@ func (p *Pool) Redo(m *Meter, lsn uint64, pr *PageRedo) (bool, error) {
 	if pr.Fresh {
 		clear(pg.buf)
 	}
-	if err := pr.apply(pg.buf); err != nil {
+	if err := pr.Apply(pg.buf); err != nil {
 		// The frame now holds a half-applied page; recovery stops here
 		// and the pool is abandoned with the database that failed to
 		// open.
@@ -513,8 +327,8 @@ func (p *Pool) Redo(m *Meter, lsn uint64, pr *PageRedo) (bool, error) {
 		pg.Unpin(false)
 		return false, err
 	}
-	SetPageLSN(pg.buf, lsn)
-	k := PageKind(pg.buf)
+	page.SetLSN(pg.buf, lsn)
+	k := page.KindOf(pg.buf)
 	p.mu.Lock()
 	pg.kind = k
 	p.mu.Unlock()

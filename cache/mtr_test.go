@@ -7,37 +7,39 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/page"
+	"github.com/enginelab/enginelab/cache/redo"
+	"github.com/enginelab/enginelab/cache/store"
 	"github.com/stretchr/testify/require"
 )
 
 // logEnv is a store, a pool over it and a redo log in the store's pebble
 // database, attached to the pool.
 type logEnv struct {
-	st *cache.PebbleStore
+	st *store.PebbleStore
 	p  *cache.Pool
-	l  *cache.Log
+	l  *redo.Log
 }
 
 // newLogEnv opens an in-memory store, a pool of frames frames over it and a
 // log (options lo, nil for the defaults) attached to the pool. The log is
 // closed before the store when the test ends.
-func newLogEnv(t testing.TB, frames int, lo *cache.LogOptions) *logEnv {
+func newLogEnv(t testing.TB, frames int, lo *redo.LogOptions) *logEnv {
 	t.Helper()
 	st := newStore(t)
-	l, err := cache.OpenLog(st, lo)
+	l, err := redo.Open(st, lo)
 	require.NoError(t, err)
 	t.Cleanup(l.Close)
-	p := newPool(t, st, frames, cache.Options{})
-	p.AttachLog(l)
+	p := newPool(t, st, frames, cache.Options{Log: l})
 	return &logEnv{st: st, p: p, l: l}
 }
 
 // copyStore returns a new in-memory store holding every page image of src
 // (not its log): what src's pages were at the time of the call.
-func copyStore(t testing.TB, src *cache.PebbleStore) *cache.PebbleStore {
+func copyStore(t testing.TB, src *store.PebbleStore) *store.PebbleStore {
 	t.Helper()
 	dst := newStore(t)
-	k := cache.PageKey(cache.PageID{})
+	k := store.PageKey(page.ID{})
 	it, err := src.DB().NewIter(&pebble.IterOptions{LowerBound: k[:1], UpperBound: []byte{k[0] + 1}})
 	require.NoError(t, err)
 	n := 0
@@ -54,7 +56,7 @@ func copyStore(t testing.TB, src *cache.PebbleStore) *cache.PebbleStore {
 }
 
 // image returns a copy of page id's bytes in p, read under the shared latch.
-func image(t testing.TB, p *cache.Pool, id cache.PageID) []byte {
+func image(t testing.TB, p *cache.Pool, id page.ID) []byte {
 	t.Helper()
 	pg, err := p.Fetch(nil, id)
 	require.NoError(t, err, "fetch %s", id)
@@ -69,7 +71,7 @@ func image(t testing.TB, p *cache.Pool, id cache.PageID) []byte {
 // (bytes 0..4, stale in memory) and carries LSN lsn.
 func requireRedone(t testing.TB, want, got []byte, lsn uint64, what string) {
 	t.Helper()
-	require.Equal(t, lsn, cache.PageLSN(got), "%s: LSN", what)
+	require.Equal(t, lsn, page.LSN(got), "%s: LSN", what)
 	require.Len(t, got, len(want))
 	for i := 4; i < len(want); i++ {
 		if want[i] != got[i] {
@@ -90,7 +92,7 @@ type record struct {
 }
 
 // scanLog returns every stored record at or after from.
-func scanLog(t testing.TB, l *cache.Log, from uint64) []record {
+func scanLog(t testing.TB, l *redo.Log, from uint64) []record {
 	t.Helper()
 	var out []record
 	require.NoError(t, l.Scan(from, func(lsn uint64, body []byte) error {
@@ -102,13 +104,13 @@ func scanLog(t testing.TB, l *cache.Log, from uint64) []record {
 
 // readRecord flushes the log past lsn and returns the stored record at lsn,
 // decoded.
-func readRecord(t testing.TB, l *cache.Log, lsn uint64) ([]cache.PageRedo, []byte) {
+func readRecord(t testing.TB, l *redo.Log, lsn uint64) ([]redo.PageRedo, []byte) {
 	t.Helper()
 	require.NoError(t, l.Flush(lsn))
 	recs := scanLog(t, l, lsn)
 	require.NotEmpty(t, recs, "no record at LSN %d after Flush", lsn)
 	require.Equal(t, lsn, recs[0].lsn, "first record at or after %d", lsn)
-	pages, note, err := cache.DecodeMtr(recs[0].body, nil)
+	pages, note, err := redo.Decode(recs[0].body, nil)
 	require.NoError(t, err)
 	return pages, note
 }
@@ -118,10 +120,10 @@ func readRecord(t testing.TB, l *cache.Log, lsn uint64) ([]cache.PageRedo, []byt
 func redoAll(t testing.TB, p *cache.Pool, recs []record) int {
 	t.Helper()
 	n := 0
-	var pages []cache.PageRedo
+	var pages []redo.PageRedo
 	for _, r := range recs {
 		var err error
-		pages, _, err = cache.DecodeMtr(r.body, pages)
+		pages, _, err = redo.Decode(r.body, pages)
 		require.NoError(t, err, "record at LSN %d", r.lsn)
 		for i := range pages {
 			ok, err := p.Redo(nil, r.lsn, &pages[i])
@@ -143,12 +145,12 @@ func fillRandom(rng *rand.Rand, b []byte) {
 
 // allocRandom allocates a heap page in space in an mtr of its own, fills its
 // whole body with random bytes and returns its id.
-func allocRandom(t testing.TB, p *cache.Pool, rng *rand.Rand, space uint32) cache.PageID {
+func allocRandom(t testing.TB, p *cache.Pool, rng *rand.Rand, space uint32) page.ID {
 	t.Helper()
 	mt := p.BeginMtr(nil)
-	pg, err := p.AllocPage(mt, nil, space, cache.KindHeap)
+	pg, err := p.AllocPage(mt, nil, space, page.KindHeap)
 	require.NoError(t, err)
-	fillRandom(rng, pg.Data()[cache.HeaderSize:])
+	fillRandom(rng, pg.Data()[page.HeaderSize:])
 	id := pg.ID()
 	mt.Release(pg, true)
 	require.NotZero(t, mt.Commit())
@@ -157,7 +159,7 @@ func allocRandom(t testing.TB, p *cache.Pool, rng *rand.Rand, space uint32) cach
 
 // changeInMtr changes page id in one mtr with change and returns the
 // record's LSN and the page's after-image.
-func changeInMtr(t testing.TB, p *cache.Pool, m *cache.Meter, id cache.PageID, change func(pg *cache.Page)) (uint64, []byte) {
+func changeInMtr(t testing.TB, p *cache.Pool, m *cache.Meter, id page.ID, change func(pg *cache.Page)) (uint64, []byte) {
 	t.Helper()
 	mt := p.BeginMtr(m)
 	pg, err := p.Fetch(m, id)
@@ -174,7 +176,7 @@ func changeInMtr(t testing.TB, p *cache.Pool, m *cache.Meter, id cache.PageID, c
 // last byte), each to random values different from the old ones.
 func scatter(rng *rand.Rand, d []byte, n int) {
 	for range n {
-		off := cache.HeaderSize + rng.IntN(len(d)-cache.HeaderSize)
+		off := page.HeaderSize + rng.IntN(len(d)-page.HeaderSize)
 		l := 1 + rng.IntN(40)
 		if rng.IntN(4) == 0 {
 			l = 1
@@ -198,7 +200,7 @@ func TestMtrDiffRoundTrip(t *testing.T) {
 	rng := seed(t)
 	e := newLogEnv(t, 32, nil)
 	require.NoError(t, e.p.CreateSpace(nil, 1))
-	var ids []cache.PageID
+	var ids []page.ID
 	for range 8 {
 		ids = append(ids, allocRandom(t, e.p, rng, 1))
 	}
@@ -206,49 +208,49 @@ func TestMtrDiffRoundTrip(t *testing.T) {
 	p2 := newPool(t, copyStore(t, e.st), 32, cache.Options{})
 
 	ps := e.p.PageSize()
-	body := ps - cache.HeaderSize
+	body := ps - page.HeaderSize
 	cases := []struct {
 		name    string
-		id      cache.PageID
+		id      page.ID
 		change  func(pg *cache.Page)
 		maxBody int // bound on the record body's size, 0 for none
 	}{
 		{"whole body", ids[0], func(pg *cache.Page) {
 			d := pg.Data()
-			for i := cache.HeaderSize; i < len(d); i++ {
+			for i := page.HeaderSize; i < len(d); i++ {
 				d[i] ^= byte(1 + rng.IntN(255)) // every body byte changes
 			}
 		}, 0},
 		{"one byte", ids[1], func(pg *cache.Page) {
 			d := pg.Data()
-			d[cache.HeaderSize+rng.IntN(body)] ^= 0x80
+			d[page.HeaderSize+rng.IntN(body)] ^= 0x80
 		}, 16},
-		{"first body byte", ids[1], func(pg *cache.Page) { pg.Data()[cache.HeaderSize] ^= 1 }, 16},
+		{"first body byte", ids[1], func(pg *cache.Page) { pg.Data()[page.HeaderSize] ^= 1 }, 16},
 		{"last byte", ids[1], func(pg *cache.Page) { pg.Data()[ps-1] ^= 1 }, 16},
 		{"header", ids[2], func(pg *cache.Page) {
 			d := pg.Data()
-			pg.SetKind(cache.KindBTreeLeaf)
+			pg.SetKind(page.KindBTreeLeaf)
 			d[5] ^= 0x01 // flags
 			d[6] = 0xee  // unused
 			d[7] = 0xdd
 			for i := 24; i < 32; i++ { // reserved
 				d[i] ^= byte(i)
 			}
-			d[cache.HeaderSize] ^= 0xff // and the first body byte
+			d[page.HeaderSize] ^= 0xff // and the first body byte
 		}, 48},
 		{"scattered", ids[3], func(pg *cache.Page) { scatter(rng, pg.Data(), 40) }, 0},
 		{"scattered again", ids[3], func(pg *cache.Page) { scatter(rng, pg.Data(), 5) }, 0},
 		{"dirty but unchanged", ids[4], func(pg *cache.Page) {
 			d := pg.Data()
-			copy(d[cache.HeaderSize:], bytes.Clone(d[cache.HeaderSize:]))
+			copy(d[page.HeaderSize:], bytes.Clone(d[page.HeaderSize:]))
 		}, 8},
 	}
 	for _, c := range cases {
 		before := image(t, p2, c.id)
 		var m cache.Meter
 		lsn, after := changeInMtr(t, e.p, &m, c.id, c.change)
-		require.Equal(t, lsn, cache.PageLSN(after), "%s: Commit stamps the page", c.name)
-		require.Greater(t, lsn, cache.PageLSN(before), c.name)
+		require.Equal(t, lsn, page.LSN(after), "%s: Commit stamps the page", c.name)
+		require.Greater(t, lsn, page.LSN(before), c.name)
 		require.EqualValues(t, 1, m.LogRecords, c.name)
 
 		pages, note := readRecord(t, e.l, lsn)
@@ -269,7 +271,7 @@ func TestMtrDiffRoundTrip(t *testing.T) {
 		require.True(t, ok, c.name)
 		got := image(t, p2, c.id)
 		requireRedone(t, after, got, lsn, c.name)
-		require.Equal(t, cache.PageKind(after), cache.PageKind(got), c.name)
+		require.Equal(t, page.KindOf(after), page.KindOf(got), c.name)
 
 		// A second redo of the same record finds the page up to date.
 		ok, err = p2.Redo(nil, lsn, &pages[0])
@@ -301,7 +303,7 @@ func TestMtrDiffRoundTrip(t *testing.T) {
 	lsn := mt.Commit()
 	require.Zero(t, e.p.Stats().Pinned)
 	pages, _ := readRecord(t, e.l, lsn)
-	require.ElementsMatch(t, ids[5:7], []cache.PageID{pages[0].ID, pages[1].ID})
+	require.ElementsMatch(t, ids[5:7], []page.ID{pages[0].ID, pages[1].ID})
 	for i := range pages {
 		ok, err := p2.Redo(nil, lsn, &pages[i])
 		require.NoError(t, err)
@@ -309,12 +311,12 @@ func TestMtrDiffRoundTrip(t *testing.T) {
 		id := pages[i].ID
 		requireRedone(t, image(t, e.p, id), image(t, p2, id), lsn, id.String())
 	}
-	require.Less(t, cache.PageLSN(image(t, e.p, ids[7])), lsn, "an unchanged page keeps its LSN")
+	require.Less(t, page.LSN(image(t, e.p, ids[7])), lsn, "an unchanged page keeps its LSN")
 
 	// In the end both pools agree on every page.
 	for _, id := range ids {
 		a, b := image(t, e.p, id), image(t, p2, id)
-		requireRedone(t, a, b, cache.PageLSN(a), id.String())
+		requireRedone(t, a, b, page.LSN(a), id.String())
 	}
 }
 
@@ -334,13 +336,13 @@ func TestMtrRedoFreshPages(t *testing.T) {
 		st2 := copyStore(t, e.st) // has the meta page and page a only
 		p2 := newPool(t, st2, 16, cache.Options{})
 		mt := e.p.BeginMtr(nil)
-		pg, err := e.p.AllocPage(mt, nil, 1, cache.KindBTreeLeaf)
+		pg, err := e.p.AllocPage(mt, nil, 1, page.KindBTreeLeaf)
 		require.NoError(t, err)
 		id := pg.ID()
 		require.Equal(t, pid(1, 2), id)
 		d := pg.Data()
 		d[24] = 0x42 // a reserved header byte: the diff against zeros spans the LSN
-		fillRandom(rng, d[cache.HeaderSize:cache.HeaderSize+100])
+		fillRandom(rng, d[page.HeaderSize:page.HeaderSize+100])
 		d[len(d)-1] = 7
 		mt.Release(pg, true)
 		lsn := mt.Commit()
@@ -348,7 +350,7 @@ func TestMtrRedoFreshPages(t *testing.T) {
 
 		pages, _ := readRecord(t, e.l, lsn)
 		require.Len(t, pages, 2, "the meta page and the new page")
-		byID := map[cache.PageID]cache.PageRedo{}
+		byID := map[page.ID]redo.PageRedo{}
 		for _, pr := range pages {
 			byID[pr.ID] = pr
 		}
@@ -356,7 +358,7 @@ func TestMtrRedoFreshPages(t *testing.T) {
 		require.True(t, byID[id].Fresh)
 
 		err = st2.ReadPage(id, make([]byte, testPageSize))
-		require.ErrorIs(t, err, cache.ErrPageNotFound, "the copy must not have the new page")
+		require.ErrorIs(t, err, store.ErrPageNotFound, "the copy must not have the new page")
 		for i := range pages {
 			ok, err := p2.Redo(nil, lsn, &pages[i])
 			require.NoError(t, err)
@@ -367,7 +369,7 @@ func TestMtrRedoFreshPages(t *testing.T) {
 		info, err := p2.Space(nil, 1)
 		require.NoError(t, err)
 		require.Equal(t, cache.SpaceInfo{Extents: 1, HighWater: 3}, info)
-		require.Equal(t, cache.KindBTreeLeaf, cache.PageKind(image(t, p2, id)))
+		require.Equal(t, page.KindBTreeLeaf, page.KindOf(image(t, p2, id)))
 	})
 
 	t.Run("free list", func(t *testing.T) {
@@ -375,7 +377,7 @@ func TestMtrRedoFreshPages(t *testing.T) {
 		require.NoError(t, e.p.FlushAll(nil))
 		st2 := copyStore(t, e.st)
 		p2 := newPool(t, st2, 16, cache.Options{})
-		require.Equal(t, cache.KindHeap, cache.PageKind(image(t, p2, a)))
+		require.Equal(t, page.KindHeap, page.KindOf(image(t, p2, a)))
 
 		// Free a: a diff against its snapshot.
 		mt := e.p.BeginMtr(nil)
@@ -386,20 +388,20 @@ func TestMtrRedoFreshPages(t *testing.T) {
 		mt.Release(pg, true)
 		freeLSN := mt.Commit()
 		freedImg, freedMeta := image(t, e.p, a), image(t, e.p, meta)
-		require.Equal(t, cache.KindFree, cache.PageKind(freedImg))
+		require.Equal(t, page.KindFree, page.KindOf(freedImg))
 		require.NoError(t, e.p.FlushAll(nil))
 		st3 := copyStore(t, e.st) // has a on the free list
 
 		// Take it back: fresh, whatever it held.
 		mt = e.p.BeginMtr(nil)
-		pg, err = e.p.AllocPage(mt, nil, 1, cache.KindHeap)
+		pg, err = e.p.AllocPage(mt, nil, 1, page.KindHeap)
 		require.NoError(t, err)
 		require.Equal(t, a, pg.ID(), "the free list is used before the high water")
-		require.NotZero(t, cache.PageLSN(pg.Data()), "the frame keeps the page's old LSN")
+		require.NotZero(t, page.LSN(pg.Data()), "the frame keeps the page's old LSN")
 		// A reserved header byte: the record's range then spans the LSN
 		// field, which holds the old LSN at encoding time.
 		pg.Data()[24] = 0x99
-		fillRandom(rng, pg.Data()[cache.HeaderSize+50:cache.HeaderSize+90])
+		fillRandom(rng, pg.Data()[page.HeaderSize+50:page.HeaderSize+90])
 		mt.Release(pg, true)
 		allocLSN := mt.Commit()
 		afterPage, afterMeta := image(t, e.p, a), image(t, e.p, meta)
@@ -435,8 +437,8 @@ func TestMtrRedoFreshPages(t *testing.T) {
 		// free never cleared on disk): the fresh record rebuilds it from
 		// zeros, so the garbage is gone.
 		garbage := bytes.Clone(freedImg)
-		fillRandom(rng, garbage[cache.HeaderSize:])
-		cache.SealPage(garbage)
+		fillRandom(rng, garbage[page.HeaderSize:])
+		page.Seal(garbage)
 		require.NoError(t, st3.WritePage(a, garbage))
 		p3 := newPool(t, st3, 16, cache.Options{})
 		for i := range allocPages {
@@ -480,7 +482,7 @@ func TestMtrRedoSkipsAndRefuses(t *testing.T) {
 	empty := newStore(t)
 	p3 := newPool(t, empty, 16, cache.Options{})
 	ok, err = p3.Redo(nil, lsn1, &pages1[0])
-	require.ErrorIs(t, err, cache.ErrCorruptLog)
+	require.ErrorIs(t, err, redo.ErrCorruptLog)
 	require.Contains(t, err.Error(), id.String())
 	require.False(t, ok)
 	require.Equal(t, cache.Stats{Frames: 16}, p3.Stats(), "a refused redo must give its frame back")
@@ -490,11 +492,11 @@ func TestMtrRedoSkipsAndRefuses(t *testing.T) {
 	recs := scanLog(t, e.l, lsn2)
 	good := recs[0].body
 	for n := range len(good) {
-		_, _, err := cache.DecodeMtr(good[:n], nil)
-		require.ErrorIs(t, err, cache.ErrCorruptLog, "record cut to %d bytes", n)
+		_, _, err := redo.Decode(good[:n], nil)
+		require.ErrorIs(t, err, redo.ErrCorruptLog, "record cut to %d bytes", n)
 	}
-	_, _, err = cache.DecodeMtr(append(bytes.Clone(good), 0), nil)
-	require.ErrorIs(t, err, cache.ErrCorruptLog, "a byte after the note")
+	_, _, err = redo.Decode(append(bytes.Clone(good), 0), nil)
+	require.ErrorIs(t, err, redo.ErrCorruptLog, "a byte after the note")
 }
 
 // TestMtrCommitNothingAndNote: an mtr that changed nothing and carries no
@@ -551,7 +553,7 @@ func TestMtrCommitNothingAndNote(t *testing.T) {
 	pg, err = e.p.Fetch(&m, id)
 	require.NoError(t, err)
 	mt.Latch(pg)
-	pg.Data()[cache.HeaderSize] ^= 1
+	pg.Data()[page.HeaderSize] ^= 1
 	mt.Note([]byte("undo:1"))
 	mt.Release(pg, true)
 	lsn = mt.Commit()
@@ -570,14 +572,14 @@ func TestMtrCommitNothingAndNote(t *testing.T) {
 	p := newPool(t, st, 16, cache.Options{})
 	require.NoError(t, p.CreateSpace(nil, 1))
 	mt = p.BeginMtr(&m)
-	pg, err = p.AllocPage(mt, nil, 1, cache.KindHeap)
+	pg, err = p.AllocPage(mt, nil, 1, page.KindHeap)
 	require.NoError(t, err)
 	mt.Note([]byte("lost"))
 	mt.Release(pg, true)
 	require.Equal(t, 2, p.Stats().Pinned)
 	require.Zero(t, mt.Commit())
 	require.Zero(t, p.Stats().Pinned)
-	require.Zero(t, cache.PageLSN(image(t, p, pid(1, 1))))
+	require.Zero(t, page.LSN(image(t, p, pid(1, 1))))
 	require.EqualValues(t, 2, m.LogRecords, "no log, no records")
 }
 
@@ -629,10 +631,10 @@ func TestMtrNestedLatches(t *testing.T) {
 	mt.Latch(pg)
 	inner := fetch()
 	mt.Latch(inner)
-	inner.Data()[cache.HeaderSize+7] ^= 0xff
+	inner.Data()[page.HeaderSize+7] ^= 0xff
 	mt.Release(inner, true)
 	mt.RLatch(pg) // re-read a page the mtr changed: no deadlock
-	require.NotEqual(t, before[cache.HeaderSize+7], pg.Data()[cache.HeaderSize+7])
+	require.NotEqual(t, before[page.HeaderSize+7], pg.Data()[page.HeaderSize+7])
 	mt.RUnlatch(pg)
 	mt.Release(pg, false)
 	require.True(t, mt.Holds(pg), "a changed page stays until Commit")
@@ -661,6 +663,6 @@ func TestMtrNestedLatches(t *testing.T) {
 // sealed returns a sealed copy of a page image.
 func sealed(b []byte) []byte {
 	b = bytes.Clone(b)
-	cache.SealPage(b)
+	page.Seal(b)
 	return b
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/store"
 	"github.com/stretchr/testify/require"
 )
 
@@ -96,7 +97,7 @@ func TestLRUAgainstModel(t *testing.T) {
 // at one instant, then, two seconds later, the first 16-old of them (the
 // working set) touched again, which makes exactly them the young sublist.
 // old is the old sublist's length: 16*pct/100.
-func midpointPool(t *testing.T, st cache.Store, pct int) (p *cache.Pool, clk *fakeClock, old uint32) {
+func midpointPool(t *testing.T, st store.Store, pct int) (p *cache.Pool, clk *fakeClock, old uint32) {
 	t.Helper()
 	clk = newFakeClock()
 	p = newPool(t, st, 16, cache.Options{Policy: cache.PolicyMidpoint, OldPercent: pct, OldBlocksTime: time.Second, Clock: clk})

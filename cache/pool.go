@@ -5,6 +5,11 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/enginelab/enginelab/cache/page"
+	"github.com/enginelab/enginelab/cache/redo"
+	"github.com/enginelab/enginelab/cache/store"
+	"github.com/enginelab/enginelab/cache/tier"
 )
 
 // Clock tells the time to anything whose behaviour depends on it (the
@@ -54,6 +59,20 @@ type FrameTimer interface {
 	Hit(ready *int64)
 }
 
+// RedoLog is the redo log as the pool uses it (Options.Log). *redo.Log
+// implements it; a test may pass a fake.
+type RedoLog interface {
+	// Append adds a mini-transaction's record (redo.Encode) and returns
+	// its LSN; stamp runs with the LSN before any later record gets one.
+	Append(c *redo.Counts, body []byte, stamp func(lsn uint64)) uint64
+	// Flush writes the log at least past the record at lsn, so that a page
+	// image carrying lsn may be written (the write-ahead rule).
+	Flush(lsn uint64) error
+	// MaybeWrite writes the log's buffer out if it has grown past its
+	// bound; an mtr calls it before it starts, holding no latch.
+	MaybeWrite() error
+}
+
 // Options configure a Pool. Zero fields take the defaults named on them.
 type Options struct {
 	// Capacity is the pool's size in bytes, rounded down to whole pages.
@@ -73,17 +92,20 @@ type Options struct {
 	OldBlocksTime time.Duration
 	// Clock is read by the midpoint policy. Default WallClock.
 	Clock Clock
-	// FlushLog is the write-ahead hook: before the pool writes a page whose
-	// LSN is lsn, it calls FlushLog(lsn) and writes nothing if that fails.
-	// Default: a no-op (no log yet).
-	FlushLog func(lsn uint64) error
-	// Tier, if not nil, is a page cache behind the pool (see Tier): a miss
-	// asks it before the store. The pool does not own it (nor close it).
-	// Its staleness guarantee rests on LSNs: every page change must be
-	// logged (an attached Log), so that a newer image carries a newer LSN.
-	Tier Tier
-	// TierMode is where pages enter the tier; default TierExclusive.
-	TierMode TierMode
+	// Log is the redo log (a *redo.Log), fixed for the pool's life: its
+	// mini-transactions append their records to it, and before the pool
+	// writes a page whose LSN is lsn it calls Log.Flush(lsn) and writes
+	// nothing if that fails (the write-ahead rule). Nil means no log
+	// (structure tests): mtrs take no snapshots and write no records, and
+	// pages are written without a flush.
+	Log RedoLog
+	// Tier, if not nil, is a page cache behind the pool (see tier.Tier): a
+	// miss asks it before the store. The pool does not own it (nor close
+	// it). Its staleness guarantee rests on LSNs: every page change must be
+	// logged (Log), so that a newer image carries a newer LSN.
+	Tier tier.Tier
+	// TierMode is where pages enter the tier; default tier.Exclusive.
+	TierMode tier.Mode
 	// ReadAhead turns on linear read-ahead (InnoDB's): when a caller
 	// first touches the last page of an extent and at least
 	// ReadAheadThreshold pages of that extent were first touched in
@@ -99,7 +121,7 @@ type Options struct {
 	Timer FrameTimer
 	// TierDB and TierEpoch go into every tier key: the database's id and
 	// the number of this open, so that no other database and no earlier
-	// open can hand this pool a page (see TierKey).
+	// open can hand this pool a page (see tier.Key).
 	TierDB, TierEpoch uint64
 }
 
@@ -107,9 +129,9 @@ type Options struct {
 // pageSize bytes. Defaults are applied first, so a zero field is valid.
 func (o Options) Validate(pageSize int) error {
 	o.ensureDefaults()
-	if !ValidPageSize(pageSize) {
+	if !page.ValidSize(pageSize) {
 		return fmt.Errorf("%w: page size %d: want a power of two from %d to %d",
-			ErrInvalidConfig, pageSize, MinPageSize, MaxPageSize)
+			ErrInvalidConfig, pageSize, page.MinSize, page.MaxSize)
 	}
 	if o.Capacity < 0 {
 		return fmt.Errorf("%w: pool capacity %d bytes is negative", ErrInvalidConfig, o.Capacity)
@@ -134,9 +156,9 @@ func (o Options) Validate(pageSize int) error {
 		return fmt.Errorf("%w: read-ahead threshold %d: want 0 to %d", ErrInvalidConfig, o.ReadAheadThreshold, ExtentPages)
 	}
 	switch o.TierMode {
-	case TierExclusive, TierInclusive:
+	case tier.Exclusive, tier.Inclusive:
 	default:
-		return fmt.Errorf("%w: tier mode %q: want %q or %q", ErrInvalidConfig, o.TierMode, TierExclusive, TierInclusive)
+		return fmt.Errorf("%w: tier mode %q: want %q or %q", ErrInvalidConfig, o.TierMode, tier.Exclusive, tier.Inclusive)
 	}
 	return nil
 }
@@ -157,11 +179,8 @@ func (o *Options) ensureDefaults() {
 	if o.Clock == nil {
 		o.Clock = WallClock{}
 	}
-	if o.FlushLog == nil {
-		o.FlushLog = func(uint64) error { return nil }
-	}
 	if o.TierMode == "" {
-		o.TierMode = TierExclusive
+		o.TierMode = tier.Exclusive
 	}
 	if o.ReadAheadThreshold == 0 {
 		o.ReadAheadThreshold = 56
@@ -178,8 +197,10 @@ func (o *Options) ensureDefaults() {
 // held across a call that waits for another transaction, and the pool's
 // own lock is never held while waiting for a latch or doing I/O.
 type Page struct {
-	pool  *Pool
-	buf   []byte
+	pool *Pool
+	buf  []byte
+	// latch guards the bytes of buf (and modCount): shared to read them,
+	// exclusive to change them.
 	latch sync.RWMutex
 
 	// ioMu serialises write-outs of this frame, so that two flushers can
@@ -199,8 +220,8 @@ type Page struct {
 	modCount uint64
 
 	// Guarded by pool.mu.
-	id    PageID
-	kind  Kind
+	id    page.ID
+	kind  page.Kind
 	pins  int32
 	busy  bool // being written out
 	claim bool // a flush took a slot for it (see Pool.mu.used)
@@ -227,7 +248,7 @@ type Page struct {
 func (p *Page) Data() []byte { return p.buf }
 
 // ID returns the id of the page the frame holds.
-func (p *Page) ID() PageID { return p.id }
+func (p *Page) ID() page.ID { return p.id }
 
 // RLatch takes the page's shared latch.
 func (p *Page) RLatch() { p.latch.RLock() }
@@ -279,7 +300,7 @@ func (p *Page) Unpin(dirty bool) {
 }
 
 // Pool is the buffer pool: a fixed set of page-sized frames in front of a
-// Store. It is safe for concurrent use.
+// store.Store. It is safe for concurrent use.
 //
 // Accounting invariant: mu.used counts the frames that are not free for
 // eviction: frames with pins, pages being read in, and unpinned pages a
@@ -289,19 +310,22 @@ func (p *Page) Unpin(dirty bool) {
 // it), so a reserved frame is always there when its holder asks.
 type Pool struct {
 	opts     Options
-	store    Store
+	store    store.Store
 	pageSize int
 	frames   []Page
 	repl     replacer
 
 	scratch sync.Pool // *[]byte write-out buffers
 
+	// mu guards the fields inside it, and the frames' fields marked
+	// "Guarded by pool.mu" (Page). It is never held during I/O, a tier
+	// call or a latch wait.
 	mu struct {
 		sync.Mutex
 		cond     sync.Cond // signalled when a pin drops to zero or a load ends
 		waiters  int
 		table    pageTable
-		loading  map[PageID]chan struct{}
+		loading  map[page.ID]chan struct{}
 		free     []*Page
 		used     int
 		reserved int
@@ -310,23 +334,25 @@ type Pool struct {
 		accesses uint64 // first accesses so far (Page.firstAccess)
 	}
 
-	log *Log // set once by AttachLog, before use
+	log RedoLog // Options.Log; nil: no log
 
+	// lsnMu guards lsns, the newest LSN known for each page, by space
+	// (KnownLSN).
 	lsnMu sync.Mutex
-	lsns  map[uint32][]uint64 // newest LSN known for each page, by space
+	lsns  map[uint32][]uint64
 }
 
-// NewPool creates a pool over store. Invalid options are refused before any
+// NewPool creates a pool over st. Invalid options are refused before any
 // memory is allocated.
-func NewPool(store Store, o *Options) (*Pool, error) {
+func NewPool(st store.Store, o *Options) (*Pool, error) {
 	var opts Options
 	if o != nil {
 		opts = *o
 	}
-	if store == nil {
+	if st == nil {
 		return nil, fmt.Errorf("%w: pool needs a store", ErrInvalidConfig)
 	}
-	ps := store.PageSize()
+	ps := st.PageSize()
 	if err := opts.Validate(ps); err != nil {
 		return nil, err
 	}
@@ -334,7 +360,8 @@ func NewPool(store Store, o *Options) (*Pool, error) {
 	n := int(opts.Capacity / int64(ps))
 	p := &Pool{
 		opts:     opts,
-		store:    store,
+		store:    st,
+		log:      opts.Log,
 		pageSize: ps,
 		frames:   make([]Page, n),
 		lsns:     make(map[uint32][]uint64),
@@ -348,7 +375,7 @@ func NewPool(store Store, o *Options) (*Pool, error) {
 	arena := allocArena(n * ps)
 	p.mu.cond.L = &p.mu.Mutex
 	p.mu.table = newPageTable()
-	p.mu.loading = make(map[PageID]chan struct{})
+	p.mu.loading = make(map[page.ID]chan struct{})
 	p.mu.free = make([]*Page, 0, n)
 	for i := n - 1; i >= 0; i-- {
 		f := &p.frames[i]
@@ -367,7 +394,7 @@ func (p *Pool) PageSize() int { return p.pageSize }
 func (p *Pool) Frames() int { return len(p.frames) }
 
 // Store returns the store behind the pool.
-func (p *Pool) Store() Store { return p.store }
+func (p *Pool) Store() store.Store { return p.store }
 
 // BackgroundMeter returns a copy of the meter charged with work no caller
 // waited for (flushes called with a nil meter).
@@ -386,7 +413,7 @@ func (p *Pool) ChargeBackground(m *Meter) {
 }
 
 // Resident reports whether page id is in the pool.
-func (p *Pool) Resident(id PageID) bool {
+func (p *Pool) Resident(id page.ID) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.mu.table.get(id) != nil
@@ -512,18 +539,18 @@ func (p *Pool) takeLocked(r *Reservation) (ok bool, paid *Reservation) {
 
 // Fetch returns page id pinned, reading it from the store on a miss. It
 // fails with ErrPoolExhausted when every frame is pinned or reserved.
-func (p *Pool) Fetch(m *Meter, id PageID) (*Page, error) { return p.get(m, nil, id, false, 0) }
+func (p *Pool) Fetch(m *Meter, id page.ID) (*Page, error) { return p.get(m, nil, id, false, 0) }
 
 // Fetch is Pool.Fetch drawing on the reservation.
-func (r *Reservation) Fetch(m *Meter, id PageID) (*Page, error) { return r.p.get(m, r, id, false, 0) }
+func (r *Reservation) Fetch(m *Meter, id page.ID) (*Page, error) { return r.p.get(m, r, id, false, 0) }
 
 // create returns a new, zeroed, dirty page of kind k that the store has
 // never seen, pinned and exclusively latched.
-func (p *Pool) create(m *Meter, r *Reservation, id PageID, k Kind) (*Page, error) {
+func (p *Pool) create(m *Meter, r *Reservation, id page.ID, k page.Kind) (*Page, error) {
 	return p.get(m, r, id, true, k)
 }
 
-func (p *Pool) get(m *Meter, r *Reservation, id PageID, create bool, k Kind) (*Page, error) {
+func (p *Pool) get(m *Meter, r *Reservation, id page.ID, create bool, k page.Kind) (*Page, error) {
 	f, first, err := p.load(m, r, id, create, k, false)
 	// InnoDB looks at an extent when its border page is touched for the
 	// first time since it was read in, not at every touch (a leaf being
@@ -536,7 +563,7 @@ func (p *Pool) get(m *Meter, r *Reservation, id PageID, create bool, k Kind) (*P
 
 // load is get's work; readAhead says read-ahead is bringing the page in
 // (not a caller's use of it: it stays unaccessed).
-func (p *Pool) load(m *Meter, r *Reservation, id PageID, create bool, k Kind, readAhead bool) (*Page, bool, error) {
+func (p *Pool) load(m *Meter, r *Reservation, id page.ID, create bool, k page.Kind, readAhead bool) (*Page, bool, error) {
 	p.mu.Lock()
 	for {
 		if p.mu.closed {
@@ -616,7 +643,7 @@ func (p *Pool) load(m *Meter, r *Reservation, id PageID, create bool, k Kind, re
 		// Latch before the page is published in the table: AllocPage
 		// promises its caller the first (exclusive) look at a new page.
 		f.Latch()
-		InitPage(f.buf, id, k)
+		page.Init(f.buf, id, k)
 		f.dirty.Store(true)
 	} else {
 		fromTier = p.opts.Tier != nil && p.tierGet(m, id, f.buf)
@@ -628,14 +655,14 @@ func (p *Pool) load(m *Meter, r *Reservation, id PageID, create bool, k Kind, re
 					m.StoreReadBytes += int64(p.pageSize)
 				}
 			}
-			if err == nil && p.opts.Tier != nil && p.opts.TierMode == TierInclusive {
+			if err == nil && p.opts.Tier != nil && p.opts.TierMode == tier.Inclusive {
 				p.tierPut(m, id, f.buf) // the frame is still private: a store image, sealed
 			}
 		}
 		if err == nil {
-			k = PageKind(f.buf)
+			k = page.KindOf(f.buf)
 			f.dirty.Store(false)
-			p.noteLSN(id, PageLSN(f.buf))
+			p.noteLSN(id, page.LSN(f.buf))
 		}
 	}
 
@@ -730,7 +757,7 @@ func (p *Pool) grabFrameLocked(m *Meter) (*Page, error) {
 			p.mu.bg.ReadAheadUnused++ // read for nothing
 			v.readAhead = false
 		}
-		if p.opts.Tier != nil && p.opts.TierMode == TierExclusive && v.kind != KindFree {
+		if p.opts.Tier != nil && p.opts.TierMode == tier.Exclusive && v.kind != page.KindFree {
 			// The frame is now private to this caller (out of the table,
 			// unpinned, clean), so the push can copy it without the lock.
 			// The store already holds this image (a dirty page was
@@ -761,14 +788,17 @@ func (p *Pool) writeOut(m *Meter, f *Page) error {
 	// The frame's id names the store key; a header that disagrees (a layer
 	// above wrote over it) must not overwrite another page.
 	id := f.id
-	if got := PageIDOf(buf); got != id {
+	if got := page.IDOf(buf); got != id {
 		f.dirty.Store(true)
-		return fmt.Errorf("%w: frame of page %s holds a header naming page %s; not written", ErrCorruptPage, id, got)
+		return fmt.Errorf("%w: frame of page %s holds a header naming page %s; not written", page.ErrCorruptPage, id, got)
 	}
-	lsn := PageLSN(buf)
-	err := p.opts.FlushLog(lsn)
+	lsn := page.LSN(buf)
+	var err error
+	if p.log != nil {
+		err = p.log.Flush(lsn)
+	}
 	if err == nil {
-		SealPage(buf)
+		page.Seal(buf)
 		err = p.store.WritePage(id, buf)
 		if m != nil {
 			m.StoreWrites++
@@ -782,7 +812,7 @@ func (p *Pool) writeOut(m *Meter, f *Page) error {
 		return fmt.Errorf("cache: write page %s: %w", id, err)
 	}
 	p.noteLSN(id, lsn)
-	if p.opts.Tier != nil && p.opts.TierMode == TierInclusive {
+	if p.opts.Tier != nil && p.opts.TierMode == tier.Inclusive {
 		p.tierPut(m, id, buf) // sealed above
 	}
 	return nil
@@ -790,7 +820,7 @@ func (p *Pool) writeOut(m *Meter, f *Page) error {
 
 // FlushPage writes page id out if it is resident and dirty. A nil meter
 // charges the pool's background meter.
-func (p *Pool) FlushPage(m *Meter, id PageID) error {
+func (p *Pool) FlushPage(m *Meter, id page.ID) error {
 	p.mu.Lock()
 	f := p.mu.table.get(id)
 	// A write in flight has already cleared dirty: wait for it too.
@@ -825,7 +855,7 @@ func (p *Pool) FlushAll(m *Meter) error {
 // the page changed since). An unpinned page needs a slot while it is busy,
 // so that the flush never eats a frame promised to a reservation.
 // REQUIRES: p.mu held; released on return.
-func (p *Pool) flushLocked(m *Meter, f *Page, id PageID) error {
+func (p *Pool) flushLocked(m *Meter, f *Page, id page.ID) error {
 	for f.busy {
 		p.mu.waiters++
 		p.mu.cond.Wait()
@@ -887,7 +917,7 @@ func (p *Pool) Close() error {
 }
 
 // noteLSN records lsn as the newest known for page id if it is newer.
-func (p *Pool) noteLSN(id PageID, lsn uint64) {
+func (p *Pool) noteLSN(id page.ID, lsn uint64) {
 	p.lsnMu.Lock()
 	s := p.lsns[id.Space]
 	if int(id.Page) >= len(s) {
@@ -905,11 +935,11 @@ func (p *Pool) noteLSN(id PageID, lsn uint64) {
 
 // NoteLSN tells the pool that page id now carries lsn (the engine calls it
 // when a mini-transaction commits a page change).
-func (p *Pool) NoteLSN(id PageID, lsn uint64) { p.noteLSN(id, lsn) }
+func (p *Pool) NoteLSN(id page.ID, lsn uint64) { p.noteLSN(id, lsn) }
 
 // KnownLSN returns the newest LSN the pool has seen for page id: read in,
 // written out or noted. A page image with an older LSN is stale.
-func (p *Pool) KnownLSN(id PageID) uint64 {
+func (p *Pool) KnownLSN(id page.ID) uint64 {
 	p.lsnMu.Lock()
 	defer p.lsnMu.Unlock()
 	s := p.lsns[id.Space]

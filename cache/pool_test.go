@@ -9,13 +9,15 @@ import (
 	"time"
 
 	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/page"
+	"github.com/enginelab/enginelab/cache/store"
 	"github.com/stretchr/testify/require"
 )
 
 // fixedSizeStore is a Store that claims a page size and holds nothing; it
 // lets NewPool's page size check be reached with sizes a real store refuses.
 type fixedSizeStore struct {
-	cache.Store
+	store.Store
 	size int
 }
 
@@ -26,7 +28,7 @@ func TestPoolOptionsValidation(t *testing.T) {
 	const ps = testPageSize
 	cases := []struct {
 		name  string
-		store cache.Store
+		store store.Store
 		o     cache.Options
 		want  string // a piece of the message that names the option
 	}{
@@ -88,8 +90,8 @@ func TestPoolOptionsValidation(t *testing.T) {
 // TestPoolExactCounts pins down what one fetch costs, counter by counter.
 func TestPoolExactCounts(t *testing.T) {
 	st := newStore(t)
-	putPage(t, st, pid(1, 1), cache.KindBTreeLeaf, 0, "leaf")
-	putPage(t, st, pid(1, 2), cache.KindHeap, 0, "heap")
+	putPage(t, st, pid(1, 1), page.KindBTreeLeaf, 0, "leaf")
+	putPage(t, st, pid(1, 2), page.KindHeap, 0, "heap")
 
 	for _, policy := range []cache.PolicyKind{cache.PolicyLRU, cache.PolicyMidpoint} {
 		t.Run(string(policy), func(t *testing.T) {
@@ -102,7 +104,7 @@ func TestPoolExactCounts(t *testing.T) {
 			require.Equal(t, pid(1, 1), pg.ID())
 			pg.Unpin(false)
 			var want cache.Meter
-			want.PageRequests[cache.KindBTreeLeaf] = 1
+			want.PageRequests[page.KindBTreeLeaf] = 1
 			want.PoolMisses = 1
 			want.StoreReads = 1
 			want.StoreReadBytes = testPageSize
@@ -113,14 +115,14 @@ func TestPoolExactCounts(t *testing.T) {
 			require.NoError(t, err)
 			pg.Unpin(false)
 			want = cache.Meter{PoolHits: 1}
-			want.PageRequests[cache.KindBTreeLeaf] = 1
+			want.PageRequests[page.KindBTreeLeaf] = 1
 			require.Equal(t, want, m, "second fetch: %s", m.String())
 
 			// Another kind is counted under its own kind.
 			m = cache.Meter{}
 			touch(t, p, &m, pid(1, 2))
 			touch(t, p, &m, pid(1, 2))
-			require.EqualValues(t, 2, m.PageRequests[cache.KindHeap])
+			require.EqualValues(t, 2, m.PageRequests[page.KindHeap])
 			require.EqualValues(t, 1, m.PoolHits)
 			require.EqualValues(t, 1, m.PoolMisses)
 
@@ -153,7 +155,7 @@ func TestPoolDirtyEvictionChargesCaller(t *testing.T) {
 	var m cache.Meter
 	touch(t, p, &m, pid(1, 17))
 	var want cache.Meter
-	want.PageRequests[cache.KindHeap] = 1
+	want.PageRequests[page.KindHeap] = 1
 	want.PoolMisses = 1
 	want.StoreReads = 1
 	want.StoreReadBytes = testPageSize
@@ -471,13 +473,13 @@ func TestPoolReserveNegative(t *testing.T) {
 func TestPoolSingleReadUnderConcurrency(t *testing.T) {
 	const workers = 16
 	inner := newStore(t)
-	putPage(t, inner, pid(2, 5), cache.KindBTreeLeaf, 0, "shared")
+	putPage(t, inner, pid(2, 5), page.KindBTreeLeaf, 0, "shared")
 	// The first read waits at the gate; a second read (the bug this test
 	// is after) goes straight through, so that the test ends and fails
 	// instead of hanging.
 	gate := make(chan struct{})
 	var reads atomic.Int32
-	st := &hookStore{Store: inner, beforeRead: func(id cache.PageID) error {
+	st := &hookStore{Store: inner, beforeRead: func(id page.ID) error {
 		if reads.Add(1) == 1 {
 			<-gate
 		}
@@ -523,7 +525,7 @@ func TestPoolSingleReadUnderConcurrency(t *testing.T) {
 		sum.Add(&meters[i])
 	}
 	var want cache.Meter
-	want.PageRequests[cache.KindBTreeLeaf] = workers
+	want.PageRequests[page.KindBTreeLeaf] = workers
 	want.StoreReads = 1
 	want.StoreReadBytes = testPageSize
 	want.PoolMisses = 1
@@ -574,7 +576,7 @@ func TestPoolConcurrentFetchSameColdPage(t *testing.T) {
 // back stale from the store), and everything agrees once the write is done.
 func TestPoolWriteBackNeverStale(t *testing.T) {
 	victim := pid(1, 1)
-	setup := func(t *testing.T) (*cache.PebbleStore, *cache.Pool, chan struct{}, chan struct{}) {
+	setup := func(t *testing.T) (*store.PebbleStore, *cache.Pool, chan struct{}, chan struct{}) {
 		return dirtyVictimPool(t, victim)
 	}
 	evictor := func(p *cache.Pool, m *cache.Meter) chan error {
@@ -699,8 +701,9 @@ func TestPoolWriteBackNeverStale(t *testing.T) {
 	})
 }
 
-// TestPoolWriteAheadHook checks the write-ahead rule: FlushLog(lsn) strictly
-// before the page's store write, and no write when it fails.
+// TestPoolWriteAheadHook checks the write-ahead rule: Options.Log's
+// Flush(lsn) strictly before the page's store write, and no write when it
+// fails.
 func TestPoolWriteAheadHook(t *testing.T) {
 	inner := newStore(t)
 	putPages(t, inner, 1, 1, 17)
@@ -708,11 +711,11 @@ func TestPoolWriteAheadHook(t *testing.T) {
 	errLog := errors.New("log device on fire")
 	var failLog bool
 	var mu sync.Mutex
-	st := &hookStore{Store: inner, beforeWrite: func(id cache.PageID, buf []byte) error {
-		log.add("write %s lsn %d", id, cache.PageLSN(buf))
+	st := &hookStore{Store: inner, beforeWrite: func(id page.ID, buf []byte) error {
+		log.add("write %s lsn %d", id, page.LSN(buf))
 		return nil
 	}}
-	p := newPool(t, st, 16, cache.Options{Policy: cache.PolicyLRU, FlushLog: func(lsn uint64) error {
+	p := newPool(t, st, 16, cache.Options{Policy: cache.PolicyLRU, Log: flushHookLog{flush: func(lsn uint64) error {
 		mu.Lock()
 		defer mu.Unlock()
 		if failLog {
@@ -721,13 +724,13 @@ func TestPoolWriteAheadHook(t *testing.T) {
 		}
 		log.add("flushlog %d", lsn)
 		return nil
-	}})
+	}}})
 	setFail := func(v bool) { mu.Lock(); failLog = v; mu.Unlock() }
-	change := func(id cache.PageID, lsn uint64) {
+	change := func(id page.ID, lsn uint64) {
 		pg, err := p.Fetch(nil, id)
 		require.NoError(t, err)
 		pg.Latch()
-		cache.SetPageLSN(pg.Data(), lsn)
+		page.SetLSN(pg.Data(), lsn)
 		setBody(pg, fmt.Sprintf("lsn %d", lsn))
 		pg.Unlatch()
 		pg.Unpin(true)
@@ -799,7 +802,7 @@ func TestPoolClose(t *testing.T) {
 	inner := newStore(t)
 	putPages(t, inner, 1, 1, 2)
 	var log eventLog
-	st := &hookStore{Store: inner, beforeWrite: func(id cache.PageID, _ []byte) error {
+	st := &hookStore{Store: inner, beforeWrite: func(id page.ID, _ []byte) error {
 		log.add("write %s", id)
 		return nil
 	}}
@@ -901,7 +904,7 @@ func TestReservationUnpin(t *testing.T) {
 
 func TestPageLatchesAndKind(t *testing.T) {
 	st := newStore(t)
-	putPage(t, st, pid(1, 1), cache.KindBTreeLeaf, 0, "")
+	putPage(t, st, pid(1, 1), page.KindBTreeLeaf, 0, "")
 	p := newPool(t, st, 16, cache.Options{})
 	pg, err := p.Fetch(nil, pid(1, 1))
 	require.NoError(t, err)
@@ -909,26 +912,26 @@ func TestPageLatchesAndKind(t *testing.T) {
 	require.Zero(t, pg.ModCount())
 	pg.Latch()
 	require.False(t, pg.TryRLatch(), "shared latch taken past a writer")
-	pg.SetKind(cache.KindBTreeInner)
+	pg.SetKind(page.KindBTreeInner)
 	pg.Unlatch()
 	pg.RLatch()
 	require.EqualValues(t, 1, pg.ModCount())
 	require.True(t, pg.TryRLatch(), "shared latches must share")
 	pg.RUnlatch()
 	pg.RUnlatch()
-	require.Equal(t, cache.KindBTreeInner, cache.PageKind(pg.Data()))
+	require.Equal(t, page.KindBTreeInner, page.KindOf(pg.Data()))
 	pg.Unpin(true)
 
 	// The new kind is what page requests are counted under.
 	var m cache.Meter
 	touch(t, p, &m, pid(1, 1))
-	require.EqualValues(t, 1, m.PageRequests[cache.KindBTreeInner])
+	require.EqualValues(t, 1, m.PageRequests[page.KindBTreeInner])
 	require.NoError(t, p.FlushAll(nil))
 	fresh := newPool(t, st, 16, cache.Options{})
 	m = cache.Meter{}
 	pg, err = fresh.Fetch(&m, pid(1, 1))
 	require.NoError(t, err)
-	require.EqualValues(t, 1, m.PageRequests[cache.KindBTreeInner])
+	require.EqualValues(t, 1, m.PageRequests[page.KindBTreeInner])
 	require.Zero(t, pg.ModCount(), "a frame's modification count restarts with each page")
 	pg.Unpin(false)
 }

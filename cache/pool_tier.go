@@ -1,19 +1,24 @@
 package cache
 
+import (
+	"github.com/enginelab/enginelab/cache/page"
+	"github.com/enginelab/enginelab/cache/tier"
+)
+
 // The pool's side of the remote tier (Options.Tier). Every call to the
 // tier happens without the pool's lock: a memcached round trip must not
 // stall the other callers. A tier that fails is a miss, counted; no caller
 // ever fails because of the tier.
 
-func (p *Pool) tierKey(id PageID) TierKey {
-	return TierKey{DB: p.opts.TierDB, Epoch: p.opts.TierEpoch, ID: id}
+func (p *Pool) tierKey(id page.ID) tier.Key {
+	return tier.Key{DB: p.opts.TierDB, Epoch: p.opts.TierEpoch, ID: id}
 }
 
 // tierGet asks the tier for page id into buf (a private frame) and reports
 // whether buf now holds a page the pool may use: found, with a checksum
 // and header that hold, and the newest LSN the pool knows for the page.
 // In exclusive mode the tier's copy is deleted once read back.
-func (p *Pool) tierGet(m *Meter, id PageID, buf []byte) bool {
+func (p *Pool) tierGet(m *Meter, id page.ID, buf []byte) bool {
 	t := p.opts.Tier
 	want := p.KnownLSN(id)
 	found, err := t.Get(p.tierKey(id), want, buf)
@@ -32,13 +37,13 @@ func (p *Pool) tierGet(m *Meter, id PageID, buf []byte) bool {
 		}
 		return false
 	}
-	if VerifyPage(id, buf, p.pageSize) != nil {
+	if page.Verify(id, buf, p.pageSize) != nil {
 		if m != nil {
 			m.TierCorrupt++
 		}
 		return false
 	}
-	if PageLSN(buf) != want {
+	if page.LSN(buf) != want {
 		// An image older than what the pool has seen (a late push that
 		// overtook a newer one, a copy left behind by a write-back the
 		// tier lost), or one the pool cannot vouch for.
@@ -51,7 +56,7 @@ func (p *Pool) tierGet(m *Meter, id PageID, buf []byte) bool {
 		m.TierHits++
 		m.TierBytesIn += int64(p.pageSize)
 	}
-	if p.opts.TierMode == TierExclusive {
+	if p.opts.TierMode == tier.Exclusive {
 		err := t.Delete(p.tierKey(id))
 		if m != nil {
 			m.TierDeletes++
@@ -65,18 +70,18 @@ func (p *Pool) tierGet(m *Meter, id PageID, buf []byte) bool {
 
 // tierPush pushes the image of a frame (not sealed: the frame's checksum is
 // set only on copies written out) to the tier, through a sealed copy.
-func (p *Pool) tierPush(m *Meter, id PageID, frame []byte) {
+func (p *Pool) tierPush(m *Meter, id page.ID, frame []byte) {
 	bp := p.scratch.Get().(*[]byte)
 	defer p.scratch.Put(bp)
 	buf := *bp
 	copy(buf, frame)
-	SealPage(buf)
+	page.Seal(buf)
 	p.tierPut(m, id, buf)
 }
 
 // tierPut stores a sealed page image in the tier, replacing its copy.
-func (p *Pool) tierPut(m *Meter, id PageID, sealed []byte) {
-	stored, err := p.opts.Tier.Put(p.tierKey(id), PageLSN(sealed), sealed)
+func (p *Pool) tierPut(m *Meter, id page.ID, sealed []byte) {
+	stored, err := p.opts.Tier.Put(p.tierKey(id), page.LSN(sealed), sealed)
 	if m == nil {
 		return
 	}

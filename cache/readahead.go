@@ -1,5 +1,7 @@
 package cache
 
+import "github.com/enginelab/enginelab/cache/page"
+
 // Linear read-ahead, as InnoDB's (buf_read_ahead_linear), made
 // deterministic: it runs inside the call that triggers it, never on a
 // goroutine or timer of its own, and is charged to the background meter
@@ -31,12 +33,12 @@ func (p *Pool) firstAccessLocked(f *Page) bool {
 // maybeReadAhead runs after a caller first touched last, the last page of
 // its extent: if enough of the extent's pages were first touched in ascending
 // order, the next extent's missing pages are read in.
-func (p *Pool) maybeReadAhead(last PageID) {
+func (p *Pool) maybeReadAhead(last page.ID) {
 	first := last.Page - (ExtentPages - 1)
 	inOrder, prev := 0, uint64(0)
 	p.mu.Lock()
 	for no := first; no <= last.Page; no++ {
-		f := p.mu.table.get(PageID{Space: last.Space, Page: no})
+		f := p.mu.table.get(page.ID{Space: last.Space, Page: no})
 		if f == nil || f.firstAccess == 0 || f.firstAccess < prev {
 			continue
 		}
@@ -49,7 +51,7 @@ func (p *Pool) maybeReadAhead(last PageID) {
 	}
 	var bg Meter
 	for no := last.Page + 1; no <= last.Page+ExtentPages; no++ {
-		id := PageID{Space: last.Space, Page: no}
+		id := page.ID{Space: last.Space, Page: no}
 		if p.Resident(id) {
 			continue
 		}

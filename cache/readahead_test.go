@@ -6,11 +6,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/page"
+	"github.com/enginelab/enginelab/cache/store"
 )
 
 // readAheadData writes pages 0..n-1 of space 1 (the meta page and n-1
 // allocated pages, so ascending page numbers) and returns the store.
-func readAheadData(t *testing.T, n int) *cache.PebbleStore {
+func readAheadData(t *testing.T, n int) *store.PebbleStore {
 	t.Helper()
 	st, l, ids := tierData(t, n-1)
 	_ = l
@@ -23,7 +25,7 @@ func readAheadData(t *testing.T, n int) *cache.PebbleStore {
 func scanPages(t *testing.T, p *cache.Pool, m *cache.Meter, from, to uint32) {
 	t.Helper()
 	for no := from; no < to; no++ {
-		pg, err := p.Fetch(m, cache.PageID{Space: 1, Page: no})
+		pg, err := p.Fetch(m, page.ID{Space: 1, Page: no})
 		require.NoError(t, err)
 		pg.Unpin(false)
 	}
@@ -64,7 +66,7 @@ func TestReadAheadNotOnRandomReads(t *testing.T) {
 	p := newPool(t, st, 96, cache.Options{Policy: cache.PolicyLRU, ReadAhead: true})
 	rng := seed(t)
 	for range 2000 {
-		pg, err := p.Fetch(nil, cache.PageID{Space: 1, Page: uint32(rng.IntN(256))})
+		pg, err := p.Fetch(nil, page.ID{Space: 1, Page: uint32(rng.IntN(256))})
 		require.NoError(t, err)
 		pg.Unpin(false)
 	}
@@ -82,7 +84,7 @@ func TestReadAheadUnused(t *testing.T) {
 	// 96 other pages (extents 2 and 3, past the threshold's order: read
 	// from the top down, so they trigger nothing) evict everything.
 	for no := uint32(255); no >= 160; no-- {
-		pg, err := p.Fetch(nil, cache.PageID{Space: 1, Page: no})
+		pg, err := p.Fetch(nil, page.ID{Space: 1, Page: no})
 		require.NoError(t, err)
 		pg.Unpin(false)
 	}

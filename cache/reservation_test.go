@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/page"
 )
 
 // TestReservationFrameComesBackWhoeverUnpinsLast: a frame taken through a
@@ -21,13 +22,13 @@ func TestReservationFrameComesBackWhoeverUnpinsLast(t *testing.T) {
 
 	r, err := p.Reserve(3)
 	require.NoError(t, err)
-	a, err := r.Fetch(nil, cache.PageID{Space: 1, Page: 1})
+	a, err := r.Fetch(nil, page.ID{Space: 1, Page: 1})
 	require.NoError(t, err)
 	require.Equal(t, 2, r.Left())
 
 	// Another caller pins the same page, and the reservation holder lets
 	// go first: the frame is still in use, so nothing comes back yet.
-	other, err := p.Fetch(nil, cache.PageID{Space: 1, Page: 1})
+	other, err := p.Fetch(nil, page.ID{Space: 1, Page: 1})
 	require.NoError(t, err)
 	r.Unpin(a, false)
 	require.Equal(t, 2, r.Left())
@@ -39,7 +40,7 @@ func TestReservationFrameComesBackWhoeverUnpinsLast(t *testing.T) {
 	// With every unreserved frame pinned, r still gets all three.
 	var pinned []*cache.Page
 	for n := uint32(10); ; n++ {
-		pg, err := p.Fetch(nil, cache.PageID{Space: 1, Page: n})
+		pg, err := p.Fetch(nil, page.ID{Space: 1, Page: n})
 		if err != nil {
 			require.ErrorIs(t, err, cache.ErrPoolExhausted)
 			break
@@ -48,7 +49,7 @@ func TestReservationFrameComesBackWhoeverUnpinsLast(t *testing.T) {
 	}
 	require.Len(t, pinned, 16-3)
 	for n := uint32(1); n <= 3; n++ {
-		pg, err := r.Fetch(nil, cache.PageID{Space: 1, Page: n})
+		pg, err := r.Fetch(nil, page.ID{Space: 1, Page: n})
 		require.NoError(t, err, "reserved fetch %d", n)
 		defer pg.Unpin(false)
 	}
@@ -70,7 +71,7 @@ func TestReservationReleasedBeforeLastUnpin(t *testing.T) {
 	p := newPool(t, st, 16, cache.Options{})
 	r, err := p.Reserve(2)
 	require.NoError(t, err)
-	a, err := r.Fetch(nil, cache.PageID{Space: 1, Page: 1})
+	a, err := r.Fetch(nil, page.ID{Space: 1, Page: 1})
 	require.NoError(t, err)
 	r.Release()
 	require.Zero(t, r.Left())
@@ -87,16 +88,16 @@ func TestWriteOutRefusesForeignHeader(t *testing.T) {
 	st := newStore(t)
 	putPages(t, st, 1, 1, 2)
 	p := newPool(t, st, 16, cache.Options{})
-	pg, err := p.Fetch(nil, cache.PageID{Space: 1, Page: 1})
+	pg, err := p.Fetch(nil, page.ID{Space: 1, Page: 1})
 	require.NoError(t, err)
 	pg.Latch()
-	cache.InitPage(pg.Data(), cache.PageID{Space: 1, Page: 2}, cache.KindHeap)
+	page.Init(pg.Data(), page.ID{Space: 1, Page: 2}, page.KindHeap)
 	pg.Unlatch()
 	pg.Unpin(true)
 	err = p.FlushAll(nil)
-	require.ErrorIs(t, err, cache.ErrCorruptPage)
+	require.ErrorIs(t, err, page.ErrCorruptPage)
 	require.Contains(t, err.Error(), "1:1")
-	require.Equal(t, "page 1:2", storedBody(t, st, cache.PageID{Space: 1, Page: 2}, 8))
+	require.Equal(t, "page 1:2", storedBody(t, st, page.ID{Space: 1, Page: 2}, 8))
 }
 
 // TestFlushWaitsForWriteInFlight: FlushPage of a page that an eviction is

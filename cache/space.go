@@ -4,6 +4,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+
+	"github.com/enginelab/enginelab/cache/page"
+	"github.com/enginelab/enginelab/cache/store"
 )
 
 // A database holds numbered spaces; the engine gives each table and each
@@ -32,15 +35,15 @@ const (
 	spaceMagic         = 0x50534c45 // "ELSP" little-endian
 	spaceFormatVersion = 1
 
-	offMagic     = HeaderSize
-	offVersion   = HeaderSize + 4
-	offExtents   = HeaderSize + 8
-	offHighWater = HeaderSize + 12
-	offFreeHead  = HeaderSize + 16
-	offFreeCount = HeaderSize + 20
-	offRoot      = HeaderSize + 24
+	offMagic     = page.HeaderSize
+	offVersion   = page.HeaderSize + 4
+	offExtents   = page.HeaderSize + 8
+	offHighWater = page.HeaderSize + 12
+	offFreeHead  = page.HeaderSize + 16
+	offFreeCount = page.HeaderSize + 20
+	offRoot      = page.HeaderSize + 24
 
-	offFreeNext = HeaderSize // in a free page
+	offFreeNext = page.HeaderSize // in a free page
 )
 
 // SpaceInfo is the allocation state of a space, read from its meta page.
@@ -57,17 +60,17 @@ func put32(b []byte, off int, v uint32) { binary.LittleEndian.PutUint32(b[off:],
 // CreateSpace creates space with an empty meta page. Callers serialise
 // creation of one space id; a space that exists is ErrSpaceExists.
 func (p *Pool) CreateSpace(m *Meter, space uint32) error {
-	id := PageID{Space: space}
+	id := page.ID{Space: space}
 	pg, err := p.Fetch(m, id)
 	if err == nil {
 		pg.Unpin(false)
 		return fmt.Errorf("%w: space %d", ErrSpaceExists, space)
 	}
-	if !errors.Is(err, ErrPageNotFound) {
+	if !errors.Is(err, store.ErrPageNotFound) {
 		return err
 	}
 	mt := p.BeginMtr(m)
-	pg, err = p.create(m, nil, id, KindMeta)
+	pg, err = p.create(m, nil, id, page.KindMeta)
 	if err != nil {
 		mt.Commit()
 		return err
@@ -87,7 +90,7 @@ func (p *Pool) CreateSpace(m *Meter, space uint32) error {
 // fetchMeta returns space's meta page pinned and latched (exclusively if
 // excl), after checking its format.
 func (p *Pool) fetchMeta(m *Meter, mt *Mtr, r *Reservation, space uint32, excl bool) (*Page, error) {
-	id := PageID{Space: space}
+	id := page.ID{Space: space}
 	var pg *Page
 	var err error
 	if r != nil {
@@ -95,7 +98,7 @@ func (p *Pool) fetchMeta(m *Meter, mt *Mtr, r *Reservation, space uint32, excl b
 	} else {
 		pg, err = p.Fetch(m, id)
 	}
-	if errors.Is(err, ErrPageNotFound) {
+	if errors.Is(err, store.ErrPageNotFound) {
 		return nil, fmt.Errorf("%w: space %d", ErrSpaceNotFound, space)
 	}
 	if err != nil {
@@ -107,10 +110,10 @@ func (p *Pool) fetchMeta(m *Meter, mt *Mtr, r *Reservation, space uint32, excl b
 		pg.RLatch()
 	}
 	b := pg.buf
-	if PageKind(b) != KindMeta || le32(b, offMagic) != spaceMagic ||
+	if page.KindOf(b) != page.KindMeta || le32(b, offMagic) != spaceMagic ||
 		binary.LittleEndian.Uint16(b[offVersion:]) != spaceFormatVersion {
 		err := fmt.Errorf("%w: space %d meta page: kind %s, magic %08x, version %d (want %d)",
-			ErrBadFormat, space, PageKind(b), le32(b, offMagic),
+			ErrBadFormat, space, page.KindOf(b), le32(b, offMagic),
 			binary.LittleEndian.Uint16(b[offVersion:]), spaceFormatVersion)
 		if excl {
 			mt.Release(pg, false)
@@ -164,7 +167,7 @@ func (p *Pool) SetRoot(mt *Mtr, space, root uint32) error {
 // is latched after them, and then (from the free list) only a free page,
 // which no reader or writer holds. So allocation never deadlocks against
 // the caller's latches.
-func (p *Pool) AllocPage(mt *Mtr, r *Reservation, space uint32, k Kind) (*Page, error) {
+func (p *Pool) AllocPage(mt *Mtr, r *Reservation, space uint32, k page.Kind) (*Page, error) {
 	m := mt.m
 	meta, err := p.fetchMeta(m, mt, r, space, true)
 	if err != nil {
@@ -173,7 +176,7 @@ func (p *Pool) AllocPage(mt *Mtr, r *Reservation, space uint32, k Kind) (*Page, 
 	b := meta.buf
 	var pg *Page
 	if head := le32(b, offFreeHead); head != 0 {
-		id := PageID{Space: space, Page: head}
+		id := page.ID{Space: space, Page: head}
 		if r != nil {
 			pg, err = r.Fetch(m, id)
 		} else {
@@ -181,9 +184,9 @@ func (p *Pool) AllocPage(mt *Mtr, r *Reservation, space uint32, k Kind) (*Page, 
 		}
 		if err == nil {
 			mt.Latch(pg)
-			if PageKind(pg.buf) != KindFree {
+			if page.KindOf(pg.buf) != page.KindFree {
 				err = fmt.Errorf("%w: page %s is on the free list but has kind %s",
-					ErrCorruptPage, id, PageKind(pg.buf))
+					page.ErrCorruptPage, id, page.KindOf(pg.buf))
 				mt.Release(pg, false)
 			}
 		}
@@ -201,7 +204,7 @@ func (p *Pool) AllocPage(mt *Mtr, r *Reservation, space uint32, k Kind) (*Page, 
 			mt.Release(meta, false)
 			return nil, fmt.Errorf("cache: space %d is full", space)
 		}
-		pg, err = p.create(m, r, PageID{Space: space, Page: no}, k)
+		pg, err = p.create(m, r, page.ID{Space: space, Page: no}, k)
 		if err != nil {
 			mt.Release(meta, false)
 			return nil, err
@@ -221,10 +224,10 @@ func (p *Pool) AllocPage(mt *Mtr, r *Reservation, space uint32, k Kind) (*Page, 
 // frame's sake; the mtr logs the page as fresh, so redo rebuilds it from
 // zeros whatever it held.
 // REQUIRES: pg pinned and exclusively latched.
-func (p *Pool) format(pg *Page, k Kind) {
-	lsn := PageLSN(pg.buf)
-	InitPage(pg.buf, pg.id, k)
-	SetPageLSN(pg.buf, lsn)
+func (p *Pool) format(pg *Page, k page.Kind) {
+	lsn := page.LSN(pg.buf)
+	page.Init(pg.buf, pg.id, k)
+	page.SetLSN(pg.buf, lsn)
 	p.mu.Lock()
 	pg.kind = k
 	p.mu.Unlock()
@@ -232,8 +235,8 @@ func (p *Pool) format(pg *Page, k Kind) {
 
 // SetKind changes the kind of a page that stays in use (a B+tree root that
 // becomes an inner node). REQUIRES: pg pinned and exclusively latched.
-func (pg *Page) SetKind(k Kind) {
-	SetPageKind(pg.buf, k)
+func (pg *Page) SetKind(k page.Kind) {
+	page.SetKind(pg.buf, k)
 	pg.pool.mu.Lock()
 	pg.kind = k
 	pg.pool.mu.Unlock()
@@ -255,7 +258,7 @@ func (p *Pool) FreePage(mt *Mtr, r *Reservation, pg *Page) error {
 		return err
 	}
 	b := meta.buf
-	p.format(pg, KindFree)
+	p.format(pg, page.KindFree)
 	put32(pg.buf, offFreeNext, le32(b, offFreeHead))
 	put32(b, offFreeHead, id.Page)
 	put32(b, offFreeCount, le32(b, offFreeCount)+1)

@@ -4,21 +4,23 @@ import (
 	"testing"
 
 	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/page"
+	"github.com/enginelab/enginelab/cache/store"
 	"github.com/stretchr/testify/require"
 )
 
 // alloc allocates a page of kind k in space in a mini-transaction of its
 // own, writes its number into the body and commits, returning the page
 // number.
-func alloc(t *testing.T, p *cache.Pool, space uint32, k cache.Kind) uint32 {
+func alloc(t *testing.T, p *cache.Pool, space uint32, k page.Kind) uint32 {
 	t.Helper()
 	mt := p.BeginMtr(nil)
 	pg, err := p.AllocPage(mt, nil, space, k)
 	require.NoError(t, err)
 	require.True(t, mt.Holds(pg), "AllocPage must return the page latched by the mtr")
-	require.Equal(t, k, cache.PageKind(pg.Data()))
-	require.Equal(t, pg.ID(), cache.PageIDOf(pg.Data()))
-	require.Equal(t, make([]byte, 64), pg.Data()[cache.HeaderSize:cache.HeaderSize+64], "allocated page not zeroed")
+	require.Equal(t, k, page.KindOf(pg.Data()))
+	require.Equal(t, pg.ID(), page.IDOf(pg.Data()))
+	require.Equal(t, make([]byte, 64), pg.Data()[page.HeaderSize:page.HeaderSize+64], "allocated page not zeroed")
 	setBody(pg, "page "+pg.ID().String())
 	id := pg.ID()
 	mt.Release(pg, true)
@@ -35,7 +37,7 @@ func free(t *testing.T, p *cache.Pool, space, no uint32) {
 	mt := p.BeginMtr(nil)
 	mt.Latch(pg)
 	require.NoError(t, p.FreePage(mt, nil, pg))
-	require.Equal(t, cache.KindFree, cache.PageKind(pg.Data()))
+	require.Equal(t, page.KindFree, page.KindOf(pg.Data()))
 	mt.Release(pg, true)
 	mt.Commit()
 }
@@ -53,7 +55,7 @@ func setRoot(p *cache.Pool, space, root uint32) error {
 func allocErr(t *testing.T, p *cache.Pool, r *cache.Reservation, space uint32) error {
 	t.Helper()
 	mt := p.BeginMtr(nil)
-	pg, err := p.AllocPage(mt, r, space, cache.KindHeap)
+	pg, err := p.AllocPage(mt, r, space, page.KindHeap)
 	require.Nil(t, pg)
 	require.Zero(t, mt.Commit(), "a failed allocation logs nothing")
 	return err
@@ -85,7 +87,7 @@ func TestSpaceCreateAndLookup(t *testing.T) {
 
 	// Spaces are independent, and exist through a flush and a new pool.
 	require.NoError(t, p.CreateSpace(nil, 7))
-	require.Equal(t, uint32(1), alloc(t, p, 7, cache.KindHeap))
+	require.Equal(t, uint32(1), alloc(t, p, 7, page.KindHeap))
 	require.Equal(t, cache.SpaceInfo{Extents: 1, HighWater: 1}, spaceInfo(t, p, 1))
 	require.NoError(t, p.Close())
 	p = newPool(t, st, 16, cache.Options{})
@@ -99,8 +101,8 @@ func TestSpaceCreateAndLookup(t *testing.T) {
 func TestSpaceBadFormat(t *testing.T) {
 	st := newStore(t)
 	// A page 0 that is not a meta page, and one with a wrong magic.
-	putPage(t, st, pid(3, 0), cache.KindHeap, 0, "")
-	putPage(t, st, pid(4, 0), cache.KindMeta, 0, "XXXX")
+	putPage(t, st, pid(3, 0), page.KindHeap, 0, "")
+	putPage(t, st, pid(4, 0), page.KindMeta, 0, "XXXX")
 	p := newPool(t, st, 16, cache.Options{})
 	for _, space := range []uint32{3, 4} {
 		_, err := p.Space(nil, space)
@@ -120,7 +122,7 @@ func TestSpaceAllocExtentsFreeListRoot(t *testing.T) {
 	// Pages 1, 2, 3, ... and one more extent every 64 pages, through a
 	// pool far smaller than the space.
 	for want := uint32(1); want <= 3*cache.ExtentPages+1; want++ {
-		require.Equal(t, want, alloc(t, p, 1, cache.KindBTreeLeaf))
+		require.Equal(t, want, alloc(t, p, 1, page.KindBTreeLeaf))
 		info := spaceInfo(t, p, 1)
 		require.Equal(t, want+1, info.HighWater)
 		require.Equal(t, want/cache.ExtentPages+1, info.Extents, "after page %d", want)
@@ -133,7 +135,7 @@ func TestSpaceAllocExtentsFreeListRoot(t *testing.T) {
 		free(t, p, 1, no)
 	}
 	require.Equal(t, cache.SpaceInfo{Extents: 4, HighWater: 194, FreePages: 3}, spaceInfo(t, p, 1))
-	require.Equal(t, uint32(64), alloc(t, p, 1, cache.KindHeap))
+	require.Equal(t, uint32(64), alloc(t, p, 1, page.KindHeap))
 	require.Equal(t, cache.SpaceInfo{Extents: 4, HighWater: 194, FreePages: 2}, spaceInfo(t, p, 1))
 
 	// The free list lives in the store: it survives a new pool.
@@ -141,9 +143,9 @@ func TestSpaceAllocExtentsFreeListRoot(t *testing.T) {
 	require.NoError(t, p.Close())
 	p = newPool(t, st, 16, cache.Options{})
 	require.Equal(t, cache.SpaceInfo{Extents: 4, HighWater: 194, FreePages: 2, Root: 42}, spaceInfo(t, p, 1))
-	require.Equal(t, uint32(130), alloc(t, p, 1, cache.KindHeap))
-	require.Equal(t, uint32(5), alloc(t, p, 1, cache.KindHeap))
-	require.Equal(t, uint32(194), alloc(t, p, 1, cache.KindHeap))
+	require.Equal(t, uint32(130), alloc(t, p, 1, page.KindHeap))
+	require.Equal(t, uint32(5), alloc(t, p, 1, page.KindHeap))
+	require.Equal(t, uint32(194), alloc(t, p, 1, page.KindHeap))
 	require.Equal(t, cache.SpaceInfo{Extents: 4, HighWater: 195, Root: 42}, spaceInfo(t, p, 1))
 
 	// Every page still holds what was written into it.
@@ -201,7 +203,7 @@ func TestSpaceFreeListWithReservation(t *testing.T) {
 	r, err := p.Reserve(2)
 	require.NoError(t, err)
 	mt := p.BeginMtr(nil)
-	pg, err := p.AllocPage(mt, r, 2, cache.KindHeap)
+	pg, err := p.AllocPage(mt, r, 2, page.KindHeap)
 	require.NoError(t, err)
 	require.Equal(t, 0, r.Left(), "the changed meta page is held by the mtr until Commit")
 	s := p.Stats()
@@ -232,10 +234,10 @@ func TestSpaceFreeListWithReservation(t *testing.T) {
 	r.Release()
 	require.Equal(t, cache.SpaceInfo{Extents: 1, HighWater: 2, FreePages: 1}, spaceInfo(t, p, 2))
 	mt = p.BeginMtr(nil)
-	pg, err = p.AllocPage(mt, nil, 2, cache.KindFSM)
+	pg, err = p.AllocPage(mt, nil, 2, page.KindFSM)
 	require.NoError(t, err)
 	require.Equal(t, pid(2, 1), pg.ID())
-	require.Equal(t, cache.KindFSM, cache.PageKind(pg.Data()))
+	require.Equal(t, page.KindFSM, page.KindOf(pg.Data()))
 	mt.Release(pg, true)
 	mt.Commit()
 	require.Equal(t, cache.Stats{Frames: 16, Resident: 2, Dirty: 2}, p.Stats())
@@ -247,7 +249,7 @@ func TestSpaceFreeListWithReservation(t *testing.T) {
 	var held []*cache.Page
 	for range 15 {
 		mt := p.BeginMtr(nil)
-		pg, err := p.AllocPage(mt, nil, 2, cache.KindHeap)
+		pg, err := p.AllocPage(mt, nil, 2, page.KindHeap)
 		require.NoError(t, err)
 		id := pg.ID()
 		mt.Release(pg, true)
@@ -277,8 +279,8 @@ func TestSpaceFreeListWithReservation(t *testing.T) {
 // disk, closing and reopening the store in between.
 func TestSpaceDurable(t *testing.T) {
 	dir := t.TempDir()
-	open := func() (*cache.PebbleStore, *cache.Pool) {
-		st, err := cache.OpenPebbleStore(cache.PebbleOptions{Dir: dir, PageSize: testPageSize})
+	open := func() (*store.PebbleStore, *cache.Pool) {
+		st, err := store.OpenPebble(store.PebbleOptions{Dir: dir, PageSize: testPageSize})
 		require.NoError(t, err)
 		return st, newPool(t, st, 16, cache.Options{})
 	}
@@ -286,7 +288,7 @@ func TestSpaceDurable(t *testing.T) {
 	st, p := open()
 	require.NoError(t, p.CreateSpace(nil, 9))
 	for want := uint32(1); want <= 70; want++ {
-		require.Equal(t, want, alloc(t, p, 9, cache.KindHeap))
+		require.Equal(t, want, alloc(t, p, 9, page.KindHeap))
 	}
 	free(t, p, 9, 3)
 	free(t, p, 9, 66)
@@ -297,20 +299,20 @@ func TestSpaceDurable(t *testing.T) {
 	st, p = open()
 	require.ErrorIs(t, p.CreateSpace(nil, 9), cache.ErrSpaceExists)
 	require.Equal(t, cache.SpaceInfo{Extents: 2, HighWater: 71, FreePages: 2, Root: 66}, spaceInfo(t, p, 9))
-	require.Equal(t, uint32(66), alloc(t, p, 9, cache.KindHeap))
+	require.Equal(t, uint32(66), alloc(t, p, 9, page.KindHeap))
 	require.NoError(t, p.Close())
 	require.NoError(t, st.Close())
 
 	st, p = open()
 	require.Equal(t, cache.SpaceInfo{Extents: 2, HighWater: 71, FreePages: 1, Root: 66}, spaceInfo(t, p, 9))
-	require.Equal(t, uint32(3), alloc(t, p, 9, cache.KindHeap))
-	require.Equal(t, uint32(71), alloc(t, p, 9, cache.KindHeap))
+	require.Equal(t, uint32(3), alloc(t, p, 9, page.KindHeap))
+	require.Equal(t, uint32(71), alloc(t, p, 9, page.KindHeap))
 	for no := uint32(1); no <= 71; no++ {
 		pg, err := p.Fetch(nil, pid(9, no))
 		require.NoError(t, err)
 		want := "page " + pid(9, no).String()
 		require.Equal(t, want, body(pg, len(want)))
-		require.Equal(t, cache.KindHeap, cache.PageKind(pg.Data()))
+		require.Equal(t, page.KindHeap, page.KindOf(pg.Data()))
 		pg.Unpin(false)
 	}
 	require.NoError(t, p.Close())

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/page"
 	"github.com/stretchr/testify/require"
 )
 
@@ -33,7 +34,7 @@ func TestPoolStress(t *testing.T) {
 			require.NoError(t, setup.CreateSpace(nil, 1))
 			for range pages {
 				mt := setup.BeginMtr(nil)
-				pg, err := setup.AllocPage(mt, nil, 1, cache.KindHeap)
+				pg, err := setup.AllocPage(mt, nil, 1, page.KindHeap)
 				require.NoError(t, err)
 				setCounter(pg, 0)
 				mt.Release(pg, true)
@@ -67,7 +68,7 @@ func TestPoolStress(t *testing.T) {
 			t.Logf("background: %s", bg.String())
 			require.Positive(t, sum.Evictions)
 			require.Positive(t, sum.DirtyWriteBacks)
-			require.Equal(t, sum.PoolHits+sum.PoolMisses, sum.PageRequests[cache.KindHeap])
+			require.Equal(t, sum.PoolHits+sum.PoolMisses, sum.PageRequests[page.KindHeap])
 
 			require.NoError(t, p.FlushAll(nil))
 			s := p.Stats()
@@ -96,7 +97,7 @@ const maxStressPages = 96
 // inconsistency it sees.
 func stressWorker(p *cache.Pool, rng *rand.Rand, m *cache.Meter, incs *[maxStressPages + 1]uint64, pages, ops int) error {
 	var seen [maxStressPages + 1]uint64 // newest counter this worker saw on each page
-	pick := func() cache.PageID {
+	pick := func() page.ID {
 		if rng.IntN(2) == 0 {
 			return pid(1, uint32(rng.IntN(12)+1))
 		}
@@ -105,7 +106,7 @@ func stressWorker(p *cache.Pool, rng *rand.Rand, m *cache.Meter, incs *[maxStres
 	check := func(pg *cache.Page) (uint64, error) {
 		d := pg.Data()
 		id := pg.ID()
-		if got := cache.PageIDOf(d); got != id {
+		if got := page.IDOf(d); got != id {
 			return 0, fmt.Errorf("frame of %s holds page %s", id, got)
 		}
 		a, b := counterOf(d)
@@ -213,5 +214,5 @@ func counterOf(d []byte) (a, b uint64) {
 		return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
 			uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
 	}
-	return le(d[cache.HeaderSize:]), le(d[len(d)-8:])
+	return le(d[page.HeaderSize:]), le(d[len(d)-8:])
 }

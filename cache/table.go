@@ -1,5 +1,7 @@
 package cache
 
+import "github.com/enginelab/enginelab/cache/page"
+
 // pageTable maps resident page ids to their frames. Page numbers of a
 // space are dense (allocated from 1 upward), so each space gets a slice
 // indexed by page number instead of a hash table: a lookup is one small-map
@@ -31,7 +33,7 @@ func (t *pageTable) slice(space uint32) []*Page {
 	return s
 }
 
-func (t *pageTable) get(id PageID) *Page {
+func (t *pageTable) get(id page.ID) *Page {
 	s := t.slice(id.Space)
 	if int(id.Page) < len(s) {
 		return s[id.Page]
@@ -39,7 +41,7 @@ func (t *pageTable) get(id PageID) *Page {
 	return nil
 }
 
-func (t *pageTable) put(id PageID, f *Page) {
+func (t *pageTable) put(id page.ID, f *Page) {
 	s := t.slice(id.Space)
 	if int(id.Page) >= len(s) {
 		ns := make([]*Page, max(int(id.Page)+1, 2*len(s), 64))
@@ -54,7 +56,7 @@ func (t *pageTable) put(id PageID, f *Page) {
 	s[id.Page] = f
 }
 
-func (t *pageTable) remove(id PageID) {
+func (t *pageTable) remove(id page.ID) {
 	s := t.slice(id.Space)
 	if int(id.Page) < len(s) && s[id.Page] != nil {
 		s[id.Page] = nil

@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/redo"
 )
 
 func (db *DB) registerActive(tx, lsn uint64) {
@@ -61,8 +62,8 @@ func (db *DB) Checkpoint() error {
 // dropped. tx seq is the last transaction id handed out, so that ids are
 // not reused after a restart (recovery also raises it past every id in
 // the notes it reads). With no record saved yet (a new database), recovery
-// starts both scans at cache.FirstLSN; a record of any other length is
-// cache.ErrCorruptLog.
+// starts both scans at redo.FirstLSN; a record of any other length is
+// redo.ErrCorruptLog.
 func (db *DB) checkpointLocked() error {
 	redo := db.log.End()
 	keep := min(redo, db.oldestActive())
@@ -106,7 +107,7 @@ func (db *DB) maybeCheckpoint() error {
 // LogStats are the redo log's totals since Open, with the checkpoints
 // taken.
 type LogStats struct {
-	cache.LogStats
+	redo.LogStats
 	Checkpoints int64
 }
 

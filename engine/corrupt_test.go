@@ -17,7 +17,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/enginelab/enginelab/btree"
-	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/page"
+	"github.com/enginelab/enginelab/cache/redo"
 )
 
 var corruptSeedFlag = flag.Uint64("engine.corruptseed", 20260514, "seed of TestCorruptFiles (workload and damage)")
@@ -481,8 +482,8 @@ func matchCommits(h *corruptHistory, state map[string]map[[2]int64]string) []int
 // The corruption kinds of the packages under the engine, and its own, all
 // match ErrCorrupt.
 func TestCorruptKinds(t *testing.T) {
-	require.Same(t, cache.ErrCorrupt, ErrCorrupt)
-	for _, kind := range []error{ErrCorruptRow, ErrCorruptKey, btree.ErrCorruptTree, cache.ErrCorruptPage, cache.ErrCorruptLog} {
+	require.Same(t, page.ErrCorrupt, ErrCorrupt)
+	for _, kind := range []error{ErrCorruptRow, ErrCorruptKey, btree.ErrCorruptTree, page.ErrCorruptPage, redo.ErrCorruptLog} {
 		err := fmt.Errorf("engine: check table t: %w", kind)
 		require.ErrorIs(t, err, ErrCorrupt, "%v", kind)
 		require.ErrorIs(t, err, kind)

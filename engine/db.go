@@ -14,6 +14,10 @@ import (
 
 	"github.com/enginelab/enginelab/btree"
 	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/page"
+	"github.com/enginelab/enginelab/cache/redo"
+	"github.com/enginelab/enginelab/cache/store"
+	"github.com/enginelab/enginelab/cache/tier"
 	"github.com/enginelab/enginelab/engine/lock"
 	"github.com/enginelab/enginelab/heap"
 )
@@ -31,13 +35,13 @@ var (
 	// ErrUnknownIndex means a table has no index of that name.
 	ErrUnknownIndex = errors.New("engine: unknown index")
 	// ErrCorrupt means the database's files are damaged (it is
-	// cache.ErrCorrupt). Every error that damage causes matches it, from
+	// page.ErrCorrupt). Every error that damage causes matches it, from
 	// Open (pebble's files: sstables, MANIFEST, WAL, OPTIONS) or later (a
 	// page, a tree, a row, a redo record), and names the database's
 	// directory when it is found by Open or by the store: check this one
 	// error rather than the kinds below it (ErrCorruptRow, ErrCorruptKey,
-	// btree.ErrCorruptTree, cache.ErrCorruptPage, cache.ErrCorruptLog).
-	ErrCorrupt = cache.ErrCorrupt
+	// btree.ErrCorruptTree, page.ErrCorruptPage, redo.ErrCorruptLog).
+	ErrCorrupt = page.ErrCorrupt
 )
 
 // HeapUpdate says what an update does to a row of a heap table.
@@ -94,9 +98,9 @@ type Options struct {
 	// default SyncCommit.
 	Commit CommitMode
 	// LogWaiter decides how a commit waits for a group sync another
-	// commit is performing; default cache.BlockingWaiter. The simulator
+	// commit is performing; default redo.BlockingWaiter. The simulator
 	// installs its scheduler here.
-	LogWaiter cache.Waiter
+	LogWaiter redo.Waiter
 	// Calls, if not nil, hears every transaction operation (Get, Insert,
 	// Update, Delete, Scan, Count, Commit, Rollback) just before it runs,
 	// with the transaction's meter: the simulator prices the work done
@@ -115,10 +119,10 @@ type Options struct {
 	// 64 MiB. Recovery redoes at most about this much log.
 	CheckpointBytes int64
 	// Tier, if not nil, is a remote page cache behind the buffer pool
-	// (cache.Tier); TierMode places pages in it (default exclusive). The
+	// (tier.Tier); TierMode places pages in it (default exclusive). The
 	// database does not close it.
-	Tier     cache.Tier
-	TierMode cache.TierMode
+	Tier     tier.Tier
+	TierMode tier.Mode
 	// ReadAhead turns on the pool's linear read-ahead (cache.Options); off
 	// by default in the library, on by default in the command, as InnoDB
 	// has it.
@@ -148,16 +152,16 @@ type CallHook interface {
 
 // Validate reports the first invalid option.
 func (o *Options) Validate() error {
-	if o.PageSize != 0 && !cache.ValidPageSize(o.PageSize) {
+	if o.PageSize != 0 && !page.ValidSize(o.PageSize) {
 		return fmt.Errorf("%w: page size %d: want a power of two from %d to %d",
-			ErrInvalidOptions, o.PageSize, cache.MinPageSize, cache.MaxPageSize)
+			ErrInvalidOptions, o.PageSize, page.MinSize, page.MaxSize)
 	}
 	if o.PoolSize < 0 {
 		return fmt.Errorf("%w: pool size %d is negative", ErrInvalidOptions, o.PoolSize)
 	}
 	ps := o.PageSize
 	if ps == 0 {
-		ps = cache.DefaultPageSize
+		ps = page.DefaultSize
 	}
 	if err := (&cache.Options{Capacity: o.PoolSize, Policy: o.Policy, TierMode: o.TierMode}).Validate(ps); err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalidOptions, err)
@@ -223,11 +227,11 @@ func (o *Options) Validate() error {
 // ckptMu (maybeCheckpoint), so it never waits for another's checkpoint.
 type DB struct {
 	opts    Options
-	store   *cache.PebbleStore
+	store   *store.PebbleStore
 	pool    *cache.Pool
 	catalog *btree.Tree
 	locks   *lock.Manager
-	log     *cache.Log
+	log     *redo.Log
 	txSeq   atomic.Uint64
 
 	countRewrite atomic.Bool // Options.CountRewrite, switchable at run time
@@ -334,44 +338,44 @@ func Open(o *Options) (*DB, error) {
 		opts.Parker = lock.BlockingParker{Clock: opts.Clock}
 	}
 	if opts.LogWaiter == nil {
-		opts.LogWaiter = cache.BlockingWaiter{}
+		opts.LogWaiter = redo.BlockingWaiter{}
 	}
 	if opts.CheckpointBytes == 0 {
 		opts.CheckpointBytes = 64 << 20
 	}
 	// In memory with no filesystem given, nothing can outlive the process:
-	// the store runs without pebble's WAL (cache.PebbleOptions.Volatile).
-	store, err := cache.OpenPebbleStore(cache.PebbleOptions{Dir: opts.Dir, FS: opts.FS, PageSize: opts.PageSize,
+	// the store runs without pebble's WAL (store.PebbleOptions.Volatile).
+	st, err := store.OpenPebble(store.PebbleOptions{Dir: opts.Dir, FS: opts.FS, PageSize: opts.PageSize,
 		Volatile: opts.Dir == "" && opts.FS == nil})
 	if err != nil {
 		return nil, err
 	}
-	dbID, epoch := store.Identity()
-	pool, err := cache.NewPool(store, &cache.Options{Capacity: opts.PoolSize, Policy: opts.Policy, Clock: opts.Clock,
-		Tier: opts.Tier, TierMode: opts.TierMode, TierDB: dbID, TierEpoch: epoch, ReadAhead: opts.ReadAhead,
-		Timer: opts.FrameTimer})
+	dbID, epoch := st.Identity()
+	log, err := redo.Open(st, &redo.LogOptions{Waiter: opts.LogWaiter, Volatile: st.Volatile()})
 	if err != nil {
-		_ = store.Close()
+		_ = st.Close()
+		return nil, damaged(st, fmt.Errorf("engine: open redo log: %w", err))
+	}
+	pool, err := cache.NewPool(st, &cache.Options{Capacity: opts.PoolSize, Policy: opts.Policy, Clock: opts.Clock,
+		Tier: opts.Tier, TierMode: opts.TierMode, TierDB: dbID, TierEpoch: epoch, ReadAhead: opts.ReadAhead,
+		Timer: opts.FrameTimer, Log: log})
+	if err != nil {
+		log.Close()
+		_ = st.Close()
 		return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
 	}
-	log, err := cache.OpenLog(store, &cache.LogOptions{Waiter: opts.LogWaiter, Volatile: store.Volatile()})
-	if err != nil {
-		_ = store.Close()
-		return nil, damaged(store, fmt.Errorf("engine: open redo log: %w", err))
-	}
-	pool.AttachLog(log)
 	if opts.LogSync != nil {
 		log.SetSyncHook(opts.LogSync)
 	}
-	db := &DB{opts: opts, store: store, pool: pool, log: log,
+	db := &DB{opts: opts, store: st, pool: pool, log: log,
 		locks:  lock.NewManager(opts.Clock, opts.Parker, opts.LockTimeout),
 		spaces: make(map[uint32]structure), active: make(map[uint64]uint64)}
 	db.mu.tables = make(map[string]*TableHandle)
 	db.countRewrite.Store(opts.CountRewrite)
 	fail := func(err error) (*DB, error) {
 		log.Close()
-		_ = store.Close()
-		return nil, damaged(store, err)
+		_ = st.Close()
+		return nil, damaged(st, err)
 	}
 	// Recovery: redo from the checkpoint (pages only: the catalog is a
 	// B+tree like any other), then open the catalog, then roll back what
@@ -394,12 +398,12 @@ func Open(o *Options) (*DB, error) {
 
 // damaged names the database's directory in an error of Open's that
 // matches ErrCorrupt, unless the store's own error already does.
-func damaged(store *cache.PebbleStore, err error) error {
-	var ce *cache.CorruptError
+func damaged(st *store.PebbleStore, err error) error {
+	var ce *store.CorruptError
 	if !errors.Is(err, ErrCorrupt) || errors.As(err, &ce) {
 		return err
 	}
-	return fmt.Errorf("engine: the database in %s is damaged: %w", store.Dir(), err)
+	return fmt.Errorf("engine: the database in %s is damaged: %w", st.Dir(), err)
 }
 
 func (db *DB) openCatalog() error {

@@ -110,7 +110,7 @@
 // split (the full node, its new sibling, the parent's separator, the
 // space's meta page) is one record, so recovery replays it whole or not at
 // all. The log lives in the same pebble database as the pages (see
-// cache.Log); the buffer pool never writes a page before the log holding
+// redo.Log); the buffer pool never writes a page before the log holding
 // its LSN (the write-ahead rule), and because pebble keeps its own writes
 // in order, that only needs the log written, not synced.
 //

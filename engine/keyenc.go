@@ -5,7 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 
-	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/page"
 )
 
 // Order-preserving key encoding.
@@ -73,7 +73,7 @@ var (
 	// expected column types: truncated, a bad tag or a bad escape. The
 	// message says which column and at which byte it went wrong.
 	// It matches ErrCorrupt: keys are only decoded from the store.
-	ErrCorruptKey = cache.NewCorruptKind("engine: corrupt key")
+	ErrCorruptKey = page.NewCorruptKind("engine: corrupt key")
 )
 
 // Key tags and string escapes; see the diagram above.

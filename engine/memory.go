@@ -7,7 +7,9 @@ import (
 	"github.com/dustin/go-humanize"
 
 	"github.com/enginelab/enginelab/cache"
-	"github.com/enginelab/enginelab/internal/memlimit"
+	"github.com/enginelab/enginelab/cache/page"
+	"github.com/enginelab/enginelab/cache/tier"
+	"github.com/enginelab/enginelab/engine/memlimit"
 )
 
 // ErrInsufficientMemory means the memory a database (or a job, in sim)
@@ -21,7 +23,7 @@ var ErrInsufficientMemory = errors.New("not enough memory")
 const StoreOverhead = 2*64<<20 + 8<<20
 
 // memoryLimit returns the limit Open's check compares with and where it
-// came from: Options.MemoryLimit, else the system's (internal/memlimit:
+// came from: Options.MemoryLimit, else the system's (engine/memlimit:
 // the smaller of the process's cgroup limit, v2 memory.max or v1
 // memory.limit_in_bytes, and /proc/meminfo's MemAvailable; 0 where neither
 // can be read, and then nothing is checked).
@@ -36,13 +38,13 @@ func (o *Options) memoryLimit() (int64, string, error) {
 // MemoryEstimate is what Open's check counts for o: the buffer pool at
 // its capacity (default 64 MiB) with every frame's overhead
 // (cache.PoolMemory), the remote tier's budget where it lives in this
-// process (cache.InProcessBytes: a memcached tier costs nothing here) and
+// process (tier.InProcessBytes: a memcached tier costs nothing here) and
 // StoreOverhead. An in-memory store's pages (Dir and FS unset) come on
 // top: how many there will be depends on the data put in, which Open
 // cannot know, so the check leaves them out and says so. sim's check
 // (sim.TPCCConfig.MemoryEstimate) knows the data and counts them.
 func (o *Options) MemoryEstimate() int64 {
-	return cache.PoolMemory(o.poolSize(), o.pageSize()) + cache.InProcessBytes(o.Tier) + StoreOverhead
+	return cache.PoolMemory(o.poolSize(), o.pageSize()) + tier.InProcessBytes(o.Tier) + StoreOverhead
 }
 
 // poolSize is PoolSize or its default (cache.Options.Capacity's).
@@ -56,7 +58,7 @@ func (o *Options) poolSize() int64 {
 // pageSize is PageSize or its default.
 func (o *Options) pageSize() int {
 	if o.PageSize == 0 {
-		return cache.DefaultPageSize
+		return page.DefaultSize
 	}
 	return o.PageSize
 }
@@ -76,9 +78,9 @@ func (o *Options) checkMemory() error {
 		return nil
 	}
 	pool, ps := o.poolSize(), o.pageSize()
-	tier := ""
-	if n := cache.InProcessBytes(o.Tier); n > 0 {
-		tier = fmt.Sprintf(", the remote tier (%s in this process)", iBytes(n))
+	tierNote := ""
+	if n := tier.InProcessBytes(o.Tier); n > 0 {
+		tierNote = fmt.Sprintf(", the remote tier (%s in this process)", iBytes(n))
 	}
 	store := ""
 	if o.Dir == "" && o.FS == nil {
@@ -91,7 +93,7 @@ func (o *Options) checkMemory() error {
 		fix = fmt.Sprintf("Make PoolSize at most %s", iBytes(fits))
 	}
 	return fmt.Errorf("%w: %w: the buffer pool (PoolSize %s, %s with its frames' overhead)%s and the store's memtables and cache (%s) need about %s, more than the %s this process may use (%s)%s. %s, or set Options.SkipMemoryCheck to open anyway",
-		ErrInvalidOptions, ErrInsufficientMemory, iBytes(pool), iBytes(cache.PoolMemory(pool, ps)), tier, iBytes(StoreOverhead),
+		ErrInvalidOptions, ErrInsufficientMemory, iBytes(pool), iBytes(cache.PoolMemory(pool, ps)), tierNote, iBytes(StoreOverhead),
 		iBytes(need), iBytes(limit), source, store, fix)
 }
 

@@ -6,6 +6,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/page"
+	"github.com/enginelab/enginelab/cache/tier"
+	"github.com/enginelab/enginelab/cache/tier/lru"
 )
 
 // Open refuses a pool larger than the memory the process may use, before
@@ -38,19 +41,19 @@ func TestOpenRefusesPoolOverLimit(t *testing.T) {
 // An in-process tier counts its budget; the in-memory store's pages are
 // not counted, and the message says so.
 func TestOpenMemoryCheckCountsTier(t *testing.T) {
-	tier, err := cache.NewLRUTier(512 << 20)
+	tr, err := lru.New(512 << 20)
 	require.NoError(t, err)
-	defer tier.Close()
-	o := &Options{PoolSize: 64 << 20, Tier: tier, MemoryLimit: 512 << 20}
-	require.Equal(t, cache.PoolMemory(64<<20, cache.DefaultPageSize)+512<<20+StoreOverhead, o.MemoryEstimate())
+	defer tr.Close()
+	o := &Options{PoolSize: 64 << 20, Tier: tr, MemoryLimit: 512 << 20}
+	require.Equal(t, cache.PoolMemory(64<<20, page.DefaultSize)+512<<20+StoreOverhead, o.MemoryEstimate())
 	_, err = Open(o)
 	require.ErrorIs(t, err, ErrInsufficientMemory)
 	require.Contains(t, err.Error(), "the remote tier (512 MiB in this process)")
 	require.Contains(t, err.Error(), "the in-memory store's pages come on top and are not counted")
 	require.Contains(t, err.Error(), "Make the remote tier smaller", "no pool fits beside it")
 
-	o.Tier = cache.NewNullTier()
-	require.Equal(t, cache.PoolMemory(64<<20, cache.DefaultPageSize)+StoreOverhead, o.MemoryEstimate(), "a tier that keeps nothing")
+	o.Tier = tier.NewNullTier()
+	require.Equal(t, cache.PoolMemory(64<<20, page.DefaultSize)+StoreOverhead, o.MemoryEstimate(), "a tier that keeps nothing")
 	db, err := Open(o)
 	require.NoError(t, err)
 	require.NoError(t, db.Close())

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/redo"
 	"github.com/enginelab/enginelab/heap"
 )
 
@@ -22,30 +23,30 @@ type loser struct {
 // open. The checkpoint record is drawn beside checkpointLocked, the
 // transaction notes beside noteStep and encodeStep.
 func (db *DB) recover() (map[uint64]*loser, error) {
-	redo, keep := uint64(cache.FirstLSN), uint64(cache.FirstLSN)
+	from, keep := uint64(redo.FirstLSN), uint64(redo.FirstLSN)
 	rec, err := db.log.LoadCheckpoint()
 	if err != nil {
 		return nil, err
 	}
 	if rec != nil {
 		if len(rec) != 24 {
-			return nil, fmt.Errorf("%w: checkpoint record of %d bytes", cache.ErrCorruptLog, len(rec))
+			return nil, fmt.Errorf("%w: checkpoint record of %d bytes", redo.ErrCorruptLog, len(rec))
 		}
-		redo = binary.LittleEndian.Uint64(rec[0:])
+		from = binary.LittleEndian.Uint64(rec[0:])
 		keep = binary.LittleEndian.Uint64(rec[8:])
 		db.txSeq.Store(binary.LittleEndian.Uint64(rec[16:]))
 	}
 	losers := make(map[uint64]*loser)
-	var pages []cache.PageRedo
+	var pages []redo.PageRedo
 	bg := &cache.Meter{}
-	err = db.log.Scan(min(redo, keep), func(lsn uint64, body []byte) error {
+	err = db.log.Scan(min(from, keep), func(lsn uint64, body []byte) error {
 		var note []byte
 		var err error
-		pages, note, err = cache.DecodeMtr(body, pages)
+		pages, note, err = redo.Decode(body, pages)
 		if err != nil {
 			return fmt.Errorf("record at LSN %d: %w", lsn, err)
 		}
-		if lsn >= redo {
+		if lsn >= from {
 			for i := range pages {
 				if _, err := db.pool.Redo(bg, lsn, &pages[i]); err != nil {
 					return fmt.Errorf("redo of record at LSN %d: %w", lsn, err)
@@ -109,7 +110,7 @@ func (db *DB) rollBackLosers(losers map[uint64]*loser) error {
 		for _, c := range l.clrs {
 			if c.n >= len(l.steps) {
 				bad = fmt.Errorf("%w: compensation at LSN %d for step %d of unfinished transaction %d, which logged %d steps since the checkpoint",
-					cache.ErrCorruptLog, c.lsn, c.n, id, len(l.steps))
+					redo.ErrCorruptLog, c.lsn, c.n, id, len(l.steps))
 				break
 			}
 			u.done[c.n] = true

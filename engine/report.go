@@ -7,7 +7,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/page"
 )
 
 // SpaceKind says what a space of a table holds.
@@ -77,7 +77,7 @@ func (db *DB) SpaceReport() ([]SpaceStats, error) {
 	}
 	db.mu.Unlock()
 	slices.SortFunc(tables, func(a, b *TableHandle) int { return strings.Compare(a.Name(), b.Name()) })
-	body := db.pool.PageSize() - cache.HeaderSize
+	body := db.pool.PageSize() - page.HeaderSize
 	var out []SpaceStats
 	for _, t := range tables {
 		for i, ix := range t.ixs {
@@ -124,12 +124,12 @@ func heapSpace(t *TableHandle, body int) (SpaceStats, error) {
 	}
 	pages := 0
 	for no := uint32(1); no < h.HighWater(); no++ {
-		pg, err := t.db.pool.Fetch(nil, cache.PageID{Space: h.Space(), Page: no})
+		pg, err := t.db.pool.Fetch(nil, page.ID{Space: h.Space(), Page: no})
 		if err != nil {
 			return fail(err)
 		}
 		pg.RLatch()
-		if cache.PageKind(pg.Data()) == cache.KindHeap {
+		if page.KindOf(pg.Data()) == page.KindHeap {
 			pages++
 		}
 		pg.RUnlatch()

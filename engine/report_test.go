@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/enginelab/enginelab/btree"
-	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/page"
 )
 
 // reportTable declares a small table with two secondary indexes.
@@ -80,7 +80,7 @@ func TestSpaceReportOrderAndBytes(t *testing.T) {
 		{"d_empty", "PRIMARY", SpacePrimary}, {"d_empty", "ix_s", SpaceSecondary}, {"d_empty", "ix_k", SpaceSecondary}, {"d_empty", "heap", SpaceHeap},
 	}, got)
 
-	body := float64(db.Pool().PageSize() - cache.HeaderSize)
+	body := float64(db.Pool().PageSize() - page.HeaderSize)
 	for _, s := range stats {
 		tb, err := db.Table(s.Table)
 		require.NoError(t, err)

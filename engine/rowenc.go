@@ -4,7 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 
-	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/page"
 )
 
 // Compact row encoding.
@@ -62,7 +62,7 @@ var (
 	// left, or trailing bytes. The message says which column and at which
 	// byte it went wrong.
 	// It matches ErrCorrupt: rows are only decoded from the store.
-	ErrCorruptRow = cache.NewCorruptKind("engine: corrupt row")
+	ErrCorruptRow = page.NewCorruptKind("engine: corrupt row")
 )
 
 // rowFormatVersion is the first byte of every encoded row.

@@ -184,7 +184,7 @@ func (tx *Tx) Commit() error {
 		tx.note = commitNote(tx.note, tx.id)
 		lsn := tx.db.writeNote(tx.cm(), tx.note)
 		if tx.db.opts.Commit == SyncCommit {
-			err = tx.db.log.SyncTo(tx.cm(), lsn+1)
+			err = tx.db.log.SyncTo(&tx.cm().Counts, lsn+1)
 			tx.m.SyncCommits++
 		}
 		tx.db.unregisterActive(tx.id)

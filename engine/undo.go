@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/redo"
 	"github.com/enginelab/enginelab/engine/lock"
 	"github.com/enginelab/enginelab/heap"
 )
@@ -46,7 +47,7 @@ import (
 // bits first, 1 to 10 bytes); a row pointer is heap.RowPtr's 6-byte
 // encoding (page then slot, big-endian). decodeNote rejects an unknown
 // kind, a truncated field and bytes after the last field, all as
-// cache.ErrCorruptLog.
+// redo.ErrCorruptLog.
 const (
 	noteStep   = 'S'
 	noteCLR    = 'C'
@@ -136,7 +137,7 @@ type txNote struct {
 	lsn  uint64      // where recovery found it
 }
 
-var errBadNote = fmt.Errorf("%w: transaction record", cache.ErrCorruptLog)
+var errBadNote = fmt.Errorf("%w: transaction record", redo.ErrCorruptLog)
 
 type noteReader struct {
 	b   []byte

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/page"
 )
 
 // Check verifies the heap's invariants and returns every violation found
@@ -98,9 +99,9 @@ func (h *Heap) Check(m *cache.Meter) error {
 		}
 		pg.RLatch()
 		b := hpage(pg.Data())
-		switch k := cache.PageKind(b); {
-		case k != cache.KindHeap:
-			fail("page %d has kind %s, want %s", no, k, cache.KindHeap)
+		switch k := page.KindOf(b); {
+		case k != page.KindHeap:
+			fail("page %d has kind %s, want %s", no, k, page.KindHeap)
 		default:
 			if err := b.verify(); err != nil {
 				fail("heap page %d: %v", no, err)

@@ -7,15 +7,16 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/page"
 )
 
 // requests builds the expected meter of an operation: page requests by
 // kind, hits and misses; the remaining counters are filled in by the test.
 func requests(heap, fsm, meta, hits, misses int64) cache.Meter {
 	var m cache.Meter
-	m.PageRequests[cache.KindHeap] = heap
-	m.PageRequests[cache.KindFSM] = fsm
-	m.PageRequests[cache.KindMeta] = meta
+	m.PageRequests[page.KindHeap] = heap
+	m.PageRequests[page.KindFSM] = fsm
+	m.PageRequests[page.KindMeta] = meta
 	m.PoolHits, m.PoolMisses = hits, misses
 	return m
 }

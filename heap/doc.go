@@ -41,7 +41,7 @@
 //
 // # Page format
 //
-// A heap page (kind cache.KindHeap) is a slotted page: after the cache's
+// A heap page (kind page.KindHeap) is a slotted page: after the cache's
 // 32-byte header, a 12-byte heap header (slot count, deleted-slot count,
 // the start of the cell area, fragmented bytes), an array of 4-byte slots
 // (offset, length) growing forward, and the row bytes growing backward
@@ -61,7 +61,7 @@
 // Inserts do not scan the heap for room. The free-space map (FSM) keeps one
 // byte per page, the page's free-space category: the room for a new row
 // divided by pageSize/256, as in PostgreSQL. It lives in FSM pages (kind
-// cache.KindFSM) in the heap's space, chained; the first one is the space's
+// page.KindFSM) in the heap's space, chained; the first one is the space's
 // root (cache.SpaceInfo.Root), and one FSM page covers pageSize-48 pages.
 // fsm.go draws the layout.
 //
@@ -170,7 +170,7 @@
 //     only grows, and a page emptied by deletes is reused by inserts.
 //   - Moved rows always go to higher pages, so a table whose rows keep
 //     growing creeps towards its end; lower pages are refilled by inserts.
-//   - Without a redo log attached to the pool (cache.Pool.AttachLog),
+//   - Without a redo log given to the pool (cache.Options.Log),
 //     mtrs log nothing, and a crash loses unflushed pages; the FSM may
 //     then be stale. A too-optimistic byte is corrected when an insert
 //     finds the page too full, a too-pessimistic one wastes room until
@@ -181,6 +181,6 @@
 //   - Calls return errors, never panic, on bad input: a pointer to page 0,
 //     beyond the high water mark, to a non-heap page, to a slot out of
 //     range or deleted is ErrRowNotFound; a damaged page is an error
-//     matching cache.ErrCorruptPage; cache errors such as
+//     matching page.ErrCorruptPage; cache errors such as
 //     cache.ErrPoolExhausted are wrapped.
 package heap

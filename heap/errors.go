@@ -4,7 +4,7 @@ import "errors"
 
 // Errors from row operations. Every error this package returns for them
 // wraps one of these (or an error of package cache, such as
-// cache.ErrPoolExhausted or cache.ErrCorruptPage), so callers match with
+// cache.ErrPoolExhausted or page.ErrCorruptPage), so callers match with
 // errors.Is; the message adds the row pointer or the sizes involved.
 var (
 	// ErrRowTooLarge means a row is longer than MaxRowSize for the heap's

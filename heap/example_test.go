@@ -4,16 +4,18 @@ import (
 	"fmt"
 
 	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/page"
+	"github.com/enginelab/enginelab/cache/store"
 	"github.com/enginelab/enginelab/heap"
 )
 
 func ExampleHeap() {
-	store, err := cache.OpenPebbleStore(cache.PebbleOptions{}) // in memory, 16 KiB pages
+	st, err := store.OpenPebble(store.PebbleOptions{}) // in memory, 16 KiB pages
 	if err != nil {
 		panic(err)
 	}
-	defer store.Close()
-	pool, err := cache.NewPool(store, &cache.Options{Capacity: 1 << 20})
+	defer st.Close()
+	pool, err := cache.NewPool(st, &cache.Options{Capacity: 1 << 20})
 	if err != nil {
 		panic(err)
 	}
@@ -49,7 +51,7 @@ func ExampleHeap() {
 		panic(err)
 	}
 	fmt.Printf("fetches %d, rows scanned %d, heap page requests %d\n",
-		m.HeapFetches, m.HeapRowsScanned, m.PageRequests[cache.KindHeap])
+		m.HeapFetches, m.HeapRowsScanned, m.PageRequests[page.KindHeap])
 	// Output:
 	// (2,0) (2,1) bob
 	// (2,1)

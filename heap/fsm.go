@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/page"
 )
 
 // The free-space map (FSM) keeps one byte per page of the space: the page's
@@ -18,7 +19,7 @@ import (
 // 64 KiB. Bytes of pages that are not heap pages (the meta page, the FSM
 // pages themselves) stay 0.
 //
-// FSM pages are pages of kind cache.KindFSM in the heap's own space,
+// FSM pages are pages of kind page.KindFSM in the heap's own space,
 // chained in order; the first is the heap's root (the Root field of the
 // space's meta page). FSM page k covers page numbers k·N to (k+1)·N-1,
 // N = pageSize-48: 4048 pages per FSM page on 4 KiB pages (16 MiB of heap),
@@ -39,11 +40,11 @@ const (
 	fsmMagic   = 0x53464c45 // "ELFS" little-endian
 	fsmVersion = 1
 
-	offFSMMagic   = cache.HeaderSize
-	offFSMVersion = cache.HeaderSize + 4
-	offFSMNext    = cache.HeaderSize + 8
-	offFSMFirst   = cache.HeaderSize + 12
-	fsmBodyStart  = cache.HeaderSize + 16
+	offFSMMagic   = page.HeaderSize
+	offFSMVersion = page.HeaderSize + 4
+	offFSMNext    = page.HeaderSize + 8
+	offFSMFirst   = page.HeaderSize + 12
+	fsmBodyStart  = page.HeaderSize + 16
 
 	maxCategory = 255
 )
@@ -105,9 +106,9 @@ func (h *Heap) fsmPin(m *cache.Meter, no uint32) (fsmRef, error) {
 	fp, idx, ok := h.fsmLocate(no)
 	if !ok {
 		return fsmRef{}, fmt.Errorf("heap: space %d: page %d is beyond the free-space map: %w",
-			h.space, no, cache.ErrCorruptPage)
+			h.space, no, page.ErrCorruptPage)
 	}
-	pg, err := h.pool.Fetch(m, cache.PageID{Space: h.space, Page: fp.no})
+	pg, err := h.pool.Fetch(m, page.ID{Space: h.space, Page: fp.no})
 	if err != nil {
 		return fsmRef{}, fmt.Errorf("heap: space %d: free-space map page %d: %w", h.space, fp.no, err)
 	}
@@ -126,7 +127,7 @@ func (h *Heap) fsmSet(mt *cache.Mtr, r fsmRef, cat uint8) {
 	mt.Latch(r.pg)
 	b := r.pg.Data()
 	changed := false
-	if cache.PageKind(b) == cache.KindFSM && b[fsmBodyStart+r.idx] != cat {
+	if page.KindOf(b) == page.KindFSM && b[fsmBodyStart+r.idx] != cat {
 		b[fsmBodyStart+r.idx] = cat
 		changed = true
 		if uint32(cat) > r.fp.max.Load() {
@@ -167,18 +168,18 @@ func (h *Heap) fsmSearch(mt *cache.Mtr, minCat uint8, from uint32) (uint32, bool
 		if fp.max.Load() < uint32(minCat) {
 			continue
 		}
-		pg, err := h.pool.Fetch(m, cache.PageID{Space: h.space, Page: fp.no})
+		pg, err := h.pool.Fetch(m, page.ID{Space: h.space, Page: fp.no})
 		if err != nil {
 			return 0, false, fmt.Errorf("heap: space %d: free-space map page %d: %w", h.space, fp.no, err)
 		}
 		mt.RLatch(pg)
 		b := pg.Data()
-		if cache.PageKind(b) != cache.KindFSM {
-			kind := cache.PageKind(b)
+		if page.KindOf(b) != page.KindFSM {
+			kind := page.KindOf(b)
 			mt.RUnlatch(pg)
 			pg.Unpin(false)
 			return 0, false, fmt.Errorf("heap: space %d: free-space map page %d has kind %s: %w",
-				h.space, fp.no, kind, cache.ErrCorruptPage)
+				h.space, fp.no, kind, page.ErrCorruptPage)
 		}
 		base := uint32(k) * per
 		start := 0
@@ -215,8 +216,8 @@ func initFSMPage(b []byte, k int, per int) {
 // checkFSMPage checks the header of what should be the k-th FSM page.
 func checkFSMPage(b []byte, k, per int) error {
 	switch {
-	case cache.PageKind(b) != cache.KindFSM:
-		return fmt.Errorf("kind %s, want %s", cache.PageKind(b), cache.KindFSM)
+	case page.KindOf(b) != page.KindFSM:
+		return fmt.Errorf("kind %s, want %s", page.KindOf(b), page.KindFSM)
 	case binary.LittleEndian.Uint32(b[offFSMMagic:]) != fsmMagic:
 		return fmt.Errorf("magic %08x, want %08x", binary.LittleEndian.Uint32(b[offFSMMagic:]), uint32(fsmMagic))
 	case binary.LittleEndian.Uint16(b[offFSMVersion:]) != fsmVersion:
@@ -240,12 +241,12 @@ func checkFSMPage(b []byte, k, per int) error {
 func (h *Heap) extendFSMLocked(m *cache.Meter) error {
 	chain := *h.chain.Load()
 	last := chain[len(chain)-1]
-	lpg, err := h.pool.Fetch(m, cache.PageID{Space: h.space, Page: last.no})
+	lpg, err := h.pool.Fetch(m, page.ID{Space: h.space, Page: last.no})
 	if err != nil {
 		return fmt.Errorf("heap: space %d: extend free-space map: %w", h.space, err)
 	}
 	mt := h.pool.BeginMtr(m)
-	npg, err := h.pool.AllocPage(mt, nil, h.space, cache.KindFSM)
+	npg, err := h.pool.AllocPage(mt, nil, h.space, page.KindFSM)
 	if err != nil {
 		lpg.Unpin(false)
 		mt.Commit()

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/page"
 )
 
 // Heap is a table's rows on slotted pages of one space of a buffer pool. It
@@ -99,7 +100,7 @@ func Create(m *cache.Meter, pool *cache.Pool, space uint32) (*Heap, error) {
 	// One mtr: the first FSM page and the meta page's root are one redo
 	// record, so a space is either empty or holds a heap.
 	mt := pool.BeginMtr(m)
-	pg, err := pool.AllocPage(mt, nil, space, cache.KindFSM)
+	pg, err := pool.AllocPage(mt, nil, space, page.KindFSM)
 	if err != nil {
 		mt.Commit()
 		return nil, fmt.Errorf("heap: create in space %d: %w", space, err)
@@ -141,7 +142,7 @@ func Open(m *cache.Meter, pool *cache.Pool, space uint32) (*Heap, error) {
 			return nil, fmt.Errorf("%w: space %d: free-space map page %d (number %d of the chain) is beyond high water %d",
 				ErrNotHeap, space, no, k, info.HighWater)
 		}
-		pg, err := pool.Fetch(m, cache.PageID{Space: space, Page: no})
+		pg, err := pool.Fetch(m, page.ID{Space: space, Page: no})
 		if err != nil {
 			return nil, fmt.Errorf("heap: open space %d: free-space map page %d: %w", space, no, err)
 		}
@@ -178,7 +179,7 @@ func (h *Heap) MaxRowSize() int { return h.maxRow }
 // are interleaved with them).
 func (h *Heap) HighWater() uint32 { return h.highWater.Load() }
 
-func (h *Heap) id(no uint32) cache.PageID { return cache.PageID{Space: h.space, Page: no} }
+func (h *Heap) id(no uint32) page.ID { return page.ID{Space: h.space, Page: no} }
 
 func (h *Heap) raiseHighWater(hw uint32) {
 	for {
@@ -199,7 +200,7 @@ func (h *Heap) notFound(ptr RowPtr, format string, args ...any) error {
 }
 
 func (h *Heap) corrupt(no uint32, format string, args ...any) error {
-	return fmt.Errorf("heap: page %s: %s: %w", h.id(no), fmt.Sprintf(format, args...), cache.ErrCorruptPage)
+	return fmt.Errorf("heap: page %s: %s: %w", h.id(no), fmt.Sprintf(format, args...), page.ErrCorruptPage)
 }
 
 func (h *Heap) badHeader(no uint32, b hpage) error {
@@ -223,8 +224,8 @@ func (h *Heap) checkPtr(ptr RowPtr) error {
 // live, well-formed row.
 func (h *Heap) liveSlot(pg *cache.Page, ptr RowPtr) (hpage, []byte, error) {
 	b := hpage(pg.Data())
-	if k := cache.PageKind(b); k != cache.KindHeap {
-		return nil, nil, h.notFound(ptr, "page %d has kind %s, not %s", ptr.Page, k, cache.KindHeap)
+	if k := page.KindOf(b); k != page.KindHeap {
+		return nil, nil, h.notFound(ptr, "page %d has kind %s, not %s", ptr.Page, k, page.KindHeap)
 	}
 	if !b.headerOK() {
 		return nil, nil, h.badHeader(ptr.Page, b)
@@ -413,7 +414,7 @@ func (h *Heap) tryPage(mt *cache.Mtr, no uint32, n int) (*cache.Page, error) {
 	}
 	mt.Latch(pg)
 	b := hpage(pg.Data())
-	isHeap := cache.PageKind(b) == cache.KindHeap
+	isHeap := page.KindOf(b) == page.KindHeap
 	if isHeap && !b.headerOK() {
 		mt.Release(pg, false)
 		return nil, h.badHeader(no, b)
@@ -464,7 +465,7 @@ func (h *Heap) allocHeapPage(mt *cache.Mtr) (*cache.Page, fsmRef, error) {
 	if err != nil {
 		return nil, fsmRef{}, err
 	}
-	pg, err := h.pool.AllocPage(mt, nil, h.space, cache.KindHeap)
+	pg, err := h.pool.AllocPage(mt, nil, h.space, page.KindHeap)
 	if err != nil {
 		fr.pg.Unpin(false)
 		return nil, fsmRef{}, err

@@ -8,13 +8,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/store"
 )
 
 // newStore returns an in-memory pebble store with pages of pageSize bytes,
 // closed when the test ends.
-func newStore(tb testing.TB, pageSize int) *cache.PebbleStore {
+func newStore(tb testing.TB, pageSize int) *store.PebbleStore {
 	tb.Helper()
-	st, err := cache.OpenPebbleStore(cache.PebbleOptions{PageSize: pageSize})
+	st, err := store.OpenPebble(store.PebbleOptions{PageSize: pageSize})
 	require.NoError(tb, err)
 	tb.Cleanup(func() { _ = st.Close() })
 	return st
@@ -22,18 +23,25 @@ func newStore(tb testing.TB, pageSize int) *cache.PebbleStore {
 
 // newPool returns a pool of frames frames over st, with the deterministic
 // LRU policy.
-func newPool(tb testing.TB, st cache.Store, frames int) *cache.Pool {
+func newPool(tb testing.TB, st store.Store, frames int) *cache.Pool {
+	tb.Helper()
+	return newPoolWithLog(tb, st, frames, nil)
+}
+
+// newPoolWithLog is newPool with the redo log lg (nil: none).
+func newPoolWithLog(tb testing.TB, st store.Store, frames int, lg cache.RedoLog) *cache.Pool {
 	tb.Helper()
 	p, err := cache.NewPool(st, &cache.Options{
 		Capacity: int64(frames) * int64(st.PageSize()),
 		Policy:   cache.PolicyLRU,
+		Log:      lg,
 	})
 	require.NoError(tb, err)
 	return p
 }
 
 // newHeapForTest creates a heap in space 1 of a fresh store and pool.
-func newHeapForTest(tb testing.TB, pageSize, frames int) (*cache.PebbleStore, *cache.Pool, *Heap) {
+func newHeapForTest(tb testing.TB, pageSize, frames int) (*store.PebbleStore, *cache.Pool, *Heap) {
 	tb.Helper()
 	st := newStore(tb, pageSize)
 	p := newPool(tb, st, frames)
@@ -44,7 +52,7 @@ func newHeapForTest(tb testing.TB, pageSize, frames int) (*cache.PebbleStore, *c
 
 // reopen closes pool (flushing it) and opens the heap again on a new pool
 // of frames frames over the same store.
-func reopen(tb testing.TB, st cache.Store, pool *cache.Pool, space uint32, frames int) (*cache.Pool, *Heap) {
+func reopen(tb testing.TB, st store.Store, pool *cache.Pool, space uint32, frames int) (*cache.Pool, *Heap) {
 	tb.Helper()
 	require.NoError(tb, pool.Close())
 	p := newPool(tb, st, frames)

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/page"
 )
 
 // model is the reference a heap is checked against: the live rows by
@@ -70,7 +71,7 @@ func (md *model) checkScan(tb testing.TB, h *Heap) {
 		requireRow(tb, md.rows[p], rows[i], "scanned row %s", p)
 	}
 	require.Equal(tb, int64(len(want)), m.HeapRowsScanned)
-	require.Zero(tb, m.PageRequests[cache.KindFSM], "a scan skips FSM pages without reading them")
+	require.Zero(tb, m.PageRequests[page.KindFSM], "a scan skips FSM pages without reading them")
 }
 
 // randomRow returns a row whose length is mostly small, sometimes up to the
@@ -309,7 +310,7 @@ func TestErrors(t *testing.T) {
 	// A space whose root is not an FSM page.
 	require.NoError(t, pool.CreateSpace(nil, 3))
 	mt := pool.BeginMtr(nil)
-	pg, err := pool.AllocPage(mt, nil, 3, cache.KindBTreeLeaf)
+	pg, err := pool.AllocPage(mt, nil, 3, page.KindBTreeLeaf)
 	require.NoError(t, err)
 	mt.Release(pg, true)
 	require.NoError(t, pool.SetRoot(mt, 3, pg.ID().Page))
@@ -328,37 +329,37 @@ func TestErrors(t *testing.T) {
 }
 
 // TestCorruptPage checks that a damaged heap page is reported as
-// cache.ErrCorruptPage, by fetch and scan alike, without a panic.
+// page.ErrCorruptPage, by fetch and scan alike, without a panic.
 func TestCorruptPage(t *testing.T) {
 	_, pool, h := newHeapForTest(t, 4<<10, 16)
 	p, err := h.Insert(nil, []byte("hello"))
 	require.NoError(t, err)
-	pg, err := pool.Fetch(nil, cache.PageID{Space: 1, Page: p.Page})
+	pg, err := pool.Fetch(nil, page.ID{Space: 1, Page: p.Page})
 	require.NoError(t, err)
 	pg.Latch()
 	hpage(pg.Data()).setSlot(0, 4094, 5) // runs past the page end
 	pg.Unlatch()
 	pg.Unpin(true)
 	_, err = h.Fetch(nil, p, nil)
-	require.ErrorIs(t, err, cache.ErrCorruptPage)
+	require.ErrorIs(t, err, page.ErrCorruptPage)
 	_, err = h.Update(nil, p, []byte("x"))
-	require.ErrorIs(t, err, cache.ErrCorruptPage)
+	require.ErrorIs(t, err, page.ErrCorruptPage)
 	s := h.NewScan(nil)
 	require.False(t, s.Next())
-	require.ErrorIs(t, s.Err(), cache.ErrCorruptPage)
+	require.ErrorIs(t, s.Err(), page.ErrCorruptPage)
 	require.Error(t, h.Check(nil))
 
-	pg, err = pool.Fetch(nil, cache.PageID{Space: 1, Page: p.Page})
+	pg, err = pool.Fetch(nil, page.ID{Space: 1, Page: p.Page})
 	require.NoError(t, err)
 	pg.Latch()
 	hpage(pg.Data()).setNSlots(2000) // slot array past the cells
 	pg.Unlatch()
 	pg.Unpin(true)
 	_, err = h.Fetch(nil, p, nil)
-	require.ErrorIs(t, err, cache.ErrCorruptPage)
-	require.True(t, errors.Is(h.Delete(nil, p), cache.ErrCorruptPage))
+	require.ErrorIs(t, err, page.ErrCorruptPage)
+	require.True(t, errors.Is(h.Delete(nil, p), page.ErrCorruptPage))
 	_, err = h.Insert(nil, []byte("x"))
-	require.ErrorIs(t, err, cache.ErrCorruptPage)
+	require.ErrorIs(t, err, page.ErrCorruptPage)
 }
 
 func TestScanEmptyAndClose(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/page"
 )
 
 // A heap page is a slotted page. After the 32-byte page header that package
@@ -56,14 +56,14 @@ import (
 // slot, so it may be up to 4023 bytes (bounded again by MaxRowSize), and the
 // page's free-space category is 4023/16 = 251 (see fsm.go).
 const (
-	offNSlots    = cache.HeaderSize      // u16
-	offNDead     = cache.HeaderSize + 2  // u16
-	offCellStart = cache.HeaderSize + 4  // u32
-	offFrag      = cache.HeaderSize + 8  // u32
-	slotsStart   = cache.HeaderSize + 12 // first slot
+	offNSlots    = page.HeaderSize      // u16
+	offNDead     = page.HeaderSize + 2  // u16
+	offCellStart = page.HeaderSize + 4  // u32
+	offFrag      = page.HeaderSize + 8  // u32
+	slotsStart   = page.HeaderSize + 12 // first slot
 
 	// heapHeaderSize is the heap's own header after the cache header.
-	heapHeaderSize = slotsStart - cache.HeaderSize
+	heapHeaderSize = slotsStart - page.HeaderSize
 
 	// slotSize is the size of one slot: offset (2B) and length (2B).
 	slotSize = 4
@@ -78,7 +78,7 @@ const (
 // on 4 KiB pages, 4085 on 16 KiB pages, 16373 on 64 KiB pages. At least
 // three rows of that size (and their slots) fit in an empty page.
 func MaxRowSize(pageSize int) int {
-	return (pageSize - cache.HeaderSize - heapHeaderSize) / 4
+	return (pageSize - page.HeaderSize - heapHeaderSize) / 4
 }
 
 // hpage is the bytes of a heap page. Callers hold the page's latch: shared
@@ -298,7 +298,7 @@ func (b hpage) fitsInPlace(s int, row []byte) bool {
 }
 
 // scratchPool holds page-sized buffers for compaction.
-var scratchPool = sync.Pool{New: func() any { b := make([]byte, cache.MaxPageSize); return &b }}
+var scratchPool = sync.Pool{New: func() any { b := make([]byte, page.MaxSize); return &b }}
 
 // compact packs the live cells against the end of the page in slot order
 // (slot 0 highest, as if inserted in order into an empty page), which makes

@@ -8,12 +8,12 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/page"
 )
 
 func newPage(size int) hpage {
 	b := make([]byte, size)
-	cache.InitPage(b, cache.PageID{Space: 1, Page: 2}, cache.KindHeap)
+	page.Init(b, page.ID{Space: 1, Page: 2}, page.KindHeap)
 	initHeapPage(b)
 	return b
 }
@@ -39,7 +39,7 @@ func TestMaxRowSize(t *testing.T) {
 	require.Equal(t, 1013, MaxRowSize(4<<10))
 	require.Equal(t, 4085, MaxRowSize(16<<10))
 	require.Equal(t, 16373, MaxRowSize(64<<10))
-	for size := cache.MinPageSize; size <= cache.MaxPageSize; size *= 2 {
+	for size := page.MinSize; size <= page.MaxSize; size *= 2 {
 		// At least three maximal rows fit in an empty page.
 		b := newPage(size)
 		row := bytes.Repeat([]byte{7}, MaxRowSize(size))
@@ -207,7 +207,7 @@ func TestPage64KiB(t *testing.T) {
 // model of the page, verifying the page after each one.
 func TestPageRandom(t *testing.T) {
 	seed := testSeed(t)
-	for size := cache.MinPageSize; size <= cache.MaxPageSize; size *= 2 {
+	for size := page.MinSize; size <= page.MaxSize; size *= 2 {
 		t.Run(fmt.Sprint(size), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, uint64(size)))
 			b := newPage(size)

@@ -12,6 +12,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/page"
+	"github.com/enginelab/enginelab/cache/redo"
+	"github.com/enginelab/enginelab/cache/store"
 )
 
 // The redo tests run heap operations on a pool with a redo log attached,
@@ -23,9 +26,9 @@ import (
 
 // redoRun is a heap whose changes since base are only in the log.
 type redoRun struct {
-	st     *cache.PebbleStore
+	st     *store.PebbleStore
 	pool   *cache.Pool
-	log    *cache.Log
+	log    *redo.Log
 	h      *Heap
 	base   uint64
 	frames int
@@ -37,13 +40,12 @@ type redoRun struct {
 // would write a page past the base), flushes it and notes the base.
 func newRedoRun(t *testing.T, frames int) *redoRun {
 	t.Helper()
-	st, err := cache.OpenPebbleStore(cache.PebbleOptions{PageSize: 4096})
+	st, err := store.OpenPebble(store.PebbleOptions{PageSize: 4096})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = st.Close() })
-	pool := newPool(t, st, frames)
-	lg, err := cache.OpenLog(st, nil)
+	lg, err := redo.Open(st, nil)
 	require.NoError(t, err)
-	pool.AttachLog(lg)
+	pool := newPoolWithLog(t, st, frames, lg)
 	h, err := Create(nil, pool, 1)
 	require.NoError(t, err)
 	require.NoError(t, pool.FlushAll(nil))
@@ -148,18 +150,18 @@ var errStopReplay = errors.New("stop replay")
 
 // replay applies to pool every stored record at or after from and below
 // cut, and returns how many page changes it applied (Redo reporting true).
-func replay(t *testing.T, st *cache.PebbleStore, pool *cache.Pool, from, cut uint64) int {
+func replay(t *testing.T, st *store.PebbleStore, pool *cache.Pool, from, cut uint64) int {
 	t.Helper()
-	lg, err := cache.OpenLog(st, nil)
+	lg, err := redo.Open(st, nil)
 	require.NoError(t, err)
-	var pages []cache.PageRedo
+	var pages []redo.PageRedo
 	applied := 0
 	err = lg.Scan(from, func(lsn uint64, body []byte) error {
 		if lsn >= cut {
 			return errStopReplay
 		}
 		var err error
-		if pages, _, err = cache.DecodeMtr(body, pages); err != nil {
+		if pages, _, err = redo.Decode(body, pages); err != nil {
 			return err
 		}
 		for i := range pages {
@@ -181,12 +183,11 @@ func replay(t *testing.T, st *cache.PebbleStore, pool *cache.Pool, from, cut uin
 
 // recoverHeap builds a fresh pool with a log over st, replays the records
 // in [from, cut) and opens the heap.
-func recoverHeap(t *testing.T, st *cache.PebbleStore, frames int, from, cut uint64) (*cache.Pool, *Heap) {
+func recoverHeap(t *testing.T, st *store.PebbleStore, frames int, from, cut uint64) (*cache.Pool, *Heap) {
 	t.Helper()
-	pool := newPool(t, st, frames)
-	lg, err := cache.OpenLog(st, nil)
+	lg, err := redo.Open(st, nil)
 	require.NoError(t, err)
-	pool.AttachLog(lg)
+	pool := newPoolWithLog(t, st, frames, lg)
 	replay(t, st, pool, from, cut)
 	h, err := Open(nil, pool, 1)
 	require.NoError(t, err)
@@ -199,7 +200,7 @@ func pageImages(t *testing.T, pool *cache.Pool, hw uint32) [][]byte {
 	t.Helper()
 	imgs := make([][]byte, hw)
 	for no := range hw {
-		pg, err := pool.Fetch(nil, cache.PageID{Space: 1, Page: no})
+		pg, err := pool.Fetch(nil, page.ID{Space: 1, Page: no})
 		require.NoError(t, err, "page %d", no)
 		pg.RLatch()
 		imgs[no] = bytes.Clone(pg.Data()[4:])
@@ -432,16 +433,16 @@ func TestInMtr(t *testing.T) {
 		return mt.Commit()
 	}
 	// recordAt returns the pages and note of the record at lsn.
-	recordAt := func(lsn uint64) ([]cache.PageID, []byte) {
+	recordAt := func(lsn uint64) ([]page.ID, []byte) {
 		require.NoError(t, r.log.Flush(r.log.End()))
-		var ids []cache.PageID
+		var ids []page.ID
 		var got []byte
 		found := false
 		require.NoError(t, r.log.Scan(lsn, func(l uint64, body []byte) error {
 			if l != lsn {
 				return nil
 			}
-			pages, nt, err := cache.DecodeMtr(body, nil)
+			pages, nt, err := redo.Decode(body, nil)
 			require.NoError(t, err)
 			for _, pr := range pages {
 				ids = append(ids, pr.ID)
@@ -463,7 +464,7 @@ func TestInMtr(t *testing.T) {
 	lsn := note(mt, p)
 	require.Equal(t, end, lsn)
 	ids, nt := recordAt(lsn)
-	require.ElementsMatch(t, []cache.PageID{{Space: 1, Page: 0}, {Space: 1, Page: 1}, {Space: 1, Page: 2}}, ids)
+	require.ElementsMatch(t, []page.ID{{Space: 1, Page: 0}, {Space: 1, Page: 1}, {Space: 1, Page: 2}}, ids)
 	require.Equal(t, p.Append(nil), nt)
 	md.add(p, []byte("first"))
 
@@ -487,8 +488,8 @@ func TestInMtr(t *testing.T) {
 	require.Greater(t, np.Page, last.Page)
 	lsn = note(mt, np)
 	ids, nt = recordAt(lsn)
-	require.Contains(t, ids, cache.PageID{Space: 1, Page: last.Page})
-	require.Contains(t, ids, cache.PageID{Space: 1, Page: np.Page})
+	require.Contains(t, ids, page.ID{Space: 1, Page: last.Page})
+	require.Contains(t, ids, page.ID{Space: 1, Page: np.Page})
 	require.Equal(t, np.Append(nil), nt)
 	md.remove(last)
 	md.add(np, big)
@@ -497,7 +498,7 @@ func TestInMtr(t *testing.T) {
 	require.NoError(t, h.DeleteIn(mt, p))
 	lsn = note(mt, p)
 	ids, _ = recordAt(lsn)
-	require.Contains(t, ids, cache.PageID{Space: 1, Page: p.Page})
+	require.Contains(t, ids, page.ID{Space: 1, Page: p.Page})
 	md.remove(p)
 
 	// Errors leave nothing in the mtr: an empty commit writes no record.

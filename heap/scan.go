@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/page"
 )
 
 // Scan is a sequential scan of a heap in physical order: pages 1 ..
@@ -113,7 +114,7 @@ func (s *Scan) loadNextPage() bool {
 
 // copyPage copies b's live rows into s. REQUIRES: b's shared latch.
 func (s *Scan) copyPage(b hpage, no uint32) error {
-	if cache.PageKind(b) != cache.KindHeap {
+	if page.KindOf(b) != page.KindHeap {
 		return nil // meta, FSM or free page: no rows
 	}
 	if !b.headerOK() {

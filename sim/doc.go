@@ -35,7 +35,7 @@
 //
 // The scheduler plugs into the seams the lower layers leave for it:
 // tpcc.Env (the terminals' time and waits), cache.Clock, lock.Parker
-// (lock waits), cache.Waiter and engine.Options.LogSync (group commit),
+// (lock waits), redo.Waiter and engine.Options.LogSync (group commit),
 // engine.Options.Calls (a yield point before every engine call) and
 // cache.FrameTimer (frames' virtual ready times). Nothing below sim
 // imports it.

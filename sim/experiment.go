@@ -12,7 +12,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/tier"
 	"github.com/enginelab/enginelab/engine"
 	"github.com/enginelab/enginelab/tpcc"
 )
@@ -181,7 +181,7 @@ func RunExperiment(ctx context.Context, e *Experiment, p ExperimentParams, progr
 		if err != nil {
 			return nil, err
 		}
-		t, err := cache.ReadTrace(f)
+		t, err := tier.ReadTrace(f)
 		_ = f.Close()
 		if err != nil {
 			return nil, fmt.Errorf("experiment %s: %w", e.Name, err)

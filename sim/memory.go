@@ -8,8 +8,9 @@ import (
 	"strings"
 
 	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/page"
 	"github.com/enginelab/enginelab/engine"
-	"github.com/enginelab/enginelab/internal/memlimit"
+	"github.com/enginelab/enginelab/engine/memlimit"
 	"github.com/enginelab/enginelab/tpcc"
 )
 
@@ -198,7 +199,7 @@ func (c *TPCCConfig) memoryEstimate(hostCores int) MemoryEstimate {
 	o := c.EngineOptions()
 	ps := int64(o.PageSize)
 	if ps == 0 {
-		ps = cache.DefaultPageSize
+		ps = page.DefaultSize
 	}
 	capacity := o.PoolSize / ps * ps
 	headers := capacity / ps * cache.FrameOverhead
@@ -236,7 +237,7 @@ func (c *TPCCConfig) memoryEstimate(hostCores int) MemoryEstimate {
 }
 
 // tierInProcess says whether c's remote tier keeps its pages in this
-// process (cache.InProcessBytes: memcached's are the servers').
+// process (tier.InProcessBytes: memcached's are the servers').
 func (c *TPCCConfig) tierInProcess() bool {
 	switch c.Remote.Backend {
 	case "", "none", "memcached":
@@ -264,7 +265,7 @@ func gcPercent() int64 {
 }
 
 // memoryLimit is what c's check compares with: MemoryLimit, else what
-// the process may use (internal/memlimit: the smaller of the cgroup's
+// the process may use (engine/memlimit: the smaller of the cgroup's
 // limit, v2 memory.max or v1 memory.limit_in_bytes, and MemAvailable);
 // bytes 0: unknown, nothing is checked.
 func (c *TPCCConfig) memoryLimit() (int64, string, error) {
@@ -339,7 +340,7 @@ func (c *TPCCConfig) CheckMemory() error {
 func (c *TPCCConfig) memoryAdvice(limit int64) string {
 	ps := int64(c.PageSize)
 	if ps == 0 {
-		ps = cache.DefaultPageSize
+		ps = page.DefaultSize
 	}
 	minPool := int64(cache.MinFrames) * ps
 	var alts []string

@@ -14,8 +14,9 @@ import (
 	"github.com/enginelab/enginelab/tpcc"
 
 	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/page"
 	"github.com/enginelab/enginelab/engine"
-	"github.com/enginelab/enginelab/internal/memlimit"
+	"github.com/enginelab/enginelab/engine/memlimit"
 )
 
 // defaultJob is the command's default job: tpcc with no flags.
@@ -98,7 +99,7 @@ func TestMemoryAdvice(t *testing.T) {
 	err := c.Validate()
 	require.ErrorIs(t, err, ErrInsufficientMemory)
 	require.ErrorContains(t, err, "make --pool at most")
-	pool, ok := largestPool(c, c.MemoryLimit, int64(cache.MinFrames)*cache.DefaultPageSize, cache.DefaultPageSize)
+	pool, ok := largestPool(c, c.MemoryLimit, int64(cache.MinFrames)*page.DefaultSize, page.DefaultSize)
 	require.True(t, ok)
 	c.PoolSize = pool
 	require.NoError(t, c.Validate(), "the advised pool fits")
@@ -132,7 +133,7 @@ func TestMemoryEstimateParts(t *testing.T) {
 	c := defaultJob()
 	c.PoolSize = 64 << 30
 	e := c.memoryEstimate(2)
-	frames := c.PoolSize / cache.DefaultPageSize
+	frames := c.PoolSize / page.DefaultSize
 	require.Equal(t, e.Data+frames*cache.FrameOverhead, e.Pool, "a pool larger than the data")
 	require.Equal(t, e.Store+e.Fixed-engine.StoreOverhead+c.PoolSize+frames*cache.FrameOverhead, e.Garbage,
 		"the live heap holds the whole arena")

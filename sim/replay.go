@@ -9,10 +9,14 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/page"
+	"github.com/enginelab/enginelab/cache/tier"
+	"github.com/enginelab/enginelab/cache/tier/lru"
+	"github.com/enginelab/enginelab/cache/tier/ristretto"
+	"github.com/enginelab/enginelab/cache/tier/slru"
 )
 
-// Replaying a page trace (cache.Trace) into tier policies: the eviction
+// Replaying a page trace (tier.Trace) into tier policies: the eviction
 // policy experiment. A run records what reached its tier once; each policy
 // then sees exactly that demand at each size, and the clairvoyant cache
 // (belady) says how far from the best possible each one is. Ristretto,
@@ -30,7 +34,7 @@ type ReplayConfig struct {
 	// Sizes are the tiers' budgets in bytes, each more than 0. Default:
 	// 1/16, 1/8, 1/4, 1/2 and 1 times the trace's distinct pages times its
 	// page size. (At 1× the lru, slru and belady tiers hold slightly fewer
-	// than all the pages: each costs cache.TierItemOverhead on top.)
+	// than all the pages: each costs tier.ItemOverhead on top.)
 	Sizes []int64 `json:"sizes"`
 	// Policies are names from ReplayPolicies, each at most once. Default:
 	// all of them.
@@ -85,7 +89,7 @@ func (c *ReplayConfig) Validate() error {
 type ReplayReport struct {
 	Config   ReplayConfig   `json:"config"` // with the defaults filled in
 	PageSize int            `json:"page_size"`
-	Mode     cache.TierMode `json:"mode"`
+	Mode     tier.Mode      `json:"mode"`
 	Events   int            `json:"events"`
 	Gets     int64          `json:"gets"`    // get events: the same for every policy and size
 	Puts     int64          `json:"puts"`    // put events recorded
@@ -126,7 +130,7 @@ func (r *ReplayReport) Result(policy string, size int64) *ReplayResult {
 // replayKey is the DB and epoch of every key a replay uses: a trace does
 // not record them (they are constant within a run), and a fresh tier per
 // replay holds nothing else.
-var replayKey = cache.TierKey{DB: 1, Epoch: 1}
+var replayKey = tier.Key{DB: 1, Epoch: 1}
 
 // ReplayTrace replays t into a fresh tier of each policy at each size and
 // counts the hits. Configuration errors wrap ErrBadConfig and come before
@@ -145,25 +149,25 @@ var replayKey = cache.TierKey{DB: 1, Epoch: 1}
 //     hit.
 //   - put: Put. delete: Delete (after a hit in exclusive mode, a no-op).
 //
-// Over a trace recorded with a cache.NullTier (every get missed) these
+// Over a trace recorded with a tier.NullTier (every get missed) these
 // rules give exactly the calls the pool would have made with each policy.
 // A trace recorded over another tier carries that tier's answers: in
 // exclusive mode it does not matter (its deletes follow its hits, and are
 // no-ops or repeats here), in inclusive mode the pushes its hits saved are
 // missing.
 //
-// The lru and slru policies are cache.NewLRUTier and cache.NewSLRUTier
+// The lru and slru policies are lru.New and slru.New
 // with memcached's shares, so a replay measures the code the engine runs;
-// ristretto is cache.NewRistrettoTier, waited for after every Put so that
+// ristretto is ristretto.New, waited for after every Put so that
 // no get misses a page only because the put is still queued (its sampled
 // admission and eviction remain, hence the runs); belady is the
 // clairvoyant cache (see beladyTier) with lru's byte accounting.
-func ReplayTrace(t *cache.Trace, cfg ReplayConfig) (*ReplayReport, error) {
+func ReplayTrace(t *tier.Trace, cfg ReplayConfig) (*ReplayReport, error) {
 	if t == nil {
 		return nil, fmt.Errorf("%w: no trace", ErrBadConfig)
 	}
-	if t.Mode != cache.TierExclusive && t.Mode != cache.TierInclusive {
-		return nil, fmt.Errorf("%w: trace mode %q: want %s or %s", ErrBadConfig, t.Mode, cache.TierExclusive, cache.TierInclusive)
+	if t.Mode != tier.Exclusive && t.Mode != tier.Inclusive {
+		return nil, fmt.Errorf("%w: trace mode %q: want %s or %s", ErrBadConfig, t.Mode, tier.Exclusive, tier.Inclusive)
 	}
 	if len(t.Events) >= math.MaxInt32 {
 		return nil, fmt.Errorf("%w: trace of %d events: at most %d", ErrBadConfig, len(t.Events), math.MaxInt32-1)
@@ -178,11 +182,11 @@ func ReplayTrace(t *cache.Trace, cfg ReplayConfig) (*ReplayReport, error) {
 	var maxBytes int32
 	for _, e := range t.Events {
 		switch e.Op {
-		case cache.TraceGet:
+		case tier.TraceGet:
 			rep.Gets++
-		case cache.TracePut:
+		case tier.TracePut:
 			rep.Puts++
-		case cache.TraceDelete:
+		case tier.TraceDelete:
 			rep.Deletes++
 		default:
 			return nil, fmt.Errorf("%w: trace event op %q: want g, p or d", ErrBadConfig, e.Op)
@@ -249,9 +253,9 @@ func ratioOf(hits, gets int64) float64 {
 
 // nextEvents returns, for each event, the index of the next event on the
 // same page (len(events) if none): one backward pass.
-func nextEvents(events []cache.TraceEvent) []int32 {
+func nextEvents(events []tier.TraceEvent) []int32 {
 	next := make([]int32, len(events))
-	last := make(map[cache.PageID]int32)
+	last := make(map[page.ID]int32)
 	for i := len(events) - 1; i >= 0; i-- {
 		id := events[i].ID
 		if j, ok := last[id]; ok {
@@ -267,15 +271,15 @@ func nextEvents(events []cache.TraceEvent) []int32 {
 // replayTarget is a tier as a replay drives it: told the position of each
 // event, which only the clairvoyant cache uses.
 type replayTarget interface {
-	get(i int, e cache.TraceEvent) (bool, error)
-	put(i int, e cache.TraceEvent) error
-	del(i int, e cache.TraceEvent) error
+	get(i int, e tier.TraceEvent) (bool, error)
+	put(i int, e tier.TraceEvent) error
+	del(i int, e tier.TraceEvent) error
 	close() error
 }
 
 // replayer replays one trace, again and again.
 type replayer struct {
-	trace *cache.Trace
+	trace *tier.Trace
 	next  []int32 // nextEvents of the trace
 	buf   []byte  // pages put and got: the content does not matter
 }
@@ -286,23 +290,23 @@ func (r *replayer) replay(policy string, size int64) (hits int64, err error) {
 	var tgt replayTarget
 	switch policy {
 	case "lru":
-		tier, err := cache.NewLRUTier(size)
+		tt, err := lru.New(size)
 		if err != nil {
 			return 0, err
 		}
-		tgt = &tierTarget{tier: tier, buf: r.buf}
+		tgt = &tierTarget{tier: tt, buf: r.buf}
 	case "slru":
-		tier, err := cache.NewSLRUTier(size, nil)
+		tt, err := slru.New(size, nil)
 		if err != nil {
 			return 0, err
 		}
-		tgt = &tierTarget{tier: tier, buf: r.buf}
+		tgt = &tierTarget{tier: tt, buf: r.buf}
 	case "ristretto":
-		tier, err := cache.NewRistrettoTier(size)
+		tt, err := ristretto.New(size)
 		if err != nil {
 			return 0, err
 		}
-		tgt = &tierTarget{tier: tier, buf: r.buf, wait: tier.Wait}
+		tgt = &tierTarget{tier: tt, buf: r.buf, wait: tt.Wait}
 	case "belady":
 		tgt = newBeladyTier(size, r.trace, r.next)
 	default: // Validate let it through
@@ -315,7 +319,7 @@ func (r *replayer) replay(policy string, size int64) (hits int64, err error) {
 	}()
 
 	events := r.trace.Events
-	exclusive := r.trace.Mode == cache.TierExclusive
+	exclusive := r.trace.Mode == tier.Exclusive
 	// skip[j] is set when a hit cancels put j (inclusive mode).
 	var skip []bool
 	if !exclusive {
@@ -323,7 +327,7 @@ func (r *replayer) replay(policy string, size int64) (hits int64, err error) {
 	}
 	for i, e := range events {
 		switch e.Op {
-		case cache.TraceGet:
+		case tier.TraceGet:
 			hit, err := tgt.get(i, e)
 			if err != nil {
 				return 0, fmt.Errorf("event %d (get %s, %d bytes): %w", i+1, e.ID, e.Bytes, err)
@@ -336,17 +340,17 @@ func (r *replayer) replay(policy string, size int64) (hits int64, err error) {
 				if err := tgt.del(i, e); err != nil {
 					return 0, fmt.Errorf("event %d (delete after a hit on %s): %w", i+1, e.ID, err)
 				}
-			} else if j := r.next[i]; int(j) < len(events) && events[j].Op == cache.TracePut {
+			} else if j := r.next[i]; int(j) < len(events) && events[j].Op == tier.TracePut {
 				skip[j] = true
 			}
-		case cache.TracePut:
+		case tier.TracePut:
 			if skip != nil && skip[i] {
 				continue
 			}
 			if err := tgt.put(i, e); err != nil {
 				return 0, fmt.Errorf("event %d (put %s, %d bytes): %w", i+1, e.ID, e.Bytes, err)
 			}
-		case cache.TraceDelete:
+		case tier.TraceDelete:
 			if err := tgt.del(i, e); err != nil {
 				return 0, fmt.Errorf("event %d (delete %s): %w", i+1, e.ID, err)
 			}
@@ -355,24 +359,24 @@ func (r *replayer) replay(policy string, size int64) (hits int64, err error) {
 	return hits, nil
 }
 
-// tierTarget drives a cache.Tier.
+// tierTarget drives a tier.Tier.
 type tierTarget struct {
-	tier cache.Tier
+	tier tier.Tier
 	buf  []byte
 	wait func() // called after every Put, if set
 }
 
-func (t *tierTarget) key(e cache.TraceEvent) cache.TierKey {
+func (t *tierTarget) key(e tier.TraceEvent) tier.Key {
 	k := replayKey
 	k.ID = e.ID
 	return k
 }
 
-func (t *tierTarget) get(_ int, e cache.TraceEvent) (bool, error) {
+func (t *tierTarget) get(_ int, e tier.TraceEvent) (bool, error) {
 	return t.tier.Get(t.key(e), 0, t.buf[:e.Bytes])
 }
 
-func (t *tierTarget) put(_ int, e cache.TraceEvent) error {
+func (t *tierTarget) put(_ int, e tier.TraceEvent) error {
 	_, err := t.tier.Put(t.key(e), 0, t.buf[:e.Bytes])
 	if t.wait != nil {
 		t.wait()
@@ -380,7 +384,7 @@ func (t *tierTarget) put(_ int, e cache.TraceEvent) error {
 	return err
 }
 
-func (t *tierTarget) del(_ int, e cache.TraceEvent) error { return t.tier.Delete(t.key(e)) }
+func (t *tierTarget) del(_ int, e tier.TraceEvent) error { return t.tier.Delete(t.key(e)) }
 
 func (t *tierTarget) close() error { return t.tier.Close() }
 
@@ -389,7 +393,7 @@ func (t *tierTarget) close() error { return t.tier.Close() }
 // the page whose next get comes last, or never, which may be the page just
 // put (then it was not worth admitting). Gets hit if the page is resident;
 // deletes remove it; a put over a resident page replaces it. Each page
-// costs its bytes plus cache.TierItemOverhead, as in cache.LRUTier, so the
+// costs its bytes plus tier.ItemOverhead, as in lru.Tier, so the
 // two are compared on the same budget; and as there, a page that alone
 // exceeds the budget is dropped, with its older copy.
 //
@@ -405,7 +409,7 @@ func (t *tierTarget) close() error { return t.tier.Close() }
 // a number of slots, and that a copy of a page can serve at most one get
 // before its page is put again or deleted. That holds in exclusive mode,
 // where the pool deletes a page it got back, and in inclusive mode for a
-// trace recorded over a cache.NullTier, where each get is followed by the
+// trace recorded over a tier.NullTier, where each get is followed by the
 // push of its page (which a hit cancels: the same as a push that replaces
 // the copy). A hit needs the page resident at its get, and a page enters
 // only on a put. Take any cache's decisions on the same events, and the
@@ -428,37 +432,37 @@ func (t *tierTarget) close() error { return t.tier.Close() }
 // a heap ordered by next use.
 type beladyTier struct {
 	capacity, bytes int64
-	events          []cache.TraceEvent
+	events          []tier.TraceEvent
 	next            []int32
 	inclusive       bool
-	items           map[cache.PageID]*beladyItem
+	items           map[page.ID]*beladyItem
 	heap            beladyHeap
 }
 
 // beladyItem is a resident page. Invariant: heap[index] is this item.
 type beladyItem struct {
-	id      cache.PageID
+	id      page.ID
 	cost    int64
 	nextUse int32 // event index of its next get; math.MaxInt32: never
 	index   int
 }
 
-func newBeladyTier(capacity int64, t *cache.Trace, next []int32) *beladyTier {
+func newBeladyTier(capacity int64, t *tier.Trace, next []int32) *beladyTier {
 	return &beladyTier{capacity: capacity, events: t.Events, next: next,
-		inclusive: t.Mode == cache.TierInclusive, items: make(map[cache.PageID]*beladyItem)}
+		inclusive: t.Mode == tier.Inclusive, items: make(map[page.ID]*beladyItem)}
 }
 
 // nextUse is the next get of event i's page that can hit the copy
 // resident after event i.
 func (b *beladyTier) nextUse(i int) int32 {
 	j := b.next[i]
-	if int(j) < len(b.events) && b.events[j].Op == cache.TraceGet {
+	if int(j) < len(b.events) && b.events[j].Op == tier.TraceGet {
 		return j
 	}
 	return math.MaxInt32
 }
 
-func (b *beladyTier) get(i int, e cache.TraceEvent) (bool, error) {
+func (b *beladyTier) get(i int, e tier.TraceEvent) (bool, error) {
 	it := b.items[e.ID]
 	if it == nil {
 		return false, nil
@@ -468,22 +472,22 @@ func (b *beladyTier) get(i int, e cache.TraceEvent) (bool, error) {
 		// use is the next get on it, and the gets come in order.
 		return false, fmt.Errorf("sim: belady: page %s resident for event %d, found at event %d", e.ID, it.nextUse, i)
 	}
-	if it.cost != int64(e.Bytes)+cache.TierItemOverhead {
-		return false, fmt.Errorf("sim: belady: page %s holds %d bytes, get of %d", e.ID, it.cost-cache.TierItemOverhead, e.Bytes)
+	if it.cost != int64(e.Bytes)+tier.ItemOverhead {
+		return false, fmt.Errorf("sim: belady: page %s holds %d bytes, get of %d", e.ID, it.cost-tier.ItemOverhead, e.Bytes)
 	}
 	it.nextUse = b.nextUse(i)
-	if j := b.next[i]; b.inclusive && int(j) < len(b.events) && b.events[j].Op == cache.TracePut {
+	if j := b.next[i]; b.inclusive && int(j) < len(b.events) && b.events[j].Op == tier.TracePut {
 		it.nextUse = b.nextUse(int(j)) // the replay skips put j: this copy lives on
 	}
 	heap.Fix(&b.heap, it.index)
 	return true, nil
 }
 
-func (b *beladyTier) put(i int, e cache.TraceEvent) error {
+func (b *beladyTier) put(i int, e tier.TraceEvent) error {
 	if old := b.items[e.ID]; old != nil {
 		b.remove(old)
 	}
-	cost := int64(e.Bytes) + cache.TierItemOverhead
+	cost := int64(e.Bytes) + tier.ItemOverhead
 	if cost > b.capacity {
 		return nil // dropped, as LRUTier drops it
 	}
@@ -497,7 +501,7 @@ func (b *beladyTier) put(i int, e cache.TraceEvent) error {
 	return nil
 }
 
-func (b *beladyTier) del(_ int, e cache.TraceEvent) error {
+func (b *beladyTier) del(_ int, e tier.TraceEvent) error {
 	if it := b.items[e.ID]; it != nil {
 		b.remove(it)
 	}
@@ -561,7 +565,7 @@ func (r *ReplayReport) WriteTable(w io.Writer) error {
 	fmt.Fprintf(&b, "hit ratio, percent of the gets%s\n", note)
 	if slices.Contains(r.Config.Policies, "ristretto") {
 		fmt.Fprintf(&b, "(ristretto counts page bytes only; the others add %d bytes a page, so ristretto may hold more pages at one size)\n",
-			cache.TierItemOverhead)
+			tier.ItemOverhead)
 	}
 	b.WriteString("\n")
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)

@@ -10,25 +10,28 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/page"
+	"github.com/enginelab/enginelab/cache/tier"
+	"github.com/enginelab/enginelab/cache/tier/lru"
+	"github.com/enginelab/enginelab/cache/tier/slru"
 )
 
 // replayPage is the page size of the replay tests' traces, and slot what
 // one page costs the lru, slru and belady tiers.
 const (
 	replayPage = 4096
-	slot       = replayPage + cache.TierItemOverhead
+	slot       = replayPage + tier.ItemOverhead
 )
 
 // ev is a trace event of a replayPage-sized page of space 1.
-func ev(op byte, page uint32) cache.TraceEvent {
-	return cache.TraceEvent{Op: op, ID: cache.PageID{Space: 1, Page: page}, Bytes: replayPage}
+func ev(op byte, no uint32) tier.TraceEvent {
+	return tier.TraceEvent{Op: op, ID: page.ID{Space: 1, Page: no}, Bytes: replayPage}
 }
 
 // parseEvents reads "p1 g1 d2 ..." (op, then page number of space 1).
-func parseEvents(t testing.TB, s string) []cache.TraceEvent {
+func parseEvents(t testing.TB, s string) []tier.TraceEvent {
 	t.Helper()
-	var out []cache.TraceEvent
+	var out []tier.TraceEvent
 	for _, f := range strings.Fields(s) {
 		var n uint32
 		_, err := fmt.Sscanf(f[1:], "%d", &n)
@@ -41,11 +44,11 @@ func parseEvents(t testing.TB, s string) []cache.TraceEvent {
 // cyclicTrace is the pool's demand, in inclusive mode as a NullTier
 // records it, of rounds scans over pages 0..n-1: each access a get (the
 // pool's miss) followed by the push of the page read from the store.
-func cyclicTrace(n, rounds int) *cache.Trace {
-	tr := &cache.Trace{PageSize: replayPage, Mode: cache.TierInclusive}
+func cyclicTrace(n, rounds int) *tier.Trace {
+	tr := &tier.Trace{PageSize: replayPage, Mode: tier.Inclusive}
 	for range rounds {
 		for p := range uint32(n) {
-			tr.Events = append(tr.Events, ev(cache.TraceGet, p), ev(cache.TracePut, p))
+			tr.Events = append(tr.Events, ev(tier.TraceGet, p), ev(tier.TracePut, p))
 		}
 	}
 	return tr
@@ -164,7 +167,7 @@ const exclusiveTrace = "p1 p2 g1 p3 p1 g2 g3 p4 p2 g1 g4 g2 g2"
 //
 // 5 hits of 7.
 func TestReplayExclusiveByHand(t *testing.T) {
-	tr := &cache.Trace{PageSize: replayPage, Mode: cache.TierExclusive, Events: parseEvents(t, exclusiveTrace)}
+	tr := &tier.Trace{PageSize: replayPage, Mode: tier.Exclusive, Events: parseEvents(t, exclusiveTrace)}
 	sizes := []int64{2 * slot, 2 * replayPage}
 	rep, err := ReplayTrace(tr, ReplayConfig{Sizes: sizes, Policies: []string{"lru", "belady"}})
 	require.NoError(t, err)
@@ -177,7 +180,7 @@ func TestReplayExclusiveByHand(t *testing.T) {
 	require.Equal(t, bruteForceHits(tr, 1), rep.Result("belady", 2*replayPage).Hits)
 
 	// The same trace in inclusive mode.
-	tr.Mode = cache.TierInclusive
+	tr.Mode = tier.Inclusive
 	rep, err = ReplayTrace(tr, ReplayConfig{Sizes: []int64{2 * slot}, Policies: []string{"lru"}})
 	require.NoError(t, err)
 	require.Equal(t, int64(5), rep.Result("lru", 2*slot).Hits)
@@ -190,11 +193,11 @@ func TestReplayPoolRules(t *testing.T) {
 	// Inclusive, one slot: g1 misses, p1 admits; g1 hits and cancels the
 	// p1 after it; p2 then evicts 1 and g2 hits. Were the canceled p1
 	// replayed, the lru tier would see 3 puts, not 2.
-	tr := &cache.Trace{PageSize: replayPage, Mode: cache.TierInclusive, Events: parseEvents(t, "g1 p1 g1 p1 p2 g2")}
-	lru, err := cache.NewLRUTier(slot)
+	tr := &tier.Trace{PageSize: replayPage, Mode: tier.Inclusive, Events: parseEvents(t, "g1 p1 g1 p1 p2 g2")}
+	lruTier, err := lru.New(slot)
 	require.NoError(t, err)
-	require.Equal(t, int64(2), drive(t, tr, lru))
-	require.Equal(t, int64(2), lru.Stats().Puts, "the push after the hit was canceled")
+	require.Equal(t, int64(2), drive(t, tr, lruTier))
+	require.Equal(t, int64(2), lruTier.Stats().Puts, "the push after the hit was canceled")
 	rep, err := ReplayTrace(tr, ReplayConfig{Sizes: []int64{slot}})
 	require.NoError(t, err)
 	for _, p := range ReplayPolicies {
@@ -203,11 +206,11 @@ func TestReplayPoolRules(t *testing.T) {
 
 	// Exclusive: g1 hits and deletes, so the second g1 misses even with
 	// room; the recorded d1 after it is a no-op.
-	tr = &cache.Trace{PageSize: replayPage, Mode: cache.TierExclusive, Events: parseEvents(t, "p1 g1 d1 g1")}
-	lru, err = cache.NewLRUTier(4 * slot)
+	tr = &tier.Trace{PageSize: replayPage, Mode: tier.Exclusive, Events: parseEvents(t, "p1 g1 d1 g1")}
+	lruTier, err = lru.New(4 * slot)
 	require.NoError(t, err)
-	require.Equal(t, int64(1), drive(t, tr, lru))
-	require.Equal(t, int64(2), lru.Stats().Deletes, "one after the hit, one recorded")
+	require.Equal(t, int64(1), drive(t, tr, lruTier))
+	require.Equal(t, int64(2), lruTier.Stats().Deletes, "one after the hit, one recorded")
 	rep, err = ReplayTrace(tr, ReplayConfig{Sizes: []int64{4 * slot}})
 	require.NoError(t, err)
 	for _, p := range ReplayPolicies {
@@ -217,35 +220,35 @@ func TestReplayPoolRules(t *testing.T) {
 
 // drive replays tr into tier by hand, with the pool's rules written out
 // separately from ReplayTrace's, and returns the hits.
-func drive(t testing.TB, tr *cache.Trace, tier cache.Tier) int64 {
+func drive(t testing.TB, tr *tier.Trace, tt tier.Tier) int64 {
 	t.Helper()
 	var hits int64
-	canceled := map[cache.PageID]bool{} // inclusive: the page's next push is canceled
+	canceled := map[page.ID]bool{} // inclusive: the page's next push is canceled
 	buf := make([]byte, tr.PageSize)
 	for i, e := range tr.Events {
-		k := cache.TierKey{DB: 9, Epoch: 9, ID: e.ID}
+		k := tier.Key{DB: 9, Epoch: 9, ID: e.ID}
 		wasCanceled := canceled[e.ID]
 		delete(canceled, e.ID) // only the very next event on the page
 		switch e.Op {
-		case cache.TraceGet:
-			found, err := tier.Get(k, 0, buf)
+		case tier.TraceGet:
+			found, err := tt.Get(k, 0, buf)
 			require.NoError(t, err, i)
 			if !found {
 				continue
 			}
 			hits++
-			if tr.Mode == cache.TierExclusive {
-				require.NoError(t, tier.Delete(k))
+			if tr.Mode == tier.Exclusive {
+				require.NoError(t, tt.Delete(k))
 			} else {
 				canceled[e.ID] = true
 			}
-		case cache.TracePut:
+		case tier.TracePut:
 			if !wasCanceled {
-				_, err := tier.Put(k, 0, buf)
+				_, err := tt.Put(k, 0, buf)
 				require.NoError(t, err, i)
 			}
-		case cache.TraceDelete:
-			require.NoError(t, tier.Delete(k))
+		case tier.TraceDelete:
+			require.NoError(t, tt.Delete(k))
 		}
 	}
 	return hits
@@ -255,8 +258,8 @@ func drive(t testing.TB, tr *cache.Trace, tier cache.Tier) int64 {
 // page, in the shape a NullTier records: in exclusive mode pushes and
 // gets (and a few deletes); in inclusive mode each get followed by its
 // push, with a few lone pushes (write-backs).
-func randomTrace(rng *rand.Rand, mode cache.TierMode, n, pages int) *cache.Trace {
-	tr := &cache.Trace{PageSize: replayPage, Mode: mode}
+func randomTrace(rng *rand.Rand, mode tier.Mode, n, pages int) *tier.Trace {
+	tr := &tier.Trace{PageSize: replayPage, Mode: mode}
 	page := func() uint32 {
 		// the square of a uniform: small pages are hot
 		u := rng.Float64()
@@ -265,16 +268,16 @@ func randomTrace(rng *rand.Rand, mode cache.TierMode, n, pages int) *cache.Trace
 	for len(tr.Events) < n {
 		p := page()
 		switch r := rng.IntN(10); {
-		case mode == cache.TierExclusive && r < 5:
-			tr.Events = append(tr.Events, ev(cache.TracePut, p))
-		case mode == cache.TierExclusive && r == 5:
-			tr.Events = append(tr.Events, ev(cache.TraceDelete, p))
-		case mode == cache.TierInclusive && r < 2:
-			tr.Events = append(tr.Events, ev(cache.TracePut, p))
-		case mode == cache.TierInclusive:
-			tr.Events = append(tr.Events, ev(cache.TraceGet, p), ev(cache.TracePut, p))
+		case mode == tier.Exclusive && r < 5:
+			tr.Events = append(tr.Events, ev(tier.TracePut, p))
+		case mode == tier.Exclusive && r == 5:
+			tr.Events = append(tr.Events, ev(tier.TraceDelete, p))
+		case mode == tier.Inclusive && r < 2:
+			tr.Events = append(tr.Events, ev(tier.TracePut, p))
+		case mode == tier.Inclusive:
+			tr.Events = append(tr.Events, ev(tier.TraceGet, p), ev(tier.TracePut, p))
 		default:
-			tr.Events = append(tr.Events, ev(cache.TraceGet, p))
+			tr.Events = append(tr.Events, ev(tier.TraceGet, p))
 		}
 	}
 	return tr
@@ -287,23 +290,23 @@ func testRand(t *testing.T, seed uint64) *rand.Rand {
 }
 
 // The lru and slru policies are the engine's tiers: a replay gives the hits
-// that driving cache.NewLRUTier and cache.NewSLRUTier by hand gives.
+// that driving lru.New and slru.New by hand gives.
 func TestReplayMatchesTiers(t *testing.T) {
 	rng := testRand(t, 1)
-	for _, mode := range []cache.TierMode{cache.TierExclusive, cache.TierInclusive} {
+	for _, mode := range []tier.Mode{tier.Exclusive, tier.Inclusive} {
 		tr := randomTrace(rng, mode, 4000, 300)
 		sizes := []int64{8 * slot, 40 * slot, 100*slot + 1000}
 		rep, err := ReplayTrace(tr, ReplayConfig{Sizes: sizes, Policies: []string{"lru", "slru", "belady"}})
 		require.NoError(t, err)
 		for _, size := range sizes {
-			lru, err := cache.NewLRUTier(size)
+			lruTier, err := lru.New(size)
 			require.NoError(t, err)
-			slru, err := cache.NewSLRUTier(size, nil)
+			slruTier, err := slru.New(size, nil)
 			require.NoError(t, err)
-			lh, sh := drive(t, tr, lru), drive(t, tr, slru)
+			lh, sh := drive(t, tr, lruTier), drive(t, tr, slruTier)
 			require.Equal(t, lh, rep.Result("lru", size).Hits, "%s lru %d", mode, size)
 			require.Equal(t, sh, rep.Result("slru", size).Hits, "%s slru %d", mode, size)
-			require.Equal(t, lru.Stats().Gets, rep.Gets)
+			require.Equal(t, lruTier.Stats().Gets, rep.Gets)
 			opt := rep.Result("belady", size).Hits
 			require.LessOrEqual(t, lh, opt, "%s %d", mode, size)
 			require.LessOrEqual(t, sh, opt, "%s %d", mode, size)
@@ -317,9 +320,9 @@ func TestReplayMatchesTiers(t *testing.T) {
 func TestReplayBeladyOptimal(t *testing.T) {
 	rng := testRand(t, 2)
 	for i := range 300 {
-		mode := cache.TierExclusive
+		mode := tier.Exclusive
 		if i%2 == 1 {
-			mode = cache.TierInclusive
+			mode = tier.Inclusive
 		}
 		tr := randomTrace(rng, mode, 8+rng.IntN(16), 2+rng.IntN(6))
 		k := 1 + rng.IntN(3)
@@ -334,7 +337,7 @@ func TestReplayBeladyOptimal(t *testing.T) {
 // bruteForceHits is the most hits any cache of k slots gets on tr (pages
 // numbered below 64), under the replay's rules, by trying every choice
 // of eviction: the reference Belady is checked against.
-func bruteForceHits(tr *cache.Trace, k int) int64 {
+func bruteForceHits(tr *tier.Trace, k int) int64 {
 	type state struct {
 		i              int
 		resident, skip uint64
@@ -344,7 +347,7 @@ func bruteForceHits(tr *cache.Trace, k int) int64 {
 	nextIsPut := func(i int) bool { // the next event on i's page is a put
 		for j := i + 1; j < len(ev); j++ {
 			if ev[j].ID == ev[i].ID {
-				return ev[j].Op == cache.TracePut
+				return ev[j].Op == tier.TracePut
 			}
 		}
 		return false
@@ -362,9 +365,9 @@ func bruteForceHits(tr *cache.Trace, k int) int64 {
 		next := state{i: s.i + 1, resident: s.resident, skip: s.skip &^ bit}
 		var v int64
 		switch e.Op {
-		case cache.TraceGet:
+		case tier.TraceGet:
 			if s.resident&bit != 0 {
-				if tr.Mode == cache.TierExclusive {
+				if tr.Mode == tier.Exclusive {
 					next.resident &^= bit
 				} else if nextIsPut(s.i) {
 					next.skip |= bit
@@ -373,7 +376,7 @@ func bruteForceHits(tr *cache.Trace, k int) int64 {
 			} else {
 				v = best(next)
 			}
-		case cache.TracePut:
+		case tier.TracePut:
 			if s.skip&bit != 0 {
 				v = best(next)
 				break
@@ -389,7 +392,7 @@ func bruteForceHits(tr *cache.Trace, k int) int64 {
 				alt.resident &^= victim
 				v = max(v, best(alt))
 			}
-		case cache.TraceDelete:
+		case tier.TraceDelete:
 			next.resident &^= bit
 			v = best(next)
 		}
@@ -477,22 +480,22 @@ func TestReplayBadConfig(t *testing.T) {
 	}
 	_, err := ReplayTrace(nil, ReplayConfig{})
 	require.ErrorIs(t, err, ErrBadConfig)
-	_, err = ReplayTrace(&cache.Trace{PageSize: replayPage, Mode: cache.TierInclusive}, ReplayConfig{})
+	_, err = ReplayTrace(&tier.Trace{PageSize: replayPage, Mode: tier.Inclusive}, ReplayConfig{})
 	require.ErrorIs(t, err, ErrBadConfig)
 	require.ErrorContains(t, err, "no default sizes")
-	_, err = ReplayTrace(&cache.Trace{PageSize: replayPage, Mode: "lru"}, ReplayConfig{Sizes: []int64{1}})
+	_, err = ReplayTrace(&tier.Trace{PageSize: replayPage, Mode: "lru"}, ReplayConfig{Sizes: []int64{1}})
 	require.ErrorIs(t, err, ErrBadConfig)
-	_, err = ReplayTrace(&cache.Trace{PageSize: replayPage, Mode: cache.TierExclusive, Events: []cache.TraceEvent{{Op: 'x', Bytes: 1}}}, ReplayConfig{Sizes: []int64{1}})
+	_, err = ReplayTrace(&tier.Trace{PageSize: replayPage, Mode: tier.Exclusive, Events: []tier.TraceEvent{{Op: 'x', Bytes: 1}}}, ReplayConfig{Sizes: []int64{1}})
 	require.ErrorIs(t, err, ErrBadConfig)
 
 	// An empty trace with sizes is a report of nothing, not an error.
-	rep, err := ReplayTrace(&cache.Trace{PageSize: replayPage, Mode: cache.TierInclusive}, ReplayConfig{Sizes: []int64{slot}, Policies: []string{"lru"}})
+	rep, err := ReplayTrace(&tier.Trace{PageSize: replayPage, Mode: tier.Inclusive}, ReplayConfig{Sizes: []int64{slot}, Policies: []string{"lru"}})
 	require.NoError(t, err)
 	require.Zero(t, rep.Result("lru", slot).HitRatio, "no gets: 0, not NaN")
 
 	// A get of another length than the page put is an error of the
 	// replay, naming the event.
-	bad := &cache.Trace{PageSize: replayPage, Mode: cache.TierInclusive, Events: []cache.TraceEvent{ev(cache.TracePut, 1), {Op: cache.TraceGet, ID: cache.PageID{Space: 1, Page: 1}, Bytes: 100}}}
+	bad := &tier.Trace{PageSize: replayPage, Mode: tier.Inclusive, Events: []tier.TraceEvent{ev(tier.TracePut, 1), {Op: tier.TraceGet, ID: page.ID{Space: 1, Page: 1}, Bytes: 100}}}
 	for _, p := range []string{"lru", "belady"} {
 		_, err = ReplayTrace(bad, ReplayConfig{Sizes: []int64{4 * slot}, Policies: []string{p}})
 		require.ErrorContains(t, err, "event 2 (get 1:1, 100 bytes)", p)

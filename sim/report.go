@@ -10,7 +10,8 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/page"
+	"github.com/enginelab/enginelab/cache/tier"
 	"github.com/enginelab/enginelab/engine"
 	"github.com/enginelab/enginelab/tpcc"
 )
@@ -266,25 +267,25 @@ type TierReport struct {
 	SizeBytes int64  `json:"size_bytes"` // the in-process budget (memcached: the servers' own)
 	// HitRate is Hits / Gets of the run's transactions: the share of pool
 	// misses the tier answered with a usable page.
-	HitRate      float64         `json:"hit_rate"`
-	Gets         int64           `json:"gets"`
-	Hits         int64           `json:"hits"`
-	Misses       int64           `json:"misses"`
-	Stale        int64           `json:"stale"`
-	Corrupt      int64           `json:"corrupt"`
-	Errors       int64           `json:"errors"`
-	Puts         int64           `json:"puts"`
-	Drops        int64           `json:"drops"`
-	Deletes      int64           `json:"deletes"`
-	BytesIn      int64           `json:"bytes_in"`
-	BytesOut     int64           `json:"bytes_out"`
-	BackendStats cache.TierStats `json:"backend_stats"`
+	HitRate      float64    `json:"hit_rate"`
+	Gets         int64      `json:"gets"`
+	Hits         int64      `json:"hits"`
+	Misses       int64      `json:"misses"`
+	Stale        int64      `json:"stale"`
+	Corrupt      int64      `json:"corrupt"`
+	Errors       int64      `json:"errors"`
+	Puts         int64      `json:"puts"`
+	Drops        int64      `json:"drops"`
+	Deletes      int64      `json:"deletes"`
+	BytesIn      int64      `json:"bytes_in"`
+	BytesOut     int64      `json:"bytes_out"`
+	BackendStats tier.Stats `json:"backend_stats"`
 }
 
-func newTierReport(c *TPCCConfig, size int64, t cache.Tier, run *RunReport) *TierReport {
+func newTierReport(c *TPCCConfig, size int64, t tier.Tier, run *RunReport) *TierReport {
 	mode := string(c.RemoteMode)
 	if mode == "" {
-		mode = string(cache.TierExclusive)
+		mode = string(tier.Exclusive)
 	}
 	r := &TierReport{Backend: t.Name(), Mode: mode, SizeBytes: size, BackendStats: t.Stats()}
 	if run != nil {
@@ -375,7 +376,7 @@ func newReport(c *TPCCConfig) *Report {
 	}
 	pageSize := c.PageSize
 	if pageSize == 0 {
-		pageSize = cache.DefaultPageSize
+		pageSize = page.DefaultSize
 	}
 	mode := c.Mode
 	if mode == "" {
@@ -629,9 +630,9 @@ func plural(n int) string {
 	return "s"
 }
 
-func remoteMode(m cache.TierMode) string {
+func remoteMode(m tier.Mode) string {
 	if m == "" {
-		return string(cache.TierExclusive)
+		return string(tier.Exclusive)
 	}
 	return string(m)
 }

@@ -25,7 +25,7 @@ import (
 // Yield points: the start of every engine operation (engine.CallHook), a
 // terminal reading the time or sleeping (tpcc.Env), the end of a
 // transaction (tpcc.TxObserver), a lock wait (lock.Parker), a wait for
-// another commit's log sync (cache.Waiter), and the start of a log sync
+// another commit's log sync (redo.Waiter), and the start of a log sync
 // (engine.Options.LogSync). None of them is reached while the terminal
 // holds a page latch, so the terminal that holds the turn never blocks on
 // a real lock held by one that does not.
@@ -792,7 +792,7 @@ func (s *Scheduler) Park(w *lock.Wait) bool {
 	}
 }
 
-// Wait implements cache.Waiter: a commit waits for the sync in progress.
+// Wait implements redo.Waiter: a commit waits for the sync in progress.
 func (s *Scheduler) Wait(done <-chan struct{}) {
 	v := s.cur
 	if v == nil {

@@ -5,7 +5,11 @@ import (
 	"net"
 	"strings"
 
-	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/tier"
+	"github.com/enginelab/enginelab/cache/tier/lru"
+	"github.com/enginelab/enginelab/cache/tier/memcached"
+	"github.com/enginelab/enginelab/cache/tier/ristretto"
+	"github.com/enginelab/enginelab/cache/tier/slru"
 )
 
 // RemoteSpec is the remote page tier of a job (--remote): a backend and,
@@ -56,18 +60,18 @@ func (r RemoteSpec) String() string {
 
 // openTier opens the backend of spec with a budget of size bytes for pages
 // of pageSize bytes; nil for none.
-func openTier(spec RemoteSpec, size int64, pageSize int) (cache.Tier, error) {
+func openTier(spec RemoteSpec, size int64, pageSize int) (tier.Tier, error) {
 	switch spec.Backend {
 	case "", "none":
 		return nil, nil
 	case "ristretto":
-		return cache.NewRistrettoTier(size)
+		return ristretto.New(size)
 	case "lru":
-		return cache.NewLRUTier(size)
+		return lru.New(size)
 	case "slru":
-		return cache.NewSLRUTier(size, nil)
+		return slru.New(size, nil)
 	case "memcached":
-		return cache.NewMemcachedTier(spec.Servers, &cache.MemcachedOptions{PageSize: pageSize})
+		return memcached.New(spec.Servers, &memcached.Options{PageSize: pageSize})
 	}
 	return nil, fmt.Errorf("%w: remote tier %q", ErrBadConfig, spec.Backend)
 }

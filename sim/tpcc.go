@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/page"
+	"github.com/enginelab/enginelab/cache/tier"
 	"github.com/enginelab/enginelab/engine"
 	"github.com/enginelab/enginelab/tpcc"
 )
@@ -69,7 +71,7 @@ type TPCCConfig struct {
 	// in-process backends' budget in bytes (0: DefaultRemoteSize;
 	// memcached's is the servers' own -m).
 	Remote     RemoteSpec
-	RemoteMode cache.TierMode
+	RemoteMode tier.Mode
 	RemoteSize int64
 	// ReadAhead turns on the pool's linear read-ahead.
 	ReadAhead bool
@@ -243,17 +245,17 @@ func TPCC(ctx context.Context, cfg TPCCConfig, hooks Hooks) (*Report, error) {
 	opts := cfg.EngineOptions()
 	pageSize := cfg.PageSize
 	if pageSize == 0 {
-		pageSize = cache.DefaultPageSize
+		pageSize = page.DefaultSize
 	}
 	size := cfg.RemoteSize
 	if size == 0 {
 		size = DefaultRemoteSize
 	}
-	tier, err := openTier(cfg.Remote, size, pageSize)
+	remote, err := openTier(cfg.Remote, size, pageSize)
 	if err != nil {
 		return nil, fmt.Errorf("%w: --remote %s: %w", ErrBadConfig, cfg.Remote, err)
 	}
-	realTier := tier != nil
+	realTier := remote != nil
 	if cfg.Trace != "" {
 		// The page trace records the calls the pool makes to its tier;
 		// with no tier, to a tier that keeps nothing, so the stream is
@@ -261,30 +263,30 @@ func TPCC(ctx context.Context, cfg TPCCConfig, hooks Hooks) (*Report, error) {
 		// have answered.
 		f, err := os.Create(cfg.Trace)
 		if err != nil {
-			if tier != nil {
-				tier.Close()
+			if remote != nil {
+				remote.Close()
 			}
 			return nil, fmt.Errorf("%w: --trace: %w", ErrBadConfig, err)
 		}
-		inner := tier
+		inner := remote
 		if inner == nil {
-			inner = cache.NewNullTier()
+			inner = tier.NewNullTier()
 		}
 		mode := cfg.RemoteMode
 		if mode == "" {
-			mode = cache.TierExclusive
+			mode = tier.Exclusive
 		}
-		tr := cache.NewTraceTier(inner, f, pageSize, mode)
+		tr := tier.NewTraceTier(inner, f, pageSize, mode)
 		defer func() {
 			if err := errors.Join(tr.Flush(), f.Close()); err != nil {
 				rep.Errors = append(rep.Errors, fmt.Sprintf("page trace %s: %v", cfg.Trace, err))
 			}
 		}()
-		tier = tr
+		remote = tr
 	}
-	if tier != nil {
-		defer tier.Close()
-		opts.Tier = tier
+	if remote != nil {
+		defer remote.Close()
+		opts.Tier = remote
 	}
 	var sched *Scheduler
 	if cfg.Mode == ModeSim {
@@ -385,7 +387,7 @@ func TPCC(ctx context.Context, cfg TPCCConfig, hooks Hooks) (*Report, error) {
 		}
 	}
 	if realTier {
-		rep.Tier = newTierReport(&cfg, size, tier, rep.Run)
+		rep.Tier = newTierReport(&cfg, size, remote, rep.Run)
 	}
 	if cfg.Phases.Check {
 		chk, err := tpcc.Check(db, tpcc.CheckOptions{Fresh: !cfg.Phases.Run && cfg.Phases.Load, Scale: loaded.Scale})

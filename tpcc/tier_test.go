@@ -9,9 +9,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/page"
+	"github.com/enginelab/enginelab/cache/tier/memcached"
+	"github.com/enginelab/enginelab/cache/tier/memcached/memcachedtest"
 	"github.com/enginelab/enginelab/engine"
-	"github.com/enginelab/enginelab/internal/memcachedtest"
 )
 
 // killEnv is a frozen clock that calls kill once, from whichever terminal
@@ -39,7 +40,7 @@ func (e *killEnv) Now() time.Time {
 // pool): the point is the tier's failure, not the population.
 func TestRunSurvivesMemcachedDeath(t *testing.T) {
 	addr, stop := memcachedtest.Start(t)
-	tier, err := cache.NewMemcachedTier([]string{addr}, &cache.MemcachedOptions{PageSize: cache.DefaultPageSize,
+	tier, err := memcached.New([]string{addr}, &memcached.Options{PageSize: page.DefaultSize,
 		Timeout: 200 * time.Millisecond})
 	require.NoError(t, err)
 	defer tier.Close()

@@ -14,7 +14,8 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/stretchr/testify/require"
 
-	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/page"
+	"github.com/enginelab/enginelab/cache/store"
 )
 
 // A stored database with a damaged file: check and run refuse it with an
@@ -137,5 +138,5 @@ func holdsPages(t *testing.T, path string) bool {
 	require.NoError(t, err)
 	defer it.Close()
 	kv := it.First()
-	return kv != nil && len(kv.K.UserKey) > 0 && kv.K.UserKey[0] == cache.PageKey(cache.PageID{})[0]
+	return kv != nil && len(kv.K.UserKey) > 0 && kv.K.UserKey[0] == store.PageKey(page.ID{})[0]
 }

@@ -12,7 +12,7 @@ import (
 
 	"github.com/dustin/go-humanize"
 
-	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/tier"
 	"github.com/enginelab/enginelab/sim"
 )
 
@@ -65,7 +65,7 @@ func (l *policyList) Set(v string) error {
 }
 
 const tierReplayAbout = `enginelab tier-replay reads a page trace (the calls that reached a run's
-remote tier, recorded by cache.TraceTier: a pool's misses and pushes) and
+remote tier, recorded by tier.TraceTier: a pool's misses and pushes) and
 replays it into a fresh tier of each policy at each size, with the pool's
 rules for the trace's mode, and prints the hit ratios. lru and slru are the
 engine's own tiers; ristretto is not deterministic and is run several times
@@ -140,7 +140,7 @@ func tierReplayCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "%s: %v\n", name, err) // the error names the path
 		return 1
 	}
-	tr, err := cache.ReadTrace(f)
+	tr, err := tier.ReadTrace(f)
 	f.Close()
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %s: %v\n", name, trace[0], err)

@@ -10,7 +10,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/page"
+	"github.com/enginelab/enginelab/cache/tier"
 	"github.com/enginelab/enginelab/sim"
 )
 
@@ -30,19 +31,19 @@ func writeTrace(t *testing.T) string {
 	path := filepath.Join(t.TempDir(), "pages.trace")
 	f, err := os.Create(path)
 	require.NoError(t, err)
-	tier := cache.NewTraceTier(nil, f, 4096, cache.TierInclusive)
-	page := make([]byte, 4096)
+	tt := tier.NewTraceTier(nil, f, 4096, tier.Inclusive)
+	buf := make([]byte, 4096)
 	for range 3 {
 		for p := range uint32(8) {
-			k := cache.TierKey{DB: 1, Epoch: 1, ID: cache.PageID{Space: 2, Page: p}}
-			found, err := tier.Get(k, 0, page)
+			k := tier.Key{DB: 1, Epoch: 1, ID: page.ID{Space: 2, Page: p}}
+			found, err := tt.Get(k, 0, buf)
 			require.NoError(t, err)
 			require.False(t, found)
-			_, err = tier.Put(k, 0, page)
+			_, err = tt.Put(k, 0, buf)
 			require.NoError(t, err)
 		}
 	}
-	require.NoError(t, tier.Close())
+	require.NoError(t, tt.Close())
 	require.NoError(t, f.Close())
 	return path
 }

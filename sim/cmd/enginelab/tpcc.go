@@ -19,6 +19,8 @@ import (
 	"golang.org/x/term"
 
 	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/page"
+	"github.com/enginelab/enginelab/cache/tier"
 	"github.com/enginelab/enginelab/engine"
 	"github.com/enginelab/enginelab/sim"
 	"github.com/enginelab/enginelab/tpcc"
@@ -134,7 +136,7 @@ func newTPCCFlags(sub string, stderr io.Writer) *tpccFlags {
 		fs.Var(&f.scale, "scale", "the population: full (the specification's: 100,000 items, 3,000 customers and orders a district) or small (a tenth: 10,000 items, 300 customers and orders a district; the same transactions, for tests and quick trials); stored with the load, which run, check and export follow")
 		f.org = choice{"clustered", []string{"clustered", "heap-rowptr", "heap-pk"}}
 		fs.Var(&f.org, "org", "table organization: clustered (InnoDB: secondaries carry the primary key), heap-rowptr (PostgreSQL: secondaries carry row pointers), heap-pk (heap, secondaries carry the primary key)")
-		fs.IntVar(&f.pageSize, "page-size", 16<<10, fmt.Sprintf("page size in bytes, a power of two from %d to %d", cache.MinPageSize, cache.MaxPageSize))
+		fs.IntVar(&f.pageSize, "page-size", 16<<10, fmt.Sprintf("page size in bytes, a power of two from %d to %d", page.MinSize, page.MaxSize))
 	}
 	if load || run {
 		f.mode = choice{"real", []string{"real", "sim"}}
@@ -211,7 +213,7 @@ func (f *tpccFlags) config() (sim.TPCCConfig, error) {
 		Duration: f.duration, Warmup: f.warmup, StockLevelNoLowerBound: f.stockNoLower, KeyingAndThink: f.keyingThink,
 		Seed: f.seed, CountRewrite: f.countRewrite, PageSize: f.pageSize, PoolSize: f.pool.n,
 		PoolPolicy: cache.PolicyKind(f.policy.value), SyncCommit: f.syncCommit, Dir: f.dir,
-		Remote: f.remote.spec, RemoteMode: cache.TierMode(f.remoteMode.value), RemoteSize: f.remoteSize.n,
+		Remote: f.remote.spec, RemoteMode: tier.Mode(f.remoteMode.value), RemoteSize: f.remoteSize.n,
 		MemoryLimit: f.memoryLimit.n, IgnoreMemoryLimit: f.ignoreMemoryLimit, InMemoryOnly: f.compare != "",
 		ReadAhead: f.readAhead.value == "on",
 		Mode:      sim.Mode(f.mode.value),
