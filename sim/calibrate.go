@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -17,13 +16,14 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/enginelab/enginelab/engine"
+	"github.com/enginelab/enginelab/sim/hw"
 	"github.com/enginelab/enginelab/tpcc"
 )
 
-// Calibration: fitting a CPUProfile to this machine.
+// Calibration: fitting a CPU profile (hw.CPUProfile) to this machine.
 //
 // Real mode runs transactions for real; each transaction's meter counts
-// the events simulated mode prices (vectorOf), and its response time is
+// the events simulated mode prices (hw.VectorOf), and its response time is
 // measured. If the machine spends a fixed time per event, a transaction's
 // time is Σ cost_i × events_i, and the costs are the solution of a least
 // squares problem over many transactions: one row per transaction, one
@@ -45,38 +45,13 @@ import (
 // accepts).
 var ErrCalibration = errors.New("sim: calibration failed")
 
-// numCPUEvents is the number of events a CPU profile prices per
-// occurrence in the vector: evPageRequest..evRollback. The device events
-// after them are priced by their devices, not here.
-const numCPUEvents = evStoreWrite
-
-// cpuEventNames are the CPU profile's JSON names, in costs() order: the
-// vector's CPU events, then the I/O paths' costs.
-var cpuEventNames = [...]string{
-	"page_request", "pool_miss", "page_create", "node_visit", "split", "merge",
-	"heap_fetch", "heap_row_scanned", "heap_move", "row_examined", "row_decoded", "row_returned",
-	"index_entry_written", "index_entry_deleted", "log_record", "log_byte", "lock_request", "commit", "rollback",
-	"store_request", "tier_request",
-}
-
-// profileOf builds a profile from costs in costs() order (the inverse of
-// CPUProfile.costs).
-func profileOf(c []float64) CPUProfile {
-	return CPUProfile{
-		PageRequest: c[0], PoolMiss: c[1], PageCreate: c[2], NodeVisit: c[3], Split: c[4], Merge: c[5],
-		HeapFetch: c[6], HeapRowScanned: c[7], HeapMove: c[8], RowExamined: c[9], RowDecoded: c[10], RowReturned: c[11],
-		IndexEntryWritten: c[12], IndexEntryDeleted: c[13], LogRecord: c[14], LogByte: c[15], LockRequest: c[16],
-		Commit: c[17], Rollback: c[18], StoreRequest: c[19], TierRequest: c[20],
-	}
-}
-
 // CalibrationSample is one measured transaction: its type, its priced
-// event vector (vectorOf of its meter; every attempt's events, retries
+// event vector (hw.VectorOf of its meter; every attempt's events, retries
 // included) and its response time on the wall clock.
 type CalibrationSample struct {
-	Type   tpcc.TxType      `json:"type"`
-	Events [numEvents]int64 `json:"events"`
-	Nanos  int64            `json:"ns"`
+	Type   tpcc.TxType `json:"type"`
+	Events hw.Vector   `json:"events"`
+	Nanos  int64       `json:"ns"`
 }
 
 // FitReport says how well a fitted profile explains the measured times.
@@ -105,7 +80,7 @@ type FitReport struct {
 
 // EventFit is one fitted cost.
 type EventFit struct {
-	Event string  `json:"event"` // the CPUProfile's JSON name
+	Event string  `json:"event"` // the hw.CPUProfile's JSON name
 	Cost  float64 `json:"cost_ns"`
 	// Samples is how many samples counted the event at least once.
 	Samples int `json:"samples"`
@@ -145,7 +120,7 @@ const (
 
 // FitCPU fits the CPU cost of each event to the samples: non-negative
 // least squares of Nanos ≈ Σ cost_i × Events_i over the CPU events
-// (evPageRequest..evRollback; the device events are priced by their
+// (hw.EventPageRequest..hw.EventRollback; the device events are priced by their
 // devices and left out). StoreRequest and TierRequest stay 0: the vector
 // holds no store or tier reads.
 //
@@ -169,21 +144,21 @@ const (
 // few samples (fewer than minSamplesPerEvent per observed event), negative
 // times or counts, or an unknown type give an error wrapping
 // ErrBadConfig.
-func FitCPU(samples []CalibrationSample) (CPUProfile, *FitReport, error) {
+func FitCPU(samples []CalibrationSample) (hw.CPUProfile, *FitReport, error) {
 	// Which events the samples exercise, and the column norms.
-	var seen [numCPUEvents]int
-	var norm [numCPUEvents]float64
+	var seen [hw.NumCPUEvents]int
+	var norm [hw.NumCPUEvents]float64
 	var bnorm float64
 	for i := range samples {
 		s := &samples[i]
 		if s.Nanos < 0 || s.Type < 0 || s.Type >= tpcc.NumTxTypes {
-			return CPUProfile{}, nil, fmt.Errorf("%w: calibration sample %d: type %v, %d ns: want a transaction type and a time of 0 or more",
+			return hw.CPUProfile{}, nil, fmt.Errorf("%w: calibration sample %d: type %v, %d ns: want a transaction type and a time of 0 or more",
 				ErrBadConfig, i, s.Type, s.Nanos)
 		}
-		for j := range numCPUEvents {
+		for j := range hw.NumCPUEvents {
 			v := s.Events[j]
 			if v < 0 {
-				return CPUProfile{}, nil, fmt.Errorf("%w: calibration sample %d: %s count %d is negative", ErrBadConfig, i, cpuEventNames[j], v)
+				return hw.CPUProfile{}, nil, fmt.Errorf("%w: calibration sample %d: %s count %d is negative", ErrBadConfig, i, hw.CostNames[j], v)
 			}
 			if v != 0 {
 				seen[j]++
@@ -193,7 +168,7 @@ func FitCPU(samples []CalibrationSample) (CPUProfile, *FitReport, error) {
 		bnorm += float64(s.Nanos) * float64(s.Nanos)
 	}
 	var cols []int // the observed events, in order
-	for j := range numCPUEvents {
+	for j := range hw.NumCPUEvents {
 		if seen[j] > 0 {
 			cols = append(cols, j)
 			norm[j] = math.Sqrt(norm[j])
@@ -201,10 +176,10 @@ func FitCPU(samples []CalibrationSample) (CPUProfile, *FitReport, error) {
 	}
 	p := len(cols)
 	if p == 0 {
-		return CPUProfile{}, nil, fmt.Errorf("%w: %d calibration samples count no CPU event", ErrBadConfig, len(samples))
+		return hw.CPUProfile{}, nil, fmt.Errorf("%w: %d calibration samples count no CPU event", ErrBadConfig, len(samples))
 	}
 	if need := minSamplesPerEvent * p; len(samples) < need {
-		return CPUProfile{}, nil, fmt.Errorf("%w: %d calibration samples for %d observed events: want at least %d (%d an event)",
+		return hw.CPUProfile{}, nil, fmt.Errorf("%w: %d calibration samples for %d observed events: want at least %d (%d an event)",
 			ErrBadConfig, len(samples), p, need, minSamplesPerEvent)
 	}
 	bnorm = math.Sqrt(bnorm)
@@ -214,24 +189,24 @@ func FitCPU(samples []CalibrationSample) (CPUProfile, *FitReport, error) {
 
 	c, d, err := reduce(samples, cols, norm[:], bnorm)
 	if err != nil {
-		return CPUProfile{}, nil, err
+		return hw.CPUProfile{}, nil, err
 	}
 	x, err := nnls(c, d)
 	if err != nil {
-		return CPUProfile{}, nil, err
+		return hw.CPUProfile{}, nil, err
 	}
-	var cost [len(cpuEventNames)]float64
+	var cost [hw.NumCosts]float64
 	for k, j := range cols {
 		cost[j] = x[k] * bnorm / norm[j]
-		if !(cost[j] >= 0 && cost[j] <= maxCPUCost) { // NaN fails too
-			return CPUProfile{}, nil, fmt.Errorf("%w: %s cost %g ns is outside 0 to %g", ErrCalibration, cpuEventNames[j], cost[j], float64(maxCPUCost))
+		if !(cost[j] >= 0 && cost[j] <= hw.MaxCPUCost) { // NaN fails too
+			return hw.CPUProfile{}, nil, fmt.Errorf("%w: %s cost %g ns is outside 0 to %g", ErrCalibration, hw.CostNames[j], cost[j], float64(hw.MaxCPUCost))
 		}
 	}
 	groups, err := collinear(c, cols)
 	if err != nil {
-		return CPUProfile{}, nil, err
+		return hw.CPUProfile{}, nil, err
 	}
-	prof := profileOf(cost[:])
+	prof := hw.ProfileOf(cost[:])
 	rep := fitReport(samples, &cost, seen[:], groups)
 	return prof, rep, nil
 }
@@ -440,20 +415,20 @@ func collinear(c *mat.Dense, cols []int) ([][]string, error) {
 			idx[root] = g
 			out = append(out, nil)
 		}
-		out[g] = append(out[g], cpuEventNames[cols[k]])
+		out[g] = append(out[g], hw.CostNames[cols[k]])
 	}
 	return out, nil
 }
 
 // fitReport measures how well cost explains the samples.
-func fitReport(samples []CalibrationSample, cost *[len(cpuEventNames)]float64, seen []int, groups [][]string) *FitReport {
+func fitReport(samples []CalibrationSample, cost *[hw.NumCosts]float64, seen []int, groups [][]string) *FitReport {
 	rep := &FitReport{Samples: len(samples), Collinear: groups}
 	type acc struct {
 		n                 int
 		meas, pred, sqres float64
 	}
 	var types [tpcc.NumTxTypes]acc
-	var share [numCPUEvents]float64
+	var share [hw.NumCPUEvents]float64
 	var sum, sqres, predTotal float64
 	for i := range samples {
 		sum += float64(samples[i].Nanos)
@@ -463,7 +438,7 @@ func fitReport(samples []CalibrationSample, cost *[len(cpuEventNames)]float64, s
 	for i := range samples {
 		s := &samples[i]
 		pred := 0.0
-		for j := range numCPUEvents {
+		for j := range hw.NumCPUEvents {
 			e := cost[j] * float64(s.Events[j])
 			pred += e
 			share[j] += e
@@ -486,9 +461,9 @@ func fitReport(samples []CalibrationSample, cost *[len(cpuEventNames)]float64, s
 		rep.R2 = 1 // every time the same, and predicted exactly
 	}
 	rep.RMSResidualNanos = math.Sqrt(sqres / float64(len(samples)))
-	for j, name := range cpuEventNames {
+	for j, name := range hw.CostNames {
 		e := EventFit{Event: name, Cost: cost[j]}
-		if j < numCPUEvents {
+		if j < hw.NumCPUEvents {
 			e.Samples = seen[j]
 			if predTotal > 0 {
 				e.SharePct = 100 * share[j] / predTotal
@@ -614,7 +589,7 @@ type CalibrationRun struct {
 
 // Calibration is a fitted CPU profile and how well it fits.
 type Calibration struct {
-	Profile CPUProfile       `json:"profile"`
+	Profile hw.CPUProfile    `json:"profile"`
 	Fit     *FitReport       `json:"fit"`
 	Config  CalibrateConfig  `json:"config"`
 	Host    HostReport       `json:"host"`
@@ -642,7 +617,7 @@ type Calibration struct {
 // transactions are kept: nothing makes a transaction faster than its
 // work.
 //
-// The costs then price a typical transaction, as DefaultCPU's were set to
+// The costs then price a typical transaction, as hw.DefaultCPU's were set to
 // match medians, and leave out the amortized cost of collection pauses.
 const (
 	outlierDeviations = 6
@@ -651,18 +626,18 @@ const (
 
 // fitTrimmed is FitCPU without the outliers; it returns how many it left
 // out.
-func fitTrimmed(samples []CalibrationSample) (CPUProfile, *FitReport, int, error) {
+func fitTrimmed(samples []CalibrationSample) (hw.CPUProfile, *FitReport, int, error) {
 	kept := samples
 	for round := 1; ; round++ {
 		prof, fit, err := FitCPU(kept)
 		if err != nil || round == outlierRounds {
 			return prof, fit, len(samples) - len(kept), err
 		}
-		cost := prof.costs()
+		cost := prof.Costs()
 		res := make([]float64, len(kept))
 		for i := range kept {
 			pred := 0.0
-			for j := range numCPUEvents {
+			for j := range hw.NumCPUEvents {
 				pred += cost[j] * float64(kept[i].Events[j])
 			}
 			res[i] = (float64(kept[i].Nanos) - pred) / max(pred, 1)
@@ -713,7 +688,7 @@ func (s *sampler) TxEnd(kind tpcc.TxType, measured bool, m *engine.Meter) {
 		return
 	}
 	s.seen++
-	s.samples = append(s.samples, CalibrationSample{Type: kind, Events: vectorOf(m), Nanos: ns})
+	s.samples = append(s.samples, CalibrationSample{Type: kind, Events: hw.VectorOf(m), Nanos: ns})
 }
 
 // Calibrate measures real-mode runs on this machine and fits a CPU profile
@@ -840,7 +815,7 @@ func (c *Calibration) WriteTable(w io.Writer) error {
 	fmt.Fprintf(&b, "\nCPU cost per event (ns; non-negative least squares over every transaction)\n")
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "event\tfitted\tdefault\tsamples\tshare %\t")
-	def := DefaultCPU.costs()
+	def := hw.DefaultCPU.Costs()
 	for j, e := range f.Events {
 		fitted := fmt.Sprintf("%.1f", e.Cost)
 		if e.Samples == 0 {
@@ -870,41 +845,28 @@ func (c *Calibration) WriteTable(w io.Writer) error {
 	return err
 }
 
-// profileName is what a profile may be called: a name that --cpu takes
-// without quoting.
-var profileName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
-
-// CheckProfileName says whether name can name a CPU profile in a
-// profiles file (letters, digits, '.', '_', '-').
-func CheckProfileName(name string) error {
-	if !profileName.MatchString(name) {
-		return fmt.Errorf("%w: profile name %q: want letters, digits, '.', '_' or '-'", ErrBadConfig, name)
-	}
-	return nil
-}
-
 // WriteProfile writes the profile as a profiles file holding one CPU
-// profile, name: {"cpus": {name: profile}}, which HardwareSpec{
+// profile, name: {"cpus": {name: profile}}, which hw.Spec{
 // ProfilesFile: file, CPU: name}.Resolve loads.
 func (c *Calibration) WriteProfile(w io.Writer, name string) error {
-	if err := CheckProfileName(name); err != nil {
+	if err := hw.CheckProfileName(name); err != nil {
 		return err
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(map[string]map[string]CPUProfile{"cpus": {name: c.Profile}})
+	return enc.Encode(hw.ProfilesFile{CPUs: map[string]hw.CPUProfile{name: c.Profile}})
 }
 
-// withDefaults returns p with DefaultCPU's cost for every event named in
-// names (cpuEventNames).
-func withDefaults(p CPUProfile, names []string) CPUProfile {
-	c, d := p.costs(), DefaultCPU.costs()
-	for i, n := range cpuEventNames {
+// withDefaults returns p with hw.DefaultCPU's cost for every event named
+// in names (hw.CostNames).
+func withDefaults(p hw.CPUProfile, names []string) hw.CPUProfile {
+	c, d := p.Costs(), hw.DefaultCPU.Costs()
+	for i, n := range hw.CostNames {
 		if slices.Contains(names, n) {
 			c[i] = d[i]
 		}
 	}
-	q := profileOf(c)
+	q := hw.ProfileOf(c)
 	q.Source = p.Source
 	return q
 }

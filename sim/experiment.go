@@ -14,6 +14,7 @@ import (
 
 	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/engine"
+	"github.com/enginelab/enginelab/sim/hw"
 	"github.com/enginelab/enginelab/tpcc"
 )
 
@@ -69,7 +70,7 @@ type ExperimentParams struct {
 	Seed             uint64        `json:"seed"`
 	PoolSize         int64         `json:"pool_bytes"`   // 0: the experiment's
 	RemoteSize       int64         `json:"remote_bytes"` // 0: the experiment's
-	Hardware         HardwareSpec  `json:"-"`
+	Hardware         hw.Spec       `json:"-"`
 	// MemoryLimit and IgnoreMemoryLimit go to every side's job
 	// (TPCCConfig): each side is checked before the first one loads.
 	MemoryLimit       int64 `json:"-"`
@@ -251,18 +252,18 @@ func (e *Experiment) params(p ExperimentParams) ExperimentParams {
 	if p.RemoteSize == 0 {
 		p.RemoteSize = d.RemoteSize * int64(p.Warehouses)
 	}
-	hw := d.Hardware
+	spec := d.Hardware
 	u := p.Hardware
 	if u.Cores != 0 {
-		hw.Cores = u.Cores
+		spec.Cores = u.Cores
 	}
-	for _, f := range []struct{ user, def *string }{{&u.CPU, &hw.CPU}, {&u.Store, &hw.Store}, {&u.Log, &hw.Log},
-		{&u.Network, &hw.Network}, {&u.ProfilesFile, &hw.ProfilesFile}} {
+	for _, f := range []struct{ user, def *string }{{&u.CPU, &spec.CPU}, {&u.Store, &spec.Store}, {&u.Log, &spec.Log},
+		{&u.Network, &spec.Network}, {&u.ProfilesFile, &spec.ProfilesFile}} {
 		if *f.user != "" {
 			*f.def = *f.user
 		}
 	}
-	p.Hardware = hw
+	p.Hardware = spec
 	return p
 }
 
@@ -277,55 +278,55 @@ func (p *ExperimentParams) base() TPCCConfig {
 }
 
 // The counters an explanation looks at, with their per-transaction value
-// and unit price on hardware hw (nanoseconds, unqueued).
+// and unit price on machine m (nanoseconds, unqueued).
 type counter struct {
 	name  string
 	value func(m *engine.Meter) int64
-	price func(hw *Hardware, pageSize int64) float64
+	price func(m *hw.Machine, pageSize int64) float64
 }
 
-func cpuCost(i int) func(hw *Hardware, _ int64) float64 {
-	return func(hw *Hardware, _ int64) float64 { return hw.CPU.costs()[i] }
+func cpuCost(i hw.Event) func(m *hw.Machine, _ int64) float64 {
+	return func(m *hw.Machine, _ int64) float64 { return m.CPU.Costs()[i] }
 }
 
 var counters = func() []counter {
-	v := func(i int) func(m *engine.Meter) int64 {
-		return func(m *engine.Meter) int64 { x := vectorOf(m); return x[i] }
+	v := func(i hw.Event) func(m *engine.Meter) int64 {
+		return func(m *engine.Meter) int64 { x := hw.VectorOf(m); return x[i] }
 	}
 	cs := []counter{
-		{"page requests", v(evPageRequest), cpuCost(evPageRequest)},
-		{"pool misses", v(evPoolMiss), cpuCost(evPoolMiss)},
-		{"node visits", v(evNodeVisit), cpuCost(evNodeVisit)},
-		{"splits", v(evSplit), cpuCost(evSplit)},
-		{"heap fetches", v(evHeapFetch), cpuCost(evHeapFetch)},
-		{"heap rows scanned", v(evHeapRowScanned), cpuCost(evHeapRowScanned)},
-		{"heap moves", v(evHeapMove), cpuCost(evHeapMove)},
-		{"rows examined", v(evRowExamined), cpuCost(evRowExamined)},
-		{"rows decoded", v(evRowDecoded), cpuCost(evRowDecoded)},
-		{"rows returned", v(evRowReturned), cpuCost(evRowReturned)},
-		{"index entries written", v(evIndexEntryWritten), cpuCost(evIndexEntryWritten)},
-		{"index entries deleted", v(evIndexEntryDeleted), cpuCost(evIndexEntryDeleted)},
-		{"log records", v(evLogRecord), cpuCost(evLogRecord)},
-		{"log bytes", v(evLogByte), cpuCost(evLogByte)},
-		{"lock requests", v(evLockRequest), cpuCost(evLockRequest)},
-		{"row fetches", func(m *engine.Meter) int64 { return m.RowFetches }, func(*Hardware, int64) float64 { return 0 }},
-		{"store reads", func(m *engine.Meter) int64 { return m.StoreReads }, func(hw *Hardware, ps int64) float64 {
-			return float64(hw.Store.ReadLatency) + float64(xfer(ps, hw.Store.ReadBandwidth)) + hw.CPU.StoreRequest
+		{"page requests", v(hw.EventPageRequest), cpuCost(hw.EventPageRequest)},
+		{"pool misses", v(hw.EventPoolMiss), cpuCost(hw.EventPoolMiss)},
+		{"node visits", v(hw.EventNodeVisit), cpuCost(hw.EventNodeVisit)},
+		{"splits", v(hw.EventSplit), cpuCost(hw.EventSplit)},
+		{"heap fetches", v(hw.EventHeapFetch), cpuCost(hw.EventHeapFetch)},
+		{"heap rows scanned", v(hw.EventHeapRowScanned), cpuCost(hw.EventHeapRowScanned)},
+		{"heap moves", v(hw.EventHeapMove), cpuCost(hw.EventHeapMove)},
+		{"rows examined", v(hw.EventRowExamined), cpuCost(hw.EventRowExamined)},
+		{"rows decoded", v(hw.EventRowDecoded), cpuCost(hw.EventRowDecoded)},
+		{"rows returned", v(hw.EventRowReturned), cpuCost(hw.EventRowReturned)},
+		{"index entries written", v(hw.EventIndexEntryWritten), cpuCost(hw.EventIndexEntryWritten)},
+		{"index entries deleted", v(hw.EventIndexEntryDeleted), cpuCost(hw.EventIndexEntryDeleted)},
+		{"log records", v(hw.EventLogRecord), cpuCost(hw.EventLogRecord)},
+		{"log bytes", v(hw.EventLogByte), cpuCost(hw.EventLogByte)},
+		{"lock requests", v(hw.EventLockRequest), cpuCost(hw.EventLockRequest)},
+		{"row fetches", func(m *engine.Meter) int64 { return m.RowFetches }, func(*hw.Machine, int64) float64 { return 0 }},
+		{"store reads", func(m *engine.Meter) int64 { return m.StoreReads }, func(m *hw.Machine, ps int64) float64 {
+			return float64(m.Store.ReadLatency) + float64(hw.TransferNanos(ps, m.Store.ReadBandwidth)) + m.CPU.StoreRequest
 		}},
-		{"store writes", func(m *engine.Meter) int64 { return m.StoreWrites }, func(hw *Hardware, ps int64) float64 {
-			return float64(hw.Store.WriteLatency) + float64(xfer(ps, hw.Store.WriteBandwidth)) + hw.CPU.StoreRequest
+		{"store writes", func(m *engine.Meter) int64 { return m.StoreWrites }, func(m *hw.Machine, ps int64) float64 {
+			return float64(m.Store.WriteLatency) + float64(hw.TransferNanos(ps, m.Store.WriteBandwidth)) + m.CPU.StoreRequest
 		}},
-		{"tier hits", func(m *engine.Meter) int64 { return m.TierHits }, func(hw *Hardware, ps int64) float64 {
-			return float64(hw.Network.RoundTrip) + float64(xfer(ps, hw.Network.Bandwidth)) + hw.CPU.TierRequest
+		{"tier hits", func(m *engine.Meter) int64 { return m.TierHits }, func(m *hw.Machine, ps int64) float64 {
+			return float64(m.Network.RoundTrip) + float64(hw.TransferNanos(ps, m.Network.Bandwidth)) + m.CPU.TierRequest
 		}},
-		{"tier misses", func(m *engine.Meter) int64 { return m.TierGets - m.TierHits }, func(hw *Hardware, _ int64) float64 {
-			return float64(hw.Network.RoundTrip) + hw.CPU.TierRequest
+		{"tier misses", func(m *engine.Meter) int64 { return m.TierGets - m.TierHits }, func(m *hw.Machine, _ int64) float64 {
+			return float64(m.Network.RoundTrip) + m.CPU.TierRequest
 		}},
-		{"tier puts", func(m *engine.Meter) int64 { return m.TierPuts }, func(hw *Hardware, ps int64) float64 {
-			return float64(hw.Network.RoundTrip) + float64(xfer(ps, hw.Network.Bandwidth)) + hw.CPU.TierRequest
+		{"tier puts", func(m *engine.Meter) int64 { return m.TierPuts }, func(m *hw.Machine, ps int64) float64 {
+			return float64(m.Network.RoundTrip) + float64(hw.TransferNanos(ps, m.Network.Bandwidth)) + m.CPU.TierRequest
 		}},
-		{"log syncs", func(m *engine.Meter) int64 { return m.LogSyncs }, func(hw *Hardware, _ int64) float64 {
-			return float64(hw.Log.SyncLatency)
+		{"log syncs", func(m *engine.Meter) int64 { return m.LogSyncs }, func(m *hw.Machine, _ int64) float64 {
+			return float64(m.Log.SyncLatency)
 		}},
 	}
 	return cs
@@ -336,7 +337,7 @@ func explain(label string, base, side *Report) []Explanation {
 	if base.Run == nil || side.Run == nil || side.Sim == nil {
 		return nil
 	}
-	hw := &side.Sim.Hardware
+	machine := &side.Sim.Hardware
 	ps := int64(side.Database.PageSize)
 	var out []Explanation
 	for k := range side.Run.Types {
@@ -364,7 +365,7 @@ func explain(label string, base, side *Report) []Explanation {
 				continue
 			}
 			x.Counters = append(x.Counters, CounterDelta{Counter: c.name, Base: round(va, 2), Side: round(vb, 2),
-				AccountsMs: round(d*c.price(hw, ps)/1e6, 4)})
+				AccountsMs: round(d*c.price(machine, ps)/1e6, 4)})
 		}
 		slices.SortStableFunc(x.Counters, func(p, q CounterDelta) int {
 			if c := cmpAbs(q.AccountsMs, p.AccountsMs); c != 0 {

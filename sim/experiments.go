@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/enginelab/enginelab/engine"
+	"github.com/enginelab/enginelab/sim/hw"
 	"github.com/enginelab/enginelab/tpcc"
 )
 
@@ -114,9 +115,9 @@ var experiments = []*Experiment{
 		// loads about 9.8 MiB: a 3 MiB pool and a 4 MiB tier keep the
 		// same fractions.
 		Defaults: ExperimentParams{Terminals: 16, Duration: 5 * time.Minute, Warmup: time.Minute,
-			PoolSize: 28 << 20, RemoteSize: 38 << 20, Hardware: HardwareSpec{Store: "disk-2009", Network: "gigabit"}},
+			PoolSize: 28 << 20, RemoteSize: 38 << 20, Hardware: hw.Spec{Store: "disk-2009", Network: "gigabit"}},
 		SmallDefaults: &ExperimentParams{Terminals: 16, Duration: 5 * time.Minute, Warmup: time.Minute,
-			PoolSize: 3 << 20, RemoteSize: 4 << 20, Hardware: HardwareSpec{Store: "disk-2009", Network: "gigabit"}},
+			PoolSize: 3 << 20, RemoteSize: 4 << 20, Hardware: hw.Spec{Store: "disk-2009", Network: "gigabit"}},
 		sides: func(p *ExperimentParams) []ExperimentSide {
 			c := p.base()
 			ex := c
@@ -151,9 +152,9 @@ var experiments = []*Experiment{
 			"(a page enters the tier when evicted and leaves at its first hit, so nothing is ever promoted); ristretto is averaged over runs, " +
 			"and counts page bytes only, so it may hold a page more than the others at one size",
 		Defaults: ExperimentParams{Terminals: 16, Duration: 5 * time.Minute, Warmup: time.Minute,
-			PoolSize: 28 << 20, Hardware: HardwareSpec{Store: "disk-2009", Network: "gigabit"}},
+			PoolSize: 28 << 20, Hardware: hw.Spec{Store: "disk-2009", Network: "gigabit"}},
 		SmallDefaults: &ExperimentParams{Terminals: 16, Duration: 5 * time.Minute, Warmup: time.Minute,
-			PoolSize: 3 << 20, Hardware: HardwareSpec{Store: "disk-2009", Network: "gigabit"}}, // io-bound's, at small scale
+			PoolSize: 3 << 20, Hardware: hw.Spec{Store: "disk-2009", Network: "gigabit"}}, // io-bound's, at small scale
 		sides: func(p *ExperimentParams) []ExperimentSide {
 			c := p.base()
 			return []ExperimentSide{{"recording run (no tier; the pool's misses and evictions)", c}}

@@ -10,6 +10,7 @@ import (
 	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/engine"
 	"github.com/enginelab/enginelab/internal/memlimit"
+	"github.com/enginelab/enginelab/sim/hw"
 	"github.com/enginelab/enginelab/tpcc"
 )
 
@@ -207,7 +208,7 @@ func (c *TPCCConfig) memoryEstimate(hostCores int) MemoryEstimate {
 		if c.Mode == ModeSim {
 			cores = c.Hardware.Cores
 			if cores == 0 {
-				cores = DefaultCores
+				cores = hw.DefaultCores
 			}
 			rate = memSimTxPerCoreMinute
 			if capacity < e.Data {

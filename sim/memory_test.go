@@ -16,6 +16,7 @@ import (
 	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/engine"
 	"github.com/enginelab/enginelab/internal/memlimit"
+	"github.com/enginelab/enginelab/sim/hw"
 )
 
 // defaultJob is the command's default job: tpcc with no flags.
@@ -231,7 +232,7 @@ func TestMemoryEstimateSimulatedGrowth(t *testing.T) {
 	c.Mode = ModeSim
 	c.Duration = time.Minute
 	cpu := c.memoryEstimate(64)
-	require.Equal(t, int64(DefaultCores*memSimTxPerCoreMinute*memGrowthPerTx), cpu.Growth, "the modeled cores, not the host's")
+	require.Equal(t, int64(hw.DefaultCores*memSimTxPerCoreMinute*memGrowthPerTx), cpu.Growth, "the modeled cores, not the host's")
 	c.Hardware.Cores = 2
 	require.Equal(t, cpu.Growth/2, c.memoryEstimate(64).Growth)
 	c.PoolSize = 32 << 20

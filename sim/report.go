@@ -12,6 +12,7 @@ import (
 
 	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/engine"
+	"github.com/enginelab/enginelab/sim/hw"
 	"github.com/enginelab/enginelab/tpcc"
 )
 
@@ -179,7 +180,7 @@ type TimeReport struct {
 // SimReport is a simulated job's hardware and how busy its shared
 // resources were over the run (warm-up included).
 type SimReport struct {
-	Hardware Hardware `json:"hardware"`
+	Hardware hw.Machine `json:"hardware"`
 	// VirtualSeconds is the run's virtual time, warm-up included.
 	VirtualSeconds float64 `json:"virtual_s"`
 	// Busy percentages: the cores' (summed over the cores), and each
@@ -513,9 +514,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 		storage(c.Dir))
 
 	if sr := r.Sim; sr != nil {
-		hw := &sr.Hardware
+		m := &sr.Hardware
 		fmt.Fprintf(&b, "simulated hardware: %d cores (cpu profile %s), store %s, log %s, network %s\n",
-			hw.Cores, hw.CPUName, hw.StoreName, hw.LogName, hw.NetworkName)
+			m.Cores, m.CPUName, m.StoreName, m.LogName, m.NetworkName)
 	}
 	if l := r.Load; l != nil {
 		secs, rate := l.ElapsedSeconds, l.RowsPerSecond

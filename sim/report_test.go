@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/enginelab/enginelab/sim/hw"
 	"github.com/enginelab/enginelab/tpcc"
 )
 
@@ -75,8 +76,8 @@ func TestTPCCConfigValidate(t *testing.T) {
 			c.Mode = ModeSim
 			c.Remote = RemoteSpec{Backend: "memcached", Servers: []string{"127.0.0.1:11211"}}
 		}, "not deterministic", ErrBadConfig},
-		{func(c *TPCCConfig) { c.Mode = ModeSim; c.Hardware.Store = "floppy" }, `store device "floppy"`, ErrUnknownProfile},
-		{func(c *TPCCConfig) { c.Mode = ModeSim; c.Hardware.Network = "carrier-pigeon" }, `network "carrier-pigeon"`, ErrUnknownProfile},
+		{func(c *TPCCConfig) { c.Mode = ModeSim; c.Hardware.Store = "floppy" }, `store device "floppy"`, hw.ErrUnknownProfile},
+		{func(c *TPCCConfig) { c.Mode = ModeSim; c.Hardware.Network = "carrier-pigeon" }, `network "carrier-pigeon"`, hw.ErrUnknownProfile},
 		{func(c *TPCCConfig) { c.Mode = ModeSim; c.Hardware.Cores = -1 }, "--cores -1", ErrBadConfig},
 		{func(c *TPCCConfig) { c.Mode = ModeSim; c.Hardware.ProfilesFile = "/nonexistent/profiles.json" }, "--profiles", ErrBadConfig},
 	} {

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/enginelab/enginelab/engine"
+	"github.com/enginelab/enginelab/sim/hw"
 	"github.com/enginelab/enginelab/tpcc"
 )
 
@@ -20,15 +21,15 @@ const ms = int64(time.Millisecond)
 // testDisk serves one request at a time: 10 ms of latency and 1 ms to
 // transfer a 16 KiB page, so a read takes 11 ms and holds the disk for
 // 11 ms (10 ms between starts, plus the transfer). A sync takes 5 ms.
-var testDisk = Device{ReadLatency: Duration(10 * time.Millisecond), WriteLatency: Duration(10 * time.Millisecond),
-	SyncLatency: Duration(5 * time.Millisecond), IOPS: 100, ReadBandwidth: 16384 * 1000, WriteBandwidth: 16384 * 1000}
+var testDisk = hw.Device{ReadLatency: hw.Duration(10 * time.Millisecond), WriteLatency: hw.Duration(10 * time.Millisecond),
+	SyncLatency: hw.Duration(5 * time.Millisecond), IOPS: 100, ReadBandwidth: 16384 * 1000, WriteBandwidth: 16384 * 1000}
 
 // freeDevice costs nothing but its syncs (5 ms).
-var freeDevice = Device{SyncLatency: Duration(5 * time.Millisecond), ReadBandwidth: 1 << 62, WriteBandwidth: 1 << 62}
+var freeDevice = hw.Device{SyncLatency: hw.Duration(5 * time.Millisecond), ReadBandwidth: 1 << 62, WriteBandwidth: 1 << 62}
 
-func testHW(cpu CPUProfile, store Device) Hardware {
-	return Hardware{Cores: 4, CPUName: "test", CPU: cpu, StoreName: "test", Store: store, LogName: "test", Log: store,
-		NetworkName: "test", Network: Network{Bandwidth: 1 << 62}}
+func testHW(cpu hw.CPUProfile, store hw.Device) hw.Machine {
+	return hw.Machine{Cores: 4, CPUName: "test", CPU: cpu, StoreName: "test", Store: store, LogName: "test", Log: store,
+		NetworkName: "test", Network: hw.Network{Bandwidth: 1 << 62}}
 }
 
 type simDB struct {
@@ -41,13 +42,13 @@ type simDB struct {
 // leaf, so a tree of two levels), closes the database and opens it again
 // with the scheduler's hooks: the pool starts cold, but for the trees'
 // roots, which opening the tables reads.
-func openSim(t *testing.T, hw Hardware, commit engine.CommitMode, names ...string) *simDB {
+func openSim(t *testing.T, machine hw.Machine, commit engine.CommitMode, names ...string) *simDB {
 	t.Helper()
-	return openSimRows(t, hw, commit, 100, false, names...)
+	return openSimRows(t, machine, commit, 100, false, names...)
 }
 
 // openSimRows is openSim with rows rows a table, and read-ahead on or off.
-func openSimRows(t *testing.T, hw Hardware, commit engine.CommitMode, rows int64, readAhead bool, names ...string) *simDB {
+func openSimRows(t *testing.T, machine hw.Machine, commit engine.CommitMode, rows int64, readAhead bool, names ...string) *simDB {
 	t.Helper()
 	dir := t.TempDir()
 	db, err := engine.Open(&engine.Options{Dir: dir, PoolSize: 4 << 20})
@@ -67,7 +68,7 @@ func openSimRows(t *testing.T, hw Hardware, commit engine.CommitMode, rows int64
 	require.NoError(t, db.Close())
 
 	o := &engine.Options{Dir: dir, PoolSize: 16 << 20, Commit: commit, LockTimeout: time.Second, ReadAhead: readAhead}
-	s := NewScheduler(hw, 16384, false)
+	s := NewScheduler(machine, 16384, false)
 	s.Install(o)
 	db, err = engine.Open(o)
 	require.NoError(t, err)
@@ -120,7 +121,7 @@ func readTwo(db *engine.DB, tb *engine.TableHandle, m *engine.Meter) error {
 // commit: the clock moves by exactly the priced sum, and each share gets
 // its part.
 func TestSimColdGetAdvancesClockByPricedSum(t *testing.T) {
-	cpu := CPUProfile{PageRequest: 500, PoolMiss: 2000, NodeVisit: 1000, LockRequest: 300, Commit: 7000}
+	cpu := hw.CPUProfile{PageRequest: 500, PoolMiss: 2000, NodeVisit: 1000, LockRequest: 300, Commit: 7000}
 	sd := openSim(t, testHW(cpu, testDisk), engine.NoSyncCommit, "a")
 	var m engine.Meter
 	var end int64
@@ -154,7 +155,7 @@ func TestSimColdGetAdvancesClockByPricedSum(t *testing.T) {
 // Two terminals read two tables at time 0 on one disk: the second
 // terminal's reads queue behind the first's, and the wait is queueing.
 func TestSimTwoTerminalsQueueOnOneDisk(t *testing.T) {
-	sd := openSim(t, testHW(CPUProfile{}, testDisk), engine.NoSyncCommit, "a", "b")
+	sd := openSim(t, testHW(hw.CPUProfile{}, testDisk), engine.NoSyncCommit, "a", "b")
 	var ends [2]int64
 	read := func(i int, table string) func(env tpcc.Env) error {
 		return func(env tpcc.Env) error {
@@ -187,7 +188,7 @@ func TestSimTwoTerminalsQueueOnOneDisk(t *testing.T) {
 // reads nothing, and waits for the first terminal's reads (buffer pool
 // share).
 func TestSimPageInFlightIsReadyWhenItsReadCompletes(t *testing.T) {
-	sd := openSim(t, testHW(CPUProfile{}, testDisk), engine.NoSyncCommit, "a")
+	sd := openSim(t, testHW(hw.CPUProfile{}, testDisk), engine.NoSyncCommit, "a")
 	var ends [2]int64
 	var meters [2]engine.Meter
 	read := func(i int) func(env tpcc.Env) error {
@@ -217,7 +218,7 @@ func TestSimPageInFlightIsReadyWhenItsReadCompletes(t *testing.T) {
 // that released it (the first terminal's commit), and the wait is
 // reported as lock wait, by the engine's meter and by the breakdown.
 func TestSimLockGrantedAtEndOfReleasersInterval(t *testing.T) {
-	cpu := CPUProfile{LockRequest: 1000, Commit: 10000}
+	cpu := hw.CPUProfile{LockRequest: 1000, Commit: 10000}
 	sd := openSim(t, testHW(cpu, freeDevice), engine.NoSyncCommit, "district")
 	var ends [2]int64
 	var meters [2]engine.Meter
@@ -254,7 +255,7 @@ func TestSimLockGrantedAtEndOfReleasersInterval(t *testing.T) {
 // Commits that reach the log while a sync is in progress wait for it and
 // are then served by one more sync, led by the first of them.
 func TestSimGroupCommit(t *testing.T) {
-	sd := openSim(t, testHW(CPUProfile{}, freeDevice), engine.SyncCommit, "a")
+	sd := openSim(t, testHW(hw.CPUProfile{}, freeDevice), engine.SyncCommit, "a")
 	var ends [3]int64
 	var meters [3]engine.Meter
 	before := sd.db.LogStats()
@@ -295,7 +296,7 @@ func TestSimGroupCommit(t *testing.T) {
 // inside its transaction; the waiter gives up at its deadline, 1 s after
 // it asked, exactly.
 func TestSimLockTimeoutInVirtualTime(t *testing.T) {
-	sd := openSim(t, testHW(CPUProfile{}, freeDevice), engine.NoSyncCommit, "district")
+	sd := openSim(t, testHW(hw.CPUProfile{}, freeDevice), engine.NoSyncCommit, "district")
 	var ends [2]int64
 	var waitErr error
 	sd.run(t, func(env tpcc.Env) error {
@@ -323,7 +324,7 @@ func TestSimLockTimeoutInVirtualTime(t *testing.T) {
 // Keying and think times pass in virtual time, and the terminal with the
 // earliest clock runs first.
 func TestSimSleepOrdersTerminals(t *testing.T) {
-	sd := openSim(t, testHW(CPUProfile{}, freeDevice), engine.NoSyncCommit, "a")
+	sd := openSim(t, testHW(hw.CPUProfile{}, freeDevice), engine.NoSyncCommit, "a")
 	var order []int
 	var clocks []int64
 	step := func(i int, d time.Duration) func(env tpcc.Env) error {
@@ -349,7 +350,7 @@ func TestSimSleepOrdersTerminals(t *testing.T) {
 // through the sync. The transactions serialize, and every wait for the
 // other terminal's turn is reported as lock wait.
 func TestSimOneDistrictSerializes(t *testing.T) {
-	sd := openSim(t, testHW(CPUProfile{}, freeDevice), engine.SyncCommit, "district")
+	sd := openSim(t, testHW(hw.CPUProfile{}, freeDevice), engine.SyncCommit, "district")
 	var ends [2]int64
 	pay := func(i int) func(env tpcc.Env) error {
 		return func(env tpcc.Env) error {
@@ -402,7 +403,7 @@ func scanAll(db *engine.DB, tb *engine.TableHandle) (int, error) {
 // leaves in one call; terminal 1 asks for one page at 1 ms, while
 // terminal 0's first read is on the disk, and gets the disk next.
 func TestSimQueueInArrivalOrder(t *testing.T) {
-	sd := openSim(t, testHW(CPUProfile{}, testDisk), engine.NoSyncCommit, "a", "b")
+	sd := openSim(t, testHW(hw.CPUProfile{}, testDisk), engine.NoSyncCommit, "a", "b")
 	var ends [2]int64
 	sd.run(t, func(env tpcc.Env) error {
 		n, err := scanAll(sd.db, sd.t["a"])
@@ -430,7 +431,7 @@ func TestSimQueueInArrivalOrder(t *testing.T) {
 func TestSimReadAheadPagesAreReadyWhenDelivered(t *testing.T) {
 	var ends [2]int64
 	for i, ra := range []bool{false, true} {
-		sd := openSimRows(t, testHW(CPUProfile{}, testDisk), engine.NoSyncCommit, 3000, ra, "a")
+		sd := openSimRows(t, testHW(hw.CPUProfile{}, testDisk), engine.NoSyncCommit, 3000, ra, "a")
 		sd.run(t, func(env tpcc.Env) error {
 			_, err := scanAll(sd.db, sd.t["a"])
 			ends[i] = at(env)
@@ -453,7 +454,7 @@ func TestSimReadAheadPagesAreReadyWhenDelivered(t *testing.T) {
 // Background work done before the run (a load's checkpoint) is not the
 // run's: the first read of the run finds the disk idle.
 func TestSimWorkBeforeRunIsNotPriced(t *testing.T) {
-	sd := openSim(t, testHW(CPUProfile{}, testDisk), engine.NoSyncCommit, "a", "b")
+	sd := openSim(t, testHW(hw.CPUProfile{}, testDisk), engine.NoSyncCommit, "a", "b")
 	tx := sd.db.Begin(nil)
 	for k := int64(1); k <= 100; k++ {
 		require.NoError(t, tx.Update(sd.t["a"], key(k), []engine.Set{{Column: "v", Value: engine.Int(k)}}))
@@ -478,7 +479,7 @@ func TestSimWorkBeforeRunIsNotPriced(t *testing.T) {
 // are priced in steps, and terminal 0's commit, at 11 ms, runs between
 // them and grants the lock.
 func TestSimLockGrantedWhileWaiterIsPriced(t *testing.T) {
-	sd := openSim(t, testHW(CPUProfile{}, testDisk), engine.NoSyncCommit, "a")
+	sd := openSim(t, testHW(hw.CPUProfile{}, testDisk), engine.NoSyncCommit, "a")
 	var ends [2]int64
 	sd.run(t, func(env tpcc.Env) error {
 		tx := sd.db.Begin(nil)
@@ -510,7 +511,7 @@ func TestSimLockGrantedWhileWaiterIsPriced(t *testing.T) {
 // [0, 77)), checkpoints, and reads a leaf of table b: one 11 ms write goes
 // first, then the 11 ms read. The other writes run in the idle time after.
 func TestSimBackgroundWritesTakeTurns(t *testing.T) {
-	sd := openSim(t, testHW(CPUProfile{}, testDisk), engine.NoSyncCommit, "a", "b")
+	sd := openSim(t, testHW(hw.CPUProfile{}, testDisk), engine.NoSyncCommit, "a", "b")
 	var beforeRead, end int64
 	var pending int64
 	sd.run(t, func(env tpcc.Env) error {
@@ -542,7 +543,7 @@ func TestSimBackgroundWritesTakeTurns(t *testing.T) {
 // waits for them, in the transaction that triggered it: the log cannot
 // move past the last checkpoint before its pages are written.
 func TestSimCheckpointWaitsForTheLastOnesWrites(t *testing.T) {
-	sd := openSim(t, testHW(CPUProfile{}, testDisk), engine.NoSyncCommit, "a")
+	sd := openSim(t, testHW(hw.CPUProfile{}, testDisk), engine.NoSyncCommit, "a")
 	var afterFirst, afterSecond, first int64
 	dirty := func(v int64) error {
 		tx := sd.db.Begin(nil)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/enginelab/enginelab/sim/hw"
 	"github.com/enginelab/enginelab/tpcc"
 )
 
@@ -68,7 +69,7 @@ func TestSimTPCCDeterministic(t *testing.T) {
 	base := TPCCConfig{Mode: ModeSim, Warehouses: 1, Scale: tpcc.SmallScale, Terminals: 4, Duration: 2 * time.Second,
 		Warmup: 200 * time.Millisecond, Seed: 1, SyncCommit: true, PoolSize: 2560 << 10, ReadAhead: true,
 		Remote: RemoteSpec{Backend: "slru"}, RemoteSize: 1536 << 10,
-		Hardware: HardwareSpec{Store: "sata-ssd", Network: "gigabit", Cores: 2}}
+		Hardware: hw.Spec{Store: "sata-ssd", Network: "gigabit", Cores: 2}}
 
 	var loads [2]map[string]any
 	var dirs [3]string

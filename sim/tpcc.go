@@ -9,12 +9,16 @@ import (
 
 	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/engine"
+	"github.com/enginelab/enginelab/sim/hw"
+	"github.com/enginelab/enginelab/sim/internal/simerr"
 	"github.com/enginelab/enginelab/tpcc"
 )
 
 // ErrBadConfig is wrapped by the errors of a TPCCConfig that cannot run.
-// They come before anything is opened or loaded.
-var ErrBadConfig = errors.New("sim: invalid configuration")
+// They come before anything is opened or loaded. It is one value with
+// hw.ErrBadConfig, so that a job refused for its
+// hardware profiles is refused for its configuration too.
+var ErrBadConfig = simerr.ErrBadConfig
 
 // ErrAlreadyLoaded means a load was asked of a database that holds the
 // TPC-C tables already.
@@ -32,9 +36,10 @@ type Phases struct {
 type TPCCConfig struct {
 	Phases Phases
 	// Mode is ModeReal (default) or ModeSim: terminals as goroutines in
-	// wall time, or as coroutines in virtual time on Hardware.
+	// wall time, or as coroutines in virtual time on the
+	// modeled machine Hardware names.
 	Mode     Mode
-	Hardware HardwareSpec
+	Hardware hw.Spec
 
 	// The workload. Scale is the population's size (the zero value:
 	// the specification's full scale). A job without a load takes the
@@ -288,13 +293,13 @@ func TPCC(ctx context.Context, cfg TPCCConfig, hooks Hooks) (*Report, error) {
 	}
 	var sched *Scheduler
 	if cfg.Mode == ModeSim {
-		hw, err := cfg.Hardware.Resolve()
+		machine, err := cfg.Hardware.Resolve()
 		if err != nil {
 			return nil, err
 		}
-		sched = NewScheduler(hw, pageSize, realTier) // a trace's null tier costs nothing
+		sched = NewScheduler(machine, pageSize, realTier) // a trace's null tier costs nothing
 		sched.Install(opts)
-		rep.Sim = &SimReport{Hardware: hw}
+		rep.Sim = &SimReport{Hardware: machine}
 	}
 	db, err := engine.Open(opts)
 	if err != nil {

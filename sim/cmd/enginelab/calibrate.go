@@ -16,6 +16,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/enginelab/enginelab/sim"
+	"github.com/enginelab/enginelab/sim/hw"
 	"github.com/enginelab/enginelab/tpcc"
 )
 
@@ -73,7 +74,7 @@ func calibrateCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "enginelab calibrate: %v\n", err)
 		return 2
 	}
-	if err := sim.CheckProfileName(*name); err != nil {
+	if err := hw.CheckProfileName(*name); err != nil {
 		fmt.Fprintf(stderr, "enginelab calibrate: --name: %v\n", err)
 		return 2
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/enginelab/enginelab/sim"
+	"github.com/enginelab/enginelab/sim/hw"
 	"github.com/enginelab/enginelab/tpcc"
 )
 
@@ -89,7 +90,7 @@ func TestCalibrateRuns(t *testing.T) {
 	require.True(t, heap, "the heap-rowptr runs count heap fetches")
 	require.Contains(t, cal.Profile.Source, "calibrated on ")
 
-	hw, err := sim.HardwareSpec{ProfilesFile: file, CPU: "here"}.Resolve()
+	machine, err := hw.Spec{ProfilesFile: file, CPU: "here"}.Resolve()
 	require.NoError(t, err)
-	require.Equal(t, cal.Profile, hw.CPU)
+	require.Equal(t, cal.Profile, machine.CPU)
 }

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/enginelab/enginelab/sim"
+	"github.com/enginelab/enginelab/sim/hw"
 	"github.com/enginelab/enginelab/tpcc"
 )
 
@@ -105,7 +106,7 @@ func experimentCmd(args []string, stdout, stderr io.Writer) int {
 	res, err := sim.RunExperiment(ctx, e, p, progress)
 	if err != nil {
 		fmt.Fprintf(stderr, "enginelab experiment %s: %v\n", e.Name, err)
-		if errors.Is(err, sim.ErrBadConfig) || errors.Is(err, sim.ErrUnknownProfile) {
+		if errors.Is(err, sim.ErrBadConfig) || errors.Is(err, hw.ErrUnknownProfile) {
 			return 2
 		}
 		return 1

@@ -21,6 +21,7 @@ import (
 	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/engine"
 	"github.com/enginelab/enginelab/sim"
+	"github.com/enginelab/enginelab/sim/hw"
 	"github.com/enginelab/enginelab/tpcc"
 )
 
@@ -141,11 +142,11 @@ func newTPCCFlags(sub string, stderr io.Writer) *tpccFlags {
 		fs.Var(&f.mode, "mode", "real (terminals on this machine's cores, wall time) or sim (one at a time in virtual time, the engine's work priced on modeled hardware: the same seed gives the same report anywhere)")
 	}
 	if run {
-		fs.IntVar(&f.cores, "cores", sim.DefaultCores, "sim: modeled CPU cores")
-		fs.StringVar(&f.cpu, "cpu", sim.DefaultCPUName, "sim: CPU cost profile, by name")
-		fs.StringVar(&f.storeDev, "store-device", sim.DefaultStore, "sim: the store's device: "+deviceNames())
+		fs.IntVar(&f.cores, "cores", hw.DefaultCores, "sim: modeled CPU cores")
+		fs.StringVar(&f.cpu, "cpu", hw.DefaultCPUName, "sim: CPU cost profile, by name")
+		fs.StringVar(&f.storeDev, "store-device", hw.DefaultStore, "sim: the store's device: "+deviceNames())
 		fs.StringVar(&f.logDev, "log-device", "", "sim: the redo log's device (default: the store's)")
-		fs.StringVar(&f.network, "network", sim.DefaultNetwork, "sim: the network to the remote tier: "+networkNames())
+		fs.StringVar(&f.network, "network", hw.DefaultNetwork, "sim: the network to the remote tier: "+networkNames())
 		fs.StringVar(&f.trace, "trace", "", "record the page trace (every call the buffer pool makes to its remote tier, or to a tier that keeps nothing when there is none) in this `file`, for enginelab tier-replay")
 		fs.StringVar(&f.profiles, "profiles", "", "sim: a JSON `file` of device, network and CPU profiles that add to or replace the shipped ones (README, \"Simulated mode\")")
 		fs.IntVar(&f.terminals, "terminals", 4, "terminals, each bound to a home warehouse and district (at most 255 per warehouse)")
@@ -216,7 +217,7 @@ func (f *tpccFlags) config() (sim.TPCCConfig, error) {
 		ReadAhead: f.readAhead.value == "on",
 		Mode:      sim.Mode(f.mode.value),
 		Trace:     f.trace,
-		Hardware: sim.HardwareSpec{Cores: f.cores, CPU: f.cpu, Store: f.storeDev, Log: f.logDev, Network: f.network,
+		Hardware: hw.Spec{Cores: f.cores, CPU: f.cpu, Store: f.storeDev, Log: f.logDev, Network: f.network,
 			ProfilesFile: f.profiles},
 		Flags: map[string]string{}}
 	c.Phases.Check = c.Phases.Check && f.check
@@ -533,8 +534,8 @@ func (f *tpccFlags) hooks(stderr io.Writer, label string) sim.Hooks {
 	return h
 }
 
-func deviceNames() string  { return strings.Join(sortedKeys(sim.Devices), ", ") }
-func networkNames() string { return strings.Join(sortedKeys(sim.Networks), ", ") }
+func deviceNames() string  { return strings.Join(sortedKeys(hw.Devices), ", ") }
+func networkNames() string { return strings.Join(sortedKeys(hw.Networks), ", ") }
 
 func sortedKeys[V any](m map[string]V) []string {
 	ks := make([]string, 0, len(m))
