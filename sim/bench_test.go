@@ -7,6 +7,7 @@ import (
 
 	"github.com/enginelab/enginelab/engine"
 	"github.com/enginelab/enginelab/sim/hw"
+	"github.com/enginelab/enginelab/sim/sched"
 	"github.com/enginelab/enginelab/tpcc"
 )
 
@@ -14,7 +15,7 @@ import (
 // benchmark's calls (a load takes seconds).
 type benchDB struct {
 	db     *engine.DB
-	sched  *Scheduler
+	sched  *sched.Scheduler
 	loaded tpcc.Loaded
 }
 
@@ -33,7 +34,7 @@ func loadedFor(b *testing.B, mode Mode) *benchDB {
 		if err != nil {
 			b.Fatal(err)
 		}
-		d.sched = NewScheduler(machine, 16384, false)
+		d.sched = sched.New(machine, 16384, false)
 		d.sched.Install(o)
 	}
 	db, err := engine.Open(o)

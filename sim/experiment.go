@@ -15,6 +15,7 @@ import (
 	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/engine"
 	"github.com/enginelab/enginelab/sim/hw"
+	"github.com/enginelab/enginelab/sim/sched"
 	"github.com/enginelab/enginelab/tpcc"
 )
 
@@ -350,7 +351,7 @@ func explain(label string, base, side *Report) []Explanation {
 		}
 		x := Explanation{Side: label, Type: b.Type, BaseMs: a.Time.MeanMs, SideMs: b.Time.MeanMs}
 		as, bs := a.Time.shares(), b.Time.shares()
-		for i, name := range TimeKindNames {
+		for i, name := range sched.TimeKindNames {
 			d := b.Time.MeanMs*bs[i]/100 - a.Time.MeanMs*as[i]/100
 			if math.Abs(d) >= 0.0005 {
 				x.Shares = append(x.Shares, ShareDelta{Share: name, DeltaMs: round(d, 3)})
@@ -381,8 +382,8 @@ func explain(label string, base, side *Report) []Explanation {
 	return out
 }
 
-func (t *TimeReport) shares() [NumTimeKinds]float64 {
-	return [NumTimeKinds]float64{t.CPU, t.BufferPool, t.RemoteTier, t.Store, t.Log, t.LockWait, t.Queueing}
+func (t *TimeReport) shares() [sched.NumTimeKinds]float64 {
+	return [sched.NumTimeKinds]float64{t.CPU, t.BufferPool, t.RemoteTier, t.Store, t.Log, t.LockWait, t.Queueing}
 }
 
 func cmpAbs(a, b float64) int {

@@ -13,6 +13,7 @@ import (
 	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/engine"
 	"github.com/enginelab/enginelab/sim/hw"
+	"github.com/enginelab/enginelab/sim/sched"
 	"github.com/enginelab/enginelab/tpcc"
 )
 
@@ -190,7 +191,7 @@ type SimReport struct {
 	LogBusyPct     float64 `json:"log_busy_pct"`
 	NetworkBusyPct float64 `json:"network_busy_pct"`
 	// Stalls counts waits the scheduler had to break (zero in a sound
-	// run; see Scheduler).
+	// run; see sched.Scheduler).
 	Stalls int64 `json:"stalls,omitempty"`
 	// BackgroundWritesPending is how many background writes (checkpoint
 	// flushes) the store device had not yet served at the end.
@@ -201,7 +202,7 @@ type SimReport struct {
 }
 
 // fill adds the run's figures from the scheduler.
-func (r *SimReport) fill(s *Scheduler, elapsed time.Duration, run *RunReport) {
+func (r *SimReport) fill(s *sched.Scheduler, elapsed time.Duration, run *RunReport) {
 	r.VirtualSeconds = elapsed.Seconds()
 	cores, store, log, net := s.Busy()
 	pct := func(busy int64, n int) float64 {
@@ -223,8 +224,8 @@ func (r *SimReport) fill(s *Scheduler, elapsed time.Duration, run *RunReport) {
 		}
 		share := func(k int) float64 { return 100 * float64(tt.Spent[k]) / float64(tt.Response) }
 		run.Types[i].Time = &TimeReport{MeanMs: float64(tt.Response) / float64(tt.Count) / 1e6,
-			CPU: share(TimeCPU), BufferPool: share(TimePool), RemoteTier: share(TimeTier), Store: share(TimeStore),
-			Log: share(TimeLog), LockWait: share(TimeLock), Queueing: share(TimeQueue)}
+			CPU: share(sched.TimeCPU), BufferPool: share(sched.TimePool), RemoteTier: share(sched.TimeTier), Store: share(sched.TimeStore),
+			Log: share(sched.TimeLog), LockWait: share(sched.TimeLock), Queueing: share(sched.TimeQueue)}
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/enginelab/enginelab/engine"
 	"github.com/enginelab/enginelab/sim/hw"
 	"github.com/enginelab/enginelab/sim/internal/simerr"
+	"github.com/enginelab/enginelab/sim/sched"
 	"github.com/enginelab/enginelab/tpcc"
 )
 
@@ -117,7 +118,7 @@ const (
 	// wall time.
 	ModeReal Mode = "real"
 	// ModeSim runs them one at a time in virtual time, pricing what the
-	// engine did on modeled hardware (Scheduler).
+	// engine did on modeled hardware (sched.Scheduler).
 	ModeSim Mode = "sim"
 )
 
@@ -291,14 +292,14 @@ func TPCC(ctx context.Context, cfg TPCCConfig, hooks Hooks) (*Report, error) {
 		defer tier.Close()
 		opts.Tier = tier
 	}
-	var sched *Scheduler
+	var sch *sched.Scheduler
 	if cfg.Mode == ModeSim {
 		machine, err := cfg.Hardware.Resolve()
 		if err != nil {
 			return nil, err
 		}
-		sched = NewScheduler(machine, pageSize, realTier) // a trace's null tier costs nothing
-		sched.Install(opts)
+		sch = sched.New(machine, pageSize, realTier) // a trace's null tier costs nothing
+		sch.Install(opts)
 		rep.Sim = &SimReport{Hardware: machine}
 	}
 	db, err := engine.Open(opts)
@@ -306,15 +307,15 @@ func TPCC(ctx context.Context, cfg TPCCConfig, hooks Hooks) (*Report, error) {
 		return nil, err
 	}
 	defer db.Close()
-	if sched != nil {
-		sched.Attach(db)
+	if sch != nil {
+		sch.Attach(db)
 	}
 
 	var loaded tpcc.Loaded
 	if cfg.Phases.Load {
 		lc := tpcc.LoadConfig{Warehouses: cfg.Warehouses, Scale: cfg.Scale, Seed: cfg.Seed, Org: cfg.Org, Progress: hooks.LoadProgress,
 			ExtraIndexes: cfg.ExtraIndexes, WideCustomerKey: cfg.WideCustomerKey}
-		if sched != nil {
+		if sch != nil {
 			// One loader: the pages every row lands in, and so the whole
 			// run, then depend on the seed alone.
 			lc.Workers = 1
@@ -332,7 +333,7 @@ func TPCC(ctx context.Context, cfg TPCCConfig, hooks Hooks) (*Report, error) {
 			rep.Load.Space = newSpaceReport(space)
 		}
 		rep.Host.LoadSeconds, rep.Host.LoadRowsPerSecond = stats.Elapsed.Seconds(), stats.RowsPerSecond
-		if sched != nil {
+		if sch != nil {
 			rep.Load.ElapsedSeconds, rep.Load.RowsPerSecond = 0, 0 // wall-clock: in host only
 		}
 	}
@@ -351,24 +352,24 @@ func TPCC(ctx context.Context, cfg TPCCConfig, hooks Hooks) (*Report, error) {
 		start := time.Now()
 		var stats *tpcc.RunStats
 		var elapsed time.Duration
-		if sched == nil {
+		if sch == nil {
 			if hooks.RunBegin != nil {
 				hooks.RunBegin(cfg.Warmup, cfg.Duration, func() time.Duration { return time.Since(start) })
 			}
 			stats, err = tpcc.Run(ctx, db, rc)
 			elapsed = time.Since(start)
 		} else {
-			rc.Env = sched
-			from := sched.Elapsed()
+			rc.Env = sch
+			from := sch.Elapsed()
 			if hooks.RunBegin != nil {
-				hooks.RunBegin(cfg.Warmup, cfg.Duration, func() time.Duration { return sched.Progress() - from })
+				hooks.RunBegin(cfg.Warmup, cfg.Duration, func() time.Duration { return sch.Progress() - from })
 			}
 			var terms []*tpcc.Terminal
 			if terms, err = tpcc.NewTerminals(db, rc); err == nil {
-				errs := sched.RunTPCC(ctx, terms)
+				errs := sch.RunTPCC(ctx, terms)
 				stats, err = tpcc.Collect(ctx, terms, errs)
 			}
-			elapsed = sched.Elapsed() - from
+			elapsed = sch.Elapsed() - from
 		}
 		if hooks.RunEnd != nil {
 			hooks.RunEnd()
@@ -380,8 +381,8 @@ func TPCC(ctx context.Context, cfg TPCCConfig, hooks Hooks) (*Report, error) {
 			if wall > 0 {
 				rep.Host.TxPerSecond = float64(stats.Results.Total()) / wall.Seconds()
 			}
-			if sched != nil {
-				rep.Sim.fill(sched, elapsed, rep.Run)
+			if sch != nil {
+				rep.Sim.fill(sch, elapsed, rep.Run)
 				rep.Host.VirtualPerWall = elapsed.Seconds() / wall.Seconds()
 			}
 		}

@@ -1,4 +1,4 @@
-package sim
+package sched
 
 import (
 	"context"
@@ -188,15 +188,15 @@ type load struct {
 	fromTier bool
 }
 
-// SimEpoch is virtual time zero: the wall-clock date simulated runs
+// Epoch is virtual time zero: the wall-clock date simulated runs
 // report (a fixed date, so that dates written by transactions repeat).
-var SimEpoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+var Epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
-// NewScheduler returns a scheduler for machine, pages of pageSize bytes,
+// New returns a scheduler for machine, pages of pageSize bytes,
 // with or without a remote tier. Its hooks go into the engine's options
 // (Install); Attach gives it the opened database.
-func NewScheduler(machine hw.Machine, pageSize int, tier bool) *Scheduler {
-	s := &Scheduler{machine: machine, epoch: SimEpoch, pageSize: int64(pageSize), tier: tier}
+func New(machine hw.Machine, pageSize int, tier bool) *Scheduler {
+	s := &Scheduler{machine: machine, epoch: Epoch, pageSize: int64(pageSize), tier: tier}
 	s.ev, s.storeCPUps, s.tierCPUps = machine.CPU.Picos()
 	s.cores = make([]int64, machine.Cores)
 	ps := int64(pageSize)
@@ -278,7 +278,7 @@ func (s *Scheduler) Run(fs []func() error) []error {
 		return errs
 	}
 	if len(fs) != len(s.terms) {
-		panic("sim: Scheduler.Run needs one function per terminal ForTerminal made")
+		panic("sched: Scheduler.Run needs one function per terminal ForTerminal made")
 	}
 	s.left = len(fs)
 	s.done = make(chan struct{})

@@ -1,4 +1,4 @@
-package sim
+package sched
 
 import (
 	"errors"
@@ -68,7 +68,7 @@ func openSimRows(t *testing.T, machine hw.Machine, commit engine.CommitMode, row
 	require.NoError(t, db.Close())
 
 	o := &engine.Options{Dir: dir, PoolSize: 16 << 20, Commit: commit, LockTimeout: time.Second, ReadAhead: readAhead}
-	s := NewScheduler(machine, 16384, false)
+	s := New(machine, 16384, false)
 	s.Install(o)
 	db, err = engine.Open(o)
 	require.NoError(t, err)
@@ -85,7 +85,7 @@ func openSimRows(t *testing.T, machine hw.Machine, commit engine.CommitMode, row
 func key(k int64) []engine.Value { return []engine.Value{engine.Int(k)} }
 
 // at reads a terminal's clock (a yield point) as virtual nanoseconds.
-func at(env tpcc.Env) int64 { return int64(env.Now().Sub(SimEpoch)) }
+func at(env tpcc.Env) int64 { return int64(env.Now().Sub(Epoch)) }
 
 // run runs the terminals' functions, each given its Env, and fails on
 // any error.
