@@ -17,6 +17,7 @@ import (
 
 	"github.com/enginelab/enginelab/engine"
 	"github.com/enginelab/enginelab/sim/hw"
+	"github.com/enginelab/enginelab/sim/report"
 	"github.com/enginelab/enginelab/tpcc"
 )
 
@@ -592,7 +593,7 @@ type Calibration struct {
 	Profile hw.CPUProfile    `json:"profile"`
 	Fit     *FitReport       `json:"fit"`
 	Config  CalibrateConfig  `json:"config"`
-	Host    HostReport       `json:"host"`
+	Host    report.Host      `json:"host"`
 	Date    string           `json:"date"`
 	Runs    []CalibrationRun `json:"runs"`
 	// Outliers is how many transactions the fit left out as far slower
@@ -712,7 +713,7 @@ func Calibrate(ctx context.Context, cfg CalibrateConfig) (*Calibration, error) {
 		progress = func(string) {}
 	}
 	cal := &Calibration{Config: cfg, Date: time.Now().Format("2006-01-02"),
-		Host: HostReport{GoVersion: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH, CPUs: runtime.NumCPU()}}
+		Host: report.Host{GoVersion: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH, CPUs: runtime.NumCPU()}}
 	var samples []CalibrationSample
 	var db *engine.DB
 	var loaded tpcc.Loaded
@@ -802,7 +803,7 @@ func (c *Calibration) WriteTable(w io.Writer) error {
 	var b strings.Builder
 	f := c.Fit
 	fmt.Fprintf(&b, "enginelab calibrate: %s/%s, %d CPUs, %s, %s; %d warehouse(s)%s, %v a run, seed %d\n",
-		c.Host.OS, c.Host.Arch, c.Host.CPUs, c.Host.GoVersion, c.Date, c.Config.Warehouses, scaleNote(c.Config.Scale.String()),
+		c.Host.OS, c.Host.Arch, c.Host.CPUs, c.Host.GoVersion, c.Date, c.Config.Warehouses, report.ScaleNote(c.Config.Scale.String()),
 		c.Config.Duration, c.Config.Seed)
 	total := 0
 	for _, r := range c.Runs {

@@ -13,8 +13,8 @@
 //
 // TPCCConfig is one job (the command's flags map onto it one to one); it
 // is validated, and refused with an error wrapping ErrBadConfig, before
-// anything is opened. Report is what a job measured, as tables or as JSON.
-// A Comparison holds one report per value of a setting, each job on its
+// anything is opened. report.Report is what a job measured, as tables or as JSON.
+// A report.Comparison holds one report per value of a setting, each job on its
 // own load (the command's --compare).
 //
 // # Run modes

@@ -15,6 +15,7 @@ import (
 	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/engine"
 	"github.com/enginelab/enginelab/sim/hw"
+	"github.com/enginelab/enginelab/sim/report"
 	"github.com/enginelab/enginelab/sim/sched"
 	"github.com/enginelab/enginelab/tpcc"
 )
@@ -47,9 +48,9 @@ type Experiment struct {
 	// sides lists the sides for the settings.
 	sides func(p *ExperimentParams) []ExperimentSide
 	// held checks the expected direction on the sides' reports.
-	held func(r []*Report) (bool, string)
+	held func(r []*report.Report) (bool, string)
 	// headline names the figure the experiment is about and its ratio.
-	headline func(r []*Report) Headline
+	headline func(r []*report.Report) Headline
 	// replay, if set, records the page trace of the first side and
 	// replays it into every tier policy; held and headline then judge
 	// the replay instead of the sides.
@@ -106,7 +107,7 @@ type ExperimentResult struct {
 	Context      string           `json:"context,omitempty"`
 	Params       ExperimentParams `json:"params"`
 	Labels       []string         `json:"labels"`
-	Sides        []*Report        `json:"sides"`
+	Sides        []*report.Report `json:"sides"`
 	Explanations []Explanation    `json:"explanations"`
 	// Replay is the tier policies' hit ratios on the first side's page
 	// trace (the tier-policy experiment).
@@ -334,7 +335,7 @@ var counters = func() []counter {
 }()
 
 // explain compares each transaction type of side with base's.
-func explain(label string, base, side *Report) []Explanation {
+func explain(label string, base, side *report.Report) []Explanation {
 	if base.Run == nil || side.Run == nil || side.Sim == nil {
 		return nil
 	}
@@ -350,7 +351,7 @@ func explain(label string, base, side *Report) []Explanation {
 			continue
 		}
 		x := Explanation{Side: label, Type: b.Type, BaseMs: a.Time.MeanMs, SideMs: b.Time.MeanMs}
-		as, bs := a.Time.shares(), b.Time.shares()
+		as, bs := shares(a.Time), shares(b.Time)
 		for i, name := range sched.TimeKindNames {
 			d := b.Time.MeanMs*bs[i]/100 - a.Time.MeanMs*as[i]/100
 			if math.Abs(d) >= 0.0005 {
@@ -359,8 +360,8 @@ func explain(label string, base, side *Report) []Explanation {
 		}
 		slices.SortStableFunc(x.Shares, func(p, q ShareDelta) int { return cmpAbs(q.DeltaMs, p.DeltaMs) })
 		for _, c := range counters {
-			va := float64(c.value(&a.sum)) / float64(a.Count)
-			vb := float64(c.value(&b.sum)) / float64(b.Count)
+			va := float64(c.value(&a.Sum)) / float64(a.Count)
+			vb := float64(c.value(&b.Sum)) / float64(b.Count)
 			d := vb - va
 			if math.Abs(d) < 0.005 || math.Abs(d) < 0.02*math.Max(math.Abs(va), math.Abs(vb)) {
 				continue
@@ -382,7 +383,8 @@ func explain(label string, base, side *Report) []Explanation {
 	return out
 }
 
-func (t *TimeReport) shares() [sched.NumTimeKinds]float64 {
+// shares lists t's shares in the order of sched.TimeKindNames.
+func shares(t *report.TimeShares) [sched.NumTimeKinds]float64 {
 	return [sched.NumTimeKinds]float64{t.CPU, t.BufferPool, t.RemoteTier, t.Store, t.Log, t.LockWait, t.Queueing}
 }
 
@@ -409,8 +411,8 @@ func (r *ExperimentResult) WriteTable(w io.Writer) error {
 	fmt.Fprintf(&b, "expects: %s\n", r.Expect)
 	p := &r.Params
 	fmt.Fprintf(&b, "simulated: %d warehouse(s)%s, %d terminals, %v measured after %v, seed %d\n\n",
-		p.Warehouses, scaleNote(p.Scale.String()), p.Terminals, p.Duration, p.Warmup, p.Seed)
-	cmp := Comparison{Setting: "side", Values: r.Labels, Sides: r.Sides, Title: "side by side (ratios against the first side)"}
+		p.Warehouses, report.ScaleNote(p.Scale.String()), p.Terminals, p.Duration, p.Warmup, p.Seed)
+	cmp := report.Comparison{Setting: "side", Values: r.Labels, Sides: r.Sides, Title: "side by side (ratios against the first side)"}
 	if err := cmp.WriteTable(&b); err != nil {
 		return err
 	}
@@ -456,23 +458,23 @@ func (r *ExperimentResult) WriteTable(w io.Writer) error {
 }
 
 // typeOf returns r's report of transaction type k.
-func typeOf(r *Report, k tpcc.TxType) *TypeReport {
+func typeOf(r *report.Report, k tpcc.TxType) *report.Type {
 	if r.Run == nil || int(k) >= len(r.Run.Types) {
-		return &TypeReport{}
+		return &report.Type{}
 	}
 	return &r.Run.Types[k]
 }
 
 // perTx is a counter's average per transaction of type k in r.
-func perTx(r *Report, k tpcc.TxType, f func(m *engine.Meter) int64) float64 {
+func perTx(r *report.Report, k tpcc.TxType, f func(m *engine.Meter) int64) float64 {
 	t := typeOf(r, k)
 	if t.Count == 0 {
 		return 0
 	}
-	return float64(f(&t.sum)) / float64(t.Count)
+	return float64(f(&t.Sum)) / float64(t.Count)
 }
 
-func meanMs(r *Report, k tpcc.TxType) float64 {
+func meanMs(r *report.Report, k tpcc.TxType) float64 {
 	if t := typeOf(r, k); t.Time != nil {
 		return t.Time.MeanMs
 	}
@@ -481,14 +483,14 @@ func meanMs(r *Report, k tpcc.TxType) float64 {
 
 // engineMs is the engine's own share of type k's mean: CPU and buffer
 // pool, without waits and queueing.
-func engineMs(r *Report, k tpcc.TxType) float64 {
+func engineMs(r *report.Report, k tpcc.TxType) float64 {
 	if t := typeOf(r, k); t.Time != nil {
 		return t.Time.MeanMs * (t.Time.CPU + t.Time.BufferPool) / 100
 	}
 	return 0
 }
 
-func tpmC(r *Report) float64 {
+func tpmC(r *report.Report) float64 {
 	if r.Run == nil {
 		return 0
 	}

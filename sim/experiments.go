@@ -8,6 +8,7 @@ import (
 
 	"github.com/enginelab/enginelab/engine"
 	"github.com/enginelab/enginelab/sim/hw"
+	"github.com/enginelab/enginelab/sim/report"
 	"github.com/enginelab/enginelab/tpcc"
 )
 
@@ -37,8 +38,8 @@ var experiments = []*Experiment{
 			rw.CountRewrite = true
 			return []ExperimentSide{{"clustered", c}, {"heap-rowptr", h}, {"heap-rowptr, count rewrite", rw}}
 		},
-		held: func(r []*Report) (bool, string) {
-			fetches := func(r *Report) float64 {
+		held: func(r []*report.Report) (bool, string) {
+			fetches := func(r *report.Report) float64 {
 				return perTx(r, tpcc.PaymentTx, func(m *engine.Meter) int64 { return m.RowFetches })
 			}
 			fc, fh, fr := fetches(r[0]), fetches(r[1]), fetches(r[2])
@@ -50,7 +51,7 @@ var experiments = []*Experiment{
 			return ok, fmt.Sprintf("row fetches per Payment: clustered %.2f, heap-rowptr %.2f, with the rewrite %.2f; Payment's engine time %.4f → %.4f ms (response %.3f → %.3f ms, tpmC %.0f → %.0f) with the rewrite",
 				fc, fh, fr, eh, er, meanMs(r[1], tpcc.PaymentTx), meanMs(r[2], tpcc.PaymentTx), tpmC(r[1]), tpmC(r[2]))
 		},
-		headline: func(r []*Report) Headline {
+		headline: func(r []*report.Report) Headline {
 			return headline("heap-rowptr's Payment row fetches per transaction, without → with the rewrite",
 				perTx(r[1], tpcc.PaymentTx, func(m *engine.Meter) int64 { return m.RowFetches }),
 				perTx(r[2], tpcc.PaymentTx, func(m *engine.Meter) int64 { return m.RowFetches }))
@@ -67,15 +68,15 @@ var experiments = []*Experiment{
 			b.Profile = tpcc.BenchmarkSQL
 			return []ExperimentSide{{"LIMIT 1 (optimized)", c}, {"every undelivered order (benchmarksql)", b}}
 		},
-		held: func(r []*Report) (bool, string) {
-			rows := func(r *Report) float64 {
+		held: func(r []*report.Report) (bool, string) {
+			rows := func(r *report.Report) float64 {
 				return perTx(r, tpcc.DeliveryTx, func(m *engine.Meter) int64 { return m.RowsReturned })
 			}
 			ok := rows(r[1]) > rows(r[0]) && meanMs(r[1], tpcc.DeliveryTx) > meanMs(r[0], tpcc.DeliveryTx)
 			return ok, fmt.Sprintf("rows returned per Delivery %.1f → %.1f, Delivery %.3f → %.3f ms",
 				rows(r[0]), rows(r[1]), meanMs(r[0], tpcc.DeliveryTx), meanMs(r[1], tpcc.DeliveryTx))
 		},
-		headline: func(r []*Report) Headline {
+		headline: func(r []*report.Report) Headline {
 			return headline("Delivery mean ms (modeled)", meanMs(r[0], tpcc.DeliveryTx), meanMs(r[1], tpcc.DeliveryTx))
 		},
 	},
@@ -90,15 +91,15 @@ var experiments = []*Experiment{
 			n.StockLevelNoLowerBound = true
 			return []ExperimentSide{{"with the lower bound", c}, {"without it", n}}
 		},
-		held: func(r []*Report) (bool, string) {
-			ex := func(r *Report) float64 {
+		held: func(r []*report.Report) (bool, string) {
+			ex := func(r *report.Report) float64 {
 				return perTx(r, tpcc.StockLevelTx, func(m *engine.Meter) int64 { return m.RowsExamined })
 			}
 			ok := ex(r[1]) > ex(r[0]) && meanMs(r[1], tpcc.StockLevelTx) > meanMs(r[0], tpcc.StockLevelTx)
 			return ok, fmt.Sprintf("rows examined per Stock-Level %.1f → %.1f, Stock-Level %.3f → %.3f ms",
 				ex(r[0]), ex(r[1]), meanMs(r[0], tpcc.StockLevelTx), meanMs(r[1], tpcc.StockLevelTx))
 		},
-		headline: func(r []*Report) Headline {
+		headline: func(r []*report.Report) Headline {
 			return headline("Stock-Level mean ms (modeled)", meanMs(r[0], tpcc.StockLevelTx), meanMs(r[1], tpcc.StockLevelTx))
 		},
 	},
@@ -129,8 +130,8 @@ var experiments = []*Experiment{
 			return []ExperimentSide{{"no tier", c}, {"lru tier, exclusive", ex}, {"lru tier, inclusive", in},
 				{"lru tier, exclusive, no read-ahead", nora}}
 		},
-		held: func(r []*Report) (bool, string) {
-			hit := func(r *Report) float64 {
+		held: func(r []*report.Report) (bool, string) {
+			hit := func(r *report.Report) float64 {
 				if r.Tier == nil {
 					return 0
 				}
@@ -140,7 +141,7 @@ var experiments = []*Experiment{
 			return ok, fmt.Sprintf("tpmC %.0f without a tier, %.0f exclusive (hit rate %.1f%%), %.0f inclusive (%.1f%%), %.0f exclusive without read-ahead",
 				tpmC(r[0]), tpmC(r[1]), 100*hit(r[1]), tpmC(r[2]), 100*hit(r[2]), tpmC(r[3]))
 		},
-		headline: func(r []*Report) Headline {
+		headline: func(r []*report.Report) Headline {
 			return headline("tpmC, no tier → exclusive lru tier", tpmC(r[0]), tpmC(r[1]))
 		},
 	},
@@ -172,13 +173,13 @@ var experiments = []*Experiment{
 				}
 				if b.Hits < l.Hits || b.Hits < sl.Hits || l.Hits != sl.Hits {
 					ok = false
-					worst = fmt.Sprintf("at %s: lru %d, slru %d, belady %d hits", FormatBytes(size), l.Hits, sl.Hits, b.Hits)
+					worst = fmt.Sprintf("at %s: lru %d, slru %d, belady %d hits", report.FormatBytes(size), l.Hits, sl.Hits, b.Hits)
 				}
 				if d := b.HitRatio - l.HitRatio; d < gap || h.Figure == "" {
 					gap = d
 				}
 				if h.Figure == "" || size <= int64(r.Pages)*int64(r.PageSize)/4 {
-					h = headline(fmt.Sprintf("hit ratio at %s (a quarter of the trace's pages or less), lru → belady", FormatBytes(size)),
+					h = headline(fmt.Sprintf("hit ratio at %s (a quarter of the trace's pages or less), lru → belady", report.FormatBytes(size)),
 						l.HitRatio, b.HitRatio)
 				}
 			}
@@ -187,8 +188,8 @@ var experiments = []*Experiment{
 			}
 			return false, worst, h
 		},
-		held:     func([]*Report) (bool, string) { return false, "" },
-		headline: func([]*Report) Headline { return Headline{} },
+		held:     func([]*report.Report) (bool, string) { return false, "" },
+		headline: func([]*report.Report) Headline { return Headline{} },
 	},
 	{
 		Name:     "hot-index",
@@ -201,15 +202,15 @@ var experiments = []*Experiment{
 			x.ExtraIndexes = map[string][]engine.Index{tpcc.Stock: {tpcc.StockQuantityIndex}}
 			return []ExperimentSide{{"no index on s_quantity", c}, {"idx_stock_quantity (s_w_id, s_quantity)", x}}
 		},
-		held: func(r []*Report) (bool, string) {
-			w := func(r *Report) float64 {
+		held: func(r []*report.Report) (bool, string) {
+			w := func(r *report.Report) float64 {
 				return perTx(r, tpcc.NewOrderTx, func(m *engine.Meter) int64 { return m.IndexEntriesWritten })
 			}
 			ok := w(r[1]) > w(r[0]) && meanMs(r[1], tpcc.NewOrderTx) > meanMs(r[0], tpcc.NewOrderTx)
 			return ok, fmt.Sprintf("index entries written per New-Order %.1f → %.1f, New-Order %.3f → %.3f ms",
 				w(r[0]), w(r[1]), meanMs(r[0], tpcc.NewOrderTx), meanMs(r[1], tpcc.NewOrderTx))
 		},
-		headline: func(r []*Report) Headline {
+		headline: func(r []*report.Report) Headline {
 			return headline("New-Order mean ms (modeled)", meanMs(r[0], tpcc.NewOrderTx), meanMs(r[1], tpcc.NewOrderTx))
 		},
 	},
@@ -250,12 +251,12 @@ var experiments = []*Experiment{
 		// heap sides' indexes can end a run a page apart. (At small scale,
 		// where each customer is paid ten times as often, they can within
 		// a tenth of a virtual second.)
-		held: func(r []*Report) (bool, string) {
+		held: func(r []*report.Report) (bool, string) {
 			c, cw, h, hw := loadedIndexPages(r[0]), loadedIndexPages(r[1]), loadedIndexPages(r[2]), loadedIndexPages(r[3])
 			ok := c > 0 && h > 0 && cw > 1.2*c && hw == h
 			return ok, fmt.Sprintf("idx_customer_name pages as loaded: clustered %.0f → %.0f with the wide key, heap-rowptr %.0f → %.0f", c, cw, h, hw)
 		},
-		headline: func(r []*Report) Headline {
+		headline: func(r []*report.Report) Headline {
 			return headline("clustered idx_customer_name pages as loaded, narrow → wide key", loadedIndexPages(r[0]), loadedIndexPages(r[1]))
 		},
 	},
@@ -266,7 +267,7 @@ var experiments = []*Experiment{
 const wideKeyBytes = 64
 
 // indexPages is the pages of table's index in space.
-func indexPages(space []SpaceReport, table, index string) float64 {
+func indexPages(space []report.Space, table, index string) float64 {
 	for _, s := range space {
 		if s.Table == table && s.Index == index {
 			return float64(s.Pages)
@@ -277,7 +278,7 @@ func indexPages(space []SpaceReport, table, index string) float64 {
 
 // loadedIndexPages is idx_customer_name's pages in r's space as loaded
 // (TPCCConfig.LoadSpace).
-func loadedIndexPages(r *Report) float64 {
+func loadedIndexPages(r *report.Report) float64 {
 	if r.Load == nil {
 		return 0
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/enginelab/enginelab/engine"
 	"github.com/enginelab/enginelab/internal/memlimit"
 	"github.com/enginelab/enginelab/sim/hw"
+	"github.com/enginelab/enginelab/sim/report"
 )
 
 // defaultJob is the command's default job: tpcc with no flags.
@@ -36,7 +37,7 @@ func TestMemoryCheckRefusesLargeJob(t *testing.T) {
 	require.ErrorIs(t, err, ErrInsufficientMemory)
 	require.ErrorIs(t, err, ErrBadConfig)
 	for _, w := range []string{"--warehouses 100000 in memory", "the default --pool of 256 MiB a warehouse (24 TiB)",
-		"needs about " + FormatBytes(e.Total), "more than the 16 GiB this process may use (set by --memory-limit)",
+		"needs about " + report.FormatBytes(e.Total), "more than the 16 GiB this process may use (set by --memory-limit)",
 		"To fit, keep the database on disk with --dir DIR and make --pool at most", "run anyway with --ignore-memory-limit"} {
 		require.ErrorContains(t, err, w)
 	}

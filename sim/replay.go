@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/sim/report"
 )
 
 // Replaying a page trace (cache.Trace) into tier policies: the eviction
@@ -548,7 +549,7 @@ func (h *beladyHeap) Pop() any {
 func (r *ReplayReport) WriteTable(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "tier policies on a page trace: %d events (%d gets, %d puts, %d deletes), %d pages of %s, %s mode\n",
-		r.Events, r.Gets, r.Puts, r.Deletes, r.Pages, FormatBytes(int64(r.PageSize)), r.Mode)
+		r.Events, r.Gets, r.Puts, r.Deletes, r.Pages, report.FormatBytes(int64(r.PageSize)), r.Mode)
 	note := ""
 	if slices.Contains(r.Config.Policies, "ristretto") && r.Config.RistrettoRuns > 1 {
 		note = fmt.Sprintf("; ristretto: mean of %d runs (min-max)", r.Config.RistrettoRuns)
@@ -593,7 +594,7 @@ func (r *ReplayReport) WriteTable(w io.Writer) error {
 }
 
 // exactBytes prints n in the largest binary unit that divides it, so that
-// two sizes never print alike (FormatBytes rounds).
+// two sizes never print alike (report.FormatBytes rounds).
 func exactBytes(n int64) string {
 	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
 	u := 0

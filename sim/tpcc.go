@@ -11,6 +11,7 @@ import (
 	"github.com/enginelab/enginelab/engine"
 	"github.com/enginelab/enginelab/sim/hw"
 	"github.com/enginelab/enginelab/sim/internal/simerr"
+	"github.com/enginelab/enginelab/sim/report"
 	"github.com/enginelab/enginelab/sim/sched"
 	"github.com/enginelab/enginelab/tpcc"
 )
@@ -80,7 +81,7 @@ type TPCCConfig struct {
 	// ReadAhead turns on the pool's linear read-ahead.
 	ReadAhead bool
 	// LoadSpace records the space report right after the load, before
-	// the run changes it, in the report's load section (LoadReport.Space).
+	// the run changes it, in the report's load section (report.Load.Space).
 	LoadSpace bool
 	// Trace, if not empty, is a file to record the page trace in: every
 	// call the pool makes to its remote tier (or, with none, to a tier
@@ -222,7 +223,7 @@ type Hooks struct {
 
 // TPCC runs the phases of cfg on one database and reports. On an error
 // after the work began, the report holds what was done.
-func TPCC(ctx context.Context, cfg TPCCConfig, hooks Hooks) (*Report, error) {
+func TPCC(ctx context.Context, cfg TPCCConfig, hooks Hooks) (*report.Report, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -300,7 +301,7 @@ func TPCC(ctx context.Context, cfg TPCCConfig, hooks Hooks) (*Report, error) {
 		}
 		sch = sched.New(machine, pageSize, realTier) // a trace's null tier costs nothing
 		sch.Install(opts)
-		rep.Sim = &SimReport{Hardware: machine}
+		rep.Sim = &report.Sim{Hardware: machine}
 	}
 	db, err := engine.Open(opts)
 	if err != nil {
@@ -341,9 +342,9 @@ func TPCC(ctx context.Context, cfg TPCCConfig, hooks Hooks) (*Report, error) {
 		return rep, err
 	}
 	if loaded.Org == engine.HeapRowPointer {
-		rep.Notes = append(rep.Notes, rowPointerNote)
+		rep.Notes = append(rep.Notes, report.RowPointerNote)
 	}
-	rep.Database = DatabaseReport{Warehouses: loaded.Warehouses, Scale: loaded.Scale.String(), Org: loaded.Org.String(), LoadSeed: loaded.Seed,
+	rep.Database = report.Database{Warehouses: loaded.Warehouses, Scale: loaded.Scale.String(), Org: loaded.Org.String(), LoadSeed: loaded.Seed,
 		PageSize: db.Pool().PageSize(), PoolBytes: opts.PoolSize}
 	if cfg.Phases.Run {
 		rc := tpcc.RunConfig{Warehouses: loaded.Warehouses, Scale: loaded.Scale, Terminals: cfg.Terminals, Duration: cfg.Duration,
@@ -382,7 +383,7 @@ func TPCC(ctx context.Context, cfg TPCCConfig, hooks Hooks) (*Report, error) {
 				rep.Host.TxPerSecond = float64(stats.Results.Total()) / wall.Seconds()
 			}
 			if sch != nil {
-				rep.Sim.fill(sch, elapsed, rep.Run)
+				fillSim(rep.Sim, sch, elapsed, rep.Run)
 				rep.Host.VirtualPerWall = elapsed.Seconds() / wall.Seconds()
 			}
 		}
@@ -406,10 +407,10 @@ func TPCC(ctx context.Context, cfg TPCCConfig, hooks Hooks) (*Report, error) {
 	}
 	rep.Space = newSpaceReport(space)
 	bg := db.Pool().BackgroundMeter()
-	rep.Background = &BackgroundReport{ReadAheads: bg.ReadAheads, ReadAheadUnused: bg.ReadAheadUnused,
+	rep.Background = &report.Background{ReadAheads: bg.ReadAheads, ReadAheadUnused: bg.ReadAheadUnused,
 		StoreReads: bg.StoreReads, StoreWrites: bg.StoreWrites, TierPuts: bg.TierPuts}
 	l := db.LogStats()
-	rep.Log = &LogReport{Records: l.Records, Bytes: l.Bytes, Syncs: l.Syncs, SyncedCommits: l.SyncedCommits, Checkpoints: l.Checkpoints}
+	rep.Log = &report.Log{Records: l.Records, Bytes: l.Bytes, Syncs: l.Syncs, SyncedCommits: l.SyncedCommits, Checkpoints: l.Checkpoints}
 	return rep, nil
 }
 

@@ -22,6 +22,7 @@ import (
 	"github.com/enginelab/enginelab/engine"
 	"github.com/enginelab/enginelab/sim"
 	"github.com/enginelab/enginelab/sim/hw"
+	"github.com/enginelab/enginelab/sim/report"
 	"github.com/enginelab/enginelab/tpcc"
 )
 
@@ -338,12 +339,12 @@ func tpccCmd(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	rep, err := sim.TPCC(ctx, cfg, f.hooks(stderr, ""))
-	return report(rep, err, f.asJSON, stdout, stderr, func(w io.Writer) error { return rep.WriteTable(w) }, rep)
+	return printReport(rep, err, f.asJSON, stdout, stderr, func(w io.Writer) error { return rep.WriteTable(w) }, rep)
 }
 
-// report prints a result (table or JSON) and returns the exit status: 1
+// printReport prints a result (table or JSON) and returns the exit status: 1
 // if the job failed or a check did not pass.
-func report(rep *sim.Report, err error, asJSON bool, stdout, stderr io.Writer, table func(io.Writer) error, doc any) int {
+func printReport(rep *report.Report, err error, asJSON bool, stdout, stderr io.Writer, table func(io.Writer) error, doc any) int {
 	status := 0
 	if err != nil {
 		fmt.Fprintf(stderr, "enginelab tpcc: %v\n", err)
@@ -404,7 +405,7 @@ func compare(ctx context.Context, f *tpccFlags, args []string, stdout, stderr io
 		delete(cfg.Flags, "compare")
 		cfgs = append(cfgs, cfg)
 	}
-	cmp := &sim.Comparison{Setting: name, Values: values}
+	cmp := &report.Comparison{Setting: name, Values: values}
 	status := 0
 	for i, cfg := range cfgs {
 		rep, err := sim.TPCC(ctx, cfg, f.hooks(stderr, name+"="+values[i]+": "))
@@ -421,7 +422,7 @@ func compare(ctx context.Context, f *tpccFlags, args []string, stdout, stderr io
 			break
 		}
 	}
-	if st := report(nil, nil, f.asJSON, stdout, stderr, cmp.WriteTable, cmp); st != 0 {
+	if st := printReport(nil, nil, f.asJSON, stdout, stderr, cmp.WriteTable, cmp); st != 0 {
 		return st
 	}
 	if !cmp.Passed() {
@@ -472,7 +473,7 @@ func export(f *tpccFlags, stdout, stderr io.Writer) int {
 		}
 		return 1
 	}
-	fmt.Fprintf(stdout, "wrote %d rows, %s, into %s in %.1f s\n\n%s\n%s", stats.TotalRows, sim.FormatBytes(stats.Bytes), out,
+	fmt.Fprintf(stdout, "wrote %d rows, %s, into %s in %.1f s\n\n%s\n%s", stats.TotalRows, report.FormatBytes(stats.Bytes), out,
 		stats.Elapsed.Seconds(), pg, my)
 	return 0
 }
