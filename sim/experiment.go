@@ -15,6 +15,7 @@ import (
 	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/engine"
 	"github.com/enginelab/enginelab/sim/hw"
+	"github.com/enginelab/enginelab/sim/replay"
 	"github.com/enginelab/enginelab/sim/report"
 	"github.com/enginelab/enginelab/sim/sched"
 	"github.com/enginelab/enginelab/tpcc"
@@ -54,8 +55,8 @@ type Experiment struct {
 	// replay, if set, records the page trace of the first side and
 	// replays it into every tier policy; held and headline then judge
 	// the replay instead of the sides.
-	replay     *ReplayConfig
-	replayHeld func(r *ReplayReport) (bool, string, Headline)
+	replay     *replay.Config
+	replayHeld func(r *replay.Report) (bool, string, Headline)
 	// pairs lists the (base, side) pairs the explanation compares;
 	// nil: every side against the first.
 	pairs [][2]int
@@ -111,7 +112,7 @@ type ExperimentResult struct {
 	Explanations []Explanation    `json:"explanations"`
 	// Replay is the tier policies' hit ratios on the first side's page
 	// trace (the tier-policy experiment).
-	Replay *ReplayReport `json:"replay,omitempty"`
+	Replay *replay.Report `json:"replay,omitempty"`
 }
 
 // Explanation is one transaction type's difference between a side and
@@ -192,7 +193,7 @@ func RunExperiment(ctx context.Context, e *Experiment, p ExperimentParams, progr
 		if progress != nil {
 			progress(fmt.Sprintf("%s: replaying %d events into %v", e.Name, len(t.Events), e.replay.Policies))
 		}
-		if res.Replay, err = ReplayTrace(t, *e.replay); err != nil {
+		if res.Replay, err = replay.Run(t, *e.replay); err != nil {
 			return nil, fmt.Errorf("experiment %s: %w", e.Name, err)
 		}
 		res.Held, res.Verdict, res.Headline = e.replayHeld(res.Replay)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/enginelab/enginelab/engine"
 	"github.com/enginelab/enginelab/sim/hw"
+	"github.com/enginelab/enginelab/sim/replay"
 	"github.com/enginelab/enginelab/sim/report"
 	"github.com/enginelab/enginelab/tpcc"
 )
@@ -160,8 +161,8 @@ var experiments = []*Experiment{
 			c := p.base()
 			return []ExperimentSide{{"recording run (no tier; the pool's misses and evictions)", c}}
 		},
-		replay: &ReplayConfig{Policies: []string{"lru", "slru", "ristretto", "belady"}, RistrettoRuns: 3},
-		replayHeld: func(r *ReplayReport) (bool, string, Headline) {
+		replay: &replay.Config{Policies: []string{"lru", "slru", "ristretto", "belady"}, RistrettoRuns: 3},
+		replayHeld: func(r *replay.Report) (bool, string, Headline) {
 			ok := true
 			var worst string
 			gap := math.Inf(1)
@@ -301,7 +302,7 @@ func LookupExperiment(name string) (*Experiment, error) {
 }
 
 // sizesOf lists a replay's sizes, ascending, as its results hold them.
-func sizesOf(r *ReplayReport) []int64 {
+func sizesOf(r *replay.Report) []int64 {
 	var sizes []int64
 	for _, x := range r.Results {
 		if !slices.Contains(sizes, x.SizeBytes) {

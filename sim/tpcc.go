@@ -18,7 +18,7 @@ import (
 
 // ErrBadConfig is wrapped by the errors of a TPCCConfig that cannot run.
 // They come before anything is opened or loaded. It is one value with
-// hw.ErrBadConfig, so that a job refused for its
+// hw.ErrBadConfig and replay.ErrBadConfig, so that a job refused for its
 // hardware profiles is refused for its configuration too.
 var ErrBadConfig = simerr.ErrBadConfig
 
