@@ -15,7 +15,6 @@ import (
 
 	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/engine"
-	"github.com/enginelab/enginelab/internal/memlimit"
 	"github.com/enginelab/enginelab/sim/hw"
 	"github.com/enginelab/enginelab/sim/report"
 )
@@ -259,17 +258,6 @@ func TestMemoryCheckExperiment(t *testing.T) {
 	require.ErrorIs(t, err, ErrInsufficientMemory)
 	require.ErrorIs(t, err, ErrBadConfig)
 	require.ErrorContains(t, err, "--warehouses 100000 in memory")
-}
-
-// A calibration's loads keep the engine's own check (the pool at its
-// capacity), there being no job's.
-func TestCalibrateMemoryCheck(t *testing.T) {
-	if l, err := memlimit.System(); err != nil || !l.Known() {
-		t.Skip("no memory limit can be read here: nothing is checked")
-	}
-	_, err := Calibrate(context.Background(), CalibrateConfig{Warehouses: 100_000, Duration: time.Second})
-	require.ErrorIs(t, err, ErrInsufficientMemory)
-	require.ErrorIs(t, err, engine.ErrInvalidOptions)
 }
 
 // The loaded data follows the scale: full scale is the measured figure per

@@ -1,18 +1,15 @@
-package sim
+package calibrate
 
 import (
-	"bytes"
 	"math"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/enginelab/enginelab/sim"
 	"github.com/enginelab/enginelab/sim/hw"
 	"github.com/enginelab/enginelab/tpcc"
 )
@@ -21,9 +18,9 @@ import (
 // events plus Gaussian noise of noise × that price. The counts are drawn
 // per type so that the mix varies as TPC-C's does (node visits follow
 // page requests, log bytes follow log records), without being proportional.
-func synthetic(r *rand.Rand, n int, truth *hw.CPUProfile, noise float64) []CalibrationSample {
+func synthetic(r *rand.Rand, n int, truth *hw.CPUProfile, noise float64) []Sample {
 	cost := truth.Costs()
-	out := make([]CalibrationSample, n)
+	out := make([]Sample, n)
 	for i := range out {
 		s := &out[i]
 		s.Type = tpcc.TxType(r.IntN(int(tpcc.NumTxTypes)))
@@ -185,17 +182,17 @@ func TestFitCPURefuses(t *testing.T) {
 	samples := synthetic(rand.New(rand.NewPCG(3, 1)), 500, &want, 0)
 	for _, tc := range []struct {
 		name    string
-		samples []CalibrationSample
+		samples []Sample
 		msg     string
 	}{
 		{"none", nil, "count no CPU event"},
 		{"few", samples[:50], "50 calibration samples for 19 observed events: want at least 190"},
-		{"negative time", append([]CalibrationSample{{Type: tpcc.PaymentTx, Nanos: -1}}, samples...), "time of 0 or more"},
-		{"negative count", append([]CalibrationSample{{Events: hw.Vector{hw.EventLogByte: -3}}}, samples...), "log_byte count -3 is negative"},
-		{"bad type", append([]CalibrationSample{{Type: tpcc.NumTxTypes}}, samples...), "want a transaction type"},
+		{"negative time", append([]Sample{{Type: tpcc.PaymentTx, Nanos: -1}}, samples...), "time of 0 or more"},
+		{"negative count", append([]Sample{{Events: hw.Vector{hw.EventLogByte: -3}}}, samples...), "log_byte count -3 is negative"},
+		{"bad type", append([]Sample{{Type: tpcc.NumTxTypes}}, samples...), "want a transaction type"},
 	} {
 		_, rep, err := FitCPU(tc.samples)
-		require.ErrorIs(t, err, ErrBadConfig, tc.name)
+		require.ErrorIs(t, err, sim.ErrBadConfig, tc.name)
 		require.ErrorContains(t, err, tc.msg, tc.name)
 		require.Nil(t, rep)
 	}
@@ -254,59 +251,11 @@ func TestNNLSMatchesEnumeration(t *testing.T) {
 	require.Greater(t, negatives, 100) // the constraint mattered in most trials
 }
 
-// The profile WriteProfile writes loads through HardwareSpec.Resolve
-// unchanged, fractions included; a name --cpu could not take is refused.
-func TestCalibrationWriteProfile(t *testing.T) {
-	want := truth()
-	samples := synthetic(rand.New(rand.NewPCG(5, 1)), 2000, &want, 0.02)
-	prof, fit, err := FitCPU(samples)
-	require.NoError(t, err)
-	prof.Source = "calibrated on test"
-	cal := &Calibration{Profile: prof, Fit: fit, Config: CalibrateConfig{Warehouses: 1, Duration: DefaultCalibrateDuration}}
-	var b bytes.Buffer
-	require.NoError(t, cal.WriteProfile(&b, "this-box"))
-	require.True(t, strings.HasPrefix(b.String(), "{\n  \"cpus\": {\n    \"this-box\": {"), b.String())
-	file := filepath.Join(t.TempDir(), "profiles.json")
-	require.NoError(t, os.WriteFile(file, b.Bytes(), 0o644))
-	machine, err := hw.Spec{ProfilesFile: file, CPU: "this-box"}.Resolve()
-	require.NoError(t, err)
-	require.Equal(t, prof, machine.CPU)
-	require.Equal(t, "this-box", machine.CPUName)
-	// The shipped profiles are still there beside it.
-	machine, err = hw.Spec{ProfilesFile: file}.Resolve()
-	require.NoError(t, err)
-	require.Equal(t, hw.DefaultCPU, machine.CPU)
-
-	for _, bad := range []string{"", "two words", "-dash", "a/b", "ü"} {
-		require.ErrorIs(t, cal.WriteProfile(&b, bad), ErrBadConfig, bad)
-	}
-
-	var table strings.Builder
-	require.NoError(t, cal.WriteTable(&table))
-	for _, w := range []string{"fit: R² 0.9", "page_request", "not observed (the profile keeps the default's cost): store_request, tier_request",
-		"new-order", "stock-level", "residual %"} {
-		require.Contains(t, table.String(), w)
-	}
-}
-
-// CalibrateConfig is checked before any work.
-func TestCalibrateConfig(t *testing.T) {
-	var c CalibrateConfig
-	c.EnsureDefaults()
-	require.Equal(t, CalibrateConfig{Warehouses: 1, Duration: DefaultCalibrateDuration}, c)
-	require.NoError(t, c.Validate())
-	for _, bad := range []CalibrateConfig{{Warehouses: 1, Duration: -1}, {Warehouses: -1, Duration: 1}, {Warehouses: tpcc.MaxWarehouses + 1, Duration: 1}} {
-		require.ErrorIs(t, bad.Validate(), ErrBadConfig)
-		_, err := Calibrate(t.Context(), bad)
-		require.ErrorIs(t, err, ErrBadConfig)
-	}
-}
-
 // standardErrors are the standard errors of an ordinary least squares fit
 // of the CPU events to samples whose times carry independent noise of
 // noise × truth's price: the square roots of the diagonal of
 // (XᵀX)⁻¹ XᵀΣX (XᵀX)⁻¹, Σ the noise variances.
-func standardErrors(samples []CalibrationSample, truth *hw.CPUProfile, noise float64) []float64 {
+func standardErrors(samples []Sample, truth *hw.CPUProfile, noise float64) []float64 {
 	cost := truth.Costs()
 	xtx := mat.NewSymDense(hw.NumCPUEvents, nil)
 	xsx := mat.NewSymDense(hw.NumCPUEvents, nil)
@@ -370,18 +319,4 @@ func TestFitTrimmedOutliers(t *testing.T) {
 		require.InDelta(t, wc[j], c, 4*se[j], hw.CostNames[j])
 	}
 	require.Greater(t, rep.R2, 0.99)
-}
-
-// Events a calibration did not observe keep the default profile's costs;
-// the others keep the fitted ones.
-func TestWithDefaults(t *testing.T) {
-	fitted := hw.CPUProfile{NodeVisit: 123, Commit: 4567, Source: "fit"}
-	got := withDefaults(fitted, []string{"store_request", "tier_request", "pool_miss"})
-	require.Equal(t, 123.0, got.NodeVisit)
-	require.Equal(t, 4567.0, got.Commit)
-	require.Equal(t, hw.DefaultCPU.StoreRequest, got.StoreRequest)
-	require.Equal(t, hw.DefaultCPU.TierRequest, got.TierRequest)
-	require.Equal(t, hw.DefaultCPU.PoolMiss, got.PoolMiss)
-	require.Zero(t, got.Split, "observed and fitted to zero")
-	require.Equal(t, "fit", got.Source)
 }
