@@ -309,8 +309,8 @@ func (c *TPCCConfig) CheckMemory() error {
 	switch {
 	case c.PoolSize == 0:
 		pool = fmt.Sprintf("the default --pool of %s a warehouse (%s)", report.FormatBytes(PoolPerWarehouse), report.FormatBytes(c.EngineOptions().PoolSize))
-	case c.poolPerWarehouse > 0:
-		pool = fmt.Sprintf("the default --pool of %s a warehouse (%s)", report.FormatBytes(c.poolPerWarehouse), report.FormatBytes(c.PoolSize))
+	case c.ScaledPool > 0:
+		pool = fmt.Sprintf("the default --pool of %s a warehouse (%s)", report.FormatBytes(c.ScaledPool), report.FormatBytes(c.PoolSize))
 	}
 	fmt.Fprintf(&b, "--warehouses %d %s with %s", c.Warehouses, where, pool)
 	if c.tierInProcess() {
@@ -372,8 +372,8 @@ func (c *TPCCConfig) memoryAdvice(limit int64) string {
 			mid := lo + (hi-lo+1)/2
 			d := *c
 			d.Warehouses = mid
-			if c.poolPerWarehouse > 0 {
-				d.PoolSize = c.poolPerWarehouse * int64(mid)
+			if c.ScaledPool > 0 {
+				d.PoolSize = c.ScaledPool * int64(mid)
 			}
 			if d.MemoryEstimate().Total <= limit {
 				lo = mid

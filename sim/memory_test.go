@@ -210,21 +210,6 @@ func TestMemoryEstimateCoversMeasured(t *testing.T) {
 	}
 }
 
-// The experiments' sides at their defaults: each estimate is at least the
-// peak RSS measured for the whole experiment (its sides run one after
-// another), as in the table in memory.go.
-func TestMemoryEstimateCoversExperiments(t *testing.T) {
-	for name, peakMiB := range map[string]int64{"delivery-limit": 1981, "io-bound": 1146} {
-		e, err := LookupExperiment(name)
-		require.NoError(t, err)
-		p := e.params(ExperimentParams{})
-		for _, side := range e.sides(&p) {
-			side.Config.Phases = Phases{Load: true, Run: true}
-			require.GreaterOrEqual(t, side.Config.memoryEstimate(2).Total, peakMiB<<20, "%s: %s", name, side.Label)
-		}
-	}
-}
-
 // Simulated mode counts the modeled cores and the virtual time, faster
 // when the pool holds the data than when the run waits on the store.
 func TestMemoryEstimateSimulatedGrowth(t *testing.T) {
@@ -247,17 +232,6 @@ func TestMemoryCheckStoredDatabase(t *testing.T) {
 	require.Zero(t, c.MemoryEstimate().Total)
 	c.Warehouses = 1
 	require.ErrorIs(t, c.Validate(), ErrInsufficientMemory)
-}
-
-// An experiment checks every side before the first one loads.
-func TestMemoryCheckExperiment(t *testing.T) {
-	e, err := LookupExperiment("delivery-limit")
-	require.NoError(t, err)
-	_, err = RunExperiment(context.Background(), e, ExperimentParams{Warehouses: 100_000, MemoryLimit: 8 << 30},
-		func(s string) { t.Fatalf("a side ran: %s", s) })
-	require.ErrorIs(t, err, ErrInsufficientMemory)
-	require.ErrorIs(t, err, ErrBadConfig)
-	require.ErrorContains(t, err, "--warehouses 100000 in memory")
 }
 
 // The loaded data follows the scale: full scale is the measured figure per

@@ -100,10 +100,11 @@ type TPCCConfig struct {
 	// and takes no --dir (the command's --compare sides, experiments):
 	// the memory check's advice then does not offer one.
 	InMemoryOnly bool
-	// poolPerWarehouse, if not 0, is the pool per warehouse PoolSize was
-	// set from (an experiment's default): the memory check's advice on
-	// fewer warehouses scales the pool with them.
-	poolPerWarehouse int64
+	// ScaledPool, if not 0, says PoolSize was set to ScaledPool bytes a
+	// warehouse (an experiment's default pool, not the user's --pool): the
+	// memory check names it as that default, and its advice on fewer
+	// warehouses scales the pool with them.
+	ScaledPool int64
 
 	// Flags, if not nil, are the command line's settings, every flag
 	// with its value, for the report.

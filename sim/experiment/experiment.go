@@ -1,4 +1,4 @@
-package sim
+package experiment
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/engine"
+	"github.com/enginelab/enginelab/sim"
 	"github.com/enginelab/enginelab/sim/hw"
 	"github.com/enginelab/enginelab/sim/replay"
 	"github.com/enginelab/enginelab/sim/report"
@@ -21,17 +22,8 @@ import (
 	"github.com/enginelab/enginelab/tpcc"
 )
 
-// Experiments answer the questions of the README's design, one command
-// each: the sides of a question run in simulated mode with one seed, are
-// printed side by side with their ratios, and their difference is
-// explained from the meters (which counters changed, per transaction type,
-// and how much of the time each accounts for). Each states the direction
-// it expects and says whether it held; where a published figure exists for
-// the same question, it is printed as context, labeled, and nothing is
-// tuned to match it.
-
-// ErrUnknownExperiment means no experiment has that name.
-var ErrUnknownExperiment = errors.New("sim: unknown experiment")
+// ErrUnknown means no experiment has that name.
+var ErrUnknown = errors.New("sim: unknown experiment")
 
 // Experiment is one question as a runnable comparison.
 type Experiment struct {
@@ -41,13 +33,13 @@ type Experiment struct {
 	Context  string // a published figure for the same question, if any
 	// Defaults are the experiment's own settings, over which the user's
 	// flags go.
-	Defaults ExperimentParams
+	Defaults Params
 	// SmallDefaults, where an experiment has them, replace Defaults at
 	// tpcc.SmallScale: a question whose pool or tier must be a fraction
 	// of the data sizes them for a tenth of the data.
-	SmallDefaults *ExperimentParams
+	SmallDefaults *Params
 	// sides lists the sides for the settings.
-	sides func(p *ExperimentParams) []ExperimentSide
+	sides func(p *Params) []Side
 	// held checks the expected direction on the sides' reports.
 	held func(r []*report.Report) (bool, string)
 	// headline names the figure the experiment is about and its ratio.
@@ -62,8 +54,8 @@ type Experiment struct {
 	pairs [][2]int
 }
 
-// ExperimentParams scale an experiment; zero fields take its defaults.
-type ExperimentParams struct {
+// Params scale an experiment; zero fields take its defaults.
+type Params struct {
 	Warehouses int `json:"warehouses"`
 	// Scale is the population's size; the zero value is full scale.
 	// Every side loads at it.
@@ -75,7 +67,7 @@ type ExperimentParams struct {
 	RemoteSize       int64         `json:"remote_bytes"` // 0: the experiment's
 	Hardware         hw.Spec       `json:"-"`
 	// MemoryLimit and IgnoreMemoryLimit go to every side's job
-	// (TPCCConfig): each side is checked before the first one loads.
+	// (sim.TPCCConfig): each side is checked before the first one loads.
 	MemoryLimit       int64 `json:"-"`
 	IgnoreMemoryLimit bool  `json:"-"`
 	// poolPerWarehouse is the experiment's pool per warehouse when
@@ -83,10 +75,10 @@ type ExperimentParams struct {
 	poolPerWarehouse int64
 }
 
-// ExperimentSide is one side of an experiment: a label and the job.
-type ExperimentSide struct {
+// Side is one side of an experiment: a label and the job.
+type Side struct {
 	Label  string
-	Config TPCCConfig
+	Config sim.TPCCConfig
 }
 
 // Headline is the one figure an experiment reports first.
@@ -97,8 +89,8 @@ type Headline struct {
 	Ratio  float64 `json:"ratio"`
 }
 
-// ExperimentResult is what an experiment found.
-type ExperimentResult struct {
+// Result is what an experiment found.
+type Result struct {
 	Name         string           `json:"name"`
 	Question     string           `json:"question"`
 	Expect       string           `json:"expect"`
@@ -106,7 +98,7 @@ type ExperimentResult struct {
 	Verdict      string           `json:"verdict"`
 	Headline     Headline         `json:"headline"`
 	Context      string           `json:"context,omitempty"`
-	Params       ExperimentParams `json:"params"`
+	Params       Params           `json:"params"`
 	Labels       []string         `json:"labels"`
 	Sides        []*report.Report `json:"sides"`
 	Explanations []Explanation    `json:"explanations"`
@@ -145,19 +137,19 @@ type CounterDelta struct {
 	AccountsMs float64 `json:"accounts_ms"`
 }
 
-// RunExperiment runs e's sides in simulated mode, one after another, each
+// Run runs e's sides in simulated mode, one after another, each
 // on its own in-memory database loaded with the same seed (so every side
 // starts from the same pages). progress, if not nil, hears what runs.
-func RunExperiment(ctx context.Context, e *Experiment, p ExperimentParams, progress func(string)) (*ExperimentResult, error) {
+func Run(ctx context.Context, e *Experiment, p Params, progress func(string)) (*Result, error) {
 	p = e.params(p)
 	sides := e.sides(&p)
 	for i := range sides {
-		sides[i].Config.Phases = Phases{Load: true, Run: true}
+		sides[i].Config.Phases = sim.Phases{Load: true, Run: true}
 		if err := sides[i].Config.Validate(); err != nil {
 			return nil, fmt.Errorf("experiment %s, side %q: %w", e.Name, sides[i].Label, err)
 		}
 	}
-	res := &ExperimentResult{Name: e.Name, Question: e.Question, Expect: e.Expect, Context: e.Context, Params: p}
+	res := &Result{Name: e.Name, Question: e.Question, Expect: e.Expect, Context: e.Context, Params: p}
 	var trace string
 	if e.replay != nil {
 		f, err := os.CreateTemp("", "enginelab-"+e.Name+"-*.trace")
@@ -173,7 +165,7 @@ func RunExperiment(ctx context.Context, e *Experiment, p ExperimentParams, progr
 		if progress != nil {
 			progress(fmt.Sprintf("%s: side %d of %d, %s: load and run", e.Name, i+1, len(sides), side.Label))
 		}
-		rep, err := TPCC(ctx, side.Config, Hooks{})
+		rep, err := sim.TPCC(ctx, side.Config, sim.Hooks{})
 		if err != nil {
 			return nil, fmt.Errorf("experiment %s, side %q: %w", e.Name, side.Label, err)
 		}
@@ -217,9 +209,17 @@ func RunExperiment(ctx context.Context, e *Experiment, p ExperimentParams, progr
 	return res, nil
 }
 
+// Sides returns the jobs of e's sides for p, its zero fields filled from
+// e's defaults as Run fills them: what Run would run, before it sets their
+// phases (load and run) and validates them.
+func (e *Experiment) Sides(p Params) []Side {
+	p = e.params(p)
+	return e.sides(&p)
+}
+
 // params fills p's zero fields from the experiment's defaults and the
 // general ones.
-func (e *Experiment) params(p ExperimentParams) ExperimentParams {
+func (e *Experiment) params(p Params) Params {
 	d := e.Defaults
 	if e.SmallDefaults != nil && p.Scale == tpcc.SmallScale {
 		d = *e.SmallDefaults
@@ -273,11 +273,11 @@ func (e *Experiment) params(p ExperimentParams) ExperimentParams {
 // base is the job every side starts from: simulated, no sync at commit
 // (the engine's own costs, not the log device's, are the question unless
 // an experiment says otherwise), read-ahead on.
-func (p *ExperimentParams) base() TPCCConfig {
-	return TPCCConfig{Mode: ModeSim, Hardware: p.Hardware, Warehouses: p.Warehouses, Scale: p.Scale, Terminals: p.Terminals,
+func (p *Params) base() sim.TPCCConfig {
+	return sim.TPCCConfig{Mode: sim.ModeSim, Hardware: p.Hardware, Warehouses: p.Warehouses, Scale: p.Scale, Terminals: p.Terminals,
 		Duration: p.Duration, Warmup: p.Warmup, Seed: p.Seed, PoolSize: p.PoolSize, RemoteSize: p.RemoteSize,
 		ReadAhead: true, MemoryLimit: p.MemoryLimit, IgnoreMemoryLimit: p.IgnoreMemoryLimit, InMemoryOnly: true,
-		poolPerWarehouse: p.poolPerWarehouse}
+		ScaledPool: p.poolPerWarehouse}
 }
 
 // The counters an explanation looks at, with their per-transaction value
@@ -406,7 +406,7 @@ func round(x float64, digits int) float64 {
 
 // WriteTable prints the result: the question and expectation, the sides
 // side by side, the explanations, the verdict and the context.
-func (r *ExperimentResult) WriteTable(w io.Writer) error {
+func (r *Result) WriteTable(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "experiment %s: %s\n", r.Name, r.Question)
 	fmt.Fprintf(&b, "expects: %s\n", r.Expect)
