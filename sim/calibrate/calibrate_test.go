@@ -19,7 +19,7 @@ import (
 	"github.com/enginelab/enginelab/tpcc"
 )
 
-// The profile WriteProfile writes loads through HardwareSpec.Resolve
+// The profile WriteProfile writes loads through hw.Spec.Resolve
 // unchanged, fractions included; a name --cpu could not take is refused.
 func TestCalibrationWriteProfile(t *testing.T) {
 	want := truth()
