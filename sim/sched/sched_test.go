@@ -36,6 +36,10 @@ type simDB struct {
 	db *engine.DB
 	s  *Scheduler
 	t  map[string]*engine.TableHandle
+	// rows is the rows of each table, and space the tables' space as
+	// loaded (read before the database is opened cold).
+	rows  int64
+	space []engine.SpaceStats
 }
 
 // openSim makes tables of 100 rows (k 1..100, a 1000-byte pad: 15 rows a
@@ -65,6 +69,8 @@ func openSimRows(t *testing.T, machine hw.Machine, commit engine.CommitMode, row
 		}
 		require.NoError(t, tx.Commit())
 	}
+	space, err := db.SpaceReport()
+	require.NoError(t, err)
 	require.NoError(t, db.Close())
 
 	o := &engine.Options{Dir: dir, PoolSize: 16 << 20, Commit: commit, LockTimeout: time.Second, ReadAhead: readAhead}
@@ -74,7 +80,7 @@ func openSimRows(t *testing.T, machine hw.Machine, commit engine.CommitMode, row
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = db.Close() })
 	s.Attach(db)
-	sd := &simDB{db: db, s: s, t: map[string]*engine.TableHandle{}}
+	sd := &simDB{db: db, s: s, t: map[string]*engine.TableHandle{}, rows: rows, space: space}
 	for _, n := range names {
 		sd.t[n], err = db.Table(n)
 		require.NoError(t, err)
