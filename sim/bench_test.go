@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/enginelab/enginelab/engine"
+	"github.com/enginelab/enginelab/sim/hw"
+	"github.com/enginelab/enginelab/sim/sched"
 	"github.com/enginelab/enginelab/tpcc"
 )
 
@@ -13,7 +15,7 @@ import (
 // benchmark's calls (a load takes seconds).
 type benchDB struct {
 	db     *engine.DB
-	sched  *Scheduler
+	sched  *sched.Scheduler
 	loaded tpcc.Loaded
 }
 
@@ -28,11 +30,11 @@ func loadedFor(b *testing.B, mode Mode) *benchDB {
 	o := &engine.Options{PoolSize: PoolPerWarehouse, Commit: engine.NoSyncCommit, ReadAhead: true}
 	d := &benchDB{}
 	if mode == ModeSim {
-		hw, err := HardwareSpec{}.Resolve()
+		machine, err := hw.Spec{}.Resolve()
 		if err != nil {
 			b.Fatal(err)
 		}
-		d.sched = NewScheduler(hw, 16384, false)
+		d.sched = sched.New(machine, 16384, false)
 		d.sched.Install(o)
 	}
 	db, err := engine.Open(o)

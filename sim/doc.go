@@ -1,7 +1,9 @@
-// Package sim runs jobs on the engine and reports them: TPC-C in either of
-// two run modes, side-by-side comparisons, experiments that answer one
-// question each, page-trace replay, CPU calibration, and the command line
-// (sim/cmd/enginelab).
+// Package sim runs TPC-C jobs on the engine: it opens a database (in
+// memory, or in a directory), loads the TPC-C tables, runs the terminals,
+// checks the consistency conditions and reports what each phase measured.
+// A job runs in either of two modes, on this machine's cores in wall time
+// or on modeled hardware in virtual time, and its report has the same
+// form in both.
 //
 // # Basics
 //
@@ -9,13 +11,29 @@
 //		Phases:     sim.Phases{Load: true, Run: true, Check: true},
 //		Warehouses: 1, Terminals: 4, Duration: 30 * time.Second, Seed: 1,
 //	}, sim.Hooks{})
+//	if err != nil {
+//		return err // rep, if not nil, holds what was done
+//	}
 //	_ = rep.WriteTable(os.Stdout) // or json.Marshal(rep)
 //
-// TPCCConfig is one job (the command's flags map onto it one to one); it
-// is validated, and refused with an error wrapping ErrBadConfig, before
-// anything is opened. Report is what a job measured, as tables or as JSON.
-// A Comparison holds one report per value of a setting, each job on its
-// own load (the command's --compare).
+// A TPCCConfig is one job: the engine's settings (organization, page
+// size, pool, heap update, commit mode, remote page tier, read-ahead) and
+// the workload's (warehouses, scale, terminals, duration and warm-up,
+// client profile, seed). The command's flags (sim/cmd/enginelab) map onto
+// it one to one. Validate checks it before anything is opened: a setting
+// out of range, hardware profiles that cannot be resolved, a --dir that
+// holds a database when a load is asked (ErrAlreadyLoaded) or none when it
+// is not (tpcc.ErrNotLoaded), and last a memory estimate larger than the
+// process may use (CheckMemory; ErrInsufficientMemory). Its errors wrap
+// ErrBadConfig, but for a profile name not known (hw.ErrUnknownProfile)
+// and the two about the directory.
+//
+// TPCC runs the job's phases in order, each a function of its own: open
+// (the remote tier, the page trace if asked, the scheduler in simulated
+// mode, the database), load, run, check, and the report's last sections
+// (space, background work, redo log). A job without a load runs on the
+// stored database in Dir and takes its warehouses and scale. The report
+// is a report.Report; Hooks let a caller draw progress bars.
 //
 // # Run modes
 //
@@ -23,44 +41,41 @@
 // cores, in wall time: it measures what the engine costs here.
 //
 // Simulated mode (ModeSim) runs the same engine code with the terminals as
-// coroutines of a Scheduler, one at a time in virtual time. Each engine
-// call runs for real; the change in its transaction's meter is then priced
-// on modeled hardware (Hardware: a CPUProfile, the store's and the log's
-// Device, the Network to the remote tier, a number of cores) and the
-// terminal's clock moves on, queueing first come, first served on the
-// shared resources. The terminal with the smallest clock runs next, ties to
-// the lower number. The same seed and configuration give the same report
-// on any machine, outside its host section (wall-clock figures). Only
-// deterministic remote tiers (lru, slru) run there.
+// coroutines of a sched.Scheduler, one at a time in virtual time. Each
+// engine call runs for real; the change in its transaction's meter is
+// then priced on the modeled machine (TPCCConfig.Hardware, an hw.Spec: a
+// CPU profile, the store's and the log's devices, the network to the
+// remote tier, a number of cores) and the terminal's clock moves on,
+// queueing first come, first served on the shared resources. The same
+// seed and configuration give the same report on any machine, outside its
+// host section, where every wall-clock figure goes. The load runs with one
+// loader, so that the pages every row lands in depend on the seed alone.
+// Only deterministic remote tiers (lru, slru) run there.
 //
-// The scheduler plugs into the seams the lower layers leave for it:
-// tpcc.Env (the terminals' time and waits), cache.Clock, lock.Parker
-// (lock waits), redo.Waiter and engine.Options.LogSync (group commit),
-// engine.Options.Calls (a yield point before every engine call) and
-// cache.FrameTimer (frames' virtual ready times). Nothing below sim
-// imports it.
+// # Memory
 //
-// # Experiments
+// MemoryEstimate says what a job needs at its peak, part by part (the
+// store in memory, the pool, an in-process tier, the collector's
+// headroom), from figures measured per warehouse; CheckMemory refuses a
+// job whose estimate is more than the memory limit (MemoryLimit, or the
+// process's cgroup limit and available memory), naming the flags to
+// change: --dir, --pool or --warehouses. IgnoreMemoryLimit skips it.
 //
-// Experiments lists the named experiments; RunExperiment runs one: its
-// sides in simulated mode with one seed, each on its own in-memory
-// database, printed side by side with their ratios, the difference
-// explained from the meters (which counters changed per transaction type,
-// and how much of the modeled time each accounts for), the direction it
-// expects and whether that held, and a published figure where there is
-// one (labeled as context; nothing is tuned to match it).
+// # The packages beside it
 //
-// # Traces and calibration
+// The scheduler is package sched, the hardware models package hw, the
+// report's types and tables package report (with report.Comparison: the
+// command's --compare, one job per value of a setting, each on its own
+// load). The experiments (package experiment), CPU
+// calibration (package calibrate) and page-trace replay (package replay)
+// build on jobs; a job's TPCCConfig.Trace records the page trace replay
+// reads.
 //
-// A job with TPCCConfig.Trace records every call the buffer pool makes to
-// its remote tier; ReplayTrace feeds such a trace into each tier policy (lru,
-// slru, ristretto, and Belady's clairvoyant optimum) at several sizes.
-// Calibrate times real-mode transactions on this machine and fits each
-// metered event's CPU cost (FitCPU, non-negative least squares), giving a
-// CPUProfile that simulated mode can price with.
+// # Concurrency and lifetimes
 //
-// # Concurrency
-//
-// A job owns its database for its duration; run jobs one after another or
-// on separate databases. Reports are values, safe to share once returned.
+// A job owns its database for its duration: run jobs one after another,
+// or on separate databases (an in-memory job has its own). A directory
+// holds one database: load it once, then run and check it as often as
+// needed; a run changes it. Reports are values, safe to share once TPCC
+// has returned.
 package sim

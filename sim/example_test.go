@@ -8,6 +8,7 @@ import (
 
 	"github.com/enginelab/enginelab/engine"
 	"github.com/enginelab/enginelab/sim"
+	"github.com/enginelab/enginelab/sim/hw"
 	"github.com/enginelab/enginelab/tpcc"
 )
 
@@ -36,7 +37,7 @@ func ExampleTPCC_simulated() {
 	rep, err := sim.TPCC(context.Background(), sim.TPCCConfig{
 		Phases:     sim.Phases{Load: true, Run: true},
 		Mode:       sim.ModeSim,
-		Hardware:   sim.HardwareSpec{Store: "disk-2009", Network: "gigabit"},
+		Hardware:   hw.Spec{Store: "disk-2009", Network: "gigabit"},
 		Warehouses: 1, Terminals: 4, Duration: 10 * time.Minute, Seed: 1,
 		PoolSize: 19 << 20, Remote: sim.RemoteSpec{Backend: "slru"}, RemoteSize: 38 << 20,
 	}, sim.Hooks{})

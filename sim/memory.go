@@ -11,6 +11,8 @@ import (
 	"github.com/enginelab/enginelab/cache/page"
 	"github.com/enginelab/enginelab/engine"
 	"github.com/enginelab/enginelab/engine/memlimit"
+	"github.com/enginelab/enginelab/sim/hw"
+	"github.com/enginelab/enginelab/sim/report"
 	"github.com/enginelab/enginelab/tpcc"
 )
 
@@ -208,7 +210,7 @@ func (c *TPCCConfig) memoryEstimate(hostCores int) MemoryEstimate {
 		if c.Mode == ModeSim {
 			cores = c.Hardware.Cores
 			if cores == 0 {
-				cores = DefaultCores
+				cores = hw.DefaultCores
 			}
 			rate = memSimTxPerCoreMinute
 			if capacity < e.Data {
@@ -304,20 +306,20 @@ func (c *TPCCConfig) CheckMemory() error {
 	if c.Dir != "" {
 		where = "on disk (--dir)"
 	}
-	pool := "--pool " + FormatBytes(c.PoolSize)
+	pool := "--pool " + report.FormatBytes(c.PoolSize)
 	switch {
 	case c.PoolSize == 0:
-		pool = fmt.Sprintf("the default --pool of %s a warehouse (%s)", FormatBytes(PoolPerWarehouse), FormatBytes(c.EngineOptions().PoolSize))
-	case c.poolPerWarehouse > 0:
-		pool = fmt.Sprintf("the default --pool of %s a warehouse (%s)", FormatBytes(c.poolPerWarehouse), FormatBytes(c.PoolSize))
+		pool = fmt.Sprintf("the default --pool of %s a warehouse (%s)", report.FormatBytes(PoolPerWarehouse), report.FormatBytes(c.EngineOptions().PoolSize))
+	case c.ScaledPool > 0:
+		pool = fmt.Sprintf("the default --pool of %s a warehouse (%s)", report.FormatBytes(c.ScaledPool), report.FormatBytes(c.PoolSize))
 	}
 	fmt.Fprintf(&b, "--warehouses %d %s with %s", c.Warehouses, where, pool)
 	if c.tierInProcess() {
-		fmt.Fprintf(&b, " and --remote %s --remote-size %s", c.Remote, FormatBytes(c.remoteSize()))
+		fmt.Fprintf(&b, " and --remote %s --remote-size %s", c.Remote, report.FormatBytes(c.remoteSize()))
 	}
-	fmt.Fprintf(&b, " needs about %s (data %s", FormatBytes(e.Total), FormatBytes(e.Data))
+	fmt.Fprintf(&b, " needs about %s (data %s", report.FormatBytes(e.Total), report.FormatBytes(e.Data))
 	if e.Growth > 0 {
-		fmt.Fprintf(&b, " with the run's growth of %s", FormatBytes(e.Growth))
+		fmt.Fprintf(&b, " with the run's growth of %s", report.FormatBytes(e.Growth))
 	}
 	var parts []string
 	for _, p := range []struct {
@@ -325,10 +327,10 @@ func (c *TPCCConfig) CheckMemory() error {
 		n    int64
 	}{{"store", e.Store}, {"pool", e.Pool}, {"tier", e.Tier}, {"fixed", e.Fixed}, {"collector's headroom", e.Garbage}} {
 		if p.n > 0 {
-			parts = append(parts, p.name+" "+FormatBytes(p.n))
+			parts = append(parts, p.name+" "+report.FormatBytes(p.n))
 		}
 	}
-	fmt.Fprintf(&b, "; %s), more than the %s this process may use (%s)", strings.Join(parts, ", "), FormatBytes(limit), source)
+	fmt.Fprintf(&b, "; %s), more than the %s this process may use (%s)", strings.Join(parts, ", "), report.FormatBytes(limit), source)
 	fmt.Fprintf(&b, ". To fit, %s; or run anyway with --ignore-memory-limit", c.memoryAdvice(limit))
 	return fmt.Errorf("%w: %w: %s", ErrBadConfig, ErrInsufficientMemory, b.String())
 }
@@ -352,17 +354,17 @@ func (c *TPCCConfig) memoryAdvice(limit int64) string {
 	switch {
 	case c.InMemoryOnly:
 	case c.Dir != "" && diskFits:
-		alts = append(alts, fmt.Sprintf("make --pool at most %s", FormatBytes(diskPool)))
+		alts = append(alts, fmt.Sprintf("make --pool at most %s", report.FormatBytes(diskPool)))
 	case c.Dir != "":
-		alts = append(alts, fmt.Sprintf("give the process more memory: not even the smallest pool fits in %s", FormatBytes(limit)))
+		alts = append(alts, fmt.Sprintf("give the process more memory: not even the smallest pool fits in %s", report.FormatBytes(limit)))
 	case onDisk.MemoryEstimate().Total <= limit:
 		alts = append(alts, "keep the database on disk with --dir DIR (its pages then take no memory)")
 	case diskFits:
-		alts = append(alts, fmt.Sprintf("keep the database on disk with --dir DIR and make --pool at most %s", FormatBytes(diskPool)))
+		alts = append(alts, fmt.Sprintf("keep the database on disk with --dir DIR and make --pool at most %s", report.FormatBytes(diskPool)))
 	}
 	if c.Dir == "" {
 		if pool, ok := largestPool(*c, limit, minPool, ps); ok {
-			alts = append(alts, fmt.Sprintf("make --pool at most %s", FormatBytes(pool)))
+			alts = append(alts, fmt.Sprintf("make --pool at most %s", report.FormatBytes(pool)))
 		}
 		// The most warehouses that fit in memory (the default pool
 		// follows them).
@@ -371,8 +373,8 @@ func (c *TPCCConfig) memoryAdvice(limit int64) string {
 			mid := lo + (hi-lo+1)/2
 			d := *c
 			d.Warehouses = mid
-			if c.poolPerWarehouse > 0 {
-				d.PoolSize = c.poolPerWarehouse * int64(mid)
+			if c.ScaledPool > 0 {
+				d.PoolSize = c.ScaledPool * int64(mid)
 			}
 			if d.MemoryEstimate().Total <= limit {
 				lo = mid

@@ -16,7 +16,8 @@ import (
 	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/cache/page"
 	"github.com/enginelab/enginelab/engine"
-	"github.com/enginelab/enginelab/engine/memlimit"
+	"github.com/enginelab/enginelab/sim/hw"
+	"github.com/enginelab/enginelab/sim/report"
 )
 
 // defaultJob is the command's default job: tpcc with no flags.
@@ -36,7 +37,7 @@ func TestMemoryCheckRefusesLargeJob(t *testing.T) {
 	require.ErrorIs(t, err, ErrInsufficientMemory)
 	require.ErrorIs(t, err, ErrBadConfig)
 	for _, w := range []string{"--warehouses 100000 in memory", "the default --pool of 256 MiB a warehouse (24 TiB)",
-		"needs about " + FormatBytes(e.Total), "more than the 16 GiB this process may use (set by --memory-limit)",
+		"needs about " + report.FormatBytes(e.Total), "more than the 16 GiB this process may use (set by --memory-limit)",
 		"To fit, keep the database on disk with --dir DIR and make --pool at most", "run anyway with --ignore-memory-limit"} {
 		require.ErrorContains(t, err, w)
 	}
@@ -210,21 +211,6 @@ func TestMemoryEstimateCoversMeasured(t *testing.T) {
 	}
 }
 
-// The experiments' sides at their defaults: each estimate is at least the
-// peak RSS measured for the whole experiment (its sides run one after
-// another), as in the table in memory.go.
-func TestMemoryEstimateCoversExperiments(t *testing.T) {
-	for name, peakMiB := range map[string]int64{"delivery-limit": 1981, "io-bound": 1146} {
-		e, err := LookupExperiment(name)
-		require.NoError(t, err)
-		p := e.params(ExperimentParams{})
-		for _, side := range e.sides(&p) {
-			side.Config.Phases = Phases{Load: true, Run: true}
-			require.GreaterOrEqual(t, side.Config.memoryEstimate(2).Total, peakMiB<<20, "%s: %s", name, side.Label)
-		}
-	}
-}
-
 // Simulated mode counts the modeled cores and the virtual time, faster
 // when the pool holds the data than when the run waits on the store.
 func TestMemoryEstimateSimulatedGrowth(t *testing.T) {
@@ -232,7 +218,7 @@ func TestMemoryEstimateSimulatedGrowth(t *testing.T) {
 	c.Mode = ModeSim
 	c.Duration = time.Minute
 	cpu := c.memoryEstimate(64)
-	require.Equal(t, int64(DefaultCores*memSimTxPerCoreMinute*memGrowthPerTx), cpu.Growth, "the modeled cores, not the host's")
+	require.Equal(t, int64(hw.DefaultCores*memSimTxPerCoreMinute*memGrowthPerTx), cpu.Growth, "the modeled cores, not the host's")
 	c.Hardware.Cores = 2
 	require.Equal(t, cpu.Growth/2, c.memoryEstimate(64).Growth)
 	c.PoolSize = 32 << 20
@@ -247,28 +233,6 @@ func TestMemoryCheckStoredDatabase(t *testing.T) {
 	require.Zero(t, c.MemoryEstimate().Total)
 	c.Warehouses = 1
 	require.ErrorIs(t, c.Validate(), ErrInsufficientMemory)
-}
-
-// An experiment checks every side before the first one loads.
-func TestMemoryCheckExperiment(t *testing.T) {
-	e, err := LookupExperiment("delivery-limit")
-	require.NoError(t, err)
-	_, err = RunExperiment(context.Background(), e, ExperimentParams{Warehouses: 100_000, MemoryLimit: 8 << 30},
-		func(s string) { t.Fatalf("a side ran: %s", s) })
-	require.ErrorIs(t, err, ErrInsufficientMemory)
-	require.ErrorIs(t, err, ErrBadConfig)
-	require.ErrorContains(t, err, "--warehouses 100000 in memory")
-}
-
-// A calibration's loads keep the engine's own check (the pool at its
-// capacity), there being no job's.
-func TestCalibrateMemoryCheck(t *testing.T) {
-	if l, err := memlimit.System(); err != nil || !l.Known() {
-		t.Skip("no memory limit can be read here: nothing is checked")
-	}
-	_, err := Calibrate(context.Background(), CalibrateConfig{Warehouses: 100_000, Duration: time.Second})
-	require.ErrorIs(t, err, ErrInsufficientMemory)
-	require.ErrorIs(t, err, engine.ErrInvalidOptions)
 }
 
 // The loaded data follows the scale: full scale is the measured figure per

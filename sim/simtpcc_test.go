@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/enginelab/enginelab/sim/hw"
+	"github.com/enginelab/enginelab/sim/report"
 	"github.com/enginelab/enginelab/tpcc"
 )
 
@@ -44,7 +46,7 @@ func copyDir(t *testing.T, from, to string) {
 
 // withoutHost is a report's JSON with the host section (and the database
 // directory) taken out.
-func withoutHost(t *testing.T, r *Report) map[string]any {
+func withoutHost(t *testing.T, r *report.Report) map[string]any {
 	t.Helper()
 	b, err := json.Marshal(r)
 	require.NoError(t, err)
@@ -68,7 +70,7 @@ func TestSimTPCCDeterministic(t *testing.T) {
 	base := TPCCConfig{Mode: ModeSim, Warehouses: 1, Scale: tpcc.SmallScale, Terminals: 4, Duration: 2 * time.Second,
 		Warmup: 200 * time.Millisecond, Seed: 1, SyncCommit: true, PoolSize: 2560 << 10, ReadAhead: true,
 		Remote: RemoteSpec{Backend: "slru"}, RemoteSize: 1536 << 10,
-		Hardware: HardwareSpec{Store: "sata-ssd", Network: "gigabit", Cores: 2}}
+		Hardware: hw.Spec{Store: "sata-ssd", Network: "gigabit", Cores: 2}}
 
 	var loads [2]map[string]any
 	var dirs [3]string
@@ -92,7 +94,7 @@ func TestSimTPCCDeterministic(t *testing.T) {
 	require.ErrorIs(t, err, ErrBadConfig)
 	require.ErrorContains(t, err, "--scale items=5000 customers_per_district=300, but the database in "+dirs[0]+" was loaded at small scale")
 
-	var runs [3]*Report
+	var runs [3]*report.Report
 	for i := range 3 {
 		c := base
 		c.Phases, c.Dir = Phases{Run: true}, dirs[i]

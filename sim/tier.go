@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"net"
+	"os"
 	"strings"
 
 	"github.com/enginelab/enginelab/cache/tier"
@@ -74,4 +75,37 @@ func openTier(spec RemoteSpec, size int64, pageSize int) (tier.Tier, error) {
 		return memcached.New(spec.Servers, &memcached.Options{PageSize: pageSize})
 	}
 	return nil, fmt.Errorf("%w: remote tier %q", ErrBadConfig, spec.Backend)
+}
+
+// openTier opens the job's remote tier, and the page trace over it.
+func (j *job) openTier() error {
+	c := j.cfg
+	remote, err := openTier(c.Remote, j.tierSize, j.pageSize)
+	if err != nil {
+		return fmt.Errorf("%w: --remote %s: %w", ErrBadConfig, c.Remote, err)
+	}
+	j.tier, j.backend = remote, remote != nil
+	if c.Trace == "" {
+		return nil
+	}
+	// The page trace records the calls the pool makes to its tier; with
+	// no tier, to a tier that keeps nothing, so the stream is the pool's
+	// own (misses and evictions), whatever a tier would have answered.
+	f, err := os.Create(c.Trace)
+	if err != nil {
+		j.close()
+		return fmt.Errorf("%w: --trace: %w", ErrBadConfig, err)
+	}
+	inner := remote
+	if inner == nil {
+		inner = tier.NewNullTier()
+	}
+	mode := c.RemoteMode
+	if mode == "" {
+		mode = tier.Exclusive
+	}
+	j.traceFile = f
+	j.trace = tier.NewTraceTier(inner, f, j.pageSize, mode)
+	j.tier = j.trace
+	return nil
 }

@@ -7,202 +7,13 @@ import (
 	"os"
 	"time"
 
-	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/cache/page"
 	"github.com/enginelab/enginelab/cache/tier"
 	"github.com/enginelab/enginelab/engine"
+	"github.com/enginelab/enginelab/sim/report"
+	"github.com/enginelab/enginelab/sim/sched"
 	"github.com/enginelab/enginelab/tpcc"
 )
-
-// ErrBadConfig is wrapped by the errors of a TPCCConfig that cannot run.
-// They come before anything is opened or loaded.
-var ErrBadConfig = errors.New("sim: invalid configuration")
-
-// ErrAlreadyLoaded means a load was asked of a database that holds the
-// TPC-C tables already.
-var ErrAlreadyLoaded = errors.New("sim: database already loaded")
-
-// Phases of a TPC-C job: what TPCC does, in this order.
-type Phases struct {
-	Load  bool // create and load the tables
-	Run   bool // run the terminals
-	Check bool // the consistency conditions, after the run (or the load)
-}
-
-// TPCCConfig is one TPC-C job in real mode: the engine's settings and the
-// workload's. The command's flags map onto it one to one.
-type TPCCConfig struct {
-	Phases Phases
-	// Mode is ModeReal (default) or ModeSim: terminals as goroutines in
-	// wall time, or as coroutines in virtual time on Hardware.
-	Mode     Mode
-	Hardware HardwareSpec
-
-	// The workload. Scale is the population's size (the zero value:
-	// the specification's full scale). A job without a load takes the
-	// stored database's; a Scale other than full that differs from it is
-	// refused.
-	Warehouses             int
-	Scale                  tpcc.Scale
-	Terminals              int
-	Duration, Warmup       time.Duration
-	Profile                tpcc.Profile
-	StockLevelNoLowerBound bool
-	KeyingAndThink         bool
-	Seed                   uint64
-
-	// The engine.
-	Org engine.Org
-	// ExtraIndexes are secondary indexes the load adds, and
-	// WideCustomerKey the width of a varchar it adds to CUSTOMER's primary
-	// key (tpcc.LoadConfig).
-	ExtraIndexes    map[string][]engine.Index
-	WideCustomerKey int
-	CountRewrite    bool
-	PageSize        int
-	PoolSize        int64 // 0: PoolPerWarehouse × Warehouses
-	PoolPolicy      cache.PolicyKind
-	HeapUpdate      engine.HeapUpdate
-	SyncCommit      bool
-	// Dir keeps the database in a directory; "" keeps it in memory.
-	Dir string
-	// Remote is the page tier behind the pool (none by default),
-	// RemoteMode where pages enter it (default exclusive), RemoteSize the
-	// in-process backends' budget in bytes (0: DefaultRemoteSize;
-	// memcached's is the servers' own -m).
-	Remote     RemoteSpec
-	RemoteMode tier.Mode
-	RemoteSize int64
-	// ReadAhead turns on the pool's linear read-ahead.
-	ReadAhead bool
-	// LoadSpace records the space report right after the load, before
-	// the run changes it, in the report's load section (LoadReport.Space).
-	LoadSpace bool
-	// Trace, if not empty, is a file to record the page trace in: every
-	// call the pool makes to its remote tier (or, with none, to a tier
-	// that keeps nothing), for enginelab tier-replay.
-	Trace string
-
-	// MemoryLimit is the memory, in bytes, the job's memory check
-	// (CheckMemory) compares its estimate with (--memory-limit); 0: what
-	// the process may use, read from the system (the smaller of its
-	// cgroup's limit and MemAvailable).
-	MemoryLimit int64
-	// IgnoreMemoryLimit skips the memory check (--ignore-memory-limit):
-	// the job runs whatever its estimate.
-	IgnoreMemoryLimit bool
-	// InMemoryOnly says the job's caller keeps its databases in memory
-	// and takes no --dir (the command's --compare sides, experiments):
-	// the memory check's advice then does not offer one.
-	InMemoryOnly bool
-	// poolPerWarehouse, if not 0, is the pool per warehouse PoolSize was
-	// set from (an experiment's default): the memory check's advice on
-	// fewer warehouses scales the pool with them.
-	poolPerWarehouse int64
-
-	// Flags, if not nil, are the command line's settings, every flag
-	// with its value, for the report.
-	Flags map[string]string
-}
-
-// Mode is how a job runs (the README's "Two ways to run the same code").
-type Mode string
-
-// Run modes.
-const (
-	// ModeReal runs terminals as goroutines on this machine's cores, in
-	// wall time.
-	ModeReal Mode = "real"
-	// ModeSim runs them one at a time in virtual time, pricing what the
-	// engine did on modeled hardware (Scheduler).
-	ModeSim Mode = "sim"
-)
-
-// PoolPerWarehouse is the default pool per warehouse: a loaded warehouse
-// takes about 110 MiB of pages in any organization, and a run grows ORDERS,
-// ORDER_LINE and HISTORY, so the whole database stays in memory for a run
-// of minutes (the in-memory default: the engine, not the store, is
-// measured).
-const PoolPerWarehouse = 256 << 20
-
-// DefaultRemoteSize is the in-process tiers' default budget: Waffle
-// Grid's 1 GB memcached.
-const DefaultRemoteSize = 1 << 30
-
-// EngineOptions returns the engine's options for c (without the tier,
-// which TPCC opens). The engine's memory check is off: the job's own
-// (CheckMemory, in Validate) counts what the engine's would and the data.
-func (c *TPCCConfig) EngineOptions() *engine.Options {
-	o := &engine.Options{Dir: c.Dir, PageSize: c.PageSize, PoolSize: c.PoolSize, Policy: c.PoolPolicy,
-		HeapUpdate: c.HeapUpdate, CountRewrite: c.CountRewrite, Commit: engine.NoSyncCommit, TierMode: c.RemoteMode, ReadAhead: c.ReadAhead,
-		SkipMemoryCheck: true}
-	if o.PoolSize == 0 {
-		o.PoolSize = int64(max(1, c.Warehouses)) * PoolPerWarehouse
-	}
-	if c.SyncCommit {
-		o.Commit = engine.SyncCommit
-	}
-	return o
-}
-
-// Validate checks c before anything is opened, its memory estimate last
-// (CheckMemory).
-func (c *TPCCConfig) Validate() error {
-	p := c.Phases
-	switch {
-	case !p.Load && !p.Run && !p.Check:
-		return fmt.Errorf("%w: nothing to do (no phase)", ErrBadConfig)
-	case !p.Load && c.Dir == "":
-		return fmt.Errorf("%w: a run or a check without a load needs a database directory (--dir)", ErrBadConfig)
-	case (p.Load || c.Warehouses != 0) && (c.Warehouses < 1 || c.Warehouses > tpcc.MaxWarehouses):
-		return fmt.Errorf("%w: --warehouses %d: want 1 to %d", ErrBadConfig, c.Warehouses, tpcc.MaxWarehouses)
-	case p.Run && (c.Terminals < 1 || c.Terminals > 255*max(1, c.Warehouses)):
-		return fmt.Errorf("%w: --terminals %d: want 1 to %d (255 per warehouse)", ErrBadConfig, c.Terminals, 255*c.Warehouses)
-	case p.Run && c.Duration <= 0:
-		return fmt.Errorf("%w: --duration %v: want more than zero", ErrBadConfig, c.Duration)
-	case c.Warmup < 0:
-		return fmt.Errorf("%w: --warmup %v: want zero or more", ErrBadConfig, c.Warmup)
-	case c.RemoteSize < 0:
-		return fmt.Errorf("%w: --remote-size %d: want zero or more", ErrBadConfig, c.RemoteSize)
-	case c.MemoryLimit < 0:
-		return fmt.Errorf("%w: --memory-limit %d: want zero or more", ErrBadConfig, c.MemoryLimit)
-	case c.Mode != "" && c.Mode != ModeReal && c.Mode != ModeSim:
-		return fmt.Errorf("%w: --mode %s: want real or sim", ErrBadConfig, c.Mode)
-	}
-	if err := c.Scale.Validate(); err != nil {
-		return fmt.Errorf("%w: --scale: %w", ErrBadConfig, err)
-	}
-	if c.Mode == ModeSim {
-		switch c.Remote.Backend {
-		case "", "none", "lru", "slru":
-		default:
-			return fmt.Errorf("%w: --remote %s cannot run in simulated mode: its evictions (ristretto's sampling) or its timing (a real server) are not deterministic; use lru or slru, the deterministic models",
-				ErrBadConfig, c.Remote)
-		}
-		if _, err := c.Hardware.Resolve(); err != nil {
-			return err
-		}
-	}
-	if err := c.EngineOptions().Validate(); err != nil {
-		return fmt.Errorf("%w: %w", ErrBadConfig, err)
-	}
-	if p.Load && c.Dir != "" {
-		// A new database only: a directory that holds files is someone's.
-		ents, err := os.ReadDir(c.Dir)
-		if err != nil && !errors.Is(err, os.ErrNotExist) {
-			return fmt.Errorf("%w: --dir %s: %w", ErrBadConfig, c.Dir, err)
-		}
-		if len(ents) > 0 {
-			return fmt.Errorf("%w: --dir %s is not empty: load into a new directory, or use run and check on a loaded one", ErrAlreadyLoaded, c.Dir)
-		}
-	}
-	if !p.Load {
-		if ents, err := os.ReadDir(c.Dir); err != nil || len(ents) == 0 {
-			return fmt.Errorf("%w: --dir %s holds no database: load one first (enginelab tpcc load --dir %s)", tpcc.ErrNotLoaded, c.Dir, c.Dir)
-		}
-	}
-	return c.CheckMemory()
-}
 
 // Hooks let a caller show progress. Every field may be nil.
 type Hooks struct {
@@ -218,195 +29,67 @@ type Hooks struct {
 
 // TPCC runs the phases of cfg on one database and reports. On an error
 // after the work began, the report holds what was done.
-func TPCC(ctx context.Context, cfg TPCCConfig, hooks Hooks) (*Report, error) {
+//
+// The phases, each a method of the job that open returns: open (the
+// remote tier, the page trace, the scheduler, the database), load, the
+// database as loaded (describe), run, the tier's activity (reportTier,
+// before the check, whose reads would count in the backend's counters),
+// check, and the end of the report (reportEnd: space, background work,
+// redo log). close releases what open opened, in the reverse order.
+func TPCC(ctx context.Context, cfg TPCCConfig, hooks Hooks) (*report.Report, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	if !cfg.Phases.Load {
-		// The database says how many warehouses: read it first, so that
-		// the default pool and the terminal limit follow it.
-		l, err := peekLoaded(cfg.EngineOptions())
-		if err != nil {
-			return nil, err
-		}
-		if cfg.Warehouses != 0 && cfg.Warehouses != l.Warehouses {
-			return nil, fmt.Errorf("%w: --warehouses %d, but the database in %s holds %d", ErrBadConfig, cfg.Warehouses, cfg.Dir, l.Warehouses)
-		}
-		cfg.Warehouses = l.Warehouses
-		if !cfg.Scale.IsFull() && cfg.Scale != l.Scale {
-			return nil, fmt.Errorf("%w: --scale %v, but the database in %s was loaded at %v scale", ErrBadConfig, cfg.Scale, cfg.Dir, l.Scale)
-		}
-		cfg.Scale = l.Scale
-		if err := cfg.Validate(); err != nil {
+		if err := cfg.adoptStored(); err != nil {
 			return nil, err
 		}
 	}
-	rep := newReport(&cfg)
-	opts := cfg.EngineOptions()
-	pageSize := cfg.PageSize
-	if pageSize == 0 {
-		pageSize = page.DefaultSize
-	}
-	size := cfg.RemoteSize
-	if size == 0 {
-		size = DefaultRemoteSize
-	}
-	remote, err := openTier(cfg.Remote, size, pageSize)
-	if err != nil {
-		return nil, fmt.Errorf("%w: --remote %s: %w", ErrBadConfig, cfg.Remote, err)
-	}
-	realTier := remote != nil
-	if cfg.Trace != "" {
-		// The page trace records the calls the pool makes to its tier;
-		// with no tier, to a tier that keeps nothing, so the stream is
-		// the pool's own (misses and evictions), whatever a tier would
-		// have answered.
-		f, err := os.Create(cfg.Trace)
-		if err != nil {
-			if remote != nil {
-				remote.Close()
-			}
-			return nil, fmt.Errorf("%w: --trace: %w", ErrBadConfig, err)
-		}
-		inner := remote
-		if inner == nil {
-			inner = tier.NewNullTier()
-		}
-		mode := cfg.RemoteMode
-		if mode == "" {
-			mode = tier.Exclusive
-		}
-		tr := tier.NewTraceTier(inner, f, pageSize, mode)
-		defer func() {
-			if err := errors.Join(tr.Flush(), f.Close()); err != nil {
-				rep.Errors = append(rep.Errors, fmt.Sprintf("page trace %s: %v", cfg.Trace, err))
-			}
-		}()
-		remote = tr
-	}
-	if remote != nil {
-		defer remote.Close()
-		opts.Tier = remote
-	}
-	var sched *Scheduler
-	if cfg.Mode == ModeSim {
-		hw, err := cfg.Hardware.Resolve()
-		if err != nil {
-			return nil, err
-		}
-		sched = NewScheduler(hw, pageSize, realTier) // a trace's null tier costs nothing
-		sched.Install(opts)
-		rep.Sim = &SimReport{Hardware: hw}
-	}
-	db, err := engine.Open(opts)
+	j, err := open(&cfg)
 	if err != nil {
 		return nil, err
 	}
-	defer db.Close()
-	if sched != nil {
-		sched.Attach(db)
-	}
-
-	var loaded tpcc.Loaded
+	defer j.close()
 	if cfg.Phases.Load {
-		lc := tpcc.LoadConfig{Warehouses: cfg.Warehouses, Scale: cfg.Scale, Seed: cfg.Seed, Org: cfg.Org, Progress: hooks.LoadProgress,
-			ExtraIndexes: cfg.ExtraIndexes, WideCustomerKey: cfg.WideCustomerKey}
-		if sched != nil {
-			// One loader: the pages every row lands in, and so the whole
-			// run, then depend on the seed alone.
-			lc.Workers = 1
-		}
-		stats, err := tpcc.Load(ctx, db, lc)
-		if err != nil {
-			return rep, err
-		}
-		rep.Load = newLoadReport(&stats)
-		if cfg.LoadSpace {
-			space, err := db.SpaceReport()
-			if err != nil {
-				return rep, err
-			}
-			rep.Load.Space = newSpaceReport(space)
-		}
-		rep.Host.LoadSeconds, rep.Host.LoadRowsPerSecond = stats.Elapsed.Seconds(), stats.RowsPerSecond
-		if sched != nil {
-			rep.Load.ElapsedSeconds, rep.Load.RowsPerSecond = 0, 0 // wall-clock: in host only
+		if err := j.load(ctx, hooks); err != nil {
+			return j.rep, err
 		}
 	}
-	if loaded, err = tpcc.ReadLoaded(db); err != nil {
-		return rep, err
+	if err := j.describe(); err != nil {
+		return j.rep, err
 	}
-	if loaded.Org == engine.HeapRowPointer {
-		rep.Notes = append(rep.Notes, rowPointerNote)
-	}
-	rep.Database = DatabaseReport{Warehouses: loaded.Warehouses, Scale: loaded.Scale.String(), Org: loaded.Org.String(), LoadSeed: loaded.Seed,
-		PageSize: db.Pool().PageSize(), PoolBytes: opts.PoolSize}
 	if cfg.Phases.Run {
-		rc := tpcc.RunConfig{Warehouses: loaded.Warehouses, Scale: loaded.Scale, Terminals: cfg.Terminals, Duration: cfg.Duration,
-			Warmup: cfg.Warmup, Seed: cfg.Seed, LoadConstants: loaded.Constants, Profile: cfg.Profile,
-			StockLevelNoLowerBound: cfg.StockLevelNoLowerBound, KeyingAndThink: cfg.KeyingAndThink}
-		start := time.Now()
-		var stats *tpcc.RunStats
-		var elapsed time.Duration
-		if sched == nil {
-			if hooks.RunBegin != nil {
-				hooks.RunBegin(cfg.Warmup, cfg.Duration, func() time.Duration { return time.Since(start) })
-			}
-			stats, err = tpcc.Run(ctx, db, rc)
-			elapsed = time.Since(start)
-		} else {
-			rc.Env = sched
-			from := sched.Elapsed()
-			if hooks.RunBegin != nil {
-				hooks.RunBegin(cfg.Warmup, cfg.Duration, func() time.Duration { return sched.Progress() - from })
-			}
-			var terms []*tpcc.Terminal
-			if terms, err = tpcc.NewTerminals(db, rc); err == nil {
-				errs := sched.RunTPCC(ctx, terms)
-				stats, err = tpcc.Collect(ctx, terms, errs)
-			}
-			elapsed = sched.Elapsed() - from
-		}
-		if hooks.RunEnd != nil {
-			hooks.RunEnd()
-		}
-		wall := time.Since(start)
-		if stats != nil {
-			rep.Run = newRunReport(&cfg, stats, elapsed)
-			rep.Host.RunSeconds = wall.Seconds()
-			if wall > 0 {
-				rep.Host.TxPerSecond = float64(stats.Results.Total()) / wall.Seconds()
-			}
-			if sched != nil {
-				rep.Sim.fill(sched, elapsed, rep.Run)
-				rep.Host.VirtualPerWall = elapsed.Seconds() / wall.Seconds()
-			}
-		}
-		if err != nil {
-			return rep, err
+		if err := j.run(ctx, hooks); err != nil {
+			return j.rep, err
 		}
 	}
-	if realTier {
-		rep.Tier = newTierReport(&cfg, size, remote, rep.Run)
-	}
+	j.reportTier()
 	if cfg.Phases.Check {
-		chk, err := tpcc.Check(db, tpcc.CheckOptions{Fresh: !cfg.Phases.Run && cfg.Phases.Load, Scale: loaded.Scale})
-		if err != nil {
-			return rep, err
+		if err := j.check(); err != nil {
+			return j.rep, err
 		}
-		rep.Check = &chk
 	}
-	space, err := db.SpaceReport()
+	return j.rep, j.reportEnd()
+}
+
+// adoptStored takes the warehouses and the scale of the stored database
+// a job without a load runs on, so that the default pool and the terminal
+// limit follow it, and validates the job again. A Warehouses or a Scale
+// other than full that differs from the stored one is refused.
+func (c *TPCCConfig) adoptStored() error {
+	l, err := peekLoaded(c.EngineOptions())
 	if err != nil {
-		return rep, err
+		return err
 	}
-	rep.Space = newSpaceReport(space)
-	bg := db.Pool().BackgroundMeter()
-	rep.Background = &BackgroundReport{ReadAheads: bg.ReadAheads, ReadAheadUnused: bg.ReadAheadUnused,
-		StoreReads: bg.StoreReads, StoreWrites: bg.StoreWrites, TierPuts: bg.TierPuts}
-	l := db.LogStats()
-	rep.Log = &LogReport{Records: l.Records, Bytes: l.Bytes, Syncs: l.Syncs, SyncedCommits: l.SyncedCommits, Checkpoints: l.Checkpoints}
-	return rep, nil
+	if c.Warehouses != 0 && c.Warehouses != l.Warehouses {
+		return fmt.Errorf("%w: --warehouses %d, but the database in %s holds %d", ErrBadConfig, c.Warehouses, c.Dir, l.Warehouses)
+	}
+	c.Warehouses = l.Warehouses
+	if !c.Scale.IsFull() && c.Scale != l.Scale {
+		return fmt.Errorf("%w: --scale %v, but the database in %s was loaded at %v scale", ErrBadConfig, c.Scale, c.Dir, l.Scale)
+	}
+	c.Scale = l.Scale
+	return c.Validate()
 }
 
 // peekLoaded opens the stored database of o and reads its load's settings.
@@ -418,4 +101,219 @@ func peekLoaded(o *engine.Options) (tpcc.Loaded, error) {
 	}
 	l, err := tpcc.ReadLoaded(db)
 	return l, errors.Join(err, db.Close())
+}
+
+// job is one TPCC call: what open built, and the report the phases fill.
+type job struct {
+	cfg      *TPCCConfig
+	rep      *report.Report
+	pageSize int
+	// tierSize is the in-process tier's budget (RemoteSize or its
+	// default).
+	tierSize int64
+	// tier is what the pool calls: the backend, or the page trace over it
+	// (over a tier that keeps nothing when there is no backend); nil:
+	// neither. backend says there is a backend.
+	tier    tier.Tier
+	backend bool
+	// trace and traceFile record the page trace (TPCCConfig.Trace); nil
+	// without one.
+	trace     *tier.TraceTier
+	traceFile *os.File
+	// sched is simulated mode's scheduler; nil in real mode.
+	sched  *sched.Scheduler
+	opts   *engine.Options
+	db     *engine.DB
+	loaded tpcc.Loaded
+}
+
+// open starts c's job: its report, the remote tier and the page trace
+// (openTier), the scheduler in simulated mode, and the database. On an
+// error it closes what it opened and returns no job.
+func open(c *TPCCConfig) (*job, error) {
+	j := &job{cfg: c, rep: newReport(c), opts: c.EngineOptions(), pageSize: c.PageSize, tierSize: c.RemoteSize}
+	if j.pageSize == 0 {
+		j.pageSize = page.DefaultSize
+	}
+	if j.tierSize == 0 {
+		j.tierSize = DefaultRemoteSize
+	}
+	if err := j.openTier(); err != nil {
+		return nil, err
+	}
+	if j.tier != nil {
+		j.opts.Tier = j.tier
+	}
+	if c.Mode == ModeSim {
+		machine, err := c.Hardware.Resolve()
+		if err != nil {
+			j.close()
+			return nil, err
+		}
+		j.sched = sched.New(machine, j.pageSize, j.backend) // a trace's null tier costs nothing
+		j.sched.Install(j.opts)
+		j.rep.Sim = &report.Sim{Hardware: machine}
+	}
+	db, err := engine.Open(j.opts)
+	if err != nil {
+		j.close()
+		return nil, err
+	}
+	j.db = db
+	if j.sched != nil {
+		j.sched.Attach(db)
+	}
+	return j, nil
+}
+
+// close closes the database, then the tier (so that the pages the
+// database pushes as it closes are in the trace), then writes out the
+// trace; an error of the trace's goes into the report.
+func (j *job) close() {
+	if j.db != nil {
+		_ = j.db.Close()
+	}
+	if j.tier != nil {
+		_ = j.tier.Close()
+	}
+	if j.trace != nil {
+		if err := errors.Join(j.trace.Flush(), j.traceFile.Close()); err != nil {
+			j.rep.Errors = append(j.rep.Errors, fmt.Sprintf("page trace %s: %v", j.cfg.Trace, err))
+		}
+	}
+}
+
+// load creates and loads the tables; its figures go in the report's load
+// section (wall-clock ones in host only, in simulated mode).
+func (j *job) load(ctx context.Context, hooks Hooks) error {
+	c := j.cfg
+	lc := tpcc.LoadConfig{Warehouses: c.Warehouses, Scale: c.Scale, Seed: c.Seed, Org: c.Org, Progress: hooks.LoadProgress,
+		ExtraIndexes: c.ExtraIndexes, WideCustomerKey: c.WideCustomerKey}
+	if j.sched != nil {
+		// One loader: the pages every row lands in, and so the whole
+		// run, then depend on the seed alone.
+		lc.Workers = 1
+	}
+	stats, err := tpcc.Load(ctx, j.db, lc)
+	if err != nil {
+		return err
+	}
+	rep := j.rep
+	rep.Load = newLoadReport(&stats)
+	if c.LoadSpace {
+		space, err := j.db.SpaceReport()
+		if err != nil {
+			return err
+		}
+		rep.Load.Space = newSpaceReport(space)
+	}
+	rep.Host.LoadSeconds, rep.Host.LoadRowsPerSecond = stats.Elapsed.Seconds(), stats.RowsPerSecond
+	if j.sched != nil {
+		rep.Load.ElapsedSeconds, rep.Load.RowsPerSecond = 0, 0 // wall-clock: in host only
+	}
+	return nil
+}
+
+// describe reads what the load stored (tpcc.ReadLoaded), which the run and
+// the check follow, into the report's database section.
+func (j *job) describe() error {
+	loaded, err := tpcc.ReadLoaded(j.db)
+	if err != nil {
+		return err
+	}
+	j.loaded = loaded
+	if loaded.Org == engine.HeapRowPointer {
+		j.rep.Notes = append(j.rep.Notes, report.RowPointerNote)
+	}
+	j.rep.Database = report.Database{Warehouses: loaded.Warehouses, Scale: loaded.Scale.String(), Org: loaded.Org.String(),
+		LoadSeed: loaded.Seed, PageSize: j.db.Pool().PageSize(), PoolBytes: j.opts.PoolSize}
+	return nil
+}
+
+// run runs the terminals: goroutines in wall time (tpcc.Run), or the
+// scheduler's coroutines in virtual time. Its figures go in the report's
+// run section, and in simulated mode its sim section; the wall time, in
+// host. On an error the report keeps what was measured.
+func (j *job) run(ctx context.Context, hooks Hooks) error {
+	c, l := j.cfg, &j.loaded
+	rc := tpcc.RunConfig{Warehouses: l.Warehouses, Scale: l.Scale, Terminals: c.Terminals, Duration: c.Duration,
+		Warmup: c.Warmup, Seed: c.Seed, LoadConstants: l.Constants, Profile: c.Profile,
+		StockLevelNoLowerBound: c.StockLevelNoLowerBound, KeyingAndThink: c.KeyingAndThink}
+	start := time.Now()
+	var stats *tpcc.RunStats
+	var elapsed time.Duration
+	var err error
+	if s := j.sched; s == nil {
+		if hooks.RunBegin != nil {
+			hooks.RunBegin(c.Warmup, c.Duration, func() time.Duration { return time.Since(start) })
+		}
+		stats, err = tpcc.Run(ctx, j.db, rc)
+		elapsed = time.Since(start)
+	} else {
+		rc.Env = s
+		from := s.Elapsed()
+		if hooks.RunBegin != nil {
+			hooks.RunBegin(c.Warmup, c.Duration, func() time.Duration { return s.Progress() - from })
+		}
+		var terms []*tpcc.Terminal
+		if terms, err = tpcc.NewTerminals(j.db, rc); err == nil {
+			errs := s.RunTPCC(ctx, terms)
+			stats, err = tpcc.Collect(ctx, terms, errs)
+		}
+		elapsed = s.Elapsed() - from
+	}
+	if hooks.RunEnd != nil {
+		hooks.RunEnd()
+	}
+	wall := time.Since(start)
+	if stats != nil {
+		rep := j.rep
+		rep.Run = newRunReport(c, stats, elapsed)
+		rep.Host.RunSeconds = wall.Seconds()
+		if wall > 0 {
+			rep.Host.TxPerSecond = float64(stats.Results.Total()) / wall.Seconds()
+		}
+		if j.sched != nil {
+			fillSim(rep.Sim, j.sched, elapsed, rep.Run)
+			rep.Host.VirtualPerWall = elapsed.Seconds() / wall.Seconds()
+		}
+	}
+	return err
+}
+
+// reportTier adds the remote tier's section, if there is a backend: what
+// the run's transactions asked of it and its own counters so far.
+func (j *job) reportTier() {
+	if j.backend {
+		j.rep.Tier = newTierReport(j.cfg, j.tierSize, j.tier, j.rep.Run)
+	}
+}
+
+// check checks the consistency conditions; condition 11 only on a
+// database no run has changed since its load.
+func (j *job) check() error {
+	p := j.cfg.Phases
+	chk, err := tpcc.Check(j.db, tpcc.CheckOptions{Fresh: !p.Run && p.Load, Scale: j.loaded.Scale})
+	if err != nil {
+		return err
+	}
+	j.rep.Check = &chk
+	return nil
+}
+
+// reportEnd adds what the database says at the end of the job: its space,
+// the pool's background work and the redo log's activity.
+func (j *job) reportEnd() error {
+	space, err := j.db.SpaceReport()
+	if err != nil {
+		return err
+	}
+	rep := j.rep
+	rep.Space = newSpaceReport(space)
+	bg := j.db.Pool().BackgroundMeter()
+	rep.Background = &report.Background{ReadAheads: bg.ReadAheads, ReadAheadUnused: bg.ReadAheadUnused,
+		StoreReads: bg.StoreReads, StoreWrites: bg.StoreWrites, TierPuts: bg.TierPuts}
+	l := j.db.LogStats()
+	rep.Log = &report.Log{Records: l.Records, Bytes: l.Bytes, Syncs: l.Syncs, SyncedCommits: l.SyncedCommits, Checkpoints: l.Checkpoints}
+	return nil
 }

@@ -15,7 +15,8 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/enginelab/enginelab/sim"
+	"github.com/enginelab/enginelab/sim/calibrate"
+	"github.com/enginelab/enginelab/sim/hw"
 	"github.com/enginelab/enginelab/tpcc"
 )
 
@@ -28,14 +29,14 @@ how well they explain each transaction type's times, and writes them as a
 profile simulated mode loads (--out). It takes this machine's cores for
 about 15 × --duration after two loads: run it on a quiet machine.`
 
-// calibrateCmd is "enginelab calibrate": sim.Calibrate, its table or
+// calibrateCmd is "enginelab calibrate": calibrate.Run, its table or
 // JSON, and the profile written to --out. Exit status: 0 done, 1 failed,
 // 2 bad usage (refused before any work).
 func calibrateCmd(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("enginelab calibrate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {}
-	duration := fs.Duration("duration", sim.DefaultCalibrateDuration, "length of each of the runs (the heap organization's are half as long)")
+	duration := fs.Duration("duration", calibrate.DefaultDuration, "length of each of the runs (the heap organization's are half as long)")
 	seed := fs.Uint64("seed", 1, "seed of the loads and the terminals' inputs")
 	scale := choice{"full", tpcc.ScaleNames()}
 	fs.Var(&scale, "scale", "the population of the loads: full (the specification's) or small (a tenth: loads faster; the same events, on shallower trees)")
@@ -67,13 +68,13 @@ func calibrateCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "enginelab calibrate: --scale: %v\n", err)
 		return 2
 	}
-	cfg := sim.CalibrateConfig{Duration: *duration, Seed: *seed, Scale: sc}
+	cfg := calibrate.Config{Duration: *duration, Seed: *seed, Scale: sc}
 	cfg.EnsureDefaults()
 	if err := cfg.Validate(); err != nil {
 		fmt.Fprintf(stderr, "enginelab calibrate: %v\n", err)
 		return 2
 	}
-	if err := sim.CheckProfileName(*name); err != nil {
+	if err := hw.CheckProfileName(*name); err != nil {
 		fmt.Fprintf(stderr, "enginelab calibrate: --name: %v\n", err)
 		return 2
 	}
@@ -92,7 +93,7 @@ func calibrateCmd(args []string, stdout, stderr io.Writer) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	cal, err := sim.Calibrate(ctx, cfg)
+	cal, err := calibrate.Run(ctx, cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "enginelab calibrate: %v\n", err)
 		return 1

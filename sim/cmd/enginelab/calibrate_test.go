@@ -9,12 +9,13 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/enginelab/enginelab/sim"
+	"github.com/enginelab/enginelab/sim/calibrate"
+	"github.com/enginelab/enginelab/sim/hw"
 	"github.com/enginelab/enginelab/tpcc"
 )
 
-// calibrate runs "enginelab calibrate" with args.
-func calibrate(args ...string) (int, string, string) {
+// runCalibrate runs "enginelab calibrate" with args.
+func runCalibrate(args ...string) (int, string, string) {
 	var out, errs bytes.Buffer
 	st := calibrateCmd(args, &out, &errs)
 	return st, out.String(), errs.String()
@@ -22,7 +23,7 @@ func calibrate(args ...string) (int, string, string) {
 
 // --help documents every flag.
 func TestCalibrateHelp(t *testing.T) {
-	st, out, _ := calibrate("--help")
+	st, out, _ := runCalibrate("--help")
 	require.Zero(t, st)
 	for _, f := range []string{"duration", "seed", "scale", "out", "name", "json", "quiet"} {
 		require.Regexp(t, `(?m)^  -`+f+`( |$)`, out, "--%s documented", f)
@@ -51,7 +52,7 @@ func TestCalibrateBadFlags(t *testing.T) {
 		{[]string{"--bogus"}, "flag provided but not defined: -bogus"},
 		{[]string{"extra"}, `unexpected argument "extra"`},
 	} {
-		st, out, errs := calibrate(tc.args...)
+		st, out, errs := runCalibrate(tc.args...)
 		require.Equal(t, 2, st, "%v: %s", tc.args, errs)
 		require.Contains(t, errs, tc.msg, tc.args)
 		require.Empty(t, out, tc.args)
@@ -64,10 +65,10 @@ func TestCalibrateBadFlags(t *testing.T) {
 // scale, which the race detector can afford.
 func TestCalibrateRuns(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "cpu.json")
-	st, out, errs := calibrate("--duration", "200ms", "--json", "--quiet", "--out", file, "--name", "here", "--scale", "small")
+	st, out, errs := runCalibrate("--duration", "200ms", "--json", "--quiet", "--out", file, "--name", "here", "--scale", "small")
 	require.Zero(t, st, errs)
 	require.Contains(t, errs, "enginelab tpcc --mode sim --profiles "+file+" --cpu here")
-	var cal sim.Calibration
+	var cal calibrate.Result
 	require.NoError(t, json.Unmarshal([]byte(out), &cal))
 	require.Len(t, cal.Runs, 18)
 	require.Equal(t, tpcc.SmallScale, cal.Config.Scale)
@@ -89,7 +90,7 @@ func TestCalibrateRuns(t *testing.T) {
 	require.True(t, heap, "the heap-rowptr runs count heap fetches")
 	require.Contains(t, cal.Profile.Source, "calibrated on ")
 
-	hw, err := sim.HardwareSpec{ProfilesFile: file, CPU: "here"}.Resolve()
+	machine, err := hw.Spec{ProfilesFile: file, CPU: "here"}.Resolve()
 	require.NoError(t, err)
-	require.Equal(t, cal.Profile, hw.CPU)
+	require.Equal(t, cal.Profile, machine.CPU)
 }

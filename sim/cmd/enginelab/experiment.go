@@ -16,6 +16,8 @@ import (
 	"golang.org/x/term"
 
 	"github.com/enginelab/enginelab/sim"
+	"github.com/enginelab/enginelab/sim/experiment"
+	"github.com/enginelab/enginelab/sim/hw"
 	"github.com/enginelab/enginelab/tpcc"
 )
 
@@ -34,7 +36,7 @@ func experimentCmd(args []string, stdout, stderr io.Writer) int {
 		listExperiments(stdout)
 		return 0
 	}
-	e, err := sim.LookupExperiment(args[0])
+	e, err := experiment.Lookup(args[0])
 	if err != nil {
 		fmt.Fprintf(stderr, "enginelab experiment: %v (enginelab experiment list)\n", err)
 		return 2
@@ -42,7 +44,7 @@ func experimentCmd(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("enginelab experiment "+e.Name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {}
-	var p sim.ExperimentParams
+	var p experiment.Params
 	var pool, remote, memoryLimit size
 	var asJSON, quiet bool
 	scale := choice{"full", tpcc.ScaleNames()}
@@ -102,10 +104,10 @@ func experimentCmd(args []string, stdout, stderr io.Writer) int {
 		start := time.Now()
 		progress = func(s string) { fmt.Fprintf(stderr, "[%5.1fs] %s\n", time.Since(start).Seconds(), s) }
 	}
-	res, err := sim.RunExperiment(ctx, e, p, progress)
+	res, err := experiment.Run(ctx, e, p, progress)
 	if err != nil {
 		fmt.Fprintf(stderr, "enginelab experiment %s: %v\n", e.Name, err)
-		if errors.Is(err, sim.ErrBadConfig) || errors.Is(err, sim.ErrUnknownProfile) {
+		if errors.Is(err, sim.ErrBadConfig) || errors.Is(err, hw.ErrUnknownProfile) {
 			return 2
 		}
 		return 1
@@ -137,7 +139,7 @@ func experimentCmd(args []string, stdout, stderr io.Writer) int {
 func listExperiments(w io.Writer) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "experiment\tquestion")
-	for _, e := range sim.Experiments() {
+	for _, e := range experiment.All() {
 		fmt.Fprintf(tw, "%s\t%s\n", e.Name, e.Question)
 	}
 	_ = tw.Flush()

@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/enginelab/enginelab/sim"
+	"github.com/enginelab/enginelab/sim/experiment"
 	"github.com/enginelab/enginelab/tpcc"
 )
 
@@ -51,7 +51,7 @@ func TestExperimentCommand(t *testing.T) {
 func TestExperimentCommandRuns(t *testing.T) {
 	st, out, errs := enginelab("experiment", "stocklevel-bound", "--scale", "small", "--duration", "50ms", "--warmup", "10ms", "--json")
 	require.Zero(t, st, errs)
-	var res sim.ExperimentResult
+	var res experiment.Result
 	require.NoError(t, json.Unmarshal([]byte(out), &res))
 	require.True(t, res.Held, res.Verdict)
 	require.Equal(t, tpcc.SmallScale, res.Params.Scale)

@@ -13,7 +13,7 @@ import (
 	"github.com/dustin/go-humanize"
 
 	"github.com/enginelab/enginelab/cache/tier"
-	"github.com/enginelab/enginelab/sim"
+	"github.com/enginelab/enginelab/sim/replay"
 )
 
 // sizeList is --sizes: byte counts with units, comma-separated (16MiB,64MiB).
@@ -43,7 +43,7 @@ func (l *sizeList) Set(v string) error {
 	return nil
 }
 
-// policyList is --policies: names from sim.ReplayPolicies, comma-separated.
+// policyList is --policies: names from replay.Policies, comma-separated.
 type policyList struct{ names []string }
 
 func (l *policyList) String() string { return strings.Join(l.names, ",") }
@@ -52,8 +52,8 @@ func (l *policyList) Set(v string) error {
 	var out []string
 	for _, p := range strings.Split(v, ",") {
 		p = strings.TrimSpace(p)
-		if !slices.Contains(sim.ReplayPolicies, p) {
-			return fmt.Errorf("policy %q: want some of %s", p, strings.Join(sim.ReplayPolicies, ","))
+		if !slices.Contains(replay.Policies, p) {
+			return fmt.Errorf("policy %q: want some of %s", p, strings.Join(replay.Policies, ","))
 		}
 		if slices.Contains(out, p) {
 			return fmt.Errorf("policy %q given twice", p)
@@ -81,12 +81,12 @@ func tierReplayCmd(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	var (
 		sizes    sizeList
-		policies = policyList{slices.Clone(sim.ReplayPolicies)}
+		policies = policyList{slices.Clone(replay.Policies)}
 		runs     int
 		asJSON   bool
 	)
 	fs.Var(&sizes, "sizes", "comma-separated `list` of tier budgets, such as 16MiB,64MiB,256MiB (default: 1/16, 1/8, 1/4, 1/2 and 1 times the trace's pages)")
-	fs.Var(&policies, "policies", "comma-separated `list` of policies to replay, some of "+strings.Join(sim.ReplayPolicies, ","))
+	fs.Var(&policies, "policies", "comma-separated `list` of policies to replay, some of "+strings.Join(replay.Policies, ","))
 	fs.IntVar(&runs, "ristretto-runs", 5, "`N` replays of ristretto at each size (it is not deterministic): at least 1")
 	fs.BoolVar(&asJSON, "json", false, "print the report as one JSON document")
 	// The flag package prints a bad flag's error; the whole usage is for
@@ -128,7 +128,7 @@ func tierReplayCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "%s: --ristretto-runs %d: want at least 1\n", name, runs)
 		return 2
 	}
-	cfg := sim.ReplayConfig{Sizes: sizes.sizes, Policies: policies.names, RistrettoRuns: runs}
+	cfg := replay.Config{Sizes: sizes.sizes, Policies: policies.names, RistrettoRuns: runs}
 	cfg.EnsureDefaults()
 	if err := cfg.Validate(); err != nil { // before the trace is read: it may be large
 		fmt.Fprintf(stderr, "%s: %v\n", name, err)
@@ -146,10 +146,10 @@ func tierReplayCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "%s: %s: %v\n", name, trace[0], err)
 		return 1
 	}
-	rep, err := sim.ReplayTrace(tr, cfg)
+	rep, err := replay.Run(tr, cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %s: %v\n", name, trace[0], err)
-		if errors.Is(err, sim.ErrBadConfig) {
+		if errors.Is(err, replay.ErrBadConfig) {
 			return 2
 		}
 		return 1

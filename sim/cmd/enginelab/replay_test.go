@@ -12,7 +12,7 @@ import (
 
 	"github.com/enginelab/enginelab/cache/page"
 	"github.com/enginelab/enginelab/cache/tier"
-	"github.com/enginelab/enginelab/sim"
+	"github.com/enginelab/enginelab/sim/replay"
 )
 
 // tierReplay runs the command with args and returns its exit status and
@@ -58,13 +58,13 @@ func TestTierReplayCmd(t *testing.T) {
 	require.Contains(t, out, "ristretto: mean of 2 runs")
 	// 8 pages of 4 KiB: the default sizes are 2, 4, 8, 16 and 32 KiB.
 	require.Regexp(t, `(?m)^\s*policy\s+2 KiB\s+4 KiB\s+8 KiB\s+16 KiB\s+32 KiB$`, out)
-	for _, p := range sim.ReplayPolicies {
+	for _, p := range replay.Policies {
 		require.Regexp(t, `(?m)^\s*`+p+`\s+\d`, out, p)
 	}
 
 	st, out, errs = tierReplay(path, "--json", "--sizes", "16KiB,28KiB", "--policies", "belady,lru")
 	require.Zero(t, st, errs)
-	var rep sim.ReplayReport
+	var rep replay.Report
 	require.NoError(t, json.Unmarshal([]byte(out), &rep))
 	require.Equal(t, []int64{16 << 10, 28 << 10}, rep.Config.Sizes)
 	require.Equal(t, []string{"belady", "lru"}, rep.Config.Policies)

@@ -23,6 +23,8 @@ import (
 	"github.com/enginelab/enginelab/cache/tier"
 	"github.com/enginelab/enginelab/engine"
 	"github.com/enginelab/enginelab/sim"
+	"github.com/enginelab/enginelab/sim/hw"
+	"github.com/enginelab/enginelab/sim/report"
 	"github.com/enginelab/enginelab/tpcc"
 )
 
@@ -143,11 +145,11 @@ func newTPCCFlags(sub string, stderr io.Writer) *tpccFlags {
 		fs.Var(&f.mode, "mode", "real (terminals on this machine's cores, wall time) or sim (one at a time in virtual time, the engine's work priced on modeled hardware: the same seed gives the same report anywhere)")
 	}
 	if run {
-		fs.IntVar(&f.cores, "cores", sim.DefaultCores, "sim: modeled CPU cores")
-		fs.StringVar(&f.cpu, "cpu", sim.DefaultCPUName, "sim: CPU cost profile, by name")
-		fs.StringVar(&f.storeDev, "store-device", sim.DefaultStore, "sim: the store's device: "+deviceNames())
+		fs.IntVar(&f.cores, "cores", hw.DefaultCores, "sim: modeled CPU cores")
+		fs.StringVar(&f.cpu, "cpu", hw.DefaultCPUName, "sim: CPU cost profile, by name")
+		fs.StringVar(&f.storeDev, "store-device", hw.DefaultStore, "sim: the store's device: "+deviceNames())
 		fs.StringVar(&f.logDev, "log-device", "", "sim: the redo log's device (default: the store's)")
-		fs.StringVar(&f.network, "network", sim.DefaultNetwork, "sim: the network to the remote tier: "+networkNames())
+		fs.StringVar(&f.network, "network", hw.DefaultNetwork, "sim: the network to the remote tier: "+networkNames())
 		fs.StringVar(&f.trace, "trace", "", "record the page trace (every call the buffer pool makes to its remote tier, or to a tier that keeps nothing when there is none) in this `file`, for enginelab tier-replay")
 		fs.StringVar(&f.profiles, "profiles", "", "sim: a JSON `file` of device, network and CPU profiles that add to or replace the shipped ones (README, \"Simulated mode\")")
 		fs.IntVar(&f.terminals, "terminals", 4, "terminals, each bound to a home warehouse and district (at most 255 per warehouse)")
@@ -218,7 +220,7 @@ func (f *tpccFlags) config() (sim.TPCCConfig, error) {
 		ReadAhead: f.readAhead.value == "on",
 		Mode:      sim.Mode(f.mode.value),
 		Trace:     f.trace,
-		Hardware: sim.HardwareSpec{Cores: f.cores, CPU: f.cpu, Store: f.storeDev, Log: f.logDev, Network: f.network,
+		Hardware: hw.Spec{Cores: f.cores, CPU: f.cpu, Store: f.storeDev, Log: f.logDev, Network: f.network,
 			ProfilesFile: f.profiles},
 		Flags: map[string]string{}}
 	c.Phases.Check = c.Phases.Check && f.check
@@ -339,12 +341,12 @@ func tpccCmd(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	rep, err := sim.TPCC(ctx, cfg, f.hooks(stderr, ""))
-	return report(rep, err, f.asJSON, stdout, stderr, func(w io.Writer) error { return rep.WriteTable(w) }, rep)
+	return printReport(rep, err, f.asJSON, stdout, stderr, func(w io.Writer) error { return rep.WriteTable(w) }, rep)
 }
 
-// report prints a result (table or JSON) and returns the exit status: 1
+// printReport prints a result (table or JSON) and returns the exit status: 1
 // if the job failed or a check did not pass.
-func report(rep *sim.Report, err error, asJSON bool, stdout, stderr io.Writer, table func(io.Writer) error, doc any) int {
+func printReport(rep *report.Report, err error, asJSON bool, stdout, stderr io.Writer, table func(io.Writer) error, doc any) int {
 	status := 0
 	if err != nil {
 		fmt.Fprintf(stderr, "enginelab tpcc: %v\n", err)
@@ -405,7 +407,7 @@ func compare(ctx context.Context, f *tpccFlags, args []string, stdout, stderr io
 		delete(cfg.Flags, "compare")
 		cfgs = append(cfgs, cfg)
 	}
-	cmp := &sim.Comparison{Setting: name, Values: values}
+	cmp := &report.Comparison{Setting: name, Values: values}
 	status := 0
 	for i, cfg := range cfgs {
 		rep, err := sim.TPCC(ctx, cfg, f.hooks(stderr, name+"="+values[i]+": "))
@@ -422,7 +424,7 @@ func compare(ctx context.Context, f *tpccFlags, args []string, stdout, stderr io
 			break
 		}
 	}
-	if st := report(nil, nil, f.asJSON, stdout, stderr, cmp.WriteTable, cmp); st != 0 {
+	if st := printReport(nil, nil, f.asJSON, stdout, stderr, cmp.WriteTable, cmp); st != 0 {
 		return st
 	}
 	if !cmp.Passed() {
@@ -473,7 +475,7 @@ func export(f *tpccFlags, stdout, stderr io.Writer) int {
 		}
 		return 1
 	}
-	fmt.Fprintf(stdout, "wrote %d rows, %s, into %s in %.1f s\n\n%s\n%s", stats.TotalRows, sim.FormatBytes(stats.Bytes), out,
+	fmt.Fprintf(stdout, "wrote %d rows, %s, into %s in %.1f s\n\n%s\n%s", stats.TotalRows, report.FormatBytes(stats.Bytes), out,
 		stats.Elapsed.Seconds(), pg, my)
 	return 0
 }
@@ -535,8 +537,8 @@ func (f *tpccFlags) hooks(stderr io.Writer, label string) sim.Hooks {
 	return h
 }
 
-func deviceNames() string  { return strings.Join(sortedKeys(sim.Devices), ", ") }
-func networkNames() string { return strings.Join(sortedKeys(sim.Networks), ", ") }
+func deviceNames() string  { return strings.Join(sortedKeys(hw.Devices), ", ") }
+func networkNames() string { return strings.Join(sortedKeys(hw.Networks), ", ") }
 
 func sortedKeys[V any](m map[string]V) []string {
 	ks := make([]string, 0, len(m))

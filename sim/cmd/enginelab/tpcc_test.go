@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/enginelab/enginelab/engine"
-	"github.com/enginelab/enginelab/sim"
+	"github.com/enginelab/enginelab/sim/report"
 	"github.com/enginelab/enginelab/tpcc"
 )
 
@@ -132,7 +132,7 @@ func TestTPCCBadFlags(t *testing.T) {
 // without being told.
 func TestTPCCStoredDatabase(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "db")
-	var rep sim.Report
+	var rep report.Report
 	st, out, errs := enginelab("tpcc", "load", "--dir", dir, "--json", "--seed", "3", "--sync-commit=false", "--scale", "small")
 	require.Zero(t, st, errs)
 	require.NoError(t, json.Unmarshal([]byte(out), &rep))
@@ -160,7 +160,7 @@ func TestTPCCStoredDatabase(t *testing.T) {
 	require.Equal(t, 2, st)
 	require.Contains(t, errs, "--warehouses 2, but the database")
 
-	rep = sim.Report{}
+	rep = report.Report{}
 	st, out, errs = enginelab("tpcc", "run", "--dir", dir, "--json", "--duration", "1s", "--terminals", "2",
 		"--profile", "benchmarksql", "--sync-commit=false")
 	require.Zero(t, st, errs)
@@ -244,7 +244,7 @@ func TestTPCCCompare(t *testing.T) {
 		"org=clustered: consistent", "org=heap-rowptr: consistent", "org=heap-pk: consistent"} {
 		require.Contains(t, out, w)
 	}
-	var cmp sim.Comparison
+	var cmp report.Comparison
 	st, out, errs = enginelab("tpcc", "--compare", "profile=optimized,benchmarksql", "--duration", "1s", "--terminals", "1", "--json", "--scale", "small")
 	require.Zero(t, st, errs)
 	require.NoError(t, json.Unmarshal([]byte(out), &cmp))

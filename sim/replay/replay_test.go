@@ -1,4 +1,4 @@
-package sim
+package replay
 
 import (
 	"encoding/json"
@@ -78,14 +78,14 @@ func cyclicTrace(n, rounds int) *tier.Trace {
 // first hits 0, 1, 2 and misses 3: 4 x 3 = 12.
 func TestReplayCyclic(t *testing.T) {
 	tr := cyclicTrace(4, 5)
-	rep, err := ReplayTrace(tr, ReplayConfig{Sizes: []int64{3 * slot}, Policies: []string{"lru", "belady", "slru", "ristretto"}, RistrettoRuns: 2})
+	rep, err := Run(tr, Config{Sizes: []int64{3 * slot}, Policies: []string{"lru", "belady", "slru", "ristretto"}, RistrettoRuns: 2})
 	require.NoError(t, err)
 	require.Equal(t, int64(20), rep.Gets)
 	require.Equal(t, int64(20), rep.Puts)
 	require.Equal(t, 4, rep.Pages)
 
 	lru := rep.Result("lru", 3*slot)
-	require.Equal(t, ReplayResult{Policy: "lru", SizeBytes: 3 * slot, Runs: 1, Gets: 20}, *lru)
+	require.Equal(t, Result{Policy: "lru", SizeBytes: 3 * slot, Runs: 1, Gets: 20}, *lru)
 
 	opt := rep.Result("belady", 3*slot)
 	require.Equal(t, int64(12), opt.Hits, "k(R-1)")
@@ -107,7 +107,7 @@ func TestReplayCyclic(t *testing.T) {
 	require.LessOrEqual(t, ris.HitRatio, ris.HitRatioMax)
 
 	// With room for all four pages, every get after the first round hits.
-	rep, err = ReplayTrace(tr, ReplayConfig{Sizes: []int64{4 * slot}, Policies: []string{"lru", "belady"}})
+	rep, err = Run(tr, Config{Sizes: []int64{4 * slot}, Policies: []string{"lru", "belady"}})
 	require.NoError(t, err)
 	require.Equal(t, int64(16), rep.Result("lru", 4*slot).Hits)
 	require.Equal(t, int64(16), rep.Result("belady", 4*slot).Hits)
@@ -169,7 +169,7 @@ const exclusiveTrace = "p1 p2 g1 p3 p1 g2 g3 p4 p2 g1 g4 g2 g2"
 func TestReplayExclusiveByHand(t *testing.T) {
 	tr := &tier.Trace{PageSize: replayPage, Mode: tier.Exclusive, Events: parseEvents(t, exclusiveTrace)}
 	sizes := []int64{2 * slot, 2 * replayPage}
-	rep, err := ReplayTrace(tr, ReplayConfig{Sizes: sizes, Policies: []string{"lru", "belady"}})
+	rep, err := Run(tr, Config{Sizes: sizes, Policies: []string{"lru", "belady"}})
 	require.NoError(t, err)
 	require.Equal(t, int64(7), rep.Gets)
 	require.Equal(t, int64(4), rep.Result("lru", 2*slot).Hits)
@@ -181,7 +181,7 @@ func TestReplayExclusiveByHand(t *testing.T) {
 
 	// The same trace in inclusive mode.
 	tr.Mode = tier.Inclusive
-	rep, err = ReplayTrace(tr, ReplayConfig{Sizes: []int64{2 * slot}, Policies: []string{"lru"}})
+	rep, err = Run(tr, Config{Sizes: []int64{2 * slot}, Policies: []string{"lru"}})
 	require.NoError(t, err)
 	require.Equal(t, int64(5), rep.Result("lru", 2*slot).Hits)
 }
@@ -198,9 +198,9 @@ func TestReplayPoolRules(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, int64(2), drive(t, tr, lruTier))
 	require.Equal(t, int64(2), lruTier.Stats().Puts, "the push after the hit was canceled")
-	rep, err := ReplayTrace(tr, ReplayConfig{Sizes: []int64{slot}})
+	rep, err := Run(tr, Config{Sizes: []int64{slot}})
 	require.NoError(t, err)
-	for _, p := range ReplayPolicies {
+	for _, p := range Policies {
 		require.Equal(t, int64(2), rep.Result(p, slot).Hits, p)
 	}
 
@@ -211,15 +211,15 @@ func TestReplayPoolRules(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, int64(1), drive(t, tr, lruTier))
 	require.Equal(t, int64(2), lruTier.Stats().Deletes, "one after the hit, one recorded")
-	rep, err = ReplayTrace(tr, ReplayConfig{Sizes: []int64{4 * slot}})
+	rep, err = Run(tr, Config{Sizes: []int64{4 * slot}})
 	require.NoError(t, err)
-	for _, p := range ReplayPolicies {
+	for _, p := range Policies {
 		require.Equal(t, int64(1), rep.Result(p, 4*slot).Hits, p)
 	}
 }
 
 // drive replays tr into tier by hand, with the pool's rules written out
-// separately from ReplayTrace's, and returns the hits.
+// separately from Run's, and returns the hits.
 func drive(t testing.TB, tr *tier.Trace, tt tier.Tier) int64 {
 	t.Helper()
 	var hits int64
@@ -296,7 +296,7 @@ func TestReplayMatchesTiers(t *testing.T) {
 	for _, mode := range []tier.Mode{tier.Exclusive, tier.Inclusive} {
 		tr := randomTrace(rng, mode, 4000, 300)
 		sizes := []int64{8 * slot, 40 * slot, 100*slot + 1000}
-		rep, err := ReplayTrace(tr, ReplayConfig{Sizes: sizes, Policies: []string{"lru", "slru", "belady"}})
+		rep, err := Run(tr, Config{Sizes: sizes, Policies: []string{"lru", "slru", "belady"}})
 		require.NoError(t, err)
 		for _, size := range sizes {
 			lruTier, err := lru.New(size)
@@ -326,7 +326,7 @@ func TestReplayBeladyOptimal(t *testing.T) {
 		}
 		tr := randomTrace(rng, mode, 8+rng.IntN(16), 2+rng.IntN(6))
 		k := 1 + rng.IntN(3)
-		rep, err := ReplayTrace(tr, ReplayConfig{Sizes: []int64{int64(k) * slot}, Policies: []string{"belady", "lru"}})
+		rep, err := Run(tr, Config{Sizes: []int64{int64(k) * slot}, Policies: []string{"belady", "lru"}})
 		require.NoError(t, err)
 		want := bruteForceHits(tr, k)
 		require.Equal(t, want, rep.Result("belady", int64(k)*slot).Hits, "trace %d (%s, %d slots): %v", i, mode, k, tr.Events)
@@ -407,10 +407,10 @@ func bruteForceHits(tr *tier.Trace, k int) int64 {
 // a column per size; the JSON form has the documented names.
 func TestReplayReport(t *testing.T) {
 	tr := cyclicTrace(32, 2) // 32 pages of 4 KiB: 128 KiB
-	rep, err := ReplayTrace(tr, ReplayConfig{RistrettoRuns: 1})
+	rep, err := Run(tr, Config{RistrettoRuns: 1})
 	require.NoError(t, err)
 	require.Equal(t, []int64{8 << 10, 16 << 10, 32 << 10, 64 << 10, 128 << 10}, rep.Config.Sizes)
-	require.Equal(t, ReplayPolicies, rep.Config.Policies)
+	require.Equal(t, Policies, rep.Config.Policies)
 	require.Len(t, rep.Results, 4*5)
 	require.Equal(t, "lru", rep.Results[0].Policy)
 	require.Equal(t, int64(8<<10), rep.Results[0].SizeBytes)
@@ -431,7 +431,7 @@ func TestReplayReport(t *testing.T) {
 	require.Regexp(t, `(?m)^\s*policy\s+8 KiB\s+16 KiB\s+32 KiB\s+64 KiB\s+128 KiB$`, out)
 	require.Regexp(t, `(?m)^\s*lru\s+0\.00\s+0\.00\s+0\.00\s+0\.00\s+0\.00$`, out)
 	require.Regexp(t, `(?m)^\s*belady(\s+\d+\.\d\d){4}\s+48\.44$`, out, "31 of 64")
-	for _, p := range ReplayPolicies {
+	for _, p := range Policies {
 		require.Regexp(t, `(?m)^\s*`+p+`\s`, out)
 	}
 
@@ -452,7 +452,7 @@ func TestReplayReport(t *testing.T) {
 	require.Contains(t, cfg, "ristretto_runs")
 
 	// Several ristretto runs print their range.
-	rep, err = ReplayTrace(tr, ReplayConfig{Sizes: []int64{64 << 10}, Policies: []string{"ristretto"}, RistrettoRuns: 3})
+	rep, err = Run(tr, Config{Sizes: []int64{64 << 10}, Policies: []string{"ristretto"}, RistrettoRuns: 3})
 	require.NoError(t, err)
 	b.Reset()
 	require.NoError(t, rep.WriteTable(&b))
@@ -464,32 +464,32 @@ func TestReplayReport(t *testing.T) {
 func TestReplayBadConfig(t *testing.T) {
 	tr := cyclicTrace(4, 1)
 	for _, tc := range []struct {
-		cfg  ReplayConfig
+		cfg  Config
 		want string
 	}{
-		{ReplayConfig{Sizes: []int64{1 << 20, 0}}, "replay size 0 bytes: want more than 0"},
-		{ReplayConfig{Sizes: []int64{-5}}, "replay size -5 bytes"},
-		{ReplayConfig{Sizes: []int64{1 << 20, 1 << 20}}, "given twice"},
-		{ReplayConfig{Policies: []string{"lru", "arc"}}, `replay policy "arc": want one of lru, slru, ristretto, belady`},
-		{ReplayConfig{Policies: []string{"lru", "lru"}}, `replay policy "lru" given twice`},
-		{ReplayConfig{RistrettoRuns: -1}, "ristretto runs -1: want at least 1"},
+		{Config{Sizes: []int64{1 << 20, 0}}, "replay size 0 bytes: want more than 0"},
+		{Config{Sizes: []int64{-5}}, "replay size -5 bytes"},
+		{Config{Sizes: []int64{1 << 20, 1 << 20}}, "given twice"},
+		{Config{Policies: []string{"lru", "arc"}}, `replay policy "arc": want one of lru, slru, ristretto, belady`},
+		{Config{Policies: []string{"lru", "lru"}}, `replay policy "lru" given twice`},
+		{Config{RistrettoRuns: -1}, "ristretto runs -1: want at least 1"},
 	} {
-		_, err := ReplayTrace(tr, tc.cfg)
+		_, err := Run(tr, tc.cfg)
 		require.ErrorIs(t, err, ErrBadConfig, tc.want)
 		require.ErrorContains(t, err, tc.want)
 	}
-	_, err := ReplayTrace(nil, ReplayConfig{})
+	_, err := Run(nil, Config{})
 	require.ErrorIs(t, err, ErrBadConfig)
-	_, err = ReplayTrace(&tier.Trace{PageSize: replayPage, Mode: tier.Inclusive}, ReplayConfig{})
+	_, err = Run(&tier.Trace{PageSize: replayPage, Mode: tier.Inclusive}, Config{})
 	require.ErrorIs(t, err, ErrBadConfig)
 	require.ErrorContains(t, err, "no default sizes")
-	_, err = ReplayTrace(&tier.Trace{PageSize: replayPage, Mode: "lru"}, ReplayConfig{Sizes: []int64{1}})
+	_, err = Run(&tier.Trace{PageSize: replayPage, Mode: "lru"}, Config{Sizes: []int64{1}})
 	require.ErrorIs(t, err, ErrBadConfig)
-	_, err = ReplayTrace(&tier.Trace{PageSize: replayPage, Mode: tier.Exclusive, Events: []tier.TraceEvent{{Op: 'x', Bytes: 1}}}, ReplayConfig{Sizes: []int64{1}})
+	_, err = Run(&tier.Trace{PageSize: replayPage, Mode: tier.Exclusive, Events: []tier.TraceEvent{{Op: 'x', Bytes: 1}}}, Config{Sizes: []int64{1}})
 	require.ErrorIs(t, err, ErrBadConfig)
 
 	// An empty trace with sizes is a report of nothing, not an error.
-	rep, err := ReplayTrace(&tier.Trace{PageSize: replayPage, Mode: tier.Inclusive}, ReplayConfig{Sizes: []int64{slot}, Policies: []string{"lru"}})
+	rep, err := Run(&tier.Trace{PageSize: replayPage, Mode: tier.Inclusive}, Config{Sizes: []int64{slot}, Policies: []string{"lru"}})
 	require.NoError(t, err)
 	require.Zero(t, rep.Result("lru", slot).HitRatio, "no gets: 0, not NaN")
 
@@ -497,7 +497,7 @@ func TestReplayBadConfig(t *testing.T) {
 	// replay, naming the event.
 	bad := &tier.Trace{PageSize: replayPage, Mode: tier.Inclusive, Events: []tier.TraceEvent{ev(tier.TracePut, 1), {Op: tier.TraceGet, ID: page.ID{Space: 1, Page: 1}, Bytes: 100}}}
 	for _, p := range []string{"lru", "belady"} {
-		_, err = ReplayTrace(bad, ReplayConfig{Sizes: []int64{4 * slot}, Policies: []string{p}})
+		_, err = Run(bad, Config{Sizes: []int64{4 * slot}, Policies: []string{p}})
 		require.ErrorContains(t, err, "event 2 (get 1:1, 100 bytes)", p)
 	}
 }

@@ -1,8 +1,10 @@
-package sim
+package hw
 
 import (
 	"os"
 	"path/filepath"
+	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,16 +14,16 @@ import (
 // Every shipped profile is valid and says where its numbers come from.
 func TestShippedProfiles(t *testing.T) {
 	for name := range Devices {
-		hw, err := HardwareSpec{Store: name, Log: name}.Resolve()
+		hw, err := Spec{Store: name, Log: name}.Resolve()
 		require.NoError(t, err, name)
 		require.NotEmpty(t, hw.Store.Source, name)
 	}
 	for name, n := range Networks {
-		_, err := HardwareSpec{Network: name}.Resolve()
+		_, err := Spec{Network: name}.Resolve()
 		require.NoError(t, err, name)
 		require.NotEmpty(t, n.Source, name)
 	}
-	hw, err := HardwareSpec{}.Resolve()
+	hw, err := Spec{}.Resolve()
 	require.NoError(t, err)
 	require.Equal(t, DefaultCores, hw.Cores)
 	require.Equal(t, DefaultStore, hw.StoreName)
@@ -43,25 +45,44 @@ func TestProfilesFile(t *testing.T) {
 	p := write(`{"devices": {"tape": {"read_latency": "30s", "write_latency": 1000, "sync_latency": "1s",
 		"iops": 1, "read_bandwidth": 1000000, "write_bandwidth": 1000000}},
 		"networks": {"gigabit": {"round_trip": "1ms", "bandwidth": 100000000}}}`)
-	hw, err := HardwareSpec{Store: "tape", Network: "gigabit", ProfilesFile: p}.Resolve()
+	hw, err := Spec{Store: "tape", Network: "gigabit", ProfilesFile: p}.Resolve()
 	require.NoError(t, err)
 	require.Equal(t, Duration(30*time.Second), hw.Store.ReadLatency)
 	require.Equal(t, Duration(1000), hw.Store.WriteLatency)
 	require.Equal(t, Duration(time.Millisecond), hw.Network.RoundTrip)
 	require.Equal(t, Networks["gigabit"].Bandwidth, int64(117e6), "the shipped profile is not changed")
 
-	_, err = HardwareSpec{ProfilesFile: write(`{"disks": {}}`)}.Resolve()
+	_, err = Spec{ProfilesFile: write(`{"disks": {}}`)}.Resolve()
 	require.ErrorIs(t, err, ErrBadConfig)
 	require.ErrorContains(t, err, "p.json")
-	_, err = HardwareSpec{Store: "bad", ProfilesFile: write(`{"devices": {"bad": {"read_bandwidth": 0, "write_bandwidth": 1}}}`)}.Resolve()
+	_, err = Spec{Store: "bad", ProfilesFile: write(`{"devices": {"bad": {"read_bandwidth": 0, "write_bandwidth": 1}}}`)}.Resolve()
 	require.ErrorIs(t, err, ErrBadConfig)
 	require.ErrorContains(t, err, `device "bad": bandwidth`)
-	_, err = HardwareSpec{Store: "bad", ProfilesFile: write(`{"devices": {"bad": {"read_latency": "2h", "read_bandwidth": 1, "write_bandwidth": 1}}}`)}.Resolve()
+	_, err = Spec{Store: "bad", ProfilesFile: write(`{"devices": {"bad": {"read_latency": "2h", "read_bandwidth": 1, "write_bandwidth": 1}}}`)}.Resolve()
 	require.ErrorContains(t, err, `device "bad": latencies must be from 0 to 1h0m0s`)
-	_, err = HardwareSpec{ProfilesFile: write(`{"cpus": {"default": {"node_visit": -1}}}`)}.Resolve()
+	_, err = Spec{ProfilesFile: write(`{"cpus": {"default": {"node_visit": -1}}}`)}.Resolve()
 	require.ErrorIs(t, err, ErrBadConfig)
 	require.ErrorContains(t, err, `cpu "default"`)
-	_, err = HardwareSpec{Store: "tape"}.Resolve()
+	_, err = Spec{Store: "tape"}.Resolve()
 	require.ErrorIs(t, err, ErrUnknownProfile)
 	require.ErrorContains(t, err, "disk-2009, nvme-plp, nvme-ssd, ram, sata-ssd")
+}
+
+// The cost names are the profile's JSON names, and ProfileOf inverts
+// Costs, in the same order.
+func TestCostNames(t *testing.T) {
+	typ := reflect.TypeFor[CPUProfile]()
+	var tags []string
+	for i := range typ.NumField() {
+		if tag, _, _ := strings.Cut(typ.Field(i).Tag.Get("json"), ","); tag != "source" {
+			tags = append(tags, tag)
+		}
+	}
+	require.Equal(t, tags, CostNames[:])
+	c := make([]float64, len(CostNames))
+	for i := range c {
+		c[i] = float64(i) + 0.5
+	}
+	p := ProfileOf(c)
+	require.Equal(t, c, p.Costs())
 }

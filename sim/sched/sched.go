@@ -1,4 +1,4 @@
-package sim
+package sched
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/engine"
 	"github.com/enginelab/enginelab/engine/lock"
+	"github.com/enginelab/enginelab/sim/hw"
 	"github.com/enginelab/enginelab/tpcc"
 )
 
@@ -72,12 +73,12 @@ import (
 //   - Keying and think times move the terminal's clock and are no share
 //     of any response time.
 type Scheduler struct {
-	hw       Hardware
+	machine  hw.Machine
 	epoch    time.Time
 	pageSize int64
 	tier     bool
 
-	ev                      [numEvents]int64 // CPU picoseconds per event
+	ev                      [hw.NumEvents]int64 // CPU picoseconds per event
 	storeCPUps, tierCPUps   int64
 	storeOcc, storeResp     [2]int64 // device occupancy and response of one page: read, write
 	netPage, netOcc         int64    // tier: response and link time of a page transfer
@@ -139,6 +140,10 @@ type TypeTime struct {
 	Spent    [NumTimeKinds]int64
 }
 
+// firstCPUShare is the first event priced as engine CPU; the ones before
+// it are the buffer pool's.
+const firstCPUShare = int(hw.EventNodeVisit)
+
 // Terminal states.
 const (
 	runnable    = iota
@@ -166,7 +171,7 @@ type vterm struct {
 	parkAt    int64
 
 	meter   *engine.Meter // the transaction's, while one runs
-	last    vector        // its counters at the last pricing
+	last    hw.Vector     // its counters at the last pricing
 	loads   []load        // page reads since the last pricing
 	bgLoads []load        // read-ahead since the last pricing
 	readyAt int64         // the latest ready time of a frame hit since the last pricing
@@ -184,34 +189,32 @@ type load struct {
 	fromTier bool
 }
 
-// SimEpoch is virtual time zero: the wall-clock date simulated runs
+// Epoch is virtual time zero: the wall-clock date simulated runs
 // report (a fixed date, so that dates written by transactions repeat).
-var SimEpoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+var Epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
-// NewScheduler returns a scheduler for hw, pages of pageSize bytes, with
-// or without a remote tier. Its hooks go into the engine's options
+// New returns a scheduler for machine, pages of pageSize bytes,
+// with or without a remote tier. Its hooks go into the engine's options
 // (Install); Attach gives it the opened database.
-func NewScheduler(hw Hardware, pageSize int, tier bool) *Scheduler {
-	s := &Scheduler{hw: hw, epoch: SimEpoch, pageSize: int64(pageSize), tier: tier}
-	s.ev, s.storeCPUps, s.tierCPUps = hw.CPU.picos()
-	s.cores = make([]int64, hw.Cores)
+func New(machine hw.Machine, pageSize int, tier bool) *Scheduler {
+	s := &Scheduler{machine: machine, epoch: Epoch, pageSize: int64(pageSize), tier: tier}
+	s.ev, s.storeCPUps, s.tierCPUps = machine.CPU.Picos()
+	s.cores = make([]int64, machine.Cores)
 	ps := int64(pageSize)
-	xr, xw := xfer(ps, hw.Store.ReadBandwidth), xfer(ps, hw.Store.WriteBandwidth)
+	store := &machine.Store
+	xr, xw := hw.TransferNanos(ps, store.ReadBandwidth), hw.TransferNanos(ps, store.WriteBandwidth)
 	var gap int64
-	if hw.Store.IOPS > 0 {
-		gap = int64(time.Second) / hw.Store.IOPS
+	if store.IOPS > 0 {
+		gap = int64(time.Second) / store.IOPS
 	}
 	s.storeOcc = [2]int64{gap + xr, gap + xw}
-	s.storeResp = [2]int64{int64(hw.Store.ReadLatency) + xr, int64(hw.Store.WriteLatency) + xw}
-	s.readLat, s.readXfer, s.iops = int64(hw.Store.ReadLatency), xr, gap
-	s.netOcc = xfer(ps, hw.Network.Bandwidth)
-	s.netRTT = int64(hw.Network.RoundTrip)
+	s.storeResp = [2]int64{int64(store.ReadLatency) + xr, int64(store.WriteLatency) + xw}
+	s.readLat, s.readXfer, s.iops = int64(store.ReadLatency), xr, gap
+	s.netOcc = hw.TransferNanos(ps, machine.Network.Bandwidth)
+	s.netRTT = int64(machine.Network.RoundTrip)
 	s.netPage = s.netRTT + s.netOcc
 	return s
 }
-
-// xfer is the time b bytes take at bw bytes a second.
-func xfer(b, bw int64) int64 { return b * int64(time.Second) / bw }
 
 // Install puts the scheduler's hooks into o: clock, lock parker, log
 // waiter and sync hook, call hook and frame timer.
@@ -276,7 +279,7 @@ func (s *Scheduler) Run(fs []func() error) []error {
 		return errs
 	}
 	if len(fs) != len(s.terms) {
-		panic("sim: Scheduler.Run needs one function per terminal ForTerminal made")
+		panic("sched: Scheduler.Run needs one function per terminal ForTerminal made")
 	}
 	s.left = len(fs)
 	s.done = make(chan struct{})
@@ -473,9 +476,9 @@ func (s *Scheduler) step(v *vterm) { s.switchFrom(v) }
 // each step, and each step that needs a shared resource is booked only
 // when no other terminal's clock is earlier.
 func (s *Scheduler) price(v *vterm) {
-	var d vector
+	var d hw.Vector
 	if v.meter != nil {
-		cur := vectorOf(v.meter)
+		cur := hw.VectorOf(v.meter)
 		for i := range d {
 			d[i] = cur[i] - v.last[i]
 		}
@@ -518,23 +521,23 @@ func (s *Scheduler) price(v *vterm) {
 	clear(v.loads)
 	v.loads = v.loads[:0]
 	// 3. The writes and tier requests it waited for.
-	for range d[evStoreWrite] {
+	for range d[hw.EventStoreWrite] {
 		s.step(v)
 		v.now = s.storeRequest(v, v.now, 1)
 	}
 	if s.tier { // a trace's null tier is free
-		for range d[evTierPut] {
+		for range d[hw.EventTierPut] {
 			s.step(v)
 			v.now = s.netRequest(v, v.now, s.pageSize)
 		}
-		for range d[evTierDelete] {
+		for range d[hw.EventTierDelete] {
 			s.step(v)
 			v.now = s.netRequest(v, v.now, 0)
 		}
 	}
 	// 4. Its CPU.
 	var ps [2]int64
-	for i := range evStoreWrite {
+	for i := range hw.NumCPUEvents {
 		share := 1
 		if i < firstCPUShare {
 			share = 0
@@ -711,7 +714,7 @@ func (s *Scheduler) BeforeCall(m *engine.Meter) {
 	if m != v.meter {
 		// Counts already on a meter the scheduler did not watch are not
 		// this terminal's to pay.
-		v.meter, v.last = m, vectorOf(m)
+		v.meter, v.last = m, hw.VectorOf(m)
 	}
 	s.switchFrom(v)
 }
@@ -819,7 +822,7 @@ func (s *Scheduler) logSync() {
 	}
 	s.settle(v)
 	s.step(v)
-	lat := int64(s.hw.Log.SyncLatency)
+	lat := int64(s.machine.Log.SyncLatency)
 	start := max(v.now, s.log.free)
 	s.log.free = start + lat
 	s.log.busy += lat
@@ -861,7 +864,7 @@ func (v *vterm) TxEnd(kind tpcc.TxType, measured bool, _ *engine.Meter) {
 			tt.Spent[k] += v.spent[k] - v.txSpent[k]
 		}
 	}
-	v.meter, v.last = nil, vector{}
+	v.meter, v.last = nil, hw.Vector{}
 }
 
 // Types returns the measured response times' breakdown by type.

@@ -1,4 +1,4 @@
-package sim
+package report
 
 import (
 	"fmt"
@@ -30,7 +30,7 @@ type comparedRow struct {
 	prec int
 }
 
-func runFigure(f func(*RunReport) float64) func(*Report) (float64, bool) {
+func runFigure(f func(*Run) float64) func(*Report) (float64, bool) {
 	return func(r *Report) (float64, bool) {
 		if r.Run == nil {
 			return 0, false
@@ -39,7 +39,7 @@ func runFigure(f func(*RunReport) float64) func(*Report) (float64, bool) {
 	}
 }
 
-func typeFigure(k int, f func(*TypeReport) float64) func(*Report) (float64, bool) {
+func typeFigure(k int, f func(*Type) float64) func(*Report) (float64, bool) {
 	return func(r *Report) (float64, bool) {
 		if r.Run == nil || k >= len(r.Run.Types) || r.Run.Types[k].Count == 0 {
 			return 0, false
@@ -48,7 +48,7 @@ func typeFigure(k int, f func(*TypeReport) float64) func(*Report) (float64, bool
 	}
 }
 
-func simFigure(f func(*SimReport) float64) func(*Report) (float64, bool) {
+func simFigure(f func(*Sim) float64) func(*Report) (float64, bool) {
 	return func(r *Report) (float64, bool) {
 		if r.Sim == nil || r.Run == nil {
 			return 0, false
@@ -59,8 +59,8 @@ func simFigure(f func(*SimReport) float64) func(*Report) (float64, bool) {
 
 func (c *Comparison) rows() []comparedRow {
 	rows := []comparedRow{
-		{"tpmC", runFigure(func(r *RunReport) float64 { return r.TpmC }), 0},
-		{"transactions/min", runFigure(func(r *RunReport) float64 { return r.TxPerMinute }), 0},
+		{"tpmC", runFigure(func(r *Run) float64 { return r.TpmC }), 0},
+		{"transactions/min", runFigure(func(r *Run) float64 { return r.TxPerMinute }), 0},
 		{"load rows/s", func(r *Report) (float64, bool) {
 			if r.Load == nil || r.Host.LoadRowsPerSecond == 0 {
 				return 0, false
@@ -75,25 +75,25 @@ func (c *Comparison) rows() []comparedRow {
 	for k, t := range c.Sides[0].Run.Types {
 		name := t.Type
 		rows = append(rows,
-			comparedRow{name + " p90 ms", typeFigure(k, func(t *TypeReport) float64 { return t.LatencyMs.P90 }), 3},
-			comparedRow{name + " node visits/tx", typeFigure(k, func(t *TypeReport) float64 { return t.PerTx.NodeVisits }), 1},
-			comparedRow{name + " row fetches/tx", typeFigure(k, func(t *TypeReport) float64 { return t.PerTx.RowFetches }), 1},
-			comparedRow{name + " rows examined/tx", typeFigure(k, func(t *TypeReport) float64 { return t.PerTx.RowsExamined }), 1},
-			comparedRow{name + " log bytes/tx", typeFigure(k, func(t *TypeReport) float64 { return t.PerTx.LogBytes }), 0},
+			comparedRow{name + " p90 ms", typeFigure(k, func(t *Type) float64 { return t.LatencyMs.P90 }), 3},
+			comparedRow{name + " node visits/tx", typeFigure(k, func(t *Type) float64 { return t.PerTx.NodeVisits }), 1},
+			comparedRow{name + " row fetches/tx", typeFigure(k, func(t *Type) float64 { return t.PerTx.RowFetches }), 1},
+			comparedRow{name + " rows examined/tx", typeFigure(k, func(t *Type) float64 { return t.PerTx.RowsExamined }), 1},
+			comparedRow{name + " log bytes/tx", typeFigure(k, func(t *Type) float64 { return t.PerTx.LogBytes }), 0},
 		)
 		if t.Time != nil {
 			// Simulated: the modeled mean and its largest shares.
 			rows = append(rows,
-				comparedRow{name + " mean ms (modeled)", typeFigure(k, func(t *TypeReport) float64 { return t.Time.MeanMs }), 3},
-				comparedRow{name + " store+queueing %", typeFigure(k, func(t *TypeReport) float64 { return t.Time.Store + t.Time.Queueing }), 1},
-				comparedRow{name + " lock wait %", typeFigure(k, func(t *TypeReport) float64 { return t.Time.LockWait }), 1},
+				comparedRow{name + " mean ms (modeled)", typeFigure(k, func(t *Type) float64 { return t.Time.MeanMs }), 3},
+				comparedRow{name + " store+queueing %", typeFigure(k, func(t *Type) float64 { return t.Time.Store + t.Time.Queueing }), 1},
+				comparedRow{name + " lock wait %", typeFigure(k, func(t *Type) float64 { return t.Time.LockWait }), 1},
 			)
 		}
 	}
 	if c.Sides[0].Sim != nil {
 		rows = append(rows,
-			comparedRow{"store busy %", simFigure(func(s *SimReport) float64 { return s.StoreBusyPct }), 1},
-			comparedRow{"network busy %", simFigure(func(s *SimReport) float64 { return s.NetworkBusyPct }), 1},
+			comparedRow{"store busy %", simFigure(func(s *Sim) float64 { return s.StoreBusyPct }), 1},
+			comparedRow{"network busy %", simFigure(func(s *Sim) float64 { return s.NetworkBusyPct }), 1},
 		)
 	}
 	return rows
@@ -115,7 +115,7 @@ func (c *Comparison) scaleNote() string {
 	if c.Setting == "scale" {
 		return ""
 	}
-	return scaleNote(c.Sides[0].Config.Scale)
+	return ScaleNote(c.Sides[0].Config.Scale)
 }
 
 // WriteTable prints the sides in columns, each figure with its ratio to

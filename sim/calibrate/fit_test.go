@@ -1,78 +1,56 @@
-package sim
+package calibrate
 
 import (
-	"bytes"
 	"math"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
-	"reflect"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/enginelab/enginelab/sim"
+	"github.com/enginelab/enginelab/sim/hw"
 	"github.com/enginelab/enginelab/tpcc"
 )
-
-// The event names are the profile's JSON names, and profileOf inverts
-// costs, in the same order.
-func TestCalibrationEventNames(t *testing.T) {
-	typ := reflect.TypeFor[CPUProfile]()
-	var tags []string
-	for i := range typ.NumField() {
-		if tag, _, _ := strings.Cut(typ.Field(i).Tag.Get("json"), ","); tag != "source" {
-			tags = append(tags, tag)
-		}
-	}
-	require.Equal(t, tags, cpuEventNames[:])
-	c := make([]float64, len(cpuEventNames))
-	for i := range c {
-		c[i] = float64(i) + 0.5
-	}
-	p := profileOf(c)
-	require.Equal(t, c, p.costs())
-}
 
 // synthetic returns n transactions whose times are truth's price of their
 // events plus Gaussian noise of noise × that price. The counts are drawn
 // per type so that the mix varies as TPC-C's does (node visits follow
 // page requests, log bytes follow log records), without being proportional.
-func synthetic(r *rand.Rand, n int, truth *CPUProfile, noise float64) []CalibrationSample {
-	cost := truth.costs()
-	out := make([]CalibrationSample, n)
+func synthetic(r *rand.Rand, n int, truth *hw.CPUProfile, noise float64) []Sample {
+	cost := truth.Costs()
+	out := make([]Sample, n)
 	for i := range out {
 		s := &out[i]
 		s.Type = tpcc.TxType(r.IntN(int(tpcc.NumTxTypes)))
 		scale := int64(1 + 4*int(s.Type)) // the types differ in size
 		e := &s.Events
-		e[evPageRequest] = scale*10 + r.Int64N(scale*40)
-		e[evNodeVisit] = e[evPageRequest] + r.Int64N(e[evPageRequest]/2+1)
-		e[evPoolMiss] = r.Int64N(3)
-		e[evPageCreate] = r.Int64N(2)
-		e[evSplit] = r.Int64N(2)
-		e[evMerge] = r.Int64N(2)
-		e[evHeapFetch] = r.Int64N(scale * 5)
-		e[evHeapRowScanned] = r.Int64N(scale * 5)
-		e[evHeapMove] = r.Int64N(2)
-		e[evRowExamined] = r.Int64N(scale * 20)
-		e[evRowDecoded] = r.Int64N(e[evRowExamined] + 1)
-		e[evRowReturned] = r.Int64N(e[evRowDecoded] + 1)
-		e[evIndexEntryWritten] = r.Int64N(scale * 3)
-		e[evIndexEntryDeleted] = r.Int64N(scale)
-		e[evLogRecord] = r.Int64N(scale * 4)
-		e[evLogByte] = e[evLogRecord]*60 + r.Int64N(2000)
-		e[evLockRequest] = r.Int64N(scale * 4)
+		e[hw.EventPageRequest] = scale*10 + r.Int64N(scale*40)
+		e[hw.EventNodeVisit] = e[hw.EventPageRequest] + r.Int64N(e[hw.EventPageRequest]/2+1)
+		e[hw.EventPoolMiss] = r.Int64N(3)
+		e[hw.EventPageCreate] = r.Int64N(2)
+		e[hw.EventSplit] = r.Int64N(2)
+		e[hw.EventMerge] = r.Int64N(2)
+		e[hw.EventHeapFetch] = r.Int64N(scale * 5)
+		e[hw.EventHeapRowScanned] = r.Int64N(scale * 5)
+		e[hw.EventHeapMove] = r.Int64N(2)
+		e[hw.EventRowExamined] = r.Int64N(scale * 20)
+		e[hw.EventRowDecoded] = r.Int64N(e[hw.EventRowExamined] + 1)
+		e[hw.EventRowReturned] = r.Int64N(e[hw.EventRowDecoded] + 1)
+		e[hw.EventIndexEntryWritten] = r.Int64N(scale * 3)
+		e[hw.EventIndexEntryDeleted] = r.Int64N(scale)
+		e[hw.EventLogRecord] = r.Int64N(scale * 4)
+		e[hw.EventLogByte] = e[hw.EventLogRecord]*60 + r.Int64N(2000)
+		e[hw.EventLockRequest] = r.Int64N(scale * 4)
 		if r.IntN(20) == 0 {
-			e[evRollback] = 1
+			e[hw.EventRollback] = 1
 		} else {
-			e[evCommit] = 1
+			e[hw.EventCommit] = 1
 		}
-		e[evStoreWrite] = r.Int64N(5) // a device event: must not be fitted
+		e[hw.EventStoreWrite] = r.Int64N(5) // a device event: must not be fitted
 		var ns float64
-		for j := range numCPUEvents {
+		for j := range hw.NumCPUEvents {
 			ns += cost[j] * float64(e[j])
 		}
 		s.Nanos = int64(math.Round(ns * (1 + noise*r.NormFloat64())))
@@ -82,8 +60,8 @@ func synthetic(r *rand.Rand, n int, truth *CPUProfile, noise float64) []Calibrat
 
 // truth is the profile the synthetic tests recover: the shipped one,
 // without I/O paths (FitCPU cannot see them).
-func truth() CPUProfile {
-	p := DefaultCPU
+func truth() hw.CPUProfile {
+	p := hw.DefaultCPU
 	p.StoreRequest, p.TierRequest, p.Source = 0, 0, ""
 	return p
 }
@@ -102,12 +80,12 @@ func TestFitCPURecovers(t *testing.T) {
 	got, rep, err := FitCPU(samples)
 	require.NoError(t, err)
 	se := standardErrors(samples, &want, noise)
-	wc, gc := want.costs(), got.costs()
-	for j := range numCPUEvents {
-		require.Less(t, se[j], 0.12*wc[j], "%s: the design determines it", cpuEventNames[j])
-		require.InDelta(t, wc[j], gc[j], 4*se[j], "%s: want %g ± %.3g, got %g", cpuEventNames[j], wc[j], se[j], gc[j])
+	wc, gc := want.Costs(), got.Costs()
+	for j := range hw.NumCPUEvents {
+		require.Less(t, se[j], 0.12*wc[j], "%s: the design determines it", hw.CostNames[j])
+		require.InDelta(t, wc[j], gc[j], 4*se[j], "%s: want %g ± %.3g, got %g", hw.CostNames[j], wc[j], se[j], gc[j])
 		if se[j] < 0.01*wc[j] {
-			require.InEpsilon(t, wc[j], gc[j], 0.03, cpuEventNames[j])
+			require.InEpsilon(t, wc[j], gc[j], 0.03, hw.CostNames[j])
 		}
 	}
 	require.Zero(t, got.StoreRequest)
@@ -126,7 +104,7 @@ func TestFitCPURecovers(t *testing.T) {
 	require.Equal(t, len(samples), rep.Samples)
 	share := 0.0
 	for j, e := range rep.Events {
-		require.Equal(t, cpuEventNames[j], e.Event)
+		require.Equal(t, hw.CostNames[j], e.Event)
 		share += e.SharePct
 	}
 	require.InDelta(t, 100, share, 1e-6)
@@ -135,8 +113,8 @@ func TestFitCPURecovers(t *testing.T) {
 	samples = synthetic(rand.New(rand.NewPCG(seed, 2)), 2000, &want, 0)
 	got, rep, err = FitCPU(samples)
 	require.NoError(t, err)
-	for j, c := range got.costs() {
-		require.InDelta(t, wc[j], c, 1e-3+1e-3*wc[j], cpuEventNames[j])
+	for j, c := range got.Costs() {
+		require.InDelta(t, wc[j], c, 1e-3+1e-3*wc[j], hw.CostNames[j])
 	}
 	require.InDelta(t, 1, rep.R2, 1e-9)
 }
@@ -151,17 +129,17 @@ func TestFitCPUZeroAndFreeEvents(t *testing.T) {
 	samples := synthetic(rand.New(rand.NewPCG(7, 1)), 5000, &want, 0.05)
 	for i := range samples {
 		s := &samples[i]
-		s.Nanos -= int64(want.Merge * float64(s.Events[evMerge]))
-		s.Events[evMerge] = 0 // never counted
+		s.Nanos -= int64(want.Merge * float64(s.Events[hw.EventMerge]))
+		s.Events[hw.EventMerge] = 0 // never counted
 	}
 	got, rep, err := FitCPU(samples)
 	require.NoError(t, err)
 	require.Zero(t, got.Merge)
 	require.Equal(t, []string{"merge", "store_request", "tier_request"}, rep.NotObserved)
-	require.Zero(t, rep.Events[evMerge].Samples)
-	for j, c := range got.costs() {
-		require.False(t, math.IsNaN(c), cpuEventNames[j])
-		require.GreaterOrEqual(t, c, 0.0, cpuEventNames[j])
+	require.Zero(t, rep.Events[hw.EventMerge].Samples)
+	for j, c := range got.Costs() {
+		require.False(t, math.IsNaN(c), hw.CostNames[j])
+		require.GreaterOrEqual(t, c, 0.0, hw.CostNames[j])
 	}
 	require.Less(t, got.HeapMove, 300.0) // 2% of a commit: noise
 	require.InEpsilon(t, want.Commit, got.Commit, 0.05)
@@ -174,25 +152,25 @@ func TestFitCPUZeroAndFreeEvents(t *testing.T) {
 // costs are recovered within 3%, as without the collinearity.
 func TestFitCPUCollinear(t *testing.T) {
 	want := truth()
-	cost := want.costs()
+	cost := want.Costs()
 	samples := synthetic(rand.New(rand.NewPCG(9, 1)), 10000, &want, 0.01)
 	for i := range samples {
 		e := &samples[i].Events
-		old := e[evNodeVisit]
-		e[evNodeVisit] = 2 * e[evPageRequest]
-		samples[i].Nanos += int64(math.Round(cost[evNodeVisit] * float64(e[evNodeVisit]-old)))
+		old := e[hw.EventNodeVisit]
+		e[hw.EventNodeVisit] = 2 * e[hw.EventPageRequest]
+		samples[i].Nanos += int64(math.Round(cost[hw.EventNodeVisit] * float64(e[hw.EventNodeVisit]-old)))
 	}
 	got, rep, err := FitCPU(samples)
 	require.NoError(t, err)
 	require.Equal(t, [][]string{{"page_request", "node_visit"}}, rep.Collinear)
-	for j, c := range got.costs() {
-		require.False(t, math.IsNaN(c) || math.IsInf(c, 0), cpuEventNames[j])
-		require.GreaterOrEqual(t, c, 0.0, cpuEventNames[j])
+	for j, c := range got.Costs() {
+		require.False(t, math.IsNaN(c) || math.IsInf(c, 0), hw.CostNames[j])
+		require.GreaterOrEqual(t, c, 0.0, hw.CostNames[j])
 	}
 	require.InEpsilon(t, want.PageRequest+2*want.NodeVisit, got.PageRequest+2*got.NodeVisit, 0.01)
 	t.Logf("page_request %.1f, node_visit %.1f", got.PageRequest, got.NodeVisit)
-	for _, j := range []int{evRowExamined, evIndexEntryWritten, evLogRecord, evLockRequest, evCommit} {
-		require.InEpsilon(t, cost[j], got.costs()[j], 0.03, cpuEventNames[j])
+	for _, j := range []hw.Event{hw.EventRowExamined, hw.EventIndexEntryWritten, hw.EventLogRecord, hw.EventLockRequest, hw.EventCommit} {
+		require.InEpsilon(t, cost[j], got.Costs()[j], 0.03, hw.CostNames[j])
 	}
 	require.Greater(t, rep.R2, 0.99)
 }
@@ -204,17 +182,17 @@ func TestFitCPURefuses(t *testing.T) {
 	samples := synthetic(rand.New(rand.NewPCG(3, 1)), 500, &want, 0)
 	for _, tc := range []struct {
 		name    string
-		samples []CalibrationSample
+		samples []Sample
 		msg     string
 	}{
 		{"none", nil, "count no CPU event"},
 		{"few", samples[:50], "50 calibration samples for 19 observed events: want at least 190"},
-		{"negative time", append([]CalibrationSample{{Type: tpcc.PaymentTx, Nanos: -1}}, samples...), "time of 0 or more"},
-		{"negative count", append([]CalibrationSample{{Events: [numEvents]int64{evLogByte: -3}}}, samples...), "log_byte count -3 is negative"},
-		{"bad type", append([]CalibrationSample{{Type: tpcc.NumTxTypes}}, samples...), "want a transaction type"},
+		{"negative time", append([]Sample{{Type: tpcc.PaymentTx, Nanos: -1}}, samples...), "time of 0 or more"},
+		{"negative count", append([]Sample{{Events: hw.Vector{hw.EventLogByte: -3}}}, samples...), "log_byte count -3 is negative"},
+		{"bad type", append([]Sample{{Type: tpcc.NumTxTypes}}, samples...), "want a transaction type"},
 	} {
 		_, rep, err := FitCPU(tc.samples)
-		require.ErrorIs(t, err, ErrBadConfig, tc.name)
+		require.ErrorIs(t, err, sim.ErrBadConfig, tc.name)
 		require.ErrorContains(t, err, tc.msg, tc.name)
 		require.Nil(t, rep)
 	}
@@ -273,66 +251,18 @@ func TestNNLSMatchesEnumeration(t *testing.T) {
 	require.Greater(t, negatives, 100) // the constraint mattered in most trials
 }
 
-// The profile WriteProfile writes loads through HardwareSpec.Resolve
-// unchanged, fractions included; a name --cpu could not take is refused.
-func TestCalibrationWriteProfile(t *testing.T) {
-	want := truth()
-	samples := synthetic(rand.New(rand.NewPCG(5, 1)), 2000, &want, 0.02)
-	prof, fit, err := FitCPU(samples)
-	require.NoError(t, err)
-	prof.Source = "calibrated on test"
-	cal := &Calibration{Profile: prof, Fit: fit, Config: CalibrateConfig{Warehouses: 1, Duration: DefaultCalibrateDuration}}
-	var b bytes.Buffer
-	require.NoError(t, cal.WriteProfile(&b, "this-box"))
-	require.True(t, strings.HasPrefix(b.String(), "{\n  \"cpus\": {\n    \"this-box\": {"), b.String())
-	file := filepath.Join(t.TempDir(), "profiles.json")
-	require.NoError(t, os.WriteFile(file, b.Bytes(), 0o644))
-	hw, err := HardwareSpec{ProfilesFile: file, CPU: "this-box"}.Resolve()
-	require.NoError(t, err)
-	require.Equal(t, prof, hw.CPU)
-	require.Equal(t, "this-box", hw.CPUName)
-	// The shipped profiles are still there beside it.
-	hw, err = HardwareSpec{ProfilesFile: file}.Resolve()
-	require.NoError(t, err)
-	require.Equal(t, DefaultCPU, hw.CPU)
-
-	for _, bad := range []string{"", "two words", "-dash", "a/b", "ü"} {
-		require.ErrorIs(t, cal.WriteProfile(&b, bad), ErrBadConfig, bad)
-	}
-
-	var table strings.Builder
-	require.NoError(t, cal.WriteTable(&table))
-	for _, w := range []string{"fit: R² 0.9", "page_request", "not observed (the profile keeps the default's cost): store_request, tier_request",
-		"new-order", "stock-level", "residual %"} {
-		require.Contains(t, table.String(), w)
-	}
-}
-
-// CalibrateConfig is checked before any work.
-func TestCalibrateConfig(t *testing.T) {
-	var c CalibrateConfig
-	c.EnsureDefaults()
-	require.Equal(t, CalibrateConfig{Warehouses: 1, Duration: DefaultCalibrateDuration}, c)
-	require.NoError(t, c.Validate())
-	for _, bad := range []CalibrateConfig{{Warehouses: 1, Duration: -1}, {Warehouses: -1, Duration: 1}, {Warehouses: tpcc.MaxWarehouses + 1, Duration: 1}} {
-		require.ErrorIs(t, bad.Validate(), ErrBadConfig)
-		_, err := Calibrate(t.Context(), bad)
-		require.ErrorIs(t, err, ErrBadConfig)
-	}
-}
-
 // standardErrors are the standard errors of an ordinary least squares fit
 // of the CPU events to samples whose times carry independent noise of
 // noise × truth's price: the square roots of the diagonal of
 // (XᵀX)⁻¹ XᵀΣX (XᵀX)⁻¹, Σ the noise variances.
-func standardErrors(samples []CalibrationSample, truth *CPUProfile, noise float64) []float64 {
-	cost := truth.costs()
-	xtx := mat.NewSymDense(numCPUEvents, nil)
-	xsx := mat.NewSymDense(numCPUEvents, nil)
-	x := mat.NewVecDense(numCPUEvents, nil)
+func standardErrors(samples []Sample, truth *hw.CPUProfile, noise float64) []float64 {
+	cost := truth.Costs()
+	xtx := mat.NewSymDense(hw.NumCPUEvents, nil)
+	xsx := mat.NewSymDense(hw.NumCPUEvents, nil)
+	x := mat.NewVecDense(hw.NumCPUEvents, nil)
 	for i := range samples {
 		price := 0.0
-		for j := range numCPUEvents {
+		for j := range hw.NumCPUEvents {
 			x.SetVec(j, float64(samples[i].Events[j]))
 			price += cost[j] * float64(samples[i].Events[j])
 		}
@@ -344,7 +274,7 @@ func standardErrors(samples []CalibrationSample, truth *CPUProfile, noise float6
 		panic(err)
 	}
 	cov.Product(&inv, xsx, &inv)
-	se := make([]float64, numCPUEvents)
+	se := make([]float64, hw.NumCPUEvents)
 	for j := range se {
 		se[j] = math.Sqrt(cov.At(j, j))
 	}
@@ -369,38 +299,24 @@ func TestFitTrimmedOutliers(t *testing.T) {
 		}
 	}
 	se := standardErrors(clean, &want, noise)
-	wc := want.costs()
+	wc := want.Costs()
 	plain, _, err := FitCPU(samples)
 	require.NoError(t, err)
 	off := 0
-	for j, c := range plain.costs()[:numCPUEvents] {
+	for j, c := range plain.Costs()[:hw.NumCPUEvents] {
 		if math.Abs(c-wc[j]) > 4*se[j] {
 			off++
 		}
 	}
-	require.Greater(t, off, numCPUEvents/2, "the pauses pull most costs off")
+	require.Greater(t, off, hw.NumCPUEvents/2, "the pauses pull most costs off")
 
 	got, rep, dropped, err := fitTrimmed(samples)
 	require.NoError(t, err)
 	require.GreaterOrEqual(t, dropped, hit)
 	require.Less(t, dropped, hit+len(samples)/100, "few clean transactions dropped")
 	require.Equal(t, len(samples)-dropped, rep.Samples)
-	for j, c := range got.costs()[:numCPUEvents] {
-		require.InDelta(t, wc[j], c, 4*se[j], cpuEventNames[j])
+	for j, c := range got.Costs()[:hw.NumCPUEvents] {
+		require.InDelta(t, wc[j], c, 4*se[j], hw.CostNames[j])
 	}
 	require.Greater(t, rep.R2, 0.99)
-}
-
-// Events a calibration did not observe keep the default profile's costs;
-// the others keep the fitted ones.
-func TestWithDefaults(t *testing.T) {
-	fitted := CPUProfile{NodeVisit: 123, Commit: 4567, Source: "fit"}
-	got := withDefaults(fitted, []string{"store_request", "tier_request", "pool_miss"})
-	require.Equal(t, 123.0, got.NodeVisit)
-	require.Equal(t, 4567.0, got.Commit)
-	require.Equal(t, DefaultCPU.StoreRequest, got.StoreRequest)
-	require.Equal(t, DefaultCPU.TierRequest, got.TierRequest)
-	require.Equal(t, DefaultCPU.PoolMiss, got.PoolMiss)
-	require.Zero(t, got.Split, "observed and fitted to zero")
-	require.Equal(t, "fit", got.Source)
 }

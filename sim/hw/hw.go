@@ -1,16 +1,16 @@
-package sim
+package hw
 
 import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/enginelab/enginelab/engine"
+	"github.com/enginelab/enginelab/sim/internal/simerr"
 )
 
 // The cost models of simulated mode: what a metered event costs on a
@@ -26,6 +26,11 @@ import (
 // ErrUnknownProfile means a device, network or CPU profile name is not
 // known (neither shipped nor in the profiles file).
 var ErrUnknownProfile = errors.New("sim: unknown profile")
+
+// ErrBadConfig is wrapped by the errors of a profile or a Spec that cannot
+// run: a bad value, a profiles file that cannot be read. It is the same
+// value as sim.ErrBadConfig.
+var ErrBadConfig = simerr.ErrBadConfig
 
 // Device is a modeled block device: the store's, or the log's.
 //
@@ -181,8 +186,9 @@ var DefaultCPU = CPUProfile{
 	Source: "hand-fitted to one real-mode terminal's median latencies per transaction type on a 2-core x86 VM (2026)",
 }
 
-// Hardware is the modeled machine of a simulated run.
-type Hardware struct {
+// Machine is the modeled machine of a simulated run: a Spec's names
+// resolved to their profiles.
+type Machine struct {
 	Cores       int        `json:"cores"`
 	CPUName     string     `json:"cpu"`
 	CPU         CPUProfile `json:"cpu_profile"`
@@ -194,10 +200,11 @@ type Hardware struct {
 	Network     Network    `json:"network_profile"`
 }
 
-// HardwareSpec names the profiles of a simulated run; ProfilesFile, if not
-// empty, is a JSON file of profiles that add to or replace the shipped
-// ones: {"devices": {"name": Device}, "networks": {...}, "cpus": {...}}.
-type HardwareSpec struct {
+// Spec names the profiles of a simulated run (the command's --cores,
+// --cpu, --store-device, --log-device, --network and --profiles); empty
+// names take the defaults. ProfilesFile, if not empty, is a JSON file of
+// profiles (ProfilesFile's form) that add to or replace the shipped ones.
+type Spec struct {
 	Cores        int
 	CPU          string
 	Store, Log   string
@@ -213,68 +220,85 @@ const (
 	DefaultNetwork = "10-gigabit"
 )
 
-// profilesFile is the JSON form of a profiles file.
-type profilesFile struct {
-	Devices  map[string]Device     `json:"devices"`
-	Networks map[string]Network    `json:"networks"`
-	CPUs     map[string]CPUProfile `json:"cpus"`
+// ProfilesFile is the JSON form of a profiles file: {"devices": {"name":
+// Device}, "networks": {...}, "cpus": {...}}, each part optional. Names
+// must pass CheckProfileName.
+type ProfilesFile struct {
+	Devices  map[string]Device     `json:"devices,omitempty"`
+	Networks map[string]Network    `json:"networks,omitempty"`
+	CPUs     map[string]CPUProfile `json:"cpus,omitempty"`
+}
+
+// profileName is what a profile may be called: a name that --cpu takes
+// without quoting.
+var profileName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+
+// CheckProfileName says whether name can name a profile in a profiles
+// file (letters, digits, '.', '_', '-'); its error wraps ErrBadConfig.
+func CheckProfileName(name string) error {
+	if !profileName.MatchString(name) {
+		return fmt.Errorf("%w: profile name %q: want letters, digits, '.', '_' or '-'", ErrBadConfig, name)
+	}
+	return nil
 }
 
 // Resolve looks the spec's names up (in the profiles file first) and
-// checks the profiles.
-func (h HardwareSpec) Resolve() (Hardware, error) {
+// checks the profiles. A name that is not known is an error wrapping
+// ErrUnknownProfile; a bad value or file, one wrapping ErrBadConfig.
+func (h Spec) Resolve() (Machine, error) {
 	devs, nets, cpus := Devices, Networks, CPUs
 	if h.ProfilesFile != "" {
 		b, err := os.ReadFile(h.ProfilesFile)
 		if err != nil {
-			return Hardware{}, fmt.Errorf("%w: --profiles: %w", ErrBadConfig, err)
+			return Machine{}, fmt.Errorf("%w: --profiles: %w", ErrBadConfig, err)
 		}
-		var f profilesFile
+		var f ProfilesFile
 		dec := json.NewDecoder(strings.NewReader(string(b)))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&f); err != nil {
-			return Hardware{}, fmt.Errorf("%w: --profiles %s: %w", ErrBadConfig, h.ProfilesFile, err)
+			return Machine{}, fmt.Errorf("%w: --profiles %s: %w", ErrBadConfig, h.ProfilesFile, err)
 		}
 		devs, nets, cpus = merged(Devices, f.Devices), merged(Networks, f.Networks), merged(CPUs, f.CPUs)
 	}
-	hw := Hardware{Cores: h.Cores, CPUName: or(h.CPU, DefaultCPUName), StoreName: or(h.Store, DefaultStore),
+	hw := Machine{Cores: h.Cores, CPUName: or(h.CPU, DefaultCPUName), StoreName: or(h.Store, DefaultStore),
 		NetworkName: or(h.Network, DefaultNetwork)}
 	hw.LogName = or(h.Log, hw.StoreName)
 	if hw.Cores == 0 {
 		hw.Cores = DefaultCores
 	}
 	if hw.Cores < 1 || hw.Cores > 1024 {
-		return Hardware{}, fmt.Errorf("%w: --cores %d: want 1 to 1024", ErrBadConfig, hw.Cores)
+		return Machine{}, fmt.Errorf("%w: --cores %d: want 1 to 1024", ErrBadConfig, hw.Cores)
 	}
 	var ok bool
 	if hw.CPU, ok = cpus[hw.CPUName]; !ok {
-		return Hardware{}, fmt.Errorf("%w: cpu %q: want one of %s", ErrUnknownProfile, hw.CPUName, names(cpus))
+		return Machine{}, fmt.Errorf("%w: cpu %q: want one of %s", ErrUnknownProfile, hw.CPUName, names(cpus))
 	}
 	if hw.Store, ok = devs[hw.StoreName]; !ok {
-		return Hardware{}, fmt.Errorf("%w: store device %q: want one of %s", ErrUnknownProfile, hw.StoreName, names(devs))
+		return Machine{}, fmt.Errorf("%w: store device %q: want one of %s", ErrUnknownProfile, hw.StoreName, names(devs))
 	}
 	if hw.Log, ok = devs[hw.LogName]; !ok {
-		return Hardware{}, fmt.Errorf("%w: log device %q: want one of %s", ErrUnknownProfile, hw.LogName, names(devs))
+		return Machine{}, fmt.Errorf("%w: log device %q: want one of %s", ErrUnknownProfile, hw.LogName, names(devs))
 	}
 	if hw.Network, ok = nets[hw.NetworkName]; !ok {
-		return Hardware{}, fmt.Errorf("%w: network %q: want one of %s", ErrUnknownProfile, hw.NetworkName, names(nets))
+		return Machine{}, fmt.Errorf("%w: network %q: want one of %s", ErrUnknownProfile, hw.NetworkName, names(nets))
 	}
 	if err := hw.validate(); err != nil {
-		return Hardware{}, err
+		return Machine{}, err
 	}
 	return hw, nil
 }
 
 // Bounds on profile values: generous for any real hardware, and small
 // enough that no price can overflow 64-bit nanoseconds over a run.
+// MaxCPUCost is exported for fits (calibrate), which must stay within it.
 const (
 	maxLatency   = Duration(time.Hour)
 	maxIOPS      = 1e9
 	maxBandwidth = 1e15 // bytes a second
-	maxCPUCost   = 1e9  // nanoseconds an event
+	MaxCPUCost   = 1e9  // nanoseconds an event
 )
 
-func (hw *Hardware) validate() error {
+func (hw *Machine) validate() error {
 	for _, d := range []struct {
 		name string
 		d    Device
@@ -293,9 +317,9 @@ func (hw *Hardware) validate() error {
 		return fmt.Errorf("%w: network %q: want a round trip from 0 to %v and a bandwidth above zero, at most %d bytes a second",
 			ErrBadConfig, hw.NetworkName, time.Duration(maxLatency), int64(maxBandwidth))
 	}
-	for _, c := range hw.CPU.costs() {
-		if !(c >= 0 && c <= maxCPUCost) { // NaN fails too
-			return fmt.Errorf("%w: cpu %q: every cost must be from 0 to %g nanoseconds", ErrBadConfig, hw.CPUName, float64(maxCPUCost))
+	for _, c := range hw.CPU.Costs() {
+		if !(c >= 0 && c <= MaxCPUCost) { // NaN fails too
+			return fmt.Errorf("%w: cpu %q: every cost must be from 0 to %g nanoseconds", ErrBadConfig, hw.CPUName, float64(MaxCPUCost))
 		}
 	}
 	return nil
@@ -326,72 +350,4 @@ func names[V any](m map[string]V) string {
 	}
 	slices.Sort(ks)
 	return strings.Join(ks, ", ")
-}
-
-// The priced counters, in the order of CPUProfile.costs. vector extracts
-// them from a meter.
-const (
-	evPageRequest = iota
-	evPoolMiss
-	evPageCreate
-	evNodeVisit
-	evSplit
-	evMerge
-	evHeapFetch
-	evHeapRowScanned
-	evHeapMove
-	evRowExamined
-	evRowDecoded
-	evRowReturned
-	evIndexEntryWritten
-	evIndexEntryDeleted
-	evLogRecord
-	evLogByte
-	evLockRequest
-	evCommit
-	evRollback
-	// Not CPU-priced by costs (their devices price them), but diffed
-	// with the rest.
-	evStoreWrite
-	evTierPut
-	evTierDelete
-	numEvents
-)
-
-// firstCPUShare is the first event priced as engine CPU; the ones before
-// it are the buffer pool's.
-const firstCPUShare = evNodeVisit
-
-type vector [numEvents]int64
-
-func vectorOf(m *engine.Meter) vector {
-	return vector{
-		evPageRequest: m.PageRequestsTotal(), evPoolMiss: m.PoolMisses, evPageCreate: m.PageCreates,
-		evNodeVisit: m.NodeVisitsTotal(), evSplit: m.Splits, evMerge: m.Merges,
-		evHeapFetch: m.HeapFetches, evHeapRowScanned: m.HeapRowsScanned, evHeapMove: m.HeapMoves,
-		evRowExamined: m.RowsExamined, evRowDecoded: m.RowsDecoded, evRowReturned: m.RowsReturned,
-		evIndexEntryWritten: m.IndexEntriesWritten, evIndexEntryDeleted: m.IndexEntriesDeleted,
-		evLogRecord: m.LogRecords, evLogByte: m.LogBytes, evLockRequest: m.LockRequests,
-		evCommit: m.Commits, evRollback: m.Rollbacks,
-		evStoreWrite: m.StoreWrites, evTierPut: m.TierPuts, evTierDelete: m.TierDeletes,
-	}
-}
-
-// costs lists the profile's CPU costs in event order (evCommit and
-// before); the device events cost nothing here.
-func (c *CPUProfile) costs() []float64 {
-	return []float64{c.PageRequest, c.PoolMiss, c.PageCreate, c.NodeVisit, c.Split, c.Merge,
-		c.HeapFetch, c.HeapRowScanned, c.HeapMove, c.RowExamined, c.RowDecoded, c.RowReturned,
-		c.IndexEntryWritten, c.IndexEntryDeleted, c.LogRecord, c.LogByte, c.LockRequest, c.Commit, c.Rollback,
-		c.StoreRequest, c.TierRequest}
-}
-
-// picos converts the profile to integer picoseconds per event, plus the
-// I/O-path costs.
-func (c *CPUProfile) picos() (ev [numEvents]int64, store, tier int64) {
-	cs := c.costs()
-	for i := range evStoreWrite {
-		ev[i] = int64(math.Round(cs[i] * 1000))
-	}
-	return ev, int64(math.Round(c.StoreRequest * 1000)), int64(math.Round(c.TierRequest * 1000))
 }

@@ -1,4 +1,4 @@
-package sim
+package experiment
 
 import (
 	"fmt"
@@ -7,6 +7,10 @@ import (
 	"time"
 
 	"github.com/enginelab/enginelab/engine"
+	"github.com/enginelab/enginelab/sim"
+	"github.com/enginelab/enginelab/sim/hw"
+	"github.com/enginelab/enginelab/sim/replay"
+	"github.com/enginelab/enginelab/sim/report"
 	"github.com/enginelab/enginelab/tpcc"
 )
 
@@ -18,7 +22,7 @@ var experiments = []*Experiment{
 		Name:     "count-rewrite",
 		Question: "count(c_id) through the customer last-name index: zero row fetches when secondaries carry the primary key, one per match when they carry row pointers, zero again with the count-rewrite option",
 		Expect:   "sysbench's by-name Payment fetches no rows for the count in clustered, a row per match in heap-rowptr, and fewer with the count rewrite, which never slows the row-pointer heap (its Payment's engine time, CPU and buffer pool, does not grow)",
-		Defaults: ExperimentParams{PoolSize: PoolPerWarehouse},
+		Defaults: Params{PoolSize: sim.PoolPerWarehouse},
 		// At small scale, one terminal. A district's 300 customers, on
 		// which the by-name draws concentrate, make concurrent Payments
 		// meet on one customer row; a scan that waits for a row's lock
@@ -26,18 +30,18 @@ var experiments = []*Experiment{
 		// organization, which would show in clustered's count. Alone, a
 		// terminal never waits, and the fetches counted are the
 		// lookups' own.
-		SmallDefaults: &ExperimentParams{PoolSize: PoolPerWarehouse, Terminals: 1},
-		sides: func(p *ExperimentParams) []ExperimentSide {
+		SmallDefaults: &Params{PoolSize: sim.PoolPerWarehouse, Terminals: 1},
+		sides: func(p *Params) []Side {
 			c := p.base()
 			c.Profile = tpcc.Sysbench
 			h := c
 			h.Org = engine.HeapRowPointer
 			rw := h
 			rw.CountRewrite = true
-			return []ExperimentSide{{"clustered", c}, {"heap-rowptr", h}, {"heap-rowptr, count rewrite", rw}}
+			return []Side{{"clustered", c}, {"heap-rowptr", h}, {"heap-rowptr, count rewrite", rw}}
 		},
-		held: func(r []*Report) (bool, string) {
-			fetches := func(r *Report) float64 {
+		held: func(r []*report.Report) (bool, string) {
+			fetches := func(r *report.Report) float64 {
 				return perTx(r, tpcc.PaymentTx, func(m *engine.Meter) int64 { return m.RowFetches })
 			}
 			fc, fh, fr := fetches(r[0]), fetches(r[1]), fetches(r[2])
@@ -49,7 +53,7 @@ var experiments = []*Experiment{
 			return ok, fmt.Sprintf("row fetches per Payment: clustered %.2f, heap-rowptr %.2f, with the rewrite %.2f; Payment's engine time %.4f → %.4f ms (response %.3f → %.3f ms, tpmC %.0f → %.0f) with the rewrite",
 				fc, fh, fr, eh, er, meanMs(r[1], tpcc.PaymentTx), meanMs(r[2], tpcc.PaymentTx), tpmC(r[1]), tpmC(r[2]))
 		},
-		headline: func(r []*Report) Headline {
+		headline: func(r []*report.Report) Headline {
 			return headline("heap-rowptr's Payment row fetches per transaction, without → with the rewrite",
 				perTx(r[1], tpcc.PaymentTx, func(m *engine.Meter) int64 { return m.RowFetches }),
 				perTx(r[2], tpcc.PaymentTx, func(m *engine.Meter) int64 { return m.RowFetches }))
@@ -59,22 +63,22 @@ var experiments = []*Experiment{
 		Name:     "delivery-limit",
 		Question: "Delivery reading every undelivered order versus LIMIT 1",
 		Expect:   "reading every undelivered order of a district (benchmarksql) returns more rows per Delivery than LIMIT 1 (optimized) and takes longer",
-		Defaults: ExperimentParams{PoolSize: PoolPerWarehouse},
-		sides: func(p *ExperimentParams) []ExperimentSide {
+		Defaults: Params{PoolSize: sim.PoolPerWarehouse},
+		sides: func(p *Params) []Side {
 			c := p.base()
 			b := c
 			b.Profile = tpcc.BenchmarkSQL
-			return []ExperimentSide{{"LIMIT 1 (optimized)", c}, {"every undelivered order (benchmarksql)", b}}
+			return []Side{{"LIMIT 1 (optimized)", c}, {"every undelivered order (benchmarksql)", b}}
 		},
-		held: func(r []*Report) (bool, string) {
-			rows := func(r *Report) float64 {
+		held: func(r []*report.Report) (bool, string) {
+			rows := func(r *report.Report) float64 {
 				return perTx(r, tpcc.DeliveryTx, func(m *engine.Meter) int64 { return m.RowsReturned })
 			}
 			ok := rows(r[1]) > rows(r[0]) && meanMs(r[1], tpcc.DeliveryTx) > meanMs(r[0], tpcc.DeliveryTx)
 			return ok, fmt.Sprintf("rows returned per Delivery %.1f → %.1f, Delivery %.3f → %.3f ms",
 				rows(r[0]), rows(r[1]), meanMs(r[0], tpcc.DeliveryTx), meanMs(r[1], tpcc.DeliveryTx))
 		},
-		headline: func(r []*Report) Headline {
+		headline: func(r []*report.Report) Headline {
 			return headline("Delivery mean ms (modeled)", meanMs(r[0], tpcc.DeliveryTx), meanMs(r[1], tpcc.DeliveryTx))
 		},
 	},
@@ -82,22 +86,22 @@ var experiments = []*Experiment{
 		Name:     "stocklevel-bound",
 		Question: "StockLevel's range scan with and without its lower bound",
 		Expect:   "without its lower bound on ol_o_id, Stock-Level examines more order lines and takes longer",
-		Defaults: ExperimentParams{PoolSize: PoolPerWarehouse},
-		sides: func(p *ExperimentParams) []ExperimentSide {
+		Defaults: Params{PoolSize: sim.PoolPerWarehouse},
+		sides: func(p *Params) []Side {
 			c := p.base()
 			n := c
 			n.StockLevelNoLowerBound = true
-			return []ExperimentSide{{"with the lower bound", c}, {"without it", n}}
+			return []Side{{"with the lower bound", c}, {"without it", n}}
 		},
-		held: func(r []*Report) (bool, string) {
-			ex := func(r *Report) float64 {
+		held: func(r []*report.Report) (bool, string) {
+			ex := func(r *report.Report) float64 {
 				return perTx(r, tpcc.StockLevelTx, func(m *engine.Meter) int64 { return m.RowsExamined })
 			}
 			ok := ex(r[1]) > ex(r[0]) && meanMs(r[1], tpcc.StockLevelTx) > meanMs(r[0], tpcc.StockLevelTx)
 			return ok, fmt.Sprintf("rows examined per Stock-Level %.1f → %.1f, Stock-Level %.3f → %.3f ms",
 				ex(r[0]), ex(r[1]), meanMs(r[0], tpcc.StockLevelTx), meanMs(r[1], tpcc.StockLevelTx))
 		},
-		headline: func(r []*Report) Headline {
+		headline: func(r []*report.Report) Headline {
 			return headline("Stock-Level mean ms (modeled)", meanMs(r[0], tpcc.StockLevelTx), meanMs(r[1], tpcc.StockLevelTx))
 		},
 	},
@@ -113,23 +117,23 @@ var experiments = []*Experiment{
 		// Waffle's 768 MB and 1 GB of about 2.5 GB. At small scale W = 1
 		// loads about 9.8 MiB: a 3 MiB pool and a 4 MiB tier keep the
 		// same fractions.
-		Defaults: ExperimentParams{Terminals: 16, Duration: 5 * time.Minute, Warmup: time.Minute,
-			PoolSize: 28 << 20, RemoteSize: 38 << 20, Hardware: HardwareSpec{Store: "disk-2009", Network: "gigabit"}},
-		SmallDefaults: &ExperimentParams{Terminals: 16, Duration: 5 * time.Minute, Warmup: time.Minute,
-			PoolSize: 3 << 20, RemoteSize: 4 << 20, Hardware: HardwareSpec{Store: "disk-2009", Network: "gigabit"}},
-		sides: func(p *ExperimentParams) []ExperimentSide {
+		Defaults: Params{Terminals: 16, Duration: 5 * time.Minute, Warmup: time.Minute,
+			PoolSize: 28 << 20, RemoteSize: 38 << 20, Hardware: hw.Spec{Store: "disk-2009", Network: "gigabit"}},
+		SmallDefaults: &Params{Terminals: 16, Duration: 5 * time.Minute, Warmup: time.Minute,
+			PoolSize: 3 << 20, RemoteSize: 4 << 20, Hardware: hw.Spec{Store: "disk-2009", Network: "gigabit"}},
+		sides: func(p *Params) []Side {
 			c := p.base()
 			ex := c
-			ex.Remote, ex.RemoteMode = RemoteSpec{Backend: "lru"}, "exclusive"
+			ex.Remote, ex.RemoteMode = sim.RemoteSpec{Backend: "lru"}, "exclusive"
 			in := ex
 			in.RemoteMode = "inclusive"
 			nora := ex
 			nora.ReadAhead = false
-			return []ExperimentSide{{"no tier", c}, {"lru tier, exclusive", ex}, {"lru tier, inclusive", in},
+			return []Side{{"no tier", c}, {"lru tier, exclusive", ex}, {"lru tier, inclusive", in},
 				{"lru tier, exclusive, no read-ahead", nora}}
 		},
-		held: func(r []*Report) (bool, string) {
-			hit := func(r *Report) float64 {
+		held: func(r []*report.Report) (bool, string) {
+			hit := func(r *report.Report) float64 {
 				if r.Tier == nil {
 					return 0
 				}
@@ -139,7 +143,7 @@ var experiments = []*Experiment{
 			return ok, fmt.Sprintf("tpmC %.0f without a tier, %.0f exclusive (hit rate %.1f%%), %.0f inclusive (%.1f%%), %.0f exclusive without read-ahead",
 				tpmC(r[0]), tpmC(r[1]), 100*hit(r[1]), tpmC(r[2]), 100*hit(r[2]), tpmC(r[3]))
 		},
-		headline: func(r []*Report) Headline {
+		headline: func(r []*report.Report) Headline {
 			return headline("tpmC, no tier → exclusive lru tier", tpmC(r[0]), tpmC(r[1]))
 		},
 	},
@@ -150,16 +154,16 @@ var experiments = []*Experiment{
 		Expect: "the clairvoyant cache hits at least as often as lru and slru at every size, and in exclusive mode slru hits exactly as often as lru " +
 			"(a page enters the tier when evicted and leaves at its first hit, so nothing is ever promoted); ristretto is averaged over runs, " +
 			"and counts page bytes only, so it may hold a page more than the others at one size",
-		Defaults: ExperimentParams{Terminals: 16, Duration: 5 * time.Minute, Warmup: time.Minute,
-			PoolSize: 28 << 20, Hardware: HardwareSpec{Store: "disk-2009", Network: "gigabit"}},
-		SmallDefaults: &ExperimentParams{Terminals: 16, Duration: 5 * time.Minute, Warmup: time.Minute,
-			PoolSize: 3 << 20, Hardware: HardwareSpec{Store: "disk-2009", Network: "gigabit"}}, // io-bound's, at small scale
-		sides: func(p *ExperimentParams) []ExperimentSide {
+		Defaults: Params{Terminals: 16, Duration: 5 * time.Minute, Warmup: time.Minute,
+			PoolSize: 28 << 20, Hardware: hw.Spec{Store: "disk-2009", Network: "gigabit"}},
+		SmallDefaults: &Params{Terminals: 16, Duration: 5 * time.Minute, Warmup: time.Minute,
+			PoolSize: 3 << 20, Hardware: hw.Spec{Store: "disk-2009", Network: "gigabit"}}, // io-bound's, at small scale
+		sides: func(p *Params) []Side {
 			c := p.base()
-			return []ExperimentSide{{"recording run (no tier; the pool's misses and evictions)", c}}
+			return []Side{{"recording run (no tier; the pool's misses and evictions)", c}}
 		},
-		replay: &ReplayConfig{Policies: []string{"lru", "slru", "ristretto", "belady"}, RistrettoRuns: 3},
-		replayHeld: func(r *ReplayReport) (bool, string, Headline) {
+		replay: &replay.Config{Policies: []string{"lru", "slru", "ristretto", "belady"}, RistrettoRuns: 3},
+		replayHeld: func(r *replay.Report) (bool, string, Headline) {
 			ok := true
 			var worst string
 			gap := math.Inf(1)
@@ -171,13 +175,13 @@ var experiments = []*Experiment{
 				}
 				if b.Hits < l.Hits || b.Hits < sl.Hits || l.Hits != sl.Hits {
 					ok = false
-					worst = fmt.Sprintf("at %s: lru %d, slru %d, belady %d hits", FormatBytes(size), l.Hits, sl.Hits, b.Hits)
+					worst = fmt.Sprintf("at %s: lru %d, slru %d, belady %d hits", report.FormatBytes(size), l.Hits, sl.Hits, b.Hits)
 				}
 				if d := b.HitRatio - l.HitRatio; d < gap || h.Figure == "" {
 					gap = d
 				}
 				if h.Figure == "" || size <= int64(r.Pages)*int64(r.PageSize)/4 {
-					h = headline(fmt.Sprintf("hit ratio at %s (a quarter of the trace's pages or less), lru → belady", FormatBytes(size)),
+					h = headline(fmt.Sprintf("hit ratio at %s (a quarter of the trace's pages or less), lru → belady", report.FormatBytes(size)),
 						l.HitRatio, b.HitRatio)
 				}
 			}
@@ -186,29 +190,29 @@ var experiments = []*Experiment{
 			}
 			return false, worst, h
 		},
-		held:     func([]*Report) (bool, string) { return false, "" },
-		headline: func([]*Report) Headline { return Headline{} },
+		held:     func([]*report.Report) (bool, string) { return false, "" },
+		headline: func([]*report.Report) Headline { return Headline{} },
 	},
 	{
 		Name:     "hot-index",
 		Question: "the cost of a secondary index on a frequently updated column",
 		Expect:   "an index on stock.s_quantity, which every New-Order line updates, adds index entries written and deleted per New-Order and makes it slower",
-		Defaults: ExperimentParams{PoolSize: PoolPerWarehouse},
-		sides: func(p *ExperimentParams) []ExperimentSide {
+		Defaults: Params{PoolSize: sim.PoolPerWarehouse},
+		sides: func(p *Params) []Side {
 			c := p.base()
 			x := c
 			x.ExtraIndexes = map[string][]engine.Index{tpcc.Stock: {tpcc.StockQuantityIndex}}
-			return []ExperimentSide{{"no index on s_quantity", c}, {"idx_stock_quantity (s_w_id, s_quantity)", x}}
+			return []Side{{"no index on s_quantity", c}, {"idx_stock_quantity (s_w_id, s_quantity)", x}}
 		},
-		held: func(r []*Report) (bool, string) {
-			w := func(r *Report) float64 {
+		held: func(r []*report.Report) (bool, string) {
+			w := func(r *report.Report) float64 {
 				return perTx(r, tpcc.NewOrderTx, func(m *engine.Meter) int64 { return m.IndexEntriesWritten })
 			}
 			ok := w(r[1]) > w(r[0]) && meanMs(r[1], tpcc.NewOrderTx) > meanMs(r[0], tpcc.NewOrderTx)
 			return ok, fmt.Sprintf("index entries written per New-Order %.1f → %.1f, New-Order %.3f → %.3f ms",
 				w(r[0]), w(r[1]), meanMs(r[0], tpcc.NewOrderTx), meanMs(r[1], tpcc.NewOrderTx))
 		},
-		headline: func(r []*Report) Headline {
+		headline: func(r []*report.Report) Headline {
 			return headline("New-Order mean ms (modeled)", meanMs(r[0], tpcc.NewOrderTx), meanMs(r[1], tpcc.NewOrderTx))
 		},
 	},
@@ -217,8 +221,8 @@ var experiments = []*Experiment{
 		Question: "a wide (varchar) primary key: its cost in every secondary index",
 		Expect: "a 64-byte varchar added to CUSTOMER's primary key widens every entry of idx_customer_name where secondaries carry the primary key (clustered: more pages, more node visits per by-name lookup), " +
 			"and leaves it unchanged where they carry row pointers (heap-rowptr)",
-		Defaults: ExperimentParams{PoolSize: PoolPerWarehouse},
-		sides: func(p *ExperimentParams) []ExperimentSide {
+		Defaults: Params{PoolSize: sim.PoolPerWarehouse},
+		sides: func(p *Params) []Side {
 			c := p.base()
 			c.LoadSpace = true
 			if p.Scale == tpcc.SmallScale {
@@ -235,9 +239,9 @@ var experiments = []*Experiment{
 			cw.WideCustomerKey = wideKeyBytes
 			h := c
 			h.Org = engine.HeapRowPointer
-			hw := h
-			hw.WideCustomerKey = wideKeyBytes
-			return []ExperimentSide{{"clustered", c}, {"clustered, 64-byte key", cw}, {"heap-rowptr", h}, {"heap-rowptr, 64-byte key", hw}}
+			hwide := h
+			hwide.WideCustomerKey = wideKeyBytes
+			return []Side{{"clustered", c}, {"clustered, 64-byte key", cw}, {"heap-rowptr", h}, {"heap-rowptr, 64-byte key", hwide}}
 		},
 		pairs: [][2]int{{0, 1}, {2, 3}},
 		// The pages are counted as loaded: the question is what the key
@@ -249,12 +253,12 @@ var experiments = []*Experiment{
 		// heap sides' indexes can end a run a page apart. (At small scale,
 		// where each customer is paid ten times as often, they can within
 		// a tenth of a virtual second.)
-		held: func(r []*Report) (bool, string) {
-			c, cw, h, hw := loadedIndexPages(r[0]), loadedIndexPages(r[1]), loadedIndexPages(r[2]), loadedIndexPages(r[3])
-			ok := c > 0 && h > 0 && cw > 1.2*c && hw == h
-			return ok, fmt.Sprintf("idx_customer_name pages as loaded: clustered %.0f → %.0f with the wide key, heap-rowptr %.0f → %.0f", c, cw, h, hw)
+		held: func(r []*report.Report) (bool, string) {
+			c, cw, h, hwide := loadedIndexPages(r[0]), loadedIndexPages(r[1]), loadedIndexPages(r[2]), loadedIndexPages(r[3])
+			ok := c > 0 && h > 0 && cw > 1.2*c && hwide == h
+			return ok, fmt.Sprintf("idx_customer_name pages as loaded: clustered %.0f → %.0f with the wide key, heap-rowptr %.0f → %.0f", c, cw, h, hwide)
 		},
-		headline: func(r []*Report) Headline {
+		headline: func(r []*report.Report) Headline {
 			return headline("clustered idx_customer_name pages as loaded, narrow → wide key", loadedIndexPages(r[0]), loadedIndexPages(r[1]))
 		},
 	},
@@ -265,7 +269,7 @@ var experiments = []*Experiment{
 const wideKeyBytes = 64
 
 // indexPages is the pages of table's index in space.
-func indexPages(space []SpaceReport, table, index string) float64 {
+func indexPages(space []report.Space, table, index string) float64 {
 	for _, s := range space {
 		if s.Table == table && s.Index == index {
 			return float64(s.Pages)
@@ -275,19 +279,19 @@ func indexPages(space []SpaceReport, table, index string) float64 {
 }
 
 // loadedIndexPages is idx_customer_name's pages in r's space as loaded
-// (TPCCConfig.LoadSpace).
-func loadedIndexPages(r *Report) float64 {
+// (sim.TPCCConfig.LoadSpace).
+func loadedIndexPages(r *report.Report) float64 {
 	if r.Load == nil {
 		return 0
 	}
 	return indexPages(r.Load.Space, tpcc.Customer, tpcc.CustomerByName)
 }
 
-// Experiments lists the experiments.
-func Experiments() []*Experiment { return experiments }
+// All lists the experiments, in the order of the README's questions.
+func All() []*Experiment { return experiments }
 
-// LookupExperiment returns the experiment called name.
-func LookupExperiment(name string) (*Experiment, error) {
+// Lookup returns the experiment called name.
+func Lookup(name string) (*Experiment, error) {
 	var names []string
 	for _, e := range experiments {
 		if e.Name == name {
@@ -295,11 +299,11 @@ func LookupExperiment(name string) (*Experiment, error) {
 		}
 		names = append(names, e.Name)
 	}
-	return nil, fmt.Errorf("%w: %q: want one of %v", ErrUnknownExperiment, name, names)
+	return nil, fmt.Errorf("%w: %q: want one of %v", ErrUnknown, name, names)
 }
 
 // sizesOf lists a replay's sizes, ascending, as its results hold them.
-func sizesOf(r *ReplayReport) []int64 {
+func sizesOf(r *replay.Report) []int64 {
 	var sizes []int64
 	for _, x := range r.Results {
 		if !slices.Contains(sizes, x.SizeBytes) {

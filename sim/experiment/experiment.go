@@ -1,4 +1,4 @@
-package sim
+package experiment
 
 import (
 	"context"
@@ -14,20 +14,16 @@ import (
 
 	"github.com/enginelab/enginelab/cache/tier"
 	"github.com/enginelab/enginelab/engine"
+	"github.com/enginelab/enginelab/sim"
+	"github.com/enginelab/enginelab/sim/hw"
+	"github.com/enginelab/enginelab/sim/replay"
+	"github.com/enginelab/enginelab/sim/report"
+	"github.com/enginelab/enginelab/sim/sched"
 	"github.com/enginelab/enginelab/tpcc"
 )
 
-// Experiments answer the questions of the README's design, one command
-// each: the sides of a question run in simulated mode with one seed, are
-// printed side by side with their ratios, and their difference is
-// explained from the meters (which counters changed, per transaction type,
-// and how much of the time each accounts for). Each states the direction
-// it expects and says whether it held; where a published figure exists for
-// the same question, it is printed as context, labeled, and nothing is
-// tuned to match it.
-
-// ErrUnknownExperiment means no experiment has that name.
-var ErrUnknownExperiment = errors.New("sim: unknown experiment")
+// ErrUnknown means no experiment has that name.
+var ErrUnknown = errors.New("sim: unknown experiment")
 
 // Experiment is one question as a runnable comparison.
 type Experiment struct {
@@ -37,29 +33,29 @@ type Experiment struct {
 	Context  string // a published figure for the same question, if any
 	// Defaults are the experiment's own settings, over which the user's
 	// flags go.
-	Defaults ExperimentParams
+	Defaults Params
 	// SmallDefaults, where an experiment has them, replace Defaults at
 	// tpcc.SmallScale: a question whose pool or tier must be a fraction
 	// of the data sizes them for a tenth of the data.
-	SmallDefaults *ExperimentParams
+	SmallDefaults *Params
 	// sides lists the sides for the settings.
-	sides func(p *ExperimentParams) []ExperimentSide
+	sides func(p *Params) []Side
 	// held checks the expected direction on the sides' reports.
-	held func(r []*Report) (bool, string)
+	held func(r []*report.Report) (bool, string)
 	// headline names the figure the experiment is about and its ratio.
-	headline func(r []*Report) Headline
+	headline func(r []*report.Report) Headline
 	// replay, if set, records the page trace of the first side and
 	// replays it into every tier policy; held and headline then judge
 	// the replay instead of the sides.
-	replay     *ReplayConfig
-	replayHeld func(r *ReplayReport) (bool, string, Headline)
+	replay     *replay.Config
+	replayHeld func(r *replay.Report) (bool, string, Headline)
 	// pairs lists the (base, side) pairs the explanation compares;
 	// nil: every side against the first.
 	pairs [][2]int
 }
 
-// ExperimentParams scale an experiment; zero fields take its defaults.
-type ExperimentParams struct {
+// Params scale an experiment; zero fields take its defaults.
+type Params struct {
 	Warehouses int `json:"warehouses"`
 	// Scale is the population's size; the zero value is full scale.
 	// Every side loads at it.
@@ -69,9 +65,9 @@ type ExperimentParams struct {
 	Seed             uint64        `json:"seed"`
 	PoolSize         int64         `json:"pool_bytes"`   // 0: the experiment's
 	RemoteSize       int64         `json:"remote_bytes"` // 0: the experiment's
-	Hardware         HardwareSpec  `json:"-"`
+	Hardware         hw.Spec       `json:"-"`
 	// MemoryLimit and IgnoreMemoryLimit go to every side's job
-	// (TPCCConfig): each side is checked before the first one loads.
+	// (sim.TPCCConfig): each side is checked before the first one loads.
 	MemoryLimit       int64 `json:"-"`
 	IgnoreMemoryLimit bool  `json:"-"`
 	// poolPerWarehouse is the experiment's pool per warehouse when
@@ -79,10 +75,10 @@ type ExperimentParams struct {
 	poolPerWarehouse int64
 }
 
-// ExperimentSide is one side of an experiment: a label and the job.
-type ExperimentSide struct {
+// Side is one side of an experiment: a label and the job.
+type Side struct {
 	Label  string
-	Config TPCCConfig
+	Config sim.TPCCConfig
 }
 
 // Headline is the one figure an experiment reports first.
@@ -93,8 +89,8 @@ type Headline struct {
 	Ratio  float64 `json:"ratio"`
 }
 
-// ExperimentResult is what an experiment found.
-type ExperimentResult struct {
+// Result is what an experiment found.
+type Result struct {
 	Name         string           `json:"name"`
 	Question     string           `json:"question"`
 	Expect       string           `json:"expect"`
@@ -102,13 +98,13 @@ type ExperimentResult struct {
 	Verdict      string           `json:"verdict"`
 	Headline     Headline         `json:"headline"`
 	Context      string           `json:"context,omitempty"`
-	Params       ExperimentParams `json:"params"`
+	Params       Params           `json:"params"`
 	Labels       []string         `json:"labels"`
-	Sides        []*Report        `json:"sides"`
+	Sides        []*report.Report `json:"sides"`
 	Explanations []Explanation    `json:"explanations"`
 	// Replay is the tier policies' hit ratios on the first side's page
 	// trace (the tier-policy experiment).
-	Replay *ReplayReport `json:"replay,omitempty"`
+	Replay *replay.Report `json:"replay,omitempty"`
 }
 
 // Explanation is one transaction type's difference between a side and
@@ -141,19 +137,19 @@ type CounterDelta struct {
 	AccountsMs float64 `json:"accounts_ms"`
 }
 
-// RunExperiment runs e's sides in simulated mode, one after another, each
+// Run runs e's sides in simulated mode, one after another, each
 // on its own in-memory database loaded with the same seed (so every side
 // starts from the same pages). progress, if not nil, hears what runs.
-func RunExperiment(ctx context.Context, e *Experiment, p ExperimentParams, progress func(string)) (*ExperimentResult, error) {
+func Run(ctx context.Context, e *Experiment, p Params, progress func(string)) (*Result, error) {
 	p = e.params(p)
 	sides := e.sides(&p)
 	for i := range sides {
-		sides[i].Config.Phases = Phases{Load: true, Run: true}
+		sides[i].Config.Phases = sim.Phases{Load: true, Run: true}
 		if err := sides[i].Config.Validate(); err != nil {
 			return nil, fmt.Errorf("experiment %s, side %q: %w", e.Name, sides[i].Label, err)
 		}
 	}
-	res := &ExperimentResult{Name: e.Name, Question: e.Question, Expect: e.Expect, Context: e.Context, Params: p}
+	res := &Result{Name: e.Name, Question: e.Question, Expect: e.Expect, Context: e.Context, Params: p}
 	var trace string
 	if e.replay != nil {
 		f, err := os.CreateTemp("", "enginelab-"+e.Name+"-*.trace")
@@ -169,7 +165,7 @@ func RunExperiment(ctx context.Context, e *Experiment, p ExperimentParams, progr
 		if progress != nil {
 			progress(fmt.Sprintf("%s: side %d of %d, %s: load and run", e.Name, i+1, len(sides), side.Label))
 		}
-		rep, err := TPCC(ctx, side.Config, Hooks{})
+		rep, err := sim.TPCC(ctx, side.Config, sim.Hooks{})
 		if err != nil {
 			return nil, fmt.Errorf("experiment %s, side %q: %w", e.Name, side.Label, err)
 		}
@@ -189,7 +185,7 @@ func RunExperiment(ctx context.Context, e *Experiment, p ExperimentParams, progr
 		if progress != nil {
 			progress(fmt.Sprintf("%s: replaying %d events into %v", e.Name, len(t.Events), e.replay.Policies))
 		}
-		if res.Replay, err = ReplayTrace(t, *e.replay); err != nil {
+		if res.Replay, err = replay.Run(t, *e.replay); err != nil {
 			return nil, fmt.Errorf("experiment %s: %w", e.Name, err)
 		}
 		res.Held, res.Verdict, res.Headline = e.replayHeld(res.Replay)
@@ -213,9 +209,17 @@ func RunExperiment(ctx context.Context, e *Experiment, p ExperimentParams, progr
 	return res, nil
 }
 
+// Sides returns the jobs of e's sides for p, its zero fields filled from
+// e's defaults as Run fills them: what Run would run, before it sets their
+// phases (load and run) and validates them.
+func (e *Experiment) Sides(p Params) []Side {
+	p = e.params(p)
+	return e.sides(&p)
+}
+
 // params fills p's zero fields from the experiment's defaults and the
 // general ones.
-func (e *Experiment) params(p ExperimentParams) ExperimentParams {
+func (e *Experiment) params(p Params) Params {
 	d := e.Defaults
 	if e.SmallDefaults != nil && p.Scale == tpcc.SmallScale {
 		d = *e.SmallDefaults
@@ -251,92 +255,92 @@ func (e *Experiment) params(p ExperimentParams) ExperimentParams {
 	if p.RemoteSize == 0 {
 		p.RemoteSize = d.RemoteSize * int64(p.Warehouses)
 	}
-	hw := d.Hardware
+	spec := d.Hardware
 	u := p.Hardware
 	if u.Cores != 0 {
-		hw.Cores = u.Cores
+		spec.Cores = u.Cores
 	}
-	for _, f := range []struct{ user, def *string }{{&u.CPU, &hw.CPU}, {&u.Store, &hw.Store}, {&u.Log, &hw.Log},
-		{&u.Network, &hw.Network}, {&u.ProfilesFile, &hw.ProfilesFile}} {
+	for _, f := range []struct{ user, def *string }{{&u.CPU, &spec.CPU}, {&u.Store, &spec.Store}, {&u.Log, &spec.Log},
+		{&u.Network, &spec.Network}, {&u.ProfilesFile, &spec.ProfilesFile}} {
 		if *f.user != "" {
 			*f.def = *f.user
 		}
 	}
-	p.Hardware = hw
+	p.Hardware = spec
 	return p
 }
 
 // base is the job every side starts from: simulated, no sync at commit
 // (the engine's own costs, not the log device's, are the question unless
 // an experiment says otherwise), read-ahead on.
-func (p *ExperimentParams) base() TPCCConfig {
-	return TPCCConfig{Mode: ModeSim, Hardware: p.Hardware, Warehouses: p.Warehouses, Scale: p.Scale, Terminals: p.Terminals,
+func (p *Params) base() sim.TPCCConfig {
+	return sim.TPCCConfig{Mode: sim.ModeSim, Hardware: p.Hardware, Warehouses: p.Warehouses, Scale: p.Scale, Terminals: p.Terminals,
 		Duration: p.Duration, Warmup: p.Warmup, Seed: p.Seed, PoolSize: p.PoolSize, RemoteSize: p.RemoteSize,
 		ReadAhead: true, MemoryLimit: p.MemoryLimit, IgnoreMemoryLimit: p.IgnoreMemoryLimit, InMemoryOnly: true,
-		poolPerWarehouse: p.poolPerWarehouse}
+		ScaledPool: p.poolPerWarehouse}
 }
 
 // The counters an explanation looks at, with their per-transaction value
-// and unit price on hardware hw (nanoseconds, unqueued).
+// and unit price on machine m (nanoseconds, unqueued).
 type counter struct {
 	name  string
 	value func(m *engine.Meter) int64
-	price func(hw *Hardware, pageSize int64) float64
+	price func(m *hw.Machine, pageSize int64) float64
 }
 
-func cpuCost(i int) func(hw *Hardware, _ int64) float64 {
-	return func(hw *Hardware, _ int64) float64 { return hw.CPU.costs()[i] }
+func cpuCost(i hw.Event) func(m *hw.Machine, _ int64) float64 {
+	return func(m *hw.Machine, _ int64) float64 { return m.CPU.Costs()[i] }
 }
 
 var counters = func() []counter {
-	v := func(i int) func(m *engine.Meter) int64 {
-		return func(m *engine.Meter) int64 { x := vectorOf(m); return x[i] }
+	v := func(i hw.Event) func(m *engine.Meter) int64 {
+		return func(m *engine.Meter) int64 { x := hw.VectorOf(m); return x[i] }
 	}
 	cs := []counter{
-		{"page requests", v(evPageRequest), cpuCost(evPageRequest)},
-		{"pool misses", v(evPoolMiss), cpuCost(evPoolMiss)},
-		{"node visits", v(evNodeVisit), cpuCost(evNodeVisit)},
-		{"splits", v(evSplit), cpuCost(evSplit)},
-		{"heap fetches", v(evHeapFetch), cpuCost(evHeapFetch)},
-		{"heap rows scanned", v(evHeapRowScanned), cpuCost(evHeapRowScanned)},
-		{"heap moves", v(evHeapMove), cpuCost(evHeapMove)},
-		{"rows examined", v(evRowExamined), cpuCost(evRowExamined)},
-		{"rows decoded", v(evRowDecoded), cpuCost(evRowDecoded)},
-		{"rows returned", v(evRowReturned), cpuCost(evRowReturned)},
-		{"index entries written", v(evIndexEntryWritten), cpuCost(evIndexEntryWritten)},
-		{"index entries deleted", v(evIndexEntryDeleted), cpuCost(evIndexEntryDeleted)},
-		{"log records", v(evLogRecord), cpuCost(evLogRecord)},
-		{"log bytes", v(evLogByte), cpuCost(evLogByte)},
-		{"lock requests", v(evLockRequest), cpuCost(evLockRequest)},
-		{"row fetches", func(m *engine.Meter) int64 { return m.RowFetches }, func(*Hardware, int64) float64 { return 0 }},
-		{"store reads", func(m *engine.Meter) int64 { return m.StoreReads }, func(hw *Hardware, ps int64) float64 {
-			return float64(hw.Store.ReadLatency) + float64(xfer(ps, hw.Store.ReadBandwidth)) + hw.CPU.StoreRequest
+		{"page requests", v(hw.EventPageRequest), cpuCost(hw.EventPageRequest)},
+		{"pool misses", v(hw.EventPoolMiss), cpuCost(hw.EventPoolMiss)},
+		{"node visits", v(hw.EventNodeVisit), cpuCost(hw.EventNodeVisit)},
+		{"splits", v(hw.EventSplit), cpuCost(hw.EventSplit)},
+		{"heap fetches", v(hw.EventHeapFetch), cpuCost(hw.EventHeapFetch)},
+		{"heap rows scanned", v(hw.EventHeapRowScanned), cpuCost(hw.EventHeapRowScanned)},
+		{"heap moves", v(hw.EventHeapMove), cpuCost(hw.EventHeapMove)},
+		{"rows examined", v(hw.EventRowExamined), cpuCost(hw.EventRowExamined)},
+		{"rows decoded", v(hw.EventRowDecoded), cpuCost(hw.EventRowDecoded)},
+		{"rows returned", v(hw.EventRowReturned), cpuCost(hw.EventRowReturned)},
+		{"index entries written", v(hw.EventIndexEntryWritten), cpuCost(hw.EventIndexEntryWritten)},
+		{"index entries deleted", v(hw.EventIndexEntryDeleted), cpuCost(hw.EventIndexEntryDeleted)},
+		{"log records", v(hw.EventLogRecord), cpuCost(hw.EventLogRecord)},
+		{"log bytes", v(hw.EventLogByte), cpuCost(hw.EventLogByte)},
+		{"lock requests", v(hw.EventLockRequest), cpuCost(hw.EventLockRequest)},
+		{"row fetches", func(m *engine.Meter) int64 { return m.RowFetches }, func(*hw.Machine, int64) float64 { return 0 }},
+		{"store reads", func(m *engine.Meter) int64 { return m.StoreReads }, func(m *hw.Machine, ps int64) float64 {
+			return float64(m.Store.ReadLatency) + float64(hw.TransferNanos(ps, m.Store.ReadBandwidth)) + m.CPU.StoreRequest
 		}},
-		{"store writes", func(m *engine.Meter) int64 { return m.StoreWrites }, func(hw *Hardware, ps int64) float64 {
-			return float64(hw.Store.WriteLatency) + float64(xfer(ps, hw.Store.WriteBandwidth)) + hw.CPU.StoreRequest
+		{"store writes", func(m *engine.Meter) int64 { return m.StoreWrites }, func(m *hw.Machine, ps int64) float64 {
+			return float64(m.Store.WriteLatency) + float64(hw.TransferNanos(ps, m.Store.WriteBandwidth)) + m.CPU.StoreRequest
 		}},
-		{"tier hits", func(m *engine.Meter) int64 { return m.TierHits }, func(hw *Hardware, ps int64) float64 {
-			return float64(hw.Network.RoundTrip) + float64(xfer(ps, hw.Network.Bandwidth)) + hw.CPU.TierRequest
+		{"tier hits", func(m *engine.Meter) int64 { return m.TierHits }, func(m *hw.Machine, ps int64) float64 {
+			return float64(m.Network.RoundTrip) + float64(hw.TransferNanos(ps, m.Network.Bandwidth)) + m.CPU.TierRequest
 		}},
-		{"tier misses", func(m *engine.Meter) int64 { return m.TierGets - m.TierHits }, func(hw *Hardware, _ int64) float64 {
-			return float64(hw.Network.RoundTrip) + hw.CPU.TierRequest
+		{"tier misses", func(m *engine.Meter) int64 { return m.TierGets - m.TierHits }, func(m *hw.Machine, _ int64) float64 {
+			return float64(m.Network.RoundTrip) + m.CPU.TierRequest
 		}},
-		{"tier puts", func(m *engine.Meter) int64 { return m.TierPuts }, func(hw *Hardware, ps int64) float64 {
-			return float64(hw.Network.RoundTrip) + float64(xfer(ps, hw.Network.Bandwidth)) + hw.CPU.TierRequest
+		{"tier puts", func(m *engine.Meter) int64 { return m.TierPuts }, func(m *hw.Machine, ps int64) float64 {
+			return float64(m.Network.RoundTrip) + float64(hw.TransferNanos(ps, m.Network.Bandwidth)) + m.CPU.TierRequest
 		}},
-		{"log syncs", func(m *engine.Meter) int64 { return m.LogSyncs }, func(hw *Hardware, _ int64) float64 {
-			return float64(hw.Log.SyncLatency)
+		{"log syncs", func(m *engine.Meter) int64 { return m.LogSyncs }, func(m *hw.Machine, _ int64) float64 {
+			return float64(m.Log.SyncLatency)
 		}},
 	}
 	return cs
 }()
 
 // explain compares each transaction type of side with base's.
-func explain(label string, base, side *Report) []Explanation {
+func explain(label string, base, side *report.Report) []Explanation {
 	if base.Run == nil || side.Run == nil || side.Sim == nil {
 		return nil
 	}
-	hw := &side.Sim.Hardware
+	machine := &side.Sim.Hardware
 	ps := int64(side.Database.PageSize)
 	var out []Explanation
 	for k := range side.Run.Types {
@@ -348,8 +352,8 @@ func explain(label string, base, side *Report) []Explanation {
 			continue
 		}
 		x := Explanation{Side: label, Type: b.Type, BaseMs: a.Time.MeanMs, SideMs: b.Time.MeanMs}
-		as, bs := a.Time.shares(), b.Time.shares()
-		for i, name := range TimeKindNames {
+		as, bs := shares(a.Time), shares(b.Time)
+		for i, name := range sched.TimeKindNames {
 			d := b.Time.MeanMs*bs[i]/100 - a.Time.MeanMs*as[i]/100
 			if math.Abs(d) >= 0.0005 {
 				x.Shares = append(x.Shares, ShareDelta{Share: name, DeltaMs: round(d, 3)})
@@ -357,14 +361,14 @@ func explain(label string, base, side *Report) []Explanation {
 		}
 		slices.SortStableFunc(x.Shares, func(p, q ShareDelta) int { return cmpAbs(q.DeltaMs, p.DeltaMs) })
 		for _, c := range counters {
-			va := float64(c.value(&a.sum)) / float64(a.Count)
-			vb := float64(c.value(&b.sum)) / float64(b.Count)
+			va := float64(c.value(&a.Sum)) / float64(a.Count)
+			vb := float64(c.value(&b.Sum)) / float64(b.Count)
 			d := vb - va
 			if math.Abs(d) < 0.005 || math.Abs(d) < 0.02*math.Max(math.Abs(va), math.Abs(vb)) {
 				continue
 			}
 			x.Counters = append(x.Counters, CounterDelta{Counter: c.name, Base: round(va, 2), Side: round(vb, 2),
-				AccountsMs: round(d*c.price(hw, ps)/1e6, 4)})
+				AccountsMs: round(d*c.price(machine, ps)/1e6, 4)})
 		}
 		slices.SortStableFunc(x.Counters, func(p, q CounterDelta) int {
 			if c := cmpAbs(q.AccountsMs, p.AccountsMs); c != 0 {
@@ -380,8 +384,9 @@ func explain(label string, base, side *Report) []Explanation {
 	return out
 }
 
-func (t *TimeReport) shares() [NumTimeKinds]float64 {
-	return [NumTimeKinds]float64{t.CPU, t.BufferPool, t.RemoteTier, t.Store, t.Log, t.LockWait, t.Queueing}
+// shares lists t's shares in the order of sched.TimeKindNames.
+func shares(t *report.TimeShares) [sched.NumTimeKinds]float64 {
+	return [sched.NumTimeKinds]float64{t.CPU, t.BufferPool, t.RemoteTier, t.Store, t.Log, t.LockWait, t.Queueing}
 }
 
 func cmpAbs(a, b float64) int {
@@ -401,14 +406,14 @@ func round(x float64, digits int) float64 {
 
 // WriteTable prints the result: the question and expectation, the sides
 // side by side, the explanations, the verdict and the context.
-func (r *ExperimentResult) WriteTable(w io.Writer) error {
+func (r *Result) WriteTable(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "experiment %s: %s\n", r.Name, r.Question)
 	fmt.Fprintf(&b, "expects: %s\n", r.Expect)
 	p := &r.Params
 	fmt.Fprintf(&b, "simulated: %d warehouse(s)%s, %d terminals, %v measured after %v, seed %d\n\n",
-		p.Warehouses, scaleNote(p.Scale.String()), p.Terminals, p.Duration, p.Warmup, p.Seed)
-	cmp := Comparison{Setting: "side", Values: r.Labels, Sides: r.Sides, Title: "side by side (ratios against the first side)"}
+		p.Warehouses, report.ScaleNote(p.Scale.String()), p.Terminals, p.Duration, p.Warmup, p.Seed)
+	cmp := report.Comparison{Setting: "side", Values: r.Labels, Sides: r.Sides, Title: "side by side (ratios against the first side)"}
 	if err := cmp.WriteTable(&b); err != nil {
 		return err
 	}
@@ -454,23 +459,23 @@ func (r *ExperimentResult) WriteTable(w io.Writer) error {
 }
 
 // typeOf returns r's report of transaction type k.
-func typeOf(r *Report, k tpcc.TxType) *TypeReport {
+func typeOf(r *report.Report, k tpcc.TxType) *report.Type {
 	if r.Run == nil || int(k) >= len(r.Run.Types) {
-		return &TypeReport{}
+		return &report.Type{}
 	}
 	return &r.Run.Types[k]
 }
 
 // perTx is a counter's average per transaction of type k in r.
-func perTx(r *Report, k tpcc.TxType, f func(m *engine.Meter) int64) float64 {
+func perTx(r *report.Report, k tpcc.TxType, f func(m *engine.Meter) int64) float64 {
 	t := typeOf(r, k)
 	if t.Count == 0 {
 		return 0
 	}
-	return float64(f(&t.sum)) / float64(t.Count)
+	return float64(f(&t.Sum)) / float64(t.Count)
 }
 
-func meanMs(r *Report, k tpcc.TxType) float64 {
+func meanMs(r *report.Report, k tpcc.TxType) float64 {
 	if t := typeOf(r, k); t.Time != nil {
 		return t.Time.MeanMs
 	}
@@ -479,14 +484,14 @@ func meanMs(r *Report, k tpcc.TxType) float64 {
 
 // engineMs is the engine's own share of type k's mean: CPU and buffer
 // pool, without waits and queueing.
-func engineMs(r *Report, k tpcc.TxType) float64 {
+func engineMs(r *report.Report, k tpcc.TxType) float64 {
 	if t := typeOf(r, k); t.Time != nil {
 		return t.Time.MeanMs * (t.Time.CPU + t.Time.BufferPool) / 100
 	}
 	return 0
 }
 
-func tpmC(r *Report) float64 {
+func tpmC(r *report.Report) float64 {
 	if r.Run == nil {
 		return 0
 	}

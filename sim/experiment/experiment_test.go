@@ -1,4 +1,4 @@
-package sim
+package experiment
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/enginelab/enginelab/sim"
 	"github.com/enginelab/enginelab/tpcc"
 )
 
@@ -24,8 +25,8 @@ func TestExperimentsDirectionsHold(t *testing.T) {
 	}
 	for _, sc := range scales {
 		t.Run(sc.String(), func(t *testing.T) {
-			short := ExperimentParams{Scale: sc, Duration: 500 * time.Millisecond, Warmup: 100 * time.Millisecond}
-			ioShort := ExperimentParams{Scale: sc, Duration: 20 * time.Second, Warmup: 5 * time.Second}
+			short := Params{Scale: sc, Duration: 500 * time.Millisecond, Warmup: 100 * time.Millisecond}
+			ioShort := Params{Scale: sc, Duration: 20 * time.Second, Warmup: 5 * time.Second}
 			if sc == tpcc.SmallScale {
 				// A small database's transactions run as fast as a full
 				// one's: a tenth of the virtual time still runs hundreds
@@ -35,7 +36,7 @@ func TestExperimentsDirectionsHold(t *testing.T) {
 			}
 			for _, tc := range []struct {
 				name    string
-				params  ExperimentParams
+				params  Params
 				counter string // a counter the explanation must name
 			}{
 				{"count-rewrite", short, "row fetches"},
@@ -47,9 +48,9 @@ func TestExperimentsDirectionsHold(t *testing.T) {
 				{"tier-policy", ioShort, ""},
 			} {
 				t.Run(tc.name, func(t *testing.T) {
-					e, err := LookupExperiment(tc.name)
+					e, err := Lookup(tc.name)
 					require.NoError(t, err)
-					res, err := RunExperiment(context.Background(), e, tc.params, nil)
+					res, err := Run(context.Background(), e, tc.params, nil)
 					require.NoError(t, err)
 					require.True(t, res.Held, "%s: %s", tc.name, res.Verdict)
 					require.NotEmpty(t, res.Verdict)
@@ -96,37 +97,37 @@ func TestExperimentsDirectionsHold(t *testing.T) {
 // take their small defaults, and count-rewrite runs one terminal; the
 // user's settings still go over them.
 func TestExperimentSmallDefaults(t *testing.T) {
-	small := func(name string, p ExperimentParams) ExperimentParams {
-		e, err := LookupExperiment(name)
+	small := func(name string, p Params) Params {
+		e, err := Lookup(name)
 		require.NoError(t, err)
 		p.Scale = tpcc.SmallScale
 		return e.params(p)
 	}
-	io := small("io-bound", ExperimentParams{})
+	io := small("io-bound", Params{})
 	require.Equal(t, int64(3<<20), io.PoolSize)
 	require.Equal(t, int64(4<<20), io.RemoteSize)
 	require.Equal(t, 16, io.Terminals)
 	require.Equal(t, "disk-2009", io.Hardware.Store)
-	require.Equal(t, int64(2*3<<20), small("tier-policy", ExperimentParams{Warehouses: 2}).PoolSize, "per warehouse")
-	require.Equal(t, 1, small("count-rewrite", ExperimentParams{}).Terminals)
-	require.Equal(t, 4, small("count-rewrite", ExperimentParams{Terminals: 4}).Terminals, "the user's setting")
-	require.Equal(t, 4, small("delivery-limit", ExperimentParams{}).Terminals, "no small defaults: the general ones")
+	require.Equal(t, int64(2*3<<20), small("tier-policy", Params{Warehouses: 2}).PoolSize, "per warehouse")
+	require.Equal(t, 1, small("count-rewrite", Params{}).Terminals)
+	require.Equal(t, 4, small("count-rewrite", Params{Terminals: 4}).Terminals, "the user's setting")
+	require.Equal(t, 4, small("delivery-limit", Params{}).Terminals, "no small defaults: the general ones")
 
-	e, err := LookupExperiment("io-bound")
+	e, err := Lookup("io-bound")
 	require.NoError(t, err)
-	full := e.params(ExperimentParams{})
+	full := e.params(Params{})
 	require.Equal(t, int64(28<<20), full.PoolSize)
 	require.Equal(t, tpcc.FullScale, full.Scale)
 
-	e, err = LookupExperiment("wide-key")
+	e, err = Lookup("wide-key")
 	require.NoError(t, err)
-	p := small("wide-key", ExperimentParams{})
+	p := small("wide-key", Params{})
 	for _, s := range e.sides(&p) {
 		require.Equal(t, 8<<10, s.Config.PageSize, "%s: at small scale", s.Label)
 		require.True(t, s.Config.LoadSpace)
 		require.Equal(t, tpcc.SmallScale, s.Config.Scale)
 	}
-	p = e.params(ExperimentParams{})
+	p = e.params(Params{})
 	for _, s := range e.sides(&p) {
 		require.Zero(t, s.Config.PageSize, "%s: at full scale, the default", s.Label)
 	}
@@ -134,14 +135,25 @@ func TestExperimentSmallDefaults(t *testing.T) {
 
 // An unknown experiment is named with the known ones.
 func TestLookupExperiment(t *testing.T) {
-	_, err := LookupExperiment("nope")
-	require.ErrorIs(t, err, ErrUnknownExperiment)
+	_, err := Lookup("nope")
+	require.ErrorIs(t, err, ErrUnknown)
 	require.ErrorContains(t, err, "count-rewrite")
-	for _, e := range Experiments() {
+	for _, e := range All() {
 		require.NotEmpty(t, e.Question, e.Name)
 		require.NotEmpty(t, e.Expect, e.Name)
-		got, err := LookupExperiment(e.Name)
+		got, err := Lookup(e.Name)
 		require.NoError(t, err)
 		require.Same(t, e, got)
 	}
+}
+
+// An experiment checks every side before the first one loads.
+func TestMemoryCheckExperiment(t *testing.T) {
+	e, err := Lookup("delivery-limit")
+	require.NoError(t, err)
+	_, err = Run(context.Background(), e, Params{Warehouses: 100_000, MemoryLimit: 8 << 30},
+		func(s string) { t.Fatalf("a side ran: %s", s) })
+	require.ErrorIs(t, err, sim.ErrInsufficientMemory)
+	require.ErrorIs(t, err, sim.ErrBadConfig)
+	require.ErrorContains(t, err, "--warehouses 100000 in memory")
 }

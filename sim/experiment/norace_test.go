@@ -1,6 +1,6 @@
 //go:build !race
 
-package sim
+package experiment
 
 // raceEnabled reports whether the test binary has the race detector, which
 // makes a load several times slower.

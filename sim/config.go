@@ -1,0 +1,209 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/tier"
+	"github.com/enginelab/enginelab/engine"
+	"github.com/enginelab/enginelab/sim/hw"
+	"github.com/enginelab/enginelab/sim/internal/simerr"
+	"github.com/enginelab/enginelab/tpcc"
+)
+
+// ErrBadConfig is wrapped by the errors of a TPCCConfig that cannot run.
+// They come before anything is opened or loaded. It is one value with
+// hw.ErrBadConfig and replay.ErrBadConfig, so that a job refused for its
+// hardware profiles is refused for its configuration too.
+var ErrBadConfig = simerr.ErrBadConfig
+
+// ErrAlreadyLoaded means a load was asked of a database that holds the
+// TPC-C tables already.
+var ErrAlreadyLoaded = errors.New("sim: database already loaded")
+
+// Phases of a TPC-C job: what TPCC does, in this order.
+type Phases struct {
+	Load  bool // create and load the tables
+	Run   bool // run the terminals
+	Check bool // the consistency conditions, after the run (or the load)
+}
+
+// TPCCConfig is one TPC-C job in real mode: the engine's settings and the
+// workload's. The command's flags map onto it one to one.
+type TPCCConfig struct {
+	Phases Phases
+	// Mode is ModeReal (default) or ModeSim: terminals as goroutines in
+	// wall time, or as coroutines in virtual time on the
+	// modeled machine Hardware names.
+	Mode     Mode
+	Hardware hw.Spec
+
+	// The workload. Scale is the population's size (the zero value:
+	// the specification's full scale). A job without a load takes the
+	// stored database's; a Scale other than full that differs from it is
+	// refused.
+	Warehouses             int
+	Scale                  tpcc.Scale
+	Terminals              int
+	Duration, Warmup       time.Duration
+	Profile                tpcc.Profile
+	StockLevelNoLowerBound bool
+	KeyingAndThink         bool
+	Seed                   uint64
+
+	// The engine.
+	Org engine.Org
+	// ExtraIndexes are secondary indexes the load adds, and
+	// WideCustomerKey the width of a varchar it adds to CUSTOMER's primary
+	// key (tpcc.LoadConfig).
+	ExtraIndexes    map[string][]engine.Index
+	WideCustomerKey int
+	CountRewrite    bool
+	PageSize        int
+	PoolSize        int64 // 0: PoolPerWarehouse × Warehouses
+	PoolPolicy      cache.PolicyKind
+	HeapUpdate      engine.HeapUpdate
+	SyncCommit      bool
+	// Dir keeps the database in a directory; "" keeps it in memory.
+	Dir string
+	// Remote is the page tier behind the pool (none by default),
+	// RemoteMode where pages enter it (default exclusive), RemoteSize the
+	// in-process backends' budget in bytes (0: DefaultRemoteSize;
+	// memcached's is the servers' own -m).
+	Remote     RemoteSpec
+	RemoteMode tier.Mode
+	RemoteSize int64
+	// ReadAhead turns on the pool's linear read-ahead.
+	ReadAhead bool
+	// LoadSpace records the space report right after the load, before
+	// the run changes it, in the report's load section (report.Load.Space).
+	LoadSpace bool
+	// Trace, if not empty, is a file to record the page trace in: every
+	// call the pool makes to its remote tier (or, with none, to a tier
+	// that keeps nothing), for enginelab tier-replay.
+	Trace string
+
+	// MemoryLimit is the memory, in bytes, the job's memory check
+	// (CheckMemory) compares its estimate with (--memory-limit); 0: what
+	// the process may use, read from the system (the smaller of its
+	// cgroup's limit and MemAvailable).
+	MemoryLimit int64
+	// IgnoreMemoryLimit skips the memory check (--ignore-memory-limit):
+	// the job runs whatever its estimate.
+	IgnoreMemoryLimit bool
+	// InMemoryOnly says the job's caller keeps its databases in memory
+	// and takes no --dir (the command's --compare sides, experiments):
+	// the memory check's advice then does not offer one.
+	InMemoryOnly bool
+	// ScaledPool, if not 0, says PoolSize was set to ScaledPool bytes a
+	// warehouse (an experiment's default pool, not the user's --pool): the
+	// memory check names it as that default, and its advice on fewer
+	// warehouses scales the pool with them.
+	ScaledPool int64
+
+	// Flags, if not nil, are the command line's settings, every flag
+	// with its value, for the report.
+	Flags map[string]string
+}
+
+// Mode is how a job runs (the README's "Two ways to run the same code").
+type Mode string
+
+// Run modes.
+const (
+	// ModeReal runs terminals as goroutines on this machine's cores, in
+	// wall time.
+	ModeReal Mode = "real"
+	// ModeSim runs them one at a time in virtual time, pricing what the
+	// engine did on modeled hardware (sched.Scheduler).
+	ModeSim Mode = "sim"
+)
+
+// PoolPerWarehouse is the default pool per warehouse: a loaded warehouse
+// takes about 110 MiB of pages in any organization, and a run grows ORDERS,
+// ORDER_LINE and HISTORY, so the whole database stays in memory for a run
+// of minutes (the in-memory default: the engine, not the store, is
+// measured).
+const PoolPerWarehouse = 256 << 20
+
+// DefaultRemoteSize is the in-process tiers' default budget: Waffle
+// Grid's 1 GB memcached.
+const DefaultRemoteSize = 1 << 30
+
+// EngineOptions returns the engine's options for c (without the tier,
+// which TPCC opens). The engine's memory check is off: the job's own
+// (CheckMemory, in Validate) counts what the engine's would and the data.
+func (c *TPCCConfig) EngineOptions() *engine.Options {
+	o := &engine.Options{Dir: c.Dir, PageSize: c.PageSize, PoolSize: c.PoolSize, Policy: c.PoolPolicy,
+		HeapUpdate: c.HeapUpdate, CountRewrite: c.CountRewrite, Commit: engine.NoSyncCommit, TierMode: c.RemoteMode, ReadAhead: c.ReadAhead,
+		SkipMemoryCheck: true}
+	if o.PoolSize == 0 {
+		o.PoolSize = int64(max(1, c.Warehouses)) * PoolPerWarehouse
+	}
+	if c.SyncCommit {
+		o.Commit = engine.SyncCommit
+	}
+	return o
+}
+
+// Validate checks c before anything is opened, its memory estimate last
+// (CheckMemory).
+func (c *TPCCConfig) Validate() error {
+	p := c.Phases
+	switch {
+	case !p.Load && !p.Run && !p.Check:
+		return fmt.Errorf("%w: nothing to do (no phase)", ErrBadConfig)
+	case !p.Load && c.Dir == "":
+		return fmt.Errorf("%w: a run or a check without a load needs a database directory (--dir)", ErrBadConfig)
+	case (p.Load || c.Warehouses != 0) && (c.Warehouses < 1 || c.Warehouses > tpcc.MaxWarehouses):
+		return fmt.Errorf("%w: --warehouses %d: want 1 to %d", ErrBadConfig, c.Warehouses, tpcc.MaxWarehouses)
+	case p.Run && (c.Terminals < 1 || c.Terminals > 255*max(1, c.Warehouses)):
+		return fmt.Errorf("%w: --terminals %d: want 1 to %d (255 per warehouse)", ErrBadConfig, c.Terminals, 255*c.Warehouses)
+	case p.Run && c.Duration <= 0:
+		return fmt.Errorf("%w: --duration %v: want more than zero", ErrBadConfig, c.Duration)
+	case c.Warmup < 0:
+		return fmt.Errorf("%w: --warmup %v: want zero or more", ErrBadConfig, c.Warmup)
+	case c.RemoteSize < 0:
+		return fmt.Errorf("%w: --remote-size %d: want zero or more", ErrBadConfig, c.RemoteSize)
+	case c.MemoryLimit < 0:
+		return fmt.Errorf("%w: --memory-limit %d: want zero or more", ErrBadConfig, c.MemoryLimit)
+	case c.Mode != "" && c.Mode != ModeReal && c.Mode != ModeSim:
+		return fmt.Errorf("%w: --mode %s: want real or sim", ErrBadConfig, c.Mode)
+	}
+	if err := c.Scale.Validate(); err != nil {
+		return fmt.Errorf("%w: --scale: %w", ErrBadConfig, err)
+	}
+	if c.Mode == ModeSim {
+		switch c.Remote.Backend {
+		case "", "none", "lru", "slru":
+		default:
+			return fmt.Errorf("%w: --remote %s cannot run in simulated mode: its evictions (ristretto's sampling) or its timing (a real server) are not deterministic; use lru or slru, the deterministic models",
+				ErrBadConfig, c.Remote)
+		}
+		if _, err := c.Hardware.Resolve(); err != nil {
+			return err
+		}
+	}
+	if err := c.EngineOptions().Validate(); err != nil {
+		return fmt.Errorf("%w: %w", ErrBadConfig, err)
+	}
+	if p.Load && c.Dir != "" {
+		// A new database only: a directory that holds files is someone's.
+		ents, err := os.ReadDir(c.Dir)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("%w: --dir %s: %w", ErrBadConfig, c.Dir, err)
+		}
+		if len(ents) > 0 {
+			return fmt.Errorf("%w: --dir %s is not empty: load into a new directory, or use run and check on a loaded one", ErrAlreadyLoaded, c.Dir)
+		}
+	}
+	if !p.Load {
+		if ents, err := os.ReadDir(c.Dir); err != nil || len(ents) == 0 {
+			return fmt.Errorf("%w: --dir %s holds no database: load one first (enginelab tpcc load --dir %s)", tpcc.ErrNotLoaded, c.Dir, c.Dir)
+		}
+	}
+	return c.CheckMemory()
+}

@@ -1,0 +1,318 @@
+package report
+
+import (
+	"runtime"
+
+	"github.com/enginelab/enginelab/cache/tier"
+	"github.com/enginelab/enginelab/engine"
+	"github.com/enginelab/enginelab/sim/hw"
+	"github.com/enginelab/enginelab/tpcc"
+)
+
+// Report is what a TPC-C job did and measured. Its JSON form is documented
+// in the README ("The report"); WriteTable prints the same figures.
+type Report struct {
+	// Config holds every setting of the job by its flag name, and Flags
+	// the command line's own form of them when the job came from the
+	// command.
+	Config  Config            `json:"config"`
+	Flags   map[string]string `json:"flags,omitempty"`
+	Version string            `json:"version"` // the module's version (VCS revision when built from a clone)
+	Host    Host              `json:"host"`
+
+	Database   Database          `json:"database"`
+	Load       *Load             `json:"load,omitempty"`
+	Run        *Run              `json:"run,omitempty"`
+	Check      *tpcc.CheckReport `json:"check,omitempty"`
+	Space      []Space           `json:"space,omitempty"`
+	Log        *Log              `json:"log,omitempty"`
+	Tier       *Tier             `json:"tier,omitempty"`
+	Background *Background       `json:"background,omitempty"`
+	// Sim is simulated mode's own section: the modeled hardware and how
+	// busy it was.
+	Sim    *Sim     `json:"sim,omitempty"`
+	Errors []string `json:"errors,omitempty"`
+	// Notes say what a reader must know to compare the figures with other
+	// engines' (the isolation the locks give, for one).
+	Notes []string `json:"notes"`
+}
+
+// IsolationNote is in every report (the README's "Isolation").
+const IsolationNote = "isolation: strict two-phase locking on rows, reads take shared locks (InnoDB's SERIALIZABLE) and there is no MVCC, so lock waits are higher than a multi-version engine would show"
+
+// RowPointerNote goes with reports on the row-pointer heap.
+const RowPointerNote = "heap-rowptr: an index-only scan is PostgreSQL's best case (every page all-visible, no visibility-map misses)"
+
+// Config is a job's settings (sim.TPCCConfig) in report form.
+type Config struct {
+	Mode                   string  `json:"mode"` // "real" or "sim"
+	Phases                 string  `json:"phases"`
+	Warehouses             int     `json:"warehouses"`
+	Scale                  string  `json:"scale"` // "full", "small" (tpcc.Scale's String)
+	Terminals              int     `json:"terminals"`
+	DurationSeconds        float64 `json:"duration_s"`
+	WarmupSeconds          float64 `json:"warmup_s"`
+	Profile                string  `json:"profile"`
+	StockLevelNoLowerBound bool    `json:"stocklevel_no_lower_bound"`
+	KeyingAndThink         bool    `json:"keying_and_think"`
+	Seed                   uint64  `json:"seed"`
+	Org                    string  `json:"org"`
+	CountRewrite           bool    `json:"count_rewrite"`
+	PageSize               int     `json:"page_size"`
+	PoolBytes              int64   `json:"pool_bytes"`
+	PoolPolicy             string  `json:"pool_policy"`
+	ReadAhead              bool    `json:"read_ahead"`
+	Remote                 string  `json:"remote"`
+	RemoteMode             string  `json:"remote_mode"`
+	HeapUpdate             string  `json:"heap_update"`
+	SyncCommit             bool    `json:"sync_commit"`
+	Dir                    string  `json:"dir"` // "" in memory
+}
+
+// Host says where the job ran and how long it took there: every
+// wall-clock figure of a simulated job is here, so that everything outside
+// this section is identical for identical inputs.
+type Host struct {
+	GoVersion string `json:"go_version"`
+	OS        string `json:"os"`
+	Arch      string `json:"arch"`
+	CPUs      int    `json:"cpus"`
+	// LoadSeconds and LoadRowsPerSecond time the load on this machine.
+	LoadSeconds       float64 `json:"load_s,omitempty"`
+	LoadRowsPerSecond float64 `json:"load_rows_per_s,omitempty"`
+	// RunSeconds is the run's wall time here (warm-up included), and
+	// TxPerSecond the transactions it completed per wall second.
+	RunSeconds  float64 `json:"run_s,omitempty"`
+	TxPerSecond float64 `json:"tx_per_s,omitempty"`
+	// VirtualPerWall is simulated seconds per wall second (simulated
+	// mode).
+	VirtualPerWall float64 `json:"virtual_per_wall,omitempty"`
+}
+
+// Database describes the database the job ran on (as loaded, which
+// for a run on a stored database may differ from the flags).
+type Database struct {
+	Warehouses int    `json:"warehouses"`
+	Scale      string `json:"scale"` // as stored with the load: "full", "small"
+	Org        string `json:"org"`
+	LoadSeed   uint64 `json:"load_seed"`
+	PageSize   int    `json:"page_size"`
+	PoolBytes  int64  `json:"pool_bytes"`
+}
+
+// Load is the load's figures.
+type Load struct {
+	Rows           map[string]int64 `json:"rows"` // by table
+	TotalRows      int64            `json:"total_rows"`
+	ElapsedSeconds float64          `json:"elapsed_s,omitempty"` // real mode (simulated: host.load_s)
+	RowsPerSecond  float64          `json:"rows_per_s,omitempty"`
+	LogBytes       int64            `json:"log_bytes"`
+	// Space is the database's space as the load left it, before any run
+	// (sim.TPCCConfig.LoadSpace); the report's own space section is the
+	// job's end.
+	Space []Space `json:"space,omitempty"`
+}
+
+// Run is the run's figures.
+type Run struct {
+	Terminals       int     `json:"terminals"`
+	MeasuredSeconds float64 `json:"measured_s"` // the measured interval
+	WarmupSeconds   float64 `json:"warmup_s"`
+	ElapsedSeconds  float64 `json:"elapsed_s"` // time of warm-up and measurement: wall time, or virtual in simulated mode
+	// TpmC is New-Order transactions per minute of the measured interval
+	// (rolled-back ones count); TxPerMinute counts every type.
+	TpmC        float64 `json:"tpmc"`
+	TxPerMinute float64 `json:"tx_per_min"`
+	// Efficiency is TpmC / (12.86 × W) in percent [5.4.3], only with
+	// keying and think times (without them the figure means nothing).
+	Efficiency *float64 `json:"efficiency_pct,omitempty"`
+	Types      []Type   `json:"types"`
+	Errors     []string `json:"errors,omitempty"`
+
+	// Total is every type's meters summed (not in the JSON form).
+	Total engine.Meter `json:"-"`
+}
+
+// Type is one transaction type's figures.
+type Type struct {
+	Type      string  `json:"type"`
+	Count     int64   `json:"count"`
+	MixPct    float64 `json:"mix_pct"` // share of all completed transactions
+	Retries   int64   `json:"retries"`
+	Rollbacks int64   `json:"rollbacks"`
+	Skipped   int64   `json:"skipped,omitempty"` // Delivery: districts without a new order
+	// Latency in milliseconds, from an HDR histogram of microseconds
+	// (three significant digits).
+	LatencyMs Percentiles `json:"latency_ms"`
+	// PerTx averages the meters over the completed transactions (retried
+	// attempts included in their cost).
+	PerTx MeterAverages `json:"per_tx"`
+	// Time splits the mean response time by where it went (simulated
+	// mode only).
+	Time *TimeShares `json:"time,omitempty"`
+
+	// Sum is the type's meters summed, for explanations (not in the JSON
+	// form: PerTx has its averages).
+	Sum engine.Meter `json:"-"`
+}
+
+// TimeShares is a transaction type's mean response time and its shares,
+// in percent, as "OLTP Through the Looking Glass" splits it: engine CPU,
+// the buffer pool (its CPU, and waits for pages other terminals or
+// read-ahead were still reading), the remote tier (round trips and
+// transfers), the store device, the log (syncs, and waits for a group
+// sync), lock waits, and queueing for a busy core or device.
+type TimeShares struct {
+	MeanMs     float64 `json:"mean_ms"`
+	CPU        float64 `json:"cpu_pct"`
+	BufferPool float64 `json:"buffer_pool_pct"`
+	RemoteTier float64 `json:"remote_tier_pct"`
+	Store      float64 `json:"store_pct"`
+	Log        float64 `json:"log_pct"`
+	LockWait   float64 `json:"lock_wait_pct"`
+	Queueing   float64 `json:"queueing_pct"`
+}
+
+// Sim is a simulated job's hardware and how busy its shared
+// resources were over the run (warm-up included).
+type Sim struct {
+	Hardware hw.Machine `json:"hardware"`
+	// VirtualSeconds is the run's virtual time, warm-up included.
+	VirtualSeconds float64 `json:"virtual_s"`
+	// Busy percentages: the cores' (summed over the cores), and each
+	// device's and the network's.
+	CoresBusyPct   float64 `json:"cores_busy_pct"`
+	StoreBusyPct   float64 `json:"store_busy_pct"`
+	LogBusyPct     float64 `json:"log_busy_pct"`
+	NetworkBusyPct float64 `json:"network_busy_pct"`
+	// Stalls counts waits the scheduler had to break (zero in a sound
+	// run; see sched.Scheduler).
+	Stalls int64 `json:"stalls,omitempty"`
+	// BackgroundWritesPending is how many background writes (checkpoint
+	// flushes) the store device had not yet served at the end.
+	BackgroundWritesPending int64 `json:"background_writes_pending,omitempty"`
+	// CheckpointWaits counts checkpoints that began while the last one's
+	// writes were still queued, so that a transaction waited for them.
+	CheckpointWaits int64 `json:"checkpoint_waits,omitempty"`
+}
+
+// Percentiles of a latency distribution.
+type Percentiles struct {
+	P50 float64 `json:"p50"`
+	P90 float64 `json:"p90"`
+	P95 float64 `json:"p95"`
+	P99 float64 `json:"p99"`
+	Max float64 `json:"max"`
+}
+
+// MeterAverages are per-transaction averages of the engine's meters.
+type MeterAverages struct {
+	NodeVisits    float64 `json:"node_visits"`   // B+tree nodes visited, every level and index
+	RowFetches    float64 `json:"row_fetches"`   // rows read through a pointer from an index entry
+	HeapFetches   float64 `json:"heap_fetches"`  // rows fetched from a heap by row pointer
+	RowsExamined  float64 `json:"rows_examined"` // index entries or rows looked at
+	RowsReturned  float64 `json:"rows_returned"` // rows handed to the transaction
+	EntriesWrite  float64 `json:"index_entries_written"`
+	PoolHits      float64 `json:"pool_hits"`
+	PoolMisses    float64 `json:"pool_misses"`
+	LogBytes      float64 `json:"log_bytes"`
+	LockRequests  float64 `json:"lock_requests"`
+	LockWaits     float64 `json:"lock_waits"`
+	PageRequests  float64 `json:"page_requests"`
+	StoreReads    float64 `json:"store_reads"`
+	StoreWrites   float64 `json:"store_writes"`
+	TierGets      float64 `json:"tier_gets"`
+	TierHits      float64 `json:"tier_hits"`
+	HeapRowsScans float64 `json:"heap_rows_scanned"`
+}
+
+// Tier is the remote tier's activity during the run: what the
+// transactions asked of it (from their meters) and the backend's own
+// counters.
+type Tier struct {
+	Backend   string `json:"backend"`
+	Mode      string `json:"mode"`
+	SizeBytes int64  `json:"size_bytes"` // the in-process budget (memcached: the servers' own)
+	// HitRate is Hits / Gets of the run's transactions: the share of pool
+	// misses the tier answered with a usable page.
+	HitRate      float64    `json:"hit_rate"`
+	Gets         int64      `json:"gets"`
+	Hits         int64      `json:"hits"`
+	Misses       int64      `json:"misses"`
+	Stale        int64      `json:"stale"`
+	Corrupt      int64      `json:"corrupt"`
+	Errors       int64      `json:"errors"`
+	Puts         int64      `json:"puts"`
+	Drops        int64      `json:"drops"`
+	Deletes      int64      `json:"deletes"`
+	BytesIn      int64      `json:"bytes_in"`
+	BytesOut     int64      `json:"bytes_out"`
+	BackendStats tier.Stats `json:"backend_stats"`
+}
+
+// Background is the work no transaction waited for, since the
+// database was opened (the pool's background meter).
+type Background struct {
+	ReadAheads      int64 `json:"read_aheads"`       // pages read ahead
+	ReadAheadUnused int64 `json:"read_ahead_unused"` // of those, evicted before any use
+	StoreReads      int64 `json:"store_reads"`
+	StoreWrites     int64 `json:"store_writes"`
+	TierPuts        int64 `json:"tier_puts"`
+}
+
+// Log is the redo log's activity since the database was opened.
+type Log struct {
+	Records       int64 `json:"records"`
+	Bytes         int64 `json:"bytes"`
+	Syncs         int64 `json:"syncs"`
+	SyncedCommits int64 `json:"synced_commits"` // commits that waited for durability
+	Checkpoints   int64 `json:"checkpoints"`
+}
+
+// Space is one index or heap's space.
+type Space struct {
+	Table   string  `json:"table"`
+	Index   string  `json:"index"` // PRIMARY, a secondary's name, or heap
+	Pages   int     `json:"pages"`
+	Height  int     `json:"height"` // 0 for a heap
+	Entries int64   `json:"entries"`
+	Fill    float64 `json:"fill"`
+}
+
+// LocalHost is this process's host: its Go version, operating system,
+// architecture and CPUs (the run's figures are the caller's to add).
+func LocalHost() Host {
+	return Host{GoVersion: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH, CPUs: runtime.NumCPU()}
+}
+
+// SpecTpmCPerWarehouse is the most tpmC a warehouse can give with the
+// specification's keying and think times [5.4.3]: the base of efficiency.
+const SpecTpmCPerWarehouse = 12.86
+
+// ScaleNote is " at small scale" (or another scale's name) for a
+// header line; nothing at full scale, the default, or for a report
+// without a scale.
+func ScaleNote(scale string) string {
+	if scale == "" || scale == tpcc.FullScale.String() {
+		return ""
+	}
+	return " at " + scale + " scale"
+}
+
+// Passed says the job ran without errors and its consistency check (if
+// any) passed.
+func (r *Report) Passed() bool {
+	if len(r.Errors) > 0 || (r.Run != nil && len(r.Run.Errors) > 0) {
+		return false
+	}
+	return r.Check == nil || r.Check.Passed()
+}
+
+// TotalPages sums the pages of every index and heap.
+func (r *Report) TotalPages() int {
+	n := 0
+	for _, s := range r.Space {
+		n += s.Pages
+	}
+	return n
+}

@@ -1,0 +1,78 @@
+package report
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/enginelab/enginelab/tpcc"
+)
+
+// A comparison prints each figure of each side and its ratio to the first
+// side's; a side without the figure prints "-".
+func TestComparisonTable(t *testing.T) {
+	side := func(tpmc, fetches float64, withRun bool) *Report {
+		r := &Report{Config: Config{Warehouses: 1, Terminals: 4, DurationSeconds: 30, Profile: "optimized", Org: "clustered"},
+			Load:  &Load{RowsPerSecond: 100},
+			Space: []Space{{Pages: 10}, {Pages: 30}}}
+		if withRun {
+			r.Run = &Run{TpmC: tpmc, TxPerMinute: 2 * tpmc}
+			for k := range tpcc.NumTxTypes {
+				r.Run.Types = append(r.Run.Types, Type{Type: tpcc.TxType(k).String(), Count: 1,
+					PerTx: MeterAverages{RowFetches: fetches}})
+			}
+		}
+		return r
+	}
+	cmp := &Comparison{Setting: "org", Values: []string{"clustered", "heap-rowptr", "heap-pk"},
+		Sides: []*Report{side(1000, 2, true), side(900, 3, true), side(0, 0, false)}}
+	var b strings.Builder
+	require.NoError(t, cmp.WriteTable(&b))
+	out := b.String()
+	lines := map[string][]string{}
+	for _, l := range strings.Split(out, "\n") {
+		f := strings.Fields(l)
+		if len(f) > 5 {
+			lines[strings.Join(f[:len(f)-5], " ")] = f[len(f)-5:]
+		}
+	}
+	require.Equal(t, []string{"1000", "900", "0.90", "-", "-"}, lines["tpmC"], out)
+	require.Equal(t, []string{"2000", "1800", "0.90", "-", "-"}, lines["transactions/min"], out)
+	require.Equal(t, []string{"40", "40", "1.00", "40", "1.00"}, lines["pages"], out)
+	require.Equal(t, []string{"2.0", "3.0", "1.50", "-", "-"}, lines["payment row fetches/tx"], out)
+	require.Contains(t, out, "ratios are against org=clustered")
+	require.Contains(t, out, "org=heap-pk: no check")
+	require.True(t, cmp.Passed())
+	cmp.Sides[1].Run.Errors = []string{"terminal 0: boom"}
+	require.False(t, cmp.Passed())
+}
+
+// The table form of a report carries the figures of its JSON form.
+func TestReportTable(t *testing.T) {
+	eff := 97.5
+	r := &Report{Config: Config{Phases: "load+run+check", Mode: "real", Profile: "sysbench", Seed: 9, PoolPolicy: "lru"},
+		Database: Database{Warehouses: 2, Org: "heap-pk", PageSize: 8192, PoolBytes: 64 << 20},
+		Flags:    map[string]string{"seed": "9", "org": "heap-pk"},
+		Load:     &Load{TotalRows: 1200000, ElapsedSeconds: 6, RowsPerSecond: 200000},
+		Run: &Run{Terminals: 8, MeasuredSeconds: 30, TpmC: 25.08, TxPerMinute: 55.7, Efficiency: &eff,
+			Types: []Type{{Type: "new-order", Count: 12, MixPct: 45, LatencyMs: Percentiles{P50: 1.5, P99: 9.25},
+				PerTx: MeterAverages{NodeVisits: 150.5, LogBytes: 24000}}}},
+		Space: []Space{{Table: "stock", Index: "heap", Pages: 7, Fill: 0.5}},
+		Log:   &Log{Records: 5, Bytes: 2048, Syncs: 1, SyncedCommits: 3},
+		Notes: []string{IsolationNote},
+		Tier: &Tier{Backend: "slru", Mode: "inclusive", SizeBytes: 64 << 20, HitRate: 0.75, Gets: 8, Hits: 6,
+			Stale: 1, Errors: 1, Puts: 9, Drops: 2, Deletes: 0, BytesIn: 6 << 14, BytesOut: 7 << 14},
+		Background: &Background{ReadAheads: 128, ReadAheadUnused: 3, StoreReads: 129}}
+	var b strings.Builder
+	require.NoError(t, r.WriteTable(&b))
+	out := b.String()
+	for _, w := range []string{"2 warehouses", "org heap-pk", "profile sysbench", "seed 9", "--org=heap-pk --seed=9",
+		"page size 8192, pool 64 MiB (lru)", "1200000 rows in 6.00 s, 200000 rows/s", "new-order", "1.500", "9.250",
+		"150.5", "24000", "tpmC 25", "efficiency 97.5% of 12.86 tpmC per warehouse", "SPACE: 7 pages", "50.0%",
+		"5 records, 2.0 KiB, 1 syncs for 3 synced commits", "note: isolation: strict two-phase locking",
+		"REMOTE TIER: slru (inclusive), 64 MiB: hit rate 75.0% (6 hits of 8 gets; 1 stale, 0 corrupt, 1 errors), 9 puts (2 dropped)",
+		"128 pages read ahead (3 evicted unused)"} {
+		require.Contains(t, out, w)
+	}
+}

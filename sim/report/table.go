@@ -1,0 +1,149 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+)
+
+// WriteTable prints the report as aligned tables.
+func (r *Report) WriteTable(w io.Writer) error {
+	var b strings.Builder
+	c := &r.Config
+	fmt.Fprintf(&b, "enginelab tpcc (%s): %d warehouse%s%s, %s, org %s, profile %s, seed %d\n",
+		c.Phases, r.Database.Warehouses, plural(r.Database.Warehouses), ScaleNote(r.Database.Scale), c.Mode, r.Database.Org, c.Profile, c.Seed)
+	fmt.Fprintf(&b, "version %s, %s %s/%s, %d CPUs\n", r.Version, r.Host.GoVersion, r.Host.OS, r.Host.Arch, r.Host.CPUs)
+	if len(r.Flags) > 0 {
+		names := make([]string, 0, len(r.Flags))
+		for k := range r.Flags {
+			names = append(names, k)
+		}
+		slices.Sort(names)
+		var parts []string
+		for _, k := range names {
+			parts = append(parts, "--"+k+"="+r.Flags[k])
+		}
+		fmt.Fprintf(&b, "flags: %s\n", strings.Join(parts, " "))
+	}
+	fmt.Fprintf(&b, "engine: page size %d, pool %s (%s), heap update %s, count rewrite %v, sync commit %v, %s\n",
+		r.Database.PageSize, FormatBytes(r.Database.PoolBytes), c.PoolPolicy, c.HeapUpdate, c.CountRewrite, c.SyncCommit,
+		storage(c.Dir))
+
+	if sr := r.Sim; sr != nil {
+		m := &sr.Hardware
+		fmt.Fprintf(&b, "simulated hardware: %d cores (cpu profile %s), store %s, log %s, network %s\n",
+			m.Cores, m.CPUName, m.StoreName, m.LogName, m.NetworkName)
+	}
+	if l := r.Load; l != nil {
+		secs, rate := l.ElapsedSeconds, l.RowsPerSecond
+		if r.Sim != nil {
+			secs, rate = r.Host.LoadSeconds, r.Host.LoadRowsPerSecond
+		}
+		fmt.Fprintf(&b, "\nLOAD: %d rows in %.2f s, %.0f rows/s, %s of redo\n", l.TotalRows, secs, rate,
+			FormatBytes(l.LogBytes))
+	}
+	if run := r.Run; run != nil {
+		clock := ""
+		if r.Sim != nil {
+			clock = fmt.Sprintf(" (virtual time; simulated in %.1f s here, %.2f virtual s per wall s)", r.Host.RunSeconds, r.Host.VirtualPerWall)
+		}
+		fmt.Fprintf(&b, "\nRUN: %d terminals, %.0f s measured after %.0f s of warm-up%s\n", run.Terminals, run.MeasuredSeconds, run.WarmupSeconds, clock)
+		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "type\tcount\tmix %\tretries\trollbacks\tp50 ms\tp90 ms\tp95 ms\tp99 ms\tmax ms\t")
+		for _, t := range run.Types {
+			fmt.Fprintf(tw, "%s\t%d\t%.1f\t%d\t%d\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t\n", t.Type, t.Count, t.MixPct, t.Retries, t.Rollbacks,
+				t.LatencyMs.P50, t.LatencyMs.P90, t.LatencyMs.P95, t.LatencyMs.P99, t.LatencyMs.Max)
+		}
+		_ = tw.Flush()
+		fmt.Fprintf(&b, "\nengine cost per transaction (averages of the meters)\n")
+		tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "type\tnode visits\trow fetches\theap fetches\trows examined\tpool hits\tpool misses\tlog bytes\tlock waits\t")
+		for _, t := range run.Types {
+			p := &t.PerTx
+			fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.2f\t%.0f\t%.3f\t\n", t.Type, p.NodeVisits, p.RowFetches, p.HeapFetches,
+				p.RowsExamined, p.PoolHits, p.PoolMisses, p.LogBytes, p.LockWaits)
+		}
+		_ = tw.Flush()
+		if sr := r.Sim; sr != nil {
+			fmt.Fprintf(&b, "\nwhere the response time went (percent of the mean, modeled)\n")
+			tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+			fmt.Fprintln(tw, "type\tmean ms\tcpu\tbuffer pool\tremote tier\tstore\tlog\tlock wait\tqueueing\t")
+			for _, t := range run.Types {
+				if x := t.Time; x != nil {
+					fmt.Fprintf(tw, "%s\t%.3f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t\n", t.Type, x.MeanMs, x.CPU, x.BufferPool,
+						x.RemoteTier, x.Store, x.Log, x.LockWait, x.Queueing)
+				}
+			}
+			_ = tw.Flush()
+			fmt.Fprintf(&b, "busy: cores %.1f%%, store %.1f%%, log %.1f%%, network %.1f%% of %.1f virtual s; %d checkpoints waited for the last one's writes, %d background writes pending at the end\n",
+				sr.CoresBusyPct, sr.StoreBusyPct, sr.LogBusyPct, sr.NetworkBusyPct, sr.VirtualSeconds, sr.CheckpointWaits, sr.BackgroundWritesPending)
+			if sr.Stalls > 0 {
+				fmt.Fprintf(&b, "warning: the scheduler broke %d stalled waits\n", sr.Stalls)
+			}
+		}
+		fmt.Fprintf(&b, "\ntpmC %.0f   transactions/min %.0f", run.TpmC, run.TxPerMinute)
+		if run.Efficiency != nil {
+			fmt.Fprintf(&b, "   efficiency %.1f%% of %.2f tpmC per warehouse", *run.Efficiency, SpecTpmCPerWarehouse)
+		}
+		b.WriteString("\n")
+		for _, e := range run.Errors {
+			fmt.Fprintf(&b, "error: %s\n", e)
+		}
+	}
+	if r.Check != nil {
+		fmt.Fprintf(&b, "\nCONSISTENCY (clause 3.3.2)\n%s", r.Check.String())
+	}
+	if len(r.Space) > 0 {
+		fmt.Fprintf(&b, "\nSPACE: %d pages of %d bytes\n", r.TotalPages(), r.Database.PageSize)
+		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "table\tindex\tpages\theight\tentries\tfill")
+		for _, s := range r.Space {
+			h := "-"
+			if s.Height > 0 {
+				h = fmt.Sprint(s.Height)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%d\t%.1f%%\n", s.Table, s.Index, s.Pages, h, s.Entries, 100*s.Fill)
+		}
+		_ = tw.Flush()
+	}
+	if t := r.Tier; t != nil {
+		fmt.Fprintf(&b, "\nREMOTE TIER: %s (%s), %s: hit rate %.1f%% (%d hits of %d gets; %d stale, %d corrupt, %d errors), %d puts (%d dropped), %d deletes, %s in, %s out\n",
+			t.Backend, t.Mode, FormatBytes(t.SizeBytes), 100*t.HitRate, t.Hits, t.Gets, t.Stale, t.Corrupt, t.Errors,
+			t.Puts, t.Drops, t.Deletes, FormatBytes(t.BytesIn), FormatBytes(t.BytesOut))
+	}
+	if bg := r.Background; bg != nil && (bg.ReadAheads > 0 || bg.StoreWrites > 0) {
+		fmt.Fprintf(&b, "\nBACKGROUND: %d pages read ahead (%d evicted unused), %d store reads, %d store writes, %d tier puts\n",
+			bg.ReadAheads, bg.ReadAheadUnused, bg.StoreReads, bg.StoreWrites, bg.TierPuts)
+	}
+	if l := r.Log; l != nil {
+		fmt.Fprintf(&b, "\nREDO LOG: %d records, %s, %d syncs for %d synced commits, %d checkpoints\n",
+			l.Records, FormatBytes(l.Bytes), l.Syncs, l.SyncedCommits, l.Checkpoints)
+	}
+	if len(r.Notes) > 0 {
+		b.WriteString("\n")
+		for _, n := range r.Notes {
+			fmt.Fprintf(&b, "note: %s\n", n)
+		}
+	}
+	for _, e := range r.Errors {
+		fmt.Fprintf(&b, "error: %s\n", e)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func storage(dir string) string {
+	if dir == "" {
+		return "in memory"
+	}
+	return "in " + dir
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}

@@ -1,0 +1,80 @@
+// Package sched is simulated mode's deterministic scheduler: it runs
+// terminals as coroutines in virtual time and prices the work the engine
+// did on modeled hardware (a hw.Machine), so that the same seed and
+// configuration give the same times on any machine.
+//
+// # How it works
+//
+// Each terminal has a goroutine, but exactly one of them runs at a time
+// and hands the turn on explicitly. Every engine call runs for real and at
+// once; at the terminal's next yield point the change in its
+// transaction's meter (hw.VectorOf) is priced, step by step, and the
+// terminal's virtual clock moves on. Then the terminal with the smallest
+// clock runs next, ties going to the lower terminal number. A step that
+// needs a shared resource (the cores, the store device, the log device,
+// the network) is booked only once no other terminal's clock is earlier,
+// so every queue is first come, first served by virtual arrival time.
+// Scheduler's documentation gives the pricing steps and the waiting rules
+// (lock grants, group commit, timeouts, pages in flight, background
+// writes).
+//
+// The scheduler plugs into the seams the lower layers leave for it, and
+// nothing below sim imports it:
+//
+//   - tpcc.Env and tpcc.TxObserver (ForTerminal): the terminals' clock,
+//     keying and think times, and the start and end of each transaction;
+//   - cache.Clock (Now): the pool's and the lock manager's time;
+//   - engine.CallHook (BeforeCall): a yield point before every engine call;
+//   - lock.Parker (Park): lock waits, granted or timed out in virtual time;
+//   - redo.Waiter (Wait) and engine.Options.LogSync: group commit;
+//   - cache.FrameTimer (Loading, Hit): each frame's virtual ready time, so
+//     that a page still being read is ready for others only when its read
+//     completes.
+//
+// Install puts all of them into an engine.Options at once.
+//
+// # Usage
+//
+//	m, _ := hw.Spec{Store: "disk-2009"}.Resolve()
+//	s := sched.New(m, page.DefaultSize, false)
+//	opts := &engine.Options{PoolSize: 64 << 20}
+//	s.Install(opts)
+//	db, _ := engine.Open(opts)
+//	s.Attach(db) // the pool's background meter: read-ahead, checkpoints
+//	_, _ = tpcc.Load(ctx, db, tpcc.LoadConfig{Warehouses: 1, Seed: 1, Workers: 1})
+//	loaded, _ := tpcc.ReadLoaded(db)
+//	terms, _ := tpcc.NewTerminals(db, tpcc.RunConfig{Warehouses: 1, Terminals: 4,
+//		Duration: time.Minute, Seed: 1, LoadConstants: loaded.Constants, Env: s})
+//	stats, _ := tpcc.Collect(ctx, terms, s.RunTPCC(ctx, terms))
+//	fmt.Println(stats.TpmC(), s.Elapsed(), s.Types()[tpcc.NewOrderTx].Spent)
+//
+// Run is the general form: a function per terminal (each made by
+// ForTerminal), which must do all its waiting through the scheduler (its
+// Env and the engine's hooks). Types gives each transaction type's
+// response time split into shares (TimeCPU, TimePool, TimeTier,
+// TimeStore, TimeLog, TimeLock, TimeQueue); Busy, how long each shared
+// resource was held.
+//
+// # Concurrency and lifetimes
+//
+// A Scheduler serves one database. Run and RunTPCC block until every
+// terminal has returned; they may be called again, one after another,
+// each with terminals newly made by ForTerminal, and virtual time goes on
+// from where the last run ended. Outside a run the hooks do nothing the
+// engine must wait for (a lock wait blocks on the wall clock, as
+// lock.BlockingParker), so loading before the run costs no virtual
+// time. Progress is the only method safe to call from another goroutine
+// during a run (a progress bar); the rest belong to the goroutine that
+// calls Run, or to the terminal that holds the turn.
+//
+// # Caveats
+//
+// The scheduler is exact only as far as its model goes: a call's reads,
+// writes and CPU do not overlap each other; a wait for a page in flight is
+// paid at the start of the interval that found it; the CPU of background
+// work is not priced; the log device prices syncs, not the bandwidth of
+// the log bytes; a lock granted inside another terminal's interval is
+// granted at that interval's end even if the waiter's deadline fell inside
+// it. Stalls counts the waits the scheduler had to break (everyone waiting
+// for a log sync nobody leads): zero in a sound simulation.
+package sched

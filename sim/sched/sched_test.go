@@ -1,0 +1,153 @@
+package sched
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/enginelab/enginelab/engine"
+	"github.com/enginelab/enginelab/sim/hw"
+	"github.com/enginelab/enginelab/tpcc"
+)
+
+// The scheduler's arithmetic and waiting rules, on small tables with
+// hardware whose numbers make every expected time a round figure: the
+// timelines with exact times are data (testdata/, run by TestTimeline in
+// timeline_test.go, which says how to read and write them); here are the
+// helpers both share, and the test whose claims are orderings rather than
+// times.
+
+// testDisk serves one request at a time: 10 ms of latency and 1 ms to
+// transfer a 16 KiB page, so a read takes 11 ms and holds the disk for
+// 11 ms (10 ms between starts, plus the transfer). A sync takes 5 ms.
+var testDisk = hw.Device{ReadLatency: hw.Duration(10 * time.Millisecond), WriteLatency: hw.Duration(10 * time.Millisecond),
+	SyncLatency: hw.Duration(5 * time.Millisecond), IOPS: 100, ReadBandwidth: 16384 * 1000, WriteBandwidth: 16384 * 1000}
+
+// freeDevice costs nothing but its syncs (5 ms).
+var freeDevice = hw.Device{SyncLatency: hw.Duration(5 * time.Millisecond), ReadBandwidth: 1 << 62, WriteBandwidth: 1 << 62}
+
+func testHW(cpu hw.CPUProfile, store hw.Device) hw.Machine {
+	return hw.Machine{Cores: 4, CPUName: "test", CPU: cpu, StoreName: "test", Store: store, LogName: "test", Log: store,
+		NetworkName: "test", Network: hw.Network{Bandwidth: 1 << 62}}
+}
+
+type simDB struct {
+	db *engine.DB
+	s  *Scheduler
+	t  map[string]*engine.TableHandle
+	// rows is the rows of each table, and space the tables' space as
+	// loaded (read before the database is opened cold).
+	rows  int64
+	space []engine.SpaceStats
+}
+
+// openSimRows makes tables of rows rows (k 1..rows, v 0, a 1000-byte pad:
+// 15 rows a leaf, so 100 rows are a tree of two levels), closes the
+// database and opens it again with the scheduler's hooks for machine,
+// read-ahead on or off: the pool starts cold, but for the trees' roots,
+// which opening the tables reads. Lock waits time out after 1 s.
+func openSimRows(t *testing.T, machine hw.Machine, commit engine.CommitMode, rows int64, readAhead bool, names ...string) *simDB {
+	t.Helper()
+	dir := t.TempDir()
+	db, err := engine.Open(&engine.Options{Dir: dir, PoolSize: 4 << 20})
+	require.NoError(t, err)
+	pad := strings.Repeat("p", 1000)
+	for _, n := range names {
+		tb, err := db.CreateTable(engine.Table{Name: n, Columns: []engine.Column{
+			{Name: "k", Type: engine.TypeInt}, {Name: "v", Type: engine.TypeInt},
+			{Name: "pad", Type: engine.TypeVarchar, Length: 1000}}, PrimaryKey: []string{"k"}})
+		require.NoError(t, err)
+		tx := db.Begin(nil)
+		for k := int64(1); k <= rows; k++ {
+			require.NoError(t, tx.Insert(tb, engine.Row{engine.Int(k), engine.Int(0), engine.Str(pad)}))
+		}
+		require.NoError(t, tx.Commit())
+	}
+	space, err := db.SpaceReport()
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+
+	o := &engine.Options{Dir: dir, PoolSize: 16 << 20, Commit: commit, LockTimeout: time.Second, ReadAhead: readAhead}
+	s := New(machine, 16384, false)
+	s.Install(o)
+	db, err = engine.Open(o)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = db.Close() })
+	s.Attach(db)
+	sd := &simDB{db: db, s: s, t: map[string]*engine.TableHandle{}, rows: rows, space: space}
+	for _, n := range names {
+		sd.t[n], err = db.Table(n)
+		require.NoError(t, err)
+	}
+	return sd
+}
+
+func key(k int64) []engine.Value { return []engine.Value{engine.Int(k)} }
+
+// at reads a terminal's clock (a yield point) as virtual nanoseconds.
+func at(env tpcc.Env) int64 { return int64(env.Now().Sub(Epoch)) }
+
+// run runs the terminals' functions, each given its Env, and fails on
+// any error.
+func (sd *simDB) run(t *testing.T, fs ...func(env tpcc.Env) error) {
+	t.Helper()
+	envs := make([]tpcc.Env, len(fs))
+	for i := range fs {
+		envs[i] = sd.s.ForTerminal(i)
+	}
+	wrapped := make([]func() error, len(fs))
+	for i, f := range fs {
+		wrapped[i] = func() error { return f(envs[i]) }
+	}
+	for i, err := range sd.s.Run(wrapped) {
+		require.NoError(t, err, "terminal %d", i)
+	}
+}
+
+// scanAll reads every row of table in one Scan call.
+func scanAll(db *engine.DB, tb *engine.TableHandle) (int, error) {
+	tx := db.Begin(nil)
+	cur, err := tx.Scan(tb, engine.ScanOptions{})
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for cur.Next() {
+		n++
+	}
+	if err := errors.Join(cur.Err(), cur.Close()); err != nil {
+		return n, err
+	}
+	return n, tx.Commit()
+}
+
+// Read-ahead is background work, but a page it brings in is not ready
+// before the device has delivered it, even to the scan that caused it
+// and used it in the same call: the scan cannot end before the device
+// has finished the reads, and read-ahead still beats a read per page
+// (one seek per extent instead of one per page).
+func TestSimReadAheadPagesAreReadyWhenDelivered(t *testing.T) {
+	var ends [2]int64
+	for i, ra := range []bool{false, true} {
+		sd := openSimRows(t, testHW(hw.CPUProfile{}, testDisk), engine.NoSyncCommit, 3000, ra, "a")
+		sd.run(t, func(env tpcc.Env) error {
+			_, err := scanAll(sd.db, sd.t["a"])
+			ends[i] = at(env)
+			return err
+		})
+		bg := sd.db.Pool().BackgroundMeter()
+		_, storeBusy, _, _ := sd.s.Busy()
+		if ra {
+			require.Positive(t, bg.ReadAheads)
+			require.Zero(t, bg.ReadAheadUnused)
+		} else {
+			require.Zero(t, bg.ReadAheads)
+		}
+		require.GreaterOrEqual(t, ends[i], sd.s.store.free, "read-ahead %v: the scan ended before the device delivered its pages", ra)
+		require.GreaterOrEqual(t, ends[i], storeBusy)
+	}
+	require.Less(t, ends[1], ends[0], "read-ahead reads whole extents with one seek each")
+}
