@@ -5,10 +5,6 @@ import (
 	"strings"
 )
 
-// MaxLevels bounds the per-level node visit counters; visits deeper than
-// that are counted in the last slot.
-const MaxLevels = 8
-
 // Meter counts the work of one caller: a transaction, a test, a background
 // flusher. It is plain integers, passed explicitly, owned by one goroutine at
 // a time, and never shared on a hot path; database-wide totals are sums of
@@ -48,15 +44,6 @@ type Meter struct {
 	StoreReadBytes  int64
 	StoreWrites     int64
 	StoreWriteBytes int64
-
-	// btree.
-
-	// NodeVisits counts B+tree nodes latched, by depth from the root (0 is
-	// the root; a tree of height 3 visits depths 0, 1 and 2 on a point get).
-	NodeVisits [MaxLevels]int64
-	// Splits and Merges count structural changes.
-	Splits int64
-	Merges int64
 
 	// heap.
 
@@ -117,15 +104,6 @@ type Meter struct {
 	TierBytesOut int64
 }
 
-// NodeVisitsTotal sums NodeVisits over all depths.
-func (m *Meter) NodeVisitsTotal() int64 {
-	var n int64
-	for _, v := range m.NodeVisits {
-		n += v
-	}
-	return n
-}
-
 // PageRequestsTotal sums PageRequests over all kinds.
 func (m *Meter) PageRequestsTotal() int64 {
 	var n int64
@@ -167,11 +145,6 @@ func (m *Meter) combine(o *Meter, sign int64) {
 	m.StoreReadBytes += sign * o.StoreReadBytes
 	m.StoreWrites += sign * o.StoreWrites
 	m.StoreWriteBytes += sign * o.StoreWriteBytes
-	for i := range m.NodeVisits {
-		m.NodeVisits[i] += sign * o.NodeVisits[i]
-	}
-	m.Splits += sign * o.Splits
-	m.Merges += sign * o.Merges
 	m.HeapFetches += sign * o.HeapFetches
 	m.HeapRowsScanned += sign * o.HeapRowsScanned
 	m.HeapMoves += sign * o.HeapMoves
@@ -218,11 +191,6 @@ func (m *Meter) String() string {
 	add("store-read-bytes", m.StoreReadBytes)
 	add("store-writes", m.StoreWrites)
 	add("store-write-bytes", m.StoreWriteBytes)
-	for d, v := range m.NodeVisits {
-		add(fmt.Sprintf("nodes.d%d", d), v)
-	}
-	add("splits", m.Splits)
-	add("merges", m.Merges)
 	add("heap-fetches", m.HeapFetches)
 	add("heap-rows-scanned", m.HeapRowsScanned)
 	add("heap-moves", m.HeapMoves)

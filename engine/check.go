@@ -59,7 +59,7 @@ func (t *TableHandle) Check(tx *Tx) error {
 	c := &checker{t: t, tx: tx, ent: make(Row, n)}
 	for _, ix := range t.ixs {
 		b := tx.m.NodeVisitsTotal()
-		_, err := ix.tree.Check(tx.cm())
+		_, err := ix.tree.Check(tx.m)
 		tx.charge(ix, b)
 		if err != nil {
 			return fmt.Errorf("engine: check table %s: index %s: %w", t.info.def.Name, ix.name, err)
@@ -162,7 +162,7 @@ func (c *checker) step(ix *index, move func() bool) bool {
 // get looks key up in ix, charging its node visits.
 func (c *checker) get(ix *index, key []byte) ([]byte, bool, error) {
 	b := c.tx.m.NodeVisitsTotal()
-	v, found, err := ix.tree.Get(c.tx.cm(), key, c.val)
+	v, found, err := ix.tree.Get(c.tx.m, key, c.val)
 	c.tx.charge(ix, b)
 	if v != nil {
 		c.val = v
@@ -191,7 +191,7 @@ func (c *checker) clusteredRows() error {
 	t, tx := c.t, c.tx
 	prim := t.ixs[0]
 	cols := t.info.def.Columns
-	it := prim.tree.NewIter(tx.cm(), nil)
+	it := prim.tree.NewIter(tx.m, nil)
 	defer it.Close()
 	for ok := c.step(prim, it.First); ok; ok = c.step(prim, it.Next) {
 		key := it.Key()
@@ -272,7 +272,7 @@ func (c *checker) primaryEntries() error {
 	t, tx := c.t, c.tx
 	prim := t.ixs[0]
 	cols := t.info.def.Columns
-	it := prim.tree.NewIter(tx.cm(), nil)
+	it := prim.tree.NewIter(tx.m, nil)
 	defer it.Close()
 	n := 0
 	for ok := c.step(prim, it.First); ok; ok = c.step(prim, it.Next) {
@@ -323,7 +323,7 @@ func (c *checker) secondaryEntries(ix *index) error {
 	t, tx := c.t, c.tx
 	prim := t.ixs[0]
 	cols := t.info.def.Columns
-	it := ix.tree.NewIter(tx.cm(), nil)
+	it := ix.tree.NewIter(tx.m, nil)
 	defer it.Close()
 	var prev []byte // the previous entry's column part, for a unique index
 	n := 0

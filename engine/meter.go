@@ -4,19 +4,29 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/enginelab/enginelab/btree"
 	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/engine/lock"
 )
 
-// Meter counts the work of one transaction (or any caller): the page-level
-// counters of cache.Meter, which the pool, the B+trees and the heap keep,
-// plus what the engine adds. Like cache.Meter it is plain integers owned by
-// one goroutine; totals are sums of finished meters (Add).
+// Meter counts the work of one transaction (or any caller). Each layer
+// counts its own events in its own type, and Meter embeds them, so their
+// fields read as Meter's own (m.PoolHits, m.NodeVisits): cache.Meter, the
+// page-level counters the pool, the heap, the store, the redo log and the
+// page tier keep; btree.TreeCounts, the B+trees' node visits, splits and
+// merges; and, below, what the engine adds. Like cache.Meter it is plain
+// integers owned by one goroutine; totals are sums of finished meters
+// (Add).
+//
+// *Meter is a btree.Account (Pages, Tree): the engine hands a
+// transaction's meter to the trees as it is, and to the pool, the heaps
+// and the log as Pages().
 //
 // Each count is kept in one place: a cost model prices these fields and
 // nothing else.
 type Meter struct {
 	cache.Meter
+	btree.TreeCounts
 
 	// RowFetches (a total of the two fields after it, which a cost model
 	// prices instead) counts rows read through a pointer from an index entry
@@ -80,6 +90,24 @@ type IndexCounters struct {
 	EntriesDeleted int64
 }
 
+// Pages returns the page-level counters, for the pool and the log; nil for
+// a nil m.
+func (m *Meter) Pages() *cache.Meter {
+	if m == nil {
+		return nil
+	}
+	return &m.Meter
+}
+
+// Tree returns the B+trees' counters; nil for a nil m. With Pages it makes
+// *Meter a btree.Account.
+func (m *Meter) Tree() *btree.TreeCounts {
+	if m == nil {
+		return nil
+	}
+	return &m.TreeCounts
+}
+
 // ix returns the counters of index id, growing Index as needed.
 func (m *Meter) ix(id int) *IndexCounters {
 	for len(m.Index) <= id {
@@ -111,8 +139,10 @@ func (m *Meter) Clone() Meter {
 func (m *Meter) combine(o *Meter, sign int64) {
 	if sign > 0 {
 		m.Meter.Add(&o.Meter)
+		m.TreeCounts.Add(&o.TreeCounts)
 	} else {
 		m.Meter.Sub(&o.Meter)
+		m.TreeCounts.Sub(&o.TreeCounts)
 	}
 	m.RowFetches += sign * o.RowFetches
 	m.RowFetchesHeap += sign * o.RowFetchesHeap
@@ -141,7 +171,12 @@ func (m *Meter) combine(o *Meter, sign int64) {
 // String lists the non-zero counters.
 func (m *Meter) String() string {
 	var b strings.Builder
-	b.WriteString(m.Meter.String())
+	for _, s := range [...]string{m.Meter.String(), m.TreeCounts.String()} {
+		if s != "" {
+			b.WriteString(" ")
+			b.WriteString(s)
+		}
+	}
 	add := func(name string, v int64) {
 		if v != 0 {
 			fmt.Fprintf(&b, " %s=%d", name, v)

@@ -140,7 +140,7 @@ func (tx *Tx) scan(t *TableHandle, ix *index, o ScanOptions, want []int) (*Curso
 		// An exclusive lower bound on a prefix that no key can follow.
 		c.limit, c.n = 1, 1
 	}
-	c.it = ix.tree.NewIter(tx.cm(), &btree.IterOptions{Lower: lo, Upper: hi})
+	c.it = ix.tree.NewIter(tx.m, &btree.IterOptions{Lower: lo, Upper: hi})
 	return c, nil
 }
 
@@ -338,7 +338,7 @@ func (c *Cursor) load() error {
 		prim := t.ixs[0]
 		b := tx.m.NodeVisitsTotal()
 		var found bool
-		img, found, err = prim.tree.Get(tx.cm(), pk, tx.val)
+		img, found, err = prim.tree.Get(tx.m, pk, tx.val)
 		tx.charge(prim, b)
 		if err == nil && !found {
 			err = fmt.Errorf("engine: table %s: index %s points at a missing row", t.info.def.Name, ix.name)

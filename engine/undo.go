@@ -298,7 +298,7 @@ func (tx *Tx) mtr() *cache.Mtr { return tx.db.pool.BeginMtr(tx.cm()) }
 
 func (tx *Tx) treeInsert(ix *index, key, val []byte) error {
 	mt := tx.mtr()
-	if err := ix.tree.InsertIn(mt, key, val); err != nil {
+	if err := ix.tree.InsertIn(tx.m, mt, key, val); err != nil {
 		mt.Commit()
 		return err
 	}
@@ -308,7 +308,7 @@ func (tx *Tx) treeInsert(ix *index, key, val []byte) error {
 
 func (tx *Tx) treeDelete(ix *index, key, old []byte) error {
 	mt := tx.mtr()
-	if err := ix.tree.DeleteIn(mt, key); err != nil {
+	if err := ix.tree.DeleteIn(tx.m, mt, key); err != nil {
 		mt.Commit()
 		return err
 	}
@@ -318,7 +318,7 @@ func (tx *Tx) treeDelete(ix *index, key, old []byte) error {
 
 func (tx *Tx) treeUpdate(ix *index, key, val, old []byte) error {
 	mt := tx.mtr()
-	if err := ix.tree.UpdateIn(mt, key, val); err != nil {
+	if err := ix.tree.UpdateIn(tx.m, mt, key, val); err != nil {
 		mt.Commit()
 		return err
 	}
