@@ -5,15 +5,18 @@ import (
 	"strings"
 )
 
-// Meter counts the work of one caller: a transaction, a test, a background
-// flusher. It is plain integers, passed explicitly, owned by one goroutine at
-// a time, and never shared on a hot path; database-wide totals are sums of
-// finished meters (Add). A nil *Meter is accepted everywhere and counts
-// nothing.
+// Meter counts the page-level work of one caller (a transaction, a test, a
+// background flusher): the buffer pool's requests, the store's I/O, the
+// redo log's records and syncs, the page tier's traffic. It is plain
+// integers, passed explicitly, owned by one goroutine at a time, and never
+// shared on a hot path; database-wide totals are sums of finished meters
+// (Add). A nil *Meter is accepted everywhere and counts nothing.
 //
-// Each layer owns the counters under its heading and is the only one to
-// increment them; the struct lives here because cache is the package every
-// layer imports.
+// Every counter here belongs to this package, and only this package
+// increments it. A layer built on the pool counts its own events in a type
+// of its own; a caller that wants both kinds of counts composes them in
+// one struct that embeds Meter, from which the layer takes a pointer to
+// the Meter, for the pool, and one to its own counts.
 type Meter struct {
 	// cache: buffer pool.
 
@@ -44,15 +47,6 @@ type Meter struct {
 	StoreReadBytes  int64
 	StoreWrites     int64
 	StoreWriteBytes int64
-
-	// heap.
-
-	// HeapFetches counts rows fetched by row pointer.
-	HeapFetches int64
-	// HeapRowsScanned counts rows returned by sequential scans.
-	HeapRowsScanned int64
-	// HeapMoves counts updates that moved a row to another page.
-	HeapMoves int64
 
 	// cache: redo log.
 
@@ -145,9 +139,6 @@ func (m *Meter) combine(o *Meter, sign int64) {
 	m.StoreReadBytes += sign * o.StoreReadBytes
 	m.StoreWrites += sign * o.StoreWrites
 	m.StoreWriteBytes += sign * o.StoreWriteBytes
-	m.HeapFetches += sign * o.HeapFetches
-	m.HeapRowsScanned += sign * o.HeapRowsScanned
-	m.HeapMoves += sign * o.HeapMoves
 	m.LogRecords += sign * o.LogRecords
 	m.LogBytes += sign * o.LogBytes
 	m.LogSyncs += sign * o.LogSyncs
@@ -191,9 +182,6 @@ func (m *Meter) String() string {
 	add("store-read-bytes", m.StoreReadBytes)
 	add("store-writes", m.StoreWrites)
 	add("store-write-bytes", m.StoreWriteBytes)
-	add("heap-fetches", m.HeapFetches)
-	add("heap-rows-scanned", m.HeapRowsScanned)
-	add("heap-moves", m.HeapMoves)
 	add("log-records", m.LogRecords)
 	add("log-bytes", m.LogBytes)
 	add("log-syncs", m.LogSyncs)

@@ -66,7 +66,7 @@ func (t *TableHandle) Check(tx *Tx) error {
 		}
 	}
 	if t.heap != nil {
-		if err := t.heap.Check(tx.cm()); err != nil {
+		if err := t.heap.Check(tx.m); err != nil {
 			return fmt.Errorf("engine: check table %s: heap: %w", t.info.def.Name, err)
 		}
 	}
@@ -217,7 +217,7 @@ func (c *checker) heapRows() error {
 	t, tx := c.t, c.tx
 	prim := t.ixs[0]
 	cols := t.info.def.Columns
-	s := t.heap.NewScan(tx.cm())
+	s := t.heap.NewScan(tx.m)
 	defer s.Close()
 	for s.Next() {
 		ptr := s.Ptr()
@@ -293,7 +293,7 @@ func (c *checker) primaryEntries() error {
 		if err != nil {
 			return c.fail(prim, desc, "entry value %x: %w", it.Value(), err)
 		}
-		c.img, err = t.heap.Fetch(tx.cm(), ptr, c.img)
+		c.img, err = t.heap.Fetch(tx.m, ptr, c.img)
 		if errors.Is(err, heap.ErrRowNotFound) {
 			return c.fail(prim, desc, "entry points at %s, where no row lives", ptr)
 		} else if err != nil {
@@ -348,7 +348,7 @@ func (c *checker) secondaryEntries(ix *index) error {
 				return c.fail(ix, desc, "entry's row pointer %x: %w", rest, err)
 			}
 			desc += "; row pointer " + ptr.String()
-			c.img, err = t.heap.Fetch(tx.cm(), ptr, c.img)
+			c.img, err = t.heap.Fetch(tx.m, ptr, c.img)
 			if errors.Is(err, heap.ErrRowNotFound) {
 				return c.fail(ix, desc, "no row lives there")
 			} else if err != nil {
@@ -376,7 +376,7 @@ func (c *checker) secondaryEntries(ix *index) error {
 				if ptr, err = heap.DecodeRowPtr(v); err != nil {
 					return c.fail(prim, c.rowKey(c.ent), "entry value %x: %w", v, err)
 				}
-				c.img, err = t.heap.Fetch(tx.cm(), ptr, c.img)
+				c.img, err = t.heap.Fetch(tx.m, ptr, c.img)
 				if errors.Is(err, heap.ErrRowNotFound) {
 					return c.fail(prim, c.rowKey(c.ent), "entry points at %s, where no row lives", ptr)
 				} else if err != nil {

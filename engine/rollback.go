@@ -152,12 +152,12 @@ func (u *undoer) undo(i int) error {
 	case stepTreeUpdate:
 		err = st.tree.UpdateIn(u.m, mt, key, val)
 	case stepHeapInsert:
-		err = st.heap.DeleteIn(mt, u.resolve(s.ptr))
+		err = st.heap.DeleteIn(u.m, mt, u.resolve(s.ptr))
 	case stepHeapDelete:
-		moved, err = st.heap.InsertIn(mt, s.val)
+		moved, err = st.heap.InsertIn(u.m, mt, s.val)
 	case stepHeapUpdate:
 		cur := u.resolve(s.ptr2)
-		moved, err = st.heap.UpdateIn(mt, cur, s.val)
+		moved, err = st.heap.UpdateIn(u.m, mt, cur, s.val)
 		if err == nil && s.ptr == s.ptr2 && moved != cur {
 			err = fmt.Errorf("%w: undo of an update in place of row %s had to move it to %s", ErrInconsistent, cur, moved)
 		}

@@ -326,7 +326,7 @@ func (c *Cursor) load() error {
 	switch {
 	case ix.carry == carryPtr || (ix.primary && t.org != Clustered):
 		tx.m.RowFetchesHeap++
-		img, err = t.heap.Fetch(tx.cm(), ptr, tx.val)
+		img, err = t.heap.Fetch(tx.m, ptr, tx.val)
 		if ix.carry == carryPtr && errors.Is(err, heap.ErrRowNotFound) {
 			// The entry was read without a lock: a writer that moved
 			// or deleted the row has freed its slot and not yet removed
@@ -345,7 +345,7 @@ func (c *Cursor) load() error {
 		}
 		if err == nil && t.org == HeapPrimaryKey {
 			if ptr, err = heap.DecodeRowPtr(img); err == nil {
-				img, err = t.heap.Fetch(tx.cm(), ptr, img)
+				img, err = t.heap.Fetch(tx.m, ptr, img)
 			}
 		}
 	}

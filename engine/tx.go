@@ -465,7 +465,7 @@ func (tx *Tx) lookup(t *TableHandle, pk []byte) (img []byte, ptr heap.RowPtr, fo
 	}
 	tx.m.RowFetches++
 	tx.m.RowFetchesHeap++
-	if img, err = t.heap.Fetch(tx.cm(), ptr, tx.val); err != nil {
+	if img, err = t.heap.Fetch(tx.m, ptr, tx.val); err != nil {
 		return nil, ptr, false, err
 	}
 	tx.val = img

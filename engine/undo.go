@@ -328,7 +328,7 @@ func (tx *Tx) treeUpdate(ix *index, key, val, old []byte) error {
 
 func (tx *Tx) heapInsert(t *TableHandle, row []byte) (heap.RowPtr, error) {
 	mt := tx.mtr()
-	ptr, err := t.heap.InsertIn(mt, row)
+	ptr, err := t.heap.InsertIn(tx.m, mt, row)
 	if err != nil {
 		mt.Commit()
 		return ptr, err
@@ -339,7 +339,7 @@ func (tx *Tx) heapInsert(t *TableHandle, row []byte) (heap.RowPtr, error) {
 
 func (tx *Tx) heapDelete(t *TableHandle, ptr heap.RowPtr, old []byte) error {
 	mt := tx.mtr()
-	if err := t.heap.DeleteIn(mt, ptr); err != nil {
+	if err := t.heap.DeleteIn(tx.m, mt, ptr); err != nil {
 		mt.Commit()
 		return err
 	}
@@ -349,7 +349,7 @@ func (tx *Tx) heapDelete(t *TableHandle, ptr heap.RowPtr, old []byte) error {
 
 func (tx *Tx) heapUpdate(t *TableHandle, ptr heap.RowPtr, row, old []byte) (heap.RowPtr, error) {
 	mt := tx.mtr()
-	np, err := t.heap.UpdateIn(mt, ptr, row)
+	np, err := t.heap.UpdateIn(tx.m, mt, ptr, row)
 	if err != nil {
 		mt.Commit()
 		return ptr, err
