@@ -70,7 +70,7 @@ func BenchmarkTreeGet(b *testing.B) {
 func benchGet(b *testing.B, span int) {
 	tr := sharedBenchTree(b)
 	r := rand.New(rand.NewPCG(3, 4))
-	var m cache.Meter
+	var m Meter
 	var key [8]byte
 	buf := make([]byte, 0, 64)
 	b.ReportAllocs()
@@ -93,7 +93,7 @@ func benchGet(b *testing.B, span int) {
 func BenchmarkTreeInsert(b *testing.B) {
 	tr := sharedBenchTree(b)
 	r := rand.New(rand.NewPCG(5, 6))
-	var m cache.Meter
+	var m Meter
 	keys := make([][8]byte, b.N)
 	for i := range keys {
 		binary.BigEndian.PutUint64(keys[i][:], uint64(r.IntN(benchKeys))*2+1)
@@ -119,7 +119,7 @@ func BenchmarkTreeInsert(b *testing.B) {
 func BenchmarkTreeScan100(b *testing.B) {
 	tr := sharedBenchTree(b)
 	r := rand.New(rand.NewPCG(7, 8))
-	var m cache.Meter
+	var m Meter
 	var lo [8]byte
 	it := tr.NewIter(&m, nil)
 	b.ReportAllocs()

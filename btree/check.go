@@ -29,8 +29,10 @@ type Shape struct {
 // chain links every leaf to its neighbours in key order. It latches one
 // root-to-leaf path at a time; run it while no writer is active for an
 // exact answer. The error matches ErrCorruptTree.
-func (t *Tree) Check(m *cache.Meter) (Shape, error) {
-	c := checker{t: t, m: m}
+// It charges only m.Pages(): a check's node visits are not an index's cost.
+func (t *Tree) Check(m Account) (Shape, error) {
+	pm, _ := accounts(m)
+	c := checker{t: t, m: pm}
 	if err := c.node(t.root.Page, 0, -1, nil, nil); err != nil {
 		return Shape{}, err
 	}

@@ -46,7 +46,7 @@ func TestTreeConcurrent(t *testing.T) {
 			defer wg.Done()
 			r := rand.New(rand.NewPCG(seed, uint64(w)))
 			md := models[w]
-			var m cache.Meter
+			var m Meter
 			for op := 0; op < opsEach; op++ {
 				k := key(w, r.IntN(space))
 				_, present := md[string(k)]

@@ -33,13 +33,13 @@ func TestCostPointGet(t *testing.T) {
 	n := fillTo(t, e.tree, 3, make([]byte, 100))
 	key := fmt.Appendf(nil, "key%06d", n/2)
 
-	var warm cache.Meter
+	var warm Meter
 	v, found, err := e.tree.Get(&warm, key, nil)
 	require.NoError(t, err)
 	require.True(t, found)
 	require.Len(t, v, 100)
 	// One node per level, each a pool hit.
-	require.Equal(t, [cache.MaxLevels]int64{1, 1, 1}, warm.NodeVisits)
+	require.Equal(t, [MaxLevels]int64{1, 1, 1}, warm.NodeVisits)
 	require.Equal(t, int64(3), warm.PageRequestsTotal())
 	require.Equal(t, int64(2), warm.PageRequests[page.KindBTreeInner])
 	require.Equal(t, int64(1), warm.PageRequests[page.KindBTreeLeaf])
@@ -54,7 +54,7 @@ func TestCostPointGet(t *testing.T) {
 	require.NoError(t, err)
 	e.pool, e.tree = pool, newTree(pool, e.tree.Root(), 3)
 	require.Zero(t, pool.Stats().Resident)
-	var cold cache.Meter
+	var cold Meter
 	_, found, err = e.tree.Get(&cold, key, nil)
 	require.NoError(t, err)
 	require.True(t, found)
@@ -65,14 +65,14 @@ func TestCostPointGet(t *testing.T) {
 	require.Equal(t, int64(3), cold.NodeVisitsTotal())
 
 	// Warm repeat: no store reads.
-	var again cache.Meter
+	var again Meter
 	_, _, err = e.tree.Get(&again, key, nil)
 	require.NoError(t, err)
 	require.Zero(t, again.StoreReads)
 	require.Equal(t, int64(3), again.PoolHits)
 
 	// A missing key costs the same descent.
-	var miss cache.Meter
+	var miss Meter
 	_, found, err = e.tree.Get(&miss, []byte("key999999x"), nil)
 	require.NoError(t, err)
 	require.False(t, found)
@@ -87,14 +87,14 @@ func TestCostWritesAndScans(t *testing.T) {
 	require.Equal(t, 2, shape.Height)
 
 	// An update in place: shared latch on the root, exclusive on the leaf.
-	var m cache.Meter
+	var m Meter
 	require.NoError(t, e.tree.Update(&m, []byte("key000005"), make([]byte, 100)))
-	require.Equal(t, [cache.MaxLevels]int64{1, 1}, m.NodeVisits)
+	require.Equal(t, [MaxLevels]int64{1, 1}, m.NodeVisits)
 	require.Zero(t, m.Splits)
 
 	// A scan of every entry: one descent (2 nodes), then each further
 	// leaf once.
-	m = cache.Meter{}
+	m = Meter{}
 	it := e.tree.NewIter(&m, nil)
 	count := 0
 	for ok := it.First(); ok; ok = it.Next() {
@@ -106,7 +106,7 @@ func TestCostWritesAndScans(t *testing.T) {
 	require.Equal(t, int64(shape.Leaves), m.NodeVisits[1])
 
 	// The same scan backwards costs the same.
-	m = cache.Meter{}
+	m = Meter{}
 	it = e.tree.NewIter(&m, nil)
 	count = 0
 	for ok := it.Last(); ok; ok = it.Prev() {
@@ -119,7 +119,7 @@ func TestCostWritesAndScans(t *testing.T) {
 
 	// "Largest key below X" is one descent when X is not the first key
 	// of its leaf.
-	m = cache.Meter{}
+	m = Meter{}
 	it = e.tree.NewIter(&m, &IterOptions{Upper: Excl([]byte("key000011"))})
 	require.True(t, it.Last())
 	require.Equal(t, "key000010", string(it.Key()))

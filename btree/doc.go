@@ -13,11 +13,33 @@
 // below X" is Last on an iterator with Upper: Excl(X); "the first key at or
 // above X" is First with Lower: Incl(X).
 //
-// Every call takes a *cache.Meter. The tree counts node visits by depth
-// (Meter.NodeVisits[0] is the root), splits and merges; the pool counts
-// page requests, hits, misses and store I/O on the same meter. A point get
-// in a tree of height h visits exactly h nodes; on a cold pool it reads h
-// pages from the store.
+// # Meters
+//
+// Every call takes an Account, where it charges its work: the pool counts
+// page requests, hits, misses and store I/O in Account.Pages() (a
+// *cache.Meter), and the tree counts its own events in Account.Tree() (a
+// *TreeCounts): node visits by depth (NodeVisits[0] is the root), splits
+// and merges. A point get in a tree of height h visits exactly h nodes; on
+// a cold pool it reads h pages from the store. Meter, which embeds
+// cache.Meter and TreeCounts, is the ready-made Account for a caller of
+// the tree alone:
+//
+//	var m btree.Meter
+//	_, _, err := tree.Get(&m, key, nil)
+//	// m.NodeVisits, m.NodeVisitsTotal(), m.PoolHits, m.StoreReads
+//
+// A nil Account counts nothing. The In methods charge the pages to their
+// mtr's meter and only the tree's counts to the Account.
+//
+// Account is an interface, not a struct of two pointers, so that the
+// caller's own meter is the argument: a transaction's meter, which embeds
+// cache.Meter, TreeCounts and other layers' counts, implements it (and
+// theirs) with nil-safe methods, and is passed as &meter with no
+// allocation (a pointer fits in an interface) and no handle to build at
+// every call; nil still means "count nothing"; and a user of the tree alone
+// writes &m for a Meter. An operation asks for the two halves once, when
+// it starts (an iterator once, in NewIter), so the interface costs two
+// indirect calls per operation, never one per page.
 //
 // # Nodes
 //

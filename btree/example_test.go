@@ -21,7 +21,7 @@ func Example() {
 		_ = tree.Insert(nil, key, fmt.Appendf(nil, "row %d", i))
 	}
 
-	var m cache.Meter
+	var m btree.Meter
 	v, found, _ := tree.Get(&m, []byte("customer-04242"), nil)
 	fmt.Printf("%s found=%v\n", v, found)
 	fmt.Printf("nodes visited %d, store reads %d\n", m.NodeVisitsTotal(), m.StoreReads)

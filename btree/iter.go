@@ -46,7 +46,8 @@ type IterOptions struct {
 // release its pin.
 type Iter struct {
 	t      *Tree
-	m      *cache.Meter
+	m      *cache.Meter // the pages' half of the Account NewIter was given
+	tc     *TreeCounts  // and the tree's
 	lo, hi Bound
 	pg     *cache.Page // pinned leaf of the current entry, nil if none
 	mod    uint64      // pg's modification count when the entry was read
@@ -60,11 +61,13 @@ type Iter struct {
 
 // NewIter returns an unpositioned iterator over the entries within o's
 // bounds (nil: the whole tree). The bound keys are copied; a nil key in an
-// Inclusive or Exclusive bound is the empty key.
-func (t *Tree) NewIter(m *cache.Meter, o *IterOptions) *Iter {
+// Inclusive or Exclusive bound is the empty key. Every step of the
+// iterator charges m, whose two halves NewIter takes once.
+func (t *Tree) NewIter(m Account, o *IterOptions) *Iter {
+	pm, tc := accounts(m)
 	// Inside the iterator a nil key means "no key" (the edge of the tree),
 	// so keys it holds are never nil, even when empty.
-	it := &Iter{t: t, m: m, key: make([]byte, 0, 32)}
+	it := &Iter{t: t, m: pm, tc: tc, key: make([]byte, 0, 32)}
 	if o != nil {
 		it.lo, it.hi = copyBound(o.Lower), copyBound(o.Upper)
 	}
@@ -207,7 +210,7 @@ func (it *Iter) Prev() bool {
 // seekForward descends to the leaf covering key (or the first leaf) and
 // moves to the first entry at or above key (above, if strict).
 func (it *Iter) seekForward(key []byte, edge int, strict bool) bool {
-	pg, depth, err := it.t.descend(it.m, nil, key, edge, false)
+	pg, depth, err := it.t.descend(it.m, it.tc, nil, key, edge, false)
 	if err != nil {
 		return it.fail(err)
 	}
@@ -250,7 +253,7 @@ func (it *Iter) scanForward(pg *cache.Page, key []byte, strict bool) bool {
 			return it.fail(err)
 		}
 		nx.RLatch() // left to right: the latch order writers use too
-		visit(it.m, it.depth)
+		visit(it.tc, it.depth)
 		pg.RUnlatch()
 		pg.Unpin(false)
 		if err := it.checkLeaf(nx); err != nil {
@@ -325,7 +328,7 @@ func (it *Iter) capture(pg *cache.Page, i int) {
 // moves to the last entry at or below key (below, if strict).
 func (it *Iter) seekBackward(key []byte, edge int, strict bool) bool {
 	for {
-		pg, depth, err := it.t.descend(it.m, nil, key, edge, false)
+		pg, depth, err := it.t.descend(it.m, it.tc, nil, key, edge, false)
 		if err != nil {
 			return it.fail(err)
 		}
@@ -384,7 +387,7 @@ func (it *Iter) scanBackwardOnce(pg *cache.Page, key []byte, strict bool) (ok, r
 			return it.fail(err), false
 		}
 		if pv.TryRLatch() {
-			visit(it.m, it.depth)
+			visit(it.tc, it.depth)
 			pg.RUnlatch()
 			pg.Unpin(false)
 		} else {
@@ -392,7 +395,7 @@ func (it *Iter) scanBackwardOnce(pg *cache.Page, key []byte, strict bool) (ok, r
 			pg.RUnlatch()
 			pg.Unpin(false)
 			pv.RLatch()
-			visit(it.m, it.depth)
+			visit(it.tc, it.depth)
 			if page.KindOf(pv.Data()) != page.KindBTreeLeaf || node(pv.Data()).next() != cur {
 				pv.RUnlatch()
 				pv.Unpin(false)

@@ -85,7 +85,7 @@ func newRedoRun(t *testing.T, seed uint64, nops int) *redoRun {
 	r := rand.New(rand.NewPCG(seed, 0x7ed0))
 	md := model{}
 	run.models = append(run.models, model{})
-	var total cache.Meter
+	var total Meter
 	// present lists the model's keys, for picking one at random.
 	var present []string
 	at := map[string]int{}
@@ -112,7 +112,7 @@ func newRedoRun(t *testing.T, seed uint64, nops int) *redoRun {
 		op := redoOp{name: name, key: k, val: v}
 		_, there := md[k]
 		recsBefore, lsnBefore := lg.Stats().Records, lg.End()
-		var m cache.Meter
+		var m Meter
 		switch name {
 		case "insert":
 			err = tree.Insert(&m, []byte(k), []byte(v))
@@ -451,7 +451,7 @@ func TestRedoConcurrent(t *testing.T) {
 
 	key := func(w, i int) []byte { return fmt.Appendf(nil, "k%0*d-w%d", 6+i%3*50, i, w) }
 	models := make([]model, writers)
-	var totals [writers]cache.Meter
+	var totals [writers]Meter
 	errs := make(chan error, writers+readers)
 	var wg, rg sync.WaitGroup
 	done := make(chan struct{})
@@ -527,7 +527,7 @@ func TestRedoConcurrent(t *testing.T) {
 	for err := range errs {
 		require.NoError(t, err)
 	}
-	var total cache.Meter
+	var total Meter
 	for w := range totals {
 		total.Add(&totals[w])
 	}
@@ -567,11 +567,11 @@ func TestWriteInCallerMtr(t *testing.T) {
 	r := rand.New(rand.NewPCG(4, 4))
 	md := model{}
 	notes := map[uint64]string{} // LSN -> note
-	var total cache.Meter
-	write := func(i int, name string, k string, f func(mt *cache.Mtr) error) {
-		var m cache.Meter
-		mt := pool.BeginMtr(&m)
-		err := f(mt)
+	var total Meter
+	write := func(i int, name string, k string, f func(m *Meter, mt *cache.Mtr) error) {
+		var m Meter
+		mt := pool.BeginMtr(&m.Meter)
+		err := f(&m, mt)
 		note := fmt.Sprintf("op %d: %s %s", i, name, k)
 		mt.Note([]byte(note))
 		lsn := mt.Commit()
@@ -606,13 +606,13 @@ func TestWriteInCallerMtr(t *testing.T) {
 		}
 		switch {
 		case p < 5:
-			write(i, "insert", k, func(mt *cache.Mtr) error { return tree.InsertIn(mt, []byte(k), []byte("v"+k)) })
+			write(i, "insert", k, func(m *Meter, mt *cache.Mtr) error { return tree.InsertIn(m, mt, []byte(k), []byte("v"+k)) })
 		case p < 6:
-			write(i, "put", k, func(mt *cache.Mtr) error { return tree.PutIn(mt, []byte(k), []byte("p"+k)) })
+			write(i, "put", k, func(m *Meter, mt *cache.Mtr) error { return tree.PutIn(m, mt, []byte(k), []byte("p"+k)) })
 		case p < 7:
-			write(i, "update", k, func(mt *cache.Mtr) error { return tree.UpdateIn(mt, []byte(k), []byte("u"+k)) })
+			write(i, "update", k, func(m *Meter, mt *cache.Mtr) error { return tree.UpdateIn(m, mt, []byte(k), []byte("u"+k)) })
 		default:
-			write(i, "delete", k, func(mt *cache.Mtr) error { return tree.DeleteIn(mt, []byte(k)) })
+			write(i, "delete", k, func(m *Meter, mt *cache.Mtr) error { return tree.DeleteIn(m, mt, []byte(k)) })
 		}
 	}
 	require.Positive(t, total.Splits)
@@ -623,8 +623,8 @@ func TestWriteInCallerMtr(t *testing.T) {
 	other, err := cache.NewPool(store, &cache.Options{Capacity: 64 * redoPageSize})
 	require.NoError(t, err)
 	mt := other.BeginMtr(nil)
-	require.Error(t, tree.InsertIn(mt, []byte("x"), []byte("y")))
-	require.Error(t, tree.DeleteIn(nil, []byte("x")))
+	require.Error(t, tree.InsertIn(nil, mt, []byte("x"), []byte("y")))
+	require.Error(t, tree.DeleteIn(nil, nil, []byte("x")))
 	require.Zero(t, mt.Commit())
 
 	// Replay: every record carries its note, and the tree comes back.

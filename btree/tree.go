@@ -44,11 +44,12 @@ type Tree struct {
 
 // Create makes a new, empty tree in space, which must not exist yet. The
 // root leaf and the meta page's root pointer are one mini-transaction.
-func Create(m *cache.Meter, pool *cache.Pool, space uint32) (*Tree, error) {
-	if err := pool.CreateSpace(m, space); err != nil {
+func Create(m Account, pool *cache.Pool, space uint32) (*Tree, error) {
+	pm, _ := accounts(m)
+	if err := pool.CreateSpace(pm, space); err != nil {
 		return nil, fmt.Errorf("btree: create tree in space %d: %w", space, err)
 	}
-	mt := pool.BeginMtr(m)
+	mt := pool.BeginMtr(pm)
 	defer mt.Commit()
 	pg, err := pool.AllocPage(mt, nil, space, page.KindBTreeLeaf)
 	if err != nil {
@@ -64,8 +65,9 @@ func Create(m *cache.Meter, pool *cache.Pool, space uint32) (*Tree, error) {
 }
 
 // Open opens the tree kept in space.
-func Open(m *cache.Meter, pool *cache.Pool, space uint32) (*Tree, error) {
-	info, err := pool.Space(m, space)
+func Open(m Account, pool *cache.Pool, space uint32) (*Tree, error) {
+	pm, _ := accounts(m)
+	info, err := pool.Space(pm, space)
 	if err != nil {
 		return nil, fmt.Errorf("btree: open tree in space %d: %w", space, err)
 	}
@@ -73,7 +75,7 @@ func Open(m *cache.Meter, pool *cache.Pool, space uint32) (*Tree, error) {
 		return nil, fmt.Errorf("%w: space %d has no root page", ErrCorruptTree, space)
 	}
 	t := newTree(pool, page.ID{Space: space, Page: info.Root}, 1)
-	pg, err := pool.Fetch(m, t.root)
+	pg, err := pool.Fetch(pm, t.root)
 	if err != nil {
 		return nil, fmt.Errorf("btree: open tree in space %d: %w", space, err)
 	}
@@ -120,9 +122,9 @@ func (t *Tree) checkSize(key, val []byte) error {
 	return nil
 }
 
-func visit(m *cache.Meter, depth int) {
-	if m != nil {
-		m.NodeVisits[min(depth, cache.MaxLevels-1)]++
+func visit(tc *TreeCounts, depth int) {
+	if tc != nil {
+		tc.NodeVisits[min(depth, MaxLevels-1)]++
 	}
 }
 
@@ -184,14 +186,15 @@ func runlatch(mt *cache.Mtr, pg *cache.Page) {
 // taken through mt (which exclusive requires). It returns the leaf pinned
 // and latched, and its depth. Shared latches go through mt too when mt is
 // not nil, so that a descent never waits for a page its own mtr holds.
-func (t *Tree) descend(m *cache.Meter, mt *cache.Mtr, key []byte, edge int, exclusive bool) (*cache.Page, int, error) {
+// The pool charges pm; the node visits go to tc.
+func (t *Tree) descend(pm *cache.Meter, tc *TreeCounts, mt *cache.Mtr, key []byte, edge int, exclusive bool) (*cache.Page, int, error) {
 restart:
-	pg, err := t.pool.Fetch(m, t.root)
+	pg, err := t.pool.Fetch(pm, t.root)
 	if err != nil {
 		return nil, 0, err
 	}
 	rlatch(mt, pg)
-	visit(m, 0)
+	visit(tc, 0)
 	if err := t.checkNode(pg, -1); err != nil {
 		runlatch(mt, pg)
 		pg.Unpin(false)
@@ -226,7 +229,7 @@ restart:
 		default:
 			c = n.child(n.count() - 1)
 		}
-		child, err := t.pool.Fetch(m, t.id(c))
+		child, err := t.pool.Fetch(pm, t.id(c))
 		if err != nil {
 			runlatch(mt, pg)
 			pg.Unpin(false)
@@ -239,7 +242,7 @@ restart:
 			rlatch(mt, child)
 		}
 		depth++
-		visit(m, depth)
+		visit(tc, depth)
 		runlatch(mt, pg)
 		pg.Unpin(false)
 		if err := t.checkChild(child, lvl); err != nil {
@@ -258,8 +261,9 @@ restart:
 // Get looks key up and appends its value to dst[:0]. found is false (and
 // err nil) when the key is absent. With a dst of enough capacity it does not
 // allocate.
-func (t *Tree) Get(m *cache.Meter, key, dst []byte) (val []byte, found bool, err error) {
-	pg, _, err := t.descend(m, nil, key, edgeKey, false)
+func (t *Tree) Get(m Account, key, dst []byte) (val []byte, found bool, err error) {
+	pm, tc := accounts(m)
+	pg, _, err := t.descend(pm, tc, nil, key, edgeKey, false)
 	if err != nil {
 		return nil, false, err
 	}
@@ -274,8 +278,9 @@ func (t *Tree) Get(m *cache.Meter, key, dst []byte) (val []byte, found bool, err
 }
 
 // Has reports whether key is present.
-func (t *Tree) Has(m *cache.Meter, key []byte) (bool, error) {
-	pg, _, err := t.descend(m, nil, key, edgeKey, false)
+func (t *Tree) Has(m Account, key []byte) (bool, error) {
+	pm, tc := accounts(m)
+	pg, _, err := t.descend(pm, tc, nil, key, edgeKey, false)
 	if err != nil {
 		return false, err
 	}
@@ -294,75 +299,81 @@ const (
 
 // Insert adds key with val; ErrDuplicateKey if key is present. It is one
 // mini-transaction: InsertIn in a new mtr, committed.
-func (t *Tree) Insert(m *cache.Meter, key, val []byte) error {
-	mt := t.pool.BeginMtr(m)
-	err := t.write(mt, key, val, modeInsert)
+func (t *Tree) Insert(m Account, key, val []byte) error {
+	pm, tc := accounts(m)
+	mt := t.pool.BeginMtr(pm)
+	err := t.write(mt, tc, key, val, modeInsert)
 	mt.Commit()
 	return err
 }
 
 // Update replaces the value of key; ErrKeyNotFound if it is absent. It is
 // one mini-transaction.
-func (t *Tree) Update(m *cache.Meter, key, val []byte) error {
-	mt := t.pool.BeginMtr(m)
-	err := t.write(mt, key, val, modeUpdate)
+func (t *Tree) Update(m Account, key, val []byte) error {
+	pm, tc := accounts(m)
+	mt := t.pool.BeginMtr(pm)
+	err := t.write(mt, tc, key, val, modeUpdate)
 	mt.Commit()
 	return err
 }
 
 // Put inserts key or replaces its value. It is one mini-transaction.
-func (t *Tree) Put(m *cache.Meter, key, val []byte) error {
-	mt := t.pool.BeginMtr(m)
-	err := t.write(mt, key, val, modePut)
+func (t *Tree) Put(m Account, key, val []byte) error {
+	pm, tc := accounts(m)
+	mt := t.pool.BeginMtr(pm)
+	err := t.write(mt, tc, key, val, modePut)
 	mt.Commit()
 	return err
 }
 
 // Delete removes key; ErrKeyNotFound if it is absent. It is one
 // mini-transaction.
-func (t *Tree) Delete(m *cache.Meter, key []byte) error {
-	mt := t.pool.BeginMtr(m)
-	err := t.del(mt, key)
+func (t *Tree) Delete(m Account, key []byte) error {
+	pm, tc := accounts(m)
+	mt := t.pool.BeginMtr(pm)
+	err := t.del(mt, tc, key)
 	mt.Commit()
 	return err
 }
 
-// InsertIn is Insert inside the caller's mini-transaction, charging
-// mt.Meter(). It does not commit mt: the pages it changed (and, after a
+// InsertIn is Insert inside the caller's mini-transaction: the pool
+// charges mt.Meter(), as everything done in mt, and the tree charges
+// m.Tree() (m.Pages() is not asked for; it is normally the meter mt was
+// begun with). It does not commit mt: the pages it changed (and, after a
 // split, the space's meta page) stay exclusively latched until the caller
 // commits, so the caller must commit before it touches this tree again and
 // must not hold latches on the tree's pages when it calls (see the package
 // documentation). On an error nothing was changed, except for errors that
 // report a corrupt tree or a failed page read in the middle of a merge.
-func (t *Tree) InsertIn(mt *cache.Mtr, key, val []byte) error {
+func (t *Tree) InsertIn(m Account, mt *cache.Mtr, key, val []byte) error {
 	if err := t.checkMtr(mt); err != nil {
 		return err
 	}
-	return t.write(mt, key, val, modeInsert)
+	return t.write(mt, treeCounts(m), key, val, modeInsert)
 }
 
 // UpdateIn is Update inside the caller's mini-transaction; see InsertIn.
-func (t *Tree) UpdateIn(mt *cache.Mtr, key, val []byte) error {
+func (t *Tree) UpdateIn(m Account, mt *cache.Mtr, key, val []byte) error {
 	if err := t.checkMtr(mt); err != nil {
 		return err
 	}
-	return t.write(mt, key, val, modeUpdate)
+	return t.write(mt, treeCounts(m), key, val, modeUpdate)
 }
 
 // PutIn is Put inside the caller's mini-transaction; see InsertIn.
-func (t *Tree) PutIn(mt *cache.Mtr, key, val []byte) error {
+func (t *Tree) PutIn(m Account, mt *cache.Mtr, key, val []byte) error {
 	if err := t.checkMtr(mt); err != nil {
 		return err
 	}
-	return t.write(mt, key, val, modePut)
+	return t.write(mt, treeCounts(m), key, val, modePut)
 }
 
 // DeleteIn is Delete inside the caller's mini-transaction; see InsertIn.
-func (t *Tree) DeleteIn(mt *cache.Mtr, key []byte) error {
+func (t *Tree) DeleteIn(m Account, mt *cache.Mtr, key []byte) error {
 	if err := t.checkMtr(mt); err != nil {
 		return err
 	}
-	return t.del(mt, key)
+	return t.del(mt, treeCounts(m), key)
 }
 
 func (t *Tree) checkMtr(mt *cache.Mtr) error {
@@ -385,11 +396,11 @@ func modeErr(mode int, found bool, key []byte) error {
 // write is the optimistic path: shared latches down to an exclusive leaf
 // latch, and done if the leaf has room. Otherwise it starts again on the
 // pessimistic path, which may split.
-func (t *Tree) write(mt *cache.Mtr, key, val []byte, mode int) error {
+func (t *Tree) write(mt *cache.Mtr, tc *TreeCounts, key, val []byte, mode int) error {
 	if err := t.checkSize(key, val); err != nil {
 		return err
 	}
-	pg, _, err := t.descend(mt.Meter(), mt, key, edgeKey, true)
+	pg, _, err := t.descend(mt.Meter(), tc, mt, key, edgeKey, true)
 	if err != nil {
 		return err
 	}
@@ -410,13 +421,13 @@ func (t *Tree) write(mt *cache.Mtr, key, val []byte, mode int) error {
 	if ok {
 		return nil
 	}
-	return t.writePessimistic(mt, key, val, mode)
+	return t.writePessimistic(mt, tc, key, val, mode)
 }
 
 // del is Delete's optimistic path: done at the leaf if the leaf stays at
 // least half full (or is the root), else pessimistic.
-func (t *Tree) del(mt *cache.Mtr, key []byte) error {
-	pg, depth, err := t.descend(mt.Meter(), mt, key, edgeKey, true)
+func (t *Tree) del(mt *cache.Mtr, tc *TreeCounts, key []byte) error {
+	pg, depth, err := t.descend(mt.Meter(), tc, mt, key, edgeKey, true)
 	if err != nil {
 		return err
 	}
@@ -433,7 +444,7 @@ func (t *Tree) del(mt *cache.Mtr, key []byte) error {
 		return nil
 	}
 	mt.Release(pg, false)
-	return t.deletePessimistic(mt, key)
+	return t.deletePessimistic(mt, tc, key)
 }
 
 // path is the set of exclusively latched nodes of a pessimistic operation,
@@ -442,7 +453,8 @@ func (t *Tree) del(mt *cache.Mtr, key []byte) error {
 type path struct {
 	t     *Tree
 	mt    *cache.Mtr
-	m     *cache.Meter
+	m     *cache.Meter // mt.Meter(), for the pool
+	tc    *TreeCounts
 	r     cache.Reservation
 	pages []*cache.Page
 	idx   []int  // idx[k]: index of pages[k] in pages[k-1] (-1 = leftmost)
@@ -577,11 +589,11 @@ func (t *Tree) mayUnderflow(n node, key []byte) bool {
 // without breaking the latch order (top down, left to right), and a left
 // sibling cannot be reached by letting go of a changed page. A left sibling
 // is latched by letting go of the (still unchanged) node first.
-func (t *Tree) lockPath(mt *cache.Mtr, key []byte, forDelete bool) (*path, error) {
+func (t *Tree) lockPath(mt *cache.Mtr, tc *TreeCounts, key []byte, forDelete bool) (*path, error) {
 	m := mt.Meter()
 	for {
 		h := int(t.height.Load())
-		p := &path{t: t, mt: mt, m: m}
+		p := &path{t: t, mt: mt, m: m, tc: tc}
 		// The path, plus a new sibling (or, deleting, a merge sibling) for
 		// each node of it (a frame comes back when its page's last pin
 		// goes, and a reader may still hold a sibling we let go), a new
@@ -596,7 +608,7 @@ func (t *Tree) lockPath(mt *cache.Mtr, key []byte, forDelete bool) (*path, error
 			return nil, err
 		}
 		mt.Latch(root)
-		visit(m, 0)
+		visit(tc, 0)
 		if got := node(root.Data()).level() + 1; got > h {
 			mt.Release(root, false)
 			p.r.Release()
@@ -616,7 +628,7 @@ func (t *Tree) lockPath(mt *cache.Mtr, key []byte, forDelete bool) (*path, error
 				return nil, err
 			}
 			mt.Latch(c)
-			visit(m, p.depth+len(p.pages))
+			visit(tc, p.depth+len(p.pages))
 			if err := t.checkChild(c, top.level()); err != nil {
 				mt.Release(c, false)
 				p.release()
@@ -696,8 +708,8 @@ func (p *path) fetchSibling(no uint32, plevel int) (*cache.Page, error) {
 	return s, nil
 }
 
-func (t *Tree) writePessimistic(mt *cache.Mtr, key, val []byte, mode int) error {
-	p, err := t.lockPath(mt, key, false)
+func (t *Tree) writePessimistic(mt *cache.Mtr, tc *TreeCounts, key, val []byte, mode int) error {
+	p, err := t.lockPath(mt, tc, key, false)
 	if err != nil {
 		return err
 	}
@@ -784,8 +796,8 @@ func (p *path) splitInsert(k, i int, e entry) error {
 		}
 		n.setNext(sib.ID().Page)
 	}
-	if p.m != nil {
-		p.m.Splits++
+	if p.tc != nil {
+		p.tc.Splits++
 	}
 	sibNo := sib.ID().Page
 	p.mt.Release(sib, true)
@@ -945,8 +957,8 @@ func (t *Tree) splitNode(n, s node, i int, e entry) []byte {
 	return sep
 }
 
-func (t *Tree) deletePessimistic(mt *cache.Mtr, key []byte) error {
-	p, err := t.lockPath(mt, key, true)
+func (t *Tree) deletePessimistic(mt *cache.Mtr, tc *TreeCounts, key []byte) error {
+	p, err := t.lockPath(mt, tc, key, true)
 	if err != nil {
 		return err
 	}
@@ -1064,8 +1076,8 @@ func (p *path) rebalance(k int) error {
 	}
 	parent.remove(si)
 	p.dirty[k-1] = true
-	if p.m != nil {
-		p.m.Merges++
+	if p.tc != nil {
+		p.tc.Merges++
 	}
 	p.frees = append(p.frees, b)
 	// The survivor takes pg's place in the path.

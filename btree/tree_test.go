@@ -175,7 +175,7 @@ func TestTreeModel(t *testing.T) {
 			e := newEnv(t, tc.pageSize, tc.frames, tc.policy)
 			md := model{}
 			var buf []byte
-			var m cache.Meter
+			var m Meter
 			for op := 0; op < tc.ops; op++ {
 				k := randKey(r, tc.space)
 				p := r.IntN(100)
@@ -301,7 +301,7 @@ func TestDeleteInOrderVariableSizes(t *testing.T) {
 				require.NoError(t, e.tree.Insert(nil, k, v))
 				md[string(k)] = string(v)
 			}
-			var m cache.Meter
+			var m Meter
 			for i, k := range md.sorted() {
 				require.NoError(t, e.tree.Delete(&m, []byte(k)))
 				delete(md, k)

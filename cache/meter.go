@@ -8,19 +8,18 @@ import (
 	"github.com/enginelab/enginelab/cache/redo"
 )
 
-// MaxLevels bounds the per-level node visit counters; visits deeper than
-// that are counted in the last slot.
-const MaxLevels = 8
-
-// Meter counts the work of one caller: a transaction, a test, a background
-// flusher. It is plain integers, passed explicitly, owned by one goroutine at
-// a time, and never shared on a hot path; database-wide totals are sums of
-// finished meters (Add). A nil *Meter is accepted everywhere and counts
-// nothing.
+// Meter counts the page-level work of one caller (a transaction, a test, a
+// background flusher): the buffer pool's requests, the store's I/O, the
+// redo log's records and syncs, the page tier's traffic. It is plain
+// integers, passed explicitly, owned by one goroutine at a time, and never
+// shared on a hot path; database-wide totals are sums of finished meters
+// (Add). A nil *Meter is accepted everywhere and counts nothing.
 //
-// Each layer owns the counters under its heading and is the only one to
-// increment them; the struct lives here because cache is the package every
-// layer imports.
+// Every counter here belongs to this package, and only this package
+// increments it. A layer built on the pool counts its own events in a type
+// of its own; a caller that wants both kinds of counts composes them in
+// one struct that embeds Meter, from which the layer takes a pointer to
+// the Meter, for the pool, and one to its own counts.
 type Meter struct {
 	// cache: buffer pool.
 
@@ -51,24 +50,6 @@ type Meter struct {
 	StoreReadBytes  int64
 	StoreWrites     int64
 	StoreWriteBytes int64
-
-	// btree.
-
-	// NodeVisits counts B+tree nodes latched, by depth from the root (0 is
-	// the root; a tree of height 3 visits depths 0, 1 and 2 on a point get).
-	NodeVisits [MaxLevels]int64
-	// Splits and Merges count structural changes.
-	Splits int64
-	Merges int64
-
-	// heap.
-
-	// HeapFetches counts rows fetched by row pointer.
-	HeapFetches int64
-	// HeapRowsScanned counts rows returned by sequential scans.
-	HeapRowsScanned int64
-	// HeapMoves counts updates that moved a row to another page.
-	HeapMoves int64
 
 	// redo: the log's counters (LogRecords, LogBytes, LogSyncs,
 	// LogSyncWaits), counted by the mini-transactions' appends and the
@@ -112,15 +93,6 @@ type Meter struct {
 	TierBytesOut int64
 }
 
-// NodeVisitsTotal sums NodeVisits over all depths.
-func (m *Meter) NodeVisitsTotal() int64 {
-	var n int64
-	for _, v := range m.NodeVisits {
-		n += v
-	}
-	return n
-}
-
 // PageRequestsTotal sums PageRequests over all kinds.
 func (m *Meter) PageRequestsTotal() int64 {
 	var n int64
@@ -162,14 +134,6 @@ func (m *Meter) combine(o *Meter, sign int64) {
 	m.StoreReadBytes += sign * o.StoreReadBytes
 	m.StoreWrites += sign * o.StoreWrites
 	m.StoreWriteBytes += sign * o.StoreWriteBytes
-	for i := range m.NodeVisits {
-		m.NodeVisits[i] += sign * o.NodeVisits[i]
-	}
-	m.Splits += sign * o.Splits
-	m.Merges += sign * o.Merges
-	m.HeapFetches += sign * o.HeapFetches
-	m.HeapRowsScanned += sign * o.HeapRowsScanned
-	m.HeapMoves += sign * o.HeapMoves
 	m.LogRecords += sign * o.LogRecords
 	m.LogBytes += sign * o.LogBytes
 	m.LogSyncs += sign * o.LogSyncs
@@ -213,14 +177,6 @@ func (m *Meter) String() string {
 	add("store-read-bytes", m.StoreReadBytes)
 	add("store-writes", m.StoreWrites)
 	add("store-write-bytes", m.StoreWriteBytes)
-	for d, v := range m.NodeVisits {
-		add(fmt.Sprintf("nodes.d%d", d), v)
-	}
-	add("splits", m.Splits)
-	add("merges", m.Merges)
-	add("heap-fetches", m.HeapFetches)
-	add("heap-rows-scanned", m.HeapRowsScanned)
-	add("heap-moves", m.HeapMoves)
 	add("log-records", m.LogRecords)
 	add("log-bytes", m.LogBytes)
 	add("log-syncs", m.LogSyncs)

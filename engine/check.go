@@ -59,14 +59,14 @@ func (t *TableHandle) Check(tx *Tx) error {
 	c := &checker{t: t, tx: tx, ent: make(Row, n)}
 	for _, ix := range t.ixs {
 		b := tx.m.NodeVisitsTotal()
-		_, err := ix.tree.Check(tx.cm())
+		_, err := ix.tree.Check(tx.m)
 		tx.charge(ix, b)
 		if err != nil {
 			return fmt.Errorf("engine: check table %s: index %s: %w", t.info.def.Name, ix.name, err)
 		}
 	}
 	if t.heap != nil {
-		if err := t.heap.Check(tx.cm()); err != nil {
+		if err := t.heap.Check(tx.m); err != nil {
 			return fmt.Errorf("engine: check table %s: heap: %w", t.info.def.Name, err)
 		}
 	}
@@ -162,7 +162,7 @@ func (c *checker) step(ix *index, move func() bool) bool {
 // get looks key up in ix, charging its node visits.
 func (c *checker) get(ix *index, key []byte) ([]byte, bool, error) {
 	b := c.tx.m.NodeVisitsTotal()
-	v, found, err := ix.tree.Get(c.tx.cm(), key, c.val)
+	v, found, err := ix.tree.Get(c.tx.m, key, c.val)
 	c.tx.charge(ix, b)
 	if v != nil {
 		c.val = v
@@ -191,7 +191,7 @@ func (c *checker) clusteredRows() error {
 	t, tx := c.t, c.tx
 	prim := t.ixs[0]
 	cols := t.info.def.Columns
-	it := prim.tree.NewIter(tx.cm(), nil)
+	it := prim.tree.NewIter(tx.m, nil)
 	defer it.Close()
 	for ok := c.step(prim, it.First); ok; ok = c.step(prim, it.Next) {
 		key := it.Key()
@@ -217,7 +217,7 @@ func (c *checker) heapRows() error {
 	t, tx := c.t, c.tx
 	prim := t.ixs[0]
 	cols := t.info.def.Columns
-	s := t.heap.NewScan(tx.cm())
+	s := t.heap.NewScan(tx.m)
 	defer s.Close()
 	for s.Next() {
 		ptr := s.Ptr()
@@ -272,7 +272,7 @@ func (c *checker) primaryEntries() error {
 	t, tx := c.t, c.tx
 	prim := t.ixs[0]
 	cols := t.info.def.Columns
-	it := prim.tree.NewIter(tx.cm(), nil)
+	it := prim.tree.NewIter(tx.m, nil)
 	defer it.Close()
 	n := 0
 	for ok := c.step(prim, it.First); ok; ok = c.step(prim, it.Next) {
@@ -293,7 +293,7 @@ func (c *checker) primaryEntries() error {
 		if err != nil {
 			return c.fail(prim, desc, "entry value %x: %w", it.Value(), err)
 		}
-		c.img, err = t.heap.Fetch(tx.cm(), ptr, c.img)
+		c.img, err = t.heap.Fetch(tx.m, ptr, c.img)
 		if errors.Is(err, heap.ErrRowNotFound) {
 			return c.fail(prim, desc, "entry points at %s, where no row lives", ptr)
 		} else if err != nil {
@@ -323,7 +323,7 @@ func (c *checker) secondaryEntries(ix *index) error {
 	t, tx := c.t, c.tx
 	prim := t.ixs[0]
 	cols := t.info.def.Columns
-	it := ix.tree.NewIter(tx.cm(), nil)
+	it := ix.tree.NewIter(tx.m, nil)
 	defer it.Close()
 	var prev []byte // the previous entry's column part, for a unique index
 	n := 0
@@ -348,7 +348,7 @@ func (c *checker) secondaryEntries(ix *index) error {
 				return c.fail(ix, desc, "entry's row pointer %x: %w", rest, err)
 			}
 			desc += "; row pointer " + ptr.String()
-			c.img, err = t.heap.Fetch(tx.cm(), ptr, c.img)
+			c.img, err = t.heap.Fetch(tx.m, ptr, c.img)
 			if errors.Is(err, heap.ErrRowNotFound) {
 				return c.fail(ix, desc, "no row lives there")
 			} else if err != nil {
@@ -376,7 +376,7 @@ func (c *checker) secondaryEntries(ix *index) error {
 				if ptr, err = heap.DecodeRowPtr(v); err != nil {
 					return c.fail(prim, c.rowKey(c.ent), "entry value %x: %w", v, err)
 				}
-				c.img, err = t.heap.Fetch(tx.cm(), ptr, c.img)
+				c.img, err = t.heap.Fetch(tx.m, ptr, c.img)
 				if errors.Is(err, heap.ErrRowNotFound) {
 					return c.fail(prim, c.rowKey(c.ent), "entry points at %s, where no row lives", ptr)
 				} else if err != nil {

@@ -77,12 +77,14 @@
 //
 // # Metering
 //
-// Every operation charges its transaction's Meter: the page-level counters
-// of cache.Meter (page requests by kind, hits, misses, store I/O, B+tree
-// node visits by depth, heap fetches), plus row fetches by path, rows
-// examined, returned and decoded, and index entries written and deleted,
-// also split by index (Meter.Index, named by DB.IndexName). A cost model
-// prices these counts and nothing else.
+// Every operation charges its transaction's Meter, which composes each
+// layer's own counters: cache.Meter's page-level ones (page requests by
+// kind, hits, misses, store I/O, log records), btree.TreeCounts (node
+// visits by depth, splits, merges) and heap.HeapCounts (heap fetches, rows
+// scanned, moves), plus the engine's: row fetches by path, rows examined,
+// returned and decoded, and index entries written and deleted, also split
+// by index (Meter.Index, named by DB.IndexName). A cost model prices these
+// counts and nothing else.
 //
 // # Transactions
 //

@@ -4,19 +4,32 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/enginelab/enginelab/btree"
 	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/engine/lock"
+	"github.com/enginelab/enginelab/heap"
 )
 
-// Meter counts the work of one transaction (or any caller): the page-level
-// counters of cache.Meter, which the pool, the B+trees and the heap keep,
-// plus what the engine adds. Like cache.Meter it is plain integers owned by
-// one goroutine; totals are sums of finished meters (Add).
+// Meter counts the work of one transaction (or any caller). Each layer
+// counts its own events in its own type, and Meter embeds them all, so
+// their fields read as Meter's own (m.PoolHits, m.NodeVisits,
+// m.HeapFetches): cache.Meter, the page-level counters the pool, the store,
+// the redo log and the page tier keep; btree.TreeCounts, the B+trees' node
+// visits, splits and merges; heap.HeapCounts, the heaps' row fetches,
+// scanned rows and moves; and, below, what the engine adds. Like
+// cache.Meter it is plain integers owned by one goroutine; totals are sums
+// of finished meters (Add).
+//
+// *Meter is a btree.Account and a heap.Account (Pages, Tree, Heap): the
+// engine hands a transaction's meter to the trees and heaps as it is, and
+// to the pool and the log as Pages().
 //
 // Each count is kept in one place: a cost model prices these fields and
 // nothing else.
 type Meter struct {
 	cache.Meter
+	btree.TreeCounts
+	heap.HeapCounts
 
 	// RowFetches (a total of the two fields after it, which a cost model
 	// prices instead) counts rows read through a pointer from an index entry
@@ -46,7 +59,7 @@ type Meter struct {
 	// node visits) by index. The totals are sums of Index, kept for
 	// reading; price one or the other.
 	//
-	// A heap fetch is also counted as cache.Meter.HeapFetches (the heap's
+	// A heap fetch is also counted as HeapCounts.HeapFetches (the heap's
 	// own count of the page-level event); RowFetchesHeap says why it
 	// happened. Price the page-level counters for I/O and CPU per page,
 	// the row counters for per-row CPU.
@@ -80,6 +93,33 @@ type IndexCounters struct {
 	EntriesDeleted int64
 }
 
+// Pages returns the page-level counters, for the pool and the log; nil for
+// a nil m.
+func (m *Meter) Pages() *cache.Meter {
+	if m == nil {
+		return nil
+	}
+	return &m.Meter
+}
+
+// Tree returns the B+trees' counters; nil for a nil m. With Pages it makes
+// *Meter a btree.Account.
+func (m *Meter) Tree() *btree.TreeCounts {
+	if m == nil {
+		return nil
+	}
+	return &m.TreeCounts
+}
+
+// Heap returns the heaps' counters; nil for a nil m. With Pages it makes
+// *Meter a heap.Account.
+func (m *Meter) Heap() *heap.HeapCounts {
+	if m == nil {
+		return nil
+	}
+	return &m.HeapCounts
+}
+
 // ix returns the counters of index id, growing Index as needed.
 func (m *Meter) ix(id int) *IndexCounters {
 	for len(m.Index) <= id {
@@ -111,8 +151,12 @@ func (m *Meter) Clone() Meter {
 func (m *Meter) combine(o *Meter, sign int64) {
 	if sign > 0 {
 		m.Meter.Add(&o.Meter)
+		m.TreeCounts.Add(&o.TreeCounts)
+		m.HeapCounts.Add(&o.HeapCounts)
 	} else {
 		m.Meter.Sub(&o.Meter)
+		m.TreeCounts.Sub(&o.TreeCounts)
+		m.HeapCounts.Sub(&o.HeapCounts)
 	}
 	m.RowFetches += sign * o.RowFetches
 	m.RowFetchesHeap += sign * o.RowFetchesHeap
@@ -141,7 +185,12 @@ func (m *Meter) combine(o *Meter, sign int64) {
 // String lists the non-zero counters.
 func (m *Meter) String() string {
 	var b strings.Builder
-	b.WriteString(m.Meter.String())
+	for _, s := range [...]string{m.Meter.String(), m.TreeCounts.String(), m.HeapCounts.String()} {
+		if s != "" {
+			b.WriteString(" ")
+			b.WriteString(s)
+		}
+	}
 	add := func(name string, v int64) {
 		if v != 0 {
 			fmt.Fprintf(&b, " %s=%d", name, v)

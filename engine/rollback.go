@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/enginelab/enginelab/btree"
-	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/heap"
 )
 
@@ -51,7 +50,7 @@ func (db *DB) structureOf(space uint32) (structure, error) {
 // place never shrinks (padRow), so its old image always fits back.
 type undoer struct {
 	db    *DB
-	m     *cache.Meter
+	m     *Meter // nil at recovery
 	tx    uint64
 	steps []step
 	done  []bool
@@ -143,22 +142,22 @@ func (u *undoer) undo(i int) error {
 			return err
 		}
 	}
-	mt := u.db.pool.BeginMtr(u.m)
+	mt := u.db.pool.BeginMtr(u.m.Pages())
 	var moved heap.RowPtr
 	switch s.kind {
 	case stepTreeInsert:
-		err = st.tree.DeleteIn(mt, key)
+		err = st.tree.DeleteIn(u.m, mt, key)
 	case stepTreeDelete:
-		err = st.tree.InsertIn(mt, key, val)
+		err = st.tree.InsertIn(u.m, mt, key, val)
 	case stepTreeUpdate:
-		err = st.tree.UpdateIn(mt, key, val)
+		err = st.tree.UpdateIn(u.m, mt, key, val)
 	case stepHeapInsert:
-		err = st.heap.DeleteIn(mt, u.resolve(s.ptr))
+		err = st.heap.DeleteIn(u.m, mt, u.resolve(s.ptr))
 	case stepHeapDelete:
-		moved, err = st.heap.InsertIn(mt, s.val)
+		moved, err = st.heap.InsertIn(u.m, mt, s.val)
 	case stepHeapUpdate:
 		cur := u.resolve(s.ptr2)
-		moved, err = st.heap.UpdateIn(mt, cur, s.val)
+		moved, err = st.heap.UpdateIn(u.m, mt, cur, s.val)
 		if err == nil && s.ptr == s.ptr2 && moved != cur {
 			err = fmt.Errorf("%w: undo of an update in place of row %s had to move it to %s", ErrInconsistent, cur, moved)
 		}

@@ -140,7 +140,7 @@ func (tx *Tx) scan(t *TableHandle, ix *index, o ScanOptions, want []int) (*Curso
 		// An exclusive lower bound on a prefix that no key can follow.
 		c.limit, c.n = 1, 1
 	}
-	c.it = ix.tree.NewIter(tx.cm(), &btree.IterOptions{Lower: lo, Upper: hi})
+	c.it = ix.tree.NewIter(tx.m, &btree.IterOptions{Lower: lo, Upper: hi})
 	return c, nil
 }
 
@@ -326,7 +326,7 @@ func (c *Cursor) load() error {
 	switch {
 	case ix.carry == carryPtr || (ix.primary && t.org != Clustered):
 		tx.m.RowFetchesHeap++
-		img, err = t.heap.Fetch(tx.cm(), ptr, tx.val)
+		img, err = t.heap.Fetch(tx.m, ptr, tx.val)
 		if ix.carry == carryPtr && errors.Is(err, heap.ErrRowNotFound) {
 			// The entry was read without a lock: a writer that moved
 			// or deleted the row has freed its slot and not yet removed
@@ -338,14 +338,14 @@ func (c *Cursor) load() error {
 		prim := t.ixs[0]
 		b := tx.m.NodeVisitsTotal()
 		var found bool
-		img, found, err = prim.tree.Get(tx.cm(), pk, tx.val)
+		img, found, err = prim.tree.Get(tx.m, pk, tx.val)
 		tx.charge(prim, b)
 		if err == nil && !found {
 			err = fmt.Errorf("engine: table %s: index %s points at a missing row", t.info.def.Name, ix.name)
 		}
 		if err == nil && t.org == HeapPrimaryKey {
 			if ptr, err = heap.DecodeRowPtr(img); err == nil {
-				img, err = t.heap.Fetch(tx.cm(), ptr, img)
+				img, err = t.heap.Fetch(tx.m, ptr, img)
 			}
 		}
 	}

@@ -123,7 +123,7 @@ func (tx *Tx) Rollback() error {
 	tx.done = true
 	var err error
 	if len(tx.steps) > 0 {
-		u := undoer{db: tx.db, m: tx.cm(), tx: tx.id, steps: tx.steps, done: make([]bool, len(tx.steps)),
+		u := undoer{db: tx.db, m: tx.m, tx: tx.id, steps: tx.steps, done: make([]bool, len(tx.steps)),
 			remap: make(map[heap.RowPtr]heap.RowPtr)}
 		if err = u.run(); err == nil {
 			tx.db.writeNote(tx.cm(), endNote(tx.id))
@@ -285,7 +285,7 @@ func (tx *Tx) checkUnique(t *TableHandle, row Row, skip func(ix *index) bool) er
 		prefix := appendKey(tx.key2[:0], t.info.def.Columns, ix.cols, row)
 		tx.key2 = prefix
 		b := tx.m.NodeVisitsTotal()
-		it := ix.tree.NewIter(tx.cm(), &btree.IterOptions{Lower: btree.Incl(prefix), Upper: upperOf(prefix)})
+		it := ix.tree.NewIter(tx.m, &btree.IterOptions{Lower: btree.Incl(prefix), Upper: upperOf(prefix)})
 		found := it.First()
 		err := it.Close()
 		tx.charge(ix, b)
@@ -362,7 +362,7 @@ func (tx *Tx) Insert(t *TableHandle, row Row) error {
 	}
 	if t.org != Clustered {
 		b := tx.m.NodeVisitsTotal()
-		found, err := prim.tree.Has(tx.cm(), pk)
+		found, err := prim.tree.Has(tx.m, pk)
 		tx.charge(prim, b)
 		if err != nil {
 			return err
@@ -451,7 +451,7 @@ func (tx *Tx) readOld(t *TableHandle, key []byte, pk []Value) (heap.RowPtr, erro
 func (tx *Tx) lookup(t *TableHandle, pk []byte) (img []byte, ptr heap.RowPtr, found bool, err error) {
 	prim := t.ixs[0]
 	b := tx.m.NodeVisitsTotal()
-	v, found, err := prim.tree.Get(tx.cm(), pk, tx.val)
+	v, found, err := prim.tree.Get(tx.m, pk, tx.val)
 	tx.charge(prim, b)
 	if err != nil || !found {
 		return nil, ptr, false, err
@@ -465,7 +465,7 @@ func (tx *Tx) lookup(t *TableHandle, pk []byte) (img []byte, ptr heap.RowPtr, fo
 	}
 	tx.m.RowFetches++
 	tx.m.RowFetchesHeap++
-	if img, err = t.heap.Fetch(tx.cm(), ptr, tx.val); err != nil {
+	if img, err = t.heap.Fetch(tx.m, ptr, tx.val); err != nil {
 		return nil, ptr, false, err
 	}
 	tx.val = img

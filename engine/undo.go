@@ -299,7 +299,7 @@ func (tx *Tx) mtr() *cache.Mtr { return tx.db.pool.BeginMtr(tx.cm()) }
 
 func (tx *Tx) treeInsert(ix *index, key, val []byte) error {
 	mt := tx.mtr()
-	if err := ix.tree.InsertIn(mt, key, val); err != nil {
+	if err := ix.tree.InsertIn(tx.m, mt, key, val); err != nil {
 		mt.Commit()
 		return err
 	}
@@ -309,7 +309,7 @@ func (tx *Tx) treeInsert(ix *index, key, val []byte) error {
 
 func (tx *Tx) treeDelete(ix *index, key, old []byte) error {
 	mt := tx.mtr()
-	if err := ix.tree.DeleteIn(mt, key); err != nil {
+	if err := ix.tree.DeleteIn(tx.m, mt, key); err != nil {
 		mt.Commit()
 		return err
 	}
@@ -319,7 +319,7 @@ func (tx *Tx) treeDelete(ix *index, key, old []byte) error {
 
 func (tx *Tx) treeUpdate(ix *index, key, val, old []byte) error {
 	mt := tx.mtr()
-	if err := ix.tree.UpdateIn(mt, key, val); err != nil {
+	if err := ix.tree.UpdateIn(tx.m, mt, key, val); err != nil {
 		mt.Commit()
 		return err
 	}
@@ -329,7 +329,7 @@ func (tx *Tx) treeUpdate(ix *index, key, val, old []byte) error {
 
 func (tx *Tx) heapInsert(t *TableHandle, row []byte) (heap.RowPtr, error) {
 	mt := tx.mtr()
-	ptr, err := t.heap.InsertIn(mt, row)
+	ptr, err := t.heap.InsertIn(tx.m, mt, row)
 	if err != nil {
 		mt.Commit()
 		return ptr, err
@@ -340,7 +340,7 @@ func (tx *Tx) heapInsert(t *TableHandle, row []byte) (heap.RowPtr, error) {
 
 func (tx *Tx) heapDelete(t *TableHandle, ptr heap.RowPtr, old []byte) error {
 	mt := tx.mtr()
-	if err := t.heap.DeleteIn(mt, ptr); err != nil {
+	if err := t.heap.DeleteIn(tx.m, mt, ptr); err != nil {
 		mt.Commit()
 		return err
 	}
@@ -350,7 +350,7 @@ func (tx *Tx) heapDelete(t *TableHandle, ptr heap.RowPtr, old []byte) error {
 
 func (tx *Tx) heapUpdate(t *TableHandle, ptr heap.RowPtr, row, old []byte) (heap.RowPtr, error) {
 	mt := tx.mtr()
-	np, err := t.heap.UpdateIn(mt, ptr, row)
+	np, err := t.heap.UpdateIn(tx.m, mt, ptr, row)
 	if err != nil {
 		mt.Commit()
 		return ptr, err

@@ -6,8 +6,6 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/enginelab/enginelab/cache"
 )
 
 // benchHeap returns a heap of n rows of rowLen bytes on 16 KiB pages, in a
@@ -38,7 +36,7 @@ func BenchmarkHeapFetch(b *testing.B) {
 		for i := range order {
 			order[i] = ptrs[rng.IntN(len(ptrs))]
 		}
-		var m cache.Meter
+		var m Meter
 		buf := make([]byte, 0, 128)
 		var err error
 		b.ReportAllocs()
@@ -62,7 +60,7 @@ func BenchmarkHeapInsert(b *testing.B) {
 	b.Run("row=100B/page=16KiB", func(b *testing.B) {
 		h, _ := benchHeap(b, 0, 0, 64<<20)
 		row := bytes.Repeat([]byte{'r'}, 100)
-		var m cache.Meter
+		var m Meter
 		b.ReportAllocs()
 		b.ResetTimer()
 		for b.Loop() {
@@ -80,7 +78,7 @@ func BenchmarkHeapInsert(b *testing.B) {
 func BenchmarkHeapScan(b *testing.B) {
 	b.Run("rows=10k/row=100B/page=16KiB", func(b *testing.B) {
 		h, ptrs := benchHeap(b, 10_000, 100, 16<<20)
-		var m cache.Meter
+		var m Meter
 		b.ReportAllocs()
 		b.ResetTimer()
 		for b.Loop() {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/cache/page"
 )
 
@@ -18,9 +17,11 @@ import (
 // at least its current category (never below: room would be lost), and
 // every other page's byte 0.
 //
-// Check reads every page through the pool, charging m, and must not run
-// concurrently with changes to the heap. Tests call it; so can a tool.
-func (h *Heap) Check(m *cache.Meter) error {
+// Check reads every page through the pool, charging a.Pages(), and must
+// not run concurrently with changes to the heap. Tests call it; so can a
+// tool.
+func (h *Heap) Check(a Account) error {
+	m, _ := accounts(a)
 	var errs []error
 	fail := func(format string, args ...any) {
 		errs = append(errs, fmt.Errorf("heap: check space %d: "+format, append([]any{h.space}, args...)...))

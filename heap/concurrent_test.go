@@ -9,8 +9,6 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/enginelab/enginelab/cache"
 )
 
 // A self-describing row for the concurrency test: writer, row number and
@@ -64,7 +62,7 @@ func TestConcurrent(t *testing.T) {
 		row []byte
 	}
 	results := make([]map[int]record, writers)
-	meters := make([]cache.Meter, writers)
+	meters := make([]Meter, writers)
 	errs := make([]error, writers+1)
 	var wg sync.WaitGroup
 	done := make(chan struct{})
@@ -129,7 +127,7 @@ func TestConcurrent(t *testing.T) {
 		})
 	}
 	scans := 0
-	var sm cache.Meter
+	var sm Meter
 	var swg sync.WaitGroup
 	swg.Go(func() {
 		for {
@@ -180,7 +178,7 @@ func TestConcurrent(t *testing.T) {
 		md.check(t, h)
 	}
 	check(h)
-	var total cache.Meter
+	var total Meter
 	for w := range writers {
 		total.Add(&meters[w])
 	}

@@ -6,14 +6,13 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/cache/page"
 )
 
 // requests builds the expected meter of an operation: page requests by
 // kind, hits and misses; the remaining counters are filled in by the test.
-func requests(heap, fsm, meta, hits, misses int64) cache.Meter {
-	var m cache.Meter
+func requests(heap, fsm, meta, hits, misses int64) Meter {
+	var m Meter
 	m.PageRequests[page.KindHeap] = heap
 	m.PageRequests[page.KindFSM] = fsm
 	m.PageRequests[page.KindMeta] = meta
@@ -44,7 +43,7 @@ func TestCosts(t *testing.T) {
 	// page has room, so there is no search; allocation pins the FSM page
 	// (hit), updates the meta page (hit) and creates page 2 (a create, which
 	// reads nothing).
-	m := &cache.Meter{}
+	m := &Meter{}
 	p, err := h.Insert(m, row)
 	require.NoError(t, err)
 	require.Equal(t, RowPtr{Page: 2, Slot: 0}, p)
@@ -57,7 +56,7 @@ func TestCosts(t *testing.T) {
 	// FSM byte is left high until an insert finds the page full.
 	cat, avail := pageState(t, h, 2)
 	require.NotEqual(t, cat, uint8((avail-len(row)-slotSize)/h.step))
-	m = &cache.Meter{}
+	m = &Meter{}
 	_, err = h.Insert(m, row)
 	require.NoError(t, err)
 	require.Equal(t, requests(1, 0, 0, 1, 0), *m, m.String())
@@ -77,7 +76,7 @@ func TestCosts(t *testing.T) {
 	// FSM page to record what it really has, an FSM search (the same FSM
 	// page, which has no room: its in-memory bound drops), then allocation
 	// as above: FSM page, meta page, new page 3 (a create).
-	m = &cache.Meter{}
+	m = &Meter{}
 	p3, err := h.Insert(m, row)
 	require.NoError(t, err)
 	require.Equal(t, RowPtr{Page: 3, Slot: 0}, p3)
@@ -88,7 +87,7 @@ func TestCosts(t *testing.T) {
 	// Fetch on a warm pool: exactly one page request, a hit, no store read.
 	want = requests(1, 0, 0, 1, 0)
 	want.HeapFetches = 1
-	m = &cache.Meter{}
+	m = &Meter{}
 	buf, err := h.Fetch(m, p, nil)
 	require.NoError(t, err)
 	require.Equal(t, row, buf)
@@ -102,17 +101,17 @@ func TestCosts(t *testing.T) {
 
 	// A deleted or out-of-range slot costs the page; a page beyond the
 	// high water mark costs nothing.
-	m = &cache.Meter{}
+	m = &Meter{}
 	_, err = h.Fetch(m, RowPtr{Page: 3, Slot: 9}, buf)
 	require.ErrorIs(t, err, ErrRowNotFound)
 	require.Equal(t, want, *m, m.String())
-	m = &cache.Meter{}
+	m = &Meter{}
 	_, err = h.Fetch(m, RowPtr{Page: 99, Slot: 0}, buf)
 	require.ErrorIs(t, err, ErrRowNotFound)
-	require.Equal(t, cache.Meter{}, *m, m.String())
+	require.Equal(t, Meter{}, *m, m.String())
 
 	// Update in place to the same length: the heap page only.
-	m = &cache.Meter{}
+	m = &Meter{}
 	np, err := h.Update(m, p, bytes.Repeat([]byte{'u'}, len(row)))
 	require.NoError(t, err)
 	require.Equal(t, p, np)
@@ -121,7 +120,7 @@ func TestCosts(t *testing.T) {
 	// A moving update: the old page (full, so the row cannot grow there),
 	// its FSM byte (it gains 100 bytes' worth of room), and the target
 	// page 3 (an insert there leaves its FSM byte alone).
-	m = &cache.Meter{}
+	m = &Meter{}
 	big := bytes.Repeat([]byte{'B'}, 900)
 	np, err = h.Update(m, p, big)
 	require.NoError(t, err)
@@ -132,13 +131,13 @@ func TestCosts(t *testing.T) {
 
 	// Delete of a 100-byte row: the heap page and (the category rises by
 	// 6) the FSM page.
-	m = &cache.Meter{}
+	m = &Meter{}
 	require.NoError(t, h.Delete(m, p3))
 	require.Equal(t, requests(1, 1, 0, 2, 0), *m, m.String())
 
 	// A scan requests each heap page once and skips the FSM page.
 	ptrs, _ := scanAll(t, h, nil)
-	m = &cache.Meter{}
+	m = &Meter{}
 	s := h.NewScan(m)
 	rows := 0
 	for s.Next() {
@@ -156,13 +155,13 @@ func TestCosts(t *testing.T) {
 	// request, one miss and exactly one store read.
 	require.NoError(t, pool.Close())
 	pool = newPool(t, st, 64)
-	m = &cache.Meter{}
+	m = &Meter{}
 	h, err = Open(m, pool, 1)
 	require.NoError(t, err)
 	want = requests(0, 1, 1, 0, 2)
 	want.StoreReads, want.StoreReadBytes = 2, 2*4096
 	require.Equal(t, want, *m, m.String())
-	m = &cache.Meter{}
+	m = &Meter{}
 	buf, err = h.Fetch(m, np, buf)
 	require.NoError(t, err)
 	require.Equal(t, big, buf)
@@ -170,7 +169,7 @@ func TestCosts(t *testing.T) {
 	want.StoreReads, want.StoreReadBytes, want.HeapFetches = 1, 4096, 1
 	require.Equal(t, want, *m, m.String())
 	// The second fetch of the same page is warm again.
-	m = &cache.Meter{}
+	m = &Meter{}
 	_, err = h.Fetch(m, np, buf)
 	require.NoError(t, err)
 	want = requests(1, 0, 0, 1, 0)

@@ -21,18 +21,33 @@
 // Delete each run one mtr of their own; InsertIn, UpdateIn and DeleteIn
 // run inside the caller's:
 //
-//	mt := pool.BeginMtr(m)
-//	ptr, err := h.InsertIn(mt, row)  // charges mt.Meter()
-//	mt.Note(undoRecord(ptr))         // the caller's payload, same record
+//	mt := pool.BeginMtr(m.Pages())
+//	ptr, err := h.InsertIn(m, mt, row) // pages charge mt.Meter()
+//	mt.Note(undoRecord(ptr))           // the caller's payload, same record
 //	mt.Commit()
 //
 // The core types are Heap, RowPtr (with a 6-byte big-endian encoding,
 // Encode / Append / DecodeRowPtr, that sorts like the pointers) and Scan.
-// Every call takes the caller's *cache.Meter (nil counts nothing): page
-// requests are counted by the pool, and this package adds
-// m.HeapFetches (one per Fetch that read a page), m.HeapRowsScanned (one
-// per row a scan returns) and m.HeapMoves (one per Update that moved a
-// row).
+//
+// Every call takes an Account, where it charges its work (nil counts
+// nothing): the pool counts page requests in Account.Pages() (a
+// *cache.Meter), and this package counts its own events in Account.Heap()
+// (a *HeapCounts): HeapFetches (one per Fetch that read a page),
+// HeapRowsScanned (one per row a scan returns) and HeapMoves (one per
+// Update that moved a row). The In methods charge the pages to their
+// mtr's meter and only the heap's counts to the Account. Meter, which
+// embeds cache.Meter and HeapCounts, is the ready-made Account for a
+// caller of the heap alone (var m heap.Meter; h.Fetch(&m, ptr, buf);
+// m.HeapFetches, m.PoolHits).
+//
+// Account is an interface, not a struct of two pointers, so that the
+// caller's own meter is the argument: a transaction's meter, which embeds
+// cache.Meter, HeapCounts and other layers' counts, implements it with
+// nil-safe methods and is passed as &meter, with no allocation (a pointer
+// fits in an interface) and no handle to build at every call; nil still
+// means "count nothing". An operation asks for the two halves once, when
+// it starts (a scan once, in NewScan), so the interface costs two
+// indirect calls per operation, never one per page or row.
 //
 // Rows are byte strings of 0 to MaxRowSize(pageSize) bytes, a quarter of
 // the page body: (pageSize-44)/4, that is 1013 bytes on 4 KiB pages, 4085

@@ -19,7 +19,7 @@ func ExampleHeap() {
 	if err != nil {
 		panic(err)
 	}
-	var m cache.Meter
+	var m heap.Meter
 	h, err := heap.Create(&m, pool, 1)
 	if err != nil {
 		panic(err)

@@ -82,10 +82,11 @@ func newHeap(pool *cache.Pool, space uint32) *Heap {
 // the space's root, in one mini-transaction (the space's creation is one
 // of its own, cache.Pool.CreateSpace). Callers serialise Create and Open
 // of one space.
-func Create(m *cache.Meter, pool *cache.Pool, space uint32) (*Heap, error) {
-	err := pool.CreateSpace(m, space)
+func Create(m Account, pool *cache.Pool, space uint32) (*Heap, error) {
+	pm, _ := accounts(m)
+	err := pool.CreateSpace(pm, space)
 	if errors.Is(err, cache.ErrSpaceExists) {
-		info, serr := pool.Space(m, space)
+		info, serr := pool.Space(pm, space)
 		if serr != nil {
 			return nil, fmt.Errorf("heap: create in space %d: %w", space, serr)
 		}
@@ -99,7 +100,7 @@ func Create(m *cache.Meter, pool *cache.Pool, space uint32) (*Heap, error) {
 	h := newHeap(pool, space)
 	// One mtr: the first FSM page and the meta page's root are one redo
 	// record, so a space is either empty or holds a heap.
-	mt := pool.BeginMtr(m)
+	mt := pool.BeginMtr(pm)
 	pg, err := pool.AllocPage(mt, nil, space, page.KindFSM)
 	if err != nil {
 		mt.Commit()
@@ -124,8 +125,9 @@ func Create(m *cache.Meter, pool *cache.Pool, space uint32) (*Heap, error) {
 // 4048 pages at 4 KiB, 16336 at 16 KiB), and takes from them all it keeps
 // in memory (the high water mark, the FSM chain and its bounds), so it
 // works on pages that redo has just rebuilt.
-func Open(m *cache.Meter, pool *cache.Pool, space uint32) (*Heap, error) {
-	info, err := pool.Space(m, space)
+func Open(m Account, pool *cache.Pool, space uint32) (*Heap, error) {
+	pm, _ := accounts(m)
+	info, err := pool.Space(pm, space)
 	if err != nil {
 		return nil, fmt.Errorf("heap: open space %d: %w", space, err)
 	}
@@ -142,7 +144,7 @@ func Open(m *cache.Meter, pool *cache.Pool, space uint32) (*Heap, error) {
 			return nil, fmt.Errorf("%w: space %d: free-space map page %d (number %d of the chain) is beyond high water %d",
 				ErrNotHeap, space, no, k, info.HighWater)
 		}
-		pg, err := pool.Fetch(m, page.ID{Space: space, Page: no})
+		pg, err := pool.Fetch(pm, page.ID{Space: space, Page: no})
 		if err != nil {
 			return nil, fmt.Errorf("heap: open space %d: free-space map page %d: %w", space, no, err)
 		}
@@ -250,19 +252,20 @@ func (h *Heap) liveSlot(pg *cache.Page, ptr RowPtr) (hpage, []byte, error) {
 // ErrRowNotFound; on any error Fetch returns dst[:0].
 //
 // Cost: one page request for the row's page (none when the page number is
-// 0 or at or beyond the high water mark), and m.HeapFetches+1 whenever the
-// page was requested, whether or not the slot held a row.
-func (h *Heap) Fetch(m *cache.Meter, ptr RowPtr, dst []byte) ([]byte, error) {
+// 0 or at or beyond the high water mark), and m.Heap().HeapFetches+1
+// whenever the page was requested, whether or not the slot held a row.
+func (h *Heap) Fetch(m Account, ptr RowPtr, dst []byte) ([]byte, error) {
 	dst = dst[:0]
 	if err := h.checkPtr(ptr); err != nil {
 		return dst, err
 	}
-	pg, err := h.pool.Fetch(m, h.id(ptr.Page))
+	pm, hc := accounts(m)
+	pg, err := h.pool.Fetch(pm, h.id(ptr.Page))
 	if err != nil {
 		return dst, fmt.Errorf("heap: fetch %s in space %d: %w", ptr, h.space, err)
 	}
-	if m != nil {
-		m.HeapFetches++
+	if hc != nil {
+		hc.HeapFetches++
 	}
 	pg.RLatch()
 	_, row, err := h.liveSlot(pg, ptr)
@@ -283,9 +286,10 @@ func (h *Heap) Fetch(m *cache.Meter, ptr RowPtr, dst []byte) ([]byte, error) {
 // heap page request (the FSM is not touched; see the package doc).
 //
 // Insert is one mini-transaction: InsertIn in an mtr of its own, committed.
-func (h *Heap) Insert(m *cache.Meter, row []byte) (RowPtr, error) {
-	mt := h.pool.BeginMtr(m)
-	ptr, err := h.InsertIn(mt, row)
+func (h *Heap) Insert(m Account, row []byte) (RowPtr, error) {
+	pm, _ := accounts(m)
+	mt := h.pool.BeginMtr(pm)
+	ptr, err := h.InsertIn(m, mt, row)
 	mt.Commit()
 	return ptr, err
 }
@@ -294,7 +298,11 @@ func (h *Heap) Insert(m *cache.Meter, row []byte) (RowPtr, error) {
 // does not commit: the caller may add to it (mt.Note) and must commit it
 // soon, because the pages the insert changed (the row's page; for a new
 // page also the space's meta page and an FSM page) stay exclusively
-// latched until then. Page requests are charged to mt.Meter().
+// latched until then. Page requests are charged to mt.Meter(), as
+// everything done in mt, and the heap's counts to m.Heap() (m.Pages() is
+// not asked for; it is normally the meter mt was begun with). An insert
+// counts none of the heap's events today; InsertIn takes m all the same,
+// so that every heap call has the same shape.
 //
 // mt must hold no page of the heap's space when InsertIn is called (one
 // heap operation per mtr): the latch order of the package doc assumes
@@ -302,7 +310,7 @@ func (h *Heap) Insert(m *cache.Meter, row []byte) (RowPtr, error) {
 // correction of the FSM, or an extension of the FSM chain, that the
 // insert makes on the way is committed in an mtr of its own before
 // InsertIn returns.
-func (h *Heap) InsertIn(mt *cache.Mtr, row []byte) (RowPtr, error) {
+func (h *Heap) InsertIn(m Account, mt *cache.Mtr, row []byte) (RowPtr, error) {
 	if len(row) > h.maxRow {
 		return RowPtr{}, h.tooLarge(len(row))
 	}
@@ -491,8 +499,8 @@ func (h *Heap) allocHeapPage(mt *cache.Mtr) (*cache.Page, fsmRef, error) {
 // as free) it is updated in place and the pointer is unchanged. Otherwise
 // the row moves to a page numbered higher than its old page (the target
 // page, a page the FSM finds, or a new page), the old slot is deleted, the
-// new pointer is returned and m.HeapMoves is incremented: the caller must
-// repoint whatever stored the old pointer.
+// new pointer is returned and m.Heap().HeapMoves is incremented: the
+// caller must repoint whatever stored the old pointer.
 //
 // Both pages are latched during a move (old page first, as higher pages
 // always come after lower ones), so the row is never missing: a scan
@@ -502,19 +510,21 @@ func (h *Heap) allocHeapPage(mt *cache.Mtr) (*cache.Page, fsmRef, error) {
 //
 // Cost in place: one heap page request, plus one FSM request if the page's
 // category changes.
-func (h *Heap) Update(m *cache.Meter, ptr RowPtr, row []byte) (RowPtr, error) {
-	mt := h.pool.BeginMtr(m)
-	newPtr, err := h.UpdateIn(mt, ptr, row)
+func (h *Heap) Update(m Account, ptr RowPtr, row []byte) (RowPtr, error) {
+	pm, _ := accounts(m)
+	mt := h.pool.BeginMtr(pm)
+	newPtr, err := h.UpdateIn(m, mt, ptr, row)
 	mt.Commit()
 	return newPtr, err
 }
 
 // UpdateIn is Update as part of the caller's mini-transaction mt, which it
-// does not commit; see InsertIn for what that asks of the caller. The
-// pages it changed (the row's page, for a move also the new page, and
+// does not commit; see InsertIn for what that asks of the caller and which
+// meter it charges (a move counts in m.Heap().HeapMoves). The pages it
+// changed (the row's page, for a move also the new page, and
 // their FSM pages, and for a new page the meta page) stay exclusively
 // latched until mt commits.
-func (h *Heap) UpdateIn(mt *cache.Mtr, ptr RowPtr, row []byte) (RowPtr, error) {
+func (h *Heap) UpdateIn(m Account, mt *cache.Mtr, ptr RowPtr, row []byte) (RowPtr, error) {
 	if len(row) > h.maxRow {
 		return ptr, h.tooLarge(len(row))
 	}
@@ -526,12 +536,12 @@ func (h *Heap) UpdateIn(mt *cache.Mtr, ptr RowPtr, row []byte) (RowPtr, error) {
 		return ptr, fmt.Errorf("heap: update %s in space %d: %w", ptr, h.space, err)
 	}
 	mt.Latch(pg)
-	newPtr, dirty, err := h.updateLatched(mt, pg, ptr, row)
+	newPtr, dirty, err := h.updateLatched(mt, heapCounts(m), pg, ptr, row)
 	mt.Release(pg, dirty)
 	return newPtr, err
 }
 
-func (h *Heap) updateLatched(mt *cache.Mtr, pg *cache.Page, ptr RowPtr, row []byte) (RowPtr, bool, error) {
+func (h *Heap) updateLatched(mt *cache.Mtr, hc *HeapCounts, pg *cache.Page, ptr RowPtr, row []byte) (RowPtr, bool, error) {
 	m := mt.Meter()
 	b, _, err := h.liveSlot(pg, ptr)
 	if err != nil {
@@ -595,8 +605,8 @@ func (h *Heap) updateLatched(mt *cache.Mtr, pg *cache.Page, ptr RowPtr, row []by
 	if fq.pg != nil {
 		h.fsmSet(mt, fq, qCat)
 	}
-	if m != nil {
-		m.HeapMoves++
+	if hc != nil {
+		hc.HeapMoves++
 	}
 	return newPtr, true, nil
 }
@@ -604,18 +614,20 @@ func (h *Heap) updateLatched(mt *cache.Mtr, pg *cache.Page, ptr RowPtr, row []by
 // Delete deletes the row ptr names. Its slot is reused by a later insert
 // into the page, so ptr may then name another row. Cost: one heap page
 // request, plus one FSM request if the page's category changes.
-func (h *Heap) Delete(m *cache.Meter, ptr RowPtr) error {
-	mt := h.pool.BeginMtr(m)
-	err := h.DeleteIn(mt, ptr)
+func (h *Heap) Delete(m Account, ptr RowPtr) error {
+	pm, _ := accounts(m)
+	mt := h.pool.BeginMtr(pm)
+	err := h.DeleteIn(m, mt, ptr)
 	mt.Commit()
 	return err
 }
 
 // DeleteIn is Delete as part of the caller's mini-transaction mt, which it
-// does not commit; see InsertIn for what that asks of the caller. The row's
+// does not commit; see InsertIn for what that asks of the caller and which
+// meter it charges. The row's
 // page (and its FSM page, if the page's category changed) stays
 // exclusively latched until mt commits.
-func (h *Heap) DeleteIn(mt *cache.Mtr, ptr RowPtr) error {
+func (h *Heap) DeleteIn(m Account, mt *cache.Mtr, ptr RowPtr) error {
 	if err := h.checkPtr(ptr); err != nil {
 		return err
 	}

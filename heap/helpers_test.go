@@ -76,7 +76,7 @@ func testSeed(tb testing.TB) uint64 {
 }
 
 // scanAll returns the rows of a full scan, in order.
-func scanAll(tb testing.TB, h *Heap, m *cache.Meter) ([]RowPtr, [][]byte) {
+func scanAll(tb testing.TB, h *Heap, m *Meter) ([]RowPtr, [][]byte) {
 	tb.Helper()
 	var ptrs []RowPtr
 	var rows [][]byte

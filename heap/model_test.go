@@ -64,7 +64,7 @@ func (md *model) checkScan(tb testing.TB, h *Heap) {
 	tb.Helper()
 	want := append([]RowPtr(nil), md.ptrs...)
 	slices.SortFunc(want, RowPtr.Compare)
-	var m cache.Meter
+	var m Meter
 	ptrs, rows := scanAll(tb, h, &m)
 	require.Equal(tb, want, ptrs, "scan order")
 	for i, p := range ptrs {
@@ -124,7 +124,7 @@ func runModel(t *testing.T, pageSize, frames, ops int, stream uint64) *Heap {
 	rng := rand.New(rand.NewPCG(seed, stream))
 	st, pool, h := newHeapForTest(t, pageSize, frames)
 	md := newModel()
-	var m cache.Meter
+	var m Meter
 	var moves, fetches int64
 	var buf []byte
 	var err error

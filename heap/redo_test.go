@@ -32,7 +32,7 @@ type redoRun struct {
 	h      *Heap
 	base   uint64
 	frames int
-	m      cache.Meter
+	m      Meter
 }
 
 // newRedoRun creates a heap in space 1 of a fresh in-memory store, on a
@@ -457,8 +457,8 @@ func TestInMtr(t *testing.T) {
 	// The first insert allocates: the heap page, the meta page and the FSM
 	// page are in the one record, with the note.
 	end := r.log.End()
-	mt := h.pool.BeginMtr(&r.m)
-	p, err := h.InsertIn(mt, []byte("first"))
+	mt := h.pool.BeginMtr(&r.m.Meter)
+	p, err := h.InsertIn(&r.m, mt, []byte("first"))
 	require.NoError(t, err)
 	require.Equal(t, end, r.log.End(), "InsertIn committed the mtr")
 	lsn := note(mt, p)
@@ -482,8 +482,8 @@ func TestInMtr(t *testing.T) {
 		last = q
 	}
 	big := bytes.Repeat([]byte{'B'}, h.MaxRowSize())
-	mt = h.pool.BeginMtr(&r.m)
-	np, err := h.UpdateIn(mt, last, big)
+	mt = h.pool.BeginMtr(&r.m.Meter)
+	np, err := h.UpdateIn(&r.m, mt, last, big)
 	require.NoError(t, err)
 	require.Greater(t, np.Page, last.Page)
 	lsn = note(mt, np)
@@ -494,19 +494,19 @@ func TestInMtr(t *testing.T) {
 	md.remove(last)
 	md.add(np, big)
 
-	mt = h.pool.BeginMtr(&r.m)
-	require.NoError(t, h.DeleteIn(mt, p))
+	mt = h.pool.BeginMtr(&r.m.Meter)
+	require.NoError(t, h.DeleteIn(&r.m, mt, p))
 	lsn = note(mt, p)
 	ids, _ = recordAt(lsn)
 	require.Contains(t, ids, page.ID{Space: 1, Page: p.Page})
 	md.remove(p)
 
 	// Errors leave nothing in the mtr: an empty commit writes no record.
-	mt = h.pool.BeginMtr(&r.m)
-	_, err = h.UpdateIn(mt, p, []byte("x"))
+	mt = h.pool.BeginMtr(&r.m.Meter)
+	_, err = h.UpdateIn(&r.m, mt, p, []byte("x"))
 	require.ErrorIs(t, err, ErrRowNotFound)
-	require.ErrorIs(t, h.DeleteIn(mt, p), ErrRowNotFound)
-	_, err = h.InsertIn(mt, make([]byte, h.MaxRowSize()+1))
+	require.ErrorIs(t, h.DeleteIn(&r.m, mt, p), ErrRowNotFound)
+	_, err = h.InsertIn(&r.m, mt, make([]byte, h.MaxRowSize()+1))
 	require.ErrorIs(t, err, ErrRowTooLarge)
 	require.Zero(t, mt.Commit())
 
@@ -547,7 +547,7 @@ func runRedoConcurrent(t *testing.T) {
 		row []byte
 	}
 	results := make([]map[int]record, writers)
-	meters := make([]cache.Meter, writers)
+	meters := make([]Meter, writers)
 	errs := make([]error, writers)
 	var wg sync.WaitGroup
 	for w := range writers {
@@ -608,7 +608,7 @@ func runRedoConcurrent(t *testing.T) {
 	}
 	md.check(t, h)
 	require.NoError(t, r.log.Flush(r.log.End()))
-	var total cache.Meter
+	var total Meter
 	for w := range writers {
 		total.Add(&meters[w])
 	}

@@ -29,8 +29,9 @@ import (
 //	if err := s.Err(); err != nil { ... }
 type Scan struct {
 	h    *Heap
-	m    *cache.Meter
-	next uint32 // next page to read
+	m    *cache.Meter // the pages' half of the Account NewScan was given
+	hc   *HeapCounts  // and the heap's
+	next uint32       // next page to read
 
 	page uint32
 	buf  []byte    // the current page's live rows, back to back
@@ -46,10 +47,11 @@ type scanRow struct {
 	off, end int32
 }
 
-// NewScan starts a scan. Its page requests are charged to m, and
-// m.HeapRowsScanned is incremented for every row Next returns.
-func (h *Heap) NewScan(m *cache.Meter) *Scan {
-	return &Scan{h: h, m: m, next: 1}
+// NewScan starts a scan. Its page requests are charged to m.Pages(), and
+// m.Heap().HeapRowsScanned is incremented for every row Next returns.
+func (h *Heap) NewScan(m Account) *Scan {
+	pm, hc := accounts(m)
+	return &Scan{h: h, m: pm, hc: hc, next: 1}
 }
 
 // scanInitialRows is the initial capacity of a scan's row index; it grows
@@ -69,8 +71,8 @@ func (s *Scan) Next() bool {
 			return false
 		}
 	}
-	if s.m != nil {
-		s.m.HeapRowsScanned++
+	if s.hc != nil {
+		s.hc.HeapRowsScanned++
 	}
 	return true
 }
