@@ -1,13 +1,3 @@
-// Package memlimit reads how much memory this process may use: the memory
-// limit of its cgroup (v2 memory.max, v1 memory.limit_in_bytes), and the
-// machine's MemAvailable (/proc/meminfo).
-//
-// The limit is the smaller of the two when both are known: a cgroup limit
-// above what the machine has free does not make the memory exist, and
-// MemAvailable alone misses a container's limit. A cgroup's limit is the
-// smallest along its path up to the hierarchy's root, as the kernel
-// enforces it; "max" (v2), or v1's page-rounded largest value, means that
-// level sets none.
 package memlimit
 
 import (

@@ -472,6 +472,12 @@ func fitReport(samples []Sample, cost *[hw.NumCosts]float64, seen []int, groups 
 // transactions are kept: nothing makes a transaction faster than its
 // work.
 //
+// A transaction type none of whose samples would be left is kept whole:
+// pauses strike transactions at random, so when every sample of a type is
+// far slower than predicted, the fit is what is wrong for that type (too
+// few of its samples to shape it), and dropping them would leave the type
+// out of the fit and its events priced by the other types alone.
+//
 // The costs then price a typical transaction, as hw.DefaultCPU's were set to
 // match medians, and leave out the amortized cost of collection pauses.
 const (
@@ -505,9 +511,15 @@ func fitTrimmed(samples []Sample) (hw.CPUProfile, *Fit, int, error) {
 		}
 		slices.Sort(sorted)
 		limit := med + outlierDeviations*1.4826*sorted[len(sorted)/2]
-		var next []Sample
+		var left [tpcc.NumTxTypes]int
 		for i := range kept {
 			if res[i] <= limit {
+				left[kept[i].Type]++
+			}
+		}
+		var next []Sample
+		for i := range kept {
+			if res[i] <= limit || left[kept[i].Type] == 0 {
 				next = append(next, kept[i])
 			}
 		}

@@ -320,3 +320,37 @@ func TestFitTrimmedOutliers(t *testing.T) {
 	}
 	require.Greater(t, rep.R2, 0.99)
 }
+
+// When every sample of one transaction type is far slower than the fit
+// predicts (here the only two Order-Status transactions of a short run,
+// both hit by a 3 ms pause), fitTrimmed keeps them: without them the type
+// would vanish from the fit. The other types' pauses are still dropped.
+func TestFitTrimmedKeepsEveryType(t *testing.T) {
+	want := truth()
+	r := rand.New(rand.NewPCG(17, 1))
+	var samples []Sample
+	os := 0
+	for _, s := range synthetic(r, 4000, &want, 0.01) {
+		if s.Type == tpcc.OrderStatusTx {
+			if os == 2 {
+				continue
+			}
+			os++
+			s.Nanos += 3e6
+		}
+		samples = append(samples, s)
+	}
+	hit := 0
+	for i := range samples {
+		if samples[i].Type != tpcc.OrderStatusTx && r.IntN(50) == 0 {
+			samples[i].Nanos += 1e6 + r.Int64N(4e6)
+			hit++
+		}
+	}
+	_, rep, dropped, err := fitTrimmed(samples)
+	require.NoError(t, err)
+	require.Len(t, rep.Types, int(tpcc.NumTxTypes))
+	require.Equal(t, tpcc.OrderStatusTx.String(), rep.Types[tpcc.OrderStatusTx].Type)
+	require.Equal(t, 2, rep.Types[tpcc.OrderStatusTx].Count)
+	require.GreaterOrEqual(t, dropped, hit, "the other types' pauses are dropped")
+}

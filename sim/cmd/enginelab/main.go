@@ -1,16 +1,3 @@
-// Command enginelab runs enginelab's workloads in process, on an embedded
-// database (in memory unless told a directory).
-//
-//	enginelab tpcc [flags]                  load and run TPC-C, check it, report
-//	enginelab tpcc load|run|check [flags]   the same steps on a stored database (--dir)
-//	enginelab tpcc export --dir D --out O   the tables of a stored database as CSV (--schema: a kit's)
-//	enginelab count [flags]                 the count(c_id) case, in the three organizations
-//	enginelab experiment list|NAME [flags]  the design's questions, answered in simulated mode
-//	enginelab tier-replay [flags] TRACE     a page trace replayed into every tier policy
-//	enginelab calibrate [flags]             CPU costs fitted to real-mode runs here
-//
-// Every command takes --help. Reports print as aligned tables, or as JSON
-// with --json; progress goes to standard error when it is a terminal.
 package main
 
 import (

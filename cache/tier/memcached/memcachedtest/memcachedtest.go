@@ -1,5 +1,3 @@
-// Package memcachedtest starts private memcached servers for tests: each on
-// a free loopback port, killed when the test ends.
 package memcachedtest
 
 import (
