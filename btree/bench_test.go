@@ -23,7 +23,7 @@ func benchTree(b *testing.B) *Tree {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = st.Close() })
-	pool, err := cache.NewPool(st, &cache.Options{Capacity: 512 << 20})
+	pool, err := cache.NewPool(st, &cache.Options{PoolSize: 512 << 20}, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -50,7 +50,7 @@ func TestCostPointGet(t *testing.T) {
 	// reads the root to check it; a tree handle made without Open leaves
 	// the pool truly cold.)
 	require.NoError(t, e.pool.Close())
-	pool, err := cache.NewPool(e.store, &cache.Options{Capacity: 4096 * 4096})
+	pool, err := cache.NewPool(e.store, &cache.Options{PoolSize: 4096 * 4096}, nil)
 	require.NoError(t, err)
 	e.pool, e.tree = pool, newTree(pool, e.tree.Root(), 3)
 	require.Zero(t, pool.Stats().Resident)

@@ -13,7 +13,7 @@ import (
 func Example() {
 	st, _ := store.OpenPebble(store.PebbleOptions{}) // in memory, 16 KiB pages
 	defer st.Close()
-	pool, _ := cache.NewPool(st, &cache.Options{Capacity: 8 << 20})
+	pool, _ := cache.NewPool(st, &cache.Options{PoolSize: 8 << 20}, nil)
 	tree, _ := btree.Create(nil, pool, 1)
 
 	for i := 0; i < 5000; i++ {

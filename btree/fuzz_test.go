@@ -28,7 +28,7 @@ func FuzzTree(f *testing.F) {
 			t.Fatal(err)
 		}
 		defer st.Close()
-		pool, err := cache.NewPool(st, &cache.Options{Capacity: cache.MinFrames * 4096, Policy: cache.PolicyLRU})
+		pool, err := cache.NewPool(st, &cache.Options{PoolSize: cache.MinFrames * 4096, Policy: cache.PolicyLRU}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -63,7 +63,7 @@ func newRedoBase(t *testing.T, frames int64) (*redoRun, *Tree, *redo.Log) {
 	t.Cleanup(func() { _ = st.Close() })
 	lg, err := redo.Open(st, nil)
 	require.NoError(t, err)
-	pool, err := cache.NewPool(st, &cache.Options{Capacity: frames * redoPageSize, Log: lg})
+	pool, err := cache.NewPool(st, &cache.Options{PoolSize: frames * redoPageSize}, &cache.Wiring{Log: lg})
 	require.NoError(t, err)
 	tree, err := Create(nil, pool, redoSpace)
 	require.NoError(t, err)
@@ -216,7 +216,7 @@ func (run *redoRun) freshPool(t *testing.T) (*cache.Pool, *redo.Log) {
 	t.Helper()
 	lg, err := redo.Open(run.store, nil)
 	require.NoError(t, err)
-	pool, err := cache.NewPool(run.store, &cache.Options{Capacity: 1024 * redoPageSize, Log: lg})
+	pool, err := cache.NewPool(run.store, &cache.Options{PoolSize: 1024 * redoPageSize}, &cache.Wiring{Log: lg})
 	require.NoError(t, err)
 	return pool, lg
 }
@@ -442,7 +442,7 @@ func TestRedoConcurrent(t *testing.T) {
 	t.Cleanup(func() { _ = st.Close() })
 	lg, err := redo.Open(st, nil)
 	require.NoError(t, err)
-	pool, err := cache.NewPool(st, &cache.Options{Capacity: 64 * redoPageSize, Policy: cache.PolicyMidpoint, Log: lg})
+	pool, err := cache.NewPool(st, &cache.Options{PoolSize: 64 * redoPageSize, Policy: cache.PolicyMidpoint}, &cache.Wiring{Log: lg})
 	require.NoError(t, err)
 	tree, err := Create(nil, pool, redoSpace)
 	require.NoError(t, err)
@@ -620,7 +620,7 @@ func TestWriteInCallerMtr(t *testing.T) {
 	checkTree(t, pool, md, "after the run")
 
 	// A foreign or missing mtr is refused.
-	other, err := cache.NewPool(store, &cache.Options{Capacity: 64 * redoPageSize})
+	other, err := cache.NewPool(store, &cache.Options{PoolSize: 64 * redoPageSize}, nil)
 	require.NoError(t, err)
 	mt := other.BeginMtr(nil)
 	require.Error(t, tree.InsertIn(nil, mt, []byte("x"), []byte("y")))

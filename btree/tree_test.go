@@ -28,7 +28,7 @@ func newEnv(t testing.TB, pageSize, frames int, policy cache.PolicyKind) *env {
 	st, err := store.OpenPebble(store.PebbleOptions{PageSize: pageSize})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = st.Close() })
-	pool, err := cache.NewPool(st, &cache.Options{Capacity: int64(frames * pageSize), Policy: policy})
+	pool, err := cache.NewPool(st, &cache.Options{PoolSize: int64(frames * pageSize), Policy: policy}, nil)
 	require.NoError(t, err)
 	tree, err := Create(nil, pool, 1)
 	require.NoError(t, err)
@@ -40,7 +40,7 @@ func newEnv(t testing.TB, pageSize, frames int, policy cache.PolicyKind) *env {
 func (e *env) reopen(t testing.TB, frames int) {
 	t.Helper()
 	require.NoError(t, e.pool.Close())
-	pool, err := cache.NewPool(e.store, &cache.Options{Capacity: int64(frames * e.store.PageSize())})
+	pool, err := cache.NewPool(e.store, &cache.Options{PoolSize: int64(frames * e.store.PageSize())}, nil)
 	require.NoError(t, err)
 	tree, err := Open(nil, pool, e.tree.Space())
 	require.NoError(t, err)

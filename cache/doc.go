@@ -22,7 +22,7 @@
 //
 //	st, _ := store.OpenPebble(store.PebbleOptions{})   // in memory, 16 KiB pages
 //	lg, _ := redo.Open(st, nil)                         // the log, in the same pebble
-//	pool, _ := cache.NewPool(st, &cache.Options{Capacity: 64 << 20, Log: lg})
+//	pool, _ := cache.NewPool(st, &cache.Options{PoolSize: 64 << 20}, &cache.Wiring{Log: lg})
 //	_ = pool.CreateSpace(m, 1)
 //	mt := pool.BeginMtr(m)
 //	pg, _ := pool.AllocPage(mt, nil, 1, page.KindHeap) // pinned, latched by mt
@@ -61,12 +61,24 @@
 //
 // # The write-ahead rule
 //
-// The pool gets its redo log once, at construction (Options.Log, a
+// The pool gets its redo log once, at construction (Wiring.Log, a
 // RedoLog, which *redo.Log implements; nil: no log, for structure tests).
 // Before writing a page, the pool flushes the log past the page's LSN and
 // writes nothing if that fails. It remembers the newest LSN it has seen for
 // every page (KnownLSN), so that a copy of a page coming back from the tier
 // can be judged stale.
+//
+// # Options, wiring and the runtime
+//
+// NewPool takes two things apart: Options, the settings a user picks (the
+// size, the policy, read-ahead, the tier), which the engine's options
+// embed; and Wiring, what the pool's owner connects it to (the log, the
+// tier keys' database id and epoch, and the Runtime). The Runtime is the
+// pool's time (the midpoint policy's Clock) and its frames' virtual ready
+// times (FrameTimer): nil means RealClock and no ready times, and a
+// Runtime whose Loading returns nil (the engine's real one) keeps a hit
+// free of any timing work. The simulator's scheduler is the other
+// Runtime.
 //
 // # Lifetimes and concurrency
 //

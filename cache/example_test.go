@@ -19,7 +19,7 @@ func ExamplePool() {
 	}
 	defer st.Close()
 
-	pool, err := cache.NewPool(st, &cache.Options{Capacity: 1 << 20}) // 256 frames
+	pool, err := cache.NewPool(st, &cache.Options{PoolSize: 1 << 20}, nil) // 256 frames
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -81,7 +81,7 @@ func ExampleMtr() {
 		log.Fatal(err)
 	}
 	defer wal.Close()
-	pool, err := cache.NewPool(st, &cache.Options{Capacity: 1 << 20, Log: wal})
+	pool, err := cache.NewPool(st, &cache.Options{PoolSize: 1 << 20}, &cache.Wiring{Log: wal})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -36,8 +36,14 @@ func newStore(t testing.TB) *store.PebbleStore {
 // other options.
 func newPool(t testing.TB, st store.Store, frames int, o cache.Options) *cache.Pool {
 	t.Helper()
-	o.Capacity = int64(frames * st.PageSize())
-	p, err := cache.NewPool(st, &o)
+	return newPoolWith(t, st, frames, o, cache.Wiring{})
+}
+
+// newPoolWith is newPool connected to what w names (a log, a clock).
+func newPoolWith(t testing.TB, st store.Store, frames int, o cache.Options, w cache.Wiring) *cache.Pool {
+	t.Helper()
+	o.PoolSize = int64(frames * st.PageSize())
+	p, err := cache.NewPool(st, &o, &w)
 	require.NoError(t, err)
 	require.Equal(t, frames, p.Frames())
 	return p
@@ -152,7 +158,15 @@ func (c *fakeClock) Advance(d time.Duration) {
 	c.mu.Unlock()
 }
 
-var _ cache.Clock = (*fakeClock)(nil)
+// Loading implements cache.FrameTimer: pages are ready at once, as in
+// real mode, so a fakeClock is a whole cache.Runtime.
+func (c *fakeClock) Loading(fromTier, background bool) *int64 { return nil }
+
+// Hit implements cache.FrameTimer; it is never called (Loading gives no
+// cell).
+func (c *fakeClock) Hit(ready *int64) {}
+
+var _ cache.Runtime = (*fakeClock)(nil)
 
 // hookStore wraps a Store and calls hooks before each read and write, so
 // that a test can log, fail or block them. Hooks are set before the store

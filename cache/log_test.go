@@ -74,7 +74,7 @@ func TestLogWriteAhead(t *testing.T) {
 	l, err := redo.Open(db, nil)
 	require.NoError(t, err)
 	defer l.Close()
-	p := newPool(t, st, 16, cache.Options{Policy: cache.PolicyLRU, Log: l})
+	p := newPoolWith(t, st, 16, cache.Options{Policy: cache.PolicyLRU}, cache.Wiring{Log: l})
 	require.NoError(t, p.CreateSpace(nil, 1))
 	var ids []page.ID
 	for range 20 {
@@ -323,7 +323,7 @@ func TestLogCheckpointAheadOfStoredLog(t *testing.T) {
 	require.NoError(t, err)
 	l, err := redo.Open(st, nil)
 	require.NoError(t, err)
-	p := newPool(t, st, 16, cache.Options{Log: l})
+	p := newPoolWith(t, st, 16, cache.Options{}, cache.Wiring{Log: l})
 	require.NoError(t, p.CreateSpace(nil, 1))
 	id := allocRandom(t, p, rng, 1)
 	require.NoError(t, p.FlushAll(nil))
@@ -368,7 +368,7 @@ func TestLogVolatileStore(t *testing.T) {
 	l, err := redo.Open(st, &redo.LogOptions{Volatile: true})
 	require.NoError(t, err)
 	defer l.Close()
-	p := newPool(t, st, 16, cache.Options{Log: l})
+	p := newPoolWith(t, st, 16, cache.Options{}, cache.Wiring{Log: l})
 	require.NoError(t, p.CreateSpace(nil, 1))
 
 	var m cache.Meter

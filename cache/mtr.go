@@ -45,7 +45,7 @@ import (
 // not latch again: the mtr owns the exclusive latch. RLatch and RUnlatch do
 // the same for shared latches, so a code path may re-read a page it changed.
 //
-// Without a log (Options.Log nil: structure tests), an mtr takes no
+// Without a log (Wiring.Log nil: structure tests), an mtr takes no
 // snapshots and writes no records; it still holds changed pages until
 // Commit.
 //

@@ -30,7 +30,7 @@ func newLogEnv(t testing.TB, frames int, lo *redo.LogOptions) *logEnv {
 	l, err := redo.Open(st, lo)
 	require.NoError(t, err)
 	t.Cleanup(l.Close)
-	p := newPool(t, st, frames, cache.Options{Log: l})
+	p := newPoolWith(t, st, frames, cache.Options{}, cache.Wiring{Log: l})
 	return &logEnv{st: st, p: p, l: l}
 }
 

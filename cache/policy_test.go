@@ -100,7 +100,7 @@ func TestLRUAgainstModel(t *testing.T) {
 func midpointPool(t *testing.T, st store.Store, pct int) (p *cache.Pool, clk *fakeClock, old uint32) {
 	t.Helper()
 	clk = newFakeClock()
-	p = newPool(t, st, 16, cache.Options{Policy: cache.PolicyMidpoint, OldPercent: pct, OldBlocksTime: time.Second, Clock: clk})
+	p = newPoolWith(t, st, 16, cache.Options{Policy: cache.PolicyMidpoint, OldPercent: pct, OldBlocksTime: time.Second}, cache.Wiring{Runtime: clk})
 	old = uint32(16 * pct / 100)
 	for n := uint32(1); n <= 16; n++ {
 		touch(t, p, nil, pid(1, n))
@@ -247,7 +247,7 @@ func TestMidpointOldBlocksTimeDefault(t *testing.T) {
 		{time.Nanosecond, time.Nanosecond, true},
 	} {
 		clk := newFakeClock()
-		p := newPool(t, st, 16, cache.Options{Policy: cache.PolicyMidpoint, OldBlocksTime: c.oldTime, Clock: clk})
+		p := newPoolWith(t, st, 16, cache.Options{Policy: cache.PolicyMidpoint, OldBlocksTime: c.oldTime}, cache.Wiring{Runtime: clk})
 		for n := uint32(1); n <= 16; n++ {
 			touch(t, p, nil, pid(1, n))
 		}

@@ -19,11 +19,11 @@ type Clock interface {
 	Now() time.Time
 }
 
-// WallClock is the real time.
-type WallClock struct{}
+// RealClock is the real time: the wall clock.
+type RealClock struct{}
 
 // Now implements Clock.
-func (WallClock) Now() time.Time { return time.Now() }
+func (RealClock) Now() time.Time { return time.Now() }
 
 // PolicyKind selects the buffer pool's eviction policy.
 type PolicyKind string
@@ -53,13 +53,24 @@ const MinFrames = 16
 type FrameTimer interface {
 	// Loading is called by the caller that read a page in: from the tier
 	// (fromTier) or the store, for itself or as read-ahead (background).
+	// A nil cell means the page is ready at once (real mode): the frame
+	// keeps no cell and its hits call nothing.
 	Loading(fromTier, background bool) *int64
 	// Hit is called, without the pool's lock, when a caller is served from
 	// a frame whose page was read in with the cell ready.
 	Hit(ready *int64)
 }
 
-// RedoLog is the redo log as the pool uses it (Options.Log). *redo.Log
+// Runtime is what the pool asks of the world it runs in: the time and its
+// frames' ready times. Real mode is RealClock's time and no ready times
+// (a nil Wiring.Runtime); the simulator passes its scheduler, through the
+// engine's Runtime, which embeds this one.
+type Runtime interface {
+	Clock
+	FrameTimer
+}
+
+// RedoLog is the redo log as the pool uses it (Wiring.Log). *redo.Log
 // implements it; a test may pass a fake.
 type RedoLog interface {
 	// Append adds a mini-transaction's record (redo.Encode) and returns
@@ -73,11 +84,13 @@ type RedoLog interface {
 	MaybeWrite() error
 }
 
-// Options configure a Pool. Zero fields take the defaults named on them.
+// Options configure a Pool: the settings its user chooses. What the
+// pool's owner connects it to is its Wiring. Zero fields take the
+// defaults named on them. The engine's options embed these.
 type Options struct {
-	// Capacity is the pool's size in bytes, rounded down to whole pages.
+	// PoolSize is the pool's size in bytes, rounded down to whole pages.
 	// Default 64 MiB. Fewer than MinFrames pages is refused.
-	Capacity int64
+	PoolSize int64
 	// Policy is the eviction policy. Default PolicyMidpoint, as in InnoDB.
 	Policy PolicyKind
 	// OldPercent is the share of the midpoint policy's list kept as the old
@@ -90,19 +103,10 @@ type Options struct {
 	// "every second touch promotes" give a tiny positive time (1ns): a touch
 	// promotes once the clock has moved past the read by that much.
 	OldBlocksTime time.Duration
-	// Clock is read by the midpoint policy. Default WallClock.
-	Clock Clock
-	// Log is the redo log (a *redo.Log), fixed for the pool's life: its
-	// mini-transactions append their records to it, and before the pool
-	// writes a page whose LSN is lsn it calls Log.Flush(lsn) and writes
-	// nothing if that fails (the write-ahead rule). Nil means no log
-	// (structure tests): mtrs take no snapshots and write no records, and
-	// pages are written without a flush.
-	Log RedoLog
 	// Tier, if not nil, is a page cache behind the pool (see tier.Tier): a
 	// miss asks it before the store. The pool does not own it (nor close
 	// it). Its staleness guarantee rests on LSNs: every page change must be
-	// logged (Log), so that a newer image carries a newer LSN.
+	// logged (Wiring.Log), so that a newer image carries a newer LSN.
 	Tier tier.Tier
 	// TierMode is where pages enter the tier; default tier.Exclusive.
 	TierMode tier.Mode
@@ -116,9 +120,26 @@ type Options struct {
 	// ReadAheadThreshold is innodb_read_ahead_threshold: default 56 of
 	// the ExtentPages (64); allowed 0 to 64.
 	ReadAheadThreshold int
-	// Timer, if not nil, gives frames a virtual ready time (simulated
-	// mode; see FrameTimer). Real mode leaves it nil and pays nothing.
-	Timer FrameTimer
+}
+
+// Wiring is what a pool's owner connects it to, fixed for the pool's life
+// (NewPool's last argument). It is apart from Options so that the engine,
+// which wires these itself, never takes a setting from its user only to
+// overwrite it. A nil *Wiring is the zero one: no log, real time, no tier
+// key namespace beyond zero.
+type Wiring struct {
+	// Log is the redo log (a *redo.Log), fixed for the pool's life: its
+	// mini-transactions append their records to it, and before the pool
+	// writes a page whose LSN is lsn it calls Log.Flush(lsn) and writes
+	// nothing if that fails (the write-ahead rule). Nil means no log
+	// (structure tests): mtrs take no snapshots and write no records, and
+	// pages are written without a flush.
+	Log RedoLog
+	// Runtime tells the pool the time (the midpoint policy's) and gives
+	// its frames ready times (simulated mode; see FrameTimer). Nil: real
+	// time (RealClock) and no ready times. A Runtime whose Loading returns
+	// nil costs a miss one call and a hit nothing.
+	Runtime Runtime
 	// TierDB and TierEpoch go into every tier key: the database's id and
 	// the number of this open, so that no other database and no earlier
 	// open can hand this pool a page (see tier.Key).
@@ -133,12 +154,12 @@ func (o Options) Validate(pageSize int) error {
 		return fmt.Errorf("%w: page size %d: want a power of two from %d to %d",
 			ErrInvalidConfig, pageSize, page.MinSize, page.MaxSize)
 	}
-	if o.Capacity < 0 {
-		return fmt.Errorf("%w: pool capacity %d bytes is negative", ErrInvalidConfig, o.Capacity)
+	if o.PoolSize < 0 {
+		return fmt.Errorf("%w: pool capacity %d bytes is negative", ErrInvalidConfig, o.PoolSize)
 	}
-	if n := o.Capacity / int64(pageSize); n < MinFrames {
+	if n := o.PoolSize / int64(pageSize); n < MinFrames {
 		return fmt.Errorf("%w: pool capacity %d bytes holds %d pages of %d bytes; at least %d are needed",
-			ErrInvalidConfig, o.Capacity, n, pageSize, MinFrames)
+			ErrInvalidConfig, o.PoolSize, n, pageSize, MinFrames)
 	}
 	switch o.Policy {
 	case PolicyLRU, PolicyMidpoint:
@@ -164,8 +185,8 @@ func (o Options) Validate(pageSize int) error {
 }
 
 func (o *Options) ensureDefaults() {
-	if o.Capacity == 0 {
-		o.Capacity = 64 << 20
+	if o.PoolSize == 0 {
+		o.PoolSize = 64 << 20
 	}
 	if o.Policy == "" {
 		o.Policy = PolicyMidpoint
@@ -175,9 +196,6 @@ func (o *Options) ensureDefaults() {
 	}
 	if o.OldBlocksTime == 0 {
 		o.OldBlocksTime = time.Second
-	}
-	if o.Clock == nil {
-		o.Clock = WallClock{}
 	}
 	if o.TierMode == "" {
 		o.TierMode = tier.Exclusive
@@ -235,7 +253,7 @@ type Page struct {
 	// says read-ahead brought the page in and no caller has used it yet.
 	firstAccess uint64
 	readAhead   bool
-	ready       *int64 // Options.Timer's cell for the read that brought the page in
+	ready       *int64 // the Runtime's cell for the read that brought the page in
 	loadedAt    time.Time
 	youngAt     uint64 // midpoint policy: its removal count when made young
 	prev        *Page
@@ -334,7 +352,13 @@ type Pool struct {
 		accesses uint64 // first accesses so far (Page.firstAccess)
 	}
 
-	log RedoLog // Options.Log; nil: no log
+	log RedoLog // Wiring.Log; nil: no log
+
+	// clock and timer are Wiring.Runtime (clock RealClock and timer nil
+	// without one); tierDB and tierEp are Wiring.TierDB and TierEpoch.
+	clock          Clock
+	timer          FrameTimer
+	tierDB, tierEp uint64
 
 	// lsnMu guards lsns, the newest LSN known for each page, by space
 	// (KnownLSN).
@@ -342,12 +366,17 @@ type Pool struct {
 	lsns  map[uint32][]uint64
 }
 
-// NewPool creates a pool over st. Invalid options are refused before any
-// memory is allocated.
-func NewPool(st store.Store, o *Options) (*Pool, error) {
+// NewPool creates a pool over st, set up by o and connected to what w
+// names (either may be nil). Invalid options are refused before any memory
+// is allocated.
+func NewPool(st store.Store, o *Options, w *Wiring) (*Pool, error) {
 	var opts Options
 	if o != nil {
 		opts = *o
+	}
+	var wire Wiring
+	if w != nil {
+		wire = *w
 	}
 	if st == nil {
 		return nil, fmt.Errorf("%w: pool needs a store", ErrInvalidConfig)
@@ -357,14 +386,20 @@ func NewPool(st store.Store, o *Options) (*Pool, error) {
 		return nil, err
 	}
 	opts.ensureDefaults()
-	n := int(opts.Capacity / int64(ps))
+	n := int(opts.PoolSize / int64(ps))
 	p := &Pool{
 		opts:     opts,
+		tierDB:   wire.TierDB,
+		tierEp:   wire.TierEpoch,
+		clock:    RealClock{},
 		store:    st,
-		log:      opts.Log,
+		log:      wire.Log,
 		pageSize: ps,
 		frames:   make([]Page, n),
 		lsns:     make(map[uint32][]uint64),
+	}
+	if wire.Runtime != nil {
+		p.clock, p.timer = wire.Runtime, wire.Runtime
 	}
 	switch opts.Policy {
 	case PolicyLRU:
@@ -589,13 +624,13 @@ func (p *Pool) load(m *Meter, r *Reservation, id page.ID, create bool, k page.Ki
 			f.pins++
 			first := false
 			if !readAhead {
-				p.repl.access(f, p.opts.Clock)
+				p.repl.access(f, p.clock)
 				first = p.firstAccessLocked(f)
 			}
 			kind, ready := f.kind, f.ready
 			p.mu.Unlock()
 			if ready != nil {
-				p.opts.Timer.Hit(ready)
+				p.timer.Hit(ready)
 			}
 			if m != nil {
 				m.PoolHits++
@@ -685,15 +720,15 @@ func (p *Pool) load(m *Meter, r *Reservation, id page.ID, create bool, k page.Ki
 	f.paidBy = paid
 	f.resident = true
 	f.firstAccess, f.readAhead, f.ready = 0, readAhead, nil
-	if p.opts.Timer != nil && !create {
-		f.ready = p.opts.Timer.Loading(fromTier, readAhead)
+	if p.timer != nil && !create {
+		f.ready = p.timer.Loading(fromTier, readAhead)
 	}
 	first := false
 	if !readAhead {
 		first = p.firstAccessLocked(f)
 	}
 	p.mu.table.put(id, f)
-	p.repl.insert(f, p.opts.Clock.Now())
+	p.repl.insert(f, p.clock.Now())
 	p.mu.Unlock()
 	if m != nil {
 		if create {

@@ -36,10 +36,10 @@ func TestPoolOptionsValidation(t *testing.T) {
 		{"page size too small", fixedSizeStore{size: 2048}, cache.Options{}, "page size 2048"},
 		{"page size too large", fixedSizeStore{size: 128 << 10}, cache.Options{}, "page size 131072"},
 		{"page size zero", fixedSizeStore{size: 0}, cache.Options{}, "page size 0"},
-		{"capacity negative", st, cache.Options{Capacity: -1}, "capacity"},
-		{"capacity one page short", st, cache.Options{Capacity: (cache.MinFrames - 1) * ps}, "capacity"},
-		{"capacity a byte short", st, cache.Options{Capacity: cache.MinFrames*ps - 1}, "capacity"},
-		{"capacity one page", st, cache.Options{Capacity: ps}, "capacity"},
+		{"capacity negative", st, cache.Options{PoolSize: -1}, "capacity"},
+		{"capacity one page short", st, cache.Options{PoolSize: (cache.MinFrames - 1) * ps}, "capacity"},
+		{"capacity a byte short", st, cache.Options{PoolSize: cache.MinFrames*ps - 1}, "capacity"},
+		{"capacity one page", st, cache.Options{PoolSize: ps}, "capacity"},
 		{"unknown policy", st, cache.Options{Policy: "clock"}, `policy "clock"`},
 		{"policy case", st, cache.Options{Policy: "LRU"}, `policy "LRU"`},
 		{"old percent too small", st, cache.Options{OldPercent: 4}, "old sublist percent 4"},
@@ -50,7 +50,7 @@ func TestPoolOptionsValidation(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			o := c.o
-			p, err := cache.NewPool(c.store, &o)
+			p, err := cache.NewPool(c.store, &o, nil)
 			require.ErrorIs(t, err, cache.ErrInvalidConfig)
 			require.Contains(t, err.Error(), c.want)
 			require.Nil(t, p)
@@ -61,27 +61,27 @@ func TestPoolOptionsValidation(t *testing.T) {
 		})
 	}
 
-	_, err := cache.NewPool(nil, nil)
+	_, err := cache.NewPool(nil, nil, nil)
 	require.ErrorIs(t, err, cache.ErrInvalidConfig)
 	require.Contains(t, err.Error(), "store")
 
 	// The edges of every range are accepted.
 	for _, o := range []cache.Options{
-		{Capacity: cache.MinFrames * ps},
-		{Capacity: cache.MinFrames*ps + ps - 1},
-		{Capacity: 1 << 20, Policy: cache.PolicyLRU},
-		{Capacity: 1 << 20, Policy: cache.PolicyMidpoint, OldPercent: 5},
-		{Capacity: 1 << 20, OldPercent: 95, OldBlocksTime: time.Nanosecond, Clock: newFakeClock()},
+		{PoolSize: cache.MinFrames * ps},
+		{PoolSize: cache.MinFrames*ps + ps - 1},
+		{PoolSize: 1 << 20, Policy: cache.PolicyLRU},
+		{PoolSize: 1 << 20, Policy: cache.PolicyMidpoint, OldPercent: 5},
+		{PoolSize: 1 << 20, OldPercent: 95, OldBlocksTime: time.Nanosecond},
 	} {
 		require.NoError(t, o.Validate(ps))
-		p, err := cache.NewPool(st, &o)
+		p, err := cache.NewPool(st, &o, nil)
 		require.NoError(t, err, "%+v", o)
-		require.Equal(t, int(o.Capacity/ps), p.Frames())
+		require.Equal(t, int(o.PoolSize/ps), p.Frames())
 		require.Equal(t, ps, p.PageSize())
 		require.Same(t, st, p.Store())
 	}
 	// nil options take the defaults: 64 MiB.
-	p, err := cache.NewPool(st, nil)
+	p, err := cache.NewPool(st, nil, nil)
 	require.NoError(t, err)
 	require.Equal(t, 64<<20/ps, p.Frames())
 	require.NoError(t, cache.Options{}.Validate(ps))
@@ -253,7 +253,7 @@ func TestPoolPinnedPagesAreNeverEvicted(t *testing.T) {
 	putPages(t, st, 1, 1, 200)
 	for _, policy := range []cache.PolicyKind{cache.PolicyLRU, cache.PolicyMidpoint} {
 		t.Run(string(policy), func(t *testing.T) {
-			p := newPool(t, st, 16, cache.Options{Policy: policy, Clock: newFakeClock()})
+			p := newPoolWith(t, st, 16, cache.Options{Policy: policy}, cache.Wiring{Runtime: newFakeClock()})
 
 			// Pin 10 pages and change them, so that a wrong eviction
 			// would also lose data.
@@ -701,7 +701,7 @@ func TestPoolWriteBackNeverStale(t *testing.T) {
 	})
 }
 
-// TestPoolWriteAheadHook checks the write-ahead rule: Options.Log's
+// TestPoolWriteAheadHook checks the write-ahead rule: Wiring.Log's
 // Flush(lsn) strictly before the page's store write, and no write when it
 // fails.
 func TestPoolWriteAheadHook(t *testing.T) {
@@ -715,7 +715,7 @@ func TestPoolWriteAheadHook(t *testing.T) {
 		log.add("write %s lsn %d", id, page.LSN(buf))
 		return nil
 	}}
-	p := newPool(t, st, 16, cache.Options{Policy: cache.PolicyLRU, Log: flushHookLog{flush: func(lsn uint64) error {
+	p := newPoolWith(t, st, 16, cache.Options{Policy: cache.PolicyLRU}, cache.Wiring{Log: flushHookLog{flush: func(lsn uint64) error {
 		mu.Lock()
 		defer mu.Unlock()
 		if failLog {

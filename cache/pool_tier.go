@@ -11,7 +11,7 @@ import (
 // ever fails because of the tier.
 
 func (p *Pool) tierKey(id page.ID) tier.Key {
-	return tier.Key{DB: p.opts.TierDB, Epoch: p.opts.TierEpoch, ID: id}
+	return tier.Key{DB: p.tierDB, Epoch: p.tierEp, ID: id}
 }
 
 // tierGet asks the tier for page id into buf (a private frame) and reports

@@ -45,7 +45,7 @@ func BenchmarkPoolMissFromTier(b *testing.B) {
 				putPages(b, st, 1, 0, pages-1)
 				tr := be.open(b)
 				defer tr.Close()
-				p := newPool(b, st, frames, cache.Options{Policy: cache.PolicyLRU, Tier: tr, TierMode: mode, TierDB: 1, TierEpoch: 1})
+				p := newPoolWith(b, st, frames, cache.Options{Policy: cache.PolicyLRU, Tier: tr, TierMode: mode}, cache.Wiring{TierDB: 1, TierEpoch: 1})
 				fetch := func(m *cache.Meter, n int) {
 					pg, err := p.Fetch(m, page.ID{Space: 1, Page: uint32(n % pages)})
 					must(b, err)

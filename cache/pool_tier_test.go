@@ -93,7 +93,7 @@ func tierData(t *testing.T, n int) (*store.PebbleStore, *redo.Log, []page.ID) {
 	l, err := redo.Open(st, nil)
 	require.NoError(t, err)
 	t.Cleanup(l.Close)
-	p := newPool(t, st, n+16, cache.Options{Log: l})
+	p := newPoolWith(t, st, n+16, cache.Options{}, cache.Wiring{Log: l})
 	require.NoError(t, p.CreateSpace(nil, 1))
 	ids := make([]page.ID, n)
 	for i := range ids {
@@ -107,7 +107,7 @@ func tierData(t *testing.T, n int) (*store.PebbleStore, *redo.Log, []page.ID) {
 // with tier tr in mode, epoch epoch.
 func tierPool(t *testing.T, st *store.PebbleStore, l *redo.Log, frames int, tr tier.Tier, mode tier.Mode, epoch uint64) *cache.Pool {
 	t.Helper()
-	p := newPool(t, st, frames, cache.Options{Policy: cache.PolicyLRU, Tier: tr, TierMode: mode, TierDB: 7, TierEpoch: epoch, Log: l})
+	p := newPoolWith(t, st, frames, cache.Options{Policy: cache.PolicyLRU, Tier: tr, TierMode: mode}, cache.Wiring{Log: l, TierDB: 7, TierEpoch: epoch})
 	return p
 }
 

@@ -96,8 +96,8 @@ func TestReadAheadUnused(t *testing.T) {
 // The threshold is InnoDB's range.
 func TestReadAheadThresholdConfig(t *testing.T) {
 	st := newStore(t)
-	_, err := cache.NewPool(st, &cache.Options{ReadAheadThreshold: 65})
+	_, err := cache.NewPool(st, &cache.Options{ReadAheadThreshold: 65}, nil)
 	require.ErrorIs(t, err, cache.ErrInvalidConfig)
-	_, err = cache.NewPool(st, &cache.Options{ReadAheadThreshold: -1})
+	_, err = cache.NewPool(st, &cache.Options{ReadAheadThreshold: -1}, nil)
 	require.ErrorIs(t, err, cache.ErrInvalidConfig)
 }

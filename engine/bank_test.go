@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/enginelab/enginelab/cache"
 	"github.com/stretchr/testify/require"
 )
 
@@ -20,7 +21,7 @@ func TestBankTransfers(t *testing.T) {
 	const accounts, workers, transfers = 8, 8, 100
 	for _, org := range []Org{Clustered, HeapRowPointer, HeapPrimaryKey} {
 		t.Run(org.String(), func(t *testing.T) {
-			db, err := Open(&Options{PoolSize: 8 << 20, LockTimeout: 10 * time.Second})
+			db, err := Open(&Options{Options: cache.Options{PoolSize: 8 << 20}, LockTimeout: 10 * time.Second})
 			require.NoError(t, err)
 			defer db.Close()
 			tb, err := db.CreateTable(Table{Name: "account", Org: org,
@@ -114,7 +115,7 @@ func transfer(db *DB, tb *TableHandle, a, b, amount int64) error {
 func TestRollback(t *testing.T) {
 	for _, org := range []Org{Clustered, HeapRowPointer, HeapPrimaryKey} {
 		t.Run(org.String(), func(t *testing.T) {
-			db, err := Open(&Options{PoolSize: 8 << 20})
+			db, err := Open(&Options{Options: cache.Options{PoolSize: 8 << 20}})
 			require.NoError(t, err)
 			defer db.Close()
 			tb := loadCustomers(t, db, org)

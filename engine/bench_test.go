@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/enginelab/enginelab/cache"
 )
 
 // Benchmarks of the three access paths the issue names, per organization,
@@ -63,7 +65,7 @@ var bench struct {
 func benchDB(b *testing.B) {
 	b.Helper()
 	bench.once.Do(func() {
-		db, err := Open(&Options{PoolSize: 1 << 30})
+		db, err := Open(&Options{Options: cache.Options{PoolSize: 1 << 30}})
 		if err != nil {
 			bench.err = err
 			return
@@ -252,7 +254,7 @@ func BenchmarkCommit(b *testing.B) {
 	for _, mode := range []CommitMode{SyncCommit, NoSyncCommit} {
 		for _, g := range []int{1, 4, 16} {
 			b.Run(fmt.Sprintf("mode=%s/goroutines=%d", mode, g), func(b *testing.B) {
-				db, err := Open(&Options{Dir: b.TempDir(), PoolSize: 64 << 20, Commit: mode})
+				db, err := Open(&Options{Dir: b.TempDir(), Options: cache.Options{PoolSize: 64 << 20}, Commit: mode})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/enginelab/enginelab/btree"
+	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/cache/page"
 	"github.com/enginelab/enginelab/cache/redo"
 )
@@ -186,7 +187,7 @@ func renderMetaRow(r Row) string {
 // or (crashed) as the crash image of one on pebble's memory filesystem,
 // copied to dir.
 func buildCorruptDB(t *testing.T, r *rand.Rand, dir string, crashed bool) *corruptHistory {
-	opts := &Options{Dir: dir, PageSize: 4096, PoolSize: 256 * 4096, CheckpointBytes: 1 << 20}
+	opts := &Options{Dir: dir, PageSize: 4096, Options: cache.Options{PoolSize: 256 * 4096}, CheckpointBytes: 1 << 20}
 	var mem *vfs.MemFS
 	if crashed {
 		mem = vfs.NewCrashableMem()
@@ -378,7 +379,7 @@ func runCorruptCase(t *testing.T, h *corruptHistory, pristine map[string][]byte,
 		require.Contains(t, err.Error(), dir, "%s: %s: the error names the directory", what, when)
 		t.Logf("%s: %s: %v", what, when, err)
 	}
-	db, err := Open(&Options{FS: fs, Dir: dir, PoolSize: 1 << 20})
+	db, err := Open(&Options{FS: fs, Dir: dir, Options: cache.Options{PoolSize: 1 << 20}})
 	if err != nil {
 		requireDamage(err, "open")
 		n.openErrs++

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/enginelab/enginelab/cache"
 	"github.com/stretchr/testify/require"
 )
 
@@ -56,7 +57,7 @@ func crashTrial(t *testing.T, org Org, mode CommitMode, seed uint64) int64 {
 	r := rand.New(rand.NewPCG(seed, uint64(org)<<8|uint64(mode)))
 	what := fmt.Sprintf("seed %d (rerun with -engine.crashseed=%d -engine.crashtrials=1)", seed, seed)
 	fs := vfs.NewCrashableMem()
-	opts := &Options{FS: fs, Dir: "db", PageSize: 4096, PoolSize: 48 * 4096, Commit: mode,
+	opts := &Options{FS: fs, Dir: "db", PageSize: 4096, Options: cache.Options{PoolSize: 48 * 4096}, Commit: mode,
 		CheckpointBytes: int64(64<<10 + r.IntN(256<<10))}
 	db, err := Open(opts)
 	require.NoError(t, err, what)
@@ -177,7 +178,7 @@ func crashTrial(t *testing.T, org Org, mode CommitMode, seed uint64) int64 {
 	}
 	// The running database is abandoned, as a crashed process would be.
 
-	db2, err := Open(&Options{FS: image, Dir: "db", PageSize: 4096, PoolSize: 48 * 4096, Commit: mode})
+	db2, err := Open(&Options{FS: image, Dir: "db", PageSize: 4096, Options: cache.Options{PoolSize: 48 * 4096}, Commit: mode})
 	require.NoError(t, err, what)
 	tb2, err := db2.Table(tb.Name())
 	require.NoError(t, err, what)
@@ -205,7 +206,7 @@ func crashTrial(t *testing.T, org Org, mode CommitMode, seed uint64) int64 {
 	require.NoError(t, tx.Insert(tb2, Row{Str("after"), Int(1000), Dec(1), Null, Int(0), Null}), what)
 	require.NoError(t, tx.Commit(), what)
 	require.NoError(t, db2.Close(), what)
-	db3, err := Open(&Options{FS: image, Dir: "db", PageSize: 4096, PoolSize: 48 * 4096})
+	db3, err := Open(&Options{FS: image, Dir: "db", PageSize: 4096, Options: cache.Options{PoolSize: 48 * 4096}})
 	require.NoError(t, err, what)
 	tb3, err := db3.Table(tb.Name())
 	require.NoError(t, err, what)
@@ -324,7 +325,7 @@ func crashChild() {
 		fmt.Fprintln(os.Stderr, "crash child:", err)
 		os.Exit(2)
 	}
-	db, err := Open(&Options{Dir: dir, PageSize: 4096, PoolSize: 32 * 4096, CheckpointBytes: 128 << 10})
+	db, err := Open(&Options{Dir: dir, PageSize: 4096, Options: cache.Options{PoolSize: 32 * 4096}, CheckpointBytes: 128 << 10})
 	if err != nil {
 		fail(err)
 	}

@@ -17,7 +17,6 @@ import (
 	"github.com/enginelab/enginelab/cache/page"
 	"github.com/enginelab/enginelab/cache/redo"
 	"github.com/enginelab/enginelab/cache/store"
-	"github.com/enginelab/enginelab/cache/tier"
 	"github.com/enginelab/enginelab/engine/lock"
 	"github.com/enginelab/enginelab/heap"
 )
@@ -71,13 +70,17 @@ type Options struct {
 	// PageSize for a new database; default 16 KiB. An existing database
 	// keeps its own.
 	PageSize int
-	// PoolSize is the buffer pool's size in bytes; default 64 MiB.
-	PoolSize int64
-	// Policy is the pool's eviction policy; default midpoint (InnoDB).
-	Policy cache.PolicyKind
-	// Clock is read by the pool's midpoint policy (and, later, lock
-	// timeouts); default the wall clock. Simulated runs pass their own.
-	Clock cache.Clock
+	// Options are the buffer pool's settings, promoted into these: PoolSize
+	// (default 64 MiB), Policy (default midpoint, as InnoDB), OldPercent
+	// and OldBlocksTime (the midpoint policy's), ReadAhead and
+	// ReadAheadThreshold (linear read-ahead: off by default in the
+	// library, on by default in the command, as InnoDB has it), and Tier
+	// and TierMode (a remote page cache behind the pool, tier.Tier, and
+	// where pages enter it, default exclusive; the database does not
+	// close the tier). What the pool is connected to (the log, the
+	// Runtime, the tier keys' database id and epoch) the database wires
+	// itself (cache.Wiring).
+	cache.Options
 	// DefaultOrg is the organization of tables that do not name one;
 	// default Clustered.
 	DefaultOrg Org
@@ -91,42 +94,17 @@ type Options struct {
 	// LockTimeout is how long a row lock request waits before
 	// ErrLockTimeout; default 50s (innodb_lock_wait_timeout).
 	LockTimeout time.Duration
-	// Parker decides how a lock wait waits; default a lock.BlockingParker on
-	// Clock. The simulator installs its scheduler here.
-	Parker lock.Parker
 	// Commit says whether Commit waits for its log record to be durable;
 	// default SyncCommit.
 	Commit CommitMode
-	// LogWaiter decides how a commit waits for a group sync another
-	// commit is performing; default redo.BlockingWaiter. The simulator
-	// installs its scheduler here.
-	LogWaiter redo.Waiter
-	// Calls, if not nil, hears every transaction operation (Get, Insert,
-	// Update, Delete, Scan, Count, Commit, Rollback) just before it runs,
-	// with the transaction's meter: the simulator prices the work done
-	// since the last call there and may run other terminals first. A
-	// cursor's Next is part of its Scan's call.
-	Calls CallHook
-	// LogSync, if not nil, runs at the start of every log sync, in the
-	// goroutine of the commit that leads it, with no lock held: the
-	// simulator prices the sync there and lets other terminals run while
-	// it is in progress (their commits join the next group).
-	LogSync func()
-	// FrameTimer gives the pool's frames virtual ready times
-	// (cache.Options.Timer): simulated mode.
-	FrameTimer cache.FrameTimer
+	// Runtime is the database's time and how it waits and yields: the
+	// lock manager's and the pool's clock, lock waits, log waits and
+	// syncs, call boundaries and the frames' ready times (see Runtime).
+	// Nil: RealRuntime. The simulator installs its scheduler here.
+	Runtime Runtime
 	// CheckpointBytes is how much log a checkpoint is taken after; default
 	// 64 MiB. Recovery redoes at most about this much log.
 	CheckpointBytes int64
-	// Tier, if not nil, is a remote page cache behind the buffer pool
-	// (tier.Tier); TierMode places pages in it (default exclusive). The
-	// database does not close it.
-	Tier     tier.Tier
-	TierMode tier.Mode
-	// ReadAhead turns on the pool's linear read-ahead (cache.Options); off
-	// by default in the library, on by default in the command, as InnoDB
-	// has it.
-	ReadAhead bool
 	// MemoryLimit is the memory, in bytes, that Open's memory check
 	// compares the options with; 0: what this process may use, read from
 	// the system (the smaller of its cgroup's limit, v2 memory.max or v1
@@ -145,11 +123,6 @@ type Options struct {
 	SkipMemoryCheck bool
 }
 
-// CallHook hears the start of every transaction operation (Options.Calls).
-type CallHook interface {
-	BeforeCall(m *Meter)
-}
-
 // Validate reports the first invalid option.
 func (o *Options) Validate() error {
 	if o.PageSize != 0 && !page.ValidSize(o.PageSize) {
@@ -163,7 +136,7 @@ func (o *Options) Validate() error {
 	if ps == 0 {
 		ps = page.DefaultSize
 	}
-	if err := (&cache.Options{Capacity: o.PoolSize, Policy: o.Policy, TierMode: o.TierMode}).Validate(ps); err != nil {
+	if err := o.Options.Validate(ps); err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalidOptions, err)
 	}
 	if o.DefaultOrg > HeapPrimaryKey {
@@ -212,10 +185,10 @@ func (o *Options) Validate() error {
 //     table opens; alone when an undo looks a space up), activeMu (with a
 //     page latched, when a transaction logs its first step, and under
 //     ckptMu), ixMu (under mu), and the lock manager's mutex, under which
-//     it reads only its Clock and which no engine mutex or latch is ever
+//     it reads only its clock (the Runtime's Now) and which no engine mutex or latch is ever
 //     held around.
 //
-// Waiting. A row lock wait (the Parker) begins with no page latch and no
+// Waiting. A row lock wait (the Runtime's Park) begins with no page latch and no
 // engine mutex held: a row operation takes its lock before it latches a
 // page, a cursor keeps only a pin on its leaf between rows, and the lock
 // manager releases its mutex before it parks. A commit waits for its log
@@ -233,6 +206,7 @@ type DB struct {
 	locks   *lock.Manager
 	log     *redo.Log
 	txSeq   atomic.Uint64
+	calls   Runtime // Options.Runtime, nil for RealRuntime: BeforeCall is skipped
 
 	countRewrite atomic.Bool // Options.CountRewrite, switchable at run time
 
@@ -328,17 +302,18 @@ func Open(o *Options) (*DB, error) {
 	if opts.DefaultOrg == OrgDefault {
 		opts.DefaultOrg = Clustered
 	}
-	if opts.Clock == nil {
-		opts.Clock = cache.WallClock{}
+	if opts.Runtime == nil {
+		opts.Runtime = RealRuntime{}
+	}
+	// The real runtime is detected once, here: the pool then takes no
+	// Runtime (the wall clock, no frame ready times) and a transaction's
+	// calls skip BeforeCall, so real mode pays nothing for the seam.
+	var rt Runtime
+	if _, real := opts.Runtime.(RealRuntime); !real {
+		rt = opts.Runtime
 	}
 	if opts.LockTimeout == 0 {
 		opts.LockTimeout = 50 * time.Second
-	}
-	if opts.Parker == nil {
-		opts.Parker = lock.BlockingParker{Clock: opts.Clock}
-	}
-	if opts.LogWaiter == nil {
-		opts.LogWaiter = redo.BlockingWaiter{}
 	}
 	if opts.CheckpointBytes == 0 {
 		opts.CheckpointBytes = 64 << 20
@@ -351,24 +326,19 @@ func Open(o *Options) (*DB, error) {
 		return nil, err
 	}
 	dbID, epoch := st.Identity()
-	log, err := redo.Open(st, &redo.LogOptions{Waiter: opts.LogWaiter, Volatile: st.Volatile()})
+	log, err := redo.Open(st, &redo.LogOptions{Waiter: opts.Runtime, Volatile: st.Volatile()})
 	if err != nil {
 		_ = st.Close()
 		return nil, damaged(st, fmt.Errorf("engine: open redo log: %w", err))
 	}
-	pool, err := cache.NewPool(st, &cache.Options{Capacity: opts.PoolSize, Policy: opts.Policy, Clock: opts.Clock,
-		Tier: opts.Tier, TierMode: opts.TierMode, TierDB: dbID, TierEpoch: epoch, ReadAhead: opts.ReadAhead,
-		Timer: opts.FrameTimer, Log: log})
+	pool, err := cache.NewPool(st, &opts.Options, &cache.Wiring{Log: log, Runtime: rt, TierDB: dbID, TierEpoch: epoch})
 	if err != nil {
 		log.Close()
 		_ = st.Close()
 		return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
 	}
-	if opts.LogSync != nil {
-		log.SetSyncHook(opts.LogSync)
-	}
-	db := &DB{opts: opts, store: st, pool: pool, log: log,
-		locks:  lock.NewManager(opts.Clock, opts.Parker, opts.LockTimeout),
+	db := &DB{opts: opts, store: st, pool: pool, log: log, calls: rt,
+		locks:  lock.NewManager(opts.Runtime, opts.Runtime, opts.LockTimeout),
 		spaces: make(map[uint32]structure), active: make(map[uint64]uint64)}
 	db.mu.tables = make(map[string]*TableHandle)
 	db.countRewrite.Store(opts.CountRewrite)

@@ -3,6 +3,7 @@ package engine
 import (
 	"testing"
 
+	"github.com/enginelab/enginelab/cache"
 	"github.com/stretchr/testify/require"
 )
 
@@ -27,7 +28,7 @@ func customerTable() Table {
 
 func TestCatalogSurvivesReopen(t *testing.T) {
 	dir := t.TempDir()
-	db, err := Open(&Options{Dir: dir, PoolSize: 4 << 20})
+	db, err := Open(&Options{Dir: dir, Options: cache.Options{PoolSize: 4 << 20}})
 	require.NoError(t, err)
 	for _, org := range []Org{Clustered, HeapRowPointer, HeapPrimaryKey} {
 		def := customerTable()
@@ -41,7 +42,7 @@ func TestCatalogSurvivesReopen(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, db.Close())
 
-	db, err = Open(&Options{Dir: dir, PoolSize: 4 << 20})
+	db, err = Open(&Options{Dir: dir, Options: cache.Options{PoolSize: 4 << 20}})
 	require.NoError(t, err)
 	defer db.Close()
 	require.Equal(t, []string{"customer", "customer_clustered", "customer_heap-pk", "customer_heap-rowptr"}, db.Tables())
@@ -67,7 +68,7 @@ func TestCatalogSurvivesReopen(t *testing.T) {
 }
 
 func TestSchemaErrors(t *testing.T) {
-	db, err := Open(&Options{PoolSize: 4 << 20})
+	db, err := Open(&Options{Options: cache.Options{PoolSize: 4 << 20}})
 	require.NoError(t, err)
 	defer db.Close()
 	for _, tc := range []struct {
@@ -136,9 +137,9 @@ func TestValueErrors(t *testing.T) {
 func TestOptionsValidation(t *testing.T) {
 	for _, o := range []Options{
 		{PageSize: 1000},
-		{PoolSize: -1},
-		{PoolSize: 1 << 10},
-		{Policy: "fifo"},
+		{Options: cache.Options{PoolSize: -1}},
+		{Options: cache.Options{PoolSize: 1 << 10}},
+		{Options: cache.Options{Policy: "fifo"}},
 		{DefaultOrg: 7},
 		{HeapUpdate: 3},
 	} {
@@ -164,14 +165,14 @@ func TestValueFormat(t *testing.T) {
 // them survive a clean close, in every organization.
 func TestDataSurvivesReopen(t *testing.T) {
 	dir := t.TempDir()
-	db, err := Open(&Options{Dir: dir, PoolSize: 4 << 20})
+	db, err := Open(&Options{Dir: dir, Options: cache.Options{PoolSize: 4 << 20}})
 	require.NoError(t, err)
 	for _, org := range []Org{Clustered, HeapRowPointer, HeapPrimaryKey} {
 		loadCustomers(t, db, org)
 	}
 	require.NoError(t, db.Close())
 
-	db, err = Open(&Options{Dir: dir, PoolSize: 4 << 20})
+	db, err = Open(&Options{Dir: dir, Options: cache.Options{PoolSize: 4 << 20}})
 	require.NoError(t, err)
 	defer db.Close()
 	for _, org := range []Org{Clustered, HeapRowPointer, HeapPrimaryKey} {

@@ -96,10 +96,10 @@
 // multi-version engine would not make them do).
 // A request that would close a cycle in the wait-for graph fails at once
 // with ErrDeadlock (the requester is the victim); one that waits longer
-// than Options.LockTimeout, read from Options.Clock, fails with
+// than Options.LockTimeout, on the Runtime's clock, fails with
 // ErrLockTimeout. Either way the transaction is rolled back and holds no
-// lock when the error returns. How a request waits is Options.Parker's
-// business: real mode blocks the goroutine, the simulator parks the
+// lock when the error returns. How a request waits is the Runtime's
+// business (Park): real mode blocks the goroutine, the simulator parks the
 // simulated transaction. No page latch is held while a request waits:
 // locks are taken before a row operation touches a page.
 //
@@ -127,7 +127,7 @@
 //
 // Commit appends a commit record; with Options.Commit = SyncCommit it
 // returns once the record is durable. Commits that arrive while another
-// commit's sync is running wait for it (through Options.LogWaiter) and the
+// commit's sync is running wait for it (through the Runtime's Wait) and the
 // first of them then syncs once for all: group commit, counted by the
 // Meter's LogSyncs and LogSyncWaits. NoSyncCommit returns at once; such a
 // commit is durable after the next sync or checkpoint, and a crash loses a

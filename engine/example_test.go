@@ -3,6 +3,7 @@ package engine_test
 import (
 	"fmt"
 
+	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/engine"
 )
 
@@ -14,7 +15,7 @@ import (
 // removes the fetches everywhere.
 func Example() {
 	for _, rewrite := range []bool{false, true} {
-		db, _ := engine.Open(&engine.Options{PoolSize: 8 << 20, CountRewrite: rewrite})
+		db, _ := engine.Open(&engine.Options{Options: cache.Options{PoolSize: 8 << 20}, CountRewrite: rewrite})
 		for _, org := range []engine.Org{engine.Clustered, engine.HeapRowPointer, engine.HeapPrimaryKey} {
 			t, _ := db.CreateTable(engine.Table{
 				Name: "customer_" + org.String(),

@@ -47,7 +47,7 @@ func (o *Options) MemoryEstimate() int64 {
 	return cache.PoolMemory(o.poolSize(), o.pageSize()) + tier.InProcessBytes(o.Tier) + StoreOverhead
 }
 
-// poolSize is PoolSize or its default (cache.Options.Capacity's).
+// poolSize is PoolSize or its default (cache.Options.PoolSize's).
 func (o *Options) poolSize() int64 {
 	if o.PoolSize == 0 {
 		return 64 << 20

@@ -16,7 +16,7 @@ import (
 // way out; SkipMemoryCheck opens it anyway.
 func TestOpenRefusesPoolOverLimit(t *testing.T) {
 	dir := t.TempDir()
-	o := &Options{Dir: dir, PoolSize: 1 << 30, MemoryLimit: 256 << 20}
+	o := &Options{Dir: dir, Options: cache.Options{PoolSize: 1 << 30}, MemoryLimit: 256 << 20}
 	db, err := Open(o)
 	require.Nil(t, db)
 	require.ErrorIs(t, err, ErrInsufficientMemory)
@@ -44,7 +44,7 @@ func TestOpenMemoryCheckCountsTier(t *testing.T) {
 	tr, err := lru.New(512 << 20)
 	require.NoError(t, err)
 	defer tr.Close()
-	o := &Options{PoolSize: 64 << 20, Tier: tr, MemoryLimit: 512 << 20}
+	o := &Options{Options: cache.Options{PoolSize: 64 << 20, Tier: tr}, MemoryLimit: 512 << 20}
 	require.Equal(t, cache.PoolMemory(64<<20, page.DefaultSize)+512<<20+StoreOverhead, o.MemoryEstimate())
 	_, err = Open(o)
 	require.ErrorIs(t, err, ErrInsufficientMemory)

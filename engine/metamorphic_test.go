@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/enginelab/enginelab/cache"
 	"github.com/stretchr/testify/require"
 )
 
@@ -770,7 +771,7 @@ func runMetamorphic(t *testing.T, seed uint64, o Options, nops int) {
 func TestScanRowShowsOnlyWantedColumns(t *testing.T) {
 	for _, org := range allOrgs {
 		t.Run(org.String(), func(t *testing.T) {
-			db, err := Open(&Options{PageSize: 4096, PoolSize: 64 * 4096})
+			db, err := Open(&Options{PageSize: 4096, Options: cache.Options{PoolSize: 64 * 4096}})
 			require.NoError(t, err)
 			defer db.Close()
 			tb, err := db.CreateTable(metaTable(org))

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"testing"
 
+	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/heap"
 	"github.com/stretchr/testify/require"
 )
@@ -45,7 +46,7 @@ func TestNoteLayout(t *testing.T) {
 // TestCheckpointRecordLayout pins the checkpoint record to the diagram
 // beside checkpointLocked.
 func TestCheckpointRecordLayout(t *testing.T) {
-	db, err := Open(&Options{PoolSize: 8 << 20})
+	db, err := Open(&Options{Options: cache.Options{PoolSize: 8 << 20}})
 	require.NoError(t, err)
 	defer db.Close()
 	tx := db.Begin(nil)

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/enginelab/enginelab/btree"
+	"github.com/enginelab/enginelab/cache"
 )
 
 // Bad input changes nothing, and Get, Update, Delete and Scan agree with
@@ -198,7 +199,7 @@ func TestOpsBadInputChangesNothing(t *testing.T) {
 	} {
 		for _, org := range opsOrgs {
 			t.Run(tc.name+"/"+org.String(), func(t *testing.T) {
-				db, err := Open(&Options{PoolSize: 4 << 20})
+				db, err := Open(&Options{Options: cache.Options{PoolSize: 4 << 20}})
 				require.NoError(t, err)
 				defer db.Close()
 				tb, _ := opsLoad(t, db, org)
@@ -227,7 +228,7 @@ func TestOpsBadInputChangesNothing(t *testing.T) {
 }
 
 func TestOpsUseAfterCommit(t *testing.T) {
-	db, err := Open(&Options{PoolSize: 4 << 20})
+	db, err := Open(&Options{Options: cache.Options{PoolSize: 4 << 20}})
 	require.NoError(t, err)
 	defer db.Close()
 	tb, _ := opsLoad(t, db, Clustered)
@@ -241,7 +242,7 @@ func TestOpsUseAfterCommit(t *testing.T) {
 	require.ErrorIs(t, err, ErrTxDone)
 
 	// A table handle of another database.
-	db2, err := Open(&Options{PoolSize: 4 << 20})
+	db2, err := Open(&Options{Options: cache.Options{PoolSize: 4 << 20}})
 	require.NoError(t, err)
 	defer db2.Close()
 	tx2 := db2.Begin(nil)
@@ -448,7 +449,7 @@ func TestOpsModel(t *testing.T) {
 	for _, mode := range []HeapUpdate{InPlace, NewVersion} {
 		for _, org := range opsOrgs {
 			t.Run(fmt.Sprintf("%s/mode=%d", org, mode), func(t *testing.T) {
-				db, err := Open(&Options{PoolSize: 8 << 20, PageSize: 4096, HeapUpdate: mode})
+				db, err := Open(&Options{Options: cache.Options{PoolSize: 8 << 20}, PageSize: 4096, HeapUpdate: mode})
 				require.NoError(t, err)
 				defer db.Close()
 				tb, model := opsLoad(t, db, org)
@@ -523,7 +524,7 @@ func TestOpsModel(t *testing.T) {
 func TestOpsUpdateUniqueColumnToItsOwnValue(t *testing.T) {
 	for _, org := range opsOrgs {
 		t.Run(org.String(), func(t *testing.T) {
-			db, err := Open(&Options{PoolSize: 4 << 20})
+			db, err := Open(&Options{Options: cache.Options{PoolSize: 4 << 20}})
 			require.NoError(t, err)
 			defer db.Close()
 			tb, _ := opsLoad(t, db, org)
@@ -543,7 +544,7 @@ func TestOpsUpdateUniqueColumnToItsOwnValue(t *testing.T) {
 func TestOpsScanColumnsInAnyOrder(t *testing.T) {
 	for _, org := range opsOrgs {
 		t.Run(org.String(), func(t *testing.T) {
-			db, err := Open(&Options{PoolSize: 4 << 20})
+			db, err := Open(&Options{Options: cache.Options{PoolSize: 4 << 20}})
 			require.NoError(t, err)
 			defer db.Close()
 			tb, model := opsLoad(t, db, org)
@@ -568,7 +569,7 @@ func TestOpsScanColumnsInAnyOrder(t *testing.T) {
 func TestOpsOversizedSecondaryKeyChangesNothing(t *testing.T) {
 	for _, org := range opsOrgs {
 		t.Run(org.String(), func(t *testing.T) {
-			db, err := Open(&Options{PoolSize: 4 << 20})
+			db, err := Open(&Options{Options: cache.Options{PoolSize: 4 << 20}})
 			require.NoError(t, err)
 			defer db.Close()
 			tb, err := db.CreateTable(Table{Name: "big_" + org.String(), Org: org,

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/enginelab/enginelab/btree"
+	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/cache/page"
 )
 
@@ -46,7 +47,7 @@ func reportTreeBytes(t *testing.T, tr *btree.Tree) (entries, n int64) {
 }
 
 func TestSpaceReportOrderAndBytes(t *testing.T) {
-	db, err := Open(&Options{PoolSize: 8 << 20})
+	db, err := Open(&Options{Options: cache.Options{PoolSize: 8 << 20}})
 	require.NoError(t, err)
 	defer db.Close()
 	// Created out of name order: the report sorts by table name.
@@ -154,7 +155,7 @@ func TestSpaceReportOrderAndBytes(t *testing.T) {
 // TestSpaceReportMultiLevel checks the report against a tree that splits:
 // pages and height from the tree's shape, fill between half and full.
 func TestSpaceReportMultiLevel(t *testing.T) {
-	db, err := Open(&Options{PoolSize: 16 << 20, PageSize: 4096})
+	db, err := Open(&Options{Options: cache.Options{PoolSize: 16 << 20}, PageSize: 4096})
 	require.NoError(t, err)
 	defer db.Close()
 	for _, org := range []Org{Clustered, HeapRowPointer, HeapPrimaryKey} {
@@ -186,7 +187,7 @@ func TestSpaceReportMultiLevel(t *testing.T) {
 }
 
 func TestSpaceReportClosed(t *testing.T) {
-	db, err := Open(&Options{PoolSize: 4 << 20})
+	db, err := Open(&Options{Options: cache.Options{PoolSize: 4 << 20}})
 	require.NoError(t, err)
 	_, err = db.CreateTable(reportTable("t", Clustered))
 	require.NoError(t, err)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/enginelab/enginelab/cache"
 	"github.com/stretchr/testify/require"
 )
 
@@ -35,7 +36,7 @@ func loadCustomers(t testing.TB, db *DB, org Org) *TableHandle {
 // a last name through the (w, d, last, first) index.
 func TestTalkCountByLastName(t *testing.T) {
 	for _, rewrite := range []bool{false, true} {
-		db, err := Open(&Options{PoolSize: 8 << 20, CountRewrite: rewrite})
+		db, err := Open(&Options{Options: cache.Options{PoolSize: 8 << 20}, CountRewrite: rewrite})
 		require.NoError(t, err)
 		for _, tc := range []struct {
 			org     Org
@@ -94,7 +95,7 @@ func TestTalkCountByLastName(t *testing.T) {
 // of the row-pointer heap fetches no row, and switching it back fetches
 // them again.
 func TestSetCountRewrite(t *testing.T) {
-	db, err := Open(&Options{PoolSize: 8 << 20})
+	db, err := Open(&Options{Options: cache.Options{PoolSize: 8 << 20}})
 	require.NoError(t, err)
 	defer db.Close()
 	tb := loadCustomers(t, db, HeapRowPointer)

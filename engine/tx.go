@@ -91,10 +91,10 @@ func (db *DB) Begin(m *Meter) *Tx {
 	return tx
 }
 
-// enter tells the call hook (Options.Calls) that an operation of tx
-// begins.
+// enter tells the Runtime (Runtime.BeforeCall) that an operation of tx
+// begins; the real runtime is not told (DB.calls is nil).
 func (tx *Tx) enter() {
-	if h := tx.db.opts.Calls; h != nil {
+	if h := tx.db.calls; h != nil {
 		h.BeforeCall(tx.m)
 	}
 }

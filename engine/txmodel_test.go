@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/engine/lock"
 	"github.com/stretchr/testify/require"
 )
@@ -130,7 +131,11 @@ func applyOp(tx *Tx, tb *TableHandle, op txOp) error {
 
 // signalParker parks a lock wait by telling the test, then blocking until
 // the lock is granted: the fake scheduler the deadlock construction needs.
-type signalParker struct{ parked chan *lock.Wait }
+// Everything else is real.
+type signalParker struct {
+	RealRuntime
+	parked chan *lock.Wait
+}
 
 func (p signalParker) Park(w *lock.Wait) bool {
 	p.parked <- w
@@ -185,8 +190,8 @@ func TestTxModel(t *testing.T) {
 				parked := make(chan *lock.Wait)
 				// A pool of 48 4 KiB frames: pages are evicted and written
 				// all the time, uncommitted changes included.
-				db, err := Open(&Options{PageSize: 4096, PoolSize: 48 * 4096, HeapUpdate: mode,
-					Parker: signalParker{parked: parked}, CheckpointBytes: 256 << 10})
+				db, err := Open(&Options{PageSize: 4096, Options: cache.Options{PoolSize: 48 * 4096}, HeapUpdate: mode,
+					Runtime: signalParker{parked: parked}, CheckpointBytes: 256 << 10})
 				require.NoError(t, err)
 				tb, err := db.CreateTable(metaTable(org))
 				require.NoError(t, err)
@@ -245,7 +250,7 @@ func TestTxModel(t *testing.T) {
 func TestRollbackOfShrinkFitsInPlace(t *testing.T) {
 	for _, org := range []Org{HeapRowPointer, HeapPrimaryKey} {
 		t.Run(org.String(), func(t *testing.T) {
-			db, err := Open(&Options{PageSize: 4096, PoolSize: 1 << 20})
+			db, err := Open(&Options{PageSize: 4096, Options: cache.Options{PoolSize: 1 << 20}})
 			require.NoError(t, err)
 			defer db.Close()
 			tb, err := db.CreateTable(metaTable(org))

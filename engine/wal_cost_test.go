@@ -2,8 +2,10 @@ package engine
 
 import (
 	"fmt"
+	"sync"
 	"testing"
 
+	"github.com/enginelab/enginelab/cache"
 	"github.com/stretchr/testify/require"
 )
 
@@ -15,7 +17,7 @@ func TestLogCosts(t *testing.T) {
 	for _, org := range costOrgs {
 		for _, mode := range []CommitMode{SyncCommit, NoSyncCommit} {
 			t.Run(fmt.Sprintf("%s/%s", org, mode), func(t *testing.T) {
-				db, err := Open(&Options{PoolSize: 8 << 20, Commit: mode})
+				db, err := Open(&Options{Options: cache.Options{PoolSize: 8 << 20}, Commit: mode})
 				require.NoError(t, err)
 				defer db.Close()
 				tb := costLoad(t, db, org, 30, 20)
@@ -106,13 +108,13 @@ func TestLogCosts(t *testing.T) {
 }
 
 // TestGroupCommitFakeScheduler: a commit that arrives while another's sync
-// is running waits through Options.LogWaiter (the simulator's seam) and is
+// is running waits through the Runtime's Wait (the simulator's seam) and is
 // covered by a later sync it or another waiter leads; no page latch is held
 // while it waits (a reader gets through).
 func TestGroupCommitFakeScheduler(t *testing.T) {
 	waits := make(chan (<-chan struct{}))
-	w := fakeWaiter{waits: waits}
-	db, err := Open(&Options{PoolSize: 8 << 20, LogWaiter: w})
+	w := &fakeWaiter{waits: waits}
+	db, err := Open(&Options{Options: cache.Options{PoolSize: 8 << 20}, Runtime: w})
 	require.NoError(t, err)
 	defer db.Close()
 	tb := costLoad(t, db, Clustered, 10, 20)
@@ -120,7 +122,7 @@ func TestGroupCommitFakeScheduler(t *testing.T) {
 	// Hold the next sync open: the first committer blocks inside it.
 	release := make(chan struct{})
 	entered := make(chan struct{})
-	db.log.SetSyncHook(func() { close(entered); <-release })
+	w.setSyncStart(func() { close(entered); <-release })
 	first := make(chan error)
 	go func() {
 		tx := db.Begin(nil)
@@ -149,7 +151,7 @@ func TestGroupCommitFakeScheduler(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, found)
 	require.NoError(t, rd.Commit())
-	db.log.SetSyncHook(nil)
+	w.setSyncStart(nil)
 	close(release)
 	require.NoError(t, <-first)
 	<-done
@@ -158,10 +160,34 @@ func TestGroupCommitFakeScheduler(t *testing.T) {
 	require.Equal(t, int64(1), m2.LogSyncs, "the parked commit leads the next sync")
 }
 
-// fakeWaiter hands each wait to the test, then waits for the sync.
-type fakeWaiter struct{ waits chan (<-chan struct{}) }
+// fakeWaiter is a Runtime that hands each log wait to the test, then
+// waits for the sync, and runs the test's hook (if any) at the start of a
+// sync: the test holds a sync open there while other commits arrive.
+// Everything else is real.
+type fakeWaiter struct {
+	RealRuntime
+	waits chan (<-chan struct{})
 
-func (f fakeWaiter) Wait(done <-chan struct{}) {
+	mu        sync.Mutex
+	syncStart func() // nil: none
+}
+
+func (f *fakeWaiter) Wait(done <-chan struct{}) {
 	f.waits <- done
 	<-done
+}
+
+func (f *fakeWaiter) SyncStart() {
+	f.mu.Lock()
+	h := f.syncStart
+	f.mu.Unlock()
+	if h != nil {
+		h()
+	}
+}
+
+func (f *fakeWaiter) setSyncStart(h func()) {
+	f.mu.Lock()
+	f.syncStart = h
+	f.mu.Unlock()
 }

@@ -185,7 +185,7 @@
 //     only grows, and a page emptied by deletes is reused by inserts.
 //   - Moved rows always go to higher pages, so a table whose rows keep
 //     growing creeps towards its end; lower pages are refilled by inserts.
-//   - Without a redo log given to the pool (cache.Options.Log),
+//   - Without a redo log given to the pool (cache.Wiring.Log),
 //     mtrs log nothing, and a crash loses unflushed pages; the FSM may
 //     then be stale. A too-optimistic byte is corrected when an insert
 //     finds the page too full, a too-pessimistic one wastes room until

@@ -15,7 +15,7 @@ func ExampleHeap() {
 		panic(err)
 	}
 	defer st.Close()
-	pool, err := cache.NewPool(st, &cache.Options{Capacity: 1 << 20})
+	pool, err := cache.NewPool(st, &cache.Options{PoolSize: 1 << 20}, nil)
 	if err != nil {
 		panic(err)
 	}

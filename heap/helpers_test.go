@@ -32,10 +32,9 @@ func newPool(tb testing.TB, st store.Store, frames int) *cache.Pool {
 func newPoolWithLog(tb testing.TB, st store.Store, frames int, lg cache.RedoLog) *cache.Pool {
 	tb.Helper()
 	p, err := cache.NewPool(st, &cache.Options{
-		Capacity: int64(frames) * int64(st.PageSize()),
+		PoolSize: int64(frames) * int64(st.PageSize()),
 		Policy:   cache.PolicyLRU,
-		Log:      lg,
-	})
+	}, &cache.Wiring{Log: lg})
 	require.NoError(tb, err)
 	return p
 }

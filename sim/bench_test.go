@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/engine"
 	"github.com/enginelab/enginelab/sim/hw"
 	"github.com/enginelab/enginelab/sim/sched"
@@ -27,7 +28,7 @@ func loadedFor(b *testing.B, mode Mode) *benchDB {
 	}
 	b.StopTimer()
 	defer b.StartTimer()
-	o := &engine.Options{PoolSize: PoolPerWarehouse, Commit: engine.NoSyncCommit, ReadAhead: true}
+	o := &engine.Options{Options: cache.Options{PoolSize: PoolPerWarehouse, ReadAhead: true}, Commit: engine.NoSyncCommit}
 	d := &benchDB{}
 	if mode == ModeSim {
 		machine, err := hw.Spec{}.Resolve()

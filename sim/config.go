@@ -137,8 +137,8 @@ const DefaultRemoteSize = 1 << 30
 // which TPCC opens). The engine's memory check is off: the job's own
 // (CheckMemory, in Validate) counts what the engine's would and the data.
 func (c *TPCCConfig) EngineOptions() *engine.Options {
-	o := &engine.Options{Dir: c.Dir, PageSize: c.PageSize, PoolSize: c.PoolSize, Policy: c.PoolPolicy,
-		HeapUpdate: c.HeapUpdate, CountRewrite: c.CountRewrite, Commit: engine.NoSyncCommit, TierMode: c.RemoteMode, ReadAhead: c.ReadAhead,
+	o := &engine.Options{Dir: c.Dir, PageSize: c.PageSize, Options: cache.Options{PoolSize: c.PoolSize, Policy: c.PoolPolicy, TierMode: c.RemoteMode, ReadAhead: c.ReadAhead},
+		HeapUpdate: c.HeapUpdate, CountRewrite: c.CountRewrite, Commit: engine.NoSyncCommit,
 		SkipMemoryCheck: true}
 	if o.PoolSize == 0 {
 		o.PoolSize = int64(max(1, c.Warehouses)) * PoolPerWarehouse

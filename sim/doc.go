@@ -41,8 +41,10 @@
 // cores, in wall time: it measures what the engine costs here.
 //
 // Simulated mode (ModeSim) runs the same engine code with the terminals as
-// coroutines of a sched.Scheduler, one at a time in virtual time. Each
-// engine call runs for real; the change in its transaction's meter is
+// coroutines of a sched.Scheduler, one at a time in virtual time: the
+// scheduler is the database's engine.Runtime (its clock, its waits, its
+// call boundaries and its frames' ready times). Each engine call runs for
+// real; the change in its transaction's meter is
 // then priced on the modeled machine (TPCCConfig.Hardware, an hw.Spec: a
 // CPU profile, the store's and the log's devices, the network to the
 // remote tier, a number of cores) and the terminal's clock moves on,

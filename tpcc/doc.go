@@ -15,7 +15,7 @@
 // can or with a clerk's keying and think times. The figure of merit is
 // tpmC: New-Order transactions completed a minute.
 //
-//	db, _ := engine.Open(&engine.Options{PoolSize: 256 << 20})
+//	db, _ := engine.Open(&engine.Options{Options: cache.Options{PoolSize: 256 << 20}})
 //	_, _ = tpcc.Load(ctx, db, tpcc.LoadConfig{Warehouses: 1, Seed: 1})
 //	loaded, _ := tpcc.ReadLoaded(db)
 //	stats, _ := tpcc.Run(ctx, db, tpcc.RunConfig{Warehouses: 1, Terminals: 4,

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/engine"
 	"github.com/stretchr/testify/require"
 )
@@ -22,7 +23,7 @@ import (
 // warehouse or two, and commits that do not wait for a sync.
 func openLoadDB(tb testing.TB) *engine.DB {
 	tb.Helper()
-	db, err := engine.Open(&engine.Options{PoolSize: 512 << 20, Commit: engine.NoSyncCommit})
+	db, err := engine.Open(&engine.Options{Options: cache.Options{PoolSize: 512 << 20}, Commit: engine.NoSyncCommit})
 	require.NoError(tb, err)
 	tb.Cleanup(func() { _ = db.Close() })
 	return db
@@ -49,7 +50,7 @@ func loadW1(t *testing.T) (*engine.DB, LoadStats) {
 	defer w1.Unlock()
 	if !w1.done {
 		w1.done = true
-		db, err := engine.Open(&engine.Options{PoolSize: 512 << 20, Commit: engine.NoSyncCommit})
+		db, err := engine.Open(&engine.Options{Options: cache.Options{PoolSize: 512 << 20}, Commit: engine.NoSyncCommit})
 		if err != nil {
 			w1.err = err
 		} else {
@@ -91,7 +92,7 @@ func loadShared(t *testing.T, sc Scale, org engine.Org) (*engine.DB, LoadStats) 
 		sharedLoads.dbs, sharedLoads.stats, sharedLoads.errs = map[loadKey]*engine.DB{}, map[loadKey]LoadStats{}, map[loadKey]error{}
 	}
 	if _, ok := sharedLoads.dbs[k]; !ok {
-		db, err := engine.Open(&engine.Options{PoolSize: 512 << 20, Commit: engine.NoSyncCommit})
+		db, err := engine.Open(&engine.Options{Options: cache.Options{PoolSize: 512 << 20}, Commit: engine.NoSyncCommit})
 		var stats LoadStats
 		if err == nil {
 			stats, err = Load(context.Background(), db, LoadConfig{Warehouses: 1, Scale: sc, Seed: testSeed, Org: org})
@@ -788,7 +789,7 @@ func BenchmarkLoad(b *testing.B) {
 			var secs float64
 			for range b.N {
 				b.StopTimer()
-				db, err := engine.Open(&engine.Options{PoolSize: 1 << 30, Commit: engine.NoSyncCommit})
+				db, err := engine.Open(&engine.Options{Options: cache.Options{PoolSize: 1 << 30}, Commit: engine.NoSyncCommit})
 				if err != nil {
 					b.Fatal(err)
 				}

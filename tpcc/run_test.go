@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/engine"
 )
 
@@ -91,7 +92,7 @@ func TestRunBadConfig(t *testing.T) {
 func BenchmarkRun(b *testing.B) {
 	for _, org := range []engine.Org{engine.Clustered, engine.HeapRowPointer, engine.HeapPrimaryKey} {
 		b.Run("org="+org.String(), func(b *testing.B) {
-			db, err := engine.Open(&engine.Options{PoolSize: 1 << 30, Commit: engine.NoSyncCommit})
+			db, err := engine.Open(&engine.Options{Options: cache.Options{PoolSize: 1 << 30}, Commit: engine.NoSyncCommit})
 			require.NoError(b, err)
 			defer db.Close()
 			_, err = Load(context.Background(), db, LoadConfig{Warehouses: 1, Seed: testSeed, Org: org})

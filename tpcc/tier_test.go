@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/cache/page"
 	"github.com/enginelab/enginelab/cache/tier/memcached"
 	"github.com/enginelab/enginelab/cache/tier/memcached/memcachedtest"
@@ -44,7 +45,7 @@ func TestRunSurvivesMemcachedDeath(t *testing.T) {
 		Timeout: 200 * time.Millisecond})
 	require.NoError(t, err)
 	defer tier.Close()
-	db, err := engine.Open(&engine.Options{PoolSize: 2 << 20, Commit: engine.NoSyncCommit, Tier: tier})
+	db, err := engine.Open(&engine.Options{Options: cache.Options{PoolSize: 2 << 20, Tier: tier}, Commit: engine.NoSyncCommit})
 	require.NoError(t, err)
 	defer db.Close()
 	_, err = Load(context.Background(), db, LoadConfig{Warehouses: 1, Scale: SmallScale, Seed: testSeed})

@@ -12,7 +12,7 @@
 // part to the page (cache.Pool.Redo, which calls PageRedo.Apply).
 //
 //	lg, err := redo.Open(st, nil)                  // st: a *store.PebbleStore
-//	pool, err := cache.NewPool(st, &cache.Options{Log: lg})
+//	pool, err := cache.NewPool(st, nil, &cache.Wiring{Log: lg})
 //	mt := pool.BeginMtr(m)                         // ... changes pages ...
 //	lsn := mt.Commit()                             // Encode, Append
 //	err = lg.SyncTo(&m.Counts, lsn+1)              // durable
@@ -94,8 +94,10 @@
 //
 // A Log is safe for concurrent use: Append orders records under one mutex,
 // chunk writes are ordered by another, and neither is held during a sync.
-// A caller waiting for another's sync waits through LogOptions.Waiter (the
-// simulator parks simulated transactions there). Close refuses further
+// A caller waiting for another's sync waits through LogOptions.Waiter, and
+// the caller leading a sync calls its SyncStart first, holding no lock (the
+// simulator prices the sync there and parks simulated transactions in
+// Wait; RealWaiter blocks and does nothing at a sync's start). Close refuses further
 // writes; records appended but not yet written are lost, as in a crash.
 // The bodies Scan hands out, and the slices Decode returns, are valid only
 // during the call (Scan) or while the body lives (Decode).

@@ -53,15 +53,6 @@ type Log struct {
 	chunks   []uint64      // first LSN of every stored chunk, ascending
 	stats    LogStats
 	closed   bool
-	syncHook func()
-}
-
-// SetSyncHook makes every sync call f first, outside the log's mutex (nil:
-// none). Tests use it to hold a sync open while other commits arrive.
-func (l *Log) SetSyncHook(f func()) {
-	l.mu.Lock()
-	l.syncHook = f
-	l.mu.Unlock()
 }
 
 // LogStats are the log's totals since it was opened.
@@ -72,24 +63,35 @@ type LogStats struct {
 	SyncedCommits int64 // SyncTo calls that asked for durability (commits in sync mode)
 }
 
-// Waiter decides how a caller waits for a sync another caller is
-// performing: real mode blocks on the channel; the simulator parks the
-// simulated transaction until the sync's completion time. This is the same
-// seam as the engine's lock Parker.
+// Waiter is how the log's callers wait, and the log's time as the
+// simulator sees it: real mode (RealWaiter) blocks on the channel and
+// does nothing at a sync's start; the simulator prices the sync when it
+// starts and parks a waiting transaction until the sync's completion time.
+// This is the same seam as the engine's lock Parker.
 type Waiter interface {
+	// Wait returns once done is closed: the caller waits for a sync
+	// another caller is performing.
 	Wait(done <-chan struct{})
+	// SyncStart is called at the start of every sync, by the caller that
+	// leads it, in its goroutine, with no lock of the log's held (other
+	// callers may append and join the next group meanwhile).
+	SyncStart()
 }
 
-// BlockingWaiter blocks the goroutine: real mode.
-type BlockingWaiter struct{}
+// RealWaiter blocks the goroutine: real mode.
+type RealWaiter struct{}
 
 // Wait implements Waiter.
-func (BlockingWaiter) Wait(done <-chan struct{}) { <-done }
+func (RealWaiter) Wait(done <-chan struct{}) { <-done }
+
+// SyncStart implements Waiter: nothing to do in real time.
+func (RealWaiter) SyncStart() {}
 
 // LogOptions configure a Log.
 type LogOptions struct {
 	// Waiter is how a commit waits for a group sync led by another
-	// commit. Default BlockingWaiter.
+	// commit, and what runs at the start of every sync. Default
+	// RealWaiter.
 	Waiter Waiter
 	// Sync makes every pebble write before it durable. Default: a synced
 	// empty pebble log record. Tests and the simulator replace it (a sync
@@ -126,7 +128,7 @@ func Open(st *store.PebbleStore, o *LogOptions) (*Log, error) {
 		l.opts = *o
 	}
 	if l.opts.Waiter == nil {
-		l.opts.Waiter = BlockingWaiter{}
+		l.opts.Waiter = RealWaiter{}
 	}
 	if l.opts.Volatile {
 		if l.opts.Sync == nil {
@@ -313,11 +315,8 @@ func (l *Log) SyncTo(c *Counts, upto uint64) error {
 		}
 		l.syncing = true
 		target := l.end
-		hook := l.syncHook
 		l.mu.Unlock()
-		if hook != nil {
-			hook()
-		}
+		l.opts.Waiter.SyncStart()
 		err := l.write()
 		if err == nil {
 			err = l.opts.Sync()

@@ -266,6 +266,8 @@ func (w *fakeWaiter) Wait(done <-chan struct{}) {
 	<-done
 }
 
+func (w *fakeWaiter) SyncStart() {}
+
 // TestLogGroupCommit drives group commit with a fake sync and a fake
 // waiter, ordered by channels only. A leads a sync and is held inside it;
 // B, C and D append records and call SyncTo meanwhile: all three wait (3

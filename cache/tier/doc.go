@@ -18,6 +18,7 @@
 //	t, err := lru.New(256 << 20)                     // or slru, ristretto, memcached
 //	pool, err := cache.NewPool(st, &cache.Options{
 //		Tier: t, TierMode: tier.Exclusive,           // evicted pages go to the tier
+//	}, &cache.Wiring{
 //		TierDB: id, TierEpoch: epoch,                // st.Identity()
 //		Log: lg,
 //	})

@@ -9,7 +9,7 @@ import (
 // BenchmarkLock takes ten exclusive row locks in a transaction and releases
 // them, uncontended.
 func BenchmarkLock(b *testing.B) {
-	lm := NewManager(wallClock{}, BlockingParker{Clock: wallClock{}}, time.Second)
+	lm := NewManager(wallClock{}, RealParker{Clock: wallClock{}}, time.Second)
 	var key [8]byte
 	var m Counters
 	var o Owner // as a Tx carries it

@@ -12,7 +12,7 @@
 // compatible with each other, an exclusive lock with nothing. Key names a
 // row; RowKey makes one. Owner is a transaction as the manager sees it, its
 // id and the locks it holds. Wait is a request that has to wait, handed to
-// the Parker, which decides how it waits: BlockingParker blocks the
+// the Parker, which decides how it waits: RealParker blocks the
 // goroutine on a real timer; the simulator parks a simulated terminal
 // until the grant or until virtual time reaches the deadline. Counters
 // count requests, waits, wait time, deadlocks and timeouts; engine.Meter
@@ -20,8 +20,8 @@
 //
 // # Usage
 //
-//	clock := cache.WallClock{}
-//	lm := lock.NewManager(clock, lock.BlockingParker{Clock: clock}, 50*time.Second)
+//	clock := cache.RealClock{}
+//	lm := lock.NewManager(clock, lock.RealParker{Clock: clock}, 50*time.Second)
 //	var c lock.Counters
 //	o := &lock.Owner{ID: txID}
 //	if err := lm.LockAs(&c, o, lock.RowKey(table, pk), lock.Exclusive); err != nil {
@@ -88,5 +88,5 @@
 // victim is always the requester that closes the cycle, whatever the work
 // the others have done. Deadlock detection walks the graph under the
 // manager's mutex, so long chains of waiters make every new wait slower.
-// BlockingParker's clock must be the wall clock, since its timer is.
+// RealParker's clock must be the wall clock, since its timer is.
 package lock

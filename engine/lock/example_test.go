@@ -12,8 +12,8 @@ import (
 // Two transactions share a row; the second then asks for it exclusively
 // and, the first holding on, times out.
 func Example() {
-	clock := cache.WallClock{}
-	lm := lock.NewManager(clock, lock.BlockingParker{Clock: clock}, time.Millisecond)
+	clock := cache.RealClock{}
+	lm := lock.NewManager(clock, lock.RealParker{Clock: clock}, time.Millisecond)
 	var c1, c2 lock.Counters
 	t1, t2 := &lock.Owner{ID: 1}, &lock.Owner{ID: 2}
 	row := lock.RowKey(7, []byte("customer 42"))

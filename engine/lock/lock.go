@@ -142,13 +142,19 @@ type Parker interface {
 	Park(w *Wait) bool
 }
 
-// BlockingParker waits on a real timer: real mode. Its clock must be the
-// wall clock, since the timer is.
-type BlockingParker struct{ Clock cache.Clock }
+// RealParker waits on a real timer: real mode. Its Clock (nil:
+// cache.RealClock) must advance with the wall clock, since the timer does;
+// the simulator uses one on its own clock before its run starts, when
+// nothing waits.
+type RealParker struct{ Clock cache.Clock }
 
 // Park implements Parker.
-func (p BlockingParker) Park(w *Wait) bool {
-	d := w.Deadline.Sub(p.Clock.Now())
+func (p RealParker) Park(w *Wait) bool {
+	var clock cache.Clock = cache.RealClock{}
+	if p.Clock != nil {
+		clock = p.Clock
+	}
+	d := w.Deadline.Sub(clock.Now())
 	if d <= 0 {
 		select {
 		case <-w.ready:

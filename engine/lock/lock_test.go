@@ -355,7 +355,7 @@ func TestDataDriven(t *testing.T) {
 // under -race. A row's exclusive holder is alone: a counter per row checks
 // it. Deadlock victims release everything and retry.
 func TestLockConcurrent(t *testing.T) {
-	lm := NewManager(wallClock{}, BlockingParker{Clock: wallClock{}}, 10*time.Second)
+	lm := NewManager(wallClock{}, RealParker{Clock: wallClock{}}, 10*time.Second)
 	const rows, workers, txs = 8, 6, 200
 	var inside [rows]atomic.Int32
 	var deadlocks atomic.Int64

@@ -19,25 +19,27 @@
 // writes).
 //
 // The scheduler plugs into the seams the lower layers leave for it, and
-// nothing below sim imports it:
+// nothing below sim imports it. There are two: tpcc's, and the engine's
+// one Runtime, which the scheduler implements whole:
 //
 //   - tpcc.Env and tpcc.TxObserver (ForTerminal): the terminals' clock,
 //     keying and think times, and the start and end of each transaction;
-//   - cache.Clock (Now): the pool's and the lock manager's time;
-//   - engine.CallHook (BeforeCall): a yield point before every engine call;
-//   - lock.Parker (Park): lock waits, granted or timed out in virtual time;
-//   - redo.Waiter (Wait) and engine.Options.LogSync: group commit;
-//   - cache.FrameTimer (Loading, Hit): each frame's virtual ready time, so
-//     that a page still being read is ready for others only when its read
-//     completes.
+//   - engine.Runtime, composed of the lower layers' own interfaces:
+//     Now (cache.Clock), the pool's and the lock manager's time;
+//     BeforeCall, a yield point before every engine call; Park
+//     (lock.Parker), lock waits, granted or timed out in virtual time;
+//     Wait and SyncStart (redo.Waiter), group commit and the pricing of
+//     each log sync; Loading and Hit (cache.FrameTimer), each frame's
+//     virtual ready time, so that a page still being read is ready for
+//     others only when its read completes.
 //
-// Install puts all of them into an engine.Options at once.
+// Install makes the scheduler an engine.Options' Runtime.
 //
 // # Usage
 //
 //	m, _ := hw.Spec{Store: "disk-2009"}.Resolve()
 //	s := sched.New(m, page.DefaultSize, false)
-//	opts := &engine.Options{PoolSize: 64 << 20}
+//	opts := &engine.Options{Options: cache.Options{PoolSize: 64 << 20}}
 //	s.Install(opts)
 //	db, _ := engine.Open(opts)
 //	s.Attach(db) // the pool's background meter: read-ahead, checkpoints
@@ -50,7 +52,7 @@
 //
 // Run is the general form: a function per terminal (each made by
 // ForTerminal), which must do all its waiting through the scheduler (its
-// Env and the engine's hooks). Types gives each transaction type's
+// Env and the engine's Runtime). Types gives each transaction type's
 // response time split into shares (TimeCPU, TimePool, TimeTier,
 // TimeStore, TimeLog, TimeLock, TimeQueue); Busy, how long each shared
 // resource was held.
@@ -60,9 +62,9 @@
 // A Scheduler serves one database. Run and RunTPCC block until every
 // terminal has returned; they may be called again, one after another,
 // each with terminals newly made by ForTerminal, and virtual time goes on
-// from where the last run ended. Outside a run the hooks do nothing the
+// from where the last run ended. Outside a run the Runtime does nothing the
 // engine must wait for (a lock wait blocks on the wall clock, as
-// lock.BlockingParker), so loading before the run costs no virtual
+// lock.RealParker), so loading before the run costs no virtual
 // time. Progress is the only method safe to call from another goroutine
 // during a run (a progress bar); the rest belong to the goroutine that
 // calls Run, or to the terminal that holds the turn.

@@ -23,13 +23,14 @@ import (
 // price. Then the terminal with the smallest clock runs next (ties go to
 // the lower terminal number), which may be the same one.
 //
-// Yield points: the start of every engine operation (engine.CallHook), a
+// Yield points: the start of every engine operation (BeforeCall), a
 // terminal reading the time or sleeping (tpcc.Env), the end of a
-// transaction (tpcc.TxObserver), a lock wait (lock.Parker), a wait for
-// another commit's log sync (redo.Waiter), and the start of a log sync
-// (engine.Options.LogSync). None of them is reached while the terminal
-// holds a page latch, so the terminal that holds the turn never blocks on
-// a real lock held by one that does not.
+// transaction (tpcc.TxObserver), a lock wait (Park), a wait for another
+// commit's log sync (Wait), and the start of a log sync (SyncStart). All
+// but tpcc's are methods of engine.Runtime, which the scheduler
+// implements. None of them is reached while the terminal holds a page
+// latch, so the terminal that holds the turn never blocks on a real lock
+// held by one that does not.
 //
 // Pricing one interval (the work since the last yield point) replays it
 // step by step, in order:
@@ -216,15 +217,13 @@ func New(machine hw.Machine, pageSize int, tier bool) *Scheduler {
 	return s
 }
 
-// Install puts the scheduler's hooks into o: clock, lock parker, log
-// waiter and sync hook, call hook and frame timer.
+// The scheduler is the database's Runtime in simulated mode.
+var _ engine.Runtime = (*Scheduler)(nil)
+
+// Install makes the scheduler o's Runtime: the database's clock, lock and
+// log waits, sync starts, call boundaries and frame ready times.
 func (s *Scheduler) Install(o *engine.Options) {
-	o.Clock = s
-	o.Parker = s
-	o.LogWaiter = s
-	o.LogSync = s.logSync
-	o.Calls = s
-	o.FrameTimer = s
+	o.Runtime = s
 }
 
 // Attach gives the scheduler the database's pool, whose background meter
@@ -236,7 +235,7 @@ func (s *Scheduler) Attach(db *engine.DB) {
 
 // Now is the virtual time: the running terminal's clock, or the
 // scheduler's own between runs. It never yields (the pool reads it under
-// its lock): cache.Clock, and tpcc.Env for the run's start.
+// its lock): cache.Clock (engine.Runtime), and tpcc.Env for the run's start.
 func (s *Scheduler) Now() time.Time {
 	if v := s.cur; v != nil {
 		return s.epoch.Add(time.Duration(v.now))
@@ -703,7 +702,7 @@ func (s *Scheduler) background(v *vterm) {
 	}
 }
 
-// BeforeCall implements engine.CallHook: a yield point, where the
+// BeforeCall implements engine.Runtime: a yield point, where the
 // previous call's work is priced.
 func (s *Scheduler) BeforeCall(m *engine.Meter) {
 	v := s.cur
@@ -756,7 +755,7 @@ func (s *Scheduler) Hit(ready *int64) {
 func (s *Scheduler) Park(w *lock.Wait) bool {
 	v := s.cur
 	if v == nil {
-		return lock.BlockingParker{Clock: s}.Park(w)
+		return lock.RealParker{Clock: s}.Park(w)
 	}
 	v.wait, v.grantedBy, v.grantAt = w, nil, -1
 	defer func() { v.wait, v.grantedBy, v.grantAt = nil, nil, -1 }()
@@ -813,9 +812,10 @@ func (s *Scheduler) Wait(done <-chan struct{}) {
 	v.logDone = nil
 }
 
-// logSync prices a log sync led by the running terminal: it holds the log
-// device for the sync's latency, and other terminals run meanwhile.
-func (s *Scheduler) logSync() {
+// SyncStart implements redo.Waiter: it prices a log sync led by the
+// running terminal: it holds the log device for the sync's latency, and
+// other terminals run meanwhile.
+func (s *Scheduler) SyncStart() {
 	v := s.cur
 	if v == nil {
 		return

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/engine"
 	"github.com/enginelab/enginelab/sim/hw"
 	"github.com/enginelab/enginelab/tpcc"
@@ -52,7 +53,7 @@ type simDB struct {
 func openSimRows(t *testing.T, machine hw.Machine, commit engine.CommitMode, rows int64, readAhead bool, names ...string) *simDB {
 	t.Helper()
 	dir := t.TempDir()
-	db, err := engine.Open(&engine.Options{Dir: dir, PoolSize: 4 << 20})
+	db, err := engine.Open(&engine.Options{Dir: dir, Options: cache.Options{PoolSize: 4 << 20}})
 	require.NoError(t, err)
 	pad := strings.Repeat("p", 1000)
 	for _, n := range names {
@@ -70,7 +71,7 @@ func openSimRows(t *testing.T, machine hw.Machine, commit engine.CommitMode, row
 	require.NoError(t, err)
 	require.NoError(t, db.Close())
 
-	o := &engine.Options{Dir: dir, PoolSize: 16 << 20, Commit: commit, LockTimeout: time.Second, ReadAhead: readAhead}
+	o := &engine.Options{Dir: dir, Options: cache.Options{PoolSize: 16 << 20, ReadAhead: readAhead}, Commit: commit, LockTimeout: time.Second}
 	s := New(machine, 16384, false)
 	s.Install(o)
 	db, err = engine.Open(o)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"text/tabwriter"
 
+	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/engine"
 )
 
@@ -70,7 +71,7 @@ func countCmd(args []string) int {
 // countRun loads the customers into one in-memory database per rewrite setting
 // and counts in each organization.
 func countRun(customers, matches int, rewrite bool) ([]result, error) {
-	db, err := engine.Open(&engine.Options{PoolSize: 64 << 20, CountRewrite: rewrite})
+	db, err := engine.Open(&engine.Options{Options: cache.Options{PoolSize: 64 << 20}, CountRewrite: rewrite})
 	if err != nil {
 		return nil, err
 	}
