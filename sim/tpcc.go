@@ -293,7 +293,7 @@ func (j *job) reportTier() {
 // database no run has changed since its load.
 func (j *job) check() error {
 	p := j.cfg.Phases
-	chk, err := tpcc.Check(j.db, tpcc.CheckOptions{Fresh: !p.Run && p.Load, Scale: j.loaded.Scale})
+	chk, err := tpcc.Check(j.db, tpcc.CheckConfig{Fresh: !p.Run && p.Load, Scale: j.loaded.Scale})
 	if err != nil {
 		return err
 	}

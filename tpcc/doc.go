@@ -20,7 +20,7 @@
 //	loaded, _ := tpcc.ReadLoaded(db)
 //	stats, _ := tpcc.Run(ctx, db, tpcc.RunConfig{Warehouses: 1, Terminals: 4,
 //		Duration: 30 * time.Second, Seed: 2, LoadConstants: loaded.Constants})
-//	report, _ := tpcc.Check(db, tpcc.CheckOptions{})
+//	report, _ := tpcc.Check(db, tpcc.CheckConfig{})
 //	fmt.Println(stats.TpmC(), report.Passed())
 //
 // Load fills the nine tables (Tables gives their declarations) and writes
@@ -131,7 +131,7 @@
 // first differences of each failing condition (CheckReport). Condition 11
 // (orders minus new orders = 2100 a district, or the scale's figure) holds
 // only right after a load: Check skips it unless told the database is
-// fresh (CheckOptions.Fresh). Run it while no transaction writes.
+// fresh (CheckConfig.Fresh). Run it while no transaction writes.
 //
 // # Where it deviates from the specification, and why
 //

@@ -206,7 +206,7 @@ func exportLayoutOf(schema ExportSchema) (*exportLayout, error) {
 // own column order does not matter. The tables must exist: the schema's
 // CREATE TABLE statements (see Export). Lines starting with -- are
 // comments to both clients.
-func ExportLoadCommands(dir string, opts ExportOptions) (postgres, mysql string, err error) {
+func ExportLoadCommands(dir string, opts ExportConfig) (postgres, mysql string, err error) {
 	l, err := exportLayoutOf(opts.Schema)
 	if err != nil {
 		return "", "", err

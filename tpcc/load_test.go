@@ -509,7 +509,7 @@ func TestLoadCustomers(t *testing.T) {
 // included.
 func TestLoadConsistent(t *testing.T) {
 	db, _ := loadW1(t)
-	rep, err := Check(db, CheckOptions{Fresh: true})
+	rep, err := Check(db, CheckConfig{Fresh: true})
 	require.NoError(t, err)
 	require.True(t, rep.Passed(), "%s", rep)
 }
@@ -727,11 +727,11 @@ func TestLoadSmallScale(t *testing.T) {
 		}
 	})
 
-	rep, err := Check(db, CheckOptions{Fresh: true, Scale: SmallScale})
+	rep, err := Check(db, CheckConfig{Fresh: true, Scale: SmallScale})
 	require.NoError(t, err)
 	require.True(t, rep.Passed(), "%s", rep)
 	require.Equal(t, int64(210), rep.DeliveredPerDistrict)
-	rep, err = Check(db, CheckOptions{Fresh: true}) // full scale's 2,100
+	rep, err = Check(db, CheckConfig{Fresh: true}) // full scale's 2,100
 	require.NoError(t, err)
 	require.Equal(t, []int{11}, rep.Failed())
 	require.Contains(t, rep.Condition(11).Differences[0], "= 300 - 90 = 210, expected 2100")

@@ -46,7 +46,7 @@ func TestRunConsistent(t *testing.T) {
 				}
 				t.Logf("%s: %s", p, summary(res))
 			}
-			rep, err := Check(db, CheckOptions{Scale: SmallScale})
+			rep, err := Check(db, CheckConfig{Scale: SmallScale})
 			require.NoError(t, err)
 			require.True(t, rep.Passed(), "%s", rep)
 		})

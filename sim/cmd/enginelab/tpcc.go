@@ -447,7 +447,7 @@ func export(f *tpccFlags, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "enginelab tpcc export: --out %s: %v\n", f.out, err)
 		return 2
 	}
-	opts := tpcc.ExportOptions{Schema: tpcc.ExportSchema(f.schema.value), NullString: f.null,
+	opts := tpcc.ExportConfig{Schema: tpcc.ExportSchema(f.schema.value), NullString: f.null,
 		Progress: func(table string, rows int64) { fmt.Fprintf(stderr, "%s: %d rows\n", table, rows) }}
 	nullSet := false
 	f.fs.Visit(func(fl *flag.Flag) { nullSet = nullSet || fl.Name == "null" })
