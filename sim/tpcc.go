@@ -240,7 +240,7 @@ func (j *job) run(ctx context.Context, hooks Hooks) error {
 		Warmup: c.Warmup, Seed: c.Seed, LoadConstants: l.Constants, Profile: c.Profile,
 		StockLevelNoLowerBound: c.StockLevelNoLowerBound, KeyingAndThink: c.KeyingAndThink}
 	start := time.Now()
-	var stats *tpcc.RunStats
+	var stats *tpcc.RunReport
 	var elapsed time.Duration
 	var err error
 	if s := j.sched; s == nil {

@@ -114,7 +114,7 @@
 // Terminal t (0-based) has home warehouse t mod W + 1 and Stock-Level
 // district (t / W) mod 10 + 1; at most 255 terminals a warehouse. Run
 // starts RunConfig.Terminals of them, one goroutine each, for a warm-up
-// and the measured interval, and merges their results (RunStats: per type
+// and the measured interval, and merges their results (RunReport: per type
 // counts, retries, rollbacks, HDR latency histograms and summed engine
 // meters). A terminal reads time and waits only through an Env: RealEnv
 // is the wall clock. A simulator drives the same terminals itself:

@@ -44,8 +44,8 @@ type ExportConfig struct {
 	RowsPerTx int
 }
 
-// ExportStats is what Export wrote.
-type ExportStats struct {
+// ExportReport is what Export wrote.
+type ExportReport struct {
 	// Rows is the rows written per file, by its table's name in the
 	// schema (ExportFile.Table); headers not counted.
 	Rows map[string]int64
@@ -194,35 +194,35 @@ const defaultExportRowsPerTx = 10_000
 // returned as the engine gives it, wrapped with the table's name; an I/O
 // error is wrapped with the file's name. On an error the files already
 // written stay, and the file being written is removed.
-func Export(db *engine.DB, dir string, opts ExportConfig) (ExportStats, error) {
+func Export(db *engine.DB, dir string, opts ExportConfig) (ExportReport, error) {
 	start := time.Now()
 	layout, err := exportLayoutOf(opts.Schema)
 	if err != nil {
-		return ExportStats{}, err
+		return ExportReport{}, err
 	}
 	if strings.ContainsAny(opts.NullString, ",\"\r\n") {
-		return ExportStats{}, fmt.Errorf("%w: export NullString %q holds a comma, a double quote, CR or LF",
+		return ExportReport{}, fmt.Errorf("%w: export NullString %q holds a comma, a double quote, CR or LF",
 			ErrBadConfig, opts.NullString)
 	}
 	if opts.RowsPerTx < 0 {
-		return ExportStats{}, fmt.Errorf("%w: export RowsPerTx %d is negative", ErrBadConfig, opts.RowsPerTx)
+		return ExportReport{}, fmt.Errorf("%w: export RowsPerTx %d is negative", ErrBadConfig, opts.RowsPerTx)
 	}
 	if opts.RowsPerTx == 0 {
 		opts.RowsPerTx = defaultExportRowsPerTx
 	}
 	plans, err := exportPlans(db, layout)
 	if err != nil {
-		return ExportStats{}, err
+		return ExportReport{}, err
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return ExportStats{}, fmt.Errorf("tpcc: export: create directory %s: %w", dir, err)
+		return ExportReport{}, fmt.Errorf("tpcc: export: create directory %s: %w", dir, err)
 	}
-	stats := ExportStats{Rows: make(map[string]int64, len(plans))}
+	stats := ExportReport{Rows: make(map[string]int64, len(plans))}
 	for i := range plans {
 		p := &plans[i]
 		rows, size, err := exportFile(db, p, filepath.Join(dir, p.file.Name), layout.timeLayout, &opts)
 		if err != nil {
-			return ExportStats{}, err
+			return ExportReport{}, err
 		}
 		stats.Bytes += size
 		stats.Rows[p.file.Table] = rows

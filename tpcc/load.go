@@ -117,8 +117,8 @@ func (c *LoadConfig) validate() error {
 	return c.Scale.Validate()
 }
 
-// LoadStats describe a finished load.
-type LoadStats struct {
+// LoadReport describe a finished load.
+type LoadReport struct {
 	Warehouses int
 	// Rows holds the rows inserted per table, by table name.
 	Rows map[string]int64
@@ -165,15 +165,15 @@ type LoadStats struct {
 // A bad config returns an error wrapping ErrBadConfig before anything is
 // created. If loading fails or ctx is cancelled, Load stops every worker
 // and returns the first error; the transactions committed so far stay.
-func Load(ctx context.Context, db *engine.DB, cfg LoadConfig) (LoadStats, error) {
+func Load(ctx context.Context, db *engine.DB, cfg LoadConfig) (LoadReport, error) {
 	if err := cfg.validate(); err != nil {
-		return LoadStats{}, err
+		return LoadReport{}, err
 	}
 	if db == nil {
-		return LoadStats{}, fmt.Errorf("%w: no database", ErrBadConfig)
+		return LoadReport{}, fmt.Errorf("%w: no database", ErrBadConfig)
 	}
 	if err := ctx.Err(); err != nil {
-		return LoadStats{}, err
+		return LoadReport{}, err
 	}
 	start := time.Now()
 	l := newLoader(db, cfg)
@@ -182,7 +182,7 @@ func Load(ctx context.Context, db *engine.DB, cfg LoadConfig) (LoadStats, error)
 		def.Indexes = append(def.Indexes, cfg.ExtraIndexes[def.Name]...)
 		h, err := db.CreateTable(def)
 		if err != nil {
-			return LoadStats{}, fmt.Errorf("tpcc: load: create table %s: %w", def.Name, err)
+			return LoadReport{}, fmt.Errorf("tpcc: load: create table %s: %w", def.Name, err)
 		}
 		l.t[tableIndex(def.Name)] = h
 	}
@@ -201,7 +201,7 @@ func Load(ctx context.Context, db *engine.DB, cfg LoadConfig) (LoadStats, error)
 		next  atomic.Int64
 		wg    sync.WaitGroup
 		mu    sync.Mutex // guards stats
-		stats = LoadStats{Warehouses: cfg.Warehouses, Rows: make(map[string]int64), Constants: l.c}
+		stats = LoadReport{Warehouses: cfg.Warehouses, Rows: make(map[string]int64), Constants: l.c}
 	)
 	for range min(cfg.Workers, len(lanes)) {
 		wg.Add(1)
@@ -232,10 +232,10 @@ func Load(ctx context.Context, db *engine.DB, cfg LoadConfig) (LoadStats, error)
 	}
 	wg.Wait()
 	if err := context.Cause(ctx); err != nil {
-		return LoadStats{}, err
+		return LoadReport{}, err
 	}
 	if stats.TotalRows != total { // a bug in plan or in a lane, not in the data
-		return LoadStats{}, fmt.Errorf("tpcc: load: inserted %d rows, planned %d", stats.TotalRows, total)
+		return LoadReport{}, fmt.Errorf("tpcc: load: inserted %d rows, planned %d", stats.TotalRows, total)
 	}
 	org := cfg.Org
 	if org == engine.OrgDefault {
@@ -243,7 +243,7 @@ func Load(ctx context.Context, db *engine.DB, cfg LoadConfig) (LoadStats, error)
 	}
 	if err := writeLoaded(db, Loaded{Warehouses: cfg.Warehouses, Scale: cfg.Scale.canonical(), Seed: cfg.Seed,
 		Constants: l.c, Org: org, LoadTime: cfg.LoadTime}); err != nil {
-		return LoadStats{}, err
+		return LoadReport{}, err
 	}
 	stats.Elapsed = time.Since(start)
 	if s := stats.Elapsed.Seconds(); s > 0 {

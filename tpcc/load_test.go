@@ -38,12 +38,12 @@ var w1 struct {
 	sync.Mutex
 	done  bool
 	db    *engine.DB
-	stats LoadStats
+	stats LoadReport
 	calls [][2]int64 // Progress calls
 	err   error
 }
 
-func loadW1(t *testing.T) (*engine.DB, LoadStats) {
+func loadW1(t *testing.T) (*engine.DB, LoadReport) {
 	t.Helper()
 	w1.Lock()
 	defer w1.Unlock()
@@ -78,21 +78,21 @@ type loadKey struct {
 var sharedLoads struct {
 	sync.Mutex
 	dbs   map[loadKey]*engine.DB
-	stats map[loadKey]LoadStats
+	stats map[loadKey]LoadReport
 	errs  map[loadKey]error
 }
 
-func loadShared(t *testing.T, sc Scale, org engine.Org) (*engine.DB, LoadStats) {
+func loadShared(t *testing.T, sc Scale, org engine.Org) (*engine.DB, LoadReport) {
 	t.Helper()
 	k := loadKey{sc, org}
 	sharedLoads.Lock()
 	defer sharedLoads.Unlock()
 	if sharedLoads.dbs == nil {
-		sharedLoads.dbs, sharedLoads.stats, sharedLoads.errs = map[loadKey]*engine.DB{}, map[loadKey]LoadStats{}, map[loadKey]error{}
+		sharedLoads.dbs, sharedLoads.stats, sharedLoads.errs = map[loadKey]*engine.DB{}, map[loadKey]LoadReport{}, map[loadKey]error{}
 	}
 	if _, ok := sharedLoads.dbs[k]; !ok {
 		db, err := engine.Open(&engine.Options{PoolSize: 512 << 20, Commit: engine.NoSyncCommit})
-		var stats LoadStats
+		var stats LoadReport
 		if err == nil {
 			stats, err = Load(context.Background(), db, LoadConfig{Warehouses: 1, Scale: sc, Seed: testSeed, Org: org})
 		}
@@ -119,7 +119,7 @@ func loadOrg(t *testing.T, org engine.Org) *engine.DB {
 // same terms as loadOrg. TestLoadSmallScale (this file) reads the
 // clustered one as loaded; the runs of run_test.go, sorted after it,
 // change them.
-func loadSmall(t *testing.T, org engine.Org) (*engine.DB, LoadStats) {
+func loadSmall(t *testing.T, org engine.Org) (*engine.DB, LoadReport) {
 	t.Helper()
 	return loadShared(t, SmallScale, org)
 }
@@ -195,7 +195,7 @@ func wantRows(t *testing.T, seed uint64, w int, sc Scale) map[string]int64 {
 	}
 }
 
-func checkCounts(t *testing.T, db *engine.DB, stats LoadStats, w int, sc Scale) {
+func checkCounts(t *testing.T, db *engine.DB, stats LoadReport, w int, sc Scale) {
 	t.Helper()
 	want := wantRows(t, testSeed, w, sc)
 	// O_OL_CNT is 5..15, so about 10 lines an order [4.3.3.1].
@@ -206,7 +206,7 @@ func checkCounts(t *testing.T, db *engine.DB, stats LoadStats, w int, sc Scale) 
 		h, err := db.Table(name)
 		require.NoError(t, err)
 		require.Equal(t, n, count(t, db, h), "rows of %s", name)
-		require.Equal(t, n, stats.Rows[name], "LoadStats.Rows[%s]", name)
+		require.Equal(t, n, stats.Rows[name], "LoadReport.Rows[%s]", name)
 		total += n
 	}
 	require.Len(t, stats.Rows, 9)

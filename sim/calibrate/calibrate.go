@@ -122,8 +122,9 @@ type RunSummary struct {
 	Samples                int     `json:"samples"`      // kept after the warm-up
 }
 
-// Result is a fitted CPU profile and how well it fits.
-type Result struct {
+// Report is what a calibration measured: a fitted CPU profile and how
+// well it fits.
+type Report struct {
 	Profile hw.CPUProfile `json:"profile"`
 	Fit     *Fit          `json:"fit"`
 	Config  Config        `json:"config"`
@@ -174,7 +175,7 @@ func (s *sampler) TxEnd(kind tpcc.TxType, measured bool, m *engine.Meter) {
 //
 // It takes the machine's cores for the whole time: run it on a quiet
 // machine. Progress lines go to cfg.Progress.
-func Run(ctx context.Context, cfg Config) (*Result, error) {
+func Run(ctx context.Context, cfg Config) (*Report, error) {
 	cfg.EnsureDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -183,7 +184,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if progress == nil {
 		progress = func(string) {}
 	}
-	cal := &Result{Config: cfg, Date: time.Now().Format("2006-01-02"), Host: report.LocalHost()}
+	cal := &Report{Config: cfg, Date: time.Now().Format("2006-01-02"), Host: report.LocalHost()}
 	var samples []Sample
 	var db *engine.DB
 	var loaded tpcc.Loaded
@@ -269,7 +270,7 @@ func load(ctx context.Context, cfg *Config, org engine.Org) (*engine.DB, tpcc.Lo
 
 // WriteTable prints the fitted costs (beside the shipped default's) and
 // the fit per transaction type.
-func (c *Result) WriteTable(w io.Writer) error {
+func (c *Report) WriteTable(w io.Writer) error {
 	var b strings.Builder
 	f := c.Fit
 	fmt.Fprintf(&b, "enginelab calibrate: %s/%s, %d CPUs, %s, %s; %d warehouse(s)%s, %v a run, seed %d\n",
@@ -319,7 +320,7 @@ func (c *Result) WriteTable(w io.Writer) error {
 // WriteProfile writes the profile as a profiles file holding one CPU
 // profile, name: {"cpus": {name: profile}}, which hw.Spec{
 // ProfilesFile: file, CPU: name}.Resolve loads.
-func (c *Result) WriteProfile(w io.Writer, name string) error {
+func (c *Report) WriteProfile(w io.Writer, name string) error {
 	if err := hw.CheckProfileName(name); err != nil {
 		return err
 	}

@@ -27,7 +27,7 @@ func TestCalibrationWriteProfile(t *testing.T) {
 	prof, fit, err := FitCPU(samples)
 	require.NoError(t, err)
 	prof.Source = "calibrated on test"
-	cal := &Result{Profile: prof, Fit: fit, Config: Config{Warehouses: 1, Duration: DefaultDuration}}
+	cal := &Report{Profile: prof, Fit: fit, Config: Config{Warehouses: 1, Duration: DefaultDuration}}
 	var b bytes.Buffer
 	require.NoError(t, cal.WriteProfile(&b, "this-box"))
 	require.True(t, strings.HasPrefix(b.String(), "{\n  \"cpus\": {\n    \"this-box\": {"), b.String())
