@@ -24,8 +24,10 @@ import (
 
 // Database errors.
 var (
-	// ErrInvalidOptions is wrapped by every rejected option.
-	ErrInvalidOptions = errors.New("engine: invalid options")
+	// ErrInvalidOptions is wrapped by every rejected option. It is
+	// page.ErrInvalidOptions, the one value every layer's refused options
+	// wrap (cache.ErrInvalidOptions, store.ErrInvalidOptions, ...).
+	ErrInvalidOptions = page.ErrInvalidOptions
 	// ErrUnknownTable means no table has that name.
 	ErrUnknownTable = errors.New("engine: unknown table")
 	// ErrTableExists means CreateTable was given a name in use.
@@ -153,36 +155,36 @@ type CallHook interface {
 // Validate reports the first invalid option.
 func (o *Options) Validate() error {
 	if o.PageSize != 0 && !page.ValidSize(o.PageSize) {
-		return fmt.Errorf("%w: page size %d: want a power of two from %d to %d",
+		return fmt.Errorf("engine: %w: page size %d: want a power of two from %d to %d",
 			ErrInvalidOptions, o.PageSize, page.MinSize, page.MaxSize)
 	}
 	if o.PoolSize < 0 {
-		return fmt.Errorf("%w: pool size %d is negative", ErrInvalidOptions, o.PoolSize)
+		return fmt.Errorf("engine: %w: pool size %d is negative", ErrInvalidOptions, o.PoolSize)
 	}
 	ps := o.PageSize
 	if ps == 0 {
 		ps = page.DefaultSize
 	}
 	if err := (&cache.Options{Capacity: o.PoolSize, Policy: o.Policy, TierMode: o.TierMode}).Validate(ps); err != nil {
-		return fmt.Errorf("%w: %w", ErrInvalidOptions, err)
+		return fmt.Errorf("engine: %w: %w", ErrInvalidOptions, err)
 	}
 	if o.DefaultOrg > HeapPrimaryKey {
-		return fmt.Errorf("%w: default organization %s", ErrInvalidOptions, o.DefaultOrg)
+		return fmt.Errorf("engine: %w: default organization %s", ErrInvalidOptions, o.DefaultOrg)
 	}
 	if o.HeapUpdate > NewVersion {
-		return fmt.Errorf("%w: heap update mode %d", ErrInvalidOptions, o.HeapUpdate)
+		return fmt.Errorf("engine: %w: heap update mode %d", ErrInvalidOptions, o.HeapUpdate)
 	}
 	if o.Commit > NoSyncCommit {
-		return fmt.Errorf("%w: commit mode %d", ErrInvalidOptions, o.Commit)
+		return fmt.Errorf("engine: %w: commit mode %d", ErrInvalidOptions, o.Commit)
 	}
 	if o.CheckpointBytes < 0 {
-		return fmt.Errorf("%w: checkpoint interval of %d log bytes is negative", ErrInvalidOptions, o.CheckpointBytes)
+		return fmt.Errorf("engine: %w: checkpoint interval of %d log bytes is negative", ErrInvalidOptions, o.CheckpointBytes)
 	}
 	if o.LockTimeout < 0 {
-		return fmt.Errorf("%w: lock timeout %v is negative", ErrInvalidOptions, o.LockTimeout)
+		return fmt.Errorf("engine: %w: lock timeout %v is negative", ErrInvalidOptions, o.LockTimeout)
 	}
 	if o.MemoryLimit < 0 {
-		return fmt.Errorf("%w: memory limit %d is negative", ErrInvalidOptions, o.MemoryLimit)
+		return fmt.Errorf("engine: %w: memory limit %d is negative", ErrInvalidOptions, o.MemoryLimit)
 	}
 	return nil
 }
@@ -362,7 +364,7 @@ func Open(o *Options) (*DB, error) {
 	if err != nil {
 		log.Close()
 		_ = st.Close()
-		return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
+		return nil, fmt.Errorf("engine: %w: %w", ErrInvalidOptions, err)
 	}
 	if opts.LogSync != nil {
 		log.SetSyncHook(opts.LogSync)
