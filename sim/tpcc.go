@@ -82,11 +82,11 @@ func (c *TPCCConfig) adoptStored() error {
 		return err
 	}
 	if c.Warehouses != 0 && c.Warehouses != l.Warehouses {
-		return fmt.Errorf("%w: --warehouses %d, but the database in %s holds %d", ErrBadConfig, c.Warehouses, c.Dir, l.Warehouses)
+		return fmt.Errorf("sim: %w: --warehouses %d, but the database in %s holds %d", ErrInvalidConfig, c.Warehouses, c.Dir, l.Warehouses)
 	}
 	c.Warehouses = l.Warehouses
 	if !c.Scale.IsFull() && c.Scale != l.Scale {
-		return fmt.Errorf("%w: --scale %v, but the database in %s was loaded at %v scale", ErrBadConfig, c.Scale, c.Dir, l.Scale)
+		return fmt.Errorf("sim: %w: --scale %v, but the database in %s was loaded at %v scale", ErrInvalidConfig, c.Scale, c.Dir, l.Scale)
 	}
 	c.Scale = l.Scale
 	return c.Validate()

@@ -243,7 +243,7 @@ var checkStatements = [13]string{
 // failed condition is a finding, not an error: the error return is for
 // reads that fail (a missing table wraps ErrNotLoaded; a lock error or a
 // corrupt page is returned as the engine gives it) and for a scale out of
-// range (ErrBadConfig).
+// range (ErrInvalidConfig).
 func Check(db *engine.DB, opts CheckConfig) (CheckReport, error) {
 	if err := opts.Scale.Validate(); err != nil {
 		return CheckReport{}, err

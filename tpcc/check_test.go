@@ -257,7 +257,7 @@ func TestCheckScaleDelivered(t *testing.T) {
 	require.Contains(t, rep.Condition(11).Differences[0], "expected 210")
 
 	_, err = Check(db, CheckConfig{Scale: Scale{CustomersPerDistrict: 7}})
-	require.ErrorIs(t, err, ErrBadConfig)
+	require.ErrorIs(t, err, ErrInvalidConfig)
 	require.ErrorContains(t, err, "7 customers per district")
 }
 

@@ -170,7 +170,7 @@
 // Terminals run concurrently on one *engine.DB; a deadlock victim or a
 // lock timeout is rolled back, retried with the same inputs and counted
 // as a retry. An Executor, a Rand and a Terminal belong to one goroutine.
-// Errors of configuration wrap ErrBadConfig (an unknown export schema,
+// Errors of configuration wrap ErrInvalidConfig (an unknown export schema,
 // ErrBadSchema, too) or, for an unknown client profile, ErrBadProfile, and
 // come before any work; a database without ConfigTable, or without a
 // table a check or an export reads, is ErrNotLoaded.

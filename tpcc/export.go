@@ -186,7 +186,7 @@ const defaultExportRowsPerTx = 10_000
 //
 // Before it creates anything, Export checks the options (an unknown
 // Schema returns an error wrapping ErrBadSchema, naming the value and the
-// accepted ones; a bad NullString or RowsPerTx one wrapping ErrBadConfig,
+// accepted ones; a bad NullString or RowsPerTx one wrapping ErrInvalidConfig,
 // as ErrBadSchema does too) and that db has the nine tables with the
 // schema's columns: a missing table returns an error wrapping
 // ErrNotLoaded that names it, and so, for BenchmarkSQL, does a missing or
@@ -201,11 +201,11 @@ func Export(db *engine.DB, dir string, opts ExportConfig) (ExportReport, error) 
 		return ExportReport{}, err
 	}
 	if strings.ContainsAny(opts.NullString, ",\"\r\n") {
-		return ExportReport{}, fmt.Errorf("%w: export NullString %q holds a comma, a double quote, CR or LF",
-			ErrBadConfig, opts.NullString)
+		return ExportReport{}, fmt.Errorf("tpcc: %w: export NullString %q holds a comma, a double quote, CR or LF",
+			ErrInvalidConfig, opts.NullString)
 	}
 	if opts.RowsPerTx < 0 {
-		return ExportReport{}, fmt.Errorf("%w: export RowsPerTx %d is negative", ErrBadConfig, opts.RowsPerTx)
+		return ExportReport{}, fmt.Errorf("tpcc: %w: export RowsPerTx %d is negative", ErrInvalidConfig, opts.RowsPerTx)
 	}
 	if opts.RowsPerTx == 0 {
 		opts.RowsPerTx = defaultExportRowsPerTx

@@ -159,7 +159,7 @@ func TestExportBadSchema(t *testing.T) {
 	for _, s := range []ExportSchema{"hammerdb", "SPEC", "go_tpc", " spec"} {
 		_, err := Export(db, dir, ExportConfig{Schema: s})
 		require.ErrorIs(t, err, ErrBadSchema, "%q", s)
-		require.ErrorIs(t, err, ErrBadConfig, "%q", s)
+		require.ErrorIs(t, err, ErrInvalidConfig, "%q", s)
 		require.Contains(t, err.Error(), fmt.Sprintf("%q", s))
 		require.Contains(t, err.Error(), "want one of spec, go-tpc, benchmarksql")
 		require.NoDirExists(t, dir)
@@ -379,7 +379,7 @@ func TestExportLoadCommands(t *testing.T) {
 	}
 
 	_, _, err = ExportLoadCommands(dir, ExportConfig{NullString: "a,b"})
-	require.ErrorIs(t, err, ErrBadConfig)
+	require.ErrorIs(t, err, ErrInvalidConfig)
 }
 
 // exportStatements returns the lines of script that are not comments.

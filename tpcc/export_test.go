@@ -503,7 +503,7 @@ func TestExportBadOptions(t *testing.T) {
 	for _, o := range []ExportConfig{{NullString: `"`}, {NullString: "a,b"}, {NullString: "\n"}, {RowsPerTx: -1}} {
 		dir := filepath.Join(t.TempDir(), "out")
 		_, err := Export(db, dir, o)
-		require.ErrorIs(t, err, ErrBadConfig, "%+v", o)
+		require.ErrorIs(t, err, ErrInvalidConfig, "%+v", o)
 		require.NoDirExists(t, dir)
 	}
 }

@@ -273,11 +273,11 @@ func TestLoadBadConfig(t *testing.T) {
 	} {
 		db := openLoadDB(t)
 		_, err := Load(context.Background(), db, cfg)
-		require.ErrorIs(t, err, ErrBadConfig, "%+v", cfg)
+		require.ErrorIs(t, err, ErrInvalidConfig, "%+v", cfg)
 		require.Empty(t, db.Tables(), "nothing is created for %+v", cfg)
 	}
 	_, err := Load(context.Background(), nil, LoadConfig{Warehouses: 1})
-	require.ErrorIs(t, err, ErrBadConfig)
+	require.ErrorIs(t, err, ErrInvalidConfig)
 }
 
 func TestLoadTableExists(t *testing.T) {

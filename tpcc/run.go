@@ -49,13 +49,13 @@ type RunConfig struct {
 func (c *RunConfig) validate() error {
 	switch {
 	case c.Warehouses < 1 || c.Warehouses > MaxWarehouses:
-		return fmt.Errorf("%w: %d warehouses: want 1 to %d", ErrBadConfig, c.Warehouses, MaxWarehouses)
+		return fmt.Errorf("tpcc: %w: %d warehouses: want 1 to %d", ErrInvalidConfig, c.Warehouses, MaxWarehouses)
 	case c.Terminals < 0 || c.Terminals > 255*c.Warehouses:
-		return fmt.Errorf("%w: %d terminals: want 1 to %d (255 per warehouse)", ErrBadConfig, c.Terminals, 255*c.Warehouses)
+		return fmt.Errorf("tpcc: %w: %d terminals: want 1 to %d (255 per warehouse)", ErrInvalidConfig, c.Terminals, 255*c.Warehouses)
 	case c.Duration <= 0:
-		return fmt.Errorf("%w: duration %v: want more than zero", ErrBadConfig, c.Duration)
+		return fmt.Errorf("tpcc: %w: duration %v: want more than zero", ErrInvalidConfig, c.Duration)
 	case c.Warmup < 0:
-		return fmt.Errorf("%w: warm-up %v is negative", ErrBadConfig, c.Warmup)
+		return fmt.Errorf("tpcc: %w: warm-up %v is negative", ErrInvalidConfig, c.Warmup)
 	case c.Profile < 0 || c.Profile >= numProfiles:
 		return fmt.Errorf("%w: %v", ErrBadProfile, c.Profile)
 	}
@@ -162,7 +162,7 @@ func checkRunScale(db *engine.DB, s Scale) error {
 		return err
 	}
 	if l.Scale != s.canonical() {
-		return fmt.Errorf("%w: a run at %v scale on a database loaded at %v scale", ErrBadConfig, s, l.Scale)
+		return fmt.Errorf("tpcc: %w: a run at %v scale on a database loaded at %v scale", ErrInvalidConfig, s, l.Scale)
 	}
 	return nil
 }

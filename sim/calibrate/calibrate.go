@@ -19,6 +19,11 @@ import (
 	"github.com/enginelab/enginelab/tpcc"
 )
 
+// ErrInvalidConfig is wrapped by the errors of a Config or of samples that
+// cannot be fitted; they come before any work. It is
+// tpcc.ErrInvalidConfig, the same value as sim.ErrInvalidConfig.
+var ErrInvalidConfig = tpcc.ErrInvalidConfig
+
 // ErrFailed means a fit could not be computed from its samples (a
 // factorization failed, or a cost came out beyond what a profile
 // accepts).
@@ -68,12 +73,12 @@ func (c *Config) EnsureDefaults() {
 func (c *Config) Validate() error {
 	switch {
 	case c.Warehouses < 1 || c.Warehouses > tpcc.MaxWarehouses:
-		return fmt.Errorf("%w: calibration: %d warehouses: want 1 to %d", sim.ErrBadConfig, c.Warehouses, tpcc.MaxWarehouses)
+		return fmt.Errorf("sim: %w: calibration: %d warehouses: want 1 to %d", ErrInvalidConfig, c.Warehouses, tpcc.MaxWarehouses)
 	case c.Duration <= 0:
-		return fmt.Errorf("%w: calibration: --duration %v: want more than zero", sim.ErrBadConfig, c.Duration)
+		return fmt.Errorf("sim: %w: calibration: --duration %v: want more than zero", ErrInvalidConfig, c.Duration)
 	}
 	if err := c.Scale.Validate(); err != nil {
-		return fmt.Errorf("%w: calibration: --scale: %w", sim.ErrBadConfig, err)
+		return fmt.Errorf("sim: %w: calibration: --scale: %w", ErrInvalidConfig, err)
 	}
 	return nil
 }

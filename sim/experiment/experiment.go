@@ -22,6 +22,11 @@ import (
 	"github.com/enginelab/enginelab/tpcc"
 )
 
+// ErrInvalidConfig is wrapped by the error of a side whose configuration
+// cannot run; Run returns it before any side runs. It is
+// tpcc.ErrInvalidConfig, the same value as sim.ErrInvalidConfig.
+var ErrInvalidConfig = tpcc.ErrInvalidConfig
+
 // ErrUnknown means no experiment has that name.
 var ErrUnknown = errors.New("sim: unknown experiment")
 
