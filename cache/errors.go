@@ -2,14 +2,17 @@ package cache
 
 import (
 	"errors"
+
+	"github.com/enginelab/enginelab/cache/page"
 )
 
-// Configuration errors: returned by NewPool and Options.Validate before any
-// work starts.
+// Option errors: returned by NewPool and Options.Validate before any work
+// starts.
 var (
-	// ErrInvalidConfig is wrapped by every rejected option; the message
-	// names the option and the allowed values.
-	ErrInvalidConfig = errors.New("cache: invalid configuration")
+	// ErrInvalidOptions is wrapped by every rejected option; the message
+	// names the option and the allowed values. It is page.ErrInvalidOptions,
+	// the one value every layer's refused options wrap.
+	ErrInvalidOptions = page.ErrInvalidOptions
 )
 
 // ErrClosed is returned by a pool used after Close.

@@ -393,7 +393,7 @@ func TestLogVolatileStore(t *testing.T) {
 	require.Contains(t, notes, "hello")
 
 	_, err = store.OpenPebble(store.PebbleOptions{Volatile: true, Dir: t.TempDir()})
-	require.ErrorIs(t, err, store.ErrInvalidConfig)
+	require.ErrorIs(t, err, store.ErrInvalidOptions)
 	_, err = store.OpenPebble(store.PebbleOptions{Volatile: true, FS: vfs.NewMem()})
-	require.ErrorIs(t, err, store.ErrInvalidConfig)
+	require.ErrorIs(t, err, store.ErrInvalidOptions)
 }

@@ -151,35 +151,35 @@ type Wiring struct {
 func (o Options) Validate(pageSize int) error {
 	o.ensureDefaults()
 	if !page.ValidSize(pageSize) {
-		return fmt.Errorf("%w: page size %d: want a power of two from %d to %d",
-			ErrInvalidConfig, pageSize, page.MinSize, page.MaxSize)
+		return fmt.Errorf("cache: %w: page size %d: want a power of two from %d to %d",
+			ErrInvalidOptions, pageSize, page.MinSize, page.MaxSize)
 	}
 	if o.PoolSize < 0 {
-		return fmt.Errorf("%w: pool capacity %d bytes is negative", ErrInvalidConfig, o.PoolSize)
+		return fmt.Errorf("cache: %w: pool capacity %d bytes is negative", ErrInvalidOptions, o.PoolSize)
 	}
 	if n := o.PoolSize / int64(pageSize); n < MinFrames {
-		return fmt.Errorf("%w: pool capacity %d bytes holds %d pages of %d bytes; at least %d are needed",
-			ErrInvalidConfig, o.PoolSize, n, pageSize, MinFrames)
+		return fmt.Errorf("cache: %w: pool capacity %d bytes holds %d pages of %d bytes; at least %d are needed",
+			ErrInvalidOptions, o.PoolSize, n, pageSize, MinFrames)
 	}
 	switch o.Policy {
 	case PolicyLRU, PolicyMidpoint:
 	default:
-		return fmt.Errorf("%w: eviction policy %q: want %q or %q",
-			ErrInvalidConfig, o.Policy, PolicyLRU, PolicyMidpoint)
+		return fmt.Errorf("cache: %w: eviction policy %q: want %q or %q",
+			ErrInvalidOptions, o.Policy, PolicyLRU, PolicyMidpoint)
 	}
 	if o.OldPercent < 5 || o.OldPercent > 95 {
-		return fmt.Errorf("%w: old sublist percent %d: want 5 to 95", ErrInvalidConfig, o.OldPercent)
+		return fmt.Errorf("cache: %w: old sublist percent %d: want 5 to 95", ErrInvalidOptions, o.OldPercent)
 	}
 	if o.OldBlocksTime < 0 {
-		return fmt.Errorf("%w: old blocks time %v is negative", ErrInvalidConfig, o.OldBlocksTime)
+		return fmt.Errorf("cache: %w: old blocks time %v is negative", ErrInvalidOptions, o.OldBlocksTime)
 	}
 	if o.ReadAheadThreshold < 0 || o.ReadAheadThreshold > ExtentPages {
-		return fmt.Errorf("%w: read-ahead threshold %d: want 0 to %d", ErrInvalidConfig, o.ReadAheadThreshold, ExtentPages)
+		return fmt.Errorf("cache: %w: read-ahead threshold %d: want 0 to %d", ErrInvalidOptions, o.ReadAheadThreshold, ExtentPages)
 	}
 	switch o.TierMode {
 	case tier.Exclusive, tier.Inclusive:
 	default:
-		return fmt.Errorf("%w: tier mode %q: want %q or %q", ErrInvalidConfig, o.TierMode, tier.Exclusive, tier.Inclusive)
+		return fmt.Errorf("cache: %w: tier mode %q: want %q or %q", ErrInvalidOptions, o.TierMode, tier.Exclusive, tier.Inclusive)
 	}
 	return nil
 }
@@ -379,7 +379,7 @@ func NewPool(st store.Store, o *Options, w *Wiring) (*Pool, error) {
 		wire = *w
 	}
 	if st == nil {
-		return nil, fmt.Errorf("%w: pool needs a store", ErrInvalidConfig)
+		return nil, fmt.Errorf("cache: %w: pool needs a store", ErrInvalidOptions)
 	}
 	ps := st.PageSize()
 	if err := opts.Validate(ps); err != nil {

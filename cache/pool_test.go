@@ -51,18 +51,18 @@ func TestPoolOptionsValidation(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			o := c.o
 			p, err := cache.NewPool(c.store, &o, nil)
-			require.ErrorIs(t, err, cache.ErrInvalidConfig)
+			require.ErrorIs(t, err, cache.ErrInvalidOptions)
 			require.Contains(t, err.Error(), c.want)
 			require.Nil(t, p)
 			// Validate says the same thing without building a pool.
 			err = c.o.Validate(c.store.PageSize())
-			require.ErrorIs(t, err, cache.ErrInvalidConfig)
+			require.ErrorIs(t, err, cache.ErrInvalidOptions)
 			require.Contains(t, err.Error(), c.want)
 		})
 	}
 
 	_, err := cache.NewPool(nil, nil, nil)
-	require.ErrorIs(t, err, cache.ErrInvalidConfig)
+	require.ErrorIs(t, err, cache.ErrInvalidOptions)
 	require.Contains(t, err.Error(), "store")
 
 	// The edges of every range are accepted.

@@ -97,7 +97,7 @@ func TestReadAheadUnused(t *testing.T) {
 func TestReadAheadThresholdConfig(t *testing.T) {
 	st := newStore(t)
 	_, err := cache.NewPool(st, &cache.Options{ReadAheadThreshold: 65}, nil)
-	require.ErrorIs(t, err, cache.ErrInvalidConfig)
+	require.ErrorIs(t, err, cache.ErrInvalidOptions)
 	_, err = cache.NewPool(st, &cache.Options{ReadAheadThreshold: -1}, nil)
-	require.ErrorIs(t, err, cache.ErrInvalidConfig)
+	require.ErrorIs(t, err, cache.ErrInvalidOptions)
 }

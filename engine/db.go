@@ -23,8 +23,10 @@ import (
 
 // Database errors.
 var (
-	// ErrInvalidOptions is wrapped by every rejected option.
-	ErrInvalidOptions = errors.New("engine: invalid options")
+	// ErrInvalidOptions is wrapped by every rejected option. It is
+	// page.ErrInvalidOptions, the one value every layer's refused options
+	// wrap (cache.ErrInvalidOptions, store.ErrInvalidOptions, ...).
+	ErrInvalidOptions = page.ErrInvalidOptions
 	// ErrUnknownTable means no table has that name.
 	ErrUnknownTable = errors.New("engine: unknown table")
 	// ErrTableExists means CreateTable was given a name in use.
@@ -126,36 +128,38 @@ type Options struct {
 // Validate reports the first invalid option.
 func (o *Options) Validate() error {
 	if o.PageSize != 0 && !page.ValidSize(o.PageSize) {
-		return fmt.Errorf("%w: page size %d: want a power of two from %d to %d",
+		return fmt.Errorf("engine: %w: page size %d: want a power of two from %d to %d",
 			ErrInvalidOptions, o.PageSize, page.MinSize, page.MaxSize)
 	}
 	if o.PoolSize < 0 {
-		return fmt.Errorf("%w: pool size %d is negative", ErrInvalidOptions, o.PoolSize)
+		return fmt.Errorf("engine: %w: pool size %d is negative", ErrInvalidOptions, o.PoolSize)
 	}
 	ps := o.PageSize
 	if ps == 0 {
 		ps = page.DefaultSize
 	}
 	if err := o.Options.Validate(ps); err != nil {
-		return fmt.Errorf("%w: %w", ErrInvalidOptions, err)
+		// err matches ErrInvalidOptions already (one value for every
+		// layer) and says "cache: invalid options: ...".
+		return fmt.Errorf("engine: %w", err)
 	}
 	if o.DefaultOrg > HeapPrimaryKey {
-		return fmt.Errorf("%w: default organization %s", ErrInvalidOptions, o.DefaultOrg)
+		return fmt.Errorf("engine: %w: default organization %s", ErrInvalidOptions, o.DefaultOrg)
 	}
 	if o.HeapUpdate > NewVersion {
-		return fmt.Errorf("%w: heap update mode %d", ErrInvalidOptions, o.HeapUpdate)
+		return fmt.Errorf("engine: %w: heap update mode %d", ErrInvalidOptions, o.HeapUpdate)
 	}
 	if o.Commit > NoSyncCommit {
-		return fmt.Errorf("%w: commit mode %d", ErrInvalidOptions, o.Commit)
+		return fmt.Errorf("engine: %w: commit mode %d", ErrInvalidOptions, o.Commit)
 	}
 	if o.CheckpointBytes < 0 {
-		return fmt.Errorf("%w: checkpoint interval of %d log bytes is negative", ErrInvalidOptions, o.CheckpointBytes)
+		return fmt.Errorf("engine: %w: checkpoint interval of %d log bytes is negative", ErrInvalidOptions, o.CheckpointBytes)
 	}
 	if o.LockTimeout < 0 {
-		return fmt.Errorf("%w: lock timeout %v is negative", ErrInvalidOptions, o.LockTimeout)
+		return fmt.Errorf("engine: %w: lock timeout %v is negative", ErrInvalidOptions, o.LockTimeout)
 	}
 	if o.MemoryLimit < 0 {
-		return fmt.Errorf("%w: memory limit %d is negative", ErrInvalidOptions, o.MemoryLimit)
+		return fmt.Errorf("engine: %w: memory limit %d is negative", ErrInvalidOptions, o.MemoryLimit)
 	}
 	return nil
 }
@@ -335,7 +339,7 @@ func Open(o *Options) (*DB, error) {
 	if err != nil {
 		log.Close()
 		_ = st.Close()
-		return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
+		return nil, fmt.Errorf("engine: %w: %w", ErrInvalidOptions, err)
 	}
 	db := &DB{opts: opts, store: st, pool: pool, log: log, calls: rt,
 		locks:  lock.NewManager(opts.Runtime, opts.Runtime, opts.LockTimeout),

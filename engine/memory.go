@@ -92,7 +92,7 @@ func (o *Options) checkMemory() error {
 		fits := room / (int64(ps) + cache.FrameOverhead) * int64(ps)
 		fix = fmt.Sprintf("Make PoolSize at most %s", iBytes(fits))
 	}
-	return fmt.Errorf("%w: %w: the buffer pool (PoolSize %s, %s with its frames' overhead)%s and the store's memtables and cache (%s) need about %s, more than the %s this process may use (%s)%s. %s, or set Options.SkipMemoryCheck to open anyway",
+	return fmt.Errorf("engine: %w: %w: the buffer pool (PoolSize %s, %s with its frames' overhead)%s and the store's memtables and cache (%s) need about %s, more than the %s this process may use (%s)%s. %s, or set Options.SkipMemoryCheck to open anyway",
 		ErrInvalidOptions, ErrInsufficientMemory, iBytes(pool), iBytes(cache.PoolMemory(pool, ps)), tierNote, iBytes(StoreOverhead),
 		iBytes(need), iBytes(limit), source, store, fix)
 }

@@ -70,7 +70,7 @@ func BenchmarkOneTerminal(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			start := time.Now()
-			var stats *tpcc.RunStats
+			var stats *tpcc.RunReport
 			var err error
 			if d.sched == nil {
 				stats, err = tpcc.Run(context.Background(), d.db, rc)

@@ -10,15 +10,16 @@ import (
 	"github.com/enginelab/enginelab/cache/tier"
 	"github.com/enginelab/enginelab/engine"
 	"github.com/enginelab/enginelab/sim/hw"
-	"github.com/enginelab/enginelab/sim/internal/simerr"
 	"github.com/enginelab/enginelab/tpcc"
 )
 
-// ErrBadConfig is wrapped by the errors of a TPCCConfig that cannot run.
-// They come before anything is opened or loaded. It is one value with
-// hw.ErrBadConfig and replay.ErrBadConfig, so that a job refused for its
-// hardware profiles is refused for its configuration too.
-var ErrBadConfig = simerr.ErrBadConfig
+// ErrInvalidConfig is wrapped by the errors of a TPCCConfig that cannot
+// run. They come before anything is opened or loaded. It is
+// tpcc.ErrInvalidConfig, one value with hw.ErrInvalidConfig,
+// replay.ErrInvalidConfig, calibrate.ErrInvalidConfig and
+// experiment.ErrInvalidConfig, so that a job refused for its hardware
+// profiles, or for its scale, is refused for its configuration too.
+var ErrInvalidConfig = tpcc.ErrInvalidConfig
 
 // ErrAlreadyLoaded means a load was asked of a database that holds the
 // TPC-C tables already.
@@ -155,46 +156,46 @@ func (c *TPCCConfig) Validate() error {
 	p := c.Phases
 	switch {
 	case !p.Load && !p.Run && !p.Check:
-		return fmt.Errorf("%w: nothing to do (no phase)", ErrBadConfig)
+		return fmt.Errorf("sim: %w: nothing to do (no phase)", ErrInvalidConfig)
 	case !p.Load && c.Dir == "":
-		return fmt.Errorf("%w: a run or a check without a load needs a database directory (--dir)", ErrBadConfig)
+		return fmt.Errorf("sim: %w: a run or a check without a load needs a database directory (--dir)", ErrInvalidConfig)
 	case (p.Load || c.Warehouses != 0) && (c.Warehouses < 1 || c.Warehouses > tpcc.MaxWarehouses):
-		return fmt.Errorf("%w: --warehouses %d: want 1 to %d", ErrBadConfig, c.Warehouses, tpcc.MaxWarehouses)
+		return fmt.Errorf("sim: %w: --warehouses %d: want 1 to %d", ErrInvalidConfig, c.Warehouses, tpcc.MaxWarehouses)
 	case p.Run && (c.Terminals < 1 || c.Terminals > 255*max(1, c.Warehouses)):
-		return fmt.Errorf("%w: --terminals %d: want 1 to %d (255 per warehouse)", ErrBadConfig, c.Terminals, 255*c.Warehouses)
+		return fmt.Errorf("sim: %w: --terminals %d: want 1 to %d (255 per warehouse)", ErrInvalidConfig, c.Terminals, 255*c.Warehouses)
 	case p.Run && c.Duration <= 0:
-		return fmt.Errorf("%w: --duration %v: want more than zero", ErrBadConfig, c.Duration)
+		return fmt.Errorf("sim: %w: --duration %v: want more than zero", ErrInvalidConfig, c.Duration)
 	case c.Warmup < 0:
-		return fmt.Errorf("%w: --warmup %v: want zero or more", ErrBadConfig, c.Warmup)
+		return fmt.Errorf("sim: %w: --warmup %v: want zero or more", ErrInvalidConfig, c.Warmup)
 	case c.RemoteSize < 0:
-		return fmt.Errorf("%w: --remote-size %d: want zero or more", ErrBadConfig, c.RemoteSize)
+		return fmt.Errorf("sim: %w: --remote-size %d: want zero or more", ErrInvalidConfig, c.RemoteSize)
 	case c.MemoryLimit < 0:
-		return fmt.Errorf("%w: --memory-limit %d: want zero or more", ErrBadConfig, c.MemoryLimit)
+		return fmt.Errorf("sim: %w: --memory-limit %d: want zero or more", ErrInvalidConfig, c.MemoryLimit)
 	case c.Mode != "" && c.Mode != ModeReal && c.Mode != ModeSim:
-		return fmt.Errorf("%w: --mode %s: want real or sim", ErrBadConfig, c.Mode)
+		return fmt.Errorf("sim: %w: --mode %s: want real or sim", ErrInvalidConfig, c.Mode)
 	}
 	if err := c.Scale.Validate(); err != nil {
-		return fmt.Errorf("%w: --scale: %w", ErrBadConfig, err)
+		return fmt.Errorf("sim: %w: --scale: %w", ErrInvalidConfig, err)
 	}
 	if c.Mode == ModeSim {
 		switch c.Remote.Backend {
 		case "", "none", "lru", "slru":
 		default:
-			return fmt.Errorf("%w: --remote %s cannot run in simulated mode: its evictions (ristretto's sampling) or its timing (a real server) are not deterministic; use lru or slru, the deterministic models",
-				ErrBadConfig, c.Remote)
+			return fmt.Errorf("sim: %w: --remote %s cannot run in simulated mode: its evictions (ristretto's sampling) or its timing (a real server) are not deterministic; use lru or slru, the deterministic models",
+				ErrInvalidConfig, c.Remote)
 		}
 		if _, err := c.Hardware.Resolve(); err != nil {
 			return err
 		}
 	}
 	if err := c.EngineOptions().Validate(); err != nil {
-		return fmt.Errorf("%w: %w", ErrBadConfig, err)
+		return fmt.Errorf("sim: %w: %w", ErrInvalidConfig, err)
 	}
 	if p.Load && c.Dir != "" {
 		// A new database only: a directory that holds files is someone's.
 		ents, err := os.ReadDir(c.Dir)
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
-			return fmt.Errorf("%w: --dir %s: %w", ErrBadConfig, c.Dir, err)
+			return fmt.Errorf("sim: %w: --dir %s: %w", ErrInvalidConfig, c.Dir, err)
 		}
 		if len(ents) > 0 {
 			return fmt.Errorf("%w: --dir %s is not empty: load into a new directory, or use run and check on a loaded one", ErrAlreadyLoaded, c.Dir)

@@ -25,7 +25,7 @@
 // holds a database when a load is asked (ErrAlreadyLoaded) or none when it
 // is not (tpcc.ErrNotLoaded), and last a memory estimate larger than the
 // process may use (CheckMemory; ErrInsufficientMemory). Its errors wrap
-// ErrBadConfig, but for a profile name not known (hw.ErrUnknownProfile)
+// ErrInvalidConfig, but for a profile name not known (hw.ErrUnknownProfile)
 // and the two about the directory.
 //
 // TPCC runs the job's phases in order, each a function of its own: open

@@ -18,7 +18,7 @@ import (
 
 // ErrInsufficientMemory is engine's sentinel (one for both checks): a job
 // whose memory estimate (TPCCConfig.MemoryEstimate) is more than the
-// process may use. TPCCConfig.Validate's error wraps it and ErrBadConfig:
+// process may use. TPCCConfig.Validate's error wraps it and ErrInvalidConfig:
 // the job is refused before anything is opened or loaded.
 var ErrInsufficientMemory = engine.ErrInsufficientMemory
 
@@ -279,7 +279,7 @@ func (c *TPCCConfig) memoryLimit() (int64, string, error) {
 }
 
 // CheckMemory refuses a job whose MemoryEstimate is more than the memory
-// the process may use, with an error wrapping ErrBadConfig and
+// the process may use, with an error wrapping ErrInvalidConfig and
 // ErrInsufficientMemory that names the flags, the estimate, the limit and
 // which flag to change: --dir (an on-disk store costs no memory for its
 // pages), --pool, or --warehouses. IgnoreMemoryLimit skips it. Validate
@@ -295,7 +295,7 @@ func (c *TPCCConfig) CheckMemory() error {
 	}
 	limit, source, err := c.memoryLimit()
 	if err != nil {
-		return fmt.Errorf("%w: reading the memory limit (--ignore-memory-limit skips the check): %w", ErrBadConfig, err)
+		return fmt.Errorf("sim: %w: reading the memory limit (--ignore-memory-limit skips the check): %w", ErrInvalidConfig, err)
 	}
 	e := c.MemoryEstimate()
 	if limit <= 0 || e.Total <= limit {
@@ -332,7 +332,7 @@ func (c *TPCCConfig) CheckMemory() error {
 	}
 	fmt.Fprintf(&b, "; %s), more than the %s this process may use (%s)", strings.Join(parts, ", "), report.FormatBytes(limit), source)
 	fmt.Fprintf(&b, ". To fit, %s; or run anyway with --ignore-memory-limit", c.memoryAdvice(limit))
-	return fmt.Errorf("%w: %w: %s", ErrBadConfig, ErrInsufficientMemory, b.String())
+	return fmt.Errorf("sim: %w: %w: %s", ErrInvalidConfig, ErrInsufficientMemory, b.String())
 }
 
 // memoryAdvice says which flags to change so that c fits in limit: --dir

@@ -35,7 +35,7 @@ func TestMemoryCheckRefusesLargeJob(t *testing.T) {
 	e := c.MemoryEstimate()
 	err := c.Validate()
 	require.ErrorIs(t, err, ErrInsufficientMemory)
-	require.ErrorIs(t, err, ErrBadConfig)
+	require.ErrorIs(t, err, ErrInvalidConfig)
 	for _, w := range []string{"--warehouses 100000 in memory", "the default --pool of 256 MiB a warehouse (24 TiB)",
 		"needs about " + report.FormatBytes(e.Total), "more than the 16 GiB this process may use (set by --memory-limit)",
 		"To fit, keep the database on disk with --dir DIR and make --pool at most", "run anyway with --ignore-memory-limit"} {

@@ -139,14 +139,14 @@ func orgName(o engine.Org) string {
 }
 
 // newLoadReport is the load section.
-func newLoadReport(s *tpcc.LoadStats) *report.Load {
+func newLoadReport(s *tpcc.LoadReport) *report.Load {
 	return &report.Load{Rows: s.Rows, TotalRows: s.TotalRows, ElapsedSeconds: s.Elapsed.Seconds(),
 		RowsPerSecond: s.RowsPerSecond, LogBytes: s.Meter.LogBytes}
 }
 
 // newRunReport is the run section of c's job: s's figures, over elapsed
 // (wall or virtual) time.
-func newRunReport(c *TPCCConfig, s *tpcc.RunStats, elapsed time.Duration) *report.Run {
+func newRunReport(c *TPCCConfig, s *tpcc.RunReport, elapsed time.Duration) *report.Run {
 	res := s.Results
 	total := res.Total()
 	r := &report.Run{Terminals: c.Terminals, MeasuredSeconds: s.Measured.Seconds(), WarmupSeconds: c.Warmup.Seconds(),

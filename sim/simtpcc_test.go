@@ -91,7 +91,7 @@ func TestSimTPCCDeterministic(t *testing.T) {
 	bad := base
 	bad.Phases, bad.Dir, bad.Scale = Phases{Run: true}, dirs[0], tpcc.Scale{Items: 5000, CustomersPerDistrict: 300}
 	_, err := TPCC(ctx, bad, Hooks{})
-	require.ErrorIs(t, err, ErrBadConfig)
+	require.ErrorIs(t, err, ErrInvalidConfig)
 	require.ErrorContains(t, err, "--scale items=5000 customers_per_district=300, but the database in "+dirs[0]+" was loaded at small scale")
 
 	var runs [3]*report.Report

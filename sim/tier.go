@@ -29,23 +29,23 @@ func ParseRemote(s string) (RemoteSpec, error) {
 	switch name {
 	case "none", "ristretto", "lru", "slru":
 		if hasServers {
-			return RemoteSpec{}, fmt.Errorf("%w: --remote %s: only memcached takes servers", ErrBadConfig, s)
+			return RemoteSpec{}, fmt.Errorf("sim: %w: --remote %s: only memcached takes servers", ErrInvalidConfig, s)
 		}
 		return RemoteSpec{Backend: name}, nil
 	case "memcached":
 		if !hasServers || servers == "" {
-			return RemoteSpec{}, fmt.Errorf("%w: --remote %s: name the servers, as memcached=127.0.0.1:11211", ErrBadConfig, s)
+			return RemoteSpec{}, fmt.Errorf("sim: %w: --remote %s: name the servers, as memcached=127.0.0.1:11211", ErrInvalidConfig, s)
 		}
 		spec := RemoteSpec{Backend: name}
 		for _, a := range strings.Split(servers, ",") {
 			if _, _, err := net.SplitHostPort(a); err != nil {
-				return RemoteSpec{}, fmt.Errorf("%w: --remote %s: server %q: want host:port", ErrBadConfig, s, a)
+				return RemoteSpec{}, fmt.Errorf("sim: %w: --remote %s: server %q: want host:port", ErrInvalidConfig, s, a)
 			}
 			spec.Servers = append(spec.Servers, a)
 		}
 		return spec, nil
 	}
-	return RemoteSpec{}, fmt.Errorf("%w: --remote %s: want one of %s", ErrBadConfig, s, RemoteBackends)
+	return RemoteSpec{}, fmt.Errorf("sim: %w: --remote %s: want one of %s", ErrInvalidConfig, s, RemoteBackends)
 }
 
 // String is the spec in --remote's form.
@@ -74,7 +74,7 @@ func openTier(spec RemoteSpec, size int64, pageSize int) (tier.Tier, error) {
 	case "memcached":
 		return memcached.New(spec.Servers, &memcached.Options{PageSize: pageSize})
 	}
-	return nil, fmt.Errorf("%w: remote tier %q", ErrBadConfig, spec.Backend)
+	return nil, fmt.Errorf("sim: %w: remote tier %q", ErrInvalidConfig, spec.Backend)
 }
 
 // openTier opens the job's remote tier, and the page trace over it.
@@ -82,7 +82,7 @@ func (j *job) openTier() error {
 	c := j.cfg
 	remote, err := openTier(c.Remote, j.tierSize, j.pageSize)
 	if err != nil {
-		return fmt.Errorf("%w: --remote %s: %w", ErrBadConfig, c.Remote, err)
+		return fmt.Errorf("sim: %w: --remote %s: %w", ErrInvalidConfig, c.Remote, err)
 	}
 	j.tier, j.backend = remote, remote != nil
 	if c.Trace == "" {
@@ -94,7 +94,7 @@ func (j *job) openTier() error {
 	f, err := os.Create(c.Trace)
 	if err != nil {
 		j.close()
-		return fmt.Errorf("%w: --trace: %w", ErrBadConfig, err)
+		return fmt.Errorf("sim: %w: --trace: %w", ErrInvalidConfig, err)
 	}
 	inner := remote
 	if inner == nil {

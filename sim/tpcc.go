@@ -82,11 +82,11 @@ func (c *TPCCConfig) adoptStored() error {
 		return err
 	}
 	if c.Warehouses != 0 && c.Warehouses != l.Warehouses {
-		return fmt.Errorf("%w: --warehouses %d, but the database in %s holds %d", ErrBadConfig, c.Warehouses, c.Dir, l.Warehouses)
+		return fmt.Errorf("sim: %w: --warehouses %d, but the database in %s holds %d", ErrInvalidConfig, c.Warehouses, c.Dir, l.Warehouses)
 	}
 	c.Warehouses = l.Warehouses
 	if !c.Scale.IsFull() && c.Scale != l.Scale {
-		return fmt.Errorf("%w: --scale %v, but the database in %s was loaded at %v scale", ErrBadConfig, c.Scale, c.Dir, l.Scale)
+		return fmt.Errorf("sim: %w: --scale %v, but the database in %s was loaded at %v scale", ErrInvalidConfig, c.Scale, c.Dir, l.Scale)
 	}
 	c.Scale = l.Scale
 	return c.Validate()
@@ -240,7 +240,7 @@ func (j *job) run(ctx context.Context, hooks Hooks) error {
 		Warmup: c.Warmup, Seed: c.Seed, LoadConstants: l.Constants, Profile: c.Profile,
 		StockLevelNoLowerBound: c.StockLevelNoLowerBound, KeyingAndThink: c.KeyingAndThink}
 	start := time.Now()
-	var stats *tpcc.RunStats
+	var stats *tpcc.RunReport
 	var elapsed time.Duration
 	var err error
 	if s := j.sched; s == nil {
@@ -293,7 +293,7 @@ func (j *job) reportTier() {
 // database no run has changed since its load.
 func (j *job) check() error {
 	p := j.cfg.Phases
-	chk, err := tpcc.Check(j.db, tpcc.CheckOptions{Fresh: !p.Run && p.Load, Scale: j.loaded.Scale})
+	chk, err := tpcc.Check(j.db, tpcc.CheckConfig{Fresh: !p.Run && p.Load, Scale: j.loaded.Scale})
 	if err != nil {
 		return err
 	}

@@ -20,26 +20,26 @@ func TestTPCCConfigValidate(t *testing.T) {
 		want   string
 		is     error
 	}{
-		{func(c *TPCCConfig) { c.Phases = Phases{} }, "nothing to do", ErrBadConfig},
-		{func(c *TPCCConfig) { c.Phases.Load = false }, "--dir", ErrBadConfig},
-		{func(c *TPCCConfig) { c.Warehouses = 0 }, "--warehouses 0", ErrBadConfig},
-		{func(c *TPCCConfig) { c.Terminals = 0 }, "--terminals 0", ErrBadConfig},
-		{func(c *TPCCConfig) { c.Duration = 0 }, "--duration 0s", ErrBadConfig},
-		{func(c *TPCCConfig) { c.Warmup = -time.Second }, "--warmup -1s", ErrBadConfig},
-		{func(c *TPCCConfig) { c.PageSize = 3000 }, "page size 3000", ErrBadConfig},
+		{func(c *TPCCConfig) { c.Phases = Phases{} }, "nothing to do", ErrInvalidConfig},
+		{func(c *TPCCConfig) { c.Phases.Load = false }, "--dir", ErrInvalidConfig},
+		{func(c *TPCCConfig) { c.Warehouses = 0 }, "--warehouses 0", ErrInvalidConfig},
+		{func(c *TPCCConfig) { c.Terminals = 0 }, "--terminals 0", ErrInvalidConfig},
+		{func(c *TPCCConfig) { c.Duration = 0 }, "--duration 0s", ErrInvalidConfig},
+		{func(c *TPCCConfig) { c.Warmup = -time.Second }, "--warmup -1s", ErrInvalidConfig},
+		{func(c *TPCCConfig) { c.PageSize = 3000 }, "page size 3000", ErrInvalidConfig},
 		{func(c *TPCCConfig) { c.Phases.Load = false; c.Dir = t.TempDir() }, "holds no database", tpcc.ErrNotLoaded},
-		{func(c *TPCCConfig) { c.Mode = "fast" }, "--mode fast", ErrBadConfig},
-		{func(c *TPCCConfig) { c.Scale = tpcc.Scale{CustomersPerDistrict: 25} }, "--scale: tpcc: invalid configuration: scale of 25 customers per district", tpcc.ErrBadConfig},
-		{func(c *TPCCConfig) { c.Scale = tpcc.Scale{Items: -1} }, "--scale", ErrBadConfig},
-		{func(c *TPCCConfig) { c.Mode = ModeSim; c.Remote = RemoteSpec{Backend: "ristretto"} }, "--remote ristretto cannot run in simulated mode", ErrBadConfig},
+		{func(c *TPCCConfig) { c.Mode = "fast" }, "--mode fast", ErrInvalidConfig},
+		{func(c *TPCCConfig) { c.Scale = tpcc.Scale{CustomersPerDistrict: 25} }, "--scale: tpcc: invalid configuration: scale of 25 customers per district", tpcc.ErrInvalidConfig},
+		{func(c *TPCCConfig) { c.Scale = tpcc.Scale{Items: -1} }, "--scale", ErrInvalidConfig},
+		{func(c *TPCCConfig) { c.Mode = ModeSim; c.Remote = RemoteSpec{Backend: "ristretto"} }, "--remote ristretto cannot run in simulated mode", ErrInvalidConfig},
 		{func(c *TPCCConfig) {
 			c.Mode = ModeSim
 			c.Remote = RemoteSpec{Backend: "memcached", Servers: []string{"127.0.0.1:11211"}}
-		}, "not deterministic", ErrBadConfig},
+		}, "not deterministic", ErrInvalidConfig},
 		{func(c *TPCCConfig) { c.Mode = ModeSim; c.Hardware.Store = "floppy" }, `store device "floppy"`, hw.ErrUnknownProfile},
 		{func(c *TPCCConfig) { c.Mode = ModeSim; c.Hardware.Network = "carrier-pigeon" }, `network "carrier-pigeon"`, hw.ErrUnknownProfile},
-		{func(c *TPCCConfig) { c.Mode = ModeSim; c.Hardware.Cores = -1 }, "--cores -1", ErrBadConfig},
-		{func(c *TPCCConfig) { c.Mode = ModeSim; c.Hardware.ProfilesFile = "/nonexistent/profiles.json" }, "--profiles", ErrBadConfig},
+		{func(c *TPCCConfig) { c.Mode = ModeSim; c.Hardware.Cores = -1 }, "--cores -1", ErrInvalidConfig},
+		{func(c *TPCCConfig) { c.Mode = ModeSim; c.Hardware.ProfilesFile = "/nonexistent/profiles.json" }, "--profiles", ErrInvalidConfig},
 	} {
 		c := good
 		tc.change(&c)

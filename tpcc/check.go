@@ -62,9 +62,10 @@ var ErrNotLoaded = errors.New("tpcc: database not loaded")
 // scale delivers its own (Scale.DeliveredPerDistrict).
 const DeliveredPerDistrictAtLoad = 2100
 
-// CheckOptions configure Check. The zero value checks a database after a
-// run (condition 11 skipped) and lists five differences per condition.
-type CheckOptions struct {
+// CheckConfig is what a Check job runs with. The zero value checks a
+// database after a run (condition 11 skipped) and lists five differences
+// per condition.
+type CheckConfig struct {
 	// Fresh says the database is freshly loaded: no transaction has run
 	// since the load. Condition 11 holds only then (Delivery changes
 	// it); when Fresh is false it is reported as skipped.
@@ -123,7 +124,7 @@ type ConditionResult struct {
 	// Differences describes the first failures in words, naming the
 	// place and both sides, e.g. "warehouse 1 district 3: d_next_o_id - 1
 	// = 3000, max(o_id) = 3001, max(no_o_id) = 3001". At most
-	// CheckOptions.MaxDifferences of them; absent when it passed.
+	// CheckConfig.MaxDifferences of them; absent when it passed.
 	Differences []string `json:"differences,omitempty"`
 }
 
@@ -131,7 +132,7 @@ type ConditionResult struct {
 // form is {"fresh": ..., "delivered_per_district": ..., "conditions":
 // [ConditionResult, ...]}.
 type CheckReport struct {
-	// Fresh is CheckOptions.Fresh: whether condition 11 was checked.
+	// Fresh is CheckConfig.Fresh: whether condition 11 was checked.
 	Fresh bool `json:"fresh"`
 	// DeliveredPerDistrict is the number condition 11 expected.
 	DeliveredPerDistrict int64 `json:"delivered_per_district"`
@@ -242,8 +243,8 @@ var checkStatements = [13]string{
 // failed condition is a finding, not an error: the error return is for
 // reads that fail (a missing table wraps ErrNotLoaded; a lock error or a
 // corrupt page is returned as the engine gives it) and for a scale out of
-// range (ErrBadConfig).
-func Check(db *engine.DB, opts CheckOptions) (CheckReport, error) {
+// range (ErrInvalidConfig).
+func Check(db *engine.DB, opts CheckConfig) (CheckReport, error) {
 	if err := opts.Scale.Validate(); err != nil {
 		return CheckReport{}, err
 	}
@@ -285,7 +286,7 @@ func Check(db *engine.DB, opts CheckOptions) (CheckReport, error) {
 // checker holds one Check's state.
 type checker struct {
 	db   *engine.DB
-	opts CheckOptions
+	opts CheckConfig
 	rep  *CheckReport
 
 	warehouse, district, customer, history, newOrder, orders, orderLine *engine.TableHandle

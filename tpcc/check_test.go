@@ -176,8 +176,8 @@ func chkLoad(t *testing.T, org engine.Org) (*engine.DB, map[string]*engine.Table
 	return db, tabs
 }
 
-func chkOpts() CheckOptions {
-	return CheckOptions{Fresh: true, DeliveredPerDistrict: chkDelivered}
+func chkOpts() CheckConfig {
+	return CheckConfig{Fresh: true, DeliveredPerDistrict: chkDelivered}
 }
 
 func TestCheckConsistent(t *testing.T) {
@@ -222,7 +222,7 @@ func TestCheckConsistent(t *testing.T) {
 // After a run, condition 11 is skipped and does not make the report fail.
 func TestCheckAfterRunSkips11(t *testing.T) {
 	db, _ := chkLoad(t, engine.Clustered)
-	rep, err := Check(db, CheckOptions{})
+	rep, err := Check(db, CheckConfig{})
 	require.NoError(t, err)
 	require.True(t, rep.Passed())
 	c := rep.Condition(11)
@@ -236,7 +236,7 @@ func TestCheckAfterRunSkips11(t *testing.T) {
 // Without DeliveredPerDistrict, condition 11 expects the load's 2,100.
 func TestCheckDefaultDelivered(t *testing.T) {
 	db, _ := chkLoad(t, engine.Clustered)
-	rep, err := Check(db, CheckOptions{Fresh: true})
+	rep, err := Check(db, CheckConfig{Fresh: true})
 	require.NoError(t, err)
 	require.Equal(t, []int{11}, rep.Failed())
 	require.Equal(t, []string{
@@ -249,15 +249,15 @@ func TestCheckDefaultDelivered(t *testing.T) {
 // scale's (210 at small scale); a scale out of range is refused.
 func TestCheckScaleDelivered(t *testing.T) {
 	db, _ := chkLoad(t, engine.Clustered)
-	rep, err := Check(db, CheckOptions{Fresh: true, Scale: SmallScale})
+	rep, err := Check(db, CheckConfig{Fresh: true, Scale: SmallScale})
 	require.NoError(t, err)
 	require.Equal(t, int64(210), rep.DeliveredPerDistrict)
 	require.Equal(t, "count(ORDERS) - count(NEW_ORDER) = 210 per district", rep.Condition(11).Statement)
 	require.Equal(t, []int{11}, rep.Failed())
 	require.Contains(t, rep.Condition(11).Differences[0], "expected 210")
 
-	_, err = Check(db, CheckOptions{Scale: Scale{CustomersPerDistrict: 7}})
-	require.ErrorIs(t, err, ErrBadConfig)
+	_, err = Check(db, CheckConfig{Scale: Scale{CustomersPerDistrict: 7}})
+	require.ErrorIs(t, err, ErrInvalidConfig)
 	require.ErrorContains(t, err, "7 customers per district")
 }
 
@@ -558,7 +558,7 @@ type chkChange func(*engine.Tx, map[string]*engine.TableHandle) error
 func TestCheckReportForms(t *testing.T) {
 	db, tabs := chkLoad(t, engine.HeapRowPointer)
 	chkWrite(t, db, chkUpdate(Customer, []int64{1, 2, 3}, "c_balance", engine.Dec(601)).bind(tabs))
-	rep, err := Check(db, CheckOptions{DeliveredPerDistrict: chkDelivered})
+	rep, err := Check(db, CheckConfig{DeliveredPerDistrict: chkDelivered})
 	require.NoError(t, err)
 
 	s := rep.String()
@@ -604,7 +604,7 @@ func TestCheckNotLoaded(t *testing.T) {
 	db, err := engine.Open(&engine.Options{})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = db.Close() })
-	_, err = Check(db, CheckOptions{})
+	_, err = Check(db, CheckConfig{})
 	require.ErrorIs(t, err, ErrNotLoaded)
 	require.ErrorIs(t, err, engine.ErrUnknownTable)
 	require.Contains(t, err.Error(), "no table warehouse")
@@ -615,7 +615,7 @@ func TestCheckNotLoaded(t *testing.T) {
 			require.NoError(t, err)
 		}
 	}
-	_, err = Check(db, CheckOptions{})
+	_, err = Check(db, CheckConfig{})
 	require.ErrorIs(t, err, ErrNotLoaded)
 	require.Contains(t, err.Error(), "no table order_line")
 	require.True(t, errors.Is(err, ErrNotLoaded))
@@ -635,7 +635,7 @@ func TestCheckWrongSchema(t *testing.T) {
 		_, err := db.CreateTable(def)
 		require.NoError(t, err)
 	}
-	_, err = Check(db, CheckOptions{})
+	_, err = Check(db, CheckConfig{})
 	require.Error(t, err)
 	require.NotErrorIs(t, err, ErrNotLoaded)
 	require.Contains(t, err.Error(), "table district: column 9 is d_ytd")

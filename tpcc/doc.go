@@ -20,7 +20,7 @@
 //	loaded, _ := tpcc.ReadLoaded(db)
 //	stats, _ := tpcc.Run(ctx, db, tpcc.RunConfig{Warehouses: 1, Terminals: 4,
 //		Duration: 30 * time.Second, Seed: 2, LoadConstants: loaded.Constants})
-//	report, _ := tpcc.Check(db, tpcc.CheckOptions{})
+//	report, _ := tpcc.Check(db, tpcc.CheckConfig{})
 //	fmt.Println(stats.TpmC(), report.Passed())
 //
 // Load fills the nine tables (Tables gives their declarations) and writes
@@ -114,7 +114,7 @@
 // Terminal t (0-based) has home warehouse t mod W + 1 and Stock-Level
 // district (t / W) mod 10 + 1; at most 255 terminals a warehouse. Run
 // starts RunConfig.Terminals of them, one goroutine each, for a warm-up
-// and the measured interval, and merges their results (RunStats: per type
+// and the measured interval, and merges their results (RunReport: per type
 // counts, retries, rollbacks, HDR latency histograms and summed engine
 // meters). A terminal reads time and waits only through an Env: RealEnv
 // is the wall clock. A simulator drives the same terminals itself:
@@ -131,7 +131,7 @@
 // first differences of each failing condition (CheckReport). Condition 11
 // (orders minus new orders = 2100 a district, or the scale's figure) holds
 // only right after a load: Check skips it unless told the database is
-// fresh (CheckOptions.Fresh). Run it while no transaction writes.
+// fresh (CheckConfig.Fresh). Run it while no transaction writes.
 //
 // # Where it deviates from the specification, and why
 //
@@ -170,7 +170,7 @@
 // Terminals run concurrently on one *engine.DB; a deadlock victim or a
 // lock timeout is rolled back, retried with the same inputs and counted
 // as a retry. An Executor, a Rand and a Terminal belong to one goroutine.
-// Errors of configuration wrap ErrBadConfig (an unknown export schema,
+// Errors of configuration wrap ErrInvalidConfig (an unknown export schema,
 // ErrBadSchema, too) or, for an unknown client profile, ErrBadProfile, and
 // come before any work; a database without ConfigTable, or without a
 // table a check or an export reads, is ErrNotLoaded.

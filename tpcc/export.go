@@ -19,10 +19,10 @@ import (
 	"github.com/enginelab/enginelab/engine"
 )
 
-// ExportOptions configure Export. The zero value writes the engine's own
-// tables (SchemaSpec), NULL as an empty field, and reads 10,000 rows a
-// transaction.
-type ExportOptions struct {
+// ExportConfig is what an Export job runs with. The zero value writes the
+// engine's own tables (SchemaSpec), NULL as an empty field, and reads
+// 10,000 rows a transaction.
+type ExportConfig struct {
 	// Schema is whose tables the files are for (see Export): SchemaSpec
 	// (the default, ""), SchemaGoTPC or SchemaBenchmarkSQL. Any other
 	// value is refused with an error wrapping ErrBadSchema.
@@ -44,8 +44,8 @@ type ExportOptions struct {
 	RowsPerTx int
 }
 
-// ExportStats is what Export wrote.
-type ExportStats struct {
+// ExportReport is what Export wrote.
+type ExportReport struct {
 	// Rows is the rows written per file, by its table's name in the
 	// schema (ExportFile.Table); headers not counted.
 	Rows map[string]int64
@@ -70,7 +70,7 @@ const defaultExportRowsPerTx = 10_000
 //
 // # Schemas
 //
-// ExportOptions.Schema says whose tables the files are for: their names,
+// ExportConfig.Schema says whose tables the files are for: their names,
 // columns, column order and the form of timestamps. ExportFiles lists
 // each schema's files, tables and columns.
 //
@@ -139,7 +139,7 @@ const defaultExportRowsPerTx = 10_000
 //     and also when the text is empty, when it equals the NULL string and
 //     when it is \. (PostgreSQL's end-of-data marker), so that no text
 //     reads back as a NULL or ends the data;
-//   - NULL as ExportOptions.NullString, unquoted: by default the empty
+//   - NULL as ExportConfig.NullString, unquoted: by default the empty
 //     field. go-tpc's and BenchmarkSQL's writers write the word NULL; set
 //     NullString to "NULL" for files like theirs (the command does so
 //     for those schemas unless told otherwise).
@@ -177,7 +177,7 @@ const defaultExportRowsPerTx = 10_000
 // A cursor keeps a shared lock on every row it returns until its
 // transaction ends, so one transaction per table would lock all of STOCK
 // or ORDER_LINE at once (100,000 and some 300,000 rows a warehouse). Each
-// table is read instead in chunks of ExportOptions.RowsPerTx rows in
+// table is read instead in chunks of ExportConfig.RowsPerTx rows in
 // primary-key order, one read transaction a chunk, each chunk starting
 // after the last key of the one before. The export is therefore not a
 // snapshot: run it while no transaction writes, as Check.
@@ -186,7 +186,7 @@ const defaultExportRowsPerTx = 10_000
 //
 // Before it creates anything, Export checks the options (an unknown
 // Schema returns an error wrapping ErrBadSchema, naming the value and the
-// accepted ones; a bad NullString or RowsPerTx one wrapping ErrBadConfig,
+// accepted ones; a bad NullString or RowsPerTx one wrapping ErrInvalidConfig,
 // as ErrBadSchema does too) and that db has the nine tables with the
 // schema's columns: a missing table returns an error wrapping
 // ErrNotLoaded that names it, and so, for BenchmarkSQL, does a missing or
@@ -194,35 +194,35 @@ const defaultExportRowsPerTx = 10_000
 // returned as the engine gives it, wrapped with the table's name; an I/O
 // error is wrapped with the file's name. On an error the files already
 // written stay, and the file being written is removed.
-func Export(db *engine.DB, dir string, opts ExportOptions) (ExportStats, error) {
+func Export(db *engine.DB, dir string, opts ExportConfig) (ExportReport, error) {
 	start := time.Now()
 	layout, err := exportLayoutOf(opts.Schema)
 	if err != nil {
-		return ExportStats{}, err
+		return ExportReport{}, err
 	}
 	if strings.ContainsAny(opts.NullString, ",\"\r\n") {
-		return ExportStats{}, fmt.Errorf("%w: export NullString %q holds a comma, a double quote, CR or LF",
-			ErrBadConfig, opts.NullString)
+		return ExportReport{}, fmt.Errorf("tpcc: %w: export NullString %q holds a comma, a double quote, CR or LF",
+			ErrInvalidConfig, opts.NullString)
 	}
 	if opts.RowsPerTx < 0 {
-		return ExportStats{}, fmt.Errorf("%w: export RowsPerTx %d is negative", ErrBadConfig, opts.RowsPerTx)
+		return ExportReport{}, fmt.Errorf("tpcc: %w: export RowsPerTx %d is negative", ErrInvalidConfig, opts.RowsPerTx)
 	}
 	if opts.RowsPerTx == 0 {
 		opts.RowsPerTx = defaultExportRowsPerTx
 	}
 	plans, err := exportPlans(db, layout)
 	if err != nil {
-		return ExportStats{}, err
+		return ExportReport{}, err
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return ExportStats{}, fmt.Errorf("tpcc: export: create directory %s: %w", dir, err)
+		return ExportReport{}, fmt.Errorf("tpcc: export: create directory %s: %w", dir, err)
 	}
-	stats := ExportStats{Rows: make(map[string]int64, len(plans))}
+	stats := ExportReport{Rows: make(map[string]int64, len(plans))}
 	for i := range plans {
 		p := &plans[i]
 		rows, size, err := exportFile(db, p, filepath.Join(dir, p.file.Name), layout.timeLayout, &opts)
 		if err != nil {
-			return ExportStats{}, err
+			return ExportReport{}, err
 		}
 		stats.Bytes += size
 		stats.Rows[p.file.Table] = rows
@@ -331,7 +331,7 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 // exportFile writes the file of plan p to path and returns its rows and
 // its size. A file it created is removed on an error, so that no
 // truncated table is left looking complete.
-func exportFile(db *engine.DB, p *exportPlan, path, timeLayout string, opts *ExportOptions) (rows, size int64, err error) {
+func exportFile(db *engine.DB, p *exportPlan, path, timeLayout string, opts *ExportConfig) (rows, size int64, err error) {
 	f, err := os.Create(path)
 	if err != nil {
 		return 0, 0, fmt.Errorf("tpcc: export: create %s: %w", path, err)
@@ -359,7 +359,7 @@ func exportFile(db *engine.DB, p *exportPlan, path, timeLayout string, opts *Exp
 // exportRows writes p's header, if it has one, and rows to w, the
 // buffered writer of path, RowsPerTx rows a read transaction, and returns
 // the rows written.
-func exportRows(db *engine.DB, p *exportPlan, w io.Writer, path, timeLayout string, opts *ExportOptions) (int64, error) {
+func exportRows(db *engine.DB, p *exportPlan, w io.Writer, path, timeLayout string, opts *ExportConfig) (int64, error) {
 	var line, scratch []byte
 	if p.file.Header {
 		for i, c := range p.file.Columns {

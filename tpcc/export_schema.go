@@ -31,8 +31,8 @@ const (
 var ExportSchemas = []ExportSchema{SchemaSpec, SchemaGoTPC, SchemaBenchmarkSQL}
 
 // ErrBadSchema is wrapped by the error of an ExportSchema that is not one
-// of ExportSchemas. It wraps ErrBadConfig.
-var ErrBadSchema = fmt.Errorf("%w: unknown export schema", ErrBadConfig)
+// of ExportSchemas. It wraps ErrInvalidConfig.
+var ErrBadSchema = fmt.Errorf("tpcc: %w: unknown export schema", ErrInvalidConfig)
 
 // ParseExportSchema returns the schema named s: spec, go-tpc or
 // benchmarksql.
@@ -206,14 +206,14 @@ func exportLayoutOf(schema ExportSchema) (*exportLayout, error) {
 // own column order does not matter. The tables must exist: the schema's
 // CREATE TABLE statements (see Export). Lines starting with -- are
 // comments to both clients.
-func ExportLoadCommands(dir string, opts ExportOptions) (postgres, mysql string, err error) {
+func ExportLoadCommands(dir string, opts ExportConfig) (postgres, mysql string, err error) {
 	l, err := exportLayoutOf(opts.Schema)
 	if err != nil {
 		return "", "", err
 	}
 	null := opts.NullString
 	if strings.ContainsAny(null, ",\"\r\n") {
-		return "", "", fmt.Errorf("%w: export NullString %q holds a comma, a double quote, CR or LF", ErrBadConfig, null)
+		return "", "", fmt.Errorf("tpcc: %w: export NullString %q holds a comma, a double quote, CR or LF", ErrInvalidConfig, null)
 	}
 	nullable := map[[2]string]bool{}
 	for _, t := range Tables(engine.Clustered) {

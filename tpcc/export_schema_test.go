@@ -157,14 +157,14 @@ func TestExportBadSchema(t *testing.T) {
 	db := exportTinyDB(t)
 	dir := filepath.Join(t.TempDir(), "out")
 	for _, s := range []ExportSchema{"hammerdb", "SPEC", "go_tpc", " spec"} {
-		_, err := Export(db, dir, ExportOptions{Schema: s})
+		_, err := Export(db, dir, ExportConfig{Schema: s})
 		require.ErrorIs(t, err, ErrBadSchema, "%q", s)
-		require.ErrorIs(t, err, ErrBadConfig, "%q", s)
+		require.ErrorIs(t, err, ErrInvalidConfig, "%q", s)
 		require.Contains(t, err.Error(), fmt.Sprintf("%q", s))
 		require.Contains(t, err.Error(), "want one of spec, go-tpc, benchmarksql")
 		require.NoDirExists(t, dir)
 
-		_, _, err = ExportLoadCommands(dir, ExportOptions{Schema: s})
+		_, _, err = ExportLoadCommands(dir, ExportConfig{Schema: s})
 		require.ErrorIs(t, err, ErrBadSchema, "%q", s)
 		_, err = ExportFiles(s)
 		require.ErrorIs(t, err, ErrBadSchema, "%q", s)
@@ -272,7 +272,7 @@ func TestExportKitsHandMade(t *testing.T) {
 				t.Run(fmt.Sprintf("%s/null=%q/rowsPerTx=%d", schema, null, perTx), func(t *testing.T) {
 					dir := t.TempDir()
 					progress := map[string]int64{}
-					stats, err := Export(db, dir, ExportOptions{Schema: schema, NullString: null, RowsPerTx: perTx,
+					stats, err := Export(db, dir, ExportConfig{Schema: schema, NullString: null, RowsPerTx: perTx,
 						Progress: func(table string, rows int64) { progress[table] = rows }})
 					require.NoError(t, err)
 					want := exportTinyKitFiles(schema, null)
@@ -311,11 +311,11 @@ func TestExportKitsHandMade(t *testing.T) {
 func TestExportBenchmarkSQLNeedsConfig(t *testing.T) {
 	db := exportTinyDB(t)
 	dir := filepath.Join(t.TempDir(), "out")
-	_, err := Export(db, dir, ExportOptions{Schema: SchemaBenchmarkSQL})
+	_, err := Export(db, dir, ExportConfig{Schema: SchemaBenchmarkSQL})
 	require.ErrorIs(t, err, ErrNotLoaded)
 	require.Contains(t, err.Error(), ConfigTable)
 	require.NoDirExists(t, dir)
-	_, err = Export(db, dir, ExportOptions{Schema: SchemaGoTPC})
+	_, err = Export(db, dir, ExportConfig{Schema: SchemaGoTPC})
 	require.NoError(t, err)
 }
 
@@ -323,7 +323,7 @@ func TestExportBenchmarkSQLNeedsConfig(t *testing.T) {
 // tables, and checks that every file is loaded once, with its columns.
 func TestExportLoadCommands(t *testing.T) {
 	dir := "/data/it's here"
-	pg, my, err := ExportLoadCommands(dir, ExportOptions{Schema: SchemaGoTPC, NullString: "NULL"})
+	pg, my, err := ExportLoadCommands(dir, ExportConfig{Schema: SchemaGoTPC, NullString: "NULL"})
 	require.NoError(t, err)
 	require.Contains(t, pg, "\nSET TIME ZONE 'UTC';\n")
 	require.Contains(t, pg, "\n\\copy orders (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_carrier_id, o_ol_cnt, o_all_local)"+
@@ -335,7 +335,7 @@ func TestExportLoadCommands(t *testing.T) {
 		" FIELDS TERMINATED BY ',' OPTIONALLY ENCLOSED BY '\"' ESCAPED BY '' LINES TERMINATED BY '\\n'"+
 		" (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_carrier_id, o_ol_cnt, o_all_local);\n")
 
-	pg, my, err = ExportLoadCommands(dir, ExportOptions{Schema: SchemaBenchmarkSQL})
+	pg, my, err = ExportLoadCommands(dir, ExportConfig{Schema: SchemaBenchmarkSQL})
 	require.NoError(t, err)
 	require.Contains(t, pg, "\n\\copy bmsql_history (hist_id, h_c_id, h_c_d_id, h_c_w_id, h_d_id, h_w_id, h_date, h_amount, h_data)"+
 		" FROM '/data/it''s here/bmsql_history.csv' WITH (FORMAT csv)\n")
@@ -346,7 +346,7 @@ func TestExportLoadCommands(t *testing.T) {
 	require.Contains(t, pg, "extraHistID")
 	require.Contains(t, my, "extraHistID")
 
-	pg, my, err = ExportLoadCommands(dir, ExportOptions{NullString: `\N`})
+	pg, my, err = ExportLoadCommands(dir, ExportConfig{NullString: `\N`})
 	require.NoError(t, err)
 	require.Contains(t, pg, "\n\\copy warehouse (w_id, w_name, w_street_1, w_street_2, w_city, w_state, w_zip, w_tax, w_ytd)"+
 		" FROM '/data/it''s here/warehouse.csv' WITH (FORMAT csv, HEADER, NULL '\\N')\n")
@@ -354,13 +354,13 @@ func TestExportLoadCommands(t *testing.T) {
 		" FIELDS TERMINATED BY ',' OPTIONALLY ENCLOSED BY '\"' LINES TERMINATED BY '\\n' IGNORE 1 LINES"+
 		" (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_carrier_id, o_ol_cnt, o_all_local);\n")
 
-	_, my, err = ExportLoadCommands(dir, ExportOptions{NullString: `nil\`})
+	_, my, err = ExportLoadCommands(dir, ExportConfig{NullString: `nil\`})
 	require.NoError(t, err)
 	require.Contains(t, my, " SET o_carrier_id = NULLIF(@o_carrier_id, 'nil\\\\');\n")
 
 	for _, s := range ExportSchemas {
 		for _, null := range []string{"", "NULL", `\N`} {
-			pg, my, err := ExportLoadCommands(dir, ExportOptions{Schema: s, NullString: null})
+			pg, my, err := ExportLoadCommands(dir, ExportConfig{Schema: s, NullString: null})
 			require.NoError(t, err)
 			files, err := ExportFiles(s)
 			require.NoError(t, err)
@@ -378,8 +378,8 @@ func TestExportLoadCommands(t *testing.T) {
 		}
 	}
 
-	_, _, err = ExportLoadCommands(dir, ExportOptions{NullString: "a,b"})
-	require.ErrorIs(t, err, ErrBadConfig)
+	_, _, err = ExportLoadCommands(dir, ExportConfig{NullString: "a,b"})
+	require.ErrorIs(t, err, ErrInvalidConfig)
 }
 
 // exportStatements returns the lines of script that are not comments.
@@ -405,14 +405,14 @@ func TestExportKitsLoaded(t *testing.T) {
 	loaded, err := ReadLoaded(db)
 	require.NoError(t, err)
 	specDir := t.TempDir()
-	spec, err := Export(db, specDir, ExportOptions{})
+	spec, err := Export(db, specDir, ExportConfig{})
 	require.NoError(t, err)
 	specFiles, err := ExportFiles(SchemaSpec)
 	require.NoError(t, err)
 
 	for _, schema := range []ExportSchema{SchemaGoTPC, SchemaBenchmarkSQL} {
 		dir := t.TempDir()
-		stats, err := Export(db, dir, ExportOptions{Schema: schema, NullString: "NULL"})
+		stats, err := Export(db, dir, ExportConfig{Schema: schema, NullString: "NULL"})
 		require.NoError(t, err)
 		files, err := ExportFiles(schema)
 		require.NoError(t, err)

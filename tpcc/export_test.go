@@ -66,7 +66,7 @@ func TestExportLoaded(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "csv", "w1") // two levels to create
 	var calls []string
 	start := time.Now()
-	stats, err := Export(db, dir, ExportOptions{Progress: func(table string, rows int64) {
+	stats, err := Export(db, dir, ExportConfig{Progress: func(table string, rows int64) {
 		calls = append(calls, fmt.Sprintf("%s=%d", table, rows))
 	}})
 	require.NoError(t, err)
@@ -268,7 +268,7 @@ func TestExportHandMade(t *testing.T) {
 			t.Run(fmt.Sprintf("null=%q/rowsPerTx=%d", null, perTx), func(t *testing.T) {
 				dir := t.TempDir()
 				progress := map[string]int64{}
-				stats, err := Export(db, dir, ExportOptions{NullString: null, RowsPerTx: perTx,
+				stats, err := Export(db, dir, ExportConfig{NullString: null, RowsPerTx: perTx,
 					Progress: func(table string, rows int64) { progress[table] = rows }})
 				require.NoError(t, err)
 				require.Equal(t, wantRows, stats.Rows)
@@ -288,7 +288,7 @@ func TestExportHandMade(t *testing.T) {
 
 	// encoding/csv reads the texts back as stored.
 	dir := t.TempDir()
-	_, err := Export(db, dir, ExportOptions{})
+	_, err := Export(db, dir, ExportConfig{})
 	require.NoError(t, err)
 	f, err := os.Open(filepath.Join(dir, Warehouse+".csv"))
 	require.NoError(t, err)
@@ -456,7 +456,7 @@ func TestExportNotLoaded(t *testing.T) {
 	require.NoError(t, err)
 	defer db.Close()
 	dir := filepath.Join(t.TempDir(), "out")
-	_, err = Export(db, dir, ExportOptions{})
+	_, err = Export(db, dir, ExportConfig{})
 	require.ErrorIs(t, err, ErrNotLoaded)
 	require.ErrorIs(t, err, engine.ErrUnknownTable)
 	require.Contains(t, err.Error(), "table "+Item)
@@ -468,7 +468,7 @@ func TestExportNotLoaded(t *testing.T) {
 			require.NoError(t, err)
 		}
 	}
-	_, err = Export(db, dir, ExportOptions{})
+	_, err = Export(db, dir, ExportConfig{})
 	require.ErrorIs(t, err, ErrNotLoaded)
 	require.Contains(t, err.Error(), "table "+Stock)
 	require.NoDirExists(t, dir)
@@ -489,7 +489,7 @@ func TestExportWrongSchema(t *testing.T) {
 		require.NoError(t, err)
 	}
 	dir := filepath.Join(t.TempDir(), "out")
-	_, err = Export(db, dir, ExportOptions{})
+	_, err = Export(db, dir, ExportConfig{})
 	require.Error(t, err)
 	require.NotErrorIs(t, err, ErrNotLoaded)
 	require.Contains(t, err.Error(), "w_ytd")
@@ -500,10 +500,10 @@ func TestExportWrongSchema(t *testing.T) {
 // and a negative chunk size, are refused before anything is read.
 func TestExportBadOptions(t *testing.T) {
 	db := exportTinyDB(t)
-	for _, o := range []ExportOptions{{NullString: `"`}, {NullString: "a,b"}, {NullString: "\n"}, {RowsPerTx: -1}} {
+	for _, o := range []ExportConfig{{NullString: `"`}, {NullString: "a,b"}, {NullString: "\n"}, {RowsPerTx: -1}} {
 		dir := filepath.Join(t.TempDir(), "out")
 		_, err := Export(db, dir, o)
-		require.ErrorIs(t, err, ErrBadConfig, "%+v", o)
+		require.ErrorIs(t, err, ErrInvalidConfig, "%+v", o)
 		require.NoDirExists(t, dir)
 	}
 }
@@ -518,7 +518,7 @@ func TestExportUnwritable(t *testing.T) {
 		file := filepath.Join(tmp, "file")
 		require.NoError(t, os.WriteFile(file, []byte("x"), 0o644))
 		dir := filepath.Join(file, "out")
-		_, err := Export(db, dir, ExportOptions{})
+		_, err := Export(db, dir, ExportConfig{})
 		require.Error(t, err)
 		require.Contains(t, err.Error(), dir)
 		require.NotErrorIs(t, err, ErrNotLoaded)
@@ -528,7 +528,7 @@ func TestExportUnwritable(t *testing.T) {
 		dir := filepath.Join(tmp, "isdir")
 		path := filepath.Join(dir, Item+".csv")
 		require.NoError(t, os.MkdirAll(path, 0o755))
-		_, err := Export(db, dir, ExportOptions{})
+		_, err := Export(db, dir, ExportConfig{})
 		require.Error(t, err)
 		require.Contains(t, err.Error(), path)
 		require.DirExists(t, path, "a file Export did not create is not removed")
@@ -543,7 +543,7 @@ func TestExportUnwritable(t *testing.T) {
 		path := filepath.Join(dir, Warehouse+".csv")
 		require.NoError(t, os.Symlink("/dev/full", path))
 		var done []string
-		_, err := Export(db, dir, ExportOptions{Progress: func(table string, _ int64) { done = append(done, table) }})
+		_, err := Export(db, dir, ExportConfig{Progress: func(table string, _ int64) { done = append(done, table) }})
 		require.Error(t, err)
 		require.Contains(t, err.Error(), path)
 		require.ErrorIs(t, err, syscall.ENOSPC)

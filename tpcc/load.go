@@ -21,9 +21,20 @@ const MaxWarehouses = 1<<23 - 1
 // fixed, not the wall clock, so that a load is a function of its config.
 var DefaultLoadTime = time.Date(2025, time.January, 1, 0, 0, 0, 0, time.UTC)
 
-// ErrBadConfig is wrapped by the errors of a LoadConfig (or Constants) that
-// cannot be used. Load returns it before it creates anything.
-var ErrBadConfig = errors.New("tpcc: invalid configuration")
+// ErrInvalidConfig is wrapped by the errors of a job's configuration that
+// cannot be used: here a LoadConfig, RunConfig, CheckConfig or
+// ExportConfig, a Scale or Constants. Load returns it before it creates
+// anything.
+//
+// It is the one invalid-configuration error of every job: tpcc is the
+// lowest layer that runs jobs, and the job packages above (sim, sim/hw,
+// sim/replay, sim/calibrate, sim/experiment) export this same value under
+// the same name, so that errors.Is against any of them tells a refused
+// configuration from a failed job whichever package refused it. Its text
+// names no package: the package that refuses puts its own name in front
+// ("tpcc: invalid configuration: ...", "sim: invalid configuration:
+// ...").
+var ErrInvalidConfig = errors.New("invalid configuration")
 
 // HistoryID returns the h_id of row seq written by terminal t (0: the
 // loader) of warehouse w.
@@ -102,23 +113,23 @@ var StockQuantityIndex = engine.Index{Name: "idx_stock_quantity", Columns: []str
 func (c *LoadConfig) validate() error {
 	switch {
 	case c.Warehouses < 1 || c.Warehouses > MaxWarehouses:
-		return fmt.Errorf("%w: %d warehouses, want 1..%d", ErrBadConfig, c.Warehouses, MaxWarehouses)
+		return fmt.Errorf("tpcc: %w: %d warehouses, want 1..%d", ErrInvalidConfig, c.Warehouses, MaxWarehouses)
 	case c.Org > engine.HeapPrimaryKey:
-		return fmt.Errorf("%w: unknown table organization %d", ErrBadConfig, c.Org)
+		return fmt.Errorf("tpcc: %w: unknown table organization %d", ErrInvalidConfig, c.Org)
 	case c.WideCustomerKey < 0 || c.WideCustomerKey > 200:
-		return fmt.Errorf("%w: wide customer key of %d bytes: want 0 (none) to 200", ErrBadConfig, c.WideCustomerKey)
+		return fmt.Errorf("tpcc: %w: wide customer key of %d bytes: want 0 (none) to 200", ErrInvalidConfig, c.WideCustomerKey)
 	case c.Workers < 0:
-		return fmt.Errorf("%w: %d workers is negative", ErrBadConfig, c.Workers)
+		return fmt.Errorf("tpcc: %w: %d workers is negative", ErrInvalidConfig, c.Workers)
 	case c.BatchRows < 0:
-		return fmt.Errorf("%w: batch of %d rows is negative", ErrBadConfig, c.BatchRows)
+		return fmt.Errorf("tpcc: %w: batch of %d rows is negative", ErrInvalidConfig, c.BatchRows)
 	case c.ProgressEvery < 0:
-		return fmt.Errorf("%w: progress every %d rows is negative", ErrBadConfig, c.ProgressEvery)
+		return fmt.Errorf("tpcc: %w: progress every %d rows is negative", ErrInvalidConfig, c.ProgressEvery)
 	}
 	return c.Scale.Validate()
 }
 
-// LoadStats describe a finished load.
-type LoadStats struct {
+// LoadReport describe a finished load.
+type LoadReport struct {
 	Warehouses int
 	// Rows holds the rows inserted per table, by table name.
 	Rows map[string]int64
@@ -162,18 +173,18 @@ type LoadStats struct {
 // to load (DB.SpaceReport agrees); with more warehouses the lanes of one
 // table for different warehouses may run at once.
 //
-// A bad config returns an error wrapping ErrBadConfig before anything is
+// A bad config returns an error wrapping ErrInvalidConfig before anything is
 // created. If loading fails or ctx is cancelled, Load stops every worker
 // and returns the first error; the transactions committed so far stay.
-func Load(ctx context.Context, db *engine.DB, cfg LoadConfig) (LoadStats, error) {
+func Load(ctx context.Context, db *engine.DB, cfg LoadConfig) (LoadReport, error) {
 	if err := cfg.validate(); err != nil {
-		return LoadStats{}, err
+		return LoadReport{}, err
 	}
 	if db == nil {
-		return LoadStats{}, fmt.Errorf("%w: no database", ErrBadConfig)
+		return LoadReport{}, fmt.Errorf("tpcc: %w: no database", ErrInvalidConfig)
 	}
 	if err := ctx.Err(); err != nil {
-		return LoadStats{}, err
+		return LoadReport{}, err
 	}
 	start := time.Now()
 	l := newLoader(db, cfg)
@@ -182,7 +193,7 @@ func Load(ctx context.Context, db *engine.DB, cfg LoadConfig) (LoadStats, error)
 		def.Indexes = append(def.Indexes, cfg.ExtraIndexes[def.Name]...)
 		h, err := db.CreateTable(def)
 		if err != nil {
-			return LoadStats{}, fmt.Errorf("tpcc: load: create table %s: %w", def.Name, err)
+			return LoadReport{}, fmt.Errorf("tpcc: load: create table %s: %w", def.Name, err)
 		}
 		l.t[tableIndex(def.Name)] = h
 	}
@@ -201,7 +212,7 @@ func Load(ctx context.Context, db *engine.DB, cfg LoadConfig) (LoadStats, error)
 		next  atomic.Int64
 		wg    sync.WaitGroup
 		mu    sync.Mutex // guards stats
-		stats = LoadStats{Warehouses: cfg.Warehouses, Rows: make(map[string]int64), Constants: l.c}
+		stats = LoadReport{Warehouses: cfg.Warehouses, Rows: make(map[string]int64), Constants: l.c}
 	)
 	for range min(cfg.Workers, len(lanes)) {
 		wg.Add(1)
@@ -232,10 +243,10 @@ func Load(ctx context.Context, db *engine.DB, cfg LoadConfig) (LoadStats, error)
 	}
 	wg.Wait()
 	if err := context.Cause(ctx); err != nil {
-		return LoadStats{}, err
+		return LoadReport{}, err
 	}
 	if stats.TotalRows != total { // a bug in plan or in a lane, not in the data
-		return LoadStats{}, fmt.Errorf("tpcc: load: inserted %d rows, planned %d", stats.TotalRows, total)
+		return LoadReport{}, fmt.Errorf("tpcc: load: inserted %d rows, planned %d", stats.TotalRows, total)
 	}
 	org := cfg.Org
 	if org == engine.OrgDefault {
@@ -243,7 +254,7 @@ func Load(ctx context.Context, db *engine.DB, cfg LoadConfig) (LoadStats, error)
 	}
 	if err := writeLoaded(db, Loaded{Warehouses: cfg.Warehouses, Scale: cfg.Scale.canonical(), Seed: cfg.Seed,
 		Constants: l.c, Org: org, LoadTime: cfg.LoadTime}); err != nil {
-		return LoadStats{}, err
+		return LoadReport{}, err
 	}
 	stats.Elapsed = time.Since(start)
 	if s := stats.Elapsed.Seconds(); s > 0 {

@@ -39,12 +39,12 @@ var w1 struct {
 	sync.Mutex
 	done  bool
 	db    *engine.DB
-	stats LoadStats
+	stats LoadReport
 	calls [][2]int64 // Progress calls
 	err   error
 }
 
-func loadW1(t *testing.T) (*engine.DB, LoadStats) {
+func loadW1(t *testing.T) (*engine.DB, LoadReport) {
 	t.Helper()
 	w1.Lock()
 	defer w1.Unlock()
@@ -79,21 +79,21 @@ type loadKey struct {
 var sharedLoads struct {
 	sync.Mutex
 	dbs   map[loadKey]*engine.DB
-	stats map[loadKey]LoadStats
+	stats map[loadKey]LoadReport
 	errs  map[loadKey]error
 }
 
-func loadShared(t *testing.T, sc Scale, org engine.Org) (*engine.DB, LoadStats) {
+func loadShared(t *testing.T, sc Scale, org engine.Org) (*engine.DB, LoadReport) {
 	t.Helper()
 	k := loadKey{sc, org}
 	sharedLoads.Lock()
 	defer sharedLoads.Unlock()
 	if sharedLoads.dbs == nil {
-		sharedLoads.dbs, sharedLoads.stats, sharedLoads.errs = map[loadKey]*engine.DB{}, map[loadKey]LoadStats{}, map[loadKey]error{}
+		sharedLoads.dbs, sharedLoads.stats, sharedLoads.errs = map[loadKey]*engine.DB{}, map[loadKey]LoadReport{}, map[loadKey]error{}
 	}
 	if _, ok := sharedLoads.dbs[k]; !ok {
 		db, err := engine.Open(&engine.Options{Options: cache.Options{PoolSize: 512 << 20}, Commit: engine.NoSyncCommit})
-		var stats LoadStats
+		var stats LoadReport
 		if err == nil {
 			stats, err = Load(context.Background(), db, LoadConfig{Warehouses: 1, Scale: sc, Seed: testSeed, Org: org})
 		}
@@ -120,7 +120,7 @@ func loadOrg(t *testing.T, org engine.Org) *engine.DB {
 // same terms as loadOrg. TestLoadSmallScale (this file) reads the
 // clustered one as loaded; the runs of run_test.go, sorted after it,
 // change them.
-func loadSmall(t *testing.T, org engine.Org) (*engine.DB, LoadStats) {
+func loadSmall(t *testing.T, org engine.Org) (*engine.DB, LoadReport) {
 	t.Helper()
 	return loadShared(t, SmallScale, org)
 }
@@ -196,7 +196,7 @@ func wantRows(t *testing.T, seed uint64, w int, sc Scale) map[string]int64 {
 	}
 }
 
-func checkCounts(t *testing.T, db *engine.DB, stats LoadStats, w int, sc Scale) {
+func checkCounts(t *testing.T, db *engine.DB, stats LoadReport, w int, sc Scale) {
 	t.Helper()
 	want := wantRows(t, testSeed, w, sc)
 	// O_OL_CNT is 5..15, so about 10 lines an order [4.3.3.1].
@@ -207,7 +207,7 @@ func checkCounts(t *testing.T, db *engine.DB, stats LoadStats, w int, sc Scale) 
 		h, err := db.Table(name)
 		require.NoError(t, err)
 		require.Equal(t, n, count(t, db, h), "rows of %s", name)
-		require.Equal(t, n, stats.Rows[name], "LoadStats.Rows[%s]", name)
+		require.Equal(t, n, stats.Rows[name], "LoadReport.Rows[%s]", name)
 		total += n
 	}
 	require.Len(t, stats.Rows, 9)
@@ -274,11 +274,11 @@ func TestLoadBadConfig(t *testing.T) {
 	} {
 		db := openLoadDB(t)
 		_, err := Load(context.Background(), db, cfg)
-		require.ErrorIs(t, err, ErrBadConfig, "%+v", cfg)
+		require.ErrorIs(t, err, ErrInvalidConfig, "%+v", cfg)
 		require.Empty(t, db.Tables(), "nothing is created for %+v", cfg)
 	}
 	_, err := Load(context.Background(), nil, LoadConfig{Warehouses: 1})
-	require.ErrorIs(t, err, ErrBadConfig)
+	require.ErrorIs(t, err, ErrInvalidConfig)
 }
 
 func TestLoadTableExists(t *testing.T) {
@@ -510,7 +510,7 @@ func TestLoadCustomers(t *testing.T) {
 // included.
 func TestLoadConsistent(t *testing.T) {
 	db, _ := loadW1(t)
-	rep, err := Check(db, CheckOptions{Fresh: true})
+	rep, err := Check(db, CheckConfig{Fresh: true})
 	require.NoError(t, err)
 	require.True(t, rep.Passed(), "%s", rep)
 }
@@ -728,11 +728,11 @@ func TestLoadSmallScale(t *testing.T) {
 		}
 	})
 
-	rep, err := Check(db, CheckOptions{Fresh: true, Scale: SmallScale})
+	rep, err := Check(db, CheckConfig{Fresh: true, Scale: SmallScale})
 	require.NoError(t, err)
 	require.True(t, rep.Passed(), "%s", rep)
 	require.Equal(t, int64(210), rep.DeliveredPerDistrict)
-	rep, err = Check(db, CheckOptions{Fresh: true}) // full scale's 2,100
+	rep, err = Check(db, CheckConfig{Fresh: true}) // full scale's 2,100
 	require.NoError(t, err)
 	require.Equal(t, []int{11}, rep.Failed())
 	require.Contains(t, rep.Condition(11).Differences[0], "= 300 - 90 = 210, expected 2100")

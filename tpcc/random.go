@@ -45,7 +45,7 @@ func (c Constants) Validate() error {
 		v, a int
 	}{{"C_LAST", c.CLast, ALast}, {"C_ID", c.CID, ACID}, {"OL_I_ID", c.CItem, AItem}} {
 		if k.v < 0 || k.v > k.a {
-			return fmt.Errorf("%w: NURand constant for %s is %d, not in [0, %d] (2.1.6)", ErrBadConfig, k.name, k.v, k.a)
+			return fmt.Errorf("tpcc: %w: NURand constant for %s is %d, not in [0, %d] (2.1.6)", ErrInvalidConfig, k.name, k.v, k.a)
 		}
 	}
 	return nil
@@ -80,14 +80,14 @@ func validCDelta(d int) bool { return d >= 65 && d <= 119 && d != 96 && d != 112
 
 // CheckRunConstants reports whether run may be used for a run on a
 // database loaded with load: both within range, and C_delta of C_LAST
-// valid [2.1.6.1]. The error wraps ErrBadConfig.
+// valid [2.1.6.1]. The error wraps ErrInvalidConfig.
 func CheckRunConstants(load, run Constants) error {
 	if err := errors.Join(load.Validate(), run.Validate()); err != nil {
 		return err
 	}
 	if d := absInt(run.CLast - load.CLast); !validCDelta(d) {
-		return fmt.Errorf("%w: C_delta = |%d − %d| = %d for C_LAST, want 65..119 and not 96 or 112 (2.1.6.1)",
-			ErrBadConfig, run.CLast, load.CLast, d)
+		return fmt.Errorf("tpcc: %w: C_delta = |%d − %d| = %d for C_LAST, want 65..119 and not 96 or 112 (2.1.6.1)",
+			ErrInvalidConfig, run.CLast, load.CLast, d)
 	}
 	return nil
 }

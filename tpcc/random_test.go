@@ -104,11 +104,11 @@ func TestCDelta(t *testing.T) {
 		if ok {
 			require.NoError(t, err, "run C_LAST %d", run)
 		} else {
-			require.ErrorIs(t, err, ErrBadConfig, "run C_LAST %d", run)
+			require.ErrorIs(t, err, ErrInvalidConfig, "run C_LAST %d", run)
 		}
 	}
-	require.ErrorIs(t, CheckRunConstants(load, Constants{CLast: 200, CID: 1024}), ErrBadConfig)
-	require.ErrorIs(t, CheckRunConstants(Constants{CLast: 256}, Constants{CLast: 150}), ErrBadConfig)
+	require.ErrorIs(t, CheckRunConstants(load, Constants{CLast: 200, CID: 1024}), ErrInvalidConfig)
+	require.ErrorIs(t, CheckRunConstants(Constants{CLast: 256}, Constants{CLast: 150}), ErrInvalidConfig)
 
 	// Over many seeds, the run's C_LAST keeps a valid distance and every
 	// constant stays in [0, A]; every valid delta and both signs occur.
@@ -220,5 +220,5 @@ func TestConstantsC(t *testing.T) {
 	require.Panics(t, func() { c.C(0) })
 	require.NoError(t, c.Validate())
 	err := Constants{CLast: -1}.Validate()
-	require.True(t, errors.Is(err, ErrBadConfig))
+	require.True(t, errors.Is(err, ErrInvalidConfig))
 }

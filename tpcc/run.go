@@ -49,13 +49,13 @@ type RunConfig struct {
 func (c *RunConfig) validate() error {
 	switch {
 	case c.Warehouses < 1 || c.Warehouses > MaxWarehouses:
-		return fmt.Errorf("%w: %d warehouses: want 1 to %d", ErrBadConfig, c.Warehouses, MaxWarehouses)
+		return fmt.Errorf("tpcc: %w: %d warehouses: want 1 to %d", ErrInvalidConfig, c.Warehouses, MaxWarehouses)
 	case c.Terminals < 0 || c.Terminals > 255*c.Warehouses:
-		return fmt.Errorf("%w: %d terminals: want 1 to %d (255 per warehouse)", ErrBadConfig, c.Terminals, 255*c.Warehouses)
+		return fmt.Errorf("tpcc: %w: %d terminals: want 1 to %d (255 per warehouse)", ErrInvalidConfig, c.Terminals, 255*c.Warehouses)
 	case c.Duration <= 0:
-		return fmt.Errorf("%w: duration %v: want more than zero", ErrBadConfig, c.Duration)
+		return fmt.Errorf("tpcc: %w: duration %v: want more than zero", ErrInvalidConfig, c.Duration)
 	case c.Warmup < 0:
-		return fmt.Errorf("%w: warm-up %v is negative", ErrBadConfig, c.Warmup)
+		return fmt.Errorf("tpcc: %w: warm-up %v is negative", ErrInvalidConfig, c.Warmup)
 	case c.Profile < 0 || c.Profile >= numProfiles:
 		return fmt.Errorf("%w: %v", ErrBadProfile, c.Profile)
 	}
@@ -65,22 +65,22 @@ func (c *RunConfig) validate() error {
 	return CheckRunConstants(c.LoadConstants, NewRunConstants(c.Seed, c.LoadConstants))
 }
 
-// RunStats are a run's results.
-type RunStats struct {
+// RunReport are a run's results.
+type RunReport struct {
 	Results  *Results
 	Measured time.Duration // the measured interval
 	Errors   []string      // transactions that failed for another reason than the specification's rollback or a retried deadlock
 }
 
 // TpmC is New-Order transactions per minute of the measured interval.
-func (s *RunStats) TpmC() float64 { return s.Results.TpmC(s.Measured) }
+func (s *RunReport) TpmC() float64 { return s.Results.TpmC(s.Measured) }
 
 // Run drives db with cfg.Terminals terminals until the warm-up and the
 // measured interval have passed on cfg.Env's clock, and returns what was
 // measured. A transaction that ends as a deadlock victim or a lock
 // timeout is retried, and counted. Each terminal is a goroutine: real
 // mode. A simulator that schedules terminals itself uses NewTerminals.
-func Run(ctx context.Context, db *engine.DB, cfg RunConfig) (*RunStats, error) {
+func Run(ctx context.Context, db *engine.DB, cfg RunConfig) (*RunReport, error) {
 	terms, err := NewTerminals(db, cfg)
 	if err != nil {
 		return nil, err
@@ -162,14 +162,14 @@ func checkRunScale(db *engine.DB, s Scale) error {
 		return err
 	}
 	if l.Scale != s.canonical() {
-		return fmt.Errorf("%w: a run at %v scale on a database loaded at %v scale", ErrBadConfig, s, l.Scale)
+		return fmt.Errorf("tpcc: %w: a run at %v scale on a database loaded at %v scale", ErrInvalidConfig, s, l.Scale)
 	}
 	return nil
 }
 
 // Collect merges the results of terminals that have run, errs[i] being
 // what terms[i].Run returned, into the run's statistics.
-func Collect(ctx context.Context, terms []*Terminal, errs []error) (*RunStats, error) {
+func Collect(ctx context.Context, terms []*Terminal, errs []error) (*RunReport, error) {
 	total := NewResults()
 	var msgs []string
 	for i, t := range terms {
@@ -182,7 +182,7 @@ func Collect(ctx context.Context, terms []*Terminal, errs []error) (*RunStats, e
 	if len(terms) > 0 {
 		measured = terms[0].cfg.Duration
 	}
-	stats := &RunStats{Results: total, Measured: measured, Errors: msgs}
+	stats := &RunReport{Results: total, Measured: measured, Errors: msgs}
 	if len(msgs) > 0 {
 		return stats, fmt.Errorf("tpcc: %d terminals stopped on errors, the first: %s", len(msgs), msgs[0])
 	}

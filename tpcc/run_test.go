@@ -33,7 +33,7 @@ func TestRunConsistent(t *testing.T) {
 			db, _ := loadSmall(t, org)
 			_, err := Run(context.Background(), db, RunConfig{Warehouses: 1, Duration: time.Minute,
 				LoadConstants: NewLoadConstants(testSeed), Transactions: 1})
-			require.ErrorIs(t, err, ErrBadConfig, "a full-scale run on a small database")
+			require.ErrorIs(t, err, ErrInvalidConfig, "a full-scale run on a small database")
 			require.ErrorContains(t, err, "a run at full scale on a database loaded at small scale")
 			for _, p := range []Profile{Optimized, Sysbench, BenchmarkSQL} {
 				stats, err := Run(context.Background(), db, RunConfig{Warehouses: 1, Scale: SmallScale, Terminals: 8, Duration: time.Minute,
@@ -47,7 +47,7 @@ func TestRunConsistent(t *testing.T) {
 				}
 				t.Logf("%s: %s", p, summary(res))
 			}
-			rep, err := Check(db, CheckOptions{Scale: SmallScale})
+			rep, err := Check(db, CheckConfig{Scale: SmallScale})
 			require.NoError(t, err)
 			require.True(t, rep.Passed(), "%s", rep)
 		})
@@ -77,7 +77,7 @@ func TestRunBadConfig(t *testing.T) {
 		{Warehouses: 1, Duration: time.Second, Scale: Scale{CustomersPerDistrict: 301}},
 	} {
 		_, err := Run(context.Background(), db, c)
-		require.ErrorIs(t, err, ErrBadConfig, "%+v", c)
+		require.ErrorIs(t, err, ErrInvalidConfig, "%+v", c)
 	}
 	_, err = Run(context.Background(), db, RunConfig{Warehouses: 1, Duration: time.Second})
 	require.ErrorIs(t, err, engine.ErrUnknownTable, "a database not loaded")

@@ -94,14 +94,14 @@ func ScaleNames() []string {
 }
 
 // ParseScale returns the scale named s ("full" or "small"). An unknown
-// name gives an error wrapping ErrBadConfig that names the accepted ones.
+// name gives an error wrapping ErrInvalidConfig that names the accepted ones.
 func ParseScale(s string) (Scale, error) {
 	for _, n := range scaleNames {
 		if n.name == s {
 			return n.s, nil
 		}
 	}
-	return Scale{}, fmt.Errorf("%w: scale %q: want one of %s", ErrBadConfig, s, strings.Join(ScaleNames(), ", "))
+	return Scale{}, fmt.Errorf("tpcc: %w: scale %q: want one of %s", ErrInvalidConfig, s, strings.Join(ScaleNames(), ", "))
 }
 
 // String returns the scale's name, "full" or "small", or its figures
@@ -132,8 +132,8 @@ func (s *Scale) UnmarshalText(b []byte) error {
 	const form = "items=%d customers_per_district=%d"
 	if _, err := fmt.Sscanf(text, form, &v.Items, &v.CustomersPerDistrict); err != nil ||
 		fmt.Sprintf(form, v.Items, v.CustomersPerDistrict) != text || v.Items == 0 || v.CustomersPerDistrict == 0 {
-		return fmt.Errorf("%w: scale %q: want one of %s, or items=N customers_per_district=M",
-			ErrBadConfig, text, strings.Join(ScaleNames(), ", "))
+		return fmt.Errorf("tpcc: %w: scale %q: want one of %s, or items=N customers_per_district=M",
+			ErrInvalidConfig, text, strings.Join(ScaleNames(), ", "))
 	}
 	if err := v.Validate(); err != nil {
 		return err
@@ -157,14 +157,14 @@ func (s Scale) canonical() Scale {
 // IsFull reports whether s is the specification's full scale.
 func (s Scale) IsFull() bool { return s.canonical() == FullScale }
 
-// Validate reports a figure out of range, wrapping ErrBadConfig.
+// Validate reports a figure out of range, wrapping ErrInvalidConfig.
 func (s Scale) Validate() error {
 	switch {
 	case s.Items < 0 || s.Items > Items:
-		return fmt.Errorf("%w: scale of %d items: want 1 to %d (0: %d)", ErrBadConfig, s.Items, Items, Items)
+		return fmt.Errorf("tpcc: %w: scale of %d items: want 1 to %d (0: %d)", ErrInvalidConfig, s.Items, Items, Items)
 	case s.CustomersPerDistrict < 0 || s.CustomersPerDistrict > CustomersPerDistrict || s.CustomersPerDistrict%10 != 0:
-		return fmt.Errorf("%w: scale of %d customers per district: want a multiple of 10 from 10 to %d (0: %d)",
-			ErrBadConfig, s.CustomersPerDistrict, CustomersPerDistrict, CustomersPerDistrict)
+		return fmt.Errorf("tpcc: %w: scale of %d customers per district: want a multiple of 10 from 10 to %d (0: %d)",
+			ErrInvalidConfig, s.CustomersPerDistrict, CustomersPerDistrict, CustomersPerDistrict)
 	}
 	return nil
 }

@@ -54,7 +54,7 @@ func TestScaleBad(t *testing.T) {
 		require.Equal(t, name, sc.String())
 	}
 	_, err := ParseScale("huge")
-	require.ErrorIs(t, err, ErrBadConfig)
+	require.ErrorIs(t, err, ErrInvalidConfig)
 	require.ErrorContains(t, err, `scale "huge": want one of full, small`)
 
 	for _, c := range []struct {
@@ -68,13 +68,13 @@ func TestScaleBad(t *testing.T) {
 		{Scale{CustomersPerDistrict: 3010}, "3010 customers per district"},
 	} {
 		err := c.sc.Validate()
-		require.ErrorIs(t, err, ErrBadConfig, "%+v", c.sc)
+		require.ErrorIs(t, err, ErrInvalidConfig, "%+v", c.sc)
 		require.ErrorContains(t, err, c.want)
 	}
 	for _, text := range []string{`"huge"`, `"items=5 customers_per_district=7"`, `"items=0 customers_per_district=10"`,
 		`"items=5 customers_per_district=10 and more"`} {
 		var sc Scale
-		require.ErrorIs(t, json.Unmarshal([]byte(text), &sc), ErrBadConfig, text)
+		require.ErrorIs(t, json.Unmarshal([]byte(text), &sc), ErrInvalidConfig, text)
 	}
 }
 

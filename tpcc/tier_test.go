@@ -66,7 +66,7 @@ func TestRunSurvivesMemcachedDeath(t *testing.T) {
 	require.Positive(t, m.TierErrors, "and failed, counted, once killed: %s", m.String())
 	require.Positive(t, tier.Stats().Errors)
 
-	rep, err := Check(db, CheckOptions{Scale: SmallScale})
+	rep, err := Check(db, CheckConfig{Scale: SmallScale})
 	require.NoError(t, err)
 	require.True(t, rep.Passed(), "%s", rep)
 }

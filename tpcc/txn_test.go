@@ -623,7 +623,7 @@ func TestTxPaymentOtherDistrict(t *testing.T) {
 					HID: d.nextHID(1), Date: txtTime}
 				d.payment(p, in, 2)
 			}
-			rep, err := Check(db, CheckOptions{})
+			rep, err := Check(db, CheckConfig{})
 			require.NoError(t, err)
 			require.True(t, rep.Passed(), "%s", rep)
 		})
@@ -850,7 +850,7 @@ func TestTxDeliverySkipped(t *testing.T) {
 						}
 					}
 					require.Equal(t, [][]int64{{3, 3, 0, 0, 0, 0, 0, 0, 0, 0}, {4, 4, 0, 0, 0, 0, 0, 0, 0, 0}, make([]int64, 10)}, got)
-					rep, err := Check(db, CheckOptions{})
+					rep, err := Check(db, CheckConfig{})
 					require.NoError(t, err)
 					require.True(t, rep.Passed(), "%s", rep)
 				})
@@ -950,7 +950,7 @@ func TestTxStockLevel(t *testing.T) {
 func TestTxConsistentAfter(t *testing.T) {
 	for _, org := range []engine.Org{engine.Clustered, engine.HeapRowPointer} {
 		t.Run(org.String(), func(t *testing.T) {
-			rep, err := Check(loadOrg(t, org), CheckOptions{})
+			rep, err := Check(loadOrg(t, org), CheckConfig{})
 			require.NoError(t, err)
 			require.True(t, rep.Passed(), "%s", rep)
 		})

@@ -1,10 +1,11 @@
 // Package page is the one thing every layer of the database agrees on: what
 // a page looks like at its start. It defines the 32-byte page header (page.go
 // draws it), the page kinds, page ids, the allowed page sizes, the page
-// checksum (CRC-32C) with Seal and Verify, and the class of errors that
-// damaged files cause (ErrCorrupt). It imports nothing of this module, so
-// that the store, the redo log, the buffer pool, the tiers and the access
-// methods above can all share it.
+// checksum (CRC-32C) with Seal and Verify, the class of errors that
+// damaged files cause (ErrCorrupt) and the error every refused option wraps
+// (ErrInvalidOptions). It imports nothing of this module, so that the
+// store, the redo log, the buffer pool, the tiers and the access methods
+// above can all share it.
 //
 // # Basics
 //
@@ -33,6 +34,14 @@
 // layer; NewCorruptKind makes a kind of it (ErrCorruptPage here,
 // redo.ErrCorruptLog, btree.ErrCorruptTree, ...) that matches both itself
 // and the class with errors.Is.
+//
+// # Refused options
+//
+// ErrInvalidOptions is wrapped by every option a library object refuses,
+// in any layer: a pool's, a store's, a tier backend's, a database's. The
+// packages that validate options re-export it under the same name
+// (cache.ErrInvalidOptions, engine.ErrInvalidOptions, ...); they are one
+// value, so errors.Is against any of them matches a refusal from any layer.
 //
 // # Concurrency
 //

@@ -37,3 +37,17 @@ func (e *corruptKind) Is(target error) bool { return target == ErrCorrupt }
 // size or carried another page's header (Verify). The message names the
 // page. Corrupt bytes are never returned as data.
 var ErrCorruptPage = NewCorruptKind("cache: corrupt page")
+
+// ErrInvalidOptions is wrapped by every option a library object refuses:
+// a pool's (cache.Options), a store's (store.PebbleOptions), a tier
+// backend's, a database's (engine.Options). Each package that validates
+// options exports this same value under the same name (cache.ErrInvalidOptions,
+// store.ErrInvalidOptions, tier.ErrInvalidOptions,
+// engine.ErrInvalidOptions), so that errors.Is against any of them tells a
+// refused option from a failure, whichever layer refused it.
+//
+// Its text names no package: the package that refuses an option puts its
+// own name in front ("cache: invalid options: ...", "engine: invalid
+// options: ...") and the option and its allowed values after. Refusals
+// come before anything is opened.
+var ErrInvalidOptions = errors.New("invalid options")

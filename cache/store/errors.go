@@ -44,10 +44,11 @@ func (e *CorruptError) Unwrap() error { return e.Err }
 // fails its checksum an error matching page.ErrCorruptPage; these are the
 // others.
 var (
-	// ErrInvalidConfig is wrapped by every option OpenPebble refuses, and
+	// ErrInvalidOptions is wrapped by every option OpenPebble refuses, and
 	// by a write of a page of the wrong size; the message names the option
-	// and the allowed values.
-	ErrInvalidConfig = errors.New("cache: invalid store configuration")
+	// and the allowed values. It is page.ErrInvalidOptions, the one value
+	// every layer's refused options wrap.
+	ErrInvalidOptions = page.ErrInvalidOptions
 
 	// ErrPageNotFound means the store has never been given the page.
 	ErrPageNotFound = errors.New("cache: page not found")

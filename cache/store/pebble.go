@@ -360,17 +360,17 @@ func OpenPebble(o PebbleOptions) (*PebbleStore, error) {
 		o.PageSize = page.DefaultSize
 	}
 	if !page.ValidSize(o.PageSize) {
-		return nil, fmt.Errorf("%w: page size %d: want a power of two from %d to %d",
-			ErrInvalidConfig, o.PageSize, page.MinSize, page.MaxSize)
+		return nil, fmt.Errorf("cache: %w: page size %d: want a power of two from %d to %d",
+			ErrInvalidOptions, o.PageSize, page.MinSize, page.MaxSize)
 	}
 	if o.BlockCacheSize < 0 {
-		return nil, fmt.Errorf("%w: pebble block cache size %d is negative", ErrInvalidConfig, o.BlockCacheSize)
+		return nil, fmt.Errorf("cache: %w: pebble block cache size %d is negative", ErrInvalidOptions, o.BlockCacheSize)
 	}
 	if o.BlockCacheSize == 0 {
 		o.BlockCacheSize = 8 << 20
 	}
 	if o.Volatile && (o.Dir != "" || o.FS != nil) {
-		return nil, fmt.Errorf("%w: a volatile store takes no Dir and no FS", ErrInvalidConfig)
+		return nil, fmt.Errorf("cache: %w: a volatile store takes no Dir and no FS", ErrInvalidOptions)
 	}
 	volatile := o.Volatile
 	fsys := o.FS
@@ -547,8 +547,8 @@ func (s *PebbleStore) checkPageSize(adopt bool) error {
 		return nil
 	}
 	if got != s.pageSize {
-		return fmt.Errorf("%w: page size %d asked for, database was created with %d",
-			ErrInvalidConfig, s.pageSize, got)
+		return fmt.Errorf("cache: %w: page size %d asked for, database was created with %d",
+			ErrInvalidOptions, s.pageSize, got)
 	}
 	return nil
 }
@@ -631,8 +631,8 @@ func (s *PebbleStore) WritePage(id page.ID, buf []byte) error {
 		return ErrClosed
 	}
 	if len(buf) != s.pageSize {
-		return fmt.Errorf("%w: write of page %s with %d bytes, page size is %d",
-			ErrInvalidConfig, id, len(buf), s.pageSize)
+		return fmt.Errorf("cache: %w: write of page %s with %d bytes, page size is %d",
+			ErrInvalidOptions, id, len(buf), s.pageSize)
 	}
 	k := PageKey(id)
 	if err := s.set("write", k[:], buf, pebble.NoSync); err != nil {

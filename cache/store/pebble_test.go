@@ -35,11 +35,11 @@ func TestStoreWriteReadAndKeys(t *testing.T) {
 func TestPebbleOptionsValidation(t *testing.T) {
 	for _, ps := range []int{1, 2048, 4097, 6144, 128 << 10, -4096} {
 		_, err := store.OpenPebble(store.PebbleOptions{PageSize: ps})
-		require.ErrorIs(t, err, store.ErrInvalidConfig, "page size %d", ps)
+		require.ErrorIs(t, err, store.ErrInvalidOptions, "page size %d", ps)
 		require.Contains(t, err.Error(), "page size")
 	}
 	_, err := store.OpenPebble(store.PebbleOptions{PageSize: testPageSize, BlockCacheSize: -1})
-	require.ErrorIs(t, err, store.ErrInvalidConfig)
+	require.ErrorIs(t, err, store.ErrInvalidOptions)
 	require.Contains(t, err.Error(), "block cache")
 
 	st, err := store.OpenPebble(store.PebbleOptions{})
@@ -58,7 +58,7 @@ func TestStoreReopenWithOtherPageSize(t *testing.T) {
 
 	for _, ps := range []int{8192, page.MaxSize} {
 		_, err = store.OpenPebble(store.PebbleOptions{Dir: dir, PageSize: ps})
-		require.ErrorIs(t, err, store.ErrInvalidConfig, "page size %d", ps)
+		require.ErrorIs(t, err, store.ErrInvalidOptions, "page size %d", ps)
 		require.Contains(t, err.Error(), "page size")
 	}
 

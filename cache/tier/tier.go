@@ -96,10 +96,11 @@ var (
 	// limit is smaller: a configuration error, found before any work.
 	ErrTooLarge = errors.New("cache: page larger than the tier's item limit")
 
-	// ErrInvalidConfig is wrapped by every option a backend's constructor
+	// ErrInvalidOptions is wrapped by every option a backend's constructor
 	// (or NewTraceTier) refuses; the message names the option and the
-	// allowed values.
-	ErrInvalidConfig = errors.New("cache: invalid tier configuration")
+	// allowed values. It is page.ErrInvalidOptions, the one value every
+	// layer's refused options wrap.
+	ErrInvalidOptions = page.ErrInvalidOptions
 
 	// ErrClosed is returned by a tier used after Close.
 	ErrClosed = errors.New("cache: tier closed")

@@ -129,7 +129,7 @@ var _ Tier = (*TraceTier)(nil)
 // to inner (a NullTier when inner is nil). The header is written at once
 // with pageSize (page.ValidSize) and mode (Exclusive or Inclusive);
 // otherwise nothing is recorded and Flush returns an error wrapping
-// ErrInvalidConfig (the constructor has no error, so that a recording tier
+// ErrInvalidOptions (the constructor has no error, so that a recording tier
 // can be put wherever a tier goes). Lines are buffered: call Flush (or
 // Close) before reading w. The caller owns w: Close does not close it.
 func NewTraceTier(inner Tier, w io.Writer, pageSize int, mode Mode) *TraceTier {
@@ -140,10 +140,10 @@ func NewTraceTier(inner Tier, w io.Writer, pageSize int, mode Mode) *TraceTier {
 	t.mu.w = bufio.NewWriterSize(w, 64<<10)
 	switch {
 	case !page.ValidSize(pageSize):
-		t.mu.err = fmt.Errorf("%w: trace tier page size %d: want a power of two from %d to %d",
-			ErrInvalidConfig, pageSize, page.MinSize, page.MaxSize)
+		t.mu.err = fmt.Errorf("cache: %w: trace tier page size %d: want a power of two from %d to %d",
+			ErrInvalidOptions, pageSize, page.MinSize, page.MaxSize)
 	case mode != Exclusive && mode != Inclusive:
-		t.mu.err = fmt.Errorf("%w: trace tier mode %q: want %s or %s", ErrInvalidConfig, mode, Exclusive, Inclusive)
+		t.mu.err = fmt.Errorf("cache: %w: trace tier mode %q: want %s or %s", ErrInvalidOptions, mode, Exclusive, Inclusive)
 	default:
 		_, t.mu.err = fmt.Fprintf(t.mu.w, "%s page_size=%d mode=%s\n", traceMagic, pageSize, mode)
 	}

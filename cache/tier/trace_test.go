@@ -144,7 +144,7 @@ func TestTraceTierConcurrent(t *testing.T) {
 	require.Equal(t, int64(240), s.Deletes)
 }
 
-// A bad page size or mode is reported by Flush, wrapping ErrInvalidConfig,
+// A bad page size or mode is reported by Flush, wrapping ErrInvalidOptions,
 // and the calls still reach the inner tier.
 func TestTraceTierConfig(t *testing.T) {
 	for _, tc := range []struct {
@@ -162,7 +162,7 @@ func TestTraceTierConfig(t *testing.T) {
 		_, err := tt.Get(tiertest.Key(1, 1, 1, 1), 0, make([]byte, testPageSize))
 		require.NoError(t, err, "the tier call is not the trace's")
 		err = tt.Flush()
-		require.ErrorIs(t, err, tier.ErrInvalidConfig)
+		require.ErrorIs(t, err, tier.ErrInvalidOptions)
 		require.ErrorContains(t, err, tc.want)
 		require.Zero(t, buf.Len(), "nothing recorded")
 		require.Equal(t, int64(1), n.Stats().Gets)

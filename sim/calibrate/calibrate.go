@@ -19,6 +19,11 @@ import (
 	"github.com/enginelab/enginelab/tpcc"
 )
 
+// ErrInvalidConfig is wrapped by the errors of a Config or of samples that
+// cannot be fitted; they come before any work. It is
+// tpcc.ErrInvalidConfig, the same value as sim.ErrInvalidConfig.
+var ErrInvalidConfig = tpcc.ErrInvalidConfig
+
 // ErrFailed means a fit could not be computed from its samples (a
 // factorization failed, or a cost came out beyond what a profile
 // accepts).
@@ -68,12 +73,12 @@ func (c *Config) EnsureDefaults() {
 func (c *Config) Validate() error {
 	switch {
 	case c.Warehouses < 1 || c.Warehouses > tpcc.MaxWarehouses:
-		return fmt.Errorf("%w: calibration: %d warehouses: want 1 to %d", sim.ErrBadConfig, c.Warehouses, tpcc.MaxWarehouses)
+		return fmt.Errorf("sim: %w: calibration: %d warehouses: want 1 to %d", ErrInvalidConfig, c.Warehouses, tpcc.MaxWarehouses)
 	case c.Duration <= 0:
-		return fmt.Errorf("%w: calibration: --duration %v: want more than zero", sim.ErrBadConfig, c.Duration)
+		return fmt.Errorf("sim: %w: calibration: --duration %v: want more than zero", ErrInvalidConfig, c.Duration)
 	}
 	if err := c.Scale.Validate(); err != nil {
-		return fmt.Errorf("%w: calibration: --scale: %w", sim.ErrBadConfig, err)
+		return fmt.Errorf("sim: %w: calibration: --scale: %w", ErrInvalidConfig, err)
 	}
 	return nil
 }
@@ -122,8 +127,9 @@ type RunSummary struct {
 	Samples                int     `json:"samples"`      // kept after the warm-up
 }
 
-// Result is a fitted CPU profile and how well it fits.
-type Result struct {
+// Report is what a calibration measured: a fitted CPU profile and how
+// well it fits.
+type Report struct {
 	Profile hw.CPUProfile `json:"profile"`
 	Fit     *Fit          `json:"fit"`
 	Config  Config        `json:"config"`
@@ -174,7 +180,7 @@ func (s *sampler) TxEnd(kind tpcc.TxType, measured bool, m *engine.Meter) {
 //
 // It takes the machine's cores for the whole time: run it on a quiet
 // machine. Progress lines go to cfg.Progress.
-func Run(ctx context.Context, cfg Config) (*Result, error) {
+func Run(ctx context.Context, cfg Config) (*Report, error) {
 	cfg.EnsureDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -183,7 +189,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if progress == nil {
 		progress = func(string) {}
 	}
-	cal := &Result{Config: cfg, Date: time.Now().Format("2006-01-02"), Host: report.LocalHost()}
+	cal := &Report{Config: cfg, Date: time.Now().Format("2006-01-02"), Host: report.LocalHost()}
 	var samples []Sample
 	var db *engine.DB
 	var loaded tpcc.Loaded
@@ -269,7 +275,7 @@ func load(ctx context.Context, cfg *Config, org engine.Org) (*engine.DB, tpcc.Lo
 
 // WriteTable prints the fitted costs (beside the shipped default's) and
 // the fit per transaction type.
-func (c *Result) WriteTable(w io.Writer) error {
+func (c *Report) WriteTable(w io.Writer) error {
 	var b strings.Builder
 	f := c.Fit
 	fmt.Fprintf(&b, "enginelab calibrate: %s/%s, %d CPUs, %s, %s; %d warehouse(s)%s, %v a run, seed %d\n",
@@ -319,7 +325,7 @@ func (c *Result) WriteTable(w io.Writer) error {
 // WriteProfile writes the profile as a profiles file holding one CPU
 // profile, name: {"cpus": {name: profile}}, which hw.Spec{
 // ProfilesFile: file, CPU: name}.Resolve loads.
-func (c *Result) WriteProfile(w io.Writer, name string) error {
+func (c *Report) WriteProfile(w io.Writer, name string) error {
 	if err := hw.CheckProfileName(name); err != nil {
 		return err
 	}

@@ -27,7 +27,7 @@ func TestCalibrationWriteProfile(t *testing.T) {
 	prof, fit, err := FitCPU(samples)
 	require.NoError(t, err)
 	prof.Source = "calibrated on test"
-	cal := &Result{Profile: prof, Fit: fit, Config: Config{Warehouses: 1, Duration: DefaultDuration}}
+	cal := &Report{Profile: prof, Fit: fit, Config: Config{Warehouses: 1, Duration: DefaultDuration}}
 	var b bytes.Buffer
 	require.NoError(t, cal.WriteProfile(&b, "this-box"))
 	require.True(t, strings.HasPrefix(b.String(), "{\n  \"cpus\": {\n    \"this-box\": {"), b.String())
@@ -43,7 +43,7 @@ func TestCalibrationWriteProfile(t *testing.T) {
 	require.Equal(t, hw.DefaultCPU, machine.CPU)
 
 	for _, bad := range []string{"", "two words", "-dash", "a/b", "ü"} {
-		require.ErrorIs(t, cal.WriteProfile(&b, bad), sim.ErrBadConfig, bad)
+		require.ErrorIs(t, cal.WriteProfile(&b, bad), sim.ErrInvalidConfig, bad)
 	}
 
 	var table strings.Builder
@@ -61,9 +61,9 @@ func TestCalibrateConfig(t *testing.T) {
 	require.Equal(t, Config{Warehouses: 1, Duration: DefaultDuration}, c)
 	require.NoError(t, c.Validate())
 	for _, bad := range []Config{{Warehouses: 1, Duration: -1}, {Warehouses: -1, Duration: 1}, {Warehouses: tpcc.MaxWarehouses + 1, Duration: 1}} {
-		require.ErrorIs(t, bad.Validate(), sim.ErrBadConfig)
+		require.ErrorIs(t, bad.Validate(), sim.ErrInvalidConfig)
 		_, err := Run(t.Context(), bad)
-		require.ErrorIs(t, err, sim.ErrBadConfig)
+		require.ErrorIs(t, err, sim.ErrInvalidConfig)
 	}
 }
 

@@ -53,6 +53,6 @@
 //
 // Run takes the machine's cores for about 15 × Config.Duration after two
 // loads: run it on a quiet machine, one at a time. Its configuration
-// errors wrap sim.ErrBadConfig and come before any work; a fit that cannot
+// errors wrap ErrInvalidConfig and come before any work; a fit that cannot
 // be computed wraps ErrFailed.
 package calibrate

@@ -7,7 +7,6 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/enginelab/enginelab/sim"
 	"github.com/enginelab/enginelab/sim/hw"
 	"github.com/enginelab/enginelab/tpcc"
 )
@@ -110,7 +109,7 @@ const (
 // Events no sample counts get cost 0 and are listed in NotObserved. Too
 // few samples (fewer than minSamplesPerEvent per observed event), negative
 // times or counts, or an unknown type give an error wrapping
-// sim.ErrBadConfig.
+// ErrInvalidConfig.
 func FitCPU(samples []Sample) (hw.CPUProfile, *Fit, error) {
 	// Which events the samples exercise, and the column norms.
 	var seen [hw.NumCPUEvents]int
@@ -119,13 +118,13 @@ func FitCPU(samples []Sample) (hw.CPUProfile, *Fit, error) {
 	for i := range samples {
 		s := &samples[i]
 		if s.Nanos < 0 || s.Type < 0 || s.Type >= tpcc.NumTxTypes {
-			return hw.CPUProfile{}, nil, fmt.Errorf("%w: calibration sample %d: type %v, %d ns: want a transaction type and a time of 0 or more",
-				sim.ErrBadConfig, i, s.Type, s.Nanos)
+			return hw.CPUProfile{}, nil, fmt.Errorf("sim: %w: calibration sample %d: type %v, %d ns: want a transaction type and a time of 0 or more",
+				ErrInvalidConfig, i, s.Type, s.Nanos)
 		}
 		for j := range hw.NumCPUEvents {
 			v := s.Events[j]
 			if v < 0 {
-				return hw.CPUProfile{}, nil, fmt.Errorf("%w: calibration sample %d: %s count %d is negative", sim.ErrBadConfig, i, hw.CostNames[j], v)
+				return hw.CPUProfile{}, nil, fmt.Errorf("sim: %w: calibration sample %d: %s count %d is negative", ErrInvalidConfig, i, hw.CostNames[j], v)
 			}
 			if v != 0 {
 				seen[j]++
@@ -143,11 +142,11 @@ func FitCPU(samples []Sample) (hw.CPUProfile, *Fit, error) {
 	}
 	p := len(cols)
 	if p == 0 {
-		return hw.CPUProfile{}, nil, fmt.Errorf("%w: %d calibration samples count no CPU event", sim.ErrBadConfig, len(samples))
+		return hw.CPUProfile{}, nil, fmt.Errorf("sim: %w: %d calibration samples count no CPU event", ErrInvalidConfig, len(samples))
 	}
 	if need := minSamplesPerEvent * p; len(samples) < need {
-		return hw.CPUProfile{}, nil, fmt.Errorf("%w: %d calibration samples for %d observed events: want at least %d (%d an event)",
-			sim.ErrBadConfig, len(samples), p, need, minSamplesPerEvent)
+		return hw.CPUProfile{}, nil, fmt.Errorf("sim: %w: %d calibration samples for %d observed events: want at least %d (%d an event)",
+			ErrInvalidConfig, len(samples), p, need, minSamplesPerEvent)
 	}
 	bnorm = math.Sqrt(bnorm)
 	if bnorm == 0 {

@@ -192,7 +192,7 @@ func TestFitCPURefuses(t *testing.T) {
 		{"bad type", append([]Sample{{Type: tpcc.NumTxTypes}}, samples...), "want a transaction type"},
 	} {
 		_, rep, err := FitCPU(tc.samples)
-		require.ErrorIs(t, err, sim.ErrBadConfig, tc.name)
+		require.ErrorIs(t, err, sim.ErrInvalidConfig, tc.name)
 		require.ErrorContains(t, err, tc.msg, tc.name)
 		require.Nil(t, rep)
 	}

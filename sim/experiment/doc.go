@@ -33,7 +33,7 @@
 //	}
 //	res, err := experiment.Run(ctx, e, experiment.Params{Scale: tpcc.SmallScale}, nil)
 //	if err != nil {
-//		return err // a side refused (sim.ErrBadConfig, sim.ErrInsufficientMemory) or failed
+//		return err // a side refused (ErrInvalidConfig, sim.ErrInsufficientMemory) or failed
 //	}
 //	_ = res.WriteTable(os.Stdout)
 //	fmt.Println(res.Held, res.Headline.Ratio)

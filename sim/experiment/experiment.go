@@ -22,6 +22,11 @@ import (
 	"github.com/enginelab/enginelab/tpcc"
 )
 
+// ErrInvalidConfig is wrapped by the error of a side whose configuration
+// cannot run; Run returns it before any side runs. It is
+// tpcc.ErrInvalidConfig, the same value as sim.ErrInvalidConfig.
+var ErrInvalidConfig = tpcc.ErrInvalidConfig
+
 // ErrUnknown means no experiment has that name.
 var ErrUnknown = errors.New("sim: unknown experiment")
 
@@ -89,8 +94,8 @@ type Headline struct {
 	Ratio  float64 `json:"ratio"`
 }
 
-// Result is what an experiment found.
-type Result struct {
+// Report is what an experiment found.
+type Report struct {
 	Name         string           `json:"name"`
 	Question     string           `json:"question"`
 	Expect       string           `json:"expect"`
@@ -140,7 +145,7 @@ type CounterDelta struct {
 // Run runs e's sides in simulated mode, one after another, each
 // on its own in-memory database loaded with the same seed (so every side
 // starts from the same pages). progress, if not nil, hears what runs.
-func Run(ctx context.Context, e *Experiment, p Params, progress func(string)) (*Result, error) {
+func Run(ctx context.Context, e *Experiment, p Params, progress func(string)) (*Report, error) {
 	p = e.params(p)
 	sides := e.sides(&p)
 	for i := range sides {
@@ -149,7 +154,7 @@ func Run(ctx context.Context, e *Experiment, p Params, progress func(string)) (*
 			return nil, fmt.Errorf("experiment %s, side %q: %w", e.Name, sides[i].Label, err)
 		}
 	}
-	res := &Result{Name: e.Name, Question: e.Question, Expect: e.Expect, Context: e.Context, Params: p}
+	res := &Report{Name: e.Name, Question: e.Question, Expect: e.Expect, Context: e.Context, Params: p}
 	var trace string
 	if e.replay != nil {
 		f, err := os.CreateTemp("", "enginelab-"+e.Name+"-*.trace")
@@ -406,7 +411,7 @@ func round(x float64, digits int) float64 {
 
 // WriteTable prints the result: the question and expectation, the sides
 // side by side, the explanations, the verdict and the context.
-func (r *Result) WriteTable(w io.Writer) error {
+func (r *Report) WriteTable(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "experiment %s: %s\n", r.Name, r.Question)
 	fmt.Fprintf(&b, "expects: %s\n", r.Expect)

@@ -154,6 +154,6 @@ func TestMemoryCheckExperiment(t *testing.T) {
 	_, err = Run(context.Background(), e, Params{Warehouses: 100_000, MemoryLimit: 8 << 30},
 		func(s string) { t.Fatalf("a side ran: %s", s) })
 	require.ErrorIs(t, err, sim.ErrInsufficientMemory)
-	require.ErrorIs(t, err, sim.ErrBadConfig)
+	require.ErrorIs(t, err, sim.ErrInvalidConfig)
 	require.ErrorContains(t, err, "--warehouses 100000 in memory")
 }

@@ -35,7 +35,7 @@
 //
 //	m, err := hw.Spec{Store: "disk-2009", Network: "gigabit", Cores: 2}.Resolve()
 //	if err != nil {
-//		return err // wraps ErrUnknownProfile or ErrBadConfig
+//		return err // wraps ErrUnknownProfile or ErrInvalidConfig
 //	}
 //	read := int64(m.Store.ReadLatency) + hw.TransferNanos(16384, m.Store.ReadBandwidth)
 //	fmt.Println(time.Duration(read)) // one 16 KiB page from the store, on an idle disk

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/enginelab/enginelab/sim/internal/simerr"
+	"github.com/enginelab/enginelab/tpcc"
 )
 
 // The cost models of simulated mode: what a metered event costs on a
@@ -27,10 +27,10 @@ import (
 // known (neither shipped nor in the profiles file).
 var ErrUnknownProfile = errors.New("sim: unknown profile")
 
-// ErrBadConfig is wrapped by the errors of a profile or a Spec that cannot
-// run: a bad value, a profiles file that cannot be read. It is the same
-// value as sim.ErrBadConfig.
-var ErrBadConfig = simerr.ErrBadConfig
+// ErrInvalidConfig is wrapped by the errors of a profile or a Spec that
+// cannot run: a bad value, a profiles file that cannot be read. It is
+// tpcc.ErrInvalidConfig, the same value as sim.ErrInvalidConfig.
+var ErrInvalidConfig = tpcc.ErrInvalidConfig
 
 // Device is a modeled block device: the store's, or the log's.
 //
@@ -234,29 +234,29 @@ type ProfilesFile struct {
 var profileName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 
 // CheckProfileName says whether name can name a profile in a profiles
-// file (letters, digits, '.', '_', '-'); its error wraps ErrBadConfig.
+// file (letters, digits, '.', '_', '-'); its error wraps ErrInvalidConfig.
 func CheckProfileName(name string) error {
 	if !profileName.MatchString(name) {
-		return fmt.Errorf("%w: profile name %q: want letters, digits, '.', '_' or '-'", ErrBadConfig, name)
+		return fmt.Errorf("sim: %w: profile name %q: want letters, digits, '.', '_' or '-'", ErrInvalidConfig, name)
 	}
 	return nil
 }
 
 // Resolve looks the spec's names up (in the profiles file first) and
 // checks the profiles. A name that is not known is an error wrapping
-// ErrUnknownProfile; a bad value or file, one wrapping ErrBadConfig.
+// ErrUnknownProfile; a bad value or file, one wrapping ErrInvalidConfig.
 func (h Spec) Resolve() (Machine, error) {
 	devs, nets, cpus := Devices, Networks, CPUs
 	if h.ProfilesFile != "" {
 		b, err := os.ReadFile(h.ProfilesFile)
 		if err != nil {
-			return Machine{}, fmt.Errorf("%w: --profiles: %w", ErrBadConfig, err)
+			return Machine{}, fmt.Errorf("sim: %w: --profiles: %w", ErrInvalidConfig, err)
 		}
 		var f ProfilesFile
 		dec := json.NewDecoder(strings.NewReader(string(b)))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&f); err != nil {
-			return Machine{}, fmt.Errorf("%w: --profiles %s: %w", ErrBadConfig, h.ProfilesFile, err)
+			return Machine{}, fmt.Errorf("sim: %w: --profiles %s: %w", ErrInvalidConfig, h.ProfilesFile, err)
 		}
 		devs, nets, cpus = merged(Devices, f.Devices), merged(Networks, f.Networks), merged(CPUs, f.CPUs)
 	}
@@ -267,7 +267,7 @@ func (h Spec) Resolve() (Machine, error) {
 		hw.Cores = DefaultCores
 	}
 	if hw.Cores < 1 || hw.Cores > 1024 {
-		return Machine{}, fmt.Errorf("%w: --cores %d: want 1 to 1024", ErrBadConfig, hw.Cores)
+		return Machine{}, fmt.Errorf("sim: %w: --cores %d: want 1 to 1024", ErrInvalidConfig, hw.Cores)
 	}
 	var ok bool
 	if hw.CPU, ok = cpus[hw.CPUName]; !ok {
@@ -306,20 +306,20 @@ func (hw *Machine) validate() error {
 		lat := []Duration{d.d.ReadLatency, d.d.WriteLatency, d.d.SyncLatency}
 		switch {
 		case slices.Min(lat) < 0 || slices.Max(lat) > maxLatency:
-			return fmt.Errorf("%w: device %q: latencies must be from 0 to %v", ErrBadConfig, d.name, time.Duration(maxLatency))
+			return fmt.Errorf("sim: %w: device %q: latencies must be from 0 to %v", ErrInvalidConfig, d.name, time.Duration(maxLatency))
 		case d.d.IOPS < 0 || d.d.IOPS > maxIOPS:
-			return fmt.Errorf("%w: device %q: IOPS must be from 0 (no limit) to %d", ErrBadConfig, d.name, int64(maxIOPS))
+			return fmt.Errorf("sim: %w: device %q: IOPS must be from 0 (no limit) to %d", ErrInvalidConfig, d.name, int64(maxIOPS))
 		case d.d.ReadBandwidth <= 0 || d.d.WriteBandwidth <= 0 || d.d.ReadBandwidth > maxBandwidth || d.d.WriteBandwidth > maxBandwidth:
-			return fmt.Errorf("%w: device %q: bandwidth must be more than zero and at most %d bytes a second", ErrBadConfig, d.name, int64(maxBandwidth))
+			return fmt.Errorf("sim: %w: device %q: bandwidth must be more than zero and at most %d bytes a second", ErrInvalidConfig, d.name, int64(maxBandwidth))
 		}
 	}
 	if n := hw.Network; n.RoundTrip < 0 || n.RoundTrip > maxLatency || n.Bandwidth <= 0 || n.Bandwidth > maxBandwidth {
-		return fmt.Errorf("%w: network %q: want a round trip from 0 to %v and a bandwidth above zero, at most %d bytes a second",
-			ErrBadConfig, hw.NetworkName, time.Duration(maxLatency), int64(maxBandwidth))
+		return fmt.Errorf("sim: %w: network %q: want a round trip from 0 to %v and a bandwidth above zero, at most %d bytes a second",
+			ErrInvalidConfig, hw.NetworkName, time.Duration(maxLatency), int64(maxBandwidth))
 	}
 	for _, c := range hw.CPU.Costs() {
 		if !(c >= 0 && c <= MaxCPUCost) { // NaN fails too
-			return fmt.Errorf("%w: cpu %q: every cost must be from 0 to %g nanoseconds", ErrBadConfig, hw.CPUName, float64(MaxCPUCost))
+			return fmt.Errorf("sim: %w: cpu %q: every cost must be from 0 to %g nanoseconds", ErrInvalidConfig, hw.CPUName, float64(MaxCPUCost))
 		}
 	}
 	return nil

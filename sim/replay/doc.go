@@ -35,7 +35,7 @@
 //	}
 //	rep, err := replay.Run(t, replay.Config{Sizes: []int64{16 << 20, 64 << 20}})
 //	if err != nil {
-//		return err // a bad configuration wraps ErrBadConfig
+//		return err // a bad configuration wraps ErrInvalidConfig
 //	}
 //	_ = rep.WriteTable(os.Stdout)
 //	fmt.Println(rep.Result("belady", 16<<20).HitRatio)
@@ -52,6 +52,6 @@
 //
 // Run copies the configuration's slices, only reads the trace, and makes
 // (and closes) its own tiers for each replay: calls share nothing, and may
-// run concurrently on one trace. Configuration errors wrap ErrBadConfig,
-// which is one value with sim.ErrBadConfig, and come before any replay.
+// run concurrently on one trace. Configuration errors wrap ErrInvalidConfig,
+// which is one value with sim.ErrInvalidConfig, and come before any replay.
 package replay

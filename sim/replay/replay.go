@@ -11,13 +11,13 @@ import (
 	"github.com/enginelab/enginelab/cache/tier/lru"
 	"github.com/enginelab/enginelab/cache/tier/ristretto"
 	"github.com/enginelab/enginelab/cache/tier/slru"
-	"github.com/enginelab/enginelab/sim/internal/simerr"
+	"github.com/enginelab/enginelab/tpcc"
 )
 
-// ErrBadConfig is wrapped by the errors of a configuration or a trace that
-// cannot be replayed; they come before any replay. It is the same value as
-// sim.ErrBadConfig.
-var ErrBadConfig = simerr.ErrBadConfig
+// ErrInvalidConfig is wrapped by the errors of a configuration or a trace
+// that cannot be replayed; they come before any replay. It is
+// tpcc.ErrInvalidConfig, the same value as sim.ErrInvalidConfig.
+var ErrInvalidConfig = tpcc.ErrInvalidConfig
 
 // Policies are the policies Run knows, in their default order.
 var Policies = []string{"lru", "slru", "ristretto", "belady"}
@@ -50,29 +50,29 @@ func (c *Config) EnsureDefaults() {
 }
 
 // Validate checks the configuration after EnsureDefaults; its errors wrap
-// ErrBadConfig. Empty Sizes pass (they are the trace's defaults).
+// ErrInvalidConfig. Empty Sizes pass (they are the trace's defaults).
 func (c *Config) Validate() error {
 	for i, s := range c.Sizes {
 		if s <= 0 {
-			return fmt.Errorf("%w: replay size %d bytes: want more than 0", ErrBadConfig, s)
+			return fmt.Errorf("sim: %w: replay size %d bytes: want more than 0", ErrInvalidConfig, s)
 		}
 		if slices.Contains(c.Sizes[:i], s) {
-			return fmt.Errorf("%w: replay size %d bytes given twice", ErrBadConfig, s)
+			return fmt.Errorf("sim: %w: replay size %d bytes given twice", ErrInvalidConfig, s)
 		}
 	}
 	if len(c.Policies) == 0 {
-		return fmt.Errorf("%w: no replay policy: want some of %s", ErrBadConfig, strings.Join(Policies, ", "))
+		return fmt.Errorf("sim: %w: no replay policy: want some of %s", ErrInvalidConfig, strings.Join(Policies, ", "))
 	}
 	for i, p := range c.Policies {
 		if !slices.Contains(Policies, p) {
-			return fmt.Errorf("%w: replay policy %q: want one of %s", ErrBadConfig, p, strings.Join(Policies, ", "))
+			return fmt.Errorf("sim: %w: replay policy %q: want one of %s", ErrInvalidConfig, p, strings.Join(Policies, ", "))
 		}
 		if slices.Contains(c.Policies[:i], p) {
-			return fmt.Errorf("%w: replay policy %q given twice", ErrBadConfig, p)
+			return fmt.Errorf("sim: %w: replay policy %q given twice", ErrInvalidConfig, p)
 		}
 	}
 	if c.RistrettoRuns < 1 {
-		return fmt.Errorf("%w: ristretto runs %d: want at least 1", ErrBadConfig, c.RistrettoRuns)
+		return fmt.Errorf("sim: %w: ristretto runs %d: want at least 1", ErrInvalidConfig, c.RistrettoRuns)
 	}
 	return nil
 }
@@ -127,7 +127,7 @@ func (r *Report) Result(policy string, size int64) *Result {
 var replayKey = tier.Key{DB: 1, Epoch: 1}
 
 // Run replays t into a fresh tier of each policy at each size and
-// counts the hits. Configuration errors wrap ErrBadConfig and come before
+// counts the hits. Configuration errors wrap ErrInvalidConfig and come before
 // any replay; an error of a tier during a replay (a get of another length
 // than the page put, a broken trace) stops it.
 //
@@ -158,13 +158,13 @@ var replayKey = tier.Key{DB: 1, Epoch: 1}
 // clairvoyant cache (see beladyTier) with lru's byte accounting.
 func Run(t *tier.Trace, cfg Config) (*Report, error) {
 	if t == nil {
-		return nil, fmt.Errorf("%w: no trace", ErrBadConfig)
+		return nil, fmt.Errorf("sim: %w: no trace", ErrInvalidConfig)
 	}
 	if t.Mode != tier.Exclusive && t.Mode != tier.Inclusive {
-		return nil, fmt.Errorf("%w: trace mode %q: want %s or %s", ErrBadConfig, t.Mode, tier.Exclusive, tier.Inclusive)
+		return nil, fmt.Errorf("sim: %w: trace mode %q: want %s or %s", ErrInvalidConfig, t.Mode, tier.Exclusive, tier.Inclusive)
 	}
 	if len(t.Events) >= math.MaxInt32 {
-		return nil, fmt.Errorf("%w: trace of %d events: at most %d", ErrBadConfig, len(t.Events), math.MaxInt32-1)
+		return nil, fmt.Errorf("sim: %w: trace of %d events: at most %d", ErrInvalidConfig, len(t.Events), math.MaxInt32-1)
 	}
 	cfg.Sizes = slices.Clone(cfg.Sizes)
 	cfg.Policies = slices.Clone(cfg.Policies)
@@ -183,17 +183,17 @@ func Run(t *tier.Trace, cfg Config) (*Report, error) {
 		case tier.TraceDelete:
 			rep.Deletes++
 		default:
-			return nil, fmt.Errorf("%w: trace event op %q: want g, p or d", ErrBadConfig, e.Op)
+			return nil, fmt.Errorf("sim: %w: trace event op %q: want g, p or d", ErrInvalidConfig, e.Op)
 		}
 		if e.Bytes <= 0 {
-			return nil, fmt.Errorf("%w: trace event of %d bytes: want more than 0", ErrBadConfig, e.Bytes)
+			return nil, fmt.Errorf("sim: %w: trace event of %d bytes: want more than 0", ErrInvalidConfig, e.Bytes)
 		}
 		maxBytes = max(maxBytes, e.Bytes)
 	}
 	if len(cfg.Sizes) == 0 {
 		base := int64(rep.Pages) * int64(t.PageSize)
 		if base == 0 {
-			return nil, fmt.Errorf("%w: the trace names no page, so there are no default sizes: give some", ErrBadConfig)
+			return nil, fmt.Errorf("sim: %w: the trace names no page, so there are no default sizes: give some", ErrInvalidConfig)
 		}
 		cfg.Sizes = []int64{base / 16, base / 8, base / 4, base / 2, base}
 	}
@@ -304,7 +304,7 @@ func (r *replayer) replay(policy string, size int64) (hits int64, err error) {
 	case "belady":
 		tgt = newBeladyTier(size, r.trace, r.next)
 	default: // Validate let it through
-		return 0, fmt.Errorf("%w: replay policy %q", ErrBadConfig, policy)
+		return 0, fmt.Errorf("sim: %w: replay policy %q", ErrInvalidConfig, policy)
 	}
 	defer func() {
 		if cerr := tgt.close(); err == nil {

@@ -460,7 +460,7 @@ func TestReplayReport(t *testing.T) {
 	require.Len(t, rep.Results[0].RunHits, 3)
 }
 
-// Bad configurations are refused with ErrBadConfig before any replay.
+// Bad configurations are refused with ErrInvalidConfig before any replay.
 func TestReplayBadConfig(t *testing.T) {
 	tr := cyclicTrace(4, 1)
 	for _, tc := range []struct {
@@ -475,18 +475,18 @@ func TestReplayBadConfig(t *testing.T) {
 		{Config{RistrettoRuns: -1}, "ristretto runs -1: want at least 1"},
 	} {
 		_, err := Run(tr, tc.cfg)
-		require.ErrorIs(t, err, ErrBadConfig, tc.want)
+		require.ErrorIs(t, err, ErrInvalidConfig, tc.want)
 		require.ErrorContains(t, err, tc.want)
 	}
 	_, err := Run(nil, Config{})
-	require.ErrorIs(t, err, ErrBadConfig)
+	require.ErrorIs(t, err, ErrInvalidConfig)
 	_, err = Run(&tier.Trace{PageSize: replayPage, Mode: tier.Inclusive}, Config{})
-	require.ErrorIs(t, err, ErrBadConfig)
+	require.ErrorIs(t, err, ErrInvalidConfig)
 	require.ErrorContains(t, err, "no default sizes")
 	_, err = Run(&tier.Trace{PageSize: replayPage, Mode: "lru"}, Config{Sizes: []int64{1}})
-	require.ErrorIs(t, err, ErrBadConfig)
+	require.ErrorIs(t, err, ErrInvalidConfig)
 	_, err = Run(&tier.Trace{PageSize: replayPage, Mode: tier.Exclusive, Events: []tier.TraceEvent{{Op: 'x', Bytes: 1}}}, Config{Sizes: []int64{1}})
-	require.ErrorIs(t, err, ErrBadConfig)
+	require.ErrorIs(t, err, ErrInvalidConfig)
 
 	// An empty trace with sizes is a report of nothing, not an error.
 	rep, err := Run(&tier.Trace{PageSize: replayPage, Mode: tier.Inclusive}, Config{Sizes: []int64{slot}, Policies: []string{"lru"}})

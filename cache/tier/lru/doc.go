@@ -4,7 +4,7 @@
 // experiments see the policy and nothing else.
 //
 //	t, err := lru.New(64 << 20)          // a budget of 64 MiB
-//	if err != nil { ... }                // tier.ErrInvalidConfig
+//	if err != nil { ... }                // tier.ErrInvalidOptions
 //	defer t.Close()
 //	stored, err := t.Put(k, lsn, page)   // a copy; evicts from the LRU end
 //	found, err := t.Get(k, lsn, dst)     // dst exactly one page long

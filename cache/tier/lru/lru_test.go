@@ -25,7 +25,7 @@ func TestLRUTierModel(t *testing.T) {
 func TestLRUTierConfig(t *testing.T) {
 	for _, c := range []int64{0, -1} {
 		_, err := lru.New(c)
-		require.ErrorIs(t, err, tier.ErrInvalidConfig, "lru capacity %d", c)
+		require.ErrorIs(t, err, tier.ErrInvalidOptions, "lru capacity %d", c)
 	}
 }
 

@@ -83,19 +83,19 @@ var _ tier.Tier = (*Tier)(nil)
 // server is an error naming it.
 func New(servers []string, o *Options) (*Tier, error) {
 	if o == nil {
-		return nil, fmt.Errorf("%w: memcached tier: options are required (PageSize)", tier.ErrInvalidConfig)
+		return nil, fmt.Errorf("cache: %w: memcached tier: options are required (PageSize)", tier.ErrInvalidOptions)
 	}
 	opts := *o
 	if !page.ValidSize(opts.PageSize) {
-		return nil, fmt.Errorf("%w: memcached tier page size %d: want a power of two from %d to %d",
-			tier.ErrInvalidConfig, opts.PageSize, page.MinSize, page.MaxSize)
+		return nil, fmt.Errorf("cache: %w: memcached tier page size %d: want a power of two from %d to %d",
+			tier.ErrInvalidOptions, opts.PageSize, page.MinSize, page.MaxSize)
 	}
 	if len(servers) == 0 {
-		return nil, fmt.Errorf("%w: memcached tier: no servers", tier.ErrInvalidConfig)
+		return nil, fmt.Errorf("cache: %w: memcached tier: no servers", tier.ErrInvalidOptions)
 	}
 	if opts.Timeout < 0 || opts.MaxIdleConns < 0 {
-		return nil, fmt.Errorf("%w: memcached tier: negative Timeout %v or MaxIdleConns %d",
-			tier.ErrInvalidConfig, opts.Timeout, opts.MaxIdleConns)
+		return nil, fmt.Errorf("cache: %w: memcached tier: negative Timeout %v or MaxIdleConns %d",
+			tier.ErrInvalidOptions, opts.Timeout, opts.MaxIdleConns)
 	}
 	if opts.Timeout == 0 {
 		opts.Timeout = DefaultTimeout
@@ -106,7 +106,7 @@ func New(servers []string, o *Options) (*Tier, error) {
 
 	ss := new(memcache.ServerList)
 	if err := ss.SetServers(servers...); err != nil {
-		return nil, fmt.Errorf("%w: memcached tier servers %q: %v", tier.ErrInvalidConfig, servers, err)
+		return nil, fmt.Errorf("cache: %w: memcached tier servers %q: %v", tier.ErrInvalidOptions, servers, err)
 	}
 	t := &Tier{
 		servers:  append([]string(nil), servers...),

@@ -93,7 +93,7 @@ func TestMemcachedTierConfig(t *testing.T) {
 		"negative times": {[]string{addr}, &memcached.Options{PageSize: testPageSize, Timeout: -1}},
 	} {
 		_, err := memcached.New(c.servers, c.o)
-		require.ErrorIs(t, err, tier.ErrInvalidConfig, name)
+		require.ErrorIs(t, err, tier.ErrInvalidOptions, name)
 	}
 }
 

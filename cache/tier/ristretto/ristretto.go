@@ -64,7 +64,7 @@ type ristrettoEntry struct {
 // New makes an in-process tier holding up to capacityBytes bytes of pages.
 func New(capacityBytes int64) (*Tier, error) {
 	if capacityBytes <= 0 {
-		return nil, fmt.Errorf("%w: ristretto tier capacity %d: want > 0", tier.ErrInvalidConfig, capacityBytes)
+		return nil, fmt.Errorf("cache: %w: ristretto tier capacity %d: want > 0", tier.ErrInvalidOptions, capacityBytes)
 	}
 	t := &Tier{capacity: capacityBytes}
 	// Ristretto wants about ten admission counters per item it will hold.
@@ -94,7 +94,7 @@ func New(capacityBytes int64) (*Tier, error) {
 		ShouldUpdate: func(cur, prev *ristrettoEntry) bool { return cur.seq > prev.seq },
 	})
 	if err != nil {
-		return nil, fmt.Errorf("%w: ristretto tier: %v", tier.ErrInvalidConfig, err)
+		return nil, fmt.Errorf("cache: %w: ristretto tier: %v", tier.ErrInvalidOptions, err)
 	}
 	t.c = c
 	return t, nil

@@ -79,7 +79,7 @@ func TestRistrettoTierConcurrent(t *testing.T) {
 func TestRistrettoTierConfig(t *testing.T) {
 	for _, c := range []int64{0, -1} {
 		_, err := ristretto.New(c)
-		require.ErrorIs(t, err, tier.ErrInvalidConfig, "capacity %d", c)
+		require.ErrorIs(t, err, tier.ErrInvalidOptions, "capacity %d", c)
 	}
 }
 

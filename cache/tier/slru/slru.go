@@ -31,14 +31,14 @@ func (o *Options) ensureDefaults() {
 
 func (o Options) validate() error {
 	if o.HotPercent < 1 || o.HotPercent > 79 {
-		return fmt.Errorf("%w: slru tier HOT percent %d: want 1 to 79", tier.ErrInvalidConfig, o.HotPercent)
+		return fmt.Errorf("cache: %w: slru tier HOT percent %d: want 1 to 79", tier.ErrInvalidOptions, o.HotPercent)
 	}
 	if o.WarmPercent < 1 || o.WarmPercent > 79 {
-		return fmt.Errorf("%w: slru tier WARM percent %d: want 1 to 79", tier.ErrInvalidConfig, o.WarmPercent)
+		return fmt.Errorf("cache: %w: slru tier WARM percent %d: want 1 to 79", tier.ErrInvalidOptions, o.WarmPercent)
 	}
 	if o.HotPercent+o.WarmPercent > 80 {
-		return fmt.Errorf("%w: slru tier HOT percent %d + WARM percent %d: want at most 80",
-			tier.ErrInvalidConfig, o.HotPercent, o.WarmPercent)
+		return fmt.Errorf("cache: %w: slru tier HOT percent %d + WARM percent %d: want at most 80",
+			tier.ErrInvalidOptions, o.HotPercent, o.WarmPercent)
 	}
 	return nil
 }

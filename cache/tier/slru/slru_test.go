@@ -30,14 +30,14 @@ func TestSLRUTierModel(t *testing.T) {
 func TestSLRUTierConfig(t *testing.T) {
 	for _, c := range []int64{0, -1} {
 		_, err := slru.New(c, nil)
-		require.ErrorIs(t, err, tier.ErrInvalidConfig, "slru capacity %d", c)
+		require.ErrorIs(t, err, tier.ErrInvalidOptions, "slru capacity %d", c)
 	}
 	for _, o := range []slru.Options{
 		{HotPercent: -1}, {WarmPercent: -1}, {HotPercent: 80}, {WarmPercent: 80},
 		{HotPercent: 41, WarmPercent: 40}, {HotPercent: 1, WarmPercent: 80},
 	} {
 		_, err := slru.New(1<<20, &o)
-		require.ErrorIs(t, err, tier.ErrInvalidConfig, "%+v", o)
+		require.ErrorIs(t, err, tier.ErrInvalidOptions, "%+v", o)
 	}
 	for _, o := range []*slru.Options{nil, {}, {HotPercent: 40, WarmPercent: 40}, {HotPercent: 1, WarmPercent: 1}} {
 		_, err := slru.New(1<<20, o)

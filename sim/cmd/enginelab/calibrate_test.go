@@ -68,7 +68,7 @@ func TestCalibrateRuns(t *testing.T) {
 	st, out, errs := runCalibrate("--duration", "200ms", "--json", "--quiet", "--out", file, "--name", "here", "--scale", "small")
 	require.Zero(t, st, errs)
 	require.Contains(t, errs, "enginelab tpcc --mode sim --profiles "+file+" --cpu here")
-	var cal calibrate.Result
+	var cal calibrate.Report
 	require.NoError(t, json.Unmarshal([]byte(out), &cal))
 	require.Len(t, cal.Runs, 18)
 	require.Equal(t, tpcc.SmallScale, cal.Config.Scale)

@@ -107,7 +107,7 @@ func experimentCmd(args []string, stdout, stderr io.Writer) int {
 	res, err := experiment.Run(ctx, e, p, progress)
 	if err != nil {
 		fmt.Fprintf(stderr, "enginelab experiment %s: %v\n", e.Name, err)
-		if errors.Is(err, sim.ErrBadConfig) || errors.Is(err, hw.ErrUnknownProfile) {
+		if errors.Is(err, sim.ErrInvalidConfig) || errors.Is(err, hw.ErrUnknownProfile) {
 			return 2
 		}
 		return 1

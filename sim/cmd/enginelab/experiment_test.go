@@ -51,7 +51,7 @@ func TestExperimentCommand(t *testing.T) {
 func TestExperimentCommandRuns(t *testing.T) {
 	st, out, errs := enginelab("experiment", "stocklevel-bound", "--scale", "small", "--duration", "50ms", "--warmup", "10ms", "--json")
 	require.Zero(t, st, errs)
-	var res experiment.Result
+	var res experiment.Report
 	require.NoError(t, json.Unmarshal([]byte(out), &res))
 	require.True(t, res.Held, res.Verdict)
 	require.Equal(t, tpcc.SmallScale, res.Params.Scale)

@@ -149,7 +149,7 @@ func tierReplayCmd(args []string, stdout, stderr io.Writer) int {
 	rep, err := replay.Run(tr, cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %s: %v\n", name, trace[0], err)
-		if errors.Is(err, replay.ErrBadConfig) {
+		if errors.Is(err, replay.ErrInvalidConfig) {
 			return 2
 		}
 		return 1

@@ -237,7 +237,7 @@ func (f *tpccFlags) config() (sim.TPCCConfig, error) {
 	if f.scale.value != "" {
 		sc, err := tpcc.ParseScale(f.scale.value)
 		if err != nil {
-			return c, fmt.Errorf("%w: --scale: %w", sim.ErrBadConfig, err)
+			return c, fmt.Errorf("sim: %w: --scale: %w", sim.ErrInvalidConfig, err)
 		}
 		c.Scale = sc
 	}
@@ -250,10 +250,10 @@ func (f *tpccFlags) config() (sim.TPCCConfig, error) {
 	}
 	f.fs.VisitAll(func(fl *flag.Flag) { c.Flags[fl.Name] = fl.Value.String() })
 	if f.fs.Lookup("cores") != nil && f.cores < 1 {
-		return c, fmt.Errorf("%w: --cores %d: want 1 to 1024", sim.ErrBadConfig, f.cores)
+		return c, fmt.Errorf("sim: %w: --cores %d: want 1 to 1024", sim.ErrInvalidConfig, f.cores)
 	}
 	if f.sub != "" && f.dir == "" {
-		return c, fmt.Errorf("%w: --dir is required", sim.ErrBadConfig)
+		return c, fmt.Errorf("sim: %w: --dir is required", sim.ErrInvalidConfig)
 	}
 	return c, c.Validate()
 }
@@ -288,18 +288,18 @@ func parseCompare(fs *flag.FlagSet, spec string) (string, []string, error) {
 		}
 	})
 	if !slices.Contains(ok, name) {
-		return "", nil, fmt.Errorf("%w: --compare %s: not a setting; want one of %s", sim.ErrBadConfig, spec, strings.Join(ok, ", "))
+		return "", nil, fmt.Errorf("sim: %w: --compare %s: not a setting; want one of %s", sim.ErrInvalidConfig, spec, strings.Join(ok, ", "))
 	}
 	if !hasVals {
 		all, ok := comparable[name]
 		if !ok {
-			return "", nil, fmt.Errorf("%w: --compare %s: give the values to compare, as %s=V1,V2", sim.ErrBadConfig, spec, name)
+			return "", nil, fmt.Errorf("sim: %w: --compare %s: give the values to compare, as %s=V1,V2", sim.ErrInvalidConfig, spec, name)
 		}
 		return name, all, nil
 	}
 	values := strings.Split(vals, ",")
 	if len(values) < 2 {
-		return "", nil, fmt.Errorf("%w: --compare %s: want at least two values", sim.ErrBadConfig, spec)
+		return "", nil, fmt.Errorf("sim: %w: --compare %s: want at least two values", sim.ErrInvalidConfig, spec)
 	}
 	return name, values, nil
 }
@@ -354,7 +354,7 @@ func printReport(rep *report.Report, err error, asJSON bool, stdout, stderr io.W
 		if rep == nil {
 			// A damaged database is a failure, whatever else the error
 			// says: it was not refused for its flags.
-			if !errors.Is(err, engine.ErrCorrupt) && (errors.Is(err, sim.ErrBadConfig) || errors.Is(err, sim.ErrAlreadyLoaded) || errors.Is(err, tpcc.ErrNotLoaded)) {
+			if !errors.Is(err, engine.ErrCorrupt) && (errors.Is(err, sim.ErrInvalidConfig) || errors.Is(err, sim.ErrAlreadyLoaded) || errors.Is(err, tpcc.ErrNotLoaded)) {
 				return 2 // refused before any work
 			}
 			return status
@@ -382,10 +382,10 @@ func printReport(rep *report.Report, err error, asJSON bool, stdout, stderr io.W
 func compare(ctx context.Context, f *tpccFlags, args []string, stdout, stderr io.Writer) int {
 	name, values, err := parseCompare(f.fs, f.compare)
 	if err == nil && f.dir != "" {
-		err = fmt.Errorf("%w: --compare loads a database per side in memory; it takes no --dir", sim.ErrBadConfig)
+		err = fmt.Errorf("sim: %w: --compare loads a database per side in memory; it takes no --dir", sim.ErrInvalidConfig)
 	}
 	if err == nil && f.trace != "" {
-		err = fmt.Errorf("%w: --compare runs several sides; record a --trace from one run", sim.ErrBadConfig)
+		err = fmt.Errorf("sim: %w: --compare runs several sides; record a --trace from one run", sim.ErrInvalidConfig)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "enginelab tpcc: %v\n", err)
@@ -447,7 +447,7 @@ func export(f *tpccFlags, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "enginelab tpcc export: --out %s: %v\n", f.out, err)
 		return 2
 	}
-	opts := tpcc.ExportOptions{Schema: tpcc.ExportSchema(f.schema.value), NullString: f.null,
+	opts := tpcc.ExportConfig{Schema: tpcc.ExportSchema(f.schema.value), NullString: f.null,
 		Progress: func(table string, rows int64) { fmt.Fprintf(stderr, "%s: %d rows\n", table, rows) }}
 	nullSet := false
 	f.fs.Visit(func(fl *flag.Flag) { nullSet = nullSet || fl.Name == "null" })
@@ -470,7 +470,7 @@ func export(f *tpccFlags, stdout, stderr io.Writer) int {
 	stats, err := tpcc.Export(db, out, opts)
 	if err != nil {
 		fmt.Fprintf(stderr, "enginelab tpcc export: %v\n", err)
-		if errors.Is(err, tpcc.ErrBadConfig) || errors.Is(err, tpcc.ErrNotLoaded) {
+		if errors.Is(err, tpcc.ErrInvalidConfig) || errors.Is(err, tpcc.ErrNotLoaded) {
 			return 2 // refused before any file was written
 		}
 		return 1

@@ -112,8 +112,8 @@ type Core struct {
 // budget of capacity bytes, which must be positive.
 func NewCore(name string, capacity int64) (Core, error) {
 	if capacity <= 0 {
-		return Core{}, fmt.Errorf("%w: %s tier capacity %d bytes: want more than 0",
-			tier.ErrInvalidConfig, name, capacity)
+		return Core{}, fmt.Errorf("cache: %w: %s tier capacity %d bytes: want more than 0",
+			tier.ErrInvalidOptions, name, capacity)
 	}
 	return Core{name: name, capacity: capacity, index: make(map[tier.Key]*Item)}, nil
 }
