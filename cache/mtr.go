@@ -238,13 +238,7 @@ func (mt *Mtr) Commit() uint64 {
 		if mt.m != nil {
 			c = &mt.m.Counts
 		}
-		lsn = p.log.Append(c, mt.rec, func(lsn uint64) {
-			for i := range mt.pages {
-				if e := &mt.pages[i]; e.changed {
-					page.SetLSN(e.pg.buf, lsn)
-				}
-			}
-		})
+		lsn = p.log.Append(c, mt.rec, (*mtrStamper)(mt))
 	}
 	for i := range mt.pages {
 		e := &mt.pages[i]
@@ -269,6 +263,20 @@ func (mt *Mtr) Commit() uint64 {
 	}
 	mtrFree.Put(mt)
 	return lsn
+}
+
+// mtrStamper stamps the LSN of the mtr's record on every page it changed,
+// under the log's mutex (redo.Stamper), so that page LSNs and record order
+// agree. A named pointer type rather than a closure: passed through the
+// RedoLog interface, a closure would be allocated on every commit.
+type mtrStamper Mtr
+
+func (s *mtrStamper) Stamp(lsn uint64) {
+	for i := range s.pages {
+		if e := &s.pages[i]; e.changed {
+			page.SetLSN(e.pg.buf, lsn)
+		}
+	}
 }
 
 // encode appends the mtr's record to dst: every changed page against its

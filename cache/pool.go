@@ -74,8 +74,8 @@ type Runtime interface {
 // implements it; a test may pass a fake.
 type RedoLog interface {
 	// Append adds a mini-transaction's record (redo.Encode) and returns
-	// its LSN; stamp runs with the LSN before any later record gets one.
-	Append(c *redo.Counts, body []byte, stamp func(lsn uint64)) uint64
+	// its LSN; stamp is told the LSN before any later record gets one.
+	Append(c *redo.Counts, body []byte, stamp redo.Stamper) uint64
 	// Flush writes the log at least past the record at lsn, so that a page
 	// image carrying lsn may be written (the write-ahead rule).
 	Flush(lsn uint64) error

@@ -170,11 +170,19 @@ func Open(st *store.PebbleStore, o *LogOptions) (*Log, error) {
 	return l, nil
 }
 
+// Stamper is told the LSN its record got, under the log's mutex (Append).
+// It is an interface, not a func, so that a caller passing itself (the
+// mini-transaction) allocates nothing: a closure passed where the callee is
+// not known at compile time escapes to the heap on every call.
+type Stamper interface {
+	Stamp(lsn uint64)
+}
+
 // Append adds one record (body: an encoded mtr record, Encode) and returns
-// its LSN. stamp, if not nil, runs under the log's mutex with that LSN, so
+// its LSN. stamp, if not nil, is called under the log's mutex with that LSN, so
 // that record order and LSN order agree: the mini-transaction stamps its
 // pages' headers there. c, if not nil, counts the record and its bytes.
-func (l *Log) Append(c *Counts, body []byte, stamp func(lsn uint64)) uint64 {
+func (l *Log) Append(c *Counts, body []byte, stamp Stamper) uint64 {
 	var hdr [8]byte
 	binary.LittleEndian.PutUint32(hdr[:], uint32(len(body)))
 	binary.LittleEndian.PutUint32(hdr[4:], page.CRC32C(body))
@@ -187,7 +195,7 @@ func (l *Log) Append(c *Counts, body []byte, stamp func(lsn uint64)) uint64 {
 	l.stats.Records++
 	l.stats.Bytes += n
 	if stamp != nil {
-		stamp(lsn)
+		stamp.Stamp(lsn)
 	}
 	l.mu.Unlock()
 	if c != nil {
