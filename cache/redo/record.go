@@ -25,10 +25,10 @@ type Kind uint8
 // The kinds this package owns and applies itself, in MariaDB 10.5's style
 // (physical, at offsets within the page). Ranges for the layers above:
 //
-//	  1 ..  31  cache: these, and the pool's own (space and meta pages)
-//	 32 ..  63  btree (node operations)
-//	 64 ..  95  heap (slotted page operations)
-//	 96 .. 127  engine (undo pages, transaction records, versions)
+//	 1 ..  31  cache: these, and the pool's own (space and meta pages)
+//	32 ..  63  btree (node operations)
+//	64 ..  95  heap (slotted page operations)
+//	96 .. 127  engine (undo pages, transaction records, versions)
 //
 // The top bit of the kind byte is not part of the kind: it marks an
 // operation on the same page as the one before it (opSamePage).
