@@ -309,6 +309,13 @@ func (r *Reader) Rest() []byte {
 	return b
 }
 
+// Failed returns the first failure so far (nil while every read fit),
+// without Err's check for unread bytes: for loops that read on.
+func (r *Reader) Failed() error { return r.r.err }
+
+// Left returns how many bytes are unread.
+func (r *Reader) Left() int { return len(r.r.b) - r.r.off }
+
 // Err returns the first failure, or an error if bytes are left unread.
 func (r *Reader) Err() error {
 	if r.r.err == nil && r.r.off != len(r.r.b) {
