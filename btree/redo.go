@@ -40,6 +40,14 @@ import (
 //	fill           level, left, n, n × (key, value | child)   init and n appends
 //	append-cells   n, n × cell (raw)               node.appendCell × n (a merge)
 //	truncate       from                            entries from "from" on removed
+//	patch          i, vlen, n, n × (gap, len, bytes)  the value's changed bytes
+//
+// A replace by a value of the same length (an update of fixed-size
+// columns, the common case: a stock row's quantity and counters) is logged
+// as a patch: the byte ranges of the value that changed, each after the gap
+// from the previous one, as InnoDB's MLOG_REC_UPDATE_IN_PLACE logs only
+// the updated fields. Finding them compares the old and new value (tens to
+// hundreds of bytes), never the page.
 //
 //	split-keep flags: bit 0 the entry replaces entry i (an update that grew),
 //	bit 1 the node is a leaf (value follows the key; else a child).
@@ -53,6 +61,7 @@ const (
 	kindFill        redo.Kind = 38
 	kindAppendCells redo.Kind = 39
 	kindTruncate    redo.Kind = 40
+	kindPatch       redo.Kind = 41
 )
 
 func init() {
@@ -65,6 +74,7 @@ func init() {
 	redo.Register(kindFill, "btree-fill", applyFill)
 	redo.Register(kindAppendCells, "btree-append-cells", applyAppendCells)
 	redo.Register(kindTruncate, "btree-truncate", applyTruncate)
+	redo.Register(kindPatch, "btree-patch", applyPatch)
 }
 
 var errBadOp = errors.New("operation does not fit the node")
@@ -107,7 +117,17 @@ func remove(mt *cache.Mtr, pg *cache.Page, i int) {
 }
 
 func replaceVal(mt *cache.Mtr, pg *cache.Page, i int, val []byte) bool {
-	if !node(pg.Data()).replaceVal(i, val) {
+	n := node(pg.Data())
+	if old := n.val(i); len(old) == len(val) {
+		var p []byte
+		if mt.Logging() {
+			p = appendPatch(mt.Payload(), i, old, val)
+		}
+		copy(old, val)
+		mt.Log(pg, kindPatch, p)
+		return true
+	}
+	if !n.replaceVal(i, val) {
 		return false
 	}
 	if mt.Logging() {
@@ -400,4 +420,81 @@ func applyTruncate(_ page.ID, buf, payload []byte) error {
 		n.remove(n.count() - 1)
 	}
 	return nil
+}
+
+// patchGap is how many equal bytes a patch range absorbs rather than
+// starting a new range (a range costs two varints, about two bytes).
+const patchGap = 2
+
+// appendPatch appends a patch payload for replacing value old of entry i
+// by val (the same length).
+func appendPatch(p []byte, i int, old, val []byte) []byte {
+	p = binary.AppendUvarint(p, uint64(i))
+	p = binary.AppendUvarint(p, uint64(len(val)))
+	cntAt := len(p)
+	p = append(p, 0) // range count, fixed below (at most 127 ranges fit)
+	nr, prev := 0, 0
+	for j := 0; j < len(val); {
+		if old[j] == val[j] {
+			j++
+			continue
+		}
+		end := j + 1
+		for end < len(val) {
+			if old[end] != val[end] {
+				end++
+				continue
+			}
+			k := end
+			for k < len(val) && k-end < patchGap && old[k] == val[k] {
+				k++
+			}
+			if k < len(val) && k-end < patchGap {
+				end = k
+				continue
+			}
+			break
+		}
+		if nr == 126 {
+			// Too scattered: one range to the end.
+			end = len(val)
+		}
+		p = binary.AppendUvarint(p, uint64(j-prev))
+		p = binary.AppendUvarint(p, uint64(end-j))
+		p = append(p, val[j:end]...)
+		nr++
+		prev, j = end, end
+	}
+	p[cntAt] = byte(nr)
+	return p
+}
+
+func applyPatch(_ page.ID, buf, payload []byte) error {
+	n := node(buf)
+	r := redo.NewReader(payload)
+	i := r.Int(len(buf))
+	vlen := r.Int(len(buf))
+	nr := r.Int(127)
+	if err := r.Failed(); err != nil {
+		return err
+	}
+	if !nodeOK(n) || !n.isLeaf() || i >= n.count() || len(n.val(i)) != vlen {
+		return fmt.Errorf("patch of entry %d: %w", i, errBadOp)
+	}
+	v := n.val(i)
+	pos := 0
+	for range nr {
+		pos += r.Int(vlen)
+		l := r.Int(vlen)
+		b := r.Bytes(l)
+		if err := r.Failed(); err != nil {
+			return err
+		}
+		if pos+l > vlen {
+			return fmt.Errorf("patch of entry %d: range %d+%d past the value's %d bytes: %w", i, pos, l, vlen, errBadOp)
+		}
+		copy(v[pos:], b)
+		pos += l
+	}
+	return r.Err()
 }

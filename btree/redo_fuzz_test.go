@@ -2,6 +2,7 @@ package btree
 
 import (
 	"bytes"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/enginelab/enginelab/cache/page"
@@ -21,7 +22,7 @@ func FuzzNodeRedo(f *testing.F) {
 	f.Add(uint8(7), []byte{1, 1, 0, 3, 0, 'a', 'b', 'c'}, []byte(nil))
 	f.Fuzz(func(t *testing.T, which uint8, payload, garbage []byte) {
 		appliers := []redo.ApplyFunc{applyLeafInsert, applyInnerInsert, applyRemove, applyReplace,
-			applyInit, applySplitKeep, applyFill, applyAppendCells, applyTruncate}
+			applyInit, applySplitKeep, applyFill, applyAppendCells, applyTruncate, applyPatch}
 		apply := appliers[int(which)%len(appliers)]
 		const size = page.MinSize
 		for _, base := range fuzzNodes(garbage) {
@@ -55,4 +56,44 @@ func fuzzNodes(garbage []byte) [][]byte {
 		}
 	}
 	return [][]byte{leaf, inner, junk}
+}
+
+// TestPatchRoundTrip: a patch of a value changed in random places (one
+// byte, a few ranges, every other byte: more ranges than a patch holds)
+// rebuilds the value, and a patch is smaller than the value unless nearly
+// every byte changed.
+func TestPatchRoundTrip(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for trial := range 200 {
+		n := node(make([]byte, page.MinSize))
+		n.init(0)
+		old := make([]byte, 1+rng.IntN(600))
+		for i := range old {
+			old[i] = byte(rng.Uint32())
+		}
+		require.True(t, n.insertLeaf(0, []byte("k"), old))
+		val := bytes.Clone(old)
+		switch trial % 3 {
+		case 0:
+			val[rng.IntN(len(val))]++
+		case 1:
+			for range 1 + rng.IntN(10) {
+				o := rng.IntN(len(val))
+				for j := o; j < min(len(val), o+rng.IntN(8)); j++ {
+					val[j] ^= 0x5a
+				}
+			}
+		case 2:
+			for j := 0; j < len(val); j += 2 {
+				val[j]++
+			}
+		}
+		p := appendPatch(nil, 0, old, val)
+		redone := node(bytes.Clone(n))
+		require.NoError(t, applyPatch(page.ID{}, redone, p), "trial %d", trial)
+		require.Equal(t, val, redone.val(0), "trial %d", trial)
+		if trial%3 == 0 {
+			require.LessOrEqual(t, len(p), 8, "one changed byte")
+		}
+	}
 }

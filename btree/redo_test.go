@@ -316,7 +316,7 @@ func TestRedoReplay(t *testing.T) {
 	// Every operation kind of the tree was replayed (the root's push-down
 	// and collapse are the whole-body writes).
 	for _, k := range []redo.Kind{kindLeafInsert, kindInnerInsert, kindRemove, kindReplace, kindInit,
-		kindSplitKeep, kindFill, kindAppendCells, kindTruncate, redo.KindWrite, redo.KindInit} {
+		kindSplitKeep, kindFill, kindAppendCells, kindTruncate, kindPatch, redo.KindWrite, redo.KindInit} {
 		require.NotZero(t, seen[k], "no %s operation in the log: %v", k, seen)
 	}
 	require.Zero(t, pool.Stats().Pinned)
