@@ -3,39 +3,15 @@ package engine
 import (
 	"encoding/binary"
 	"fmt"
-	"math"
 
 	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/cache/redo"
 )
 
-func (db *DB) registerActive(tx, lsn uint64) {
-	db.activeMu.Lock()
-	db.active[tx] = lsn
-	db.activeMu.Unlock()
-}
-
-func (db *DB) unregisterActive(tx uint64) {
-	db.activeMu.Lock()
-	delete(db.active, tx)
-	db.activeMu.Unlock()
-}
-
-// oldestActive returns the first LSN of the oldest transaction that has
-// logged something and not ended, or math.MaxUint64.
-func (db *DB) oldestActive() uint64 {
-	db.activeMu.Lock()
-	defer db.activeMu.Unlock()
-	o := uint64(math.MaxUint64)
-	for _, l := range db.active {
-		o = min(o, l)
-	}
-	return o
-}
-
 // Checkpoint writes every dirty page, makes it durable, records where
-// recovery will start, and drops the log before that (and before the
-// oldest unfinished transaction's first record). Its page writes are
+// recovery will start, and drops the log before that (transactions keep
+// their undo on undo pages, so no transaction holds the log back). Its
+// page writes are
 // charged to the pool's background meter.
 func (db *DB) Checkpoint() error {
 	db.ckptMu.Lock()
@@ -56,17 +32,15 @@ func (db *DB) Checkpoint() error {
 //
 // redo is the log end when the checkpoint began: every change logged
 // before it is on a page the store has synced, so recovery redoes pages
-// from there. keep is the smaller of redo and the first LSN of the oldest
-// transaction still active: recovery reads transaction notes from there
-// (a loser's steps may be older than redo), and the log before it is
-// dropped. tx seq is the last transaction id handed out, so that ids are
-// not reused after a restart (recovery also raises it past every id in
-// the notes it reads). With no record saved yet (a new database), recovery
-// starts both scans at redo.FirstLSN; a record of any other length is
-// redo.ErrCorruptLog.
+// from there. keep is where the log is kept from: redo too, since undo
+// lives on undo pages (the field stays for a log that must keep more).
+// tx seq is the last transaction id handed out (recovery also raises it to
+// the rollback segment's max tx id, so that ids are never reused). With no
+// record saved yet (a new database), recovery starts at redo.FirstLSN; a
+// record of any other length is redo.ErrCorruptLog.
 func (db *DB) checkpointLocked() error {
 	redo := db.log.End()
-	keep := min(redo, db.oldestActive())
+	keep := redo
 	before := db.pool.BackgroundMeter()
 	if err := db.pool.FlushAll(nil); err != nil {
 		return fmt.Errorf("engine: checkpoint: %w", err)

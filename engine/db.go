@@ -186,9 +186,9 @@ func (o *Options) Validate() error {
 //     under the log's mu. Writing the log takes the log's writeMu, then
 //     its mu.
 //  4. Leaves, under which nothing else is taken: spaceMu (under mu when a
-//     table opens; alone when an undo looks a space up), activeMu (with a
-//     page latched, when a transaction logs its first step, and under
-//     ckptMu), ixMu (under mu), and the lock manager's mutex, under which
+//     table opens; alone when an undo looks a space up), the undo
+//     system's mu (undoSys: alone, briefly, to take or give back an undo
+//     log), ixMu (under mu), and the lock manager's mutex, under which
 //     it reads only its clock (the Runtime's Now) and which no engine mutex or latch is ever
 //     held around.
 //
@@ -210,6 +210,7 @@ type DB struct {
 	locks   *lock.Manager
 	log     *redo.Log
 	txSeq   atomic.Uint64
+	undo    undoSys
 	calls   Runtime // Options.Runtime, nil for RealRuntime: BeforeCall is skipped
 
 	countRewrite atomic.Bool // Options.CountRewrite, switchable at run time
@@ -217,8 +218,6 @@ type DB struct {
 	spaceMu sync.RWMutex         // guards spaces
 	spaces  map[uint32]structure // what each space holds, for undo
 
-	activeMu sync.Mutex        // guards active
-	active   map[uint64]uint64 // unfinished transaction → its first LSN
 
 	undoBufs sync.Pool // *undoBufs
 
@@ -343,7 +342,7 @@ func Open(o *Options) (*DB, error) {
 	}
 	db := &DB{opts: opts, store: st, pool: pool, log: log, calls: rt,
 		locks:  lock.NewManager(opts.Runtime, opts.Runtime, opts.LockTimeout),
-		spaces: make(map[uint32]structure), active: make(map[uint64]uint64)}
+		spaces: make(map[uint32]structure)}
 	db.mu.tables = make(map[string]*TableHandle)
 	db.countRewrite.Store(opts.CountRewrite)
 	fail := func(err error) (*DB, error) {
@@ -354,14 +353,16 @@ func Open(o *Options) (*DB, error) {
 	// Recovery: redo from the checkpoint (pages only: the catalog is a
 	// B+tree like any other), then open the catalog, then roll back what
 	// never finished, then checkpoint so the next open starts from here.
-	losers, err := db.recover()
-	if err != nil {
+	if err := db.recover(); err != nil {
+		return fail(err)
+	}
+	if err := db.openUndo(); err != nil {
 		return fail(err)
 	}
 	if err := db.openCatalog(); err != nil {
 		return fail(err)
 	}
-	if err := db.rollBackLosers(losers); err != nil {
+	if err := db.rollBackLosers(); err != nil {
 		return fail(fmt.Errorf("engine: recovery: %w", err))
 	}
 	if err := db.Checkpoint(); err != nil {

@@ -24,6 +24,9 @@ var (
 	// ErrPrimaryKeyUpdate means an update named a primary-key column:
 	// delete the row and insert it again instead.
 	ErrPrimaryKeyUpdate = fmt.Errorf("%w: update of a primary-key column", ErrBadValue)
+	// ErrTooManyTransactions means every undo slot of the rollback
+	// segment is taken by an active transaction that has written.
+	ErrTooManyTransactions = errors.New("engine: too many active transactions")
 )
 
 // Lock errors. A transaction whose row lock request fails with either is
@@ -68,7 +71,9 @@ type Tx struct {
 	group  uint32 // row operations so far: the group of the next steps
 	steps  []step // undo, oldest first
 	arena  []byte // the steps' bytes
-	note   []byte
+	note   []byte // the undo record being written
+	patch  []byte // an update's undo patch
+	undo   txUndo // the undo log (logged: taken)
 	bufs   *undoBufs // the box the buffers came in, reused to return them
 
 	key, key2, val, row, oldImg []byte
@@ -125,14 +130,17 @@ func (tx *Tx) Rollback() error {
 	if len(tx.steps) > 0 {
 		u := undoer{db: tx.db, m: tx.m, tx: tx.id, steps: tx.steps, done: make([]bool, len(tx.steps)),
 			remap: make(map[heap.RowPtr]heap.RowPtr)}
-		if err = u.run(); err == nil {
-			tx.db.writeNote(tx.cm(), endNote(tx.id))
-		}
+		err = u.run()
 	}
 	if tx.logged && err == nil {
-		// A rollback that failed stays active: its log must survive
-		// checkpoints, so that recovery can finish it.
-		tx.db.unregisterActive(tx.id)
+		// A rollback that failed leaves its undo log active, so that
+		// recovery finishes it.
+		mt := tx.db.pool.BeginMtr(tx.cm())
+		err = tx.db.undoEnd(mt, tx.undo)
+		mt.Commit()
+		if err == nil {
+			tx.db.cacheUndo(tx.undo)
+		}
 	}
 	tx.m.Rollbacks++
 	tx.db.locks.Release(&tx.owner)
@@ -181,13 +189,19 @@ func (tx *Tx) Commit() error {
 	tx.done = true
 	var err error
 	if tx.logged {
-		tx.note = commitNote(tx.note, tx.id)
-		lsn := tx.db.writeNote(tx.cm(), tx.note)
-		if tx.db.opts.Commit == SyncCommit {
-			err = tx.db.log.SyncTo(&tx.cm().Counts, lsn+1)
-			tx.m.SyncCommits++
+		// The commit is the mini-transaction that empties the undo log
+		// (undoEnd): once it is in the log, recovery finds the log cached,
+		// not active, and the transaction stays.
+		mt := tx.db.pool.BeginMtr(tx.cm())
+		err = tx.db.undoEnd(mt, tx.undo)
+		lsn := mt.Commit()
+		if err == nil {
+			tx.db.cacheUndo(tx.undo)
+			if tx.db.opts.Commit == SyncCommit {
+				err = tx.db.log.SyncTo(&tx.cm().Counts, lsn+1)
+				tx.m.SyncCommits++
+			}
 		}
-		tx.db.unregisterActive(tx.id)
 	}
 	tx.m.Commits++
 	tx.db.locks.Release(&tx.owner)

@@ -67,11 +67,14 @@ const (
 	KindBTreeLeaf
 	KindHeap
 	KindFSM
+	// KindUndo pages hold undo logs and the rollback segment (the engine's
+	// system space).
+	KindUndo
 	// NumKinds bounds the kinds; meters keep one counter per kind.
 	NumKinds
 )
 
-var kindNames = [NumKinds]string{"free", "meta", "btree-inner", "btree-leaf", "heap", "fsm"}
+var kindNames = [NumKinds]string{"free", "meta", "btree-inner", "btree-leaf", "heap", "fsm", "undo"}
 
 func (k Kind) String() string {
 	if k < NumKinds {
