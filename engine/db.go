@@ -218,7 +218,6 @@ type DB struct {
 	spaceMu sync.RWMutex         // guards spaces
 	spaces  map[uint32]structure // what each space holds, for undo
 
-
 	undoBufs sync.Pool // *undoBufs
 
 	// ckptMu is held for a whole checkpoint, so that checkpoints run one

@@ -67,13 +67,13 @@ type Tx struct {
 	id     uint64
 	owner  lock.Owner
 	done   bool
-	logged bool   // has written a log record (and is in the active set)
-	group  uint32 // row operations so far: the group of the next steps
-	steps  []step // undo, oldest first
-	arena  []byte // the steps' bytes
-	note   []byte // the undo record being written
-	patch  []byte // an update's undo patch
-	undo   txUndo // the undo log (logged: taken)
+	logged bool      // has written a log record (and is in the active set)
+	group  uint32    // row operations so far: the group of the next steps
+	steps  []step    // undo, oldest first
+	arena  []byte    // the steps' bytes
+	note   []byte    // the undo record being written
+	patch  []byte    // an update's undo patch
+	undo   txUndo    // the undo log (logged: taken)
 	bufs   *undoBufs // the box the buffers came in, reused to return them
 
 	key, key2, val, row, oldImg []byte

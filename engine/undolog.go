@@ -133,10 +133,10 @@ type txUndo struct {
 type undoSys struct {
 	mu        sync.Mutex
 	nslots    int
-	freeSlots []int     // free slots, highest first (taken from the end)
-	cached    []txUndo  // emptied undo logs ready for reuse
-	maxTx     uint64    // the rseg's max tx id
-	losers    []*loser  // found at recovery
+	freeSlots []int    // free slots, highest first (taken from the end)
+	cached    []txUndo // emptied undo logs ready for reuse
+	maxTx     uint64   // the rseg's max tx id
+	losers    []*loser // found at recovery
 }
 
 // openUndo opens the rollback segment, creating the system space on a new
