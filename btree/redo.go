@@ -31,18 +31,22 @@ import (
 // Payloads (every integer an unsigned varint; "key" is a uvarint length
 // and the bytes):
 //
-//	leaf-insert    i, key, value (the rest)        node.insertLeaf(i, key, value)
+//	leaf-insert    i, shared, suffix, value (the rest)   node.insertLeaf(i, key, value),
+//	               key = the first "shared" bytes of key i-1, then suffix
 //	inner-insert   i, child, key                   node.insertInner(i, key, child)
 //	remove         i                               node.remove(i)
-//	replace        i, value (the rest)             node.replaceVal(i, value)
+//	replace        i, edit (the rest)              node.replaceVal(i, the edit applied to the value)
 //	init           level                           node.init(level)
 //	split-keep     i, flags, key, value | child    splitKeep: entries before the split point
-//	fill           level, left, n, n × (key, value | child)   init and n appends
+//	fill           level, left, last, n, n × (key, value | child)   init, n appends, last insert
 //	append-cells   n, n × cell (raw)               node.appendCell × n (a merge)
 //	truncate       from                            entries from "from" on removed
 //	patch          i, vlen, n, n × (gap, len, bytes)  the value's changed bytes
 //
-// A replace by a value of the same length (an update of fixed-size
+// A replace by a value of another length logs a value edit
+// (redo.AppendEdit): the old value's bytes it keeps and the new ones, so
+// a row whose varint column grew by a byte costs about that column. A
+// replace by a value of the same length (an update of fixed-size
 // columns, the common case: a stock row's quantity and counters) is logged
 // as a patch: the byte ranges of the value that changed, each after the gap
 // from the previous one, as InnoDB's MLOG_REC_UPDATE_IN_PLACE logs only
@@ -88,12 +92,22 @@ func appendKey(p, key []byte) []byte {
 // and logs it on mt (which holds pg's exclusive latch).
 
 func insertLeaf(mt *cache.Mtr, pg *cache.Page, i int, key, val []byte) bool {
-	if !node(pg.Data()).insertLeaf(i, key, val) {
+	n := node(pg.Data())
+	if !n.insertLeaf(i, key, val) {
 		return false
 	}
 	if mt.Logging() {
+		// The key as the bytes it shares with the key before it and the
+		// rest, as InnoDB's MLOG_REC_INSERT logs a record as its mismatch
+		// with the cursor record: consecutive keys share most of their
+		// bytes (an order's lines differ in the line number only).
+		shared := 0
+		if i > 0 {
+			shared = commonPrefix(n.key(i-1), key)
+		}
 		p := binary.AppendUvarint(mt.Payload(), uint64(i))
-		p = appendKey(p, key)
+		p = binary.AppendUvarint(p, uint64(shared))
+		p = appendKey(p, key[shared:])
 		mt.Log(pg, kindLeafInsert, append(p, val...))
 	} else {
 		mt.Log(pg, kindLeafInsert, nil)
@@ -127,15 +141,17 @@ func replaceVal(mt *cache.Mtr, pg *cache.Page, i int, val []byte) bool {
 		mt.Log(pg, kindPatch, p)
 		return true
 	}
+	var p []byte
+	if mt.Logging() {
+		// The edit from the old value to the new, built before the cell
+		// moves (n.val(i) aliases the page).
+		p = binary.AppendUvarint(mt.Payload(), uint64(i))
+		p = redo.AppendEdit(p, n.val(i), val)
+	}
 	if !n.replaceVal(i, val) {
 		return false
 	}
-	if mt.Logging() {
-		p := binary.AppendUvarint(mt.Payload(), uint64(i))
-		mt.Log(pg, kindReplace, append(p, val...))
-	} else {
-		mt.Log(pg, kindReplace, nil)
-	}
+	mt.Log(pg, kindReplace, p)
 	return true
 }
 
@@ -193,6 +209,7 @@ func logSplit(mt *cache.Mtr, pg, sib *cache.Page, i int, e entry) {
 func fillPayload(p []byte, s node) []byte {
 	p = binary.AppendUvarint(p, uint64(s.level()))
 	p = binary.AppendUvarint(p, uint64(s.left()))
+	p = binary.AppendUvarint(p, uint64(s.lastInsert()))
 	p = binary.AppendUvarint(p, uint64(s.count()))
 	for j := 0; j < s.count(); j++ {
 		p = appendKey(p, s.key(j))
@@ -243,12 +260,22 @@ func applyLeafInsert(_ page.ID, buf, payload []byte) error {
 	n := node(buf)
 	r := redo.NewReader(payload)
 	i := r.Int(len(buf))
-	key := r.Prefixed()
+	shared := r.Int(len(buf))
+	suffix := r.Prefixed()
 	val := r.Rest()
 	if err := r.Err(); err != nil {
 		return err
 	}
-	if !nodeOK(n) || !n.isLeaf() || i > n.count() || !n.insertLeaf(i, key, val) {
+	if !nodeOK(n) || !n.isLeaf() || i > n.count() || (shared > 0 && (i == 0 || shared > len(n.key(i-1)))) {
+		return fmt.Errorf("leaf insert at %d: %w", i, errBadOp)
+	}
+	var stack [256]byte
+	key := stack[:0]
+	if shared > 0 {
+		key = append(key, n.key(i-1)[:shared]...)
+	}
+	key = append(key, suffix...)
+	if !n.insertLeaf(i, key, val) {
 		return fmt.Errorf("leaf insert at %d: %w", i, errBadOp)
 	}
 	return nil
@@ -287,11 +314,20 @@ func applyReplace(_ page.ID, buf, payload []byte) error {
 	n := node(buf)
 	r := redo.NewReader(payload)
 	i := r.Int(len(buf))
-	val := r.Rest()
+	edit := r.Rest()
 	if err := r.Err(); err != nil {
 		return err
 	}
-	if !nodeOK(n) || !n.isLeaf() || i >= n.count() || !n.replaceVal(i, val) {
+	if !nodeOK(n) || !n.isLeaf() || i >= n.count() {
+		return fmt.Errorf("replace of %d: %w", i, errBadOp)
+	}
+	bp := compactBuf.Get().(*[]byte)
+	defer compactBuf.Put(bp)
+	val, err := redo.ApplyEdit((*bp)[:0], n.val(i), edit, len(buf)/2)
+	if err != nil {
+		return err
+	}
+	if !n.replaceVal(i, val) {
 		return fmt.Errorf("replace of %d: %w", i, errBadOp)
 	}
 	return nil
@@ -342,6 +378,7 @@ func applyFill(_ page.ID, buf, payload []byte) error {
 	r := redo.NewReader(payload)
 	level := r.Int(0xFFFF)
 	left := uint32(r.Int(1<<32 - 1))
+	last := r.Int(len(buf))
 	cnt := r.Int(len(buf))
 	if err := r.Failed(); err != nil {
 		return err
@@ -369,6 +406,9 @@ func applyFill(_ page.ID, buf, payload []byte) error {
 			}
 			return fmt.Errorf("fill entry %d: %w", j, errBadOp)
 		}
+	}
+	if cnt > 0 {
+		n.put16(offLast, last)
 	}
 	return r.Err()
 }

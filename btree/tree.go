@@ -872,6 +872,9 @@ func splitNode(n, s node, i int, e entry) []byte {
 			x := splitEntry(tn, i, e, j)
 			s.insertLeaf(j-best, x.key, x.val)
 		}
+		if i >= best {
+			s.put16(offLast, i-best+1) // the latest insert is e, as it was
+		}
 		return sep
 	}
 	s.setLeft(splitEntry(tn, i, e, best).child)
@@ -943,8 +946,19 @@ func splitPoint(tn node, i int, e entry) int {
 	// InnoDB does, so that the entries before it stay together and the
 	// node is left full. (An inner node keeps at least one key on the
 	// right.) Otherwise split where the two sides balance best.
+	//
+	// Where entries follow the insertion point (the end of one district's
+	// orders, followed by the next district's), the split keeps the new
+	// entry and the one after it on the left and moves the rest, as
+	// InnoDB's btr_page_get_split_rec_to_right does ("split all but 1
+	// off"): the next ascending insert then lands on the left, after the
+	// new entry, and the entries that followed move once, not at every
+	// split.
 	if !e.replace && i >= 1 && i == tn.lastInsert() {
 		cand := i
+		if leaf && cnt-i-1 >= 2 {
+			cand = i + 2
+		}
 		if !leaf {
 			cand = min(cand, cnt-2)
 		}
@@ -976,6 +990,9 @@ func keepLeft(n, tn node, i int, e entry, best int) {
 		for j := 0; j < best; j++ {
 			x := splitEntry(tn, i, e, j)
 			n.insertLeaf(j, x.key, x.val)
+		}
+		if i < best {
+			n.put16(offLast, i+1) // the latest insert is e, as it was
 		}
 		return
 	}

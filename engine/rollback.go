@@ -135,10 +135,10 @@ func (u *undoer) undo(i int) error {
 			return err
 		}
 	}
-	if s.flags&valPatch != 0 {
-		// The old value is the current one with the patch's old bytes
-		// put back: the current value is what the step wrote (the row is
-		// locked, and the transaction's later steps are undone).
+	if s.flags&valEdit != 0 {
+		// The old value is the edit applied to the current one, which is
+		// what the step wrote (the row is locked, and the transaction's
+		// later steps are undone).
 		var cur []byte
 		switch s.kind {
 		case stepTreeUpdate:
@@ -150,10 +150,10 @@ func (u *undoer) undo(i int) error {
 		case stepHeapUpdate:
 			cur, err = st.heap.Fetch(u.m, u.resolve(s.ptr2), nil)
 		default:
-			err = fmt.Errorf("%w: a patched undo step of kind %q", ErrInconsistent, s.kind)
+			err = fmt.Errorf("%w: an edited undo step of kind %q", ErrInconsistent, s.kind)
 		}
 		if err == nil {
-			val, err = applyUndoPatch(cur, val)
+			val, err = applyUndoEdit(cur, val)
 		}
 		if err != nil {
 			return err
@@ -193,7 +193,7 @@ func (u *undoer) undo(i int) error {
 	// The compensation: the record is marked undone (and where the row
 	// went) in the same mini-transaction, so a crash never undoes a step
 	// twice.
-	if err := u.db.markUndone(mt, s.at, moved); err != nil {
+	if err := u.db.markUndone(mt, s.at, hasMoved(s.kind), moved); err != nil {
 		mt.Commit()
 		return err
 	}

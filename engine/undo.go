@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/redo"
 	"github.com/enginelab/enginelab/engine/lock"
 	"github.com/enginelab/enginelab/heap"
 )
@@ -30,7 +31,7 @@ const (
 const (
 	remapKeyTail = 1 << iota // the key ends with a row pointer (row-pointer secondaries)
 	remapVal                 // the value is a row pointer (heap primary indexes)
-	valPatch                 // val is a patch: the old bytes where the new value differs (undoPatch)
+	valEdit                  // val is an edit that turns the new value back into the old (undoEdit)
 )
 
 // step is the undo of one structure operation of a transaction. Steps of
@@ -41,7 +42,7 @@ type step struct {
 	flags byte
 	space uint32 // the B+tree's or the heap's space
 	key   []byte // tree: the key
-	val   []byte // tree: the old value; heap: the old row image (whole, or a patch: valPatch)
+	val   []byte // tree: the old value; heap: the old row image (whole, or a patch: valEdit)
 	ptr   heap.RowPtr
 	ptr2  heap.RowPtr
 	at    undoPos // where its undo record is
@@ -65,16 +66,16 @@ func appendBytes(dst, b []byte) []byte {
 //	kind             fields
 //	'i' tree insert  key
 //	'd' tree delete  key, val (the old value)
-//	'u' tree update  key, val (the old value, or with valPatch its patch)
+//	'u' tree update  key, val (the old value, or with valEdit an edit to it)
 //	'I' heap insert  ptr
 //	'D' heap delete  ptr, val (the old row image)
-//	'U' heap update  ptr, ptr2, val (the old image, or with valPatch its patch)
+//	'U' heap update  ptr, ptr2, val (the old image, or with valEdit an edit to it)
 //
 // key and val are a uvarint length and the bytes; a row pointer is
 // heap.RowPtr's 6-byte encoding. group is the row operation's number in
 // its transaction; flags are the step flags (remapKeyTail 1, remapVal 2,
-// valPatch 4). A patch (undoPatch) is the value's length and the ranges
-// where the old value differs from the new one, each with its old bytes:
+// valEdit 4). With valEdit, val is a value edit (redo.AppendEdit) from
+// the new value to the old, written when shorter than the old value:
 // undo applies it to the current value, which is the step's new value
 // (the transaction holds the row's lock, and its later steps are undone
 // first).
@@ -189,61 +190,24 @@ func decodeStep(b []byte) (step, error) {
 	return s, r.err
 }
 
-// undoPatch appends to dst the patch that turns new back into old (the
-// same length): old's length, the number of ranges, and for each range
-// the gap from the previous one, its length and old's bytes there.
-// Ranges closer than three bytes merge.
-func undoPatch(dst, old, new []byte) []byte {
-	dst = binary.AppendUvarint(dst, uint64(len(old)))
-	type rng struct{ off, end int }
-	var stack [16]rng
-	rs := stack[:0]
-	for j := 0; j < len(old); j++ {
-		if old[j] == new[j] {
-			continue
-		}
-		if k := len(rs); k > 0 && j-rs[k-1].end < 3 {
-			rs[k-1].end = j + 1
-		} else {
-			rs = append(rs, rng{j, j + 1})
-		}
+// undoEdit appends to dst the edit that turns new back into old
+// (redo.AppendEdit), or returns nil when the whole old value is shorter.
+func undoEdit(dst, old, new []byte) []byte {
+	e := redo.AppendEdit(dst, new, old)
+	if len(e)-len(dst) >= len(old) {
+		return nil
 	}
-	dst = binary.AppendUvarint(dst, uint64(len(rs)))
-	prev := 0
-	for _, r := range rs {
-		dst = binary.AppendUvarint(dst, uint64(r.off-prev))
-		dst = binary.AppendUvarint(dst, uint64(r.end-r.off))
-		dst = append(dst, old[r.off:r.end]...)
-		prev = r.end
-	}
-	return dst
+	return e
 }
 
-// applyUndoPatch returns cur with patch applied (a new slice): the old
-// value. A patch that does not fit cur is errBadUndo.
-func applyUndoPatch(cur, patch []byte) ([]byte, error) {
-	r := noteReader{b: patch}
-	n := r.uvarint()
-	if r.err != nil || n != uint64(len(cur)) {
-		return nil, fmt.Errorf("%w: a patch for a value of %d bytes met one of %d", errBadUndo, n, len(cur))
+// applyUndoEdit returns the old value: cur (the step's new value) with the
+// edit applied (a new slice).
+func applyUndoEdit(cur, edit []byte) ([]byte, error) {
+	old, err := redo.ApplyEdit(nil, cur, edit, 1<<20)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", errBadUndo, err)
 	}
-	out := append([]byte(nil), cur...)
-	nr := r.uvarint()
-	pos := uint64(0)
-	for range nr {
-		pos += r.uvarint()
-		l := r.uvarint()
-		if r.err != nil || l > uint64(len(r.b)) || pos+l > n {
-			return nil, fmt.Errorf("%w: patch range past the value", errBadUndo)
-		}
-		copy(out[pos:], r.b[:l])
-		r.b = r.b[l:]
-		pos += l
-	}
-	if r.err != nil || len(r.b) != 0 {
-		return nil, fmt.Errorf("%w: patch of %d bytes does not decode", errBadUndo, len(patch))
-	}
-	return out, nil
+	return old, nil
 }
 
 // flagsOf says where ix's entries hold a row pointer.
@@ -316,7 +280,7 @@ func (tx *Tx) logStep(mt *cache.Mtr, s *step) error {
 		tx.logged = true
 	}
 	tx.note = encodeStep(tx.note[:0], s)
-	at, err := tx.undoAppend(mt, tx.note)
+	at, err := tx.undoAppend(mt, tx.note, hasMoved(s.kind))
 	mt.Commit()
 	if err != nil {
 		return fmt.Errorf("engine: transaction %d: the change was made but its undo could not be written: %w", tx.id, err)
@@ -353,9 +317,9 @@ func (tx *Tx) treeUpdate(ix *index, key, val, old []byte) error {
 		return err
 	}
 	s := step{kind: stepTreeUpdate, flags: flagsOf(ix), space: ix.tree.Space(), key: key, val: old}
-	if len(old) == len(val) {
-		tx.patch = undoPatch(tx.patch[:0], old, val)
-		s.val, s.flags = tx.patch, s.flags|valPatch
+	if e := undoEdit(tx.patch[:0], old, val); e != nil {
+		tx.patch = e
+		s.val, s.flags = e, s.flags|valEdit
 	}
 	return tx.logStep(mt, &s)
 }
@@ -387,9 +351,9 @@ func (tx *Tx) heapUpdate(t *TableHandle, ptr heap.RowPtr, row, old []byte) (heap
 		return ptr, err
 	}
 	s := step{kind: stepHeapUpdate, space: t.heap.Space(), ptr: ptr, ptr2: np, val: old}
-	if len(old) == len(row) {
-		tx.patch = undoPatch(tx.patch[:0], old, row)
-		s.val, s.flags = tx.patch, s.flags|valPatch
+	if e := undoEdit(tx.patch[:0], old, row); e != nil {
+		tx.patch = e
+		s.val, s.flags = e, s.flags|valEdit
 	}
 	return np, tx.logStep(mt, &s)
 }

@@ -12,10 +12,10 @@ import (
 // TestUndoRecordLayout pins an undo record's body to the diagram beside
 // encodeStep: a change to the encoding must change it too.
 func TestUndoRecordLayout(t *testing.T) {
-	s := step{group: 2, kind: stepHeapUpdate, flags: valPatch, space: 300, val: []byte("old"),
+	s := step{group: 2, kind: stepHeapUpdate, flags: valEdit, space: 300, val: []byte("old"),
 		ptr: heap.RowPtr{Page: 7, Slot: 1}, ptr2: heap.RowPtr{Page: 0x01020304, Slot: 0x0506}}
 	want := []byte{
-		2, 'U', valPatch, 0xac, 0x02, // group, kind, flags, space 300 as a uvarint
+		2, 'U', valEdit, 0xac, 0x02, // group, kind, flags, space 300 as a uvarint
 		0, 0, 0, 7, 0, 1, // ptr (7,1)
 		1, 2, 3, 4, 5, 6, // ptr2
 		3, 'o', 'l', 'd'} // val
@@ -37,21 +37,21 @@ func TestUndoRecordLayout(t *testing.T) {
 	}
 }
 
-// TestUndoPatch: a patch holds the old bytes where the new value differs,
-// and applied to the new value gives the old one back.
-func TestUndoPatch(t *testing.T) {
+// TestUndoEdit: an update's undo holds an edit from the new value back to
+// the old when that is shorter than the old value, and applied to the new
+// value it gives the old one back.
+func TestUndoEdit(t *testing.T) {
 	old := []byte("quantity=0042;ytd=00000100;cnt=07;dist=abcdefghijklmnopqrstuvwx")
-	nw := []byte("quantity=0037;ytd=00000105;cnt=08;dist=abcdefghijklmnopqrstuvwx")
-	p := undoPatch(nil, old, nw)
-	require.Equal(t, []byte{byte(len(old)), 3, 11, 2, '4', '2', 12, 1, '0', 6, 1, '7'}, p,
-		"three ranges: the quantity's two digits, the ytd's last digit, the count's")
-	back, err := applyUndoPatch(nw, p)
+	nw := []byte("quantity=0037;ytd=000001005;cnt=08;dist=abcdefghijklmnopqrstuvwx")
+	e := undoEdit(nil, old, nw)
+	require.NotNil(t, e)
+	require.Less(t, len(e), 20, "three small changes")
+	back, err := applyUndoEdit(nw, e)
 	require.NoError(t, err)
 	require.Equal(t, old, back)
-	_, err = applyUndoPatch(nw[1:], p)
-	require.ErrorIs(t, err, errBadUndo, "a value of another length")
-	_, err = applyUndoPatch(nw, p[:len(p)-1])
-	require.ErrorIs(t, err, errBadUndo, "a cut patch")
+	require.Nil(t, undoEdit(nil, []byte("ab"), []byte("xy")), "the old value is shorter than an edit")
+	_, err = applyUndoEdit(nw[:5], e)
+	require.ErrorIs(t, err, errBadUndo, "an edit that reaches past the value")
 }
 
 // TestCheckpointRecordLayout pins the checkpoint record to the diagram

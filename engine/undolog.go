@@ -50,12 +50,14 @@ import (
 // bytes, a few more than the record) in the same mini-transaction as the
 // change it undoes:
 //
-//	+-----------+-------+-----------------+--------------------------------+
-//	|  length   | flags | moved (row ptr) | body: the step (encodeStep)    |
-//	|  (2B)     | (1B)  |      (6B)       | length bytes                   |
-//	+-----------+-------+-----------------+--------------------------------+
-//	flags bit 0: undone (a rollback took the step back; moved says where
-//	a heap undo put the row), written with the undo's own change
+//	+-----------+-------+--------------------------------+-----------------+
+//	|  length   | flags | body: the step (encodeStep)    | moved (row ptr) |
+//	|  (2B)     | (1B)  | length bytes                   | (6B, heap 'D'   |
+//	|           |       |                                |  and 'U' only)  |
+//	+-----------+-------+--------------------------------+-----------------+
+//	flags bit 0: undone (a rollback took the step back; for a heap delete
+//	or update, moved says where the undo put the row), written with the
+//	undo's own change
 //
 // At commit the undo log is emptied in the commit's mini-transaction (state
 // cached, free back to the first record, the pages after the first freed)
@@ -88,7 +90,8 @@ const (
 	offUndoLast  = page.HeaderSize + 20
 	undoRecStart = page.HeaderSize + 24
 
-	undoRecHeader = 9 // length, flags, moved
+	undoRecHeader = 3 // length, flags
+	undoMoved     = 6 // the moved row pointer after a heap step's body
 
 	undoCached = 0
 	undoActive = 1
@@ -117,11 +120,16 @@ func applyUndoAppend(_ page.ID, buf, payload []byte) error {
 	return nil
 }
 
-// undoPos is where an undo record sits.
+// undoPos is where an undo record sits, and (heap steps) where its moved
+// row pointer does.
 type undoPos struct {
-	page uint32
-	off  uint32
+	page  uint32
+	off   uint32
+	moved uint32
 }
+
+// hasMoved says whether a step kind's record carries a moved row pointer.
+func hasMoved(kind byte) bool { return kind == stepHeapDelete || kind == stepHeapUpdate }
 
 // txUndo is a transaction's undo log.
 type txUndo struct {
@@ -270,12 +278,20 @@ func (db *DB) readUndo(first uint32, slot int) (*loser, error) {
 				if err != nil {
 					return fmt.Errorf("undo page %s, record at %d: %w", id, off, err)
 				}
-				s.at = undoPos{page: no, off: uint32(off)}
-				if b[off+2]&1 != 0 {
-					moved, err := heap.DecodeRowPtr(b[off+3 : off+9])
-					if err != nil {
-						return fmt.Errorf("%w: undo page %s, record at %d: %w", cache.ErrBadFormat, id, off, err)
+				s.at = undoPos{page: no, off: uint32(off), moved: uint32(end)}
+				var moved heap.RowPtr
+				if hasMoved(s.kind) {
+					if end+undoMoved > free {
+						return fmt.Errorf("%w: undo page %s: record at %d runs past %d", cache.ErrBadFormat, id, off, free)
 					}
+					if b[off+2]&1 != 0 {
+						if moved, err = heap.DecodeRowPtr(b[end : end+undoMoved]); err != nil {
+							return fmt.Errorf("%w: undo page %s, record at %d: %w", cache.ErrBadFormat, id, off, err)
+						}
+					}
+					end += undoMoved
+				}
+				if b[off+2]&1 != 0 {
 					l.undone = append(l.undone, len(l.steps))
 					l.moved = append(l.moved, moved)
 				}
@@ -385,13 +401,16 @@ func (tx *Tx) undoBeginFailed(l txUndo, err error) error {
 	return fmt.Errorf("engine: undo log of transaction %d: %w", tx.id, err)
 }
 
-// undoAppend appends rec (a step's body) to tx's undo log in mt and returns
-// where it went. A full page gets a successor.
-func (tx *Tx) undoAppend(mt *cache.Mtr, body []byte) (undoPos, error) {
+// undoAppend appends a step's record (body: encodeStep) to tx's undo log
+// in mt and returns where it went. A full page gets a successor.
+func (tx *Tx) undoAppend(mt *cache.Mtr, body []byte, moved bool) (undoPos, error) {
 	db := tx.db
 	m := mt.Meter()
 	ps := db.pool.PageSize()
 	need := undoRecHeader + len(body)
+	if moved {
+		need += undoMoved
+	}
 	if need > ps-undoRecStart {
 		return undoPos{}, fmt.Errorf("%w: undo record of %d bytes does not fit an undo page", ErrInconsistent, len(body))
 	}
@@ -427,8 +446,11 @@ func (tx *Tx) undoAppend(mt *cache.Mtr, body []byte) (undoPos, error) {
 	}
 	rec := mt.Payload()
 	rec = binary.LittleEndian.AppendUint16(rec, uint16(len(body)))
-	rec = append(rec, 0, 0, 0, 0, 0, 0, 0)
+	rec = append(rec, 0)
 	rec = append(rec, body...)
+	if moved {
+		rec = append(rec, 0, 0, 0, 0, 0, 0)
+	}
 	d := pg.Data()
 	copy(d[free:], rec)
 	binary.LittleEndian.PutUint32(d[offUndoFree:], uint32(free+len(rec)))
@@ -436,22 +458,22 @@ func (tx *Tx) undoAppend(mt *cache.Mtr, body []byte) (undoPos, error) {
 	mt.Release(pg, true)
 	tx.m.UndoRecords++
 	tx.m.UndoBytes += int64(len(rec))
-	return undoPos{page: pg.ID().Page, off: uint32(free)}, nil
+	return undoPos{page: pg.ID().Page, off: uint32(free), moved: uint32(free + undoRecHeader + len(body))}, nil
 }
 
 // markUndone marks the record at pos undone (moved: where a heap undo put
 // the row), in mt, the undo's own mini-transaction.
-func (db *DB) markUndone(mt *cache.Mtr, pos undoPos, moved heap.RowPtr) error {
+func (db *DB) markUndone(mt *cache.Mtr, pos undoPos, heapStep bool, moved heap.RowPtr) error {
 	pg, err := db.pool.Fetch(mt.Meter(), page.ID{Space: undoSpace, Page: pos.page})
 	if err != nil {
 		return err
 	}
 	mt.Latch(pg)
-	var b [7]byte
-	b[0] = 1
-	enc := moved.Encode()
-	copy(b[1:], enc[:])
-	mt.Write(pg, int(pos.off)+2, b[:])
+	mt.Write(pg, int(pos.off)+2, []byte{1})
+	if heapStep {
+		enc := moved.Encode()
+		mt.Write(pg, int(pos.moved), enc[:])
+	}
 	mt.Release(pg, true)
 	return nil
 }
