@@ -272,7 +272,7 @@ func applyLeafInsert(_ page.ID, buf, payload []byte) error {
 	var stack [256]byte
 	key := stack[:0]
 	if shared > 0 {
-		key = append(key, n.key(i-1)[:shared]...)
+		key = append(key, n.key(i - 1)[:shared]...)
 	}
 	key = append(key, suffix...)
 	if !n.insertLeaf(i, key, val) {
