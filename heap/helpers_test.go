@@ -22,6 +22,13 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+// noVerifyRedo turns cache.VerifyRedo off until tb ends, for benchmarks,
+// which would otherwise measure the check.
+func noVerifyRedo(tb testing.TB) {
+	cache.VerifyRedo(false)
+	tb.Cleanup(func() { cache.VerifyRedo(true) })
+}
+
 // newStore returns an in-memory pebble store with pages of pageSize bytes,
 // closed when the test ends.
 func newStore(tb testing.TB, pageSize int) *store.PebbleStore {
