@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/page"
 )
 
 // BenchmarkPoolFetchHit is the buffer pool's hot path: a resident page
@@ -56,4 +57,43 @@ func BenchmarkPoolFetchMiss(b *testing.B) {
 	}
 	b.ReportMetric(float64(m.StoreReads)/float64(b.N), "store-reads/op")
 	b.ReportMetric(float64(m.Evictions)/float64(b.N), "evictions/op")
+}
+
+// BenchmarkMtrCommit is the write path's unit: an mtr that fetches a hot
+// page, latches it, logs one Write32 and commits (its record appended to
+// the log's buffer, which reaches pebble every LogOptions.BufferBytes, as
+// BeginMtr's MaybeWrite finds it full). VerifyRedo, on for the tests, is
+// off here.
+func BenchmarkMtrCommit(b *testing.B) {
+	cache.VerifyRedo(false)
+	defer cache.VerifyRedo(true)
+	e := newLogEnv(b, 16, nil)
+	if err := e.p.CreateSpace(nil, 1); err != nil {
+		b.Fatal(err)
+	}
+	mt := e.p.BeginMtr(nil)
+	pg, err := e.p.AllocPage(mt, nil, 1, page.KindHeap)
+	if err != nil {
+		b.Fatal(err)
+	}
+	id := pg.ID()
+	mt.Release(pg, true)
+	mt.Commit()
+	var m cache.Meter
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		mt := e.p.BeginMtr(&m)
+		pg, err := e.p.Fetch(&m, id)
+		if err != nil {
+			b.Fatal(err)
+		}
+		mt.Latch(pg)
+		mt.Write32(pg, page.HeaderSize+4*(i%64), uint32(i))
+		mt.Release(pg, true)
+		mt.Commit()
+	}
+	if m.PoolMisses != 0 {
+		b.Fatalf("the page was not hot: %s", m.String())
+	}
+	b.ReportMetric(float64(m.LogBytes)/float64(b.N), "log-bytes/op")
 }
