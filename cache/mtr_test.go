@@ -260,8 +260,10 @@ func TestMtrOpRecords(t *testing.T) {
 		u1000a, u1000b = 0xe8, 0x07 // 1000
 		u4000a, u4000b = 0xa0, 0x1f // 4000
 		u4095a, u4095b = 0xff, 0x1f // 4095, the last byte
+		u4065a, u4065b = 0xe1, 0x1f // 4065
 	)
 	var scattered []pageWrite
+	var whole []byte
 	cases := []struct {
 		name   string
 		id     page.ID
@@ -269,6 +271,21 @@ func TestMtrOpRecords(t *testing.T) {
 		want   func(n byte) []byte // the record body; n is the page number
 		fresh  bool
 	}{
+		{"whole body", ids[5], func(mt *cache.Mtr, pg *cache.Page) {
+			whole = make([]byte, ps-page.HeaderSize)
+			for i := range whole {
+				whole[i] = pg.Data()[page.HeaderSize+i] ^ byte(1+rng.IntN(255)) // every body byte changes
+			}
+			mt.Write(pg, page.HeaderSize, whole)
+		}, func(n byte) []byte {
+			// Payload 1+4064 bytes: its length is a two-byte uvarint.
+			return append([]byte{3, 1, n, u4065a, u4065b, page.HeaderSize}, whole...)
+		}, false},
+		{"first body byte", ids[5], func(mt *cache.Mtr, pg *cache.Page) {
+			mt.Write(pg, page.HeaderSize, []byte{pg.Data()[page.HeaderSize] ^ 1})
+		}, func(n byte) []byte {
+			return []byte{3, 1, n, 2, page.HeaderSize, whole[0] ^ 1}
+		}, false},
 		{"write32", ids[0], func(mt *cache.Mtr, pg *cache.Page) {
 			mt.Write32(pg, 100, 0xdeadbeef)
 		}, func(n byte) []byte {
