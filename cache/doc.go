@@ -26,8 +26,8 @@
 //	_ = pool.CreateSpace(m, 1)
 //	mt := pool.BeginMtr(m)
 //	pg, _ := pool.AllocPage(mt, nil, 1, page.KindHeap) // pinned, latched by mt
-//	copy(pg.Data()[page.HeaderSize:], "hello")
-//	mt.Release(pg, true)                                // changed
+//	mt.Write(pg, page.HeaderSize, []byte("hello"))      // changed, and logged
+//	mt.Release(pg, true)
 //	lsn := mt.Commit()                                  // one redo record
 //	_ = lg.SyncTo(&m.Counts, lsn+1)                     // durable
 //
@@ -39,7 +39,13 @@
 //     insertion; it never picks a pinned page.
 //   - Page: a frame and, while pinned, the page in it, with a shared and an
 //     exclusive latch.
-//   - Mtr: a mini-transaction, the unit of page change (mtr.go).
+//   - Mtr: a mini-transaction, the unit of page change (mtr.go). Code that
+//     changes a page says what it did through the mtr, as it does it
+//     (Write, Write32, Memset, Memmove, Fresh, SetKind, or Log for a
+//     layer's registered kind), and those operations are the mtr's redo
+//     record. Nothing compares pages on the way: VerifyRedo, on in the
+//     tests, replays each record on copies of its pages and panics at a
+//     change nobody logged.
 //   - Reservation: frames promised ahead of a structural change.
 //   - Meter: plain counters carried by each caller; it embeds redo.Counts,
 //     so m.LogBytes and the other log counters read as the rest.
@@ -54,10 +60,14 @@
 // An Mtr latches, pins, marks dirty and stamps LSNs on the pool's frames,
 // and space allocation runs inside mtrs: it is the pool's protocol, not
 // the log's. What moved to redo is what the log needs to know: the record
-// format (an Mtr encodes its changes with redo.Encode and appends them to
-// the log) and the pure "apply one page's redo to page bytes" (Pool.Redo
-// fetches the frame and calls redo.PageRedo.Apply). So redo imports page
-// and store only, and cache imports redo.
+// format (an Mtr appends each operation to a redo.Builder as the code
+// does it, and the record to the log at Commit), the kinds the layers
+// register, and the pure "apply one page's operations to page bytes"
+// (Pool.Redo fetches the frame and calls redo.PageRedo.Apply). So redo
+// imports page and store only, and cache imports redo. The pool's own
+// pages (space meta pages, free pages) are logged with redo's physical
+// operations (init, write); the layers above log their pages' changes as
+// their own kinds, replayed by their own code.
 //
 // # The write-ahead rule
 //

@@ -93,8 +93,13 @@ func body(pg *cache.Page, n int) string {
 }
 
 // setBody overwrites the start of the page body. The caller holds the
-// exclusive latch.
+// exclusive latch, outside any mtr (a pool test's raw change).
 func setBody(pg *cache.Page, s string) { copy(pg.Data()[page.HeaderSize:], s) }
+
+// writeBody is setBody inside mt: the change is logged (a redo.KindWrite).
+func writeBody(mt *cache.Mtr, pg *cache.Page, s string) {
+	mt.Write(pg, page.HeaderSize, []byte(s))
+}
 
 // storedBody reads page id straight from the store and returns the first n
 // body bytes.
@@ -279,10 +284,20 @@ func getCounter(t testing.TB, pg *cache.Page) uint64 {
 	return a
 }
 
+// setCounter sets the counter outside any mtr (the pool stress test's raw
+// change under the exclusive latch).
 func setCounter(pg *cache.Page, v uint64) {
 	d := pg.Data()
 	binary.LittleEndian.PutUint64(d[page.HeaderSize:], v)
 	binary.LittleEndian.PutUint64(d[len(d)-8:], v)
+}
+
+// writeCounter sets the counter inside mt: two logged writes of 8 bytes.
+func writeCounter(mt *cache.Mtr, pg *cache.Page, v uint64) {
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], v)
+	mt.Write(pg, page.HeaderSize, b[:])
+	mt.Write(pg, len(pg.Data())-8, b[:])
 }
 
 // dirtyVictimPool makes a 16-frame LRU pool whose least recently used page

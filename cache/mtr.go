@@ -51,8 +51,9 @@ import (
 // not latch again: the mtr owns the exclusive latch. RLatch and RUnlatch do
 // the same for shared latches, so a code path may re-read a page it changed.
 //
-// Without a log (Wiring.Log nil: structure tests), an mtr writes no record;
-// it still holds changed pages until Commit.
+// Without a log (Wiring.Log nil: structure tests), an mtr writes no record
+// (it builds one only for VerifyRedo to check); it still holds changed
+// pages until Commit.
 //
 // An Mtr is used by one goroutine and must be committed; after Commit it
 // returns to a free list and must not be used again.
@@ -79,13 +80,19 @@ var mtrFree = sync.Pool{New: func() any { return &Mtr{} }}
 var verifyRedo atomic.Bool
 
 // VerifyRedo turns on (or off) a check of every mini-transaction's record,
-// for tests, as a debug build of InnoDB checks its own: each latched page
-// is copied at Latch, and Commit replays the record's operations on the
-// copies and panics unless they rebuild every changed page byte for byte
-// (apart from the checksum and the LSN). A code path that changes a page
-// without logging what it did is caught the first time a test runs it.
-// It costs a page copy per latch and a replay per commit; it is off
-// unless a test turns it on.
+// for tests. InnoDB's debug builds note each page an mtr logs a change to
+// in the mtr's memo (MTR_MEMO_MODIFY) and assert that the mtr holds its
+// latch; this checks the record itself. Each latched page is copied at
+// Latch, and Commit replays the record's operations on the copies and
+// panics unless they rebuild every changed page byte for byte (apart from
+// the checksum and the LSN); a page released unchanged (Release with dirty
+// false, the last RUnlatch) must be byte for byte its copy. So a code
+// path that changes a page without logging what it did, or logs something
+// else, is caught the first time a test runs it, at the mtr that did it.
+// Pools without a log are checked too: their mtrs build the record for
+// the check and write it nowhere. It costs a page copy per latch and a
+// replay per commit; it is off unless a test turns it on (this module's
+// cache tests do, in TestMain). An mtr reads the setting at BeginMtr.
 func VerifyRedo(on bool) { verifyRedo.Store(on) }
 
 // BeginMtr starts a mini-transaction charging m.
@@ -101,7 +108,7 @@ func (p *Pool) BeginMtr(m *Meter) *Mtr {
 	mt := mtrFree.Get().(*Mtr)
 	mt.pool = p
 	mt.m = m
-	mt.verify = p.log != nil && verifyRedo.Load()
+	mt.verify = verifyRedo.Load()
 	return mt
 }
 
@@ -171,7 +178,7 @@ func (mt *Mtr) Fresh(pg *Page) {
 func (mt *Mtr) Log(pg *Page, k redo.Kind, payload []byte) {
 	e := mt.entry(pg, "Log")
 	e.changed = true
-	if mt.pool.log != nil {
+	if mt.Logging() {
 		mt.rec.Op(pg.id, k, payload)
 	}
 	if cap(payload) > cap(mt.payload) && cap(payload) <= 1<<16 {
@@ -183,9 +190,10 @@ func (mt *Mtr) Log(pg *Page, k redo.Kind, payload []byte) {
 // next Log call (valid until that call).
 func (mt *Mtr) Payload() []byte { return mt.payload[:0] }
 
-// Logging reports whether the mtr writes a record (the pool has a log):
-// callers may skip building payloads when it does not.
-func (mt *Mtr) Logging() bool { return mt.pool.log != nil }
+// Logging reports whether the mtr builds a record (the pool has a log, or
+// VerifyRedo checks the mtr): callers may skip building payloads when it
+// does not.
+func (mt *Mtr) Logging() bool { return mt.pool.log != nil || mt.verify }
 
 // Write copies b into pg at off and logs it (redo.KindWrite).
 func (mt *Mtr) Write(pg *Page, off int, b []byte) {
@@ -255,10 +263,16 @@ func (mt *Mtr) Release(pg *Page, dirty bool) {
 }
 
 // drop lets go of entry i, unchanged and no longer held: its latch and
-// every pin handed to the mtr.
+// every pin handed to the mtr. Under VerifyRedo the page must be as it was
+// at Latch: a change released as clean would be neither logged nor
+// written out.
 func (mt *Mtr) drop(i int) {
 	e := mt.pages[i]
 	if e.before != nil {
+		if !samePage(*e.before, e.pg.buf) {
+			panic(fmt.Sprintf("cache: VerifyRedo: page %s (%s) was changed but released as unchanged (at byte %d)",
+				e.pg.id, page.KindOf(e.pg.buf), firstDiff(*e.before, e.pg.buf)))
+		}
 		mt.pool.scratch.Put(e.before)
 	}
 	mt.pages[i] = mt.pages[len(mt.pages)-1]
@@ -323,10 +337,10 @@ func (mt *Mtr) Commit() uint64 {
 			e.pg.dirty.Store(true)
 		}
 	}
+	if mt.verify {
+		mt.check()
+	}
 	if p.log != nil && mt.rec.Len() > 0 {
-		if mt.verify {
-			mt.check()
-		}
 		var c *redo.Counts
 		if mt.m != nil {
 			c = &mt.m.Counts
@@ -358,7 +372,8 @@ func (mt *Mtr) Commit() uint64 {
 
 // check is VerifyRedo's: it replays the record on the snapshots taken at
 // Latch (a zero page for a page adopted fresh) and panics unless every
-// changed page comes out as it is now.
+// changed page comes out as it is now. It runs whether or not anything
+// was logged: a page released dirty with no operation must be unchanged.
 func (mt *Mtr) check() {
 	pages, _, err := redo.Decode(mt.rec.Bytes(), nil)
 	if err != nil {
@@ -373,8 +388,12 @@ func (mt *Mtr) check() {
 			}
 		}
 		if pr == nil {
-			if e.changed && e.before != nil && !samePage(*e.before, e.pg.buf) {
-				panic(fmt.Sprintf("cache: VerifyRedo: page %s (%s) was changed but no operation was logged for it", e.pg.id, page.KindOf(e.pg.buf)))
+			if e.before == nil {
+				panic(fmt.Sprintf("cache: VerifyRedo: page %s (%s) was created in the mtr but no operation was logged for it", e.pg.id, page.KindOf(e.pg.buf)))
+			}
+			if !samePage(*e.before, e.pg.buf) {
+				panic(fmt.Sprintf("cache: VerifyRedo: page %s (%s) was changed but no operation was logged for it (at byte %d)",
+					e.pg.id, page.KindOf(e.pg.buf), firstDiff(*e.before, e.pg.buf)))
 			}
 			continue
 		}
@@ -388,10 +407,7 @@ func (mt *Mtr) check() {
 			panic(fmt.Sprintf("cache: VerifyRedo: redo of page %s fails: %v", e.pg.id, err))
 		}
 		if !samePage(got, e.pg.buf) {
-			off := 0
-			for off < len(got) && (got[off] == e.pg.buf[off] || inLSNOrSum(off)) {
-				off++
-			}
+			off := firstDiff(got, e.pg.buf)
 			var kinds []string
 			for _, op := range pr.Ops {
 				kinds = append(kinds, op.Kind.String())
@@ -404,6 +420,16 @@ func (mt *Mtr) check() {
 
 func inLSNOrSum(off int) bool {
 	return off < page.ChecksumSize || (off >= page.LSNOffset && off < page.LSNOffset+8)
+}
+
+// firstDiff returns the first offset, outside the checksum and the LSN,
+// where two page images differ (len(a) if none).
+func firstDiff(a, b []byte) int {
+	off := 0
+	for off < len(a) && (a[off] == b[off] || inLSNOrSum(off)) {
+		off++
+	}
+	return off
 }
 
 // samePage compares two page images apart from the checksum and the LSN.

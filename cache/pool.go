@@ -73,7 +73,7 @@ type Runtime interface {
 // RedoLog is the redo log as the pool uses it (Wiring.Log). *redo.Log
 // implements it; a test may pass a fake.
 type RedoLog interface {
-	// Append adds a mini-transaction's record (redo.Encode) and returns
+	// Append adds a mini-transaction's record (a redo.Builder's) and returns
 	// its LSN; stamp is told the LSN before any later record gets one.
 	Append(c *redo.Counts, body []byte, stamp redo.Stamper) uint64
 	// Flush writes the log at least past the record at lsn, so that a page
