@@ -35,12 +35,15 @@ import (
 //	65 heap-insert    +-------------+-----+                 hpage.insert(row); the row
 //	                  | slot uvarint| row |                 must land in slot (the lowest
 //	                  +-------------+-----+                 deleted slot, else a new one)
-//	66 heap-update    +-------------+-----+                 hpage.update(slot, row), in
-//	                  | slot uvarint| row |                 place: the row keeps its slot
-//	                  +-------------+-----+                 and page, its length may change
-//	72 heap-patch     +-------------+---------------+-----+ bytes copied to offset in the
-//	                  | slot uvarint| offset uvarint|bytes| slot's row, whose length stays
-//	                  +-------------+---------------+-----+
+//	66 heap-update    +-------------+------+                hpage.update(slot, row), in
+//	                  | slot uvarint| edit |                place, row = the edit applied
+//	                  +-------------+------+                to the slot's row (its length
+//	                                                        may change; redo.AppendEdit)
+//	72 heap-patch     +-------------+-------------------+   each range's bytes copied into
+//	                  | slot uvarint| ranges ...        |   the slot's row, whose length
+//	                  +-------------+-------------------+   stays: a range is gap uvarint
+//	                                                        (from the previous range's end),
+//	                                                        length uvarint, bytes
 //	67 heap-delete    +-------------+                       hpage.del(slot), trimming
 //	                  | slot uvarint|                       deleted slots off the end
 //	                  +-------------+
@@ -57,10 +60,10 @@ import (
 //	                  +------------------+
 //
 // An update in place that keeps the row's length (a counter column, a
-// status flag) logs only the bytes that changed, from the first to the
-// last that differ, as heap-patch (unless both its first and last bytes
-// change: heap-update is then a byte shorter): MLOG_REC_UPDATE_IN_PLACE likewise logs
-// only the updated fields, not the record. The update and its redo both
+// status flag) logs only the byte ranges that changed, as heap-patch:
+// MLOG_REC_UPDATE_IN_PLACE likewise logs only the updated fields, not the
+// record. One that changes the length logs an edit from the old row
+// (redo.AppendEdit), so a column whose varint grew costs about its bytes. The update and its redo both
 // write those bytes into the row's cell, which is all hpage.update does
 // for a row of the same length: the row stays in its cell, and nothing
 // else on the page changes.
@@ -184,41 +187,78 @@ func heapUpdate(mt *cache.Mtr, pg *cache.Page, s int, row []byte) bool {
 	if !b.fitsInPlace(s, row) {
 		return false
 	}
-	if off, n := b.slot(s); n > 0 && len(row) == n && patchRange(b[off:off+n], row) {
-		// Same length: the row stays in its cell; log what changed.
+	if off, n := b.slot(s); n > 0 && len(row) == n {
+		// Same length: the row stays in its cell; log the byte ranges
+		// that changed.
 		old := b[off : off+n]
-		lo, hi := 0, n
-		for lo < hi && old[lo] == row[lo] {
-			lo++
+		var p []byte
+		if mt.Logging() {
+			p = appendRowPatch(binary.AppendUvarint(mt.Payload(), uint64(s)), old, row)
 		}
-		for hi > lo && old[hi-1] == row[hi-1] {
-			hi--
-		}
-		copy(old[lo:hi], row[lo:hi])
-		if !mt.Logging() {
-			mt.Log(pg, kindHeapPatch, nil)
-			return true
-		}
-		p := binary.AppendUvarint(mt.Payload(), uint64(s))
-		p = binary.AppendUvarint(p, uint64(lo))
-		mt.Log(pg, kindHeapPatch, append(p, row[lo:hi]...))
+		copy(old, row)
+		mt.Log(pg, kindHeapPatch, p)
 		return true
 	}
 	if b.updateCompacts(s, row) {
+		logSlotEdit(mt, pg, s, nil)
 		b.update(s, nil)
-		logSlotRow(mt, pg, kindHeapUpdate, s, nil)
 		heapCompact(mt, pg)
 	}
+	logSlotEdit(mt, pg, s, row)
 	b.update(s, row)
-	logSlotRow(mt, pg, kindHeapUpdate, s, row)
 	return true
 }
 
-// patchRange reports whether an update of old to row, of the same
-// length, is logged as heap-patch: unless its first and last bytes both
-// change, when heap-update, with no offset, is a byte shorter.
-func patchRange(old, row []byte) bool {
-	return old[0] == row[0] || old[len(old)-1] == row[len(row)-1]
+// logSlotEdit logs an update of live slot s of heap page pg to row as a
+// heap-update whose payload is the edit from the row the slot holds now
+// (redo.AppendEdit): a row whose varint column grew by a byte costs about
+// that column. The caller updates the page after.
+func logSlotEdit(mt *cache.Mtr, pg *cache.Page, s int, row []byte) {
+	if !mt.Logging() {
+		mt.Log(pg, kindHeapUpdate, nil)
+		return
+	}
+	old, _, _ := hpage(pg.Data()).row(s)
+	p := binary.AppendUvarint(mt.Payload(), uint64(s))
+	mt.Log(pg, kindHeapUpdate, redo.AppendEdit(p, old, row))
+}
+
+// patchGap is how many equal bytes a heap-patch range absorbs rather than
+// starting a new range (a range costs two varints).
+const patchGap = 2
+
+// appendRowPatch appends to p the ranges where row differs from old (the
+// same length): each the gap from the previous range's end, its length
+// and row's bytes there.
+func appendRowPatch(p, old, row []byte) []byte {
+	prev := 0
+	for j := 0; j < len(row); {
+		if old[j] == row[j] {
+			j++
+			continue
+		}
+		end := j + 1
+		for end < len(row) {
+			if old[end] != row[end] {
+				end++
+				continue
+			}
+			k := end
+			for k < len(row) && k-end < patchGap && old[k] == row[k] {
+				k++
+			}
+			if k < len(row) && k-end < patchGap {
+				end = k
+				continue
+			}
+			break
+		}
+		p = binary.AppendUvarint(p, uint64(j-prev))
+		p = binary.AppendUvarint(p, uint64(end-j))
+		p = append(p, row[j:end]...)
+		prev, j = end, end
+	}
+	return p
 }
 
 // heapDelete deletes live slot s of heap page pg and logs it. REQUIRES:
@@ -346,11 +386,22 @@ func redoHeapUpdate(_ page.ID, buf, payload []byte) error {
 	if err != nil {
 		return err
 	}
-	s, row, err := readSlotRow(b, payload)
-	if err != nil {
+	r := redo.NewReader(payload)
+	s := r.Int(math.MaxUint16)
+	edit := r.Rest()
+	if err := r.Err(); err != nil {
 		return err
 	}
 	if err := liveSlotForRedo(b, s); err != nil {
+		return err
+	}
+	old, _, ok := b.row(s)
+	if !ok {
+		return fmt.Errorf("slot %d points outside the page", s)
+	}
+	var stack [1024]byte
+	row, err := redo.ApplyEdit(stack[:0], old, edit, MaxRowSize(len(b)))
+	if err != nil {
 		return err
 	}
 	if !b.fitsInPlace(s, row) {
@@ -368,19 +419,30 @@ func redoHeapPatch(_ page.ID, buf, payload []byte) error {
 	}
 	r := redo.NewReader(payload)
 	s := r.Int(math.MaxUint16)
-	at := r.Int(math.MaxUint16)
-	patch := r.Rest()
-	if err := r.Err(); err != nil {
+	if err := r.Failed(); err != nil {
 		return err
 	}
 	if err := liveSlotForRedo(b, s); err != nil {
 		return err
 	}
 	off, n := b.slot(s)
-	if n == 0 || len(patch) > n-at || at > n {
-		return fmt.Errorf("%d bytes at %d of the %d-byte row in slot %d", len(patch), at, n, s)
+	if n == 0 || off+n > len(b) {
+		return fmt.Errorf("patch of the %d-byte row in slot %d", n, s)
 	}
-	copy(b[off+at:off+n], patch)
+	pos := 0
+	for r.Left() > 0 {
+		pos += r.Int(n)
+		l := r.Int(n)
+		bs := r.Bytes(l)
+		if err := r.Failed(); err != nil {
+			return err
+		}
+		if pos+l > n {
+			return fmt.Errorf("%d bytes at %d of the %d-byte row in slot %d", l, pos, n, s)
+		}
+		copy(b[off+pos:], bs)
+		pos += l
+	}
 	return nil
 }
 

@@ -368,6 +368,15 @@ func TestRedoAppliers(t *testing.T) {
 	fp := validFSMPage(size)
 	slotRow := func(s int, row string) []byte { return append(binary.AppendUvarint(nil, uint64(s)), row...) }
 	uv := func(v uint64, tail ...byte) []byte { return append(binary.AppendUvarint(nil, v), tail...) }
+	// slotEdit is a heap-update payload: the slot and the edit from the
+	// row page b holds there (nothing, if the slot is not live) to row.
+	slotEdit := func(b hpage, s int, row string) []byte {
+		var old []byte
+		if s < b.nslots() {
+			old, _, _ = b.row(s)
+		}
+		return redo.AppendEdit(binary.AppendUvarint(nil, uint64(s)), old, []byte(row))
+	}
 	for _, tc := range []struct {
 		name    string
 		fn      redo.ApplyFunc
@@ -381,17 +390,20 @@ func TestRedoAppliers(t *testing.T) {
 		{"insert of a row too large", redoHeapInsert, hp, slotRow(1, string(make([]byte, MaxRowSize(size)+1))), false},
 		{"insert with a cut slot", redoHeapInsert, hp, []byte{0x80}, false},
 		{"insert into an FSM page", redoHeapInsert, fp, slotRow(0, "x"), false},
-		{"update in place", redoHeapUpdate, hp, slotRow(0, "updated"), true},
-		{"update of a deleted slot", redoHeapUpdate, hp, slotRow(1, "x"), false},
-		{"update of a slot out of range", redoHeapUpdate, hp, slotRow(6, "x"), false},
+		{"update in place", redoHeapUpdate, hp, slotEdit(hp, 0, "updated"), true},
+		{"update with an edit past the row", redoHeapUpdate, hp, append(uv(0), uv(1000, 0, 0)...), false},
+		{"update of a deleted slot", redoHeapUpdate, hp, slotEdit(hp, 1, "x"), false},
+		{"update of a slot out of range", redoHeapUpdate, hp, slotEdit(hp, 6, "x"), false},
 		{"update of a huge slot", redoHeapUpdate, hp, slotRow(1<<40, "x"), false},
-		{"update too large for the page", redoHeapUpdate, validFullPage(size), slotRow(0, string(make([]byte, MaxRowSize(size)))), false},
-		{"patch", redoHeapPatch, hp, append(uv(0), uv(3, 'x', 'y')...), true},
-		{"patch of the row's last byte", redoHeapPatch, hp, append(uv(0), uv(19, 'x')...), true},
-		{"patch past the row", redoHeapPatch, hp, append(uv(0), uv(19, 'x', 'y')...), false},
-		{"patch far past the row", redoHeapPatch, hp, append(uv(0), uv(1<<20, 'x')...), false},
-		{"patch of a deleted slot", redoHeapPatch, hp, append(uv(1), uv(0, 'x')...), false},
-		{"patch with no offset", redoHeapPatch, hp, uv(0), false},
+		{"update too large for the page", redoHeapUpdate, validFullPage(size), slotEdit(validFullPage(size), 0, string(make([]byte, MaxRowSize(size)))), false},
+		{"patch", redoHeapPatch, hp, append(uv(0), uv(3, 2, 'x', 'y')...), true},
+		{"patch of two ranges", redoHeapPatch, hp, append(uv(0), uv(3, 1, 'x', 2, 1, 'y')...), true},
+		{"patch of the row's last byte", redoHeapPatch, hp, append(uv(0), uv(19, 1, 'x')...), true},
+		{"patch past the row", redoHeapPatch, hp, append(uv(0), uv(19, 2, 'x', 'y')...), false},
+		{"patch far past the row", redoHeapPatch, hp, append(uv(0), uv(1<<20, 1, 'x')...), false},
+		{"patch of a deleted slot", redoHeapPatch, hp, append(uv(1), uv(0, 1, 'x')...), false},
+		{"patch with a range cut short", redoHeapPatch, hp, append(uv(0), uv(3, 2, 'x')...), false},
+		{"patch with no slot", redoHeapPatch, hp, nil, false},
 		{"delete", redoHeapDelete, hp, uv(5), true},
 		{"delete of a deleted slot", redoHeapDelete, hp, uv(3), false},
 		{"delete with bytes left", redoHeapDelete, hp, uv(5, 0), false},
@@ -433,8 +445,8 @@ func TestRedoAppliers(t *testing.T) {
 		payload []byte
 	}{
 		{redoHeapInsert, slotRow(1, "x")},
-		{redoHeapUpdate, slotRow(0, "x")},
-		{redoHeapPatch, append(uv(0), uv(0, 'x')...)},
+		{redoHeapUpdate, slotEdit(hp, 0, "x")},
+		{redoHeapPatch, append(uv(0), uv(0, 1, 'x')...)},
 		{redoHeapDelete, uv(0)},
 		{redoHeapCompact, nil},
 	} {
@@ -556,22 +568,23 @@ func TestRedoRecordSizes(t *testing.T) {
 	})
 	require.Equal(t, RowPtr{Page: 2, Slot: 1}, p)
 
-	// An update in place of the same length: the slot, the offset in the
-	// row and the one byte that changed.
+	// An update in place of the same length: the slot, and one range: the
+	// gap to it, its length and the one byte that changed.
 	row2 := bytes.Clone(row)
 	row2[40]++
-	measure("update of one byte", frame+op+1+1+1, func() {
+	measure("update of one byte", frame+op+1+1+1+1, func() {
 		np, err := h.Update(nil, p, row2)
 		require.NoError(t, err)
 		require.Equal(t, p, np)
 	})
 
-	// An update in place that shrinks the row: the slot and the row, and
-	// the FSM byte when the page's category changes (an operation on the
-	// FSM page: index and category).
+	// An update in place that shrinks the row: the slot and the edit
+	// (one step: keep 50, drop 50, add nothing), and the FSM byte when
+	// the page's category changes (an operation on the FSM page: index
+	// and category).
 	const fsmOp = op + 1 + 1
 	cat, _ := pageState(t, h, 2)
-	measure("update shrinking by 50 bytes", frame+op+1+50+fsmOp, func() {
+	measure("update shrinking by 50 bytes", frame+op+1+3+fsmOp, func() {
 		np, err := h.Update(nil, p, row2[:50])
 		require.NoError(t, err)
 		require.Equal(t, p, np)
