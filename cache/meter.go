@@ -136,6 +136,8 @@ func (m *Meter) combine(o *Meter, sign int64) {
 	m.StoreWriteBytes += sign * o.StoreWriteBytes
 	m.LogRecords += sign * o.LogRecords
 	m.LogBytes += sign * o.LogBytes
+	m.FullPageImages += sign * o.FullPageImages
+	m.FullPageImageBytes += sign * o.FullPageImageBytes
 	m.LogSyncs += sign * o.LogSyncs
 	m.LogSyncWaits += sign * o.LogSyncWaits
 	m.CheckpointPages += sign * o.CheckpointPages
@@ -179,6 +181,8 @@ func (m *Meter) String() string {
 	add("store-write-bytes", m.StoreWriteBytes)
 	add("log-records", m.LogRecords)
 	add("log-bytes", m.LogBytes)
+	add("full-page-images", m.FullPageImages)
+	add("full-page-image-bytes", m.FullPageImageBytes)
 	add("log-syncs", m.LogSyncs)
 	add("log-sync-waits", m.LogSyncWaits)
 	add("checkpoint-pages", m.CheckpointPages)

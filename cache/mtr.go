@@ -71,6 +71,7 @@ type mtrPage struct {
 	pg      *Page
 	before  *[]byte // VerifyRedo's snapshot (nil: fresh, or not verifying)
 	changed bool    // a Release said dirty, or an operation was logged
+	fresh   bool    // formatted from nothing in this mtr (Fresh)
 	holds   int     // Latches not yet Released
 	unpins  int     // pins handed to the mtr by Releases
 }
@@ -166,7 +167,7 @@ func (mt *Mtr) entry(pg *Page, what string) *mtrPage {
 // redo.KindInit operation, so that redo rebuilds the page from zeros
 // whatever it held. AllocPage and FreePage call it.
 func (mt *Mtr) Fresh(pg *Page) {
-	mt.entry(pg, "Fresh")
+	mt.entry(pg, "Fresh").fresh = true
 	mt.Log(pg, redo.KindInit, []byte{byte(page.KindOf(pg.buf))})
 }
 
@@ -337,6 +338,9 @@ func (mt *Mtr) Commit() uint64 {
 			e.pg.dirty.Store(true)
 		}
 	}
+	if p.log != nil && mt.rec.Len() > 0 && p.opts.TornPages == TornPagesFullPageWrites {
+		mt.fullPageImages()
+	}
 	if mt.verify {
 		mt.check()
 	}
@@ -368,6 +372,28 @@ func (mt *Mtr) Commit() uint64 {
 	mt.pool = nil
 	mtrFree.Put(mt)
 	return lsn
+}
+
+// fullPageImages adds a full-page image of every page the mtr changed
+// whose LSN (before this record) is below the last checkpoint's redo
+// LSN, as PostgreSQL's XLogInsert backs up a block the first time it
+// changes after a checkpoint: redo after a crash then restores the image
+// rather than trusting a page that may be torn. A page formatted in the
+// mtr needs none (PostgreSQL's REGBUF_WILL_INIT).
+func (mt *Mtr) fullPageImages() {
+	h := mt.pool.fpiHorizon.Load()
+	for i := range mt.pages {
+		e := &mt.pages[i]
+		if !e.changed || e.fresh || page.LSN(e.pg.buf) >= h {
+			continue
+		}
+		img := e.pg.buf[page.ChecksumSize:]
+		mt.rec.Op(e.pg.id, redo.KindPageImage, img)
+		if mt.m != nil {
+			mt.m.FullPageImages++
+			mt.m.FullPageImageBytes += int64(len(img))
+		}
+	}
 }
 
 // check is VerifyRedo's: it replays the record on the snapshots taken at

@@ -120,6 +120,9 @@ type Options struct {
 	// ReadAheadThreshold is innodb_read_ahead_threshold: default 56 of
 	// the ExtentPages (64); allowed 0 to 64.
 	ReadAheadThreshold int
+	// TornPages is the torn-page protection the pool pays for (see
+	// TornPages): default none.
+	TornPages TornPages
 }
 
 // Wiring is what a pool's owner connects it to, fixed for the pool's life
@@ -180,6 +183,9 @@ func (o Options) Validate(pageSize int) error {
 	case tier.Exclusive, tier.Inclusive:
 	default:
 		return fmt.Errorf("cache: %w: tier mode %q: want %q or %q", ErrInvalidOptions, o.TierMode, tier.Exclusive, tier.Inclusive)
+	}
+	if int(o.TornPages) >= len(tornNames) {
+		return fmt.Errorf("cache: %w: %v", ErrInvalidOptions, o.TornPages)
 	}
 	return nil
 }
@@ -327,6 +333,11 @@ func (p *Page) Unpin(dirty bool) {
 // len(frames) - used - reserved is at least one (or its reservation covers
 // it), so a reserved frame is always there when its holder asks.
 type Pool struct {
+	// fpiHorizon is the redo LSN of the last checkpoint: with full-page
+	// writes, a page whose LSN is below it gets a full-page image in the
+	// next record that changes it (SetFullPageHorizon).
+	fpiHorizon atomic.Uint64
+
 	opts     Options
 	store    store.Store
 	pageSize int
@@ -983,3 +994,9 @@ func (p *Pool) KnownLSN(id page.ID) uint64 {
 	}
 	return s[id.Page]
 }
+
+// SetFullPageHorizon tells the pool where the last checkpoint's redo
+// starts (its redo LSN, PostgreSQL's RedoRecPtr): with
+// TornPagesFullPageWrites, the first change to a page whose LSN is below
+// it logs the whole page. The engine calls it when a checkpoint begins.
+func (p *Pool) SetFullPageHorizon(lsn uint64) { p.fpiHorizon.Store(lsn) }

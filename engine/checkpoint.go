@@ -41,6 +41,9 @@ func (db *DB) Checkpoint() error {
 func (db *DB) checkpointLocked() error {
 	redo := db.log.End()
 	keep := redo
+	// Full-page writes: a page changed from here on, whose LSN is below
+	// redo, logs its image first (PostgreSQL's RedoRecPtr).
+	db.pool.SetFullPageHorizon(redo)
 	before := db.pool.BackgroundMeter()
 	if err := db.pool.FlushAll(nil); err != nil {
 		return fmt.Errorf("engine: checkpoint: %w", err)

@@ -46,6 +46,11 @@ const (
 	// KindMemmove moves bytes within the page (overlap allowed): payload
 	// uvarint destination, uvarint source, uvarint length.
 	KindMemmove Kind = 5
+	// KindPageImage is a full page image (PostgreSQL's full-page write):
+	// payload the page's bytes after the checksum field. Redo restores the
+	// image and skips the page's other operations in the record, as
+	// PostgreSQL restores a backup block instead of redoing the change.
+	KindPageImage Kind = 6
 
 	// MaxKind bounds the kinds.
 	MaxKind Kind = 127
@@ -79,6 +84,7 @@ func init() {
 		{KindWrite, "write", applyWrite},
 		{KindMemset, "memset", applyMemset},
 		{KindMemmove, "memmove", applyMemmove},
+		{KindPageImage, "page-image", applyPageImage},
 	} {
 		kinds[k.k] = kindEntry{name: k.name, apply: k.fn}
 	}
@@ -86,10 +92,10 @@ func init() {
 
 // Register makes kind k known, with its name (for diagnostics) and the
 // function that redoes it. Layers register their kinds from init
-// functions; registering a kind twice, or outside 6..MaxKind, is a
+// functions; registering a kind twice, or outside 7..MaxKind, is a
 // programming error and panics at startup.
 func Register(k Kind, name string, fn ApplyFunc) {
-	if k < 6 || k > MaxKind || fn == nil {
+	if k < 7 || k > MaxKind || fn == nil {
 		panic(fmt.Sprintf("redo: cannot register kind %d (%q)", k, name))
 	}
 	if kinds[k].name != "" {
@@ -260,8 +266,15 @@ func (pr *PageRedo) Apply(buf []byte) (err error) {
 			err = fmt.Errorf("%w: redo of page %s panicked: %v", ErrCorruptLog, pr.ID, p)
 		}
 	}()
-	for i := range pr.Ops {
-		op := &pr.Ops[i]
+	ops := pr.Ops
+	for i := len(ops) - 1; i >= 0; i-- {
+		if ops[i].Kind == KindPageImage {
+			ops = ops[i : i+1] // the image is the page after every op
+			break
+		}
+	}
+	for i := range ops {
+		op := &ops[i]
 		if err := kinds[op.Kind].apply(pr.ID, buf, op.Payload); err != nil {
 			return fmt.Errorf("%w: %s operation on page %s: %w", ErrCorruptLog, op.Kind, pr.ID, err)
 		}
@@ -329,6 +342,14 @@ func applyInit(id page.ID, buf, p []byte) error {
 		return fmt.Errorf("bad payload %x", p)
 	}
 	page.Init(buf, id, page.Kind(p[0]))
+	return nil
+}
+
+func applyPageImage(_ page.ID, buf, p []byte) error {
+	if len(p) != len(buf)-page.ChecksumSize {
+		return fmt.Errorf("an image of %d bytes for a page of %d", len(p), len(buf))
+	}
+	copy(buf[page.ChecksumSize:], p)
 	return nil
 }
 

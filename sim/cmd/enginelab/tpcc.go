@@ -92,6 +92,7 @@ type tpccFlags struct {
 	ignoreMemoryLimit               bool
 	remote                          remote
 	remoteMode, readAhead, mode     choice
+	tornPages                       choice
 	cores                           int
 	cpu, storeDev, logDev, network  string
 	profiles, trace                 string
@@ -173,6 +174,8 @@ func newTPCCFlags(sub string, stderr io.Writer) *tpccFlags {
 		fs.Var(&f.remoteSize, "remote-size", "the in-process tier's budget, such as 1GiB (0: 1GiB; memcached's is the servers' own -m)")
 		f.readAhead = choice{"on", []string{"on", "off"}}
 		fs.Var(&f.readAhead, "read-ahead", "linear read-ahead, as InnoDB's (56 of an extent's 64 pages touched in order read the next extent): on or off")
+		f.tornPages = choice{"none", []string{"none", "full-page-writes"}}
+		fs.Var(&f.tornPages, "torn-pages", "torn-page protection the engine pays for (the store writes pages atomically, so it protects nothing here): none, or full-page-writes (PostgreSQL's: the first change to a page after a checkpoint logs the whole page)")
 		fs.BoolVar(&f.syncCommit, "sync-commit", true, "a commit waits for the redo log's sync (innodb_flush_log_at_trx_commit=1); false: it does not")
 		fs.BoolVar(&f.check, "check", true, "check the consistency conditions at the end")
 		fs.BoolVar(&f.asJSON, "json", false, "print the report as one JSON document")
@@ -224,6 +227,9 @@ func (f *tpccFlags) config() (sim.TPCCConfig, error) {
 			ProfilesFile: f.profiles},
 		Flags: map[string]string{}}
 	c.Phases.Check = c.Phases.Check && f.check
+	if err := c.TornPages.Set(f.tornPages.value); err != nil {
+		return c, err
+	}
 	if f.heapUpd.value == "new-version" {
 		c.HeapUpdate = engine.NewVersion
 	}
@@ -270,6 +276,7 @@ var comparable = map[string][]string{
 	"stocklevel-no-lower-bound": {"false", "true"},
 	"remote-mode":               {"exclusive", "inclusive"},
 	"read-ahead":                {"on", "off"},
+	"torn-pages":                {"none", "full-page-writes"},
 	"remote":                    {"none", "ristretto", "lru", "slru"},
 	"scale":                     tpcc.ScaleNames(),
 }
