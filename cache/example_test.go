@@ -121,8 +121,8 @@ func ExampleMtr() {
 	fmt.Printf("records=%d syncs=%d\n", m.LogRecords, m.LogSyncs)
 	// Output:
 	// durable: true
-	// LSN 65: page 1:0 fresh=false
-	// LSN 65: page 1:1 fresh=true
-	// LSN 65: note "txn 1 commits"
+	// LSN 89: page 1:0 fresh=false
+	// LSN 89: page 1:1 fresh=true
+	// LSN 89: note "txn 1 commits"
 	// records=2 syncs=1
 }
