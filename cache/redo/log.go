@@ -338,14 +338,6 @@ func (l *Log) recoverEnd(files segFiles, logEnd, promise uint64) error {
 	if err != nil {
 		return err
 	}
-	if res.end < logEnd {
-		return fmt.Errorf("%w: the log ends at LSN %d in segment file %s, before LSN %d, where it ended at its last checkpoint",
-			ErrCorruptLog, res.end, l.segPath(res.seg.start), logEnd)
-	}
-	if res.end < promise {
-		return fmt.Errorf("%w: the log ends at LSN %d in segment file %s, before LSN %d, up to which it was synced",
-			ErrCorruptLog, res.end, l.segPath(res.seg.start), promise)
-	}
 	// The live segments, from the first file to the one holding the end,
 	// must follow each other; the files after it are spares.
 	var live []segHeader
@@ -386,6 +378,16 @@ func (l *Log) recoverEnd(files segFiles, logEnd, promise uint64) error {
 				ErrCorruptLog, l.segPath(next), l.segPath(s), h.start)
 		}
 		l.spares = append(l.spares, spareFile{start: s, size: size})
+	}
+	// A missing file, named above, explains a log that ends early; else
+	// the end is checked against what was durable.
+	if res.end < logEnd {
+		return fmt.Errorf("%w: the log ends at LSN %d in segment file %s, before LSN %d, where it ended at its last checkpoint",
+			ErrCorruptLog, res.end, l.segPath(res.seg.start), logEnd)
+	}
+	if res.end < promise {
+		return fmt.Errorf("%w: the log ends at LSN %d in segment file %s, before LSN %d, up to which it was synced",
+			ErrCorruptLog, res.end, l.segPath(res.seg.start), promise)
 	}
 	// The segment holding the end is written again from there on.
 	f, err := l.fs.OpenReadWrite(l.segPath(res.seg.start), vfs.WriteCategoryUnspecified)
