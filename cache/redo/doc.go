@@ -109,6 +109,16 @@
 // are synced apart, so only a sync orders them). A volatile store's files
 // are neither synced nor zero-filled.
 //
+// After every sync the log records how far it is durable in the store,
+// under the metadata key 'm' "logsync" (8 bytes), unsynced. Pebble keeps
+// its writes in order and a page is written only after the sync covering
+// it, so a page that survives a crash comes with a record at least as far
+// as the records it depends on: a log that ends before that point has lost
+// synced records (damage, an error naming the segment), not a torn tail;
+// pebble's WAL records how far it was synced for the same purpose
+// (FormatWALSyncChunks). Damage past both that point and the last
+// checkpoint's log end reads as the log's end.
+//
 // Recycling. Checkpointed(lsn, keep) renames every segment wholly below
 // keep (but the one holding the end) to the next future segment's name;
 // the log overwrites it when it gets there. The log never overwrites a
@@ -192,8 +202,9 @@
 //
 // A damaged log is an error matching page.ErrCorrupt (ErrCorruptLog, or
 // the error of a file operation, which names the file), never a panic.
-// Damage past the last checkpoint's log end reads as the log's end, as a
-// torn tail does: the frames carry no promise of how far they were
-// synced. A log on a volatile store (store.PebbleOptions.Volatile) needs
+// Damage past the last checkpoint's log end and past the store's record
+// of the log's sync reads as the log's end, as a torn tail does: the
+// frames carry no promise of how far they were synced. So does a lost last
+// segment whose successor was never written. A log on a volatile store (store.PebbleOptions.Volatile) needs
 // LogOptions.Volatile: nothing survives the process.
 package redo
