@@ -62,21 +62,22 @@ type Log struct {
 	// far the stream is written and synced, the live segments, the sync
 	// in progress, the stats and closed. It is never held during a file
 	// operation or a sync.
-	mu       sync.Mutex
-	buf      []byte // the stream's bytes from bufStart (== written) to end
-	spare    []byte
-	bufStart uint64
-	end      uint64        // LSN of the next record
-	written  uint64        // the stream below is in the files
-	durable  uint64        // records below are synced
-	chain    uint32        // checksum of the last frame appended
-	segs     []segHeader   // live segments, ascending; the last holds end
-	syncing  bool          // a SyncTo is leading a sync
-	syncDone chan struct{} // closed when that sync ends
-	ckptEnd  uint64        // log end at the last checkpoint
-	ckptRec  []byte        // the checkpoint record saved last
-	stats    LogStats
-	closed   bool
+	mu         sync.Mutex
+	buf        []byte // the stream's bytes from bufStart (== written) to end
+	spare      []byte
+	bufStart   uint64
+	end        uint64        // LSN of the next record
+	written    uint64        // the stream below is in the files
+	durable    uint64        // records below are synced
+	chain      uint32        // checksum of the last frame appended
+	sumScratch [16]byte      // frameSum's, in Append
+	segs       []segHeader   // live segments, ascending; the last holds end
+	syncing    bool          // a SyncTo is leading a sync
+	syncDone   chan struct{} // closed when that sync ends
+	ckptEnd    uint64        // log end at the last checkpoint
+	ckptRec    []byte        // the checkpoint record saved last
+	stats      LogStats
+	closed     bool
 }
 
 // segFile is a segment file open for writing.
@@ -461,7 +462,7 @@ func (l *Log) Append(c *Counts, body []byte, stamp Stamper) uint64 {
 		l.switchLocked(n)
 	}
 	lsn := l.end
-	sum := frameSum(bodySum, lsn, uint32(n), l.chain)
+	sum := frameSum(&l.sumScratch, bodySum, lsn, uint32(n), l.chain)
 	var hdr [frameHeaderSize]byte
 	binary.LittleEndian.PutUint32(hdr[:], uint32(n))
 	binary.LittleEndian.PutUint32(hdr[4:], sum)

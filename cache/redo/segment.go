@@ -126,9 +126,9 @@ func parseSegHeader(b []byte) (h segHeader, ok bool) {
 // frameSum is a frame's checksum: CRC-32C of its body, then of its LSN,
 // its length and the chain value before it (the previous frame's
 // checksum). bodySum is the body's own CRC-32C, computed before the LSN
-// is known, outside the log's mutex.
-func frameSum(bodySum uint32, lsn uint64, length, prev uint32) uint32 {
-	var t [16]byte
+// is known, outside the log's mutex. t is scratch space, the caller's so
+// that it is not allocated at every call (crc32.Update's slice escapes).
+func frameSum(t *[16]byte, bodySum uint32, lsn uint64, length, prev uint32) uint32 {
 	binary.LittleEndian.PutUint64(t[0:], lsn)
 	binary.LittleEndian.PutUint32(t[8:], length)
 	binary.LittleEndian.PutUint32(t[12:], prev)
@@ -140,6 +140,7 @@ func frameSum(bodySum uint32, lsn uint64, length, prev uint32) uint32 {
 // its largest frame, not the segment.
 type segReader struct {
 	f    vfs.File
+	sum  [16]byte // frameSum's scratch
 	buf  []byte
 	base int64 // file offset of buf[0]
 	n    int   // valid bytes in buf
@@ -207,7 +208,7 @@ func (l *Log) readHeader(start uint64) (h segHeader, ok bool, err error) {
 // segment's LSN and the chain value reached. Otherwise that frame is the
 // end of the log.
 func (l *Log) read(files segFiles, h segHeader, from uint64, fn func(lsn uint64, body []byte) error) (scanResult, error) {
-	var r segReader
+	r := &segReader{}
 	chain := h.chain
 	for {
 		f, err := l.fs.Open(l.segPath(h.start))
@@ -240,7 +241,7 @@ func (l *Log) read(files segFiles, h segHeader, from uint64, fn func(lsn uint64,
 			}
 			body := fr[frameHeaderSize:]
 			lsn := h.start + uint64(off)
-			if frameSum(crc32.Checksum(body, castagnoli), lsn, n, chain) != sum {
+			if frameSum(&r.sum, crc32.Checksum(body, castagnoli), lsn, n, chain) != sum {
 				break
 			}
 			if lsn >= from && fn != nil {

@@ -497,3 +497,15 @@ func TestLogFrameChecksumCoversLSN(t *testing.T) {
 	require.Empty(t, notes(t, l2, 3*segLen), "the copied frames do not verify at their new LSNs")
 	require.Equal(t, note(recsPerSeg, ""), notes(t, l2, segLen)[0], "the original still does")
 }
+
+// TestLogAppendAllocates: Append allocates nothing once the buffer has
+// grown (its checksum's scratch is the log's).
+func TestLogAppendAllocates(t *testing.T) {
+	e := newLogEnv(t, &redo.LogOptions{BufferBytes: 1 << 20})
+	body := redo.Encode(nil, nil, []byte("a commit note"))
+	for range 1000 {
+		e.l.Append(nil, body, nil) // grow the buffer
+	}
+	require.NoError(t, e.l.Flush(e.l.End()))
+	require.Zero(t, testing.AllocsPerRun(1000, func() { e.l.Append(nil, body, nil) }))
+}
