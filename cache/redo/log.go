@@ -260,7 +260,7 @@ func (l *Log) create(files segFiles) (*Log, error) {
 		return nil, err
 	}
 	if pages {
-		return nil, fmt.Errorf("%w: the database holds pages but its redo log control file %s is missing",
+		return nil, fmt.Errorf("%w: the database holds pages but its redo log control file %s is missing (or the database was written when the log was kept in pebble, a format this version does not read)",
 			ErrCorruptLog, l.controlPath())
 	}
 	if err := l.fs.MkdirAll(l.dir, 0o755); err != nil {
