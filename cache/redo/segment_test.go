@@ -509,3 +509,27 @@ func TestLogAppendAllocates(t *testing.T) {
 	require.NoError(t, e.l.Flush(e.l.End()))
 	require.Zero(t, testing.AllocsPerRun(1000, func() { e.l.Append(nil, body, nil) }))
 }
+
+// TestLogLost: a store that holds pages, or whose record says its log was
+// synced, but has no log directory has lost its log: Open says so rather
+// than start a new log whose LSNs would go back.
+func TestLogLost(t *testing.T) {
+	st := openStoreOn(t, vfs.NewMem())
+	l := openLog(t, st, smallLog)
+	require.NoError(t, l.SyncTo(nil, appendNote(l, nil, "x")+1))
+	l.Close()
+	require.NoError(t, st.FS().RemoveAll(st.FS().PathJoin(st.Dir(), "redo")))
+	_, err := redo.Open(st, smallLog)
+	require.ErrorIs(t, err, redo.ErrCorruptLog, "the store's record of the log's sync")
+	require.Contains(t, err.Error(), "checkpoint")
+
+	st2 := openStoreOn(t, vfs.NewMem())
+	buf := make([]byte, testPageSize)
+	id := page.ID{Space: 1, Page: 0}
+	page.Init(buf, id, page.KindHeap)
+	page.Seal(buf)
+	require.NoError(t, st2.WritePage(id, buf))
+	_, err = redo.Open(st2, smallLog)
+	require.ErrorIs(t, err, redo.ErrCorruptLog, "a store with pages")
+	require.ErrorIs(t, err, page.ErrCorrupt)
+}
