@@ -21,7 +21,7 @@
 // # Basics
 //
 //	st, _ := store.OpenPebble(store.PebbleOptions{})   // in memory, 16 KiB pages
-//	lg, _ := redo.Open(st, nil)                         // the log, in the same pebble
+//	lg, _ := redo.Open(st, nil)                         // the log, in the database's redo/
 //	pool, _ := cache.NewPool(st, &cache.Options{PoolSize: 64 << 20}, &cache.Wiring{Log: lg})
 //	_ = pool.CreateSpace(m, 1)
 //	mt := pool.BeginMtr(m)

@@ -119,15 +119,17 @@ func ExampleMtr() {
 		log.Fatal(err)
 	}
 	fmt.Printf("records=%d syncs=%d\n", m.LogRecords, m.LogSyncs)
-	// The first record (CreateSpace: the meta page formatted, its header
-	// written) is 24 bytes, 32 with its frame, so this one is at LSN 8+32.
+	// The log's first segment starts with its 32-byte header, so the first
+	// record is at LSN 32 (redo.FirstLSN); it (CreateSpace: the meta page
+	// formatted, its header written) is 24 bytes, 32 with its frame, so
+	// this one is at LSN 32+32.
 	// Pages come in the order of their first operation: AllocPage formats
 	// the new page before it moves the meta page's high-water mark.
 
 	// Output:
 	// durable: true
-	// LSN 40: page 1:1 fresh=true
-	// LSN 40: page 1:0 fresh=false
-	// LSN 40: note "txn 1 commits"
+	// LSN 64: page 1:1 fresh=true
+	// LSN 64: page 1:0 fresh=false
+	// LSN 64: note "txn 1 commits"
 	// records=2 syncs=1
 }

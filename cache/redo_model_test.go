@@ -64,7 +64,8 @@ func redoModelTrial(t *testing.T, tot *redoModelTotals) {
 	fs := vfs.NewCrashableMem()
 	st, err := store.OpenPebble(store.PebbleOptions{FS: fs, PageSize: testPageSize})
 	require.NoError(t, err)
-	// A small buffer: the log reaches pebble in many chunks between syncs.
+	// A small buffer: the log reaches its files in many writes between
+	// syncs.
 	l, err := redo.Open(st, &redo.LogOptions{BufferBytes: 512 + rng.IntN(8<<10)})
 	require.NoError(t, err)
 	p := newPoolWith(t, st, 16, cache.Options{Policy: cache.PolicyLRU}, cache.Wiring{Log: l})
@@ -189,7 +190,11 @@ func redoModelTrial(t *testing.T, tot *redoModelTotals) {
 			all := append([]page.ID{meta}, ids...)
 			require.NoError(t, p.FlushPage(nil, all[rng.IntN(len(all))]))
 		case r < 6:
+			// A checkpoint's writes: every page, then the store synced
+			// (the log has its own files, so its syncs do not make the
+			// store's page writes durable).
 			require.NoError(t, p.FlushAll(nil))
+			require.NoError(t, st.Sync())
 		}
 	}
 

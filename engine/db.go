@@ -105,8 +105,18 @@ type Options struct {
 	// Nil: RealRuntime. The simulator installs its scheduler here.
 	Runtime Runtime
 	// CheckpointBytes is how much log a checkpoint is taken after; default
-	// 64 MiB. Recovery redoes at most about this much log.
+	// 64 MiB, or three quarters of LogSize if that is less (so that the
+	// log, a checkpoint interval and the segments on either side of it,
+	// stays within its capacity). Recovery redoes at most about this much
+	// log.
 	CheckpointBytes int64
+	// LogSize is the redo log's capacity in bytes, the segment files it
+	// keeps in the database directory's redo/ and recycles (InnoDB's
+	// innodb_log_file_size): 0 means redo.DefaultCapacity (96 MiB); at
+	// least redo.MinCapacity. Segments are an eighth of it each (see
+	// redo.MinSegmentSize). A database opened with another size keeps
+	// its segments and makes new ones of the new size.
+	LogSize int64
 	// MemoryLimit is the memory, in bytes, that Open's memory check
 	// compares the options with; 0: what this process may use, read from
 	// the system (the smaller of its cgroup's limit, v2 memory.max or v1
@@ -123,6 +133,11 @@ type Options struct {
 	// used take memory, so a pool larger than the memory works until the
 	// data fills it; set SkipMemoryCheck for that.
 	SkipMemoryCheck bool
+}
+
+// logOptions returns the redo log's options that the database's give.
+func (o *Options) logOptions() *redo.LogOptions {
+	return &redo.LogOptions{Capacity: o.LogSize}
 }
 
 // Validate reports the first invalid option.
@@ -154,6 +169,10 @@ func (o *Options) Validate() error {
 	}
 	if o.CheckpointBytes < 0 {
 		return fmt.Errorf("engine: %w: checkpoint interval of %d log bytes is negative", ErrInvalidOptions, o.CheckpointBytes)
+	}
+	if err := o.logOptions().Validate(); err != nil {
+		// err matches ErrInvalidOptions already.
+		return fmt.Errorf("engine: log size: %w", err)
 	}
 	if o.LockTimeout < 0 {
 		return fmt.Errorf("engine: %w: lock timeout %v is negative", ErrInvalidOptions, o.LockTimeout)
@@ -319,6 +338,9 @@ func Open(o *Options) (*DB, error) {
 	}
 	if opts.CheckpointBytes == 0 {
 		opts.CheckpointBytes = 64 << 20
+		if opts.LogSize != 0 {
+			opts.CheckpointBytes = min(opts.CheckpointBytes, opts.LogSize/4*3)
+		}
 	}
 	// In memory with no filesystem given, nothing can outlive the process:
 	// the store runs without pebble's WAL (store.PebbleOptions.Volatile).
@@ -328,7 +350,9 @@ func Open(o *Options) (*DB, error) {
 		return nil, err
 	}
 	dbID, epoch := st.Identity()
-	log, err := redo.Open(st, &redo.LogOptions{Waiter: opts.Runtime, Volatile: st.Volatile()})
+	lo := opts.logOptions()
+	lo.Waiter, lo.Volatile = opts.Runtime, st.Volatile()
+	log, err := redo.Open(st, lo)
 	if err != nil {
 		_ = st.Close()
 		return nil, damaged(st, fmt.Errorf("engine: open redo log: %w", err))

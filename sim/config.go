@@ -65,6 +65,7 @@ type TPCCConfig struct {
 	CountRewrite    bool
 	PageSize        int
 	PoolSize        int64 // 0: PoolPerWarehouse × Warehouses
+	LogSize         int64 // the redo log's capacity (--log-size, engine.Options.LogSize); 0: the engine's default
 	PoolPolicy      cache.PolicyKind
 	HeapUpdate      engine.HeapUpdate
 	SyncCommit      bool
@@ -143,7 +144,7 @@ const DefaultRemoteSize = 1 << 30
 func (c *TPCCConfig) EngineOptions() *engine.Options {
 	o := &engine.Options{Dir: c.Dir, PageSize: c.PageSize, Options: cache.Options{PoolSize: c.PoolSize, Policy: c.PoolPolicy, TierMode: c.RemoteMode, ReadAhead: c.ReadAhead, TornPages: c.TornPages},
 		HeapUpdate: c.HeapUpdate, CountRewrite: c.CountRewrite, Commit: engine.NoSyncCommit,
-		SkipMemoryCheck: true}
+		LogSize: c.LogSize, SkipMemoryCheck: true}
 	if o.PoolSize == 0 {
 		o.PoolSize = int64(max(1, c.Warehouses)) * PoolPerWarehouse
 	}

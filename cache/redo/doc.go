@@ -10,7 +10,9 @@
 // makes its records durable with SyncTo, which concurrent callers share
 // (group commit). After a crash, recovery scans the log from the
 // checkpoint (Scan), decodes each record (Decode) and applies each page's
-// part to the page (cache.Pool.Redo, which calls PageRedo.Apply).
+// part to the page (cache.Pool.Redo, which calls PageRedo.Apply). The log
+// keeps its own segment files, recycled once a checkpoint passes them, and
+// the checkpoint record in its own control file.
 //
 //	lg, err := redo.Open(st, nil)                  // st: a *store.PebbleStore
 //	pool, err := cache.NewPool(st, nil, &cache.Wiring{Log: lg})
@@ -22,42 +24,132 @@
 //		...
 //	})
 //
-// The package imports page and store only: the buffer pool, which owns the
-// mini-transaction, imports it.
+// The package imports page and store (and pebble's vfs, the store's
+// filesystem) only: the buffer pool, which owns the mini-transaction,
+// imports it.
 //
-// # The log's framing
+// # The log's files
 //
-// The stream is a sequence of frames, one per record; a record's LSN is
-// the offset of its frame in the stream, which starts at FirstLSN (8: LSN 0
-// means "never logged" in a page header). A frame is an 8-byte header and
-// the record's body:
+// The log lives in the database directory's redo/ (on the store's
+// filesystem: an in-memory store's memory filesystem, a test's crashable
+// one), apart from pebble: a record is written once, to its segment,
+// instead of flowing through pebble's WAL, memtable and compactions.
+//
+//	<database>/redo/checkpoint          the control file (below)
+//	<database>/redo/0000000000000000    a segment: its first LSN, 16 hex
+//	<database>/redo/0000000000c00000    digits, so that names sort in LSN
+//	...                                 order; Open checks that the live
+//	                                    ones follow each other
+//
+// The stream is a sequence of fixed-size segments. A segment's LSN range
+// is [first LSN, first LSN + size), its file's bytes are that range (an
+// LSN is its byte's segment's first LSN plus its offset in the file), and
+// the next segment starts where it ends. Segments are LogOptions.Capacity
+// / 8 each (the default capacity, DefaultCapacity, is MariaDB 10.5's
+// innodb_log_file_size default of 96 MiB: 12 MiB segments), clamped to
+// [1 MiB, 64 MiB]; a capacity under 8 MiB (tests) gets capacity/8, at
+// least 32 KiB (MinSegmentSize). A new segment file is filled with zeros
+// to its full size and synced before it is used, as PostgreSQL zero-fills
+// a new WAL segment, so that a sync need not update the file's size.
+//
+//	segment file
+//	0          32                                             size
+//	+----------+--------+--------+-----+--------+--------------+
+//	|  header  | frame  | frame  | ... | frame  | zeros, or a  |
+//	|          |        |        |     |        | previous     |
+//	|          |        |        |     |        | cycle's bytes|
+//	+----------+--------+--------+-----+--------+--------------+
+//	 LSN first   first+32 ...
+//
+//	header (32 bytes, little-endian)
+//	0        4        6        8                16               24       28       32
+//	+--------+--------+--------+----------------+----------------+--------+--------+
+//	| magic  | version| zero   | first LSN      | size           | chain  | CRC-32C|
+//	| "EELR" | 1 (u16)| (u16)  | (u64)          | (u64, header   | in     | of     |
+//	| (u32)  |        |        |                | included)      | (u32)  | 0..28  |
+//	+--------+--------+--------+----------------+----------------+--------+--------+
+//
+// A frame is one record: an 8-byte header and the record's body, opaque
+// here (Encode's):
 //
 //	0          4          8
 //	+----------+----------+------------------------------+
 //	|  length  |  CRC-32C |  body: the record (Builder)  |
-//	|  (u32)   |   (u32)  |  length bytes                |
+//	|  (u32)   |   (u32)  |  length - 8 bytes            |
 //	+----------+----------+------------------------------+
-//	             checksum of the body only; integers little-endian
+//	  length: the frame's, header included (never 0)
+//	  CRC-32C of: body ‖ LSN (u64) ‖ length (u32) ‖ chain (u32)
 //
-// The buffer reaches pebble in chunks: each write of the buffer (Flush,
-// SyncTo, MaybeWrite once it holds LogOptions.BufferBytes) is one pebble
-// key whose value is the frames it held, back to back. A chunk never
-// splits a frame. The key is the byte 'l' (store.PrefixLog) and the
-// chunk's first LSN, big-endian, so that chunks sort in LSN order:
+// The frame's LSN is not stored: it is its place, and the checksum covers
+// it, as pebble's recyclable WAL chunks carry their log number and
+// PostgreSQL's WAL pages their address (xlp_pageaddr). A recycled file
+// still holds its previous cycle's frames, intact, but at other LSNs:
+// they fail the checksum where they now lie. chain is the checksum of the
+// frame before (for a segment's first frame, its header's chain in, the
+// checksum of the last frame before the segment; 0 for the log's very
+// first segment), as PostgreSQL's records carry the address of the record
+// before (xl_prev): after a crash the log continues over its torn tail,
+// and an intact frame left past the new records from before the crash
+// chains to a frame that is no longer there.
 //
-//	key (9 bytes)                  value
-//	+-----+------------------+     +---------+---------+-----+---------+
-//	| 'l' | first LSN (u64,  |     | frame @ | frame @ | ... | frame @ |
-//	|     | big-endian)      |     | LSN c   | c+8+n1  |     | ...     |
-//	+-----+------------------+     +---------+---------+-----+---------+
+// A frame never spans two segments: one that does not fit in the rest of
+// the current segment starts the next; the rest is written as zeros (a
+// frame larger than a whole segment gets a segment of its own, as large as
+// it needs). Reading the log (Open, Scan) ends at the first frame that
+// does not verify: a bad checksum (a torn write, a previous cycle's frame),
+// a zero or impossible length. There the next segment continues the log
+// only if its header names its own LSN and carries the chain value
+// reached; otherwise that frame is the log's end, and the next Append
+// writes there.
 //
-//	stream:  8 ...... c1 ...... c2 ...... c3 ...... end
-//	         [chunk 8 ][chunk c1][chunk c2][buffer ]
-//	         the next chunk starts where the previous ends: Open checks it
+// Writing. Records are appended to a buffer holding the stream's bytes
+// (headers and a switch's zeros included); a write copies the buffer into
+// its segments (pwrite), and a sync fdatasyncs the files written since the
+// last one. A group commit's leader writes the buffer and syncs (SyncTo);
+// Flush syncs too (the write-ahead rule: the log's files and the store's
+// are synced apart, so only a sync orders them). A volatile store's files
+// are neither synced nor zero-filled.
 //
-// Checkpointed deletes the chunks wholly below the oldest record recovery
-// still needs; the layer above's checkpoint record is kept beside the log
-// under the metadata key 'm' "ckpt" (SaveCheckpoint, LoadCheckpoint).
+// After every sync the log records how far it is durable in the store,
+// under the metadata key 'm' "logsync" (8 bytes), unsynced. Pebble keeps
+// its writes in order and a page is written only after the sync covering
+// it, so a page that survives a crash comes with a record at least as far
+// as the records it depends on: a log that ends before that point has lost
+// synced records (damage, an error naming the segment), not a torn tail;
+// pebble's WAL records how far it was synced for the same purpose
+// (FormatWALSyncChunks). Damage past both that point and the last
+// checkpoint's log end reads as the log's end.
+//
+// Recycling. Checkpointed(lsn, keep) renames every segment wholly below
+// keep (but the one holding the end) to the next future segment's name;
+// the log overwrites it when it gets there. The log never overwrites a
+// segment that holds records at or after keep: when it needs a segment
+// and no spare is left, it creates one, and a file past the capacity
+// counts as an overrun (LogStats.Overruns). Keeping the checkpoint age
+// (Age) below Capacity is the caller's: it flushes pages and checkpoints.
+//
+// # The control file
+//
+// redo/checkpoint holds the layer above's checkpoint record (opaque, at
+// most MaxCheckpointRecord bytes) in two 512-byte slots, written in turn
+// and synced, as InnoDB writes its two checkpoint blocks: a crash while
+// one is written leaves the other. The valid slot with the larger number
+// wins; neither valid is an error naming the file. logEnd is the log's
+// durable end when the slot was written: Open reads from the segment
+// holding it, and a log that ends before it is damage.
+//
+//	slot (512 bytes, little-endian; slot n%2 at offset 512·(n%2))
+//	0        4        6        8                16               24       28             508      512
+//	+--------+--------+--------+----------------+----------------+--------+-------------+--------+
+//	| magic  | version| flags  | number n (u64) | logEnd (u64)   | reclen | record,     | CRC-32C|
+//	| "EELC" | 1 (u16)| bit 0: |                |                | (u32)  | zero-padded | of     |
+//	| (u32)  |        | record |                |                |        |             | 0..508 |
+//	+--------+--------+--------+----------------+----------------+--------+-------------+--------+
+//
+// A new log's control file (slot 0: no record, logEnd FirstLSN) is
+// written under a temporary name and renamed once synced, so a crash
+// leaves a whole one or none. No control file and no segments is a new
+// log, unless the store holds pages: then the log was lost (an error).
 //
 // # The record
 //
@@ -155,20 +247,26 @@
 // # Concurrency and lifetimes
 //
 // A Log is safe for concurrent use: Append orders records under one mutex,
-// chunk writes are ordered by another, and neither is held during a sync.
-// A caller waiting for another's sync waits through LogOptions.Waiter, and
-// the caller leading a sync calls its SyncStart first, holding no lock (the
-// simulator prices the sync there and parks simulated transactions in
-// Wait; RealWaiter blocks and does nothing at a sync's start). Close refuses further
-// writes; records appended but not yet written are lost, as in a crash.
-// The bodies Scan hands out, and the slices Decode returns, are valid only
-// during the call (Scan) or while the body lives (Decode).
+// writes, syncs and file operations are ordered by another, and the first
+// is never held during a file operation. A caller waiting for another's
+// sync waits through LogOptions.Waiter, and the caller leading a sync
+// calls its SyncStart first, holding no lock (the simulator prices the
+// sync there and parks simulated transactions in Wait; RealWaiter blocks
+// and does nothing at a sync's start). Flush calls neither: the pool calls
+// it with a frame's I/O mutex held. Close refuses further writes; records
+// appended but not yet written are lost, as in a crash. The bodies Scan
+// hands out, and the slices Decode returns, are valid only during the call
+// (Scan) or while the body lives (Decode). Scan reads the files and must
+// not run beside Checkpointed (which renames them): recovery scans before
+// the database is used.
 //
 // # Caveats
 //
-// Every pebble call goes through the store's boundary: a damaged log is an
-// error matching page.ErrCorrupt (ErrCorruptLog for a frame or record that
-// does not verify or decode), never a panic. A log on a volatile store
-// (store.PebbleOptions.Volatile) needs LogOptions.Volatile: its syncs are
-// no-ops and nothing survives the process.
+// A damaged log is an error matching page.ErrCorrupt (ErrCorruptLog, or
+// the error of a file operation, which names the file), never a panic.
+// Damage past the last checkpoint's log end and past the store's record
+// of the log's sync reads as the log's end, as a torn tail does: the
+// frames carry no promise of how far they were synced. So does a lost last
+// segment whose successor was never written. A log on a volatile store (store.PebbleOptions.Volatile) needs
+// LogOptions.Volatile: nothing survives the process.
 package redo

@@ -89,6 +89,7 @@ type tpccFlags struct {
 	org, profile, policy, heapUpd   choice
 	scale                           choice
 	pool, remoteSize, memoryLimit   size
+	logSize                         size
 	ignoreMemoryLimit               bool
 	remote                          remote
 	remoteMode, readAhead, mode     choice
@@ -164,6 +165,7 @@ func newTPCCFlags(sub string, stderr io.Writer) *tpccFlags {
 	if sub != "export" {
 		fs.BoolVar(&f.countRewrite, "count-rewrite", false, "the engine counts count(col) of a NOT NULL column as count(*)")
 		fs.Var(&f.pool, "pool", "buffer pool size, such as 64MiB or 2GiB (0: 256MiB per warehouse)")
+		fs.Var(&f.logSize, "log-size", "the redo log's capacity, such as 48MiB: its segment files in the database directory's redo/, an eighth of it each (innodb_log_file_size; 0: 96MiB)")
 		f.policy = choice{"midpoint", []string{"midpoint", "lru"}}
 		fs.Var(&f.policy, "pool-policy", "buffer pool eviction: midpoint (InnoDB's old and young sublists) or lru")
 		f.heapUpd = choice{"in-place", []string{"in-place", "new-version"}}
@@ -216,7 +218,7 @@ func (f *tpccFlags) printHelp(w io.Writer) {
 func (f *tpccFlags) config() (sim.TPCCConfig, error) {
 	c := sim.TPCCConfig{Phases: subcommands[f.sub].phases, Warehouses: f.warehouses, Terminals: f.terminals,
 		Duration: f.duration, Warmup: f.warmup, StockLevelNoLowerBound: f.stockNoLower, KeyingAndThink: f.keyingThink,
-		Seed: f.seed, CountRewrite: f.countRewrite, PageSize: f.pageSize, PoolSize: f.pool.n,
+		Seed: f.seed, CountRewrite: f.countRewrite, PageSize: f.pageSize, PoolSize: f.pool.n, LogSize: f.logSize.n,
 		PoolPolicy: cache.PolicyKind(f.policy.value), SyncCommit: f.syncCommit, Dir: f.dir,
 		Remote: f.remote.spec, RemoteMode: tier.Mode(f.remoteMode.value), RemoteSize: f.remoteSize.n,
 		MemoryLimit: f.memoryLimit.n, IgnoreMemoryLimit: f.ignoreMemoryLimit, InMemoryOnly: f.compare != "",
