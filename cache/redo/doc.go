@@ -48,9 +48,12 @@
 // / 8 each (the default capacity, DefaultCapacity, is MariaDB 10.5's
 // innodb_log_file_size default of 96 MiB: 12 MiB segments), clamped to
 // [1 MiB, 64 MiB]; a capacity under 8 MiB (tests) gets capacity/8, at
-// least 32 KiB (MinSegmentSize). A new segment file is filled with zeros
-// to its full size and synced before it is used, as PostgreSQL zero-fills
-// a new WAL segment, so that a sync need not update the file's size.
+// least 32 KiB (MinSegmentSize). A new segment file is created under a
+// temporary name, filled with zeros to its full size, synced and renamed
+// before it is used, as PostgreSQL zero-fills a new WAL segment
+// (XLogFileInit), so that a sync need not update the file's size; on a
+// memory filesystem, which has no blocks to allocate, it grows as it is
+// written instead.
 //
 //	segment file
 //	0          32                                             size

@@ -1,10 +1,12 @@
 package redo
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"slices"
 	"sort"
 	"sync"
@@ -291,7 +293,7 @@ func (l *Log) startNew() {
 // it durable up to logEnd, and which the store says was synced up to
 // promise, and sets the log up to continue there.
 func (l *Log) recoverEnd(files segFiles, logEnd, promise uint64) error {
-	starts := slices.Sorted(mapsKeys(files))
+	starts := slices.Sorted(maps.Keys(files))
 	// The segment holding logEnd: the last that starts below it.
 	k := sort.Search(len(starts), func(i int) bool { return starts[i] >= logEnd }) - 1
 	fresh := func() error {
@@ -424,16 +426,6 @@ func (l *Log) fileSize(start uint64) (uint64, error) {
 		return 0, fmt.Errorf("cache: redo log segment %s: %w", l.segPath(start), err)
 	}
 	return uint64(fi.Size()), nil
-}
-
-func mapsKeys(m segFiles) func(func(uint64) bool) {
-	return func(yield func(uint64) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 // Stamper is told the LSN its record got, under the log's mutex (Append).
@@ -987,21 +979,11 @@ func (l *Log) recycle(h segHeader) error {
 		return err
 	}
 	l.spares = append(l.spares, spareFile{start: next, size: h.size})
-	slices.SortFunc(l.spares, func(a, b spareFile) int { return compareU64(a.start, b.start) })
+	slices.SortFunc(l.spares, func(a, b spareFile) int { return cmp.Compare(a.start, b.start) })
 	l.mu.Lock()
 	l.stats.Recycled++
 	l.mu.Unlock()
 	return nil
-}
-
-func compareU64(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // Close refuses further writes and closes the files; records not yet
@@ -1044,7 +1026,7 @@ func (l *Log) Scan(from uint64, fn func(lsn uint64, body []byte) error) error {
 	if err != nil {
 		return fmt.Errorf("cache: scan redo log: %w", err)
 	}
-	starts := slices.Sorted(mapsKeys(files))
+	starts := slices.Sorted(maps.Keys(files))
 	// The segment holding from: the last that starts at or below it.
 	k := sort.Search(len(starts), func(i int) bool { return starts[i] > from }) - 1
 	if k < 0 {
