@@ -104,9 +104,18 @@ type Options struct {
 	// syncs, call boundaries and the frames' ready times (see Runtime).
 	// Nil: RealRuntime. The simulator installs its scheduler here.
 	Runtime Runtime
-	// CheckpointBytes is how much log a checkpoint is taken after; default
-	// 64 MiB. Recovery redoes at most about this much log.
+	// CheckpointBytes is how much log a fuzzy checkpoint is taken after;
+	// default 64 MiB. A fuzzy checkpoint writes no page: it records the
+	// oldest modification still dirty, so recovery redoes the checkpoint
+	// age (the log end less that), which the page cleaner and the log's
+	// sync point keep below LogCapacity.
 	CheckpointBytes int64
+	// LogCapacity is the redo log's capacity in bytes: the checkpoint age
+	// it allows, against which the flushing pressure is measured (the
+	// adaptive flushing's low-water mark at 10%, the async point at 7/8,
+	// the sync point at 15/16: see cache.FlushTarget and logFreeCheck).
+	// Default cache.DefaultLogCapacity (96 MiB); at least 1 MiB.
+	LogCapacity int64
 	// MemoryLimit is the memory, in bytes, that Open's memory check
 	// compares the options with; 0: what this process may use, read from
 	// the system (the smaller of its cgroup's limit, v2 memory.max or v1
@@ -151,6 +160,9 @@ func (o *Options) Validate() error {
 	}
 	if o.Commit > NoSyncCommit {
 		return fmt.Errorf("engine: %w: commit mode %d", ErrInvalidOptions, o.Commit)
+	}
+	if o.LogCapacity != 0 && o.LogCapacity < 1<<20 {
+		return fmt.Errorf("engine: %w: log capacity %d bytes: want at least 1 MiB", ErrInvalidOptions, o.LogCapacity)
 	}
 	if o.CheckpointBytes < 0 {
 		return fmt.Errorf("engine: %w: checkpoint interval of %d log bytes is negative", ErrInvalidOptions, o.CheckpointBytes)
@@ -223,11 +235,18 @@ type DB struct {
 	undoBufs sync.Pool // *undoBufs
 
 	// ckptMu is held for a whole checkpoint, so that checkpoints run one
-	// at a time; it guards no field (checkpoints is atomic). recovered is
-	// written by Open before the DB is shared and only read after.
+	// at a time, and by a transaction flushing for log space
+	// (logFreeCheck); it guards no field (the ones below are atomic).
+	// recovered is written by Open before the DB is shared and only read
+	// after.
 	ckptMu      sync.Mutex
 	checkpoints atomic.Int64
-	recovered   struct{ records, pages, rolledBack int64 }
+	ckptLSN     atomic.Uint64 // the last recorded checkpoint LSN (redo)
+	ckptAt      atomic.Uint64 // the log end when the last checkpoint was taken
+	// asyncPoint and syncPoint are the checkpoint ages past which a
+	// transaction wakes the cleaner and flushes itself (logFreeCheck).
+	asyncPoint, syncPoint uint64
+	recovered             struct{ records, pages, rolledBack int64 }
 
 	// mu guards the table map, the next free space (and the catalog's
 	// record of it: CreateTable holds mu while it writes the catalog) and
@@ -322,6 +341,9 @@ func Open(o *Options) (*DB, error) {
 	if opts.CheckpointBytes == 0 {
 		opts.CheckpointBytes = 64 << 20
 	}
+	if opts.LogCapacity == 0 {
+		opts.LogCapacity = cache.DefaultLogCapacity
+	}
 	// In memory with no filesystem given, nothing can outlive the process:
 	// the store runs without pebble's WAL (store.PebbleOptions.Volatile).
 	st, err := store.OpenPebble(store.PebbleOptions{Dir: opts.Dir, FS: opts.FS, PageSize: opts.PageSize,
@@ -335,7 +357,15 @@ func Open(o *Options) (*DB, error) {
 		_ = st.Close()
 		return nil, damaged(st, fmt.Errorf("engine: open redo log: %w", err))
 	}
-	pool, err := cache.NewPool(st, &opts.Options, &cache.Wiring{Log: log, Runtime: rt, TierDB: dbID, TierEpoch: epoch})
+	// The page cleaner runs on the pool's goroutine in real mode; another
+	// Runtime (the simulator) drives it itself, through Pool.CleanStep,
+	// so that nothing that decides a simulated result runs on its own.
+	cleaner := cache.CleanerOff
+	if rt == nil {
+		cleaner = cache.CleanerGoroutine
+	}
+	pool, err := cache.NewPool(st, &opts.Options, &cache.Wiring{Log: log, Runtime: rt, TierDB: dbID, TierEpoch: epoch,
+		LogCapacity: opts.LogCapacity, Cleaner: cleaner})
 	if err != nil {
 		log.Close()
 		_ = st.Close()
@@ -343,10 +373,12 @@ func Open(o *Options) (*DB, error) {
 	}
 	db := &DB{opts: opts, store: st, pool: pool, log: log, calls: rt,
 		locks:  lock.NewManager(opts.Runtime, opts.Runtime, opts.LockTimeout),
-		spaces: make(map[uint32]structure), active: make(map[uint64]uint64)}
+		spaces: make(map[uint32]structure), active: make(map[uint64]uint64),
+		asyncPoint: cache.LogAsyncPoint(opts.LogCapacity), syncPoint: cache.LogSyncPoint(opts.LogCapacity)}
 	db.mu.tables = make(map[string]*TableHandle)
 	db.countRewrite.Store(opts.CountRewrite)
 	fail := func(err error) (*DB, error) {
+		pool.StopCleaner()
 		log.Close()
 		_ = st.Close()
 		return nil, damaged(st, err)
@@ -545,8 +577,8 @@ func (db *DB) Pool() *cache.Pool { return db.pool }
 // Options returns the options the database runs with, defaults applied.
 func (db *DB) Options() Options { return db.opts }
 
-// Close takes a checkpoint (every dirty page written and synced, the log
-// before it dropped) and closes the store. Transactions still open are
+// Close stops the page cleaner, takes a sharp checkpoint (every dirty page
+// written and synced, the log before it dropped) and closes the store. Transactions still open are
 // not waited for: their changes are rolled back by the next Open, as
 // after a crash.
 func (db *DB) Close() error {
@@ -557,6 +589,9 @@ func (db *DB) Close() error {
 	}
 	db.mu.closed = true
 	db.mu.Unlock()
+	// The cleaner stops first: the sharp checkpoint writes what is left,
+	// and no pass runs after it.
+	db.pool.StopCleaner()
 	err := db.Checkpoint()
 	if err == nil {
 		err = db.pool.Close()

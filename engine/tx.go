@@ -172,7 +172,7 @@ func (c CommitMode) String() string {
 // Commit ends the transaction: its commit record is logged (and, in
 // SyncCommit mode, durable before Commit returns), then its locks are
 // released. The commit that takes the log past CheckpointBytes since the
-// last checkpoint takes one.
+// last checkpoint takes one (fuzzy: no page writes).
 func (tx *Tx) Commit() error {
 	tx.enter()
 	if tx.done {
@@ -344,6 +344,9 @@ func upperOf(prefix []byte) btree.Bound {
 // index that already holds its values is ErrDuplicateKey; nothing changes.
 func (tx *Tx) Insert(t *TableHandle, row Row) error {
 	tx.enter()
+	if err := tx.db.logFreeCheck(tx.m); err != nil {
+		return err
+	}
 	if err := tx.check(t); err != nil {
 		return err
 	}
@@ -520,6 +523,9 @@ type Set struct {
 // ErrNotFound if there is none; a primary-key column cannot be changed.
 func (tx *Tx) Update(t *TableHandle, pk []Value, set []Set) error {
 	tx.enter()
+	if err := tx.db.logFreeCheck(tx.m); err != nil {
+		return err
+	}
 	tx.group++
 	return tx.update(t, pk, set)
 }
@@ -687,6 +693,9 @@ func (t *TableHandle) pkRow(pk []Value) Row {
 // ErrNotFound if there is none.
 func (tx *Tx) Delete(t *TableHandle, pk []Value) error {
 	tx.enter()
+	if err := tx.db.logFreeCheck(tx.m); err != nil {
+		return err
+	}
 	tx.group++
 	return tx.delete(t, pk)
 }
