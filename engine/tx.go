@@ -153,9 +153,10 @@ const (
 	// sync is running share the next one: group commit.
 	SyncCommit CommitMode = iota
 	// NoSyncCommit returns at once; the commit is durable at the next
-	// sync (another transaction's sync commit) or checkpoint
+	// sync (another transaction's sync commit, or the page cleaner's
+	// before it writes pages whose log is not durable) or checkpoint
 	// (innodb_flush_log_at_trx_commit=0 or 2, without their one-second
-	// timer: nothing here runs on a timer).
+	// log flush: the cleaner syncs only when it needs to).
 	NoSyncCommit
 )
 

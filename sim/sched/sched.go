@@ -30,7 +30,13 @@ import (
 // but tpcc's are methods of engine.Runtime, which the scheduler
 // implements. None of them is reached while the terminal holds a page
 // latch, so the terminal that holds the turn never blocks on a real lock
-// held by one that does not.
+// held by one that does not. One wait may come with latches held: a page
+// write's wait for the log's durability (a fetch that evicts a dirty page
+// inside a mini-transaction), which the pool brackets with PageWriteWait.
+// A sync it leads is priced at once, without a yield; a sync another
+// terminal leads lets only that leader run until it is done, and then the
+// writer first (urgentNext): the leader, a commit, takes no latch between
+// its sync and its next yield point.
 //
 // Pricing one interval (the work since the last yield point) replays it
 // step by step, in order:
@@ -46,8 +52,12 @@ import (
 //  3. the writes it had to wait for (a dirty page written out to free a
 //     frame), then tier pushes and deletes, each a request of its own;
 //  4. its CPU: the priced events, on the core that frees first;
-//  5. the background work it caused (read-ahead, checkpoint writes), and a
-//     wait for the pages of its own read-ahead it went on to use.
+//  5. the background work it caused (read-ahead) and the background work
+//     due by its clock: the page cleaner's passes, a pass every
+//     cache.CleanerInterval of virtual time (cache.Pool.CleanStep, with no
+//     terminal current: its log sync and its writes hold the devices and
+//     nobody waits for them); then a wait for the pages of its own
+//     read-ahead it went on to use.
 //
 // The terminal's clock is the arrival time of each step, and a step that
 // needs a shared resource (the cores, the store device, the log device,
@@ -638,7 +648,8 @@ func (s *Scheduler) storeRequest(v *vterm, t int64, rw int) int64 {
 // storeSlot books the store device for occ from the first moment at or
 // after t it can start a request, and returns that moment.
 //
-// Background writes (checkpoints) wait in a queue of their own: they run
+// Background writes (the page cleaner's, a sharp checkpoint's) wait in a
+// queue of their own: they run
 // back to back while the device would be idle, and while it is busy they
 // take turns with the requests terminals wait for, one write per request.
 // A sharp checkpoint of a large pool on a slow disk is minutes of writes;
