@@ -14,6 +14,7 @@ import (
 
 	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/cache/page"
+	"github.com/enginelab/enginelab/cache/redo"
 	"github.com/enginelab/enginelab/cache/store"
 	"github.com/stretchr/testify/require"
 )
@@ -167,6 +168,8 @@ func (c *fakeClock) Advance(d time.Duration) {
 // real mode, so a fakeClock is a whole cache.Runtime.
 func (c *fakeClock) Loading(fromTier, background bool) *int64 { return nil }
 
+func (c *fakeClock) PageWriteWait(bool) {}
+
 // Hit implements cache.FrameTimer; it is never called (Loading gives no
 // cell).
 func (c *fakeClock) Hit(ready *int64) {}
@@ -202,16 +205,17 @@ func (s *hookStore) WritePage(id page.ID, buf []byte) error {
 	return s.Store.WritePage(id, buf)
 }
 
-// flushHookLog is a cache.RedoLog whose Flush calls flush, for a test of
-// the write-ahead rule. It has no records to give: a test that uses it runs
-// no mini-transaction (Append and MaybeWrite would call the nil RedoLog it
-// embeds).
-type flushHookLog struct {
+// syncHookLog is a cache.RedoLog whose SyncTo calls sync and whose log is
+// never durable, for a test of the write-ahead rule. It has no records to
+// give: a test that uses it runs no mini-transaction (Append and
+// MaybeWrite would call the nil RedoLog it embeds).
+type syncHookLog struct {
 	cache.RedoLog
-	flush func(lsn uint64) error
+	sync func(upto uint64) error
 }
 
-func (l flushHookLog) Flush(lsn uint64) error { return l.flush(lsn) }
+func (l syncHookLog) SyncTo(_ *redo.Counts, upto uint64) error { return l.sync(upto) }
+func (l syncHookLog) Durable() uint64                          { return 0 }
 
 // eventLog is a goroutine-safe list of events, for asserting call order.
 type eventLog struct {

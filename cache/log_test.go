@@ -95,6 +95,7 @@ func TestLogWriteAhead(t *testing.T) {
 	require.True(t, hasRecord(t, db, lsn))
 	require.Zero(t, l.Buffered())
 	require.Equal(t, l.Durable(), storedEnd(t, db), "Flush syncs: the log's files and the store's are synced apart, so only a sync orders them")
+	require.Greater(t, l.Durable(), lsn, "a page write waits until its record is durable (SyncTo), not only written")
 	checked = nil
 
 	// An eviction: the LRU victim is a page changed in an mtr.

@@ -474,6 +474,7 @@ func (s *mtrStamper) Stamp(lsn uint64) {
 	for i := range s.pages {
 		if e := &s.pages[i]; e.changed {
 			page.SetLSN(e.pg.buf, lsn)
+			s.pool.dirtied(e.pg, lsn) // the flush list, in LSN order (flushlist.go)
 		}
 	}
 }

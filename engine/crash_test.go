@@ -79,9 +79,11 @@ func crashTrial(t *testing.T, org Org, mode CommitMode, seed uint64) crashResult
 	what := fmt.Sprintf("seed %d (rerun with -engine.crashseed=%d -engine.crashtrials=1)", seed, seed)
 	fs := vfs.NewCrashableMem()
 	// Odd seeds pay for full-page writes: recovery then restores page
-	// images as well as redoing operations.
+	// images as well as redoing operations. The page cleaner runs where
+	// the test says (steppedRuntime: no goroutine), so that a seed gives
+	// the same writes every time.
 	opts := &Options{FS: fs, Dir: "db", PageSize: 4096, Options: cache.Options{PoolSize: 48 * 4096, TornPages: cache.TornPages(seed%2) * cache.TornPagesFullPageWrites}, Commit: mode,
-		CheckpointBytes: int64(64<<10 + r.IntN(256<<10)), LogSize: crashLogSize}
+		CheckpointBytes: int64(64<<10 + r.IntN(256<<10)), LogSize: crashLogSize, Runtime: steppedRuntime{}}
 	db, err := Open(opts)
 	require.NoError(t, err, what)
 	tb, err := db.CreateTable(metaTable(org))
@@ -109,6 +111,14 @@ func crashTrial(t *testing.T, org Org, mode CommitMode, seed uint64) crashResult
 	// transaction's steps (and a rollback's compensations) are then
 	// durable, and recovery must undo them.
 	ckptFirst := r.IntN(2) == 0
+	// Some crashes come inside the page cleaner's work (after a seeded
+	// number of its page writes, before any checkpoint counts them) or
+	// inside a fuzzy checkpoint (the store synced, the checkpoint record
+	// not yet written).
+	where := []string{"op", "op", "op", "cleaner", "fuzzy"}[r.IntN(5)]
+	if where != "op" {
+		ckptFirst = false // a sharp checkpoint first would hide them
+	}
 	crash := func() {
 		if ckptFirst {
 			require.NoError(t, db.Checkpoint(), what)
@@ -143,7 +153,26 @@ func crashTrial(t *testing.T, org Org, mode CommitMode, seed uint64) crashResult
 		require.NoError(t, bg.Insert(tb, row), what)
 		bgRows = append(bgRows, row)
 	}
+	if where == "fuzzy" {
+		testHookCrashPoint = func(point string) {
+			if point == "checkpoint-synced" && ops >= crashAt && image == nil {
+				crash()
+			}
+		}
+		defer func() { testHookCrashPoint = nil }()
+	}
+	cleanerStep := func(budget int) {
+		_, err := db.Pool().CleanStep(nil, budget, true)
+		require.NoError(t, err, what)
+	}
 	for image == nil {
+		if where == "fuzzy" && ops >= crashAt+300 {
+			crash() // no checkpoint came: crash anyway
+			break
+		}
+		if r.IntN(3) == 0 {
+			cleanerStep(1 + r.IntN(8))
+		}
 		if r.IntN(3) == 0 {
 			bgStep()
 		}
@@ -175,9 +204,17 @@ func crashTrial(t *testing.T, org Org, mode CommitMode, seed uint64) crashResult
 				crash()
 				break
 			}
-			if ops == crashAt && !inRollback {
+			if ops == crashAt && !inRollback && where != "fuzzy" {
+				if where == "cleaner" {
+					// Inside a pass: some of its writes done, none
+					// synced, no checkpoint after them.
+					cleanerStep(1 + r.IntN(12))
+				}
 				crash()
 				break
+			}
+			if image != nil {
+				break // a fuzzy checkpoint's crash point, inside the op
 			}
 		}
 		if image != nil {
@@ -207,9 +244,10 @@ func crashTrial(t *testing.T, org Org, mode CommitMode, seed uint64) crashResult
 		states = append(states, model.render())
 		if mode == SyncCommit {
 			durable = len(states) - 1
-		} else if db.LogStats().Checkpoints != ckpts {
+		} else if db.LogStats().Checkpoints != ckpts && image == nil {
 			// This commit crossed the mark: the checkpoint after it
-			// made it, and everything before, durable.
+			// made it, and everything before, durable (unless the
+			// crash image was taken inside that checkpoint).
 			durable = len(states) - 1
 		}
 	}
@@ -222,8 +260,8 @@ func crashTrial(t *testing.T, org Org, mode CommitMode, seed uint64) crashResult
 	tb2, err := db2.Table(tb.Name())
 	require.NoError(t, err, what)
 	rec := db2.Recovery()
-	t.Logf("seed %d: crash after %d commits (%d durable)%s; redid %d records, rolled back %d; the log had switched segments %d times, recycled %d, overrun %d",
-		seed, len(states)-1, durable, map[bool]string{true: " at a segment switch"}[atSwitch], rec.Records, rec.RolledBack,
+	t.Logf("seed %d: crash (%s) after %d commits (%d durable)%s; redid %d records, rolled back %d; the log had switched segments %d times, recycled %d, overrun %d",
+		seed, where, len(states)-1, durable, map[bool]string{true: " at a segment switch"}[atSwitch], rec.Records, rec.RolledBack,
 		db.LogStats().Switches, recycled, db.LogStats().Overruns)
 	got := scanAllRows(t, db2, tb2)
 	found := -1

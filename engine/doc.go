@@ -114,7 +114,8 @@
 // half, its new sibling, the parent's separator, the space's meta page) is
 // one record, so recovery replays it whole or not at all. The buffer pool
 // never writes a page before the log is durable up to its LSN (the
-// write-ahead rule).
+// write-ahead rule: the pool syncs the log, group-committed with the
+// commits, when it is not).
 //
 // A row operation is a few structure operations (a heap insert, a primary
 // index insert, one per secondary index). Each is one mini-transaction,
@@ -139,8 +140,8 @@
 // wait for it (through the Runtime's Wait) and the first of them then
 // syncs once for all: group commit, counted by the Meter's LogSyncs and
 // LogSyncWaits. NoSyncCommit returns at once; such a commit is durable
-// after the next sync or checkpoint, and a crash loses a suffix of
-// commits, never a hole.
+// after the next sync (a commit's, a page write's, the page cleaner's) or
+// checkpoint, and a crash loses a suffix of commits, never a hole.
 //
 // Rollback undoes the steps, newest row operation first. Within a row
 // operation it deletes the index entries the operation inserted, then undoes
@@ -154,14 +155,59 @@
 // place: a heap row updated in place to a shorter image keeps its length
 // (the image is padded), so the old image always fits back.
 //
-// A checkpoint records where recovery starts (checkpoint.go). Open
-// recovers: it redoes every record from the checkpoint on (a page whose LSN
-// is not older than a record's is skipped), reads the rollback segment,
-// opens the catalog, and rolls back, from their undo pages, the
+// # Flushing and checkpoints
+//
+// Dirty pages are written in the background, and checkpoints are fuzzy,
+// as in InnoDB (buf0flu.cc, log0chkp.cc):
+//
+//	dirty page ──> flush list, by oldest modification ──> page cleaner ──> store
+//	               (head: newest            tail: oldest)   (a pass a second)
+//	                                              │
+//	checkpoint LSN = oldest modification at the tail (the log end if none)
+//
+//	log:  ...|<───────── checkpoint age ─────────>|
+//	         checkpoint LSN                        log end
+//	age vs LogSize:      10% low-water mark: adaptive flushing starts
+//	                     7/8 async point: the cleaner is woken
+//	                     15/16 sync point: the writer flushes itself
+//
+// A mini-transaction's commit puts the pages it changed on the pool's
+// flush list, in LSN order (cache.Pool; see the cache package's
+// "Flushing"). The page cleaner writes pages from the LRU tail (so that a
+// fetch finds a clean victim) and from the flush list's oldest end, at a
+// rate that grows with the checkpoint age past 10% of
+// Options.LogSize (innodb_adaptive_flushing_lwm) and with the pool's
+// dirty share, from Options.IOCapacity pages a second up to
+// IOCapacityMax (innodb_io_capacity, innodb_io_capacity_max). It runs on
+// the pool's goroutine with RealRuntime; the simulator runs its passes in
+// virtual time.
+//
+// A fuzzy checkpoint writes no page and stops no transaction: it takes the
+// oldest modification still on the flush list (a page being written
+// counts until its write is done), syncs the store, and records that LSN
+// as where recovery starts; the log before it is released only then. The
+// commit that takes the log past Options.CheckpointBytes since the last
+// checkpoint takes one (never on a timer). Checkpoint is sharp (every
+// dirty page written, then the checkpoint): Open and Close take one.
+//
+// Every writing row operation (Insert, Update, Delete) begins with the log
+// free check (InnoDB's log_free_check), holding no latch: past the async
+// point (7/8 of LogSize) it wakes the cleaner and takes a fuzzy
+// checkpoint if none is under way; past the sync point (15/16) the
+// transaction flushes the oldest pages itself, on its own meter
+// (PageFlushes, StoreWrites), until the age is back at the async point,
+// and takes a checkpoint: Meter.LogFreeCheckWaits counts these waits, the
+// only ones for log space. The check is at row operations rather than at
+// each mini-transaction's start because a mini-transaction may begin with
+// latches held, and a thread that flushes must hold none.
+//
+// Open recovers: it redoes every record from the checkpoint on (a page
+// whose LSN is not older than a record's is skipped), reads the rollback
+// segment, opens the catalog, and rolls back, from their undo pages, the
 // transactions whose undo log is still active (the records marked undone
-// skipped), newest first. Then it checkpoints. Transaction ids never repeat
-// across restarts: the rollback segment keeps a high-water mark raised 256
-// ids at a time, as InnoDB's TRX_SYS max trx id.
+// skipped), newest first. Then it checkpoints. Transaction ids never
+// repeat across restarts: the rollback segment keeps a high-water mark
+// raised 256 ids at a time, as InnoDB's TRX_SYS max trx id.
 //
 // Of the two standard designs for uncommitted changes, this is logged undo
 // (ARIES, InnoDB), not "never write a page holding an uncommitted change"
@@ -170,9 +216,11 @@
 // pages until commit; and a long transaction cannot fill the pool.
 //
 // The costs are metered: lock requests, waits, wait time, deadlocks and
-// timeouts; log records and bytes; syncs, sync waits and commits; pages
-// written by checkpoints (cache.Meter.CheckpointPages, on the pool's
-// background meter). DB.LogStats and DB.Recovery give database-wide totals.
+// timeouts; log records and bytes; syncs, sync waits and commits; waits
+// for log space (LogFreeCheckWaits, with the pages the waiter flushed);
+// on the pool's background meter, pages written by sharp checkpoints
+// (CheckpointPages) and the page cleaner's passes and pages
+// (CleanerPasses, CleanerLRUPages, CleanerFlushListPages). DB.LogStats and DB.Recovery give database-wide totals.
 //
 // # Memory
 //
@@ -201,9 +249,9 @@
 //     update edits, and the logged tree and heap writes; undolog.go: the
 //     rollback segment and the undo pages (drawn there); rollback.go:
 //     taking steps back, at Rollback and at recovery.
-//   - checkpoint.go: checkpoints and LogStats (the checkpoint record is
-//     drawn there); recovery.go: redo at Open and the rollback of
-//     unfinished transactions.
+//   - checkpoint.go: sharp and fuzzy checkpoints, the log free check and
+//     LogStats (the checkpoint record is drawn there); recovery.go: redo
+//     at Open and the rollback of unfinished transactions.
 //   - meter.go: Meter; check.go: Check, a table's consistency check;
 //     report.go: the space report; memory.go: Open's memory check.
 //

@@ -58,6 +58,12 @@ func (db *DB) recover() error {
 	if err != nil {
 		return fmt.Errorf("engine: recovery: %w", err)
 	}
+	// Redo changed pages without mini-transactions: put them on the flush
+	// list, so that no fuzzy checkpoint passes them before they are
+	// written (Open's sharp checkpoint writes them anyway).
+	db.pool.ListRecovered(from)
+	db.ckptLSN.Store(from)
+	db.ckptAt.Store(db.log.End())
 	return nil
 }
 

@@ -161,9 +161,10 @@ const (
 	// sync is running share the next one: group commit.
 	SyncCommit CommitMode = iota
 	// NoSyncCommit returns at once; the commit is durable at the next
-	// sync (another transaction's sync commit) or checkpoint
+	// sync (another transaction's sync commit, or the page cleaner's
+	// before it writes pages whose log is not durable) or checkpoint
 	// (innodb_flush_log_at_trx_commit=0 or 2, without their one-second
-	// timer: nothing here runs on a timer).
+	// log flush: the cleaner syncs only when it needs to).
 	NoSyncCommit
 )
 
@@ -180,7 +181,7 @@ func (c CommitMode) String() string {
 // Commit ends the transaction: its commit record is logged (and, in
 // SyncCommit mode, durable before Commit returns), then its locks are
 // released. The commit that takes the log past CheckpointBytes since the
-// last checkpoint takes one.
+// last checkpoint takes one (fuzzy: no page writes).
 func (tx *Tx) Commit() error {
 	tx.enter()
 	if tx.done {
@@ -358,6 +359,9 @@ func upperOf(prefix []byte) btree.Bound {
 // index that already holds its values is ErrDuplicateKey; nothing changes.
 func (tx *Tx) Insert(t *TableHandle, row Row) error {
 	tx.enter()
+	if err := tx.db.logFreeCheck(tx.m); err != nil {
+		return err
+	}
 	if err := tx.check(t); err != nil {
 		return err
 	}
@@ -534,6 +538,9 @@ type Set struct {
 // ErrNotFound if there is none; a primary-key column cannot be changed.
 func (tx *Tx) Update(t *TableHandle, pk []Value, set []Set) error {
 	tx.enter()
+	if err := tx.db.logFreeCheck(tx.m); err != nil {
+		return err
+	}
 	tx.group++
 	return tx.update(t, pk, set)
 }
@@ -701,6 +708,9 @@ func (t *TableHandle) pkRow(pk []Value) Row {
 // ErrNotFound if there is none.
 func (tx *Tx) Delete(t *TableHandle, pk []Value) error {
 	tx.enter()
+	if err := tx.db.logFreeCheck(tx.m); err != nil {
+		return err
+	}
 	tx.group++
 	return tx.delete(t, pk)
 }
