@@ -210,7 +210,9 @@ func TestPageWriteAfterLogDurable(t *testing.T) {
 	for range 14 {
 		ids = append(ids, allocRandom(t, p, rng, 1))
 	}
-	change := func(id page.ID) { changeInMtr(t, p, nil, id, func(mt *cache.Mtr, pg *cache.Page) { scatter(rng, mt, pg, 2) }) }
+	change := func(id page.ID) {
+		changeInMtr(t, p, nil, id, func(mt *cache.Mtr, pg *cache.Page) { scatter(rng, mt, pg, 2) })
+	}
 	requireSyncFirst := func(what string) {
 		t.Helper()
 		got := ev.take()
