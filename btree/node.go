@@ -377,14 +377,25 @@ func (n node) compact() {
 func (n node) moveTail(dst node, from int) {
 	for i := from; i < n.count(); i++ {
 		off := n.slot(i)
-		size := n.cellSize(off)
-		doff := dst.alloc(size)
-		copy(dst[doff:doff+size], n[off:off+size])
-		dst.insertSlot(dst.count(), doff, n.key(i))
+		dst.appendCell(n[off : off+n.cellSize(off)])
 	}
 	for n.count() > from {
 		n.remove(n.count() - 1)
 	}
+}
+
+// appendCell appends a cell (of n's kind, taken whole from another node)
+// as n's last entry. The caller has checked n.free() >= len(cell)+slotSize.
+func (n node) appendCell(cell []byte) {
+	size := len(cell)
+	doff := n.alloc(size)
+	copy(n[doff:doff+size], cell)
+	h := leafCellHeader
+	if !n.isLeaf() {
+		h = innerCellHead
+	}
+	kl := int(binary.LittleEndian.Uint16(cell))
+	n.insertSlot(n.count(), doff, n[doff+h:doff+h+kl])
 }
 
 func (n node) head(i int) uint32       { return binary.BigEndian.Uint32(n[nodeHeader+i*slotSize+2:]) }

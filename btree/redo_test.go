@@ -292,6 +292,7 @@ func TestRedoReplay(t *testing.T) {
 	pool, lg := run.freshPool(t)
 	var pages []redo.PageRedo
 	nrec := 0
+	seen := map[redo.Kind]int{}
 	require.NoError(t, lg.Scan(run.base, func(lsn uint64, body []byte) error {
 		var err error
 		pages, _, err = redo.Decode(body, pages)
@@ -299,6 +300,9 @@ func TestRedoReplay(t *testing.T) {
 			return err
 		}
 		for i := range pages {
+			for _, op := range pages[i].Ops {
+				seen[op.Kind]++
+			}
 			if _, err := pool.Redo(nil, lsn, &pages[i]); err != nil {
 				return err
 			}
@@ -309,6 +313,12 @@ func TestRedoReplay(t *testing.T) {
 	require.Equal(t, len(run.recs), nrec)
 	checkTree(t, pool, run.models[len(run.models)-1], "after replay")
 	samePages(t, run.pool, pool)
+	// Every operation kind of the tree was replayed (the root's push-down
+	// and collapse are the whole-body writes).
+	for _, k := range []redo.Kind{kindLeafInsert, kindInnerInsert, kindRemove, kindReplace, kindInit,
+		kindSplitKeep, kindFill, kindAppendCells, kindTruncate, kindPatch, redo.KindWrite, redo.KindInit} {
+		require.NotZero(t, seen[k], "no %s operation in the log: %v", k, seen)
+	}
 	require.Zero(t, pool.Stats().Pinned)
 }
 
@@ -320,7 +330,7 @@ func TestRedoReplay(t *testing.T) {
 // sample of cuts (after records that split, that merged, and at random)
 // is also replayed from scratch into a fresh pool each.
 func TestRedoSplitAtomic(t *testing.T) {
-	run := newRedoRun(t, 2, 2000)
+	run := newRedoRun(t, 2, 3000)
 	n := len(run.recs)
 
 	// Every boundary, incrementally.

@@ -55,7 +55,7 @@ func Create(m Account, pool *cache.Pool, space uint32) (*Tree, error) {
 	if err != nil {
 		return nil, fmt.Errorf("btree: create root in space %d: %w", space, err)
 	}
-	node(pg.Data()).init(0)
+	initNode(mt, pg, 0)
 	root := pg.ID()
 	mt.Release(pg, true)
 	if err := pool.SetRoot(mt, space, root.Page); err != nil {
@@ -413,9 +413,9 @@ func (t *Tree) write(mt *cache.Mtr, tc *TreeCounts, key, val []byte, mode int) e
 	// insertLeaf and replaceVal change nothing when they report false.
 	var ok bool
 	if found {
-		ok = n.replaceVal(i, val)
+		ok = replaceVal(mt, pg, i, val)
 	} else {
-		ok = n.insertLeaf(i, key, val)
+		ok = insertLeaf(mt, pg, i, key, val)
 	}
 	mt.Release(pg, ok)
 	if ok {
@@ -439,7 +439,7 @@ func (t *Tree) del(mt *cache.Mtr, tc *TreeCounts, key []byte) error {
 	}
 	after := n.used() - n.cellSize(n.slot(i)) - slotSize
 	if depth == 0 || (n.count() > 1 && after >= t.minFill) {
-		n.remove(i)
+		remove(mt, pg, i)
 		mt.Release(pg, true)
 		return nil
 	}
@@ -721,7 +721,7 @@ func (t *Tree) writePessimistic(mt *cache.Mtr, tc *TreeCounts, key, val []byte, 
 		return err
 	}
 	if found {
-		if n.replaceVal(i, val) {
+		if replaceVal(mt, p.pages[k], i, val) {
 			p.dirty[k] = true
 			return nil
 		}
@@ -729,7 +729,7 @@ func (t *Tree) writePessimistic(mt *cache.Mtr, tc *TreeCounts, key, val []byte, 
 		// place of the old one (the old one stays until the split).
 		return p.splitInsert(k, i, entry{key: key, val: val, replace: true})
 	}
-	if n.insertLeaf(i, key, val) {
+	if insertLeaf(mt, p.pages[k], i, key, val) {
 		p.dirty[k] = true
 		return nil
 	}
@@ -786,15 +786,16 @@ func (p *path) splitInsert(k, i int, e entry) error {
 		return err
 	}
 	sn := node(sib.Data())
-	sep := t.splitNode(n, sn, i, e)
+	sep := splitNode(n, sn, i, e)
+	logSplit(p.mt, pg, sib, i, e)
 	if n.isLeaf() {
-		sn.setPrev(pg.ID().Page)
-		sn.setNext(n.next())
+		setPrev(p.mt, sib, pg.ID().Page)
+		setNext(p.mt, sib, n.next())
 		if next != nil {
-			node(next.Data()).setPrev(sib.ID().Page)
+			setPrev(p.mt, next, sib.ID().Page)
 			p.mt.Release(next, true)
 		}
-		n.setNext(sib.ID().Page)
+		setNext(p.mt, pg, sib.ID().Page)
 	}
 	if p.tc != nil {
 		p.tc.Splits++
@@ -803,10 +804,9 @@ func (p *path) splitInsert(k, i int, e entry) error {
 	p.mt.Release(sib, true)
 	p.dirty[k] = true
 
-	parent := node(p.pages[k-1].Data())
 	pos := p.idx[k] + 1
 	p.dirty[k-1] = true
-	if parent.insertInner(pos, sep, sibNo) {
+	if insertInner(p.mt, p.pages[k-1], pos, sep, sibNo) {
 		return nil
 	}
 	return p.splitInsert(k-1, pos, entry{key: sep, child: sibNo})
@@ -841,11 +841,11 @@ func (t *Tree) pushDown(mt *cache.Mtr, r *cache.Reservation, root *cache.Page) (
 	if err != nil {
 		return nil, err
 	}
-	copy(c.Data()[page.HeaderSize:], root.Data()[page.HeaderSize:])
+	copyBody(mt, c, root)
 	level := rn.level()
-	rn.init(level + 1)
-	rn.setLeft(c.ID().Page)
-	root.SetKind(page.KindBTreeInner)
+	initNode(mt, root, level+1)
+	setLeft(mt, root, c.ID().Page)
+	mt.SetKind(root, page.KindBTreeInner)
 	t.height.Store(int32(level + 2))
 	return c, nil
 }
@@ -853,42 +853,85 @@ func (t *Tree) pushDown(mt *cache.Mtr, r *cache.Reservation, root *cache.Page) (
 // splitNode redistributes n's entries plus e (at index i) between n and the
 // empty page s, balancing their bytes, and returns the separator for the
 // parent (a copy): the first key of s for leaves; for inner nodes the middle
-// key, which moves up (its child becomes s's leftmost child).
-func (t *Tree) splitNode(n, s node, i int, e entry) []byte {
+// key, which moves up (its child becomes s's leftmost child). n keeps the
+// entries before the split point (keepLeft, which redo of a split-keep
+// operation runs too), s gets the rest.
+func splitNode(n, s node, i int, e entry) []byte {
 	bp := compactBuf.Get().(*[]byte)
 	defer compactBuf.Put(bp)
 	tn := node((*bp)[:len(n)])
 	copy(tn, n)
-	leaf := tn.isLeaf()
-	cnt := tn.count() + 1
+	best := splitPoint(tn, i, e)
+	cnt := splitCount(tn, e)
+	sep := append([]byte(nil), splitEntry(tn, i, e, best).key...)
+	level := tn.level()
+	keepLeft(n, tn, i, e, best)
+	s.init(level)
+	if tn.isLeaf() {
+		for j := best; j < cnt; j++ {
+			x := splitEntry(tn, i, e, j)
+			s.insertLeaf(j-best, x.key, x.val)
+		}
+		if i >= best {
+			s.put16(offLast, i-best+1) // the latest insert is e, as it was
+		}
+		return sep
+	}
+	s.setLeft(splitEntry(tn, i, e, best).child)
+	for j := best + 1; j < cnt; j++ {
+		x := splitEntry(tn, i, e, j)
+		s.insertInner(j-best-1, x.key, x.child)
+	}
+	return sep
+}
+
+// splitCount is the number of entries of node tn with e placed.
+func splitCount(tn node, e entry) int {
 	if e.replace {
-		cnt--
+		return tn.count()
 	}
-	get := func(j int) entry {
-		switch {
-		case j == i:
-			return e
-		case j > i && !e.replace:
-			j--
-		}
-		if leaf {
-			return entry{key: tn.key(j), val: tn.val(j)}
-		}
-		return entry{key: tn.key(j), child: tn.child(j)}
+	return tn.count() + 1
+}
+
+// splitEntry returns entry j of node tn with e placed at index i (in place
+// of entry i if e.replace).
+func splitEntry(tn node, i int, e entry, j int) entry {
+	switch {
+	case j == i:
+		return e
+	case j > i && !e.replace:
+		j--
 	}
+	if tn.isLeaf() {
+		return entry{key: tn.key(j), val: tn.val(j)}
+	}
+	return entry{key: tn.key(j), child: tn.child(j)}
+}
+
+// splitPoint returns where node tn with e placed at i splits: entries
+// [0, best) stay; for a leaf [best, cnt) move, for an inner node best moves
+// up and (best, cnt) move. It depends on tn and e alone, so that redo of a
+// split-keep finds the same point.
+func splitPoint(tn node, i int, e entry) int {
+	leaf := tn.isLeaf()
+	cnt := splitCount(tn, e)
 	size := func(j int) int {
-		x := get(j)
+		x := splitEntry(tn, i, e, j)
 		if leaf {
 			return leafCellSize(x.key, x.val) + slotSize
 		}
 		return innerCellSize(x.key) + slotSize
 	}
-	// sides returns the bytes of the two nodes when the split is at s:
-	// entries [0, s) stay; for a leaf [s, cnt) move, for an inner node s
-	// moves up and (s, cnt) move. prefix[j] is the size of entries [0, j).
-	prefix := make([]int, cnt+1)
+	// sides returns the bytes of the two nodes when the split is at s.
+	// prefix[j] is the size of entries [0, j).
+	var stack [256]int
+	prefix := stack[:0]
+	if cnt+1 > len(stack) {
+		prefix = make([]int, 0, cnt+1)
+	}
+	prefix = append(prefix, 0)
 	for j := 0; j < cnt; j++ {
-		prefix[j+1] = prefix[j] + size(j)
+		prefix = append(prefix, prefix[j]+size(j))
 	}
 	sides := func(s int) (left, right int) {
 		left, right = prefix[s], prefix[cnt]-prefix[s]
@@ -903,58 +946,63 @@ func (t *Tree) splitNode(n, s node, i int, e entry) []byte {
 	// InnoDB does, so that the entries before it stay together and the
 	// node is left full. (An inner node keeps at least one key on the
 	// right.) Otherwise split where the two sides balance best.
-	best := -1
+	//
+	// Where entries follow the insertion point (the end of one district's
+	// orders, followed by the next district's), the split keeps the new
+	// entry and the one after it on the left and moves the rest, as
+	// InnoDB's btr_page_get_split_rec_to_right does ("split all but 1
+	// off"): the next ascending insert then lands on the left, after the
+	// new entry, and the entries that followed move once, not at every
+	// split.
 	if !e.replace && i >= 1 && i == tn.lastInsert() {
 		cand := i
+		if leaf && cnt-i-1 >= 2 {
+			cand = i + 2
+		}
 		if !leaf {
 			cand = min(cand, cnt-2)
 		}
 		if l, r := sides(cand); cand >= 1 && l <= tn.capacity() && r <= tn.capacity() {
-			best = cand
+			return cand
 		}
 	}
-	if best < 0 {
-		best = 1
-		bestCost := int(^uint(0) >> 1)
-		for s := 1; s < cnt; s++ {
-			l, r := sides(s)
-			if c := max(l, r); c < bestCost {
-				best, bestCost = s, c
-			}
+	best := 1
+	bestCost := int(^uint(0) >> 1)
+	for s := 1; s < cnt; s++ {
+		l, r := sides(s)
+		if c := max(l, r); c < bestCost {
+			best, bestCost = s, c
 		}
 	}
-	sep := append([]byte(nil), get(best).key...)
+	return best
+}
+
+// keepLeft rebuilds node n (whose former image is tn) with the entries
+// before the split point best of tn with e placed at i; a leaf keeps its
+// links, an inner node its leftmost child.
+func keepLeft(n, tn node, i int, e entry, best int) {
 	level := tn.level()
-	if leaf {
+	if tn.isLeaf() {
 		prev, next := tn.prev(), tn.next()
 		n.init(0)
 		n.setPrev(prev)
 		n.setNext(next)
-		s.init(0)
 		for j := 0; j < best; j++ {
-			x := get(j)
+			x := splitEntry(tn, i, e, j)
 			n.insertLeaf(j, x.key, x.val)
 		}
-		for j := best; j < cnt; j++ {
-			x := get(j)
-			s.insertLeaf(j-best, x.key, x.val)
+		if i < best {
+			n.put16(offLast, i+1) // the latest insert is e, as it was
 		}
-		return sep
+		return
 	}
 	leftmost := tn.left()
 	n.init(level)
 	n.setLeft(leftmost)
-	s.init(level)
 	for j := 0; j < best; j++ {
-		x := get(j)
+		x := splitEntry(tn, i, e, j)
 		n.insertInner(j, x.key, x.child)
 	}
-	s.setLeft(get(best).child)
-	for j := best + 1; j < cnt; j++ {
-		x := get(j)
-		s.insertInner(j-best-1, x.key, x.child)
-	}
-	return sep
 }
 
 func (t *Tree) deletePessimistic(mt *cache.Mtr, tc *TreeCounts, key []byte) error {
@@ -969,7 +1017,7 @@ func (t *Tree) deletePessimistic(mt *cache.Mtr, tc *TreeCounts, key []byte) erro
 	if !found {
 		return fmt.Errorf("%w: %q", ErrKeyNotFound, key)
 	}
-	n.remove(i)
+	remove(mt, p.pages[k], i)
 	p.dirty[k] = true
 	if err := p.rebalance(k); err != nil {
 		return err
@@ -1064,17 +1112,17 @@ func (p *path) rebalance(k int) error {
 		}
 	}
 	if an.isLeaf() {
-		bn.moveTail(an, 0)
-		an.setNext(bn.next())
+		moveTail(p.mt, b, a, 0)
+		setNext(p.mt, a, bn.next())
 		if next != nil {
-			node(next.Data()).setPrev(a.ID().Page)
+			setPrev(p.mt, next, a.ID().Page)
 			p.mt.Release(next, true)
 		}
 	} else {
-		an.insertInner(an.count(), parent.key(si), bn.left())
-		bn.moveTail(an, 0)
+		insertInner(p.mt, a, an.count(), parent.key(si), bn.left())
+		moveTail(p.mt, b, a, 0)
 	}
-	parent.remove(si)
+	remove(p.mt, p.pages[k-1], si)
 	p.dirty[k-1] = true
 	if p.tc != nil {
 		p.tc.Merges++
@@ -1107,22 +1155,22 @@ func (p *path) borrow(k int, a, b *cache.Page, si int) error {
 		// leftmost, and a's last key goes up.
 		last := an.count() - 1
 		up = append([]byte(nil), an.key(last)...)
-		bn.insertInner(0, sep, bn.left())
-		bn.setLeft(an.child(last))
-		an.remove(last)
+		insertInner(p.mt, b, 0, sep, bn.left())
+		setLeft(p.mt, b, an.child(last))
+		remove(p.mt, a, last)
 	} else {
 		// From the right sibling b into a: b's leftmost child moves to the
 		// end of a, and b's first key goes up.
 		up = append([]byte(nil), bn.key(0)...)
-		an.insertInner(an.count(), sep, bn.left())
-		bn.setLeft(bn.child(0))
-		bn.remove(0)
+		insertInner(p.mt, a, an.count(), sep, bn.left())
+		setLeft(p.mt, b, bn.child(0))
+		remove(p.mt, b, 0)
 	}
 	p.dirty[k] = true
 	p.dirty[k-1] = true
 	child := parent.child(si)
-	parent.remove(si)
-	if parent.insertInner(si, up, child) {
+	remove(p.mt, p.pages[k-1], si)
+	if insertInner(p.mt, p.pages[k-1], si, up, child) {
 		return nil
 	}
 	return p.splitInsert(k-1, si, entry{key: up, child: child})
@@ -1156,12 +1204,12 @@ func (p *path) collapseRoot() error {
 			}
 			p.mt.Latch(c)
 		}
-		copy(root.Data()[page.HeaderSize:], c.Data()[page.HeaderSize:])
+		copyBody(p.mt, root, c)
 		cn := node(c.Data())
 		if cn.isLeaf() {
-			root.SetKind(page.KindBTreeLeaf)
-			rn.setPrev(0)
-			rn.setNext(0)
+			p.mt.SetKind(root, page.KindBTreeLeaf)
+			setPrev(p.mt, root, 0)
+			setNext(p.mt, root, 0)
 		}
 		t.height.Store(int32(rn.level() + 1))
 		p.frees = append(p.frees, c)

@@ -362,7 +362,7 @@ func TestOpenNotATree(t *testing.T) {
 	mt := e.pool.BeginMtr(nil)
 	pg, err := e.pool.AllocPage(mt, nil, 2, page.KindHeap)
 	require.NoError(t, err)
-	copy(pg.Data()[page.HeaderSize:], bytes.Repeat([]byte{0xff}, 64))
+	mt.Write(pg, page.HeaderSize, bytes.Repeat([]byte{0xff}, 64))
 	mt.Release(pg, true)
 	require.NoError(t, e.pool.SetRoot(mt, 2, pg.ID().Page))
 	mt.Commit()

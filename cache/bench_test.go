@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/page"
+	"github.com/stretchr/testify/require"
 )
 
 // BenchmarkPoolFetchHit is the buffer pool's hot path: a resident page
@@ -56,4 +58,76 @@ func BenchmarkPoolFetchMiss(b *testing.B) {
 	}
 	b.ReportMetric(float64(m.StoreReads)/float64(b.N), "store-reads/op")
 	b.ReportMetric(float64(m.Evictions)/float64(b.N), "evictions/op")
+}
+
+// TestMtrCommitDoesNotAllocate: an mtr that logs one Write32 on a
+// resident page and commits allocates nothing (the mtr, its page list, its
+// record and the log's buffer are reused) while the log's buffer has room;
+// BenchmarkMtrCommit measures it with the buffer's writes to pebble.
+func TestMtrCommitDoesNotAllocate(t *testing.T) {
+	if raceEnabled {
+		t.Skip("sync.Pool drops mtrs under the race detector")
+	}
+	cache.VerifyRedo(false)
+	defer cache.VerifyRedo(true)
+	e := newLogEnv(t, 16, nil)
+	require.NoError(t, e.p.CreateSpace(nil, 1))
+	id := allocRandom(t, e.p, seed(t), 1)
+	var m cache.Meter
+	i := 0
+	commit := func() {
+		mt := e.p.BeginMtr(&m)
+		pg, err := e.p.Fetch(&m, id)
+		if err != nil {
+			panic(err)
+		}
+		mt.Latch(pg)
+		mt.Write32(pg, page.HeaderSize+4*(i%64), uint32(i))
+		mt.Release(pg, true)
+		mt.Commit()
+		i++
+	}
+	commit()
+	require.Zero(t, testing.AllocsPerRun(100, commit))
+	require.Zero(t, m.PoolMisses)
+	require.EqualValues(t, 102, m.LogRecords, "a warm-up, AllocsPerRun's own and 100")
+}
+
+// BenchmarkMtrCommit is the write path's unit: an mtr that fetches a hot
+// page, latches it, logs one Write32 and commits (its record appended to
+// the log's buffer, which reaches pebble every LogOptions.BufferBytes, as
+// BeginMtr's MaybeWrite finds it full). VerifyRedo, on for the tests, is
+// off here.
+func BenchmarkMtrCommit(b *testing.B) {
+	cache.VerifyRedo(false)
+	defer cache.VerifyRedo(true)
+	e := newLogEnv(b, 16, nil)
+	if err := e.p.CreateSpace(nil, 1); err != nil {
+		b.Fatal(err)
+	}
+	mt := e.p.BeginMtr(nil)
+	pg, err := e.p.AllocPage(mt, nil, 1, page.KindHeap)
+	if err != nil {
+		b.Fatal(err)
+	}
+	id := pg.ID()
+	mt.Release(pg, true)
+	mt.Commit()
+	var m cache.Meter
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		mt := e.p.BeginMtr(&m)
+		pg, err := e.p.Fetch(&m, id)
+		if err != nil {
+			b.Fatal(err)
+		}
+		mt.Latch(pg)
+		mt.Write32(pg, page.HeaderSize+4*(i%64), uint32(i))
+		mt.Release(pg, true)
+		mt.Commit()
+	}
+	if m.PoolMisses != 0 {
+		b.Fatalf("the page was not hot: %s", m.String())
+	}
+	b.ReportMetric(float64(m.LogBytes)/float64(b.N), "log-bytes/op")
 }

@@ -21,13 +21,13 @@
 // # Basics
 //
 //	st, _ := store.OpenPebble(store.PebbleOptions{})   // in memory, 16 KiB pages
-//	lg, _ := redo.Open(st, nil)                         // the log, in the same pebble
+//	lg, _ := redo.Open(st, nil)                         // the log, in the database's redo/
 //	pool, _ := cache.NewPool(st, &cache.Options{PoolSize: 64 << 20}, &cache.Wiring{Log: lg})
 //	_ = pool.CreateSpace(m, 1)
 //	mt := pool.BeginMtr(m)
 //	pg, _ := pool.AllocPage(mt, nil, 1, page.KindHeap) // pinned, latched by mt
-//	copy(pg.Data()[page.HeaderSize:], "hello")
-//	mt.Release(pg, true)                                // changed
+//	mt.Write(pg, page.HeaderSize, []byte("hello"))      // changed, and logged
+//	mt.Release(pg, true)
 //	lsn := mt.Commit()                                  // one redo record
 //	_ = lg.SyncTo(&m.Counts, lsn+1)                     // durable
 //
@@ -35,11 +35,17 @@
 //   - Pool: a fixed set of frames over a store.Store. Fetch pins a page
 //     (reading it on a miss, from the tier first if there is one), Unpin
 //     releases it (saying whether it changed), FlushPage and FlushAll write
-//     dirty pages out. Eviction is plain LRU or InnoDB's midpoint
+//     dirty pages out, CleanStep runs a page cleaner pass. Eviction is plain LRU or InnoDB's midpoint
 //     insertion; it never picks a pinned page.
 //   - Page: a frame and, while pinned, the page in it, with a shared and an
 //     exclusive latch.
-//   - Mtr: a mini-transaction, the unit of page change (mtr.go).
+//   - Mtr: a mini-transaction, the unit of page change (mtr.go). Code that
+//     changes a page says what it did through the mtr, as it does it
+//     (Write, Write32, Memset, Memmove, Fresh, SetKind, or Log for a
+//     layer's registered kind), and those operations are the mtr's redo
+//     record. Nothing compares pages on the way: VerifyRedo, on in the
+//     tests, replays each record on copies of its pages and panics at a
+//     change nobody logged.
 //   - Reservation: frames promised ahead of a structural change.
 //   - Meter: plain counters carried by each caller; it embeds redo.Counts,
 //     so m.LogBytes and the other log counters read as the rest.
@@ -54,19 +60,67 @@
 // An Mtr latches, pins, marks dirty and stamps LSNs on the pool's frames,
 // and space allocation runs inside mtrs: it is the pool's protocol, not
 // the log's. What moved to redo is what the log needs to know: the record
-// format (an Mtr encodes its changes with redo.Encode and appends them to
-// the log) and the pure "apply one page's redo to page bytes" (Pool.Redo
-// fetches the frame and calls redo.PageRedo.Apply). So redo imports page
-// and store only, and cache imports redo.
+// format (an Mtr appends each operation to a redo.Builder as the code
+// does it, and the record to the log at Commit), the kinds the layers
+// register, and the pure "apply one page's operations to page bytes"
+// (Pool.Redo fetches the frame and calls redo.PageRedo.Apply). So redo
+// imports page and store only, and cache imports redo. The pool's own
+// pages (space meta pages, free pages) are logged with redo's physical
+// operations (init, write); the layers above log their pages' changes as
+// their own kinds, replayed by their own code.
 //
 // # The write-ahead rule
 //
 // The pool gets its redo log once, at construction (Wiring.Log, a
 // RedoLog, which *redo.Log implements; nil: no log, for structure tests).
-// Before writing a page, the pool flushes the log past the page's LSN and
-// writes nothing if that fails. It remembers the newest LSN it has seen for
+// Before writing a page, the pool makes the log durable past the page's
+// LSN (RedoLog.SyncTo(lsn+1), unless RedoLog.Durable is already past it;
+// the sync is group-committed with the transactions') and writes nothing
+// if that fails: the log may live in files of its own, which a crash can
+// leave behind the store. It remembers the newest LSN it has seen for
 // every page (KnownLSN), so that a copy of a page coming back from the tier
 // can be judged stale.
+//
+// # Flushing: the flush list, the page cleaner, checkpoints
+//
+// Dirty pages reach the store the way InnoDB's do (buf0flu.cc):
+//
+//	mini-transaction commit (under the log's mutex: LSN order)
+//	        |
+//	        v
+//	 flush list, by oldest modification         LRU list
+//	 head: newest ... tail: oldest               ... tail: next victims
+//	        |                                         |
+//	        +----------> page cleaner <---------------+
+//	                     (CleanStep: a pass a second,
+//	                      IOCapacity-based, adaptive)
+//	                          |
+//	                          v
+//	              log durable past the page's LSN, then the store
+//
+//	checkpoint LSN = oldest modification at the flush list's tail
+//	                 (the log end if the list is empty)
+//
+// The flush list (flushlist.go) holds every page a logged
+// mini-transaction changed and nobody has written since, sorted by the
+// LSN of its first change since it was clean; a page enters inside the
+// log's Append (the mtr's Stamper), so entries come in LSN order, and it
+// leaves when a write of it completes with no change after the write's
+// copy. CheckpointLSN is its tail: every change below it is in the store.
+// The engine's fuzzy checkpoints record it (after syncing the store), so a
+// checkpoint writes no page.
+//
+// The page cleaner (cleaner.go) writes the dirty pages at the LRU tail, so
+// that a fetch finds a clean victim, and then pages from the flush list's
+// oldest end at InnoDB's adaptive rate (FlushTarget: a percentage of
+// IOCapacity that grows with the checkpoint age past the low-water mark,
+// AdaptiveFlushingLWM of Wiring.LogCapacity, and with the dirty share of
+// the pool; at most IOCapacityMax a second). In real mode it runs on a
+// goroutine of the pool's (Wiring.Cleaner = CleanerGoroutine), a pass a
+// second, stopped by Close; the simulator calls CleanStep itself at
+// virtual-time intervals. FlushUpTo is the synchronous flush a
+// transaction makes past the log's sync point (LogSyncPoint: the engine's
+// log free check).
 //
 // # Options, wiring and the runtime
 //
@@ -91,8 +145,10 @@
 // Reservation belong to one goroutine at a time.
 //
 // Who pays: a caller's fetch that must write a dirty page out first is
-// charged for the write (Meter.DirtyWriteBacks); flushes called with a nil
-// meter go on the pool's background meter.
+// charged for the write (Meter.DirtyWriteBacks: the foreground flush that
+// the page cleaner is there to spare it); flushes called with a nil meter,
+// and the cleaner's passes (CleanerPasses, CleanerLRUPages,
+// CleanerFlushListPages), go on the pool's background meter.
 //
 // # Damaged files
 //

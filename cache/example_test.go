@@ -35,7 +35,7 @@ func ExamplePool() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	copy(pg.Data()[page.HeaderSize:], "hello, page")
+	mt.Write(pg, page.HeaderSize, []byte("hello, page")) // changed, and logged
 	id := pg.ID()
 	mt.Release(pg, true) // changed: the mtr keeps it latched until Commit
 	mt.Commit()          // dirty: written out before its frame is reused
@@ -95,10 +95,10 @@ func ExampleMtr() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	copy(pg.Data()[page.HeaderSize:], "hello, log")
+	mt.Write(pg, page.HeaderSize, []byte("hello, log")) // one write operation in the record
 	mt.Release(pg, true)
 	mt.Note([]byte("txn 1 commits")) // for the layer above, atomic with the page changes
-	lsn := mt.Commit()               // one record: the meta page, the new page, the note
+	lsn := mt.Commit()               // one record: the new page's and the meta page's operations, the note
 	if err := wal.SyncTo(&m.Counts, lsn+1); err != nil {
 		log.Fatal(err)
 	}
@@ -119,10 +119,17 @@ func ExampleMtr() {
 		log.Fatal(err)
 	}
 	fmt.Printf("records=%d syncs=%d\n", m.LogRecords, m.LogSyncs)
+	// The log's first segment starts with its 32-byte header, so the first
+	// record is at LSN 32 (redo.FirstLSN); it (CreateSpace: the meta page
+	// formatted, its header written) is 24 bytes, 32 with its frame, so
+	// this one is at LSN 32+32.
+	// Pages come in the order of their first operation: AllocPage formats
+	// the new page before it moves the meta page's high-water mark.
+
 	// Output:
 	// durable: true
-	// LSN 65: page 1:0 fresh=false
-	// LSN 65: page 1:1 fresh=true
-	// LSN 65: note "txn 1 commits"
+	// LSN 64: page 1:1 fresh=true
+	// LSN 64: page 1:0 fresh=false
+	// LSN 64: note "txn 1 commits"
 	// records=2 syncs=1
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/cache/page"
+	"github.com/enginelab/enginelab/cache/redo"
 	"github.com/enginelab/enginelab/cache/store"
 	"github.com/stretchr/testify/require"
 )
@@ -93,8 +94,13 @@ func body(pg *cache.Page, n int) string {
 }
 
 // setBody overwrites the start of the page body. The caller holds the
-// exclusive latch.
+// exclusive latch, outside any mtr (a pool test's raw change).
 func setBody(pg *cache.Page, s string) { copy(pg.Data()[page.HeaderSize:], s) }
+
+// writeBody is setBody inside mt: the change is logged (a redo.KindWrite).
+func writeBody(mt *cache.Mtr, pg *cache.Page, s string) {
+	mt.Write(pg, page.HeaderSize, []byte(s))
+}
 
 // storedBody reads page id straight from the store and returns the first n
 // body bytes.
@@ -162,6 +168,8 @@ func (c *fakeClock) Advance(d time.Duration) {
 // real mode, so a fakeClock is a whole cache.Runtime.
 func (c *fakeClock) Loading(fromTier, background bool) *int64 { return nil }
 
+func (c *fakeClock) PageWriteWait(bool) {}
+
 // Hit implements cache.FrameTimer; it is never called (Loading gives no
 // cell).
 func (c *fakeClock) Hit(ready *int64) {}
@@ -197,16 +205,17 @@ func (s *hookStore) WritePage(id page.ID, buf []byte) error {
 	return s.Store.WritePage(id, buf)
 }
 
-// flushHookLog is a cache.RedoLog whose Flush calls flush, for a test of
-// the write-ahead rule. It has no records to give: a test that uses it runs
-// no mini-transaction (Append and MaybeWrite would call the nil RedoLog it
-// embeds).
-type flushHookLog struct {
+// syncHookLog is a cache.RedoLog whose SyncTo calls sync and whose log is
+// never durable, for a test of the write-ahead rule. It has no records to
+// give: a test that uses it runs no mini-transaction (Append and
+// MaybeWrite would call the nil RedoLog it embeds).
+type syncHookLog struct {
 	cache.RedoLog
-	flush func(lsn uint64) error
+	sync func(upto uint64) error
 }
 
-func (l flushHookLog) Flush(lsn uint64) error { return l.flush(lsn) }
+func (l syncHookLog) SyncTo(_ *redo.Counts, upto uint64) error { return l.sync(upto) }
+func (l syncHookLog) Durable() uint64                          { return 0 }
 
 // eventLog is a goroutine-safe list of events, for asserting call order.
 type eventLog struct {
@@ -279,10 +288,20 @@ func getCounter(t testing.TB, pg *cache.Page) uint64 {
 	return a
 }
 
+// setCounter sets the counter outside any mtr (the pool stress test's raw
+// change under the exclusive latch).
 func setCounter(pg *cache.Page, v uint64) {
 	d := pg.Data()
 	binary.LittleEndian.PutUint64(d[page.HeaderSize:], v)
 	binary.LittleEndian.PutUint64(d[len(d)-8:], v)
+}
+
+// writeCounter sets the counter inside mt: two logged writes of 8 bytes.
+func writeCounter(mt *cache.Mtr, pg *cache.Page, v uint64) {
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], v)
+	mt.Write(pg, page.HeaderSize, b[:])
+	mt.Write(pg, len(pg.Data())-8, b[:])
 }
 
 // dirtyVictimPool makes a 16-frame LRU pool whose least recently used page

@@ -54,9 +54,9 @@ func hasRecord(t testing.TB, db *store.PebbleStore, lsn uint64) bool {
 }
 
 // TestLogWriteAhead: when the pool writes a page changed in an mtr (by
-// FlushPage or by an eviction), the log chunk holding that mtr's record is
-// already in pebble: the store's write hook opens the stored log and finds
-// the record.
+// FlushPage or by an eviction), the log holding that mtr's record is
+// already in its files, synced: the store's write hook opens the stored
+// log and finds the record.
 func TestLogWriteAhead(t *testing.T) {
 	rng := seed(t)
 	inner := newStore(t)
@@ -85,7 +85,7 @@ func TestLogWriteAhead(t *testing.T) {
 	checked = nil
 
 	// FlushPage.
-	lsn, _ := changeInMtr(t, p, nil, ids[0], func(pg *cache.Page) { scatter(rng, pg.Data(), 4) })
+	lsn, _ := changeInMtr(t, p, nil, ids[0], func(mt *cache.Mtr, pg *cache.Page) { scatter(rng, mt, pg, 4) })
 	require.LessOrEqual(t, storedEnd(t, db), lsn, "the record is only buffered before the write-out")
 	require.False(t, hasRecord(t, db, lsn))
 	require.Positive(t, l.Buffered())
@@ -94,11 +94,12 @@ func TestLogWriteAhead(t *testing.T) {
 	require.Greater(t, storedEnd(t, db), lsn)
 	require.True(t, hasRecord(t, db, lsn))
 	require.Zero(t, l.Buffered())
-	require.Less(t, l.Durable(), storedEnd(t, db), "written, not synced: Flush does not sync")
+	require.Equal(t, l.Durable(), storedEnd(t, db), "Flush syncs: the log's files and the store's are synced apart, so only a sync orders them")
+	require.Greater(t, l.Durable(), lsn, "a page write waits until its record is durable (SyncTo), not only written")
 	checked = nil
 
 	// An eviction: the LRU victim is a page changed in an mtr.
-	lsn, _ = changeInMtr(t, p, nil, ids[1], func(pg *cache.Page) { scatter(rng, pg.Data(), 4) })
+	lsn, _ = changeInMtr(t, p, nil, ids[1], func(mt *cache.Mtr, pg *cache.Page) { scatter(rng, mt, pg, 4) })
 	require.False(t, hasRecord(t, db, lsn))
 	for _, id := range ids[2:17] {
 		touch(t, p, nil, id)
@@ -125,13 +126,14 @@ func TestLogMeterCounters(t *testing.T) {
 
 	var m cache.Meter
 	lsn := commitNote(e.p, &m, "hello")
-	// Body: 0 pages (1 byte), note length (1 byte), "hello" (5 bytes).
+	// Body: one note operation: its kind (1 byte), length (1 byte),
+	// "hello" (5 bytes).
 	require.EqualValues(t, 1, m.LogRecords)
 	require.EqualValues(t, 8+1+1+5, m.LogBytes)
 	require.Equal(t, start, lsn)
 	require.Equal(t, start+uint64(m.LogBytes), e.l.End())
 
-	lsn2, _ := changeInMtr(t, e.p, &m, id, func(pg *cache.Page) { scatter(rng, pg.Data(), 3) })
+	lsn2, _ := changeInMtr(t, e.p, &m, id, func(mt *cache.Mtr, pg *cache.Page) { scatter(rng, mt, pg, 3) })
 	require.EqualValues(t, 2, m.LogRecords)
 	require.Equal(t, e.l.End()-start, uint64(m.LogBytes))
 	require.Equal(t, lsn2, lsn+8+1+1+5)
@@ -190,8 +192,8 @@ func TestLogConcurrentMtrsReplay(t *testing.T) {
 		mt := e.p.BeginMtr(nil)
 		pg, err := e.p.AllocPage(mt, nil, 1, page.KindHeap)
 		require.NoError(t, err)
-		fillRandom(rng, pg.Data()[page.HeaderSize:])
-		setCounter(pg, 0)
+		writeRandom(rng, mt, pg, page.HeaderSize, len(pg.Data())-page.HeaderSize)
+		writeCounter(mt, pg, 0)
 		mt.Release(pg, true)
 		mt.Commit()
 	}
@@ -280,10 +282,10 @@ func replayWorker(e *logEnv, rng *rand.Rand, m *cache.Meter, incs *[replayPages 
 				mt.Commit()
 				return fmt.Errorf("page %d: torn counter %d/%d", n, c, c2)
 			}
-			setCounter(pg, c+1)
-			// Some more bytes, so that records differ in shape.
+			writeCounter(mt, pg, c+1)
+			// One more byte, so that records differ in shape.
 			d := pg.Data()
-			d[page.HeaderSize+8+rng.IntN(len(d)-page.HeaderSize-16)] = byte(rng.Uint32())
+			mt.Write(pg, page.HeaderSize+8+rng.IntN(len(d)-page.HeaderSize-16), []byte{byte(rng.Uint32())})
 			incs[n]++
 			mt.Release(pg, true)
 		}
@@ -327,7 +329,7 @@ func TestLogCheckpointAheadOfStoredLog(t *testing.T) {
 	require.NoError(t, p.CreateSpace(nil, 1))
 	id := allocRandom(t, p, rng, 1)
 	require.NoError(t, p.FlushAll(nil))
-	changeInMtr(t, p, nil, id, func(pg *cache.Page) { scatter(rng, pg.Data(), 2) })
+	changeInMtr(t, p, nil, id, func(mt *cache.Mtr, pg *cache.Page) { scatter(rng, mt, pg, 2) })
 	require.NoError(t, p.FlushPage(nil, id)) // writes the log up to here
 	commitNote(p, nil, "commit of an unsynced transaction")
 	require.Positive(t, l.Buffered())

@@ -55,8 +55,21 @@ type Meter struct {
 	// LogSyncWaits), counted by the mini-transactions' appends and the
 	// log's SyncTo.
 	redo.Counts
-	// CheckpointPages counts pages written by checkpoints (background).
+	// CheckpointPages counts pages written by sharp checkpoints
+	// (background): a fuzzy one writes none.
 	CheckpointPages int64
+
+	// The page cleaner's work (CleanStep; background): its passes, and
+	// the pages it wrote from the LRU tail and from the flush list (also
+	// counted in StoreWrites).
+	CleanerPasses         int64
+	CleanerLRUPages       int64
+	CleanerFlushListPages int64
+	// LogFreeCheckWaits counts the times a transaction found the
+	// checkpoint age past the log's sync point and flushed pages itself
+	// (counted in PageFlushes and StoreWrites) before it went on: InnoDB's
+	// log_free_check. The only wait for log space.
+	LogFreeCheckWaits int64
 
 	// ReadAheads counts pages linear read-ahead brought in, and
 	// ReadAheadMisses those of them it had to read (the others were
@@ -136,9 +149,15 @@ func (m *Meter) combine(o *Meter, sign int64) {
 	m.StoreWriteBytes += sign * o.StoreWriteBytes
 	m.LogRecords += sign * o.LogRecords
 	m.LogBytes += sign * o.LogBytes
+	m.FullPageImages += sign * o.FullPageImages
+	m.FullPageImageBytes += sign * o.FullPageImageBytes
 	m.LogSyncs += sign * o.LogSyncs
 	m.LogSyncWaits += sign * o.LogSyncWaits
 	m.CheckpointPages += sign * o.CheckpointPages
+	m.CleanerPasses += sign * o.CleanerPasses
+	m.CleanerLRUPages += sign * o.CleanerLRUPages
+	m.CleanerFlushListPages += sign * o.CleanerFlushListPages
+	m.LogFreeCheckWaits += sign * o.LogFreeCheckWaits
 	m.ReadAheads += sign * o.ReadAheads
 	m.ReadAheadMisses += sign * o.ReadAheadMisses
 	m.ReadAheadUnused += sign * o.ReadAheadUnused
@@ -179,9 +198,15 @@ func (m *Meter) String() string {
 	add("store-write-bytes", m.StoreWriteBytes)
 	add("log-records", m.LogRecords)
 	add("log-bytes", m.LogBytes)
+	add("full-page-images", m.FullPageImages)
+	add("full-page-image-bytes", m.FullPageImageBytes)
 	add("log-syncs", m.LogSyncs)
 	add("log-sync-waits", m.LogSyncWaits)
 	add("checkpoint-pages", m.CheckpointPages)
+	add("cleaner-passes", m.CleanerPasses)
+	add("cleaner-lru-pages", m.CleanerLRUPages)
+	add("cleaner-flush-list-pages", m.CleanerFlushListPages)
+	add("log-free-check-waits", m.LogFreeCheckWaits)
 	add("read-aheads", m.ReadAheads)
 	add("read-ahead-misses", m.ReadAheadMisses)
 	add("read-ahead-unused", m.ReadAheadUnused)

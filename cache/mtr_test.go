@@ -2,6 +2,7 @@ package cache_test
 
 import (
 	"bytes"
+	"encoding/binary"
 	"math/rand/v2"
 	"testing"
 
@@ -136,11 +137,20 @@ func redoAll(t testing.TB, p *cache.Pool, recs []record) int {
 	return n
 }
 
-// fillRandom overwrites b with random bytes.
+// fillRandom overwrites b with random bytes (a buffer, not a page in an
+// mtr: see writeRandom).
 func fillRandom(rng *rand.Rand, b []byte) {
 	for i := range b {
 		b[i] = byte(rng.Uint32())
 	}
+}
+
+// writeRandom writes n random bytes into pg at off through mt: one logged
+// redo.KindWrite.
+func writeRandom(rng *rand.Rand, mt *cache.Mtr, pg *cache.Page, off, n int) {
+	b := make([]byte, n)
+	fillRandom(rng, b)
+	mt.Write(pg, off, b)
 }
 
 // allocRandom allocates a heap page in space in an mtr of its own, fills its
@@ -150,53 +160,84 @@ func allocRandom(t testing.TB, p *cache.Pool, rng *rand.Rand, space uint32) page
 	mt := p.BeginMtr(nil)
 	pg, err := p.AllocPage(mt, nil, space, page.KindHeap)
 	require.NoError(t, err)
-	fillRandom(rng, pg.Data()[page.HeaderSize:])
+	writeRandom(rng, mt, pg, page.HeaderSize, len(pg.Data())-page.HeaderSize)
 	id := pg.ID()
 	mt.Release(pg, true)
 	require.NotZero(t, mt.Commit())
 	return id
 }
 
-// changeInMtr changes page id in one mtr with change and returns the
-// record's LSN and the page's after-image.
-func changeInMtr(t testing.TB, p *cache.Pool, m *cache.Meter, id page.ID, change func(pg *cache.Page)) (uint64, []byte) {
+// changeInMtr changes page id in one mtr with change (which logs what it
+// does through mt) and returns the record's LSN and the page's
+// after-image.
+func changeInMtr(t testing.TB, p *cache.Pool, m *cache.Meter, id page.ID, change func(mt *cache.Mtr, pg *cache.Page)) (uint64, []byte) {
 	t.Helper()
 	mt := p.BeginMtr(m)
 	pg, err := p.Fetch(m, id)
 	require.NoError(t, err)
 	mt.Latch(pg)
-	change(pg)
+	change(mt, pg)
 	mt.Release(pg, true)
 	lsn := mt.Commit()
 	require.NotZero(t, lsn)
 	return lsn, image(t, p, id)
 }
 
+// pageWrite is one logged write: bytes b at offset off.
+type pageWrite struct {
+	off int
+	b   []byte
+}
+
 // scatter changes n random byte ranges of the page body (and sometimes its
-// last byte), each to random values different from the old ones.
-func scatter(rng *rand.Rand, d []byte, n int) {
+// last byte), each to random values different from the old ones, each
+// range logged through mt as a write of its new bytes. It returns the
+// writes in the order it logged them.
+func scatter(rng *rand.Rand, mt *cache.Mtr, pg *cache.Page, n int) []pageWrite {
+	d := pg.Data()
+	var ws []pageWrite
 	for range n {
 		off := page.HeaderSize + rng.IntN(len(d)-page.HeaderSize)
 		l := 1 + rng.IntN(40)
 		if rng.IntN(4) == 0 {
 			l = 1
 		}
-		for i := off; i < min(off+l, len(d)); i++ {
-			d[i] ^= byte(1 + rng.IntN(255))
+		b := bytes.Clone(d[off:min(off+l, len(d))])
+		for i := range b {
+			b[i] ^= byte(1 + rng.IntN(255))
 		}
+		mt.Write(pg, off, b)
+		ws = append(ws, pageWrite{off, b})
 	}
 	if rng.IntN(2) == 0 {
-		d[len(d)-1] ^= 0x5a
+		b := []byte{d[len(d)-1] ^ 0x5a}
+		mt.Write(pg, len(d)-1, b)
+		ws = append(ws, pageWrite{len(d) - 1, b})
 	}
+	return ws
 }
 
-// TestMtrDiffRoundTrip changes pages in mtrs with a log attached, reads each
-// record back from pebble (Log.Flush, Log.Scan), and redoes it with
-// Pool.Redo onto the before-image in a second pool over a copy of the
-// store: the result is the after-image byte for byte except the checksum,
-// with the record's LSN. The second pool follows the first record by
-// record, so later cases redo onto pages earlier cases changed.
-func TestMtrDiffRoundTrip(t *testing.T) {
+// rawRecord flushes the log past lsn and returns the stored body of the
+// record at lsn.
+func rawRecord(t testing.TB, l *redo.Log, lsn uint64) []byte {
+	t.Helper()
+	require.NoError(t, l.Flush(lsn))
+	recs := scanLog(t, l, lsn)
+	require.NotEmpty(t, recs, "no record at LSN %d after Flush", lsn)
+	require.Equal(t, lsn, recs[0].lsn, "first record at or after %d", lsn)
+	return recs[0].body
+}
+
+// TestMtrOpRecords pins the records the mtr writes, operation by operation
+// (the format cache/redo's doc.go draws): each case's record is read back
+// from pebble (Log.Flush, Log.Scan) and must be exactly the bytes listed,
+// and the meter counts exactly those bytes and the 8-byte frame header.
+// Each record is then redone with Pool.Redo onto the before-image in a
+// second pool over a copy of the store: the result is the after-image
+// byte for byte except the checksum, with the record's LSN. The second
+// pool follows the first record by record, so later cases redo onto pages
+// earlier cases changed.
+func TestMtrOpRecords(t *testing.T) {
 	rng := seed(t)
 	e := newLogEnv(t, 32, nil)
 	require.NoError(t, e.p.CreateSpace(nil, 1))
@@ -204,46 +245,123 @@ func TestMtrDiffRoundTrip(t *testing.T) {
 	for range 8 {
 		ids = append(ids, allocRandom(t, e.p, rng, 1))
 	}
+	require.Equal(t, pid(1, 8), ids[7], "page numbers below 128: one-byte uvarints below")
 	require.NoError(t, e.p.FlushAll(nil))
 	p2 := newPool(t, copyStore(t, e.st), 32, cache.Options{})
 
 	ps := e.p.PageSize()
-	body := ps - page.HeaderSize
+	require.Equal(t, 4096, ps)
+	// Uvarints of the offsets and lengths used below.
+	const (
+		u200a, u200b   = 0xc8, 0x01 // 200
+		u300a, u300b   = 0xac, 0x02 // 300
+		u400a, u400b   = 0x90, 0x03 // 400
+		u500a, u500b   = 0xf4, 0x03 // 500
+		u1000a, u1000b = 0xe8, 0x07 // 1000
+		u4000a, u4000b = 0xa0, 0x1f // 4000
+		u4095a, u4095b = 0xff, 0x1f // 4095, the last byte
+		u4065a, u4065b = 0xe1, 0x1f // 4065
+	)
+	var scattered []pageWrite
+	var whole []byte
 	cases := []struct {
-		name    string
-		id      page.ID
-		change  func(pg *cache.Page)
-		maxBody int // bound on the record body's size, 0 for none
+		name   string
+		id     page.ID
+		change func(mt *cache.Mtr, pg *cache.Page)
+		want   func(n byte) []byte // the record body; n is the page number
+		fresh  bool
 	}{
-		{"whole body", ids[0], func(pg *cache.Page) {
-			d := pg.Data()
-			for i := page.HeaderSize; i < len(d); i++ {
-				d[i] ^= byte(1 + rng.IntN(255)) // every body byte changes
+		{"whole body", ids[5], func(mt *cache.Mtr, pg *cache.Page) {
+			whole = make([]byte, ps-page.HeaderSize)
+			for i := range whole {
+				whole[i] = pg.Data()[page.HeaderSize+i] ^ byte(1+rng.IntN(255)) // every body byte changes
 			}
-		}, 0},
-		{"one byte", ids[1], func(pg *cache.Page) {
-			d := pg.Data()
-			d[page.HeaderSize+rng.IntN(body)] ^= 0x80
-		}, 16},
-		{"first body byte", ids[1], func(pg *cache.Page) { pg.Data()[page.HeaderSize] ^= 1 }, 16},
-		{"last byte", ids[1], func(pg *cache.Page) { pg.Data()[ps-1] ^= 1 }, 16},
-		{"header", ids[2], func(pg *cache.Page) {
-			d := pg.Data()
-			pg.SetKind(page.KindBTreeLeaf)
-			d[5] ^= 0x01 // flags
-			d[6] = 0xee  // unused
-			d[7] = 0xdd
-			for i := 24; i < 32; i++ { // reserved
-				d[i] ^= byte(i)
+			mt.Write(pg, page.HeaderSize, whole)
+		}, func(n byte) []byte {
+			// Payload 1+4064 bytes: its length is a two-byte uvarint.
+			return append([]byte{3, 1, n, u4065a, u4065b, page.HeaderSize}, whole...)
+		}, false},
+		{"first body byte", ids[5], func(mt *cache.Mtr, pg *cache.Page) {
+			mt.Write(pg, page.HeaderSize, []byte{pg.Data()[page.HeaderSize] ^ 1})
+		}, func(n byte) []byte {
+			return []byte{3, 1, n, 2, page.HeaderSize, whole[0] ^ 1}
+		}, false},
+		{"write32", ids[0], func(mt *cache.Mtr, pg *cache.Page) {
+			mt.Write32(pg, 100, 0xdeadbeef)
+		}, func(n byte) []byte {
+			// kind write, space 1, page n, payload length 5: offset 100, the
+			// four bytes little-endian.
+			return []byte{3, 1, n, 5, 100, 0xef, 0xbe, 0xad, 0xde}
+		}, false},
+		{"two writes: the same-page flag", ids[0], func(mt *cache.Mtr, pg *cache.Page) {
+			mt.Write32(pg, 100, 1)
+			mt.Write32(pg, 4000, 2)
+		}, func(n byte) []byte {
+			return []byte{
+				3, 1, n, 5, 100, 1, 0, 0, 0,
+				3 | 0x80, 6, u4000a, u4000b, 2, 0, 0, 0, // same page: no space, no page
 			}
-			d[page.HeaderSize] ^= 0xff // and the first body byte
-		}, 48},
-		{"scattered", ids[3], func(pg *cache.Page) { scatter(rng, pg.Data(), 40) }, 0},
-		{"scattered again", ids[3], func(pg *cache.Page) { scatter(rng, pg.Data(), 5) }, 0},
-		{"dirty but unchanged", ids[4], func(pg *cache.Page) {
-			d := pg.Data()
-			copy(d[page.HeaderSize:], bytes.Clone(d[page.HeaderSize:]))
-		}, 8},
+		}, false},
+		{"the example of cache/redo's doc", ids[6], func(mt *cache.Mtr, pg *cache.Page) {
+			mt.Write32(pg, 100, 0xdeadbeef)
+			mt.Memset(pg, 200, 5, 9)
+		}, func(n byte) []byte {
+			require.Equal(t, byte(7), n)
+			return []byte{
+				0x03, 0x01, 0x07, 0x05, 0x64, 0xef, 0xbe, 0xad, 0xde,
+				0x84, 0x04, 0xc8, 0x01, 0x05, 0x09,
+			}
+		}, false},
+		{"memset", ids[1], func(mt *cache.Mtr, pg *cache.Page) {
+			mt.Memset(pg, 200, 300, 0xab)
+		}, func(n byte) []byte {
+			// offset 200, length 300, the byte: 5 bytes for 300 changed.
+			return []byte{4, 1, n, 5, u200a, u200b, u300a, u300b, 0xab}
+		}, false},
+		{"memmove, apart and overlapping", ids[1], func(mt *cache.Mtr, pg *cache.Page) {
+			mt.Memmove(pg, 1000, 40, 500)
+			mt.Memmove(pg, 60, 40, 100)
+		}, func(n byte) []byte {
+			// destination, source, length: no bytes of the page.
+			return []byte{
+				5, 1, n, 5, u1000a, u1000b, 40, u500a, u500b,
+				5 | 0x80, 3, 60, 40, 100,
+			}
+		}, false},
+		{"last byte", ids[1], func(mt *cache.Mtr, pg *cache.Page) {
+			mt.Write(pg, ps-1, []byte{0x5a})
+		}, func(n byte) []byte {
+			return []byte{3, 1, n, 3, u4095a, u4095b, 0x5a}
+		}, false},
+		{"header", ids[2], func(mt *cache.Mtr, pg *cache.Page) {
+			mt.SetKind(pg, page.KindBTreeLeaf)
+			mt.Write(pg, 5, []byte{1, 0xee, 0xdd}) // flags, unused
+			mt.Memset(pg, 24, 8, 0x77)             // reserved
+			mt.Write(pg, page.HeaderSize, []byte{0xff})
+		}, func(n byte) []byte {
+			return []byte{
+				3, 1, n, 2, 4, byte(page.KindBTreeLeaf), // SetKind: a write of the kind byte
+				3 | 0x80, 4, 5, 1, 0xee, 0xdd,
+				4 | 0x80, 3, 24, 8, 0x77,
+				3 | 0x80, 2, page.HeaderSize, 0xff,
+			}
+		}, false},
+		{"fresh and writes", ids[3], func(mt *cache.Mtr, pg *cache.Page) {
+			reformat(pg, page.KindFSM)
+			mt.Fresh(pg)
+			mt.Write32(pg, 40, 7)
+		}, func(n byte) []byte {
+			return []byte{
+				2, 1, n, 1, byte(page.KindFSM), // init: the page's kind
+				3 | 0x80, 5, 40, 7, 0, 0, 0,
+			}
+		}, true},
+		{"scattered", ids[4], func(mt *cache.Mtr, pg *cache.Page) {
+			scattered = scatter(rng, mt, pg, 40)
+		}, func(n byte) []byte { return writesRecord(pid(1, uint32(n)), scattered) }, false},
+		{"scattered again", ids[4], func(mt *cache.Mtr, pg *cache.Page) {
+			scattered = scatter(rng, mt, pg, 5)
+		}, func(n byte) []byte { return writesRecord(pid(1, uint32(n)), scattered) }, false},
 	}
 	for _, c := range cases {
 		before := image(t, p2, c.id)
@@ -253,18 +371,15 @@ func TestMtrDiffRoundTrip(t *testing.T) {
 		require.Greater(t, lsn, page.LSN(before), c.name)
 		require.EqualValues(t, 1, m.LogRecords, c.name)
 
+		want := c.want(byte(c.id.Page))
+		require.Equal(t, want, rawRecord(t, e.l, lsn), "%s: record body", c.name)
+		require.EqualValues(t, 8+len(want), m.LogBytes, "%s: frame header and body", c.name)
+
 		pages, note := readRecord(t, e.l, lsn)
 		require.Empty(t, note, c.name)
 		require.Len(t, pages, 1, c.name)
 		require.Equal(t, c.id, pages[0].ID, c.name)
-		require.False(t, pages[0].Fresh, c.name)
-		if c.maxBody > 0 {
-			// The record is a diff, not a page image.
-			require.LessOrEqual(t, m.LogBytes-8, int64(c.maxBody), "%s: record body size", c.name)
-		}
-		if c.name == "whole body" {
-			require.Greater(t, m.LogBytes, int64(body), "every body byte is in the record")
-		}
+		require.Equal(t, c.fresh, pages[0].Fresh, c.name)
 
 		ok, err := p2.Redo(nil, lsn, &pages[0])
 		require.NoError(t, err, c.name)
@@ -280,20 +395,40 @@ func TestMtrDiffRoundTrip(t *testing.T) {
 		require.Equal(t, got, image(t, p2, c.id), c.name)
 	}
 
-	// Several pages in one mtr are one record; a page latched in the mtr
-	// and released unchanged is not in it, and is unlatched and unpinned at
-	// its Release while the changed ones stay held until Commit.
-	mt := e.p.BeginMtr(nil)
+	// A page released dirty with nothing logged (it did not change) gets
+	// no record, and keeps its LSN.
+	end := e.l.End()
+	lsnBefore := page.LSN(image(t, e.p, ids[4]))
+	var m cache.Meter
+	mt := e.p.BeginMtr(&m)
+	pg, err := e.p.Fetch(&m, ids[4])
+	require.NoError(t, err)
+	mt.Latch(pg)
+	mt.Release(pg, true)
+	require.Zero(t, mt.Commit(), "nothing logged, no record")
+	require.Equal(t, end, e.l.End())
+	require.Zero(t, m.LogRecords)
+	require.Equal(t, lsnBefore, page.LSN(image(t, e.p, ids[4])))
+
+	// Several pages in one mtr are one record, their operations in the
+	// order they were done (a page named again after another page's
+	// operation, the same-page flag after an operation on the same page);
+	// a page latched in the mtr and released unchanged is not in it, and
+	// is unlatched and unpinned at its Release while the changed ones stay
+	// held until Commit.
+	mt = e.p.BeginMtr(&m)
 	var held []*cache.Page
-	for i, id := range ids[5:] {
+	for _, id := range ids[5:] {
 		pg, err := e.p.Fetch(nil, id)
 		require.NoError(t, err)
 		mt.Latch(pg)
-		if i < 2 {
-			scatter(rng, pg.Data(), 1+rng.IntN(10))
-		}
 		held = append(held, pg)
 	}
+	a, b := held[0], held[1]
+	mt.Write32(a, 100, 0x01020304)
+	mt.Write32(b, 104, 0x05060708)
+	mt.Memset(a, 300, 10, 0xcc)
+	mt.Memmove(a, 400, 300, 10)
 	for i, pg := range held {
 		mt.Release(pg, i < 2)
 	}
@@ -302,8 +437,24 @@ func TestMtrDiffRoundTrip(t *testing.T) {
 	require.False(t, mt.Holds(held[2]))
 	lsn := mt.Commit()
 	require.Zero(t, e.p.Stats().Pinned)
+	an, bn := byte(ids[5].Page), byte(ids[6].Page)
+	want := []byte{
+		3, 1, an, 5, 100, 4, 3, 2, 1,
+		3, 1, bn, 5, 104, 8, 7, 6, 5,
+		4, 1, an, 4, u300a, u300b, 10, 0xcc, // back to a: named again
+		5 | 0x80, 5, u400a, u400b, u300a, u300b, 10,
+	}
+	require.Equal(t, want, rawRecord(t, e.l, lsn))
+	require.EqualValues(t, 8+len(want), m.LogBytes)
 	pages, _ := readRecord(t, e.l, lsn)
-	require.ElementsMatch(t, ids[5:7], []page.ID{pages[0].ID, pages[1].ID})
+	require.Len(t, pages, 2, "grouped by page")
+	require.Equal(t, []page.ID{ids[5], ids[6]}, []page.ID{pages[0].ID, pages[1].ID})
+	var kinds []redo.Kind
+	for _, op := range pages[0].Ops {
+		kinds = append(kinds, op.Kind)
+	}
+	require.Equal(t, []redo.Kind{redo.KindWrite, redo.KindMemset, redo.KindMemmove}, kinds)
+	require.Len(t, pages[1].Ops, 1)
 	for i := range pages {
 		ok, err := p2.Redo(nil, lsn, &pages[i])
 		require.NoError(t, err)
@@ -320,10 +471,32 @@ func TestMtrDiffRoundTrip(t *testing.T) {
 	}
 }
 
+// writesRecord is the record of ws logged on page id in one mtr.
+func writesRecord(id page.ID, ws []pageWrite) []byte {
+	var b redo.Builder
+	for _, w := range ws {
+		b.Op(id, redo.KindWrite, append(binary.AppendUvarint(nil, uint64(w.off)), w.b...))
+	}
+	return b.Bytes()
+}
+
+// reformat formats pg (latched by an mtr) afresh as an empty page of kind
+// k, keeping its LSN for the frame's sake, as the pool's AllocPage and
+// FreePage do; the caller logs it with Mtr.Fresh.
+func reformat(pg *cache.Page, k page.Kind) {
+	d := pg.Data()
+	lsn := page.LSN(d)
+	page.Init(d, pg.ID(), k)
+	page.SetLSN(d, lsn)
+	pg.SetKind(k) // the frame's copy of the kind
+}
+
 // TestMtrRedoFreshPages: a page AllocPage takes from the space's high
 // water is logged as fresh and redone from zeros on a store that never saw
-// it; a page AllocPage takes from the free list (kind free, old content) is
-// rebuilt exactly, whatever the store holds for it.
+// it; a page FreePage puts on the free list is logged as fresh too
+// (formatted as a free page, then its free-list link written); a page
+// AllocPage takes from the free list (kind free, old content) is rebuilt
+// exactly, whatever the store holds for it.
 func TestMtrRedoFreshPages(t *testing.T) {
 	rng := seed(t)
 	e := newLogEnv(t, 32, nil)
@@ -340,10 +513,9 @@ func TestMtrRedoFreshPages(t *testing.T) {
 		require.NoError(t, err)
 		id := pg.ID()
 		require.Equal(t, pid(1, 2), id)
-		d := pg.Data()
-		d[24] = 0x42 // a reserved header byte: the diff against zeros spans the LSN
-		fillRandom(rng, d[page.HeaderSize:page.HeaderSize+100])
-		d[len(d)-1] = 7
+		mt.Write(pg, 24, []byte{0x42}) // a reserved header byte
+		writeRandom(rng, mt, pg, page.HeaderSize, 100)
+		mt.Write(pg, len(pg.Data())-1, []byte{7})
 		mt.Release(pg, true)
 		lsn := mt.Commit()
 		afterPage, afterMeta := image(t, e.p, id), image(t, e.p, meta)
@@ -379,7 +551,7 @@ func TestMtrRedoFreshPages(t *testing.T) {
 		p2 := newPool(t, st2, 16, cache.Options{})
 		require.Equal(t, page.KindHeap, page.KindOf(image(t, p2, a)))
 
-		// Free a: a diff against its snapshot.
+		// Free a: formatted afresh, whatever it held.
 		mt := e.p.BeginMtr(nil)
 		pg, err := e.p.Fetch(nil, a)
 		require.NoError(t, err)
@@ -398,10 +570,8 @@ func TestMtrRedoFreshPages(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, a, pg.ID(), "the free list is used before the high water")
 		require.NotZero(t, page.LSN(pg.Data()), "the frame keeps the page's old LSN")
-		// A reserved header byte: the record's range then spans the LSN
-		// field, which holds the old LSN at encoding time.
-		pg.Data()[24] = 0x99
-		fillRandom(rng, pg.Data()[page.HeaderSize+50:page.HeaderSize+90])
+		mt.Write(pg, 24, []byte{0x99}) // a reserved header byte
+		writeRandom(rng, mt, pg, page.HeaderSize+50, 40)
 		mt.Release(pg, true)
 		allocLSN := mt.Commit()
 		afterPage, afterMeta := image(t, e.p, a), image(t, e.p, meta)
@@ -409,7 +579,7 @@ func TestMtrRedoFreshPages(t *testing.T) {
 		freePages, _ := readRecord(t, e.l, freeLSN)
 		require.Len(t, freePages, 2)
 		for _, pr := range freePages {
-			require.False(t, pr.Fresh, "a freed page is a diff")
+			require.Equal(t, pr.ID == a, pr.Fresh, "page %s: a freed page is formatted from nothing", pr.ID)
 		}
 		allocPages, _ := readRecord(t, e.l, allocLSN)
 		require.Len(t, allocPages, 2)
@@ -459,8 +629,8 @@ func TestMtrRedoSkipsAndRefuses(t *testing.T) {
 	e := newLogEnv(t, 16, nil)
 	require.NoError(t, e.p.CreateSpace(nil, 1))
 	id := allocRandom(t, e.p, rng, 1)
-	lsn1, _ := changeInMtr(t, e.p, nil, id, func(pg *cache.Page) { scatter(rng, pg.Data(), 3) })
-	lsn2, after2 := changeInMtr(t, e.p, nil, id, func(pg *cache.Page) { scatter(rng, pg.Data(), 3) })
+	lsn1, _ := changeInMtr(t, e.p, nil, id, func(mt *cache.Mtr, pg *cache.Page) { scatter(rng, mt, pg, 3) })
+	lsn2, after2 := changeInMtr(t, e.p, nil, id, func(mt *cache.Mtr, pg *cache.Page) { scatter(rng, mt, pg, 3) })
 	require.Less(t, lsn1, lsn2)
 	pages1, _ := readRecord(t, e.l, lsn1)
 	pages2, _ := readRecord(t, e.l, lsn2)
@@ -488,15 +658,36 @@ func TestMtrRedoSkipsAndRefuses(t *testing.T) {
 	require.Equal(t, cache.Stats{Frames: 16}, p3.Stats(), "a refused redo must give its frame back")
 	require.False(t, p3.Resident(id))
 
-	// Records that do not decode.
+	// Records that do not decode. A record has no count of its
+	// operations (the log's frame, its length and CRC-32C, is what catches
+	// a record cut short), so a record cut exactly between two operations
+	// is a shorter record: it decodes to the operations before the cut.
+	// Cut anywhere else, it does not decode.
 	recs := scanLog(t, e.l, lsn2)
 	good := recs[0].body
+	whole, _, err := redo.Decode(good, nil)
+	require.NoError(t, err)
+	require.Len(t, whole, 1)
+	decoded := 0
 	for n := range len(good) {
-		_, _, err := redo.Decode(good[:n], nil)
-		require.ErrorIs(t, err, redo.ErrCorruptLog, "record cut to %d bytes", n)
+		pages, _, err := redo.Decode(good[:n], nil)
+		if err != nil {
+			require.ErrorIs(t, err, redo.ErrCorruptLog, "record cut to %d bytes", n)
+			continue
+		}
+		var ops []redo.Op
+		if len(pages) > 0 {
+			ops = pages[0].Ops
+		}
+		require.Less(t, len(ops), len(whole[0].Ops), "record cut to %d bytes", n)
+		for i := range ops {
+			require.Equal(t, whole[0].Ops[i], ops[i], "record cut to %d bytes: operation %d", n, i)
+		}
+		decoded++
 	}
+	require.Equal(t, len(whole[0].Ops), decoded, "exactly the cuts between operations (and at 0) decode")
 	_, _, err = redo.Decode(append(bytes.Clone(good), 0), nil)
-	require.ErrorIs(t, err, redo.ErrCorruptLog, "a byte after the note")
+	require.ErrorIs(t, err, redo.ErrCorruptLog, "a byte of kind 0 after the last operation")
 }
 
 // TestMtrCommitNothingAndNote: an mtr that changed nothing and carries no
@@ -553,7 +744,7 @@ func TestMtrCommitNothingAndNote(t *testing.T) {
 	pg, err = e.p.Fetch(&m, id)
 	require.NoError(t, err)
 	mt.Latch(pg)
-	pg.Data()[page.HeaderSize] ^= 1
+	mt.Write(pg, page.HeaderSize, []byte{pg.Data()[page.HeaderSize] ^ 1})
 	mt.Note([]byte("undo:1"))
 	mt.Release(pg, true)
 	lsn = mt.Commit()
@@ -631,7 +822,7 @@ func TestMtrNestedLatches(t *testing.T) {
 	mt.Latch(pg)
 	inner := fetch()
 	mt.Latch(inner)
-	inner.Data()[page.HeaderSize+7] ^= 0xff
+	mt.Write(inner, page.HeaderSize+7, []byte{inner.Data()[page.HeaderSize+7] ^ 0xff})
 	mt.Release(inner, true)
 	mt.RLatch(pg) // re-read a page the mtr changed: no deadlock
 	require.NotEqual(t, before[page.HeaderSize+7], pg.Data()[page.HeaderSize+7])

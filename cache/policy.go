@@ -14,6 +14,9 @@ type replacer interface {
 	remove(f *Page)
 	// victim returns the least valuable frame for which ok is true, or nil.
 	victim(ok func(*Page) bool) *Page
+	// tail calls fn on up to n frames in eviction order, least valuable
+	// first, until fn returns false (the page cleaner's LRU scan).
+	tail(n int, fn func(*Page) bool)
 }
 
 // frameList is an intrusive doubly linked list of frames, head first. A
@@ -70,6 +73,18 @@ func (l *frameList) victimFromTail(ok func(*Page) bool) *Page {
 	return nil
 }
 
+// walkTail calls fn on up to n frames of l from its tail; it returns how
+// many frames are left of n, or -1 if fn asked to stop.
+func (l *frameList) walkTail(n int, fn func(*Page) bool) int {
+	for f := l.tail; f != nil && n > 0; f = f.prev {
+		if !fn(f) {
+			return -1
+		}
+		n--
+	}
+	return n
+}
+
 // lru is plain least-recently-used: every hit moves a page to the head, the
 // victim is the unpinned page nearest the tail.
 type lru struct{ l frameList }
@@ -83,6 +98,7 @@ func (r *lru) access(f *Page, _ Clock) {
 }
 func (r *lru) remove(f *Page)                   { r.l.remove(f) }
 func (r *lru) victim(ok func(*Page) bool) *Page { return r.l.victimFromTail(ok) }
+func (r *lru) tail(n int, fn func(*Page) bool)  { r.l.walkTail(n, fn) }
 
 // midpoint is InnoDB's midpoint-insertion LRU. The list is split into a
 // young sublist (head) and an old sublist (tail) holding oldPct percent of
@@ -152,6 +168,12 @@ func (r *midpoint) balance() {
 		f := r.old.head
 		r.old.remove(f)
 		r.young.pushBack(f)
+	}
+}
+
+func (r *midpoint) tail(n int, fn func(*Page) bool) {
+	if n = r.old.walkTail(n, fn); n > 0 {
+		r.young.walkTail(n, fn)
 	}
 }
 

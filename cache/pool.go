@@ -68,17 +68,30 @@ type FrameTimer interface {
 type Runtime interface {
 	Clock
 	FrameTimer
+	// PageWriteWait brackets a wait for the log's durability that a page
+	// write makes (begin true before the log's SyncTo, false after). The
+	// writer holds the frame's I/O and may hold page latches of its own
+	// mini-transaction (a fetch that evicts a dirty page): a simulator
+	// must not let another caller run into them while it waits. Real mode
+	// does nothing.
+	PageWriteWait(begin bool)
 }
 
 // RedoLog is the redo log as the pool uses it (Wiring.Log). *redo.Log
 // implements it; a test may pass a fake.
 type RedoLog interface {
-	// Append adds a mini-transaction's record (redo.Encode) and returns
+	// Append adds a mini-transaction's record (a redo.Builder's) and returns
 	// its LSN; stamp is told the LSN before any later record gets one.
 	Append(c *redo.Counts, body []byte, stamp redo.Stamper) uint64
-	// Flush writes the log at least past the record at lsn, so that a page
-	// image carrying lsn may be written (the write-ahead rule).
-	Flush(lsn uint64) error
+	// End is the LSN the next record will get.
+	End() uint64
+	// Durable is the LSN below which every record is synced.
+	Durable() uint64
+	// SyncTo returns once every record below upto is durable (group
+	// commit: concurrent callers share a sync, through the log's
+	// Waiter). The pool calls SyncTo(lsn+1) before it writes a page whose
+	// LSN is lsn and is not yet durable (the write-ahead rule).
+	SyncTo(c *redo.Counts, upto uint64) error
 	// MaybeWrite writes the log's buffer out if it has grown past its
 	// bound; an mtr calls it before it starts, holding no latch.
 	MaybeWrite() error
@@ -120,7 +133,48 @@ type Options struct {
 	// ReadAheadThreshold is innodb_read_ahead_threshold: default 56 of
 	// the ExtentPages (64); allowed 0 to 64.
 	ReadAheadThreshold int
+	// TornPages is the torn-page protection the pool pays for (see
+	// TornPages): default none.
+	TornPages TornPages
+	// IOCapacity is the page cleaner's base rate, in page writes a second
+	// (innodb_io_capacity): the adaptive flushing's percentages are of
+	// it. Default 200, InnoDB's; at least 100, InnoDB's minimum.
+	IOCapacity int
+	// IOCapacityMax caps the page cleaner's writes a second
+	// (innodb_io_capacity_max). Default the larger of 2000, InnoDB's
+	// default, and twice IOCapacity; not below IOCapacity.
+	IOCapacityMax int
+	// LRUScanDepth is how far from the LRU tail the page cleaner looks for
+	// dirty pages to write, so that a fetch finds a clean victim there
+	// (innodb_lru_scan_depth). Default 1024, InnoDB's (per buffer pool
+	// instance; this pool is one instance); at least 1.
+	LRUScanDepth int
 }
+
+// CleanerMode says how a pool's page cleaner runs (Wiring.Cleaner).
+type CleanerMode uint8
+
+// Page cleaner modes.
+const (
+	// CleanerOff: no goroutine. Whoever owns the pool drives the cleaner
+	// by calling CleanStep (the simulator, at virtual-time intervals;
+	// tests, step by step), or nobody does (structure tests).
+	CleanerOff CleanerMode = iota
+	// CleanerGoroutine: the pool runs the cleaner on a goroutine of its
+	// own, a pass every CleanerInterval of wall time (and at once when
+	// WakeCleaner asks), until Close or StopCleaner. Needs a log.
+	CleanerGoroutine
+)
+
+// CleanerInterval is the real-mode page cleaner's period, InnoDB's page
+// cleaner coordinator's one second (buf_flush_page_cleaner_coordinator
+// sleeps a second between passes when it is not under pressure). The
+// adaptive amounts (FlushTarget) are per second.
+const CleanerInterval = time.Second
+
+// DefaultLogCapacity is Wiring.LogCapacity's default: the redo log's
+// capacity that checkpoint ages are measured against.
+const DefaultLogCapacity = 96 << 20
 
 // Wiring is what a pool's owner connects it to, fixed for the pool's life
 // (NewPool's last argument). It is apart from Options so that the engine,
@@ -130,7 +184,8 @@ type Options struct {
 type Wiring struct {
 	// Log is the redo log (a *redo.Log), fixed for the pool's life: its
 	// mini-transactions append their records to it, and before the pool
-	// writes a page whose LSN is lsn it calls Log.Flush(lsn) and writes
+	// writes a page whose LSN is lsn it makes the log durable past it
+	// (Log.SyncTo(lsn+1), unless Log.Durable is already past) and writes
 	// nothing if that fails (the write-ahead rule). Nil means no log
 	// (structure tests): mtrs take no snapshots and write no records, and
 	// pages are written without a flush.
@@ -144,6 +199,14 @@ type Wiring struct {
 	// the number of this open, so that no other database and no earlier
 	// open can hand this pool a page (see tier.Key).
 	TierDB, TierEpoch uint64
+	// LogCapacity is the redo log's capacity in bytes, which the
+	// checkpoint age is measured against (the adaptive flushing's
+	// low-water mark and async point: see FlushTarget). Default
+	// DefaultLogCapacity; negative is refused.
+	LogCapacity int64
+	// Cleaner says how the page cleaner runs: CleanerOff (the default:
+	// the owner calls CleanStep) or CleanerGoroutine (real mode).
+	Cleaner CleanerMode
 }
 
 // Validate reports the first invalid option, for a pool over pages of
@@ -176,10 +239,22 @@ func (o Options) Validate(pageSize int) error {
 	if o.ReadAheadThreshold < 0 || o.ReadAheadThreshold > ExtentPages {
 		return fmt.Errorf("cache: %w: read-ahead threshold %d: want 0 to %d", ErrInvalidOptions, o.ReadAheadThreshold, ExtentPages)
 	}
+	if o.IOCapacity < 100 {
+		return fmt.Errorf("cache: %w: io capacity %d pages a second: want at least 100", ErrInvalidOptions, o.IOCapacity)
+	}
+	if o.IOCapacityMax < o.IOCapacity {
+		return fmt.Errorf("cache: %w: io capacity max %d pages a second is below io capacity %d", ErrInvalidOptions, o.IOCapacityMax, o.IOCapacity)
+	}
+	if o.LRUScanDepth < 1 {
+		return fmt.Errorf("cache: %w: LRU scan depth %d: want at least 1", ErrInvalidOptions, o.LRUScanDepth)
+	}
 	switch o.TierMode {
 	case tier.Exclusive, tier.Inclusive:
 	default:
 		return fmt.Errorf("cache: %w: tier mode %q: want %q or %q", ErrInvalidOptions, o.TierMode, tier.Exclusive, tier.Inclusive)
+	}
+	if int(o.TornPages) >= len(tornNames) {
+		return fmt.Errorf("cache: %w: %v", ErrInvalidOptions, o.TornPages)
 	}
 	return nil
 }
@@ -202,6 +277,15 @@ func (o *Options) ensureDefaults() {
 	}
 	if o.ReadAheadThreshold == 0 {
 		o.ReadAheadThreshold = 56
+	}
+	if o.IOCapacity == 0 {
+		o.IOCapacity = 200
+	}
+	if o.IOCapacityMax == 0 {
+		o.IOCapacityMax = max(2000, 2*o.IOCapacity)
+	}
+	if o.LRUScanDepth == 0 {
+		o.LRUScanDepth = 1024
 	}
 }
 
@@ -259,6 +343,14 @@ type Page struct {
 	prev        *Page
 	next        *Page
 	list        *frameList
+
+	// The flush list's fields (flushlist.go), guarded by pool.fl: the
+	// LSN of the first change since the page was last clean
+	// (oldest_modification; 0: not on the list), the LSN of its newest
+	// change (newest_modification), and the list's links (flPrev toward
+	// the newest, flNext toward the oldest).
+	oldest, newest uint64
+	flPrev, flNext *Page
 }
 
 // Data returns the page's bytes. The caller must hold a pin, and a latch
@@ -327,6 +419,11 @@ func (p *Page) Unpin(dirty bool) {
 // len(frames) - used - reserved is at least one (or its reservation covers
 // it), so a reserved frame is always there when its holder asks.
 type Pool struct {
+	// fpiHorizon is the redo LSN of the last checkpoint: with full-page
+	// writes, a page whose LSN is below it gets a full-page image in the
+	// next record that changes it (SetFullPageHorizon).
+	fpiHorizon atomic.Uint64
+
 	opts     Options
 	store    store.Store
 	pageSize int
@@ -358,12 +455,22 @@ type Pool struct {
 	// without one); tierDB and tierEp are Wiring.TierDB and TierEpoch.
 	clock          Clock
 	timer          FrameTimer
+	rt             Runtime // Wiring.Runtime; nil in real mode
 	tierDB, tierEp uint64
 
 	// lsnMu guards lsns, the newest LSN known for each page, by space
 	// (KnownLSN).
 	lsnMu sync.Mutex
 	lsns  map[uint32][]uint64
+
+	// fl is the flush list (flushlist.go): every page changed by a logged
+	// mini-transaction and not yet written since, by oldest
+	// modification. Lock order: p.mu before fl, and the log's mutex before
+	// fl (a mini-transaction inserts under it); nothing is taken under fl.
+	fl flushList
+
+	logCap  int64       // Wiring.LogCapacity
+	cleaner cleanerLoop // Wiring.Cleaner == CleanerGoroutine
 }
 
 // NewPool creates a pool over st, set up by o and connected to what w
@@ -399,7 +506,14 @@ func NewPool(st store.Store, o *Options, w *Wiring) (*Pool, error) {
 		lsns:     make(map[uint32][]uint64),
 	}
 	if wire.Runtime != nil {
-		p.clock, p.timer = wire.Runtime, wire.Runtime
+		p.clock, p.timer, p.rt = wire.Runtime, wire.Runtime, wire.Runtime
+	}
+	if wire.LogCapacity < 0 {
+		return nil, fmt.Errorf("cache: %w: log capacity %d bytes is negative", ErrInvalidOptions, wire.LogCapacity)
+	}
+	p.logCap = wire.LogCapacity
+	if p.logCap == 0 {
+		p.logCap = DefaultLogCapacity
 	}
 	switch opts.Policy {
 	case PolicyLRU:
@@ -419,8 +533,14 @@ func NewPool(st store.Store, o *Options, w *Wiring) (*Pool, error) {
 		p.mu.free = append(p.mu.free, f)
 	}
 	p.scratch.New = func() any { b := make([]byte, ps); return &b }
+	if wire.Cleaner == CleanerGoroutine && p.log != nil {
+		p.cleaner.start(p)
+	}
 	return p, nil
 }
+
+// Options returns the pool's options, defaults applied.
+func (p *Pool) Options() Options { return p.opts }
 
 // PageSize returns the size of the pool's pages.
 func (p *Pool) PageSize() int { return p.pageSize }
@@ -785,6 +905,7 @@ func (p *Pool) grabFrameLocked(m *Meter) (*Page, error) {
 		p.repl.remove(v)
 		p.mu.table.remove(v.id)
 		v.resident = false
+		p.fl.drop(v) // written above, so already off the list
 		if m != nil {
 			m.Evictions++
 		}
@@ -829,8 +950,23 @@ func (p *Pool) writeOut(m *Meter, f *Page) error {
 	}
 	lsn := page.LSN(buf)
 	var err error
-	if p.log != nil {
-		err = p.log.Flush(lsn)
+	if p.log != nil && lsn >= p.log.Durable() {
+		// The write-ahead rule: the record that made this image must be
+		// durable before the image reaches the store (the log may live
+		// in files of its own, which a crash can leave behind the
+		// store's). A wait in SyncTo is group-committed with the
+		// transactions' syncs.
+		var c *redo.Counts
+		if m != nil {
+			c = &m.Counts
+		}
+		if p.rt != nil {
+			p.rt.PageWriteWait(true)
+		}
+		err = p.log.SyncTo(c, lsn+1)
+		if p.rt != nil {
+			p.rt.PageWriteWait(false)
+		}
 	}
 	if err == nil {
 		page.Seal(buf)
@@ -846,6 +982,10 @@ func (p *Pool) writeOut(m *Meter, f *Page) error {
 		f.dirty.Store(true)
 		return fmt.Errorf("cache: write page %s: %w", id, err)
 	}
+	// Off the flush list only now that the write is done (a checkpoint
+	// taken meanwhile counted the page as dirty), and only if no change
+	// came after the copy.
+	p.fl.written(f, lsn)
 	p.noteLSN(id, lsn)
 	if p.opts.Tier != nil && p.opts.TierMode == tier.Inclusive {
 		p.tierPut(m, id, buf) // sealed above
@@ -884,41 +1024,63 @@ func (p *Pool) FlushAll(m *Meter) error {
 	return nil
 }
 
-// flushLocked writes f, which holds page id, out. If someone else is
-// writing it right now, it waits for that write and then looks again: the
-// page may be clean (done) or gone, or dirty again (that write failed, or
-// the page changed since). An unpinned page needs a slot while it is busy,
-// so that the flush never eats a frame promised to a reservation.
+// flushLocked writes f, which holds page id, out, as an explicit flush
+// (Meter.PageFlushes). If someone else is writing it right now, it waits
+// for that write and then looks again: the page may be clean (done) or
+// gone, or dirty again (that write failed, or the page changed since). A
+// nil meter charges the pool's background meter.
 // REQUIRES: p.mu held; released on return.
 func (p *Pool) flushLocked(m *Meter, f *Page, id page.ID) error {
+	var local Meter
+	mm := m
+	if mm == nil {
+		mm = &local
+	}
+	wrote, err := p.writeFrameLocked(mm, f, id, true)
+	if wrote {
+		mm.PageFlushes++
+	}
+	if m == nil {
+		p.ChargeBackground(&local)
+	}
+	return err
+}
+
+// writeFrameLocked writes f, which holds page id, out if it is still
+// resident and dirty, charging m (not nil), and reports whether it wrote.
+// wait says to wait for a write of f in progress (else it gives up on a
+// busy frame) and that a missing slot is an error (else it gives up). An
+// unpinned page needs a slot while it is busy, so that the flush never
+// eats a frame promised to a reservation.
+// REQUIRES: p.mu held; released on return.
+func (p *Pool) writeFrameLocked(m *Meter, f *Page, id page.ID, wait bool) (bool, error) {
 	for f.busy {
+		if !wait {
+			p.mu.Unlock()
+			return false, nil
+		}
 		p.mu.waiters++
 		p.mu.cond.Wait()
 		p.mu.waiters--
 	}
 	if !f.resident || f.id != id || !f.dirty.Load() {
 		p.mu.Unlock()
-		return nil
+		return false, nil
 	}
 	if f.pins == 0 {
 		if ok, _ := p.takeLocked(nil); !ok {
 			p.mu.Unlock()
-			return fmt.Errorf("%w: no frame free to flush page %s", ErrPoolExhausted, f.id)
+			if !wait {
+				return false, nil
+			}
+			return false, fmt.Errorf("%w: no frame free to flush page %s", ErrPoolExhausted, f.id)
 		}
 		f.claim = true
 	}
 	f.busy = true
 	p.mu.Unlock()
 
-	var local Meter
-	mm := m
-	if mm == nil {
-		mm = &local
-	}
-	err := p.writeOut(mm, f)
-	if err == nil {
-		mm.PageFlushes++
-	}
+	err := p.writeOut(m, f)
 
 	p.mu.Lock()
 	f.busy = false
@@ -926,19 +1088,17 @@ func (p *Pool) flushLocked(m *Meter, f *Page, id page.ID) error {
 		f.claim = false
 		p.mu.used--
 	}
-	if m == nil {
-		p.mu.bg.Add(&local)
-	}
 	if p.mu.waiters > 0 {
 		p.mu.cond.Broadcast()
 	}
 	p.mu.Unlock()
-	return err
+	return err == nil, err
 }
 
-// Close flushes every dirty page, syncs the store and refuses further
-// fetches. It does not close the store.
+// Close stops the page cleaner, flushes every dirty page, syncs the store
+// and refuses further fetches. It does not close the store.
 func (p *Pool) Close() error {
+	p.StopCleaner()
 	if err := p.FlushAll(nil); err != nil {
 		return err
 	}
@@ -983,3 +1143,9 @@ func (p *Pool) KnownLSN(id page.ID) uint64 {
 	}
 	return s[id.Page]
 }
+
+// SetFullPageHorizon tells the pool where the last checkpoint's redo
+// starts (its redo LSN, PostgreSQL's RedoRecPtr): with
+// TornPagesFullPageWrites, the first change to a page whose LSN is below
+// it logs the whole page. The engine calls it when a checkpoint begins.
+func (p *Pool) SetFullPageHorizon(lsn uint64) { p.fpiHorizon.Store(lsn) }

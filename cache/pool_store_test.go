@@ -37,7 +37,7 @@ func writeThroughPool(t *testing.T, st store.Store, body string) page.ID {
 	mt := p.BeginMtr(nil)
 	pg, err := p.AllocPage(mt, nil, 1, page.KindHeap)
 	require.NoError(t, err)
-	setBody(pg, body)
+	writeBody(mt, pg, body)
 	id := pg.ID()
 	mt.Release(pg, true)
 	mt.Commit()

@@ -702,8 +702,8 @@ func TestPoolWriteBackNeverStale(t *testing.T) {
 }
 
 // TestPoolWriteAheadHook checks the write-ahead rule: Wiring.Log's
-// Flush(lsn) strictly before the page's store write, and no write when it
-// fails.
+// SyncTo(lsn+1) strictly before the page's store write (the log must be
+// durable past the page's LSN), and no write when it fails.
 func TestPoolWriteAheadHook(t *testing.T) {
 	inner := newStore(t)
 	putPages(t, inner, 1, 1, 17)
@@ -715,14 +715,14 @@ func TestPoolWriteAheadHook(t *testing.T) {
 		log.add("write %s lsn %d", id, page.LSN(buf))
 		return nil
 	}}
-	p := newPoolWith(t, st, 16, cache.Options{Policy: cache.PolicyLRU}, cache.Wiring{Log: flushHookLog{flush: func(lsn uint64) error {
+	p := newPoolWith(t, st, 16, cache.Options{Policy: cache.PolicyLRU}, cache.Wiring{Log: syncHookLog{sync: func(upto uint64) error {
 		mu.Lock()
 		defer mu.Unlock()
 		if failLog {
-			log.add("flushlog %d failed", lsn)
+			log.add("synclog %d failed", upto)
 			return errLog
 		}
-		log.add("flushlog %d", lsn)
+		log.add("synclog %d", upto)
 		return nil
 	}}})
 	setFail := func(v bool) { mu.Lock(); failLog = v; mu.Unlock() }
@@ -740,7 +740,7 @@ func TestPoolWriteAheadHook(t *testing.T) {
 	change(pid(1, 1), 42)
 	require.Zero(t, p.KnownLSN(pid(1, 1)), "not written or noted yet")
 	require.NoError(t, p.FlushPage(nil, pid(1, 1)))
-	require.Equal(t, []string{"flushlog 42", "write 1:1 lsn 42"}, log.take())
+	require.Equal(t, []string{"synclog 43", "write 1:1 lsn 42"}, log.take())
 	require.EqualValues(t, 42, p.KnownLSN(pid(1, 1)))
 
 	// A failing log flush: no write, the page stays dirty, the error
@@ -750,12 +750,12 @@ func TestPoolWriteAheadHook(t *testing.T) {
 	err := p.FlushPage(nil, pid(1, 1))
 	require.ErrorIs(t, err, errLog)
 	require.Contains(t, err.Error(), "1:1")
-	require.Equal(t, []string{"flushlog 50 failed"}, log.take())
+	require.Equal(t, []string{"synclog 51 failed"}, log.take())
 	require.Equal(t, 1, p.Stats().Dirty)
 	require.EqualValues(t, 42, p.KnownLSN(pid(1, 1)))
 	require.Equal(t, "lsn 42", storedBody(t, inner, pid(1, 1), 6))
 	require.ErrorIs(t, p.FlushAll(nil), errLog)
-	require.Equal(t, []string{"flushlog 50 failed"}, log.take())
+	require.Equal(t, []string{"synclog 51 failed"}, log.take())
 	require.EqualValues(t, 1, p.BackgroundMeter().StoreWrites, "only the first flush wrote")
 
 	// The same through an eviction: the fetch that would evict fails, the
@@ -766,7 +766,7 @@ func TestPoolWriteAheadHook(t *testing.T) {
 	var m cache.Meter
 	_, err = p.Fetch(&m, pid(1, 17))
 	require.ErrorIs(t, err, errLog)
-	require.Equal(t, []string{"flushlog 50 failed"}, log.take())
+	require.Equal(t, []string{"synclog 51 failed"}, log.take())
 	require.True(t, p.Resident(pid(1, 1)))
 	require.False(t, p.Resident(pid(1, 17)))
 	require.Equal(t, cache.Stats{Frames: 16, Resident: 16, Dirty: 1}, p.Stats())
@@ -777,7 +777,7 @@ func TestPoolWriteAheadHook(t *testing.T) {
 	setFail(false)
 	m = cache.Meter{}
 	touch(t, p, &m, pid(1, 17))
-	require.Equal(t, []string{"flushlog 50", "write 1:1 lsn 50"}, log.take())
+	require.Equal(t, []string{"synclog 51", "write 1:1 lsn 50"}, log.take())
 	require.EqualValues(t, 1, m.DirtyWriteBacks)
 	require.EqualValues(t, 50, p.KnownLSN(pid(1, 1)))
 

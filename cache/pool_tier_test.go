@@ -177,7 +177,7 @@ func TestTierInclusive(t *testing.T) {
 	// A change written back replaces the tier's copy.
 	rng := seed(t)
 	id := ids[len(ids)-1] // resident
-	lsn, img := changeInMtr(t, p, nil, id, func(pg *cache.Page) { scatter(rng, pg.Data(), 3) })
+	lsn, img := changeInMtr(t, p, nil, id, func(mt *cache.Mtr, pg *cache.Page) { scatter(rng, mt, pg, 3) })
 	var m3 cache.Meter
 	require.NoError(t, p.FlushPage(&m3, id))
 	require.EqualValues(t, 1, m3.TierPuts)
@@ -199,7 +199,7 @@ func TestTierStalePage(t *testing.T) {
 	id := ids[0]
 	old := make([]byte, testPageSize)
 	require.NoError(t, st.ReadPage(id, old))
-	lsn, img := changeInMtr(t, p, nil, id, func(pg *cache.Page) { scatter(rng, pg.Data(), 5) })
+	lsn, img := changeInMtr(t, p, nil, id, func(mt *cache.Mtr, pg *cache.Page) { scatter(rng, mt, pg, 5) })
 	require.Greater(t, lsn, page.LSN(old))
 	readAll(t, p, nil, ids[1:17]) // evicts id (written back first, pushed)
 	require.False(t, p.Resident(id))

@@ -77,11 +77,12 @@ func (p *Pool) CreateSpace(m *Meter, space uint32) error {
 	}
 	mt.adopt(pg, true)
 	mt.Fresh(pg)
-	b := pg.buf
-	put32(b, offMagic, spaceMagic)
-	binary.LittleEndian.PutUint16(b[offVersion:], spaceFormatVersion)
-	put32(b, offExtents, 1)
-	put32(b, offHighWater, 1)
+	var hdr [16]byte
+	put32(hdr[:], offMagic-offMagic, spaceMagic)
+	binary.LittleEndian.PutUint16(hdr[offVersion-offMagic:], spaceFormatVersion)
+	put32(hdr[:], offExtents-offMagic, 1)
+	put32(hdr[:], offHighWater-offMagic, 1)
+	mt.Write(pg, offMagic, hdr[:])
 	mt.Release(pg, true)
 	mt.Commit()
 	return nil
@@ -151,7 +152,7 @@ func (p *Pool) SetRoot(mt *Mtr, space, root uint32) error {
 	if err != nil {
 		return err
 	}
-	put32(pg.buf, offRoot, root)
+	mt.Write32(pg, offRoot, root)
 	mt.Release(pg, true)
 	return nil
 }
@@ -194,8 +195,8 @@ func (p *Pool) AllocPage(mt *Mtr, r *Reservation, space uint32, k page.Kind) (*P
 			mt.Release(meta, false)
 			return nil, err
 		}
-		put32(b, offFreeHead, le32(pg.buf, offFreeNext))
-		put32(b, offFreeCount, le32(b, offFreeCount)-1)
+		mt.Write32(meta, offFreeHead, le32(pg.buf, offFreeNext))
+		mt.Write32(meta, offFreeCount, le32(b, offFreeCount)-1)
 		p.format(pg, k)
 		mt.Fresh(pg)
 	} else {
@@ -211,9 +212,9 @@ func (p *Pool) AllocPage(mt *Mtr, r *Reservation, space uint32, k page.Kind) (*P
 		}
 		mt.adopt(pg, true)
 		mt.Fresh(pg)
-		put32(b, offHighWater, no+1)
+		mt.Write32(meta, offHighWater, no+1)
 		if no+1 > le32(b, offExtents)*ExtentPages {
-			put32(b, offExtents, le32(b, offExtents)+1)
+			mt.Write32(meta, offExtents, le32(b, offExtents)+1)
 		}
 	}
 	mt.Release(meta, true)
@@ -259,9 +260,10 @@ func (p *Pool) FreePage(mt *Mtr, r *Reservation, pg *Page) error {
 	}
 	b := meta.buf
 	p.format(pg, page.KindFree)
-	put32(pg.buf, offFreeNext, le32(b, offFreeHead))
-	put32(b, offFreeHead, id.Page)
-	put32(b, offFreeCount, le32(b, offFreeCount)+1)
+	mt.Fresh(pg)
+	mt.Write32(pg, offFreeNext, le32(b, offFreeHead))
+	mt.Write32(meta, offFreeHead, id.Page)
+	mt.Write32(meta, offFreeCount, le32(b, offFreeCount)+1)
 	mt.Release(meta, true)
 	return nil
 }

@@ -21,7 +21,7 @@ func alloc(t *testing.T, p *cache.Pool, space uint32, k page.Kind) uint32 {
 	require.Equal(t, k, page.KindOf(pg.Data()))
 	require.Equal(t, pg.ID(), page.IDOf(pg.Data()))
 	require.Equal(t, make([]byte, 64), pg.Data()[page.HeaderSize:page.HeaderSize+64], "allocated page not zeroed")
-	setBody(pg, "page "+pg.ID().String())
+	writeBody(mt, pg, "page "+pg.ID().String())
 	id := pg.ID()
 	mt.Release(pg, true)
 	mt.Commit()

@@ -36,7 +36,7 @@ func TestPoolStress(t *testing.T) {
 				mt := setup.BeginMtr(nil)
 				pg, err := setup.AllocPage(mt, nil, 1, page.KindHeap)
 				require.NoError(t, err)
-				setCounter(pg, 0)
+				writeCounter(mt, pg, 0)
 				mt.Release(pg, true)
 				mt.Commit()
 			}

@@ -3,47 +3,35 @@ package engine
 import (
 	"encoding/binary"
 	"fmt"
-	"math"
 
 	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/cache/redo"
 )
 
-func (db *DB) registerActive(tx, lsn uint64) {
-	db.activeMu.Lock()
-	db.active[tx] = lsn
-	db.activeMu.Unlock()
-}
+// testHookCrashPoint, if set, is called at the named points of a
+// checkpoint and of a transaction's flush for log space, so that a crash
+// test can take its image there.
+var testHookCrashPoint func(point string)
 
-func (db *DB) unregisterActive(tx uint64) {
-	db.activeMu.Lock()
-	delete(db.active, tx)
-	db.activeMu.Unlock()
-}
-
-// oldestActive returns the first LSN of the oldest transaction that has
-// logged something and not ended, or math.MaxUint64.
-func (db *DB) oldestActive() uint64 {
-	db.activeMu.Lock()
-	defer db.activeMu.Unlock()
-	o := uint64(math.MaxUint64)
-	for _, l := range db.active {
-		o = min(o, l)
+func (db *DB) crashPoint(point string) {
+	if h := testHookCrashPoint; h != nil {
+		h(point)
 	}
-	return o
 }
 
-// Checkpoint writes every dirty page, makes it durable, records where
-// recovery will start, and drops the log before that (and before the
-// oldest unfinished transaction's first record). Its page writes are
-// charged to the pool's background meter.
+// Checkpoint takes a sharp checkpoint: it writes every dirty page, syncs
+// the store, records the log end from before the writes as where recovery
+// starts, and drops the log before that (transactions keep their undo on
+// undo pages, so no transaction holds the log back). Its page writes are
+// charged to the pool's background meter (CheckpointPages). Close and
+// Open take one; the automatic checkpoints are fuzzy (maybeCheckpoint).
 func (db *DB) Checkpoint() error {
 	db.ckptMu.Lock()
 	defer db.ckptMu.Unlock()
 	return db.checkpointLocked()
 }
 
-// checkpointLocked takes a checkpoint. REQUIRES: db.ckptMu held.
+// checkpointLocked takes a sharp checkpoint. REQUIRES: db.ckptMu held.
 //
 // The checkpoint record it saves with the log's SaveCheckpoint, which
 // recover reads back with LoadCheckpoint, is 24 bytes, little-endian:
@@ -54,28 +42,58 @@ func (db *DB) Checkpoint() error {
 //	|   (8B, LSN)    |   (8B, LSN)    |  (8B, tx id)   |
 //	+----------------+----------------+----------------+
 //
-// redo is the log end when the checkpoint began: every change logged
-// before it is on a page the store has synced, so recovery redoes pages
-// from there. keep is the smaller of redo and the first LSN of the oldest
-// transaction still active: recovery reads transaction notes from there
-// (a loser's steps may be older than redo), and the log before it is
-// dropped. tx seq is the last transaction id handed out, so that ids are
-// not reused after a restart (recovery also raises it past every id in
-// the notes it reads). With no record saved yet (a new database), recovery
-// starts both scans at redo.FirstLSN; a record of any other length is
-// redo.ErrCorruptLog.
+// redo is the checkpoint LSN: every change logged before it is on a page
+// the store has synced, so recovery redoes pages from there. A sharp
+// checkpoint names the log end when it began; a fuzzy one the oldest
+// modification still dirty (cache.Pool.CheckpointLSN). keep is where the
+// log is kept from: redo too, since undo lives on undo pages (the field
+// stays for a log that must keep more). tx seq is the last transaction id
+// handed out (recovery also raises it to the rollback segment's max tx
+// id, so that ids are never reused). With no record saved yet (a new
+// database), recovery starts at redo.FirstLSN; a record of any other
+// length is redo.ErrCorruptLog.
 func (db *DB) checkpointLocked() error {
 	redo := db.log.End()
-	keep := min(redo, db.oldestActive())
-	before := db.pool.BackgroundMeter()
-	if err := db.pool.FlushAll(nil); err != nil {
+	// With full-page writes, a page changed from here on whose LSN is
+	// below redo logs its image first (PostgreSQL's RedoRecPtr): recovery
+	// will start at redo and must not trust a page it could find torn.
+	db.pool.SetFullPageHorizon(redo)
+	var m cache.Meter
+	if err := db.pool.FlushAll(&m); err != nil {
 		return fmt.Errorf("engine: checkpoint: %w", err)
 	}
-	after := db.pool.BackgroundMeter()
-	db.pool.ChargeBackground(&cache.Meter{CheckpointPages: after.PageFlushes - before.PageFlushes})
+	m.CheckpointPages = m.PageFlushes
+	db.pool.ChargeBackground(&m)
+	return db.recordCheckpointLocked(redo)
+}
+
+// fuzzyCheckpointLocked takes a fuzzy checkpoint (InnoDB's, log0chkp.cc):
+// it writes no page and stops nobody. Its LSN is the oldest modification
+// at the flush list's tail, counting writes in flight (or the log end if
+// nothing is dirty); the store is synced, so that the writes that took
+// pages off the list are durable, before the LSN is recorded, and the log
+// before it is released only after that. If the flush list has not moved
+// since the last checkpoint there is nothing to record.
+// REQUIRES: db.ckptMu held.
+func (db *DB) fuzzyCheckpointLocked() error {
+	db.ckptAt.Store(db.log.End())
+	redo := db.pool.CheckpointLSN()
+	if redo <= db.ckptLSN.Load() {
+		return nil
+	}
+	db.pool.SetFullPageHorizon(redo) // see checkpointLocked
+	return db.recordCheckpointLocked(redo)
+}
+
+// recordCheckpointLocked makes the page writes before it durable and
+// records redo as the checkpoint LSN (see checkpointLocked). REQUIRES:
+// db.ckptMu held.
+func (db *DB) recordCheckpointLocked(redo uint64) error {
+	keep := redo
 	if err := db.store.Sync(); err != nil {
 		return fmt.Errorf("engine: checkpoint: %w", err)
 	}
+	db.crashPoint("checkpoint-synced")
 	var rec [24]byte
 	binary.LittleEndian.PutUint64(rec[0:], redo)
 	binary.LittleEndian.PutUint64(rec[8:], keep)
@@ -84,24 +102,104 @@ func (db *DB) checkpointLocked() error {
 		return fmt.Errorf("engine: checkpoint: %w", err)
 	}
 	db.checkpoints.Add(1)
+	db.ckptLSN.Store(redo)
+	db.ckptAt.Store(max(db.ckptAt.Load(), redo))
 	return db.log.Checkpointed(redo, keep)
 }
 
-// maybeCheckpoint checkpoints when the log has grown by CheckpointBytes
-// since the last one. The transaction that crosses the mark does it (on
-// the background meter); others go on.
+// maybeCheckpoint takes a fuzzy checkpoint when the log has grown by
+// CheckpointBytes since the last one. The transaction that crosses the
+// mark does it (a store sync and a synced write of the record, no page
+// writes); others go on.
 func (db *DB) maybeCheckpoint() error {
-	if db.log.SinceCheckpoint() < uint64(db.opts.CheckpointBytes) {
+	if db.log.End()-db.ckptAt.Load() < uint64(db.opts.CheckpointBytes) {
 		return nil
 	}
 	if !db.ckptMu.TryLock() {
 		return nil
 	}
 	defer db.ckptMu.Unlock()
-	if db.log.SinceCheckpoint() < uint64(db.opts.CheckpointBytes) {
+	if db.log.End()-db.ckptAt.Load() < uint64(db.opts.CheckpointBytes) {
 		return nil
 	}
-	return db.checkpointLocked()
+	return db.fuzzyCheckpointLocked()
+}
+
+// CheckpointAge returns the log end less the last checkpoint's LSN: how
+// much log recovery would read, and what the log's capacity bounds.
+func (db *DB) CheckpointAge() uint64 { return db.log.End() - db.ckptLSN.Load() }
+
+// logFreeCheck is InnoDB's log_free_check (log0log.cc: log_check_margins,
+// log_checkpoint_margin), made at the start of every row operation that
+// writes, holding no latch or engine mutex, on the transaction's meter:
+//
+//   - checkpoint age up to the async point (7/8 of the log capacity,
+//     cache.LogAsyncPoint): nothing;
+//   - past it: the page cleaner is woken (real mode) and a fuzzy
+//     checkpoint is taken if nobody is taking one (InnoDB's
+//     max_checkpoint_age_async);
+//   - past the sync point (15/16, cache.LogSyncPoint): the transaction
+//     waits for log space. It flushes, oldest first, every page whose
+//     oldest modification keeps the age above the async point (as
+//     log_preflush_pool_modified_pages does; the pages are counted on its
+//     meter, PageFlushes and StoreWrites), takes a fuzzy checkpoint, and
+//     goes on (Meter.LogFreeCheckWaits). Transactions past the sync point
+//     flush side by side; each takes the checkpoint after its flush.
+//
+// This is the only place a transaction waits for log space. It is made at
+// row operations, not in BeginMtr, because a mini-transaction may begin
+// while its caller holds page latches (a nested one, a B+tree split), and
+// a thread that flushes must hold none: a page it must write could be one
+// it has latched. InnoDB calls log_free_check at the same places (row
+// inserts, updates, deletes, purge), for the same reason.
+func (db *DB) logFreeCheck(m *Meter) error {
+	age := db.CheckpointAge()
+	if age <= db.asyncPoint {
+		return nil
+	}
+	if age <= db.syncPoint {
+		db.pool.WakeCleaner()
+		// A checkpoint each 1/32 of the capacity of log at most (InnoDB's
+		// LOG_POOL_CHECKPOINT_RATIO_ASYNC), not at every operation.
+		if db.log.End()-db.ckptAt.Load() >= uint64(db.pool.LogCapacity()/32) && db.ckptMu.TryLock() {
+			defer db.ckptMu.Unlock()
+			return db.fuzzyCheckpointLocked()
+		}
+		return nil
+	}
+	m.LogFreeCheckWaits++
+	// A few rounds at most: in real mode other transactions log while
+	// this one flushes; the next operation checks again. No mutex is held
+	// across the sync or the yield (in the simulator another terminal may
+	// run there and come here too).
+	for range 4 {
+		end := db.log.End()
+		if end-db.ckptLSN.Load() <= db.syncPoint {
+			return nil
+		}
+		// One group sync makes every page's log durable, so that the
+		// writes need not wait for it one by one; then a yield point
+		// (the simulator's: another terminal whose page write waited for
+		// this sync runs on, and lets go of its latches, before this one
+		// writes pages).
+		if err := db.log.SyncTo(&m.Counts, end); err != nil {
+			return fmt.Errorf("engine: flush for log space: %w", err)
+		}
+		if h := db.calls; h != nil {
+			h.BeforeCall(m)
+		}
+		if _, err := db.pool.FlushUpTo(&m.Meter, end-db.asyncPoint); err != nil {
+			return fmt.Errorf("engine: flush for log space: %w", err)
+		}
+		db.crashPoint("free-check-flushed")
+		db.ckptMu.Lock()
+		err := db.fuzzyCheckpointLocked()
+		db.ckptMu.Unlock()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // LogStats are the redo log's totals since Open, with the checkpoints

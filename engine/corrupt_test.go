@@ -42,7 +42,8 @@ var corruptSeedFlag = flag.Uint64("engine.corruptseed", 20260514, "seed of TestC
 //     flush, so that they are in the WAL alone.
 //
 // For every file in the directory (sstables, MANIFEST and its witness,
-// OPTIONS, WAL files, markers, LOCK), on a fresh copy of the pristine
+// OPTIONS, WAL files, markers, LOCK, and the redo log's segments and
+// control file in redo/), on a fresh copy of the pristine
 // directory (in memory: the bytes are the same, and a copy on disk costs
 // fsyncs): a byte flipped at two seeded positions, the file truncated at
 // two seeded lengths (of each, one anywhere and one in the last 64 bytes,
@@ -60,7 +61,9 @@ var corruptSeedFlag = flag.Uint64("engine.corruptseed", 20260514, "seed of TestC
 //     committed transactions produced: exactly the final state, except
 //     for damage to the crashed copy's WAL, where the state after any
 //     number of commits from those before the last flush to all of them
-//     is accepted. A WAL cut short, or deleted, loses its last records
+//     is accepted (and so for damage to the crashed copy's redo log
+//     segments: damage below where the store says the log was synced is
+//     an error, past it the log ends there). A WAL cut short, or deleted, loses its last records
 //     without an error: pebble cannot tell a WAL cut short from one a
 //     crash tore, nor a missing WAL from one never written (a damaged
 //     record inside the part the WAL says was synced is an error). What is
@@ -80,18 +83,27 @@ func TestCorruptFiles(t *testing.T) {
 			r := rand.New(rand.NewPCG(seed, map[bool]uint64{false: 1, true: 2}[crashed]))
 			disk := filepath.Join(t.TempDir(), "pristine")
 			h := buildCorruptDB(t, r, disk, crashed)
-			files, err := os.ReadDir(disk)
-			require.NoError(t, err)
+			// Every file, the redo log's (in redo/) with the rest, by its
+			// path in the directory.
+			var files []string
+			require.NoError(t, filepath.WalkDir(disk, func(path string, d os.DirEntry, err error) error {
+				if err == nil && !d.IsDir() {
+					rel, rerr := filepath.Rel(disk, path)
+					files = append(files, filepath.ToSlash(rel))
+					return rerr
+				}
+				return err
+			}))
 			// The cases run on copies in memory (vfs.NewMem): a copy and an
 			// open on disk cost a dozen fsyncs each, and the damage is the
 			// same bytes either way.
 			pristine := map[string][]byte{}
 			var listing []string
-			for _, f := range files {
-				b, err := os.ReadFile(filepath.Join(disk, f.Name()))
+			for _, name := range files {
+				b, err := os.ReadFile(filepath.Join(disk, name))
 				require.NoError(t, err)
-				pristine[f.Name()] = b
-				listing = append(listing, fmt.Sprintf("%s (%d bytes)", f.Name(), len(b)))
+				pristine[name] = b
+				listing = append(listing, fmt.Sprintf("%s (%d bytes)", name, len(b)))
 			}
 			t.Logf("%d commits, %d of them before the last flush; files: %s", len(h.commits), h.flushed, strings.Join(listing, ", "))
 
@@ -101,15 +113,23 @@ func TestCorruptFiles(t *testing.T) {
 			n = corruptCounts{}
 
 			kinds := map[string]bool{}
-			for i, f := range files {
-				name := f.Name()
+			for i, name := range files {
 				b := pristine[name]
 				size := len(b)
-				wal := crashed && strings.HasSuffix(name, ".log")
-				for _, k := range []string{"sst", "MANIFEST", "OPTIONS", "log", "marker"} {
+				// The redo log's segments are damaged past the last
+				// checkpoint like pebble's WAL: damage below the point
+				// the store says the log was synced to is an error, and
+				// past it reads as the log's end, as a crash there
+				// would leave it.
+				segment := strings.HasPrefix(name, "redo/") && name != "redo/checkpoint"
+				wal := crashed && (strings.HasSuffix(name, ".log") || segment)
+				for _, k := range []string{"sst", "MANIFEST", "OPTIONS", "log", "marker", "redo/checkpoint"} {
 					if strings.Contains(name, k) {
 						kinds[k] = true
 					}
+				}
+				if segment {
+					kinds["segment"] = true
 				}
 				type damage struct {
 					what string
@@ -135,7 +155,7 @@ func TestCorruptFiles(t *testing.T) {
 					runCorruptCase(t, h, pristine, dir, what, wal, name, c.b, &n)
 				}
 			}
-			for _, k := range []string{"sst", "MANIFEST", "OPTIONS", "marker"} {
+			for _, k := range []string{"sst", "MANIFEST", "OPTIONS", "marker", "redo/checkpoint", "segment"} {
 				require.True(t, kinds[k], "the directory has no %s file to damage", k)
 			}
 			if crashed {
@@ -187,7 +207,10 @@ func renderMetaRow(r Row) string {
 // or (crashed) as the crash image of one on pebble's memory filesystem,
 // copied to dir.
 func buildCorruptDB(t *testing.T, r *rand.Rand, dir string, crashed bool) *corruptHistory {
-	opts := &Options{Dir: dir, PageSize: 4096, Options: cache.Options{PoolSize: 256 * 4096}, CheckpointBytes: 1 << 20}
+	// A log of 8 segments of 256 KiB: checkpoints every MiB of log
+	// recycle some.
+	opts := &Options{Dir: dir, PageSize: 4096, Options: cache.Options{PoolSize: 256 * 4096}, CheckpointBytes: 1 << 20,
+		LogSize: 2 << 20}
 	var mem *vfs.MemFS
 	if crashed {
 		mem = vfs.NewCrashableMem()
@@ -339,16 +362,26 @@ func buildCorruptDB(t *testing.T, r *rand.Rand, dir string, crashed bool) *corru
 	img := mem.CrashClone(vfs.CrashCloneCfg{})
 	require.NoError(t, db.Close())
 	require.NoError(t, os.MkdirAll(dir, 0o755))
-	names, err := img.List("db")
-	require.NoError(t, err)
-	for _, name := range names {
-		f, err := img.Open(img.PathJoin("db", name))
+	var copyDir func(rel string)
+	copyDir = func(rel string) {
+		names, err := img.List(img.PathJoin("db", rel))
 		require.NoError(t, err)
-		b, err := io.ReadAll(f)
-		require.NoError(t, err)
-		require.NoError(t, f.Close())
-		require.NoError(t, os.WriteFile(filepath.Join(dir, name), b, 0o644))
+		require.NoError(t, os.MkdirAll(filepath.Join(dir, rel), 0o755))
+		for _, name := range names {
+			path := img.PathJoin("db", rel, name)
+			if fi, err := img.Stat(path); err == nil && fi.IsDir() {
+				copyDir(filepath.Join(rel, name))
+				continue
+			}
+			f, err := img.Open(path)
+			require.NoError(t, err)
+			b, err := io.ReadAll(f)
+			require.NoError(t, err)
+			require.NoError(t, f.Close())
+			require.NoError(t, os.WriteFile(filepath.Join(dir, rel, name), b, 0o644))
+		}
 	}
+	copyDir("")
 	return h
 }
 
@@ -366,7 +399,9 @@ func runCorruptCase(t *testing.T, h *corruptHistory, pristine map[string][]byte,
 				continue
 			}
 		}
-		f, err := fs.Create(fs.PathJoin(dir, fn), vfs.WriteCategoryUnspecified)
+		path := fs.PathJoin(dir, fn)
+		require.NoError(t, fs.MkdirAll(fs.PathDir(path), 0o755))
+		f, err := fs.Create(path, vfs.WriteCategoryUnspecified)
 		require.NoError(t, err)
 		// A clone: in race builds pebble's memory filesystem scrambles
 		// what it was given to write.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/redo"
 	"github.com/stretchr/testify/require"
 )
 
@@ -33,32 +34,56 @@ var (
 //     order that includes every commit before the last checkpoint;
 //
 // and every index must agree with its table. Some crash points fall
-// inside a Rollback, between two undo steps.
+// inside a Rollback, between two undo steps, and some right after the redo
+// log moved to a new segment. The log is the smallest allowed
+// (redo.MinCapacity: eight segments of 32 KiB), so that its segments
+// switch and are recycled (or, when a checkpoint comes late, added past
+// the capacity) during a trial.
 func TestCrashMemFS(t *testing.T) {
 	for _, org := range []Org{Clustered, HeapRowPointer, HeapPrimaryKey} {
 		for _, mode := range []CommitMode{SyncCommit, NoSyncCommit} {
 			t.Run(fmt.Sprintf("%s/%s", org, mode), func(t *testing.T) {
-				var rolledBack int64
+				var rolledBack, atSwitch, recycled int64
 				for trial := range *crashTrialsFlag {
 					seed := *crashSeedFlag + uint64(trial)
-					rolledBack += crashTrial(t, org, mode, seed)
+					res := crashTrial(t, org, mode, seed)
+					rolledBack += res.rolledBack
+					recycled += res.recycled
+					if res.atSwitch {
+						atSwitch++
+					}
 				}
 				if *crashTrialsFlag >= 4 {
 					require.NotZero(t, rolledBack, "no trial left a transaction to roll back: the test lost its point")
+					require.NotZero(t, atSwitch, "no trial crashed at a segment switch: the test lost its point")
+					require.NotZero(t, recycled, "no trial recycled a segment: the test lost its point")
 				}
 			})
 		}
 	}
 }
 
-// crashTrial runs one crash and recovery and returns how many transactions
-// recovery rolled back.
-func crashTrial(t *testing.T, org Org, mode CommitMode, seed uint64) int64 {
+// crashLogSize is the crash tests' redo log capacity: the smallest.
+const crashLogSize = redo.MinCapacity
+
+// crashResult is what one crash trial did.
+type crashResult struct {
+	rolledBack int64 // transactions recovery rolled back
+	atSwitch   bool  // the crash came right after a segment switch
+	recycled   int64 // segments the crashed database recycled
+}
+
+// crashTrial runs one crash and recovery.
+func crashTrial(t *testing.T, org Org, mode CommitMode, seed uint64) crashResult {
 	r := rand.New(rand.NewPCG(seed, uint64(org)<<8|uint64(mode)))
 	what := fmt.Sprintf("seed %d (rerun with -engine.crashseed=%d -engine.crashtrials=1)", seed, seed)
 	fs := vfs.NewCrashableMem()
-	opts := &Options{FS: fs, Dir: "db", PageSize: 4096, Options: cache.Options{PoolSize: 48 * 4096}, Commit: mode,
-		CheckpointBytes: int64(64<<10 + r.IntN(256<<10))}
+	// Odd seeds pay for full-page writes: recovery then restores page
+	// images as well as redoing operations. The page cleaner runs where
+	// the test says (steppedRuntime: no goroutine), so that a seed gives
+	// the same writes every time.
+	opts := &Options{FS: fs, Dir: "db", PageSize: 4096, Options: cache.Options{PoolSize: 48 * 4096, TornPages: cache.TornPages(seed%2) * cache.TornPagesFullPageWrites}, Commit: mode,
+		CheckpointBytes: int64(64<<10 + r.IntN(256<<10)), LogSize: crashLogSize, Runtime: steppedRuntime{}}
 	db, err := Open(opts)
 	require.NoError(t, err, what)
 	tb, err := db.CreateTable(metaTable(org))
@@ -71,12 +96,29 @@ func crashTrial(t *testing.T, org Org, mode CommitMode, seed uint64) int64 {
 	durable := 0
 	crashAt := 1 + r.IntN(400) // operations until the crash
 	inRollback := r.IntN(3) == 0
+	// A third of the trials crash right after the operation that moved
+	// the log to a new segment (the switch's write may be torn across the
+	// two files), the first switch after a seeded number of them; at
+	// operation 400 if none comes.
+	switchAt := int64(-1)
+	if r.IntN(3) == 0 {
+		switchAt, crashAt, inRollback = int64(1+r.IntN(4)), 400, false
+	}
+	atSwitch := false
 	ops := 0
 	var image *vfs.MemFS
 	// Half the crashes come right after a checkpoint: the unfinished
 	// transaction's steps (and a rollback's compensations) are then
 	// durable, and recovery must undo them.
 	ckptFirst := r.IntN(2) == 0
+	// Some crashes come inside the page cleaner's work (after a seeded
+	// number of its page writes, before any checkpoint counts them) or
+	// inside a fuzzy checkpoint (the store synced, the checkpoint record
+	// not yet written).
+	where := []string{"op", "op", "op", "cleaner", "fuzzy"}[r.IntN(5)]
+	if where != "op" {
+		ckptFirst = false // a sharp checkpoint first would hide them
+	}
 	crash := func() {
 		if ckptFirst {
 			require.NoError(t, db.Checkpoint(), what)
@@ -111,7 +153,26 @@ func crashTrial(t *testing.T, org Org, mode CommitMode, seed uint64) int64 {
 		require.NoError(t, bg.Insert(tb, row), what)
 		bgRows = append(bgRows, row)
 	}
+	if where == "fuzzy" {
+		testHookCrashPoint = func(point string) {
+			if point == "checkpoint-synced" && ops >= crashAt && image == nil {
+				crash()
+			}
+		}
+		defer func() { testHookCrashPoint = nil }()
+	}
+	cleanerStep := func(budget int) {
+		_, err := db.Pool().CleanStep(nil, budget, true)
+		require.NoError(t, err, what)
+	}
 	for image == nil {
+		if where == "fuzzy" && ops >= crashAt+300 {
+			crash() // no checkpoint came: crash anyway
+			break
+		}
+		if r.IntN(3) == 0 {
+			cleanerStep(1 + r.IntN(8))
+		}
 		if r.IntN(3) == 0 {
 			bgStep()
 		}
@@ -138,9 +199,22 @@ func crashTrial(t *testing.T, org Org, mode CommitMode, seed uint64) int64 {
 				// first record, after this one's first.
 				bgStep()
 			}
-			if ops == crashAt && !inRollback {
+			if switchAt > 0 && db.LogStats().Switches >= switchAt {
+				atSwitch = true
 				crash()
 				break
+			}
+			if ops == crashAt && !inRollback && where != "fuzzy" {
+				if where == "cleaner" {
+					// Inside a pass: some of its writes done, none
+					// synced, no checkpoint after them.
+					cleanerStep(1 + r.IntN(12))
+				}
+				crash()
+				break
+			}
+			if image != nil {
+				break // a fuzzy checkpoint's crash point, inside the op
 			}
 		}
 		if image != nil {
@@ -170,20 +244,25 @@ func crashTrial(t *testing.T, org Org, mode CommitMode, seed uint64) int64 {
 		states = append(states, model.render())
 		if mode == SyncCommit {
 			durable = len(states) - 1
-		} else if db.LogStats().Checkpoints != ckpts {
+		} else if db.LogStats().Checkpoints != ckpts && image == nil {
 			// This commit crossed the mark: the checkpoint after it
-			// made it, and everything before, durable.
+			// made it, and everything before, durable (unless the
+			// crash image was taken inside that checkpoint).
 			durable = len(states) - 1
 		}
 	}
 	// The running database is abandoned, as a crashed process would be.
+	recycled := db.LogStats().Recycled
 
-	db2, err := Open(&Options{FS: image, Dir: "db", PageSize: 4096, Options: cache.Options{PoolSize: 48 * 4096}, Commit: mode})
+	db2, err := Open(&Options{FS: image, Dir: "db", PageSize: 4096, Options: cache.Options{PoolSize: 48 * 4096}, Commit: mode,
+		LogSize: crashLogSize})
 	require.NoError(t, err, what)
 	tb2, err := db2.Table(tb.Name())
 	require.NoError(t, err, what)
 	rec := db2.Recovery()
-	t.Logf("seed %d: crash after %d commits (%d durable); redid %d records, rolled back %d", seed, len(states)-1, durable, rec.Records, rec.RolledBack)
+	t.Logf("seed %d: crash (%s) after %d commits (%d durable)%s; redid %d records, rolled back %d; the log had switched segments %d times, recycled %d, overrun %d",
+		seed, where, len(states)-1, durable, map[bool]string{true: " at a segment switch"}[atSwitch], rec.Records, rec.RolledBack,
+		db.LogStats().Switches, recycled, db.LogStats().Overruns)
 	got := scanAllRows(t, db2, tb2)
 	found := -1
 	for i := len(states) - 1; i >= durable; i-- {
@@ -206,14 +285,14 @@ func crashTrial(t *testing.T, org Org, mode CommitMode, seed uint64) int64 {
 	require.NoError(t, tx.Insert(tb2, Row{Str("after"), Int(1000), Dec(1), Null, Int(0), Null}), what)
 	require.NoError(t, tx.Commit(), what)
 	require.NoError(t, db2.Close(), what)
-	db3, err := Open(&Options{FS: image, Dir: "db", PageSize: 4096, Options: cache.Options{PoolSize: 48 * 4096}})
+	db3, err := Open(&Options{FS: image, Dir: "db", PageSize: 4096, Options: cache.Options{PoolSize: 48 * 4096}, LogSize: crashLogSize})
 	require.NoError(t, err, what)
 	tb3, err := db3.Table(tb.Name())
 	require.NoError(t, err, what)
 	require.Equal(t, len(got)+1, len(scanAllRows(t, db3, tb3)), what)
 	require.Zero(t, db3.Recovery().RolledBack, "%s: a clean close leaves nothing to roll back", what)
 	require.NoError(t, db3.Close())
-	return rec.RolledBack
+	return crashResult{rolledBack: rec.RolledBack, atSwitch: atSwitch, recycled: recycled}
 }
 
 // TestCrashKill runs a child process (this test binary) that commits

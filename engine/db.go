@@ -104,9 +104,22 @@ type Options struct {
 	// syncs, call boundaries and the frames' ready times (see Runtime).
 	// Nil: RealRuntime. The simulator installs its scheduler here.
 	Runtime Runtime
-	// CheckpointBytes is how much log a checkpoint is taken after; default
-	// 64 MiB. Recovery redoes at most about this much log.
+	// CheckpointBytes is how much log a fuzzy checkpoint is taken after;
+	// default 64 MiB, or three quarters of LogSize if that is less. A fuzzy
+	// checkpoint writes no page: it records the oldest modification still
+	// dirty, so recovery redoes the checkpoint age (the log end less that),
+	// which the page cleaner and the log's sync point keep below LogSize.
 	CheckpointBytes int64
+	// LogSize is the redo log's capacity in bytes, the segment files it
+	// keeps in the database directory's redo/ and recycles (InnoDB's
+	// innodb_log_file_size): 0 means redo.DefaultCapacity (96 MiB); at
+	// least redo.MinCapacity. Segments are an eighth of it each (see
+	// redo.MinSegmentSize). A database opened with another size keeps
+	// its segments and makes new ones of the new size. It is also the
+	// checkpoint age the flushing pressure is measured against (the
+	// adaptive flushing's low-water mark at 10%, the async point at 7/8,
+	// the sync point at 15/16: see cache.FlushTarget and logFreeCheck).
+	LogSize int64
 	// MemoryLimit is the memory, in bytes, that Open's memory check
 	// compares the options with; 0: what this process may use, read from
 	// the system (the smaller of its cgroup's limit, v2 memory.max or v1
@@ -123,6 +136,11 @@ type Options struct {
 	// used take memory, so a pool larger than the memory works until the
 	// data fills it; set SkipMemoryCheck for that.
 	SkipMemoryCheck bool
+}
+
+// logOptions returns the redo log's options that the database's give.
+func (o *Options) logOptions() *redo.LogOptions {
+	return &redo.LogOptions{Capacity: o.LogSize}
 }
 
 // Validate reports the first invalid option.
@@ -155,6 +173,10 @@ func (o *Options) Validate() error {
 	if o.CheckpointBytes < 0 {
 		return fmt.Errorf("engine: %w: checkpoint interval of %d log bytes is negative", ErrInvalidOptions, o.CheckpointBytes)
 	}
+	if err := o.logOptions().Validate(); err != nil {
+		// err matches ErrInvalidOptions already.
+		return fmt.Errorf("engine: log size: %w", err)
+	}
 	if o.LockTimeout < 0 {
 		return fmt.Errorf("engine: %w: lock timeout %v is negative", ErrInvalidOptions, o.LockTimeout)
 	}
@@ -186,9 +208,9 @@ func (o *Options) Validate() error {
 //     under the log's mu. Writing the log takes the log's writeMu, then
 //     its mu.
 //  4. Leaves, under which nothing else is taken: spaceMu (under mu when a
-//     table opens; alone when an undo looks a space up), activeMu (with a
-//     page latched, when a transaction logs its first step, and under
-//     ckptMu), ixMu (under mu), and the lock manager's mutex, under which
+//     table opens; alone when an undo looks a space up), the undo
+//     system's mu (undoSys: alone, briefly, to take or give back an undo
+//     log), ixMu (under mu), and the lock manager's mutex, under which
 //     it reads only its clock (the Runtime's Now) and which no engine mutex or latch is ever
 //     held around.
 //
@@ -210,6 +232,7 @@ type DB struct {
 	locks   *lock.Manager
 	log     *redo.Log
 	txSeq   atomic.Uint64
+	undo    undoSys
 	calls   Runtime // Options.Runtime, nil for RealRuntime: BeforeCall is skipped
 
 	countRewrite atomic.Bool // Options.CountRewrite, switchable at run time
@@ -217,17 +240,21 @@ type DB struct {
 	spaceMu sync.RWMutex         // guards spaces
 	spaces  map[uint32]structure // what each space holds, for undo
 
-	activeMu sync.Mutex        // guards active
-	active   map[uint64]uint64 // unfinished transaction → its first LSN
-
 	undoBufs sync.Pool // *undoBufs
 
 	// ckptMu is held for a whole checkpoint, so that checkpoints run one
-	// at a time; it guards no field (checkpoints is atomic). recovered is
-	// written by Open before the DB is shared and only read after.
+	// at a time, and by a transaction flushing for log space
+	// (logFreeCheck); it guards no field (the ones below are atomic).
+	// recovered is written by Open before the DB is shared and only read
+	// after.
 	ckptMu      sync.Mutex
 	checkpoints atomic.Int64
-	recovered   struct{ records, pages, rolledBack int64 }
+	ckptLSN     atomic.Uint64 // the last recorded checkpoint LSN (redo)
+	ckptAt      atomic.Uint64 // the log end when the last checkpoint was taken
+	// asyncPoint and syncPoint are the checkpoint ages past which a
+	// transaction wakes the cleaner and flushes itself (logFreeCheck).
+	asyncPoint, syncPoint uint64
+	recovered             struct{ records, pages, rolledBack int64 }
 
 	// mu guards the table map, the next free space (and the catalog's
 	// record of it: CreateTable holds mu while it writes the catalog) and
@@ -321,6 +348,9 @@ func Open(o *Options) (*DB, error) {
 	}
 	if opts.CheckpointBytes == 0 {
 		opts.CheckpointBytes = 64 << 20
+		if opts.LogSize != 0 {
+			opts.CheckpointBytes = min(opts.CheckpointBytes, opts.LogSize/4*3)
+		}
 	}
 	// In memory with no filesystem given, nothing can outlive the process:
 	// the store runs without pebble's WAL (store.PebbleOptions.Volatile).
@@ -330,23 +360,38 @@ func Open(o *Options) (*DB, error) {
 		return nil, err
 	}
 	dbID, epoch := st.Identity()
-	log, err := redo.Open(st, &redo.LogOptions{Waiter: opts.Runtime, Volatile: st.Volatile()})
+	lo := opts.logOptions()
+	lo.Waiter, lo.Volatile = opts.Runtime, st.Volatile()
+	log, err := redo.Open(st, lo)
 	if err != nil {
 		_ = st.Close()
 		return nil, damaged(st, fmt.Errorf("engine: open redo log: %w", err))
 	}
-	pool, err := cache.NewPool(st, &opts.Options, &cache.Wiring{Log: log, Runtime: rt, TierDB: dbID, TierEpoch: epoch})
+	// The page cleaner runs on the pool's goroutine in real mode; another
+	// Runtime (the simulator) drives it itself, through Pool.CleanStep,
+	// so that nothing that decides a simulated result runs on its own.
+	cleaner := cache.CleanerOff
+	if rt == nil {
+		cleaner = cache.CleanerGoroutine
+	}
+	// The flushing pressure is the checkpoint age against the log's own
+	// capacity (LogSize, its default applied by the log).
+	logCap := int64(log.Capacity())
+	pool, err := cache.NewPool(st, &opts.Options, &cache.Wiring{Log: log, Runtime: rt, TierDB: dbID, TierEpoch: epoch,
+		LogCapacity: logCap, Cleaner: cleaner})
 	if err != nil {
 		log.Close()
 		_ = st.Close()
 		return nil, fmt.Errorf("engine: %w: %w", ErrInvalidOptions, err)
 	}
 	db := &DB{opts: opts, store: st, pool: pool, log: log, calls: rt,
-		locks:  lock.NewManager(opts.Runtime, opts.Runtime, opts.LockTimeout),
-		spaces: make(map[uint32]structure), active: make(map[uint64]uint64)}
+		locks:      lock.NewManager(opts.Runtime, opts.Runtime, opts.LockTimeout),
+		spaces:     make(map[uint32]structure),
+		asyncPoint: cache.LogAsyncPoint(logCap), syncPoint: cache.LogSyncPoint(logCap)}
 	db.mu.tables = make(map[string]*TableHandle)
 	db.countRewrite.Store(opts.CountRewrite)
 	fail := func(err error) (*DB, error) {
+		pool.StopCleaner()
 		log.Close()
 		_ = st.Close()
 		return nil, damaged(st, err)
@@ -354,14 +399,16 @@ func Open(o *Options) (*DB, error) {
 	// Recovery: redo from the checkpoint (pages only: the catalog is a
 	// B+tree like any other), then open the catalog, then roll back what
 	// never finished, then checkpoint so the next open starts from here.
-	losers, err := db.recover()
-	if err != nil {
+	if err := db.recover(); err != nil {
+		return fail(err)
+	}
+	if err := db.openUndo(); err != nil {
 		return fail(err)
 	}
 	if err := db.openCatalog(); err != nil {
 		return fail(err)
 	}
-	if err := db.rollBackLosers(losers); err != nil {
+	if err := db.rollBackLosers(); err != nil {
 		return fail(fmt.Errorf("engine: recovery: %w", err))
 	}
 	if err := db.Checkpoint(); err != nil {
@@ -545,8 +592,8 @@ func (db *DB) Pool() *cache.Pool { return db.pool }
 // Options returns the options the database runs with, defaults applied.
 func (db *DB) Options() Options { return db.opts }
 
-// Close takes a checkpoint (every dirty page written and synced, the log
-// before it dropped) and closes the store. Transactions still open are
+// Close stops the page cleaner, takes a sharp checkpoint (every dirty page
+// written and synced, the log before it dropped) and closes the store. Transactions still open are
 // not waited for: their changes are rolled back by the next Open, as
 // after a crash.
 func (db *DB) Close() error {
@@ -557,6 +604,9 @@ func (db *DB) Close() error {
 	}
 	db.mu.closed = true
 	db.mu.Unlock()
+	// The cleaner stops first: the sharp checkpoint writes what is left,
+	// and no pass runs after it.
+	db.pool.StopCleaner()
 	err := db.Checkpoint()
 	if err == nil {
 		err = db.pool.Close()

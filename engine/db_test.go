@@ -1,9 +1,12 @@
 package engine
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/redo"
 	"github.com/stretchr/testify/require"
 )
 
@@ -142,10 +145,47 @@ func TestOptionsValidation(t *testing.T) {
 		{Options: cache.Options{Policy: "fifo"}},
 		{DefaultOrg: 7},
 		{HeapUpdate: 3},
+		{LogSize: -1},
+		{LogSize: redo.MinCapacity - 1},
 	} {
 		_, err := Open(&o)
 		require.ErrorIs(t, err, ErrInvalidOptions, "%+v", o)
 	}
+	// Refused before anything is created.
+	dir := filepath.Join(t.TempDir(), "db")
+	_, err := Open(&Options{Dir: dir, LogSize: 1 << 10})
+	require.ErrorIs(t, err, ErrInvalidOptions)
+	require.NoDirExists(t, dir)
+}
+
+// TestLogSize: the redo log lives in the database directory's redo/, in
+// segments of an eighth of LogSize, and the default checkpoint interval
+// keeps within it.
+func TestLogSize(t *testing.T) {
+	dir := t.TempDir()
+	db, err := Open(&Options{Dir: dir, LogSize: 4 << 20, Options: cache.Options{PoolSize: 4 << 20}})
+	require.NoError(t, err)
+	require.EqualValues(t, 3<<20, db.opts.CheckpointBytes, "three quarters of the log")
+	require.EqualValues(t, 4<<20, db.log.Capacity())
+	tb, err := db.CreateTable(metaTable(Clustered))
+	require.NoError(t, err)
+	tx := db.Begin(nil)
+	require.NoError(t, tx.Insert(tb, Row{Str("a"), Int(1), Dec(1), Null, Int(0), Null}))
+	require.NoError(t, tx.Commit())
+	require.NoError(t, db.Close())
+	ents, err := os.ReadDir(filepath.Join(dir, "redo"))
+	require.NoError(t, err)
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+		if e.Name() == "checkpoint" {
+			continue
+		}
+		fi, err := e.Info()
+		require.NoError(t, err)
+		require.EqualValues(t, 512<<10, fi.Size(), "segment %s: an eighth of LogSize, zero-filled", e.Name())
+	}
+	require.Equal(t, []string{"0000000000000000", "checkpoint"}, names)
 }
 
 func TestValueFormat(t *testing.T) {

@@ -107,53 +107,107 @@
 //
 // Every change to a page is part of a mini-transaction (cache.Mtr): the
 // pages it changes stay exclusively latched until it commits, and its
-// commit appends one redo record holding every changed byte range of every
-// page it changed, and stamps those pages with the record's LSN. A B+tree
-// split (the full node, its new sibling, the parent's separator, the
-// space's meta page) is one record, so recovery replays it whole or not at
-// all. The log lives in the same pebble database as the pages (see
-// redo.Log); the buffer pool never writes a page before the log holding
-// its LSN (the write-ahead rule), and because pebble keeps its own writes
-// in order, that only needs the log written, not synced.
+// commit appends one redo record holding what it did, operation by
+// operation (a B+tree leaf insert with its key and value, a heap row's
+// changed bytes, an undo record appended to an undo page), and stamps
+// those pages with the record's LSN. A B+tree split (the node that keeps
+// half, its new sibling, the parent's separator, the space's meta page) is
+// one record, so recovery replays it whole or not at all. The buffer pool
+// never writes a page before the log is durable up to its LSN (the
+// write-ahead rule: the pool syncs the log, group-committed with the
+// commits, when it is not).
 //
 // A row operation is a few structure operations (a heap insert, a primary
-// index insert, one per secondary index). Each is one mini-transaction, and
-// its record's note carries the step that undoes it: the key it inserted,
-// the key and value it deleted, the old value it replaced, the row image a
-// heap operation replaced or removed. Undo information is therefore logged,
-// and always in the same record as the change it undoes.
+// index insert, one per secondary index). Each is one mini-transaction,
+// which also appends the step that undoes it to the transaction's undo log,
+// on undo pages in the system space (space 0; undolog.go draws the
+// rollback segment, the undo pages and the records), as InnoDB writes its
+// undo records in the same mini-transaction as the change. A step holds
+// what undoing needs and no more: the key an insert added; the key and
+// value a delete removed; for an update, an edit that turns the new value
+// back into the old one (the changed bytes only, when that is shorter), as
+// InnoDB's update undo holds the changed fields' old values. So undo is
+// logged with its change, and the redo log never has to keep a
+// transaction's records: undo pages are pages like any other.
 //
 // # Commit, rollback, recovery
 //
-// Commit appends a commit record; with Options.Commit = SyncCommit it
-// returns once the record is durable. Commits that arrive while another
-// commit's sync is running wait for it (through the Runtime's Wait) and the
-// first of them then syncs once for all: group commit, counted by the
-// Meter's LogSyncs and LogSyncWaits. NoSyncCommit returns at once; such a
-// commit is durable after the next sync or checkpoint, and a crash loses a
-// suffix of commits, never a hole.
+// Commit empties the transaction's undo log in one mini-transaction (the
+// log's state becomes "cached", its extra pages go back to the free list,
+// and the log waits for the next transaction, as InnoDB caches one-page
+// undo logs); with Options.Commit = SyncCommit it returns once that record
+// is durable. Commits that arrive while another commit's sync is running
+// wait for it (through the Runtime's Wait) and the first of them then
+// syncs once for all: group commit, counted by the Meter's LogSyncs and
+// LogSyncWaits. NoSyncCommit returns at once; such a commit is durable
+// after the next sync (a commit's, a page write's, the page cleaner's) or
+// checkpoint, and a crash loses a suffix of commits, never a hole.
 //
 // Rollback undoes the steps, newest row operation first. Within a row
 // operation it deletes the index entries the operation inserted, then undoes
 // its heap step, then puts back the index entries it deleted or changed.
-// Each undo is itself a mini-transaction whose record carries a
-// compensation note naming the step, so a crash during a rollback resumes
-// it instead of repeating it. Undoing a heap delete or a moving update puts
-// the row wherever it fits; the undo remembers where each row pointer's row
-// went and rewrites the pointers in the index entries it puts back, so the
-// slot a row left never needs to stay reserved. An update in place is
-// undone in place: a heap row updated in place to a shorter image keeps its
-// length (the image is padded), so the old image always fits back.
+// Each undo is itself a mini-transaction that also marks the step's undo
+// record undone, so a crash during a rollback resumes it instead of
+// repeating it. Undoing a heap delete or a moving update puts the row
+// wherever it fits; the undo record keeps where it went, and the undo
+// rewrites the pointers in the index entries it puts back, so the slot a
+// row left never needs to stay reserved. An update in place is undone in
+// place: a heap row updated in place to a shorter image keeps its length
+// (the image is padded), so the old image always fits back.
 //
-// A checkpoint writes every dirty page, syncs, and records where recovery
-// starts (the log end when it began, and the first record of the oldest
-// unfinished transaction); the log before both is dropped. Checkpoints are
-// taken by the commit that takes the log past Options.CheckpointBytes since
-// the last one (never on a timer), at Close, and by Checkpoint. Open
-// recovers: it redoes every record from the checkpoint on (a page whose LSN
-// is not older than a record's is skipped), opens the catalog, and rolls
-// back, from their logged steps and compensations, the transactions that
-// neither committed nor finished rolling back. Then it checkpoints.
+// # Flushing and checkpoints
+//
+// Dirty pages are written in the background, and checkpoints are fuzzy,
+// as in InnoDB (buf0flu.cc, log0chkp.cc):
+//
+//	dirty page ──> flush list, by oldest modification ──> page cleaner ──> store
+//	               (head: newest            tail: oldest)   (a pass a second)
+//	                                              │
+//	checkpoint LSN = oldest modification at the tail (the log end if none)
+//
+//	log:  ...|<───────── checkpoint age ─────────>|
+//	         checkpoint LSN                        log end
+//	age vs LogSize:      10% low-water mark: adaptive flushing starts
+//	                     7/8 async point: the cleaner is woken
+//	                     15/16 sync point: the writer flushes itself
+//
+// A mini-transaction's commit puts the pages it changed on the pool's
+// flush list, in LSN order (cache.Pool; see the cache package's
+// "Flushing"). The page cleaner writes pages from the LRU tail (so that a
+// fetch finds a clean victim) and from the flush list's oldest end, at a
+// rate that grows with the checkpoint age past 10% of
+// Options.LogSize (innodb_adaptive_flushing_lwm) and with the pool's
+// dirty share, from Options.IOCapacity pages a second up to
+// IOCapacityMax (innodb_io_capacity, innodb_io_capacity_max). It runs on
+// the pool's goroutine with RealRuntime; the simulator runs its passes in
+// virtual time.
+//
+// A fuzzy checkpoint writes no page and stops no transaction: it takes the
+// oldest modification still on the flush list (a page being written
+// counts until its write is done), syncs the store, and records that LSN
+// as where recovery starts; the log before it is released only then. The
+// commit that takes the log past Options.CheckpointBytes since the last
+// checkpoint takes one (never on a timer). Checkpoint is sharp (every
+// dirty page written, then the checkpoint): Open and Close take one.
+//
+// Every writing row operation (Insert, Update, Delete) begins with the log
+// free check (InnoDB's log_free_check), holding no latch: past the async
+// point (7/8 of LogSize) it wakes the cleaner and takes a fuzzy
+// checkpoint if none is under way; past the sync point (15/16) the
+// transaction flushes the oldest pages itself, on its own meter
+// (PageFlushes, StoreWrites), until the age is back at the async point,
+// and takes a checkpoint: Meter.LogFreeCheckWaits counts these waits, the
+// only ones for log space. The check is at row operations rather than at
+// each mini-transaction's start because a mini-transaction may begin with
+// latches held, and a thread that flushes must hold none.
+//
+// Open recovers: it redoes every record from the checkpoint on (a page
+// whose LSN is not older than a record's is skipped), reads the rollback
+// segment, opens the catalog, and rolls back, from their undo pages, the
+// transactions whose undo log is still active (the records marked undone
+// skipped), newest first. Then it checkpoints. Transaction ids never
+// repeat across restarts: the rollback segment keeps a high-water mark
+// raised 256 ids at a time, as InnoDB's TRX_SYS max trx id.
 //
 // Of the two standard designs for uncommitted changes, this is logged undo
 // (ARIES, InnoDB), not "never write a page holding an uncommitted change"
@@ -162,9 +216,11 @@
 // pages until commit; and a long transaction cannot fill the pool.
 //
 // The costs are metered: lock requests, waits, wait time, deadlocks and
-// timeouts; log records and bytes; syncs, sync waits and commits; pages
-// written by checkpoints (cache.Meter.CheckpointPages, on the pool's
-// background meter). DB.LogStats and DB.Recovery give database-wide totals.
+// timeouts; log records and bytes; syncs, sync waits and commits; waits
+// for log space (LogFreeCheckWaits, with the pages the waiter flushed);
+// on the pool's background meter, pages written by sharp checkpoints
+// (CheckpointPages) and the page cleaner's passes and pages
+// (CleanerPasses, CleanerLRUPages, CleanerFlushListPages). DB.LogStats and DB.Recovery give database-wide totals.
 //
 // # Memory
 //
@@ -189,14 +245,13 @@
 //   - table.go, index.go: an open table and its indexes.
 //   - tx.go: Tx, its row operations, Commit (and CommitMode) and
 //     Rollback; scan.go: Cursor, Scan and Count, the access paths.
-//   - undo.go: the undo steps, the transaction notes that carry them in
-//     redo records (their bytes are drawn there), and the logged tree and
-//     heap writes; rollback.go: taking steps back, at Rollback and at
-//     recovery.
-//   - checkpoint.go: checkpoints, the active transactions they must keep
-//     the log for, and LogStats (the checkpoint record is drawn there);
-//     recovery.go: redo at Open and the rollback of unfinished
-//     transactions.
+//   - undo.go: the undo steps and their records' bytes (drawn there),
+//     update edits, and the logged tree and heap writes; undolog.go: the
+//     rollback segment and the undo pages (drawn there); rollback.go:
+//     taking steps back, at Rollback and at recovery.
+//   - checkpoint.go: sharp and fuzzy checkpoints, the log free check and
+//     LogStats (the checkpoint record is drawn there); recovery.go: redo
+//     at Open and the rollback of unfinished transactions.
 //   - meter.go: Meter; check.go: Check, a table's consistency check;
 //     report.go: the space report; memory.go: Open's memory check.
 //

@@ -66,6 +66,11 @@ type Meter struct {
 	IndexEntriesWritten int64
 	IndexEntriesDeleted int64
 
+	// UndoRecords and UndoBytes count the undo records written to undo
+	// pages (one per structure change) and their bytes, headers included.
+	UndoRecords int64
+	UndoBytes   int64
+
 	// Row locks: requests, requests that waited, the time they waited (on
 	// the lock manager's clock: virtual in simulated mode), deadlocks
 	// (this meter's transaction the victim) and timeouts: LockRequests,
@@ -166,6 +171,8 @@ func (m *Meter) combine(o *Meter, sign int64) {
 	m.RowsDecoded += sign * o.RowsDecoded
 	m.IndexEntriesWritten += sign * o.IndexEntriesWritten
 	m.IndexEntriesDeleted += sign * o.IndexEntriesDeleted
+	m.UndoRecords += sign * o.UndoRecords
+	m.UndoBytes += sign * o.UndoBytes
 	m.LockRequests += sign * o.LockRequests
 	m.LockWaits += sign * o.LockWaits
 	m.LockWaitNanos += sign * o.LockWaitNanos
@@ -204,6 +211,8 @@ func (m *Meter) String() string {
 	add("rows-decoded", m.RowsDecoded)
 	add("index-entries-written", m.IndexEntriesWritten)
 	add("index-entries-deleted", m.IndexEntriesDeleted)
+	add("undo-records", m.UndoRecords)
+	add("undo-bytes", m.UndoBytes)
 	add("lock-requests", m.LockRequests)
 	add("lock-waits", m.LockWaits)
 	add("lock-wait-ns", m.LockWaitNanos)

@@ -4,129 +4,98 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
 
 	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/cache/redo"
 	"github.com/enginelab/enginelab/heap"
 )
 
-// loser is a transaction recovery found unfinished.
+// loser is a transaction recovery found unfinished: its undo log, its
+// steps (oldest first), and which of them a rollback already undid (and
+// where it put each row back).
 type loser struct {
-	steps []step
-	clrs  []txNote
+	id     uint64
+	undo   txUndo
+	steps  []step
+	undone []int
+	moved  []heap.RowPtr
 }
 
-// recover redoes the log from the last checkpoint and returns the
-// transactions that never finished, to be rolled back once the catalog is
-// open. The checkpoint record is drawn beside checkpointLocked, the
-// transaction notes beside noteStep and encodeStep.
-func (db *DB) recover() (map[uint64]*loser, error) {
-	from, keep := uint64(redo.FirstLSN), uint64(redo.FirstLSN)
+// recover redoes the log from the last checkpoint: pages only. The
+// transactions to roll back are found afterwards, on their undo pages
+// (openUndo). The checkpoint record is drawn beside checkpointLocked.
+func (db *DB) recover() error {
+	from := uint64(redo.FirstLSN)
 	rec, err := db.log.LoadCheckpoint()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if rec != nil {
 		if len(rec) != 24 {
-			return nil, fmt.Errorf("%w: checkpoint record of %d bytes", redo.ErrCorruptLog, len(rec))
+			return fmt.Errorf("%w: checkpoint record of %d bytes", redo.ErrCorruptLog, len(rec))
 		}
 		from = binary.LittleEndian.Uint64(rec[0:])
-		keep = binary.LittleEndian.Uint64(rec[8:])
 		db.txSeq.Store(binary.LittleEndian.Uint64(rec[16:]))
 	}
-	losers := make(map[uint64]*loser)
 	var pages []redo.PageRedo
 	bg := &cache.Meter{}
-	err = db.log.Scan(min(from, keep), func(lsn uint64, body []byte) error {
-		var note []byte
+	err = db.log.Scan(from, func(lsn uint64, body []byte) error {
 		var err error
-		pages, note, err = redo.Decode(body, pages)
+		pages, _, err = redo.Decode(body, pages)
 		if err != nil {
 			return fmt.Errorf("record at LSN %d: %w", lsn, err)
 		}
-		if lsn >= from {
-			for i := range pages {
-				if _, err := db.pool.Redo(bg, lsn, &pages[i]); err != nil {
-					return fmt.Errorf("redo of record at LSN %d: %w", lsn, err)
-				}
+		for i := range pages {
+			if _, err := db.pool.Redo(bg, lsn, &pages[i]); err != nil {
+				return fmt.Errorf("redo of record at LSN %d: %w", lsn, err)
 			}
-			db.recovered.pages += int64(len(pages))
-			db.recovered.records++
 		}
-		if len(note) == 0 {
-			return nil
-		}
-		n, err := decodeNote(note)
-		if err != nil {
-			return fmt.Errorf("record at LSN %d: %w", lsn, err)
-		}
-		if n.tx > db.txSeq.Load() {
-			db.txSeq.Store(n.tx)
-		}
-		// Records of a transaction that began before the scan start
-		// (it had finished when the checkpoint was taken) may follow:
-		// its end record is among them, so it is dropped before the end.
-		l := losers[n.tx]
-		if l == nil && (n.kind == noteStep || n.kind == noteCLR) {
-			l = &loser{}
-			losers[n.tx] = l
-		}
-		switch n.kind {
-		case noteStep:
-			s := n.step
-			s.key = append([]byte(nil), s.key...)
-			s.val = append([]byte(nil), s.val...)
-			l.steps = append(l.steps, s)
-		case noteCLR:
-			n.lsn = lsn
-			l.clrs = append(l.clrs, n)
-		case noteCommit, noteEnd:
-			delete(losers, n.tx)
-		}
+		db.recovered.pages += int64(len(pages))
+		db.recovered.records++
 		return nil
 	})
 	db.pool.ChargeBackground(bg)
 	if err != nil {
-		return nil, fmt.Errorf("engine: recovery: %w", err)
+		return fmt.Errorf("engine: recovery: %w", err)
 	}
-	return losers, nil
+	// Redo changed pages without mini-transactions: put them on the flush
+	// list, so that no fuzzy checkpoint passes them before they are
+	// written (Open's sharp checkpoint writes them anyway).
+	db.pool.ListRecovered(from)
+	db.ckptLSN.Store(from)
+	db.ckptAt.Store(db.log.End())
+	return nil
 }
 
-// rollBackLosers undoes every unfinished transaction recovery found, each
-// from where its own rollback (if any) stopped.
-func (db *DB) rollBackLosers(losers map[uint64]*loser) error {
+// rollBackLosers undoes every unfinished transaction recovery found on the
+// undo pages, each from where its own rollback (if any) stopped, newest
+// transaction first, and empties its undo log.
+func (db *DB) rollBackLosers() error {
 	var errs []error
-	// Newest transaction first, so that the order (and the pages the
-	// undo writes) is the same on every run.
-	ids := slices.Sorted(maps.Keys(losers))
-	slices.Reverse(ids)
-	for _, id := range ids {
-		l := losers[id]
-		u := &undoer{db: db, tx: id, steps: l.steps, done: make([]bool, len(l.steps)),
+	losers := db.undo.losers
+	db.undo.losers = nil
+	sortLosers(losers)
+	for _, l := range losers {
+		u := &undoer{db: db, tx: l.id, steps: l.steps, done: make([]bool, len(l.steps)),
 			remap: make(map[heap.RowPtr]heap.RowPtr)}
-		var bad error
-		for _, c := range l.clrs {
-			if c.n >= len(l.steps) {
-				bad = fmt.Errorf("%w: compensation at LSN %d for step %d of unfinished transaction %d, which logged %d steps since the checkpoint",
-					redo.ErrCorruptLog, c.lsn, c.n, id, len(l.steps))
-				break
+		for j, n := range l.undone {
+			u.done[n] = true
+			if k := l.steps[n].kind; k == stepHeapDelete || k == stepHeapUpdate {
+				u.remap[l.steps[n].ptr] = l.moved[j]
 			}
-			u.done[c.n] = true
-			if k := l.steps[c.n].kind; k == stepHeapDelete || k == stepHeapUpdate {
-				u.remap[l.steps[c.n].ptr] = c.ptr
-			}
-		}
-		if bad != nil {
-			errs = append(errs, bad)
-			continue
 		}
 		if err := u.run(); err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		db.writeNote(nil, endNote(id))
+		mt := db.pool.BeginMtr(nil)
+		err := db.undoEnd(mt, l.undo)
+		mt.Commit()
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		db.cacheUndo(l.undo)
 		db.recovered.rolledBack++
 	}
 	return errors.Join(errs...)

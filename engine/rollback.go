@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"encoding/binary"
 	"fmt"
 
 	"github.com/enginelab/enginelab/btree"
@@ -55,7 +54,6 @@ type undoer struct {
 	steps []step
 	done  []bool
 	remap map[heap.RowPtr]heap.RowPtr
-	note  []byte
 	buf   []byte
 }
 
@@ -123,8 +121,8 @@ func stepClass(k byte) int {
 	return 2
 }
 
-// undo takes back step i in one mini-transaction whose record carries the
-// compensation note, so a crash never undoes a step twice.
+// undo takes back step i in one mini-transaction that also marks its undo
+// record undone, so a crash never undoes a step twice.
 func (u *undoer) undo(i int) error {
 	s := &u.steps[i]
 	st, err := u.db.structureOf(s.space)
@@ -134,6 +132,30 @@ func (u *undoer) undo(i int) error {
 	key, val := s.key, s.val
 	if s.flags&remapKeyTail != 0 {
 		if key, err = u.rewrite(key, true); err != nil {
+			return err
+		}
+	}
+	if s.flags&valEdit != 0 {
+		// The old value is the edit applied to the current one, which is
+		// what the step wrote (the row is locked, and the transaction's
+		// later steps are undone).
+		var cur []byte
+		switch s.kind {
+		case stepTreeUpdate:
+			var found bool
+			cur, found, err = st.tree.Get(u.m, key, nil)
+			if err == nil && !found {
+				err = fmt.Errorf("%w: undo of an update of a key the tree no longer holds", ErrInconsistent)
+			}
+		case stepHeapUpdate:
+			cur, err = st.heap.Fetch(u.m, u.resolve(s.ptr2), nil)
+		default:
+			err = fmt.Errorf("%w: an edited undo step of kind %q", ErrInconsistent, s.kind)
+		}
+		if err == nil {
+			val, err = applyUndoEdit(cur, val)
+		}
+		if err != nil {
 			return err
 		}
 	}
@@ -154,10 +176,10 @@ func (u *undoer) undo(i int) error {
 	case stepHeapInsert:
 		err = st.heap.DeleteIn(u.m, mt, u.resolve(s.ptr))
 	case stepHeapDelete:
-		moved, err = st.heap.InsertIn(u.m, mt, s.val)
+		moved, err = st.heap.InsertIn(u.m, mt, val)
 	case stepHeapUpdate:
 		cur := u.resolve(s.ptr2)
-		moved, err = st.heap.UpdateIn(u.m, mt, cur, s.val)
+		moved, err = st.heap.UpdateIn(u.m, mt, cur, val)
 		if err == nil && s.ptr == s.ptr2 && moved != cur {
 			err = fmt.Errorf("%w: undo of an update in place of row %s had to move it to %s", ErrInconsistent, cur, moved)
 		}
@@ -168,12 +190,13 @@ func (u *undoer) undo(i int) error {
 		mt.Commit()
 		return err
 	}
-	// The compensation note: 'C', tx, i, moved (drawn beside noteCLR).
-	u.note = append(u.note[:0], noteCLR)
-	u.note = binary.AppendUvarint(u.note, u.tx)
-	u.note = binary.AppendUvarint(u.note, uint64(i))
-	u.note = moved.Append(u.note)
-	mt.Note(u.note)
+	// The compensation: the record is marked undone (and where the row
+	// went) in the same mini-transaction, so a crash never undoes a step
+	// twice.
+	if err := u.db.markUndone(mt, s.at, hasMoved(s.kind), moved); err != nil {
+		mt.Commit()
+		return err
+	}
 	mt.Commit()
 	if s.kind == stepHeapDelete || s.kind == stepHeapUpdate {
 		u.remap[s.ptr] = moved

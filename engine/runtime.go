@@ -18,8 +18,10 @@ import (
 // none of them imports anything above it:
 //
 //   - cache.Runtime: Now (the pool's midpoint policy and the lock
-//     manager's timeouts) and the frames' virtual ready times (Loading,
-//     Hit; see cache.FrameTimer);
+//     manager's timeouts), the frames' virtual ready times (Loading,
+//     Hit; see cache.FrameTimer), and PageWriteWait, which brackets a
+//     page write's wait for the log's durability (its writer may hold
+//     page latches);
 //   - redo.Waiter: Wait, how a commit waits for a group sync another
 //     commit leads, and SyncStart, called by the leader, holding no lock,
 //     at the start of every log sync;
@@ -30,6 +32,12 @@ import (
 //     engine mutex. The simulator prices the work done since the last
 //     call there and may run other terminals first. A cursor's Next is
 //     part of its Scan's call.
+//
+// The Runtime also decides who runs the page cleaner: with RealRuntime
+// the pool runs it on a goroutine of its own (cache.CleanerGoroutine);
+// with any other Runtime nobody does unless the Runtime's owner calls
+// DB.Pool().CleanStep (the simulator's scheduler does, as a background
+// actor at virtual-time intervals; tests do, step by step).
 //
 // The methods are called from the database's goroutines, concurrently in
 // real mode; Now, Loading and Hit may be called under the pool's or the
@@ -60,6 +68,10 @@ func (RealRuntime) Loading(fromTier, background bool) *int64 { return nil }
 // Hit implements cache.FrameTimer; the pool never calls it, since Loading
 // gives no cell.
 func (RealRuntime) Hit(ready *int64) {}
+
+// PageWriteWait implements cache.Runtime; the pool never calls it, since
+// real mode gives the pool no Runtime.
+func (RealRuntime) PageWriteWait(begin bool) {}
 
 // Wait implements redo.Waiter: block until the sync ends.
 func (RealRuntime) Wait(done <-chan struct{}) { redo.RealWaiter{}.Wait(done) }

@@ -24,6 +24,9 @@ var (
 	// ErrPrimaryKeyUpdate means an update named a primary-key column:
 	// delete the row and insert it again instead.
 	ErrPrimaryKeyUpdate = fmt.Errorf("%w: update of a primary-key column", ErrBadValue)
+	// ErrTooManyTransactions means every undo slot of the rollback
+	// segment is taken by an active transaction that has written.
+	ErrTooManyTransactions = errors.New("engine: too many active transactions")
 )
 
 // Lock errors. A transaction whose row lock request fails with either is
@@ -64,11 +67,13 @@ type Tx struct {
 	id     uint64
 	owner  lock.Owner
 	done   bool
-	logged bool   // has written a log record (and is in the active set)
-	group  uint32 // row operations so far: the group of the next steps
-	steps  []step // undo, oldest first
-	arena  []byte // the steps' bytes
-	note   []byte
+	logged bool      // has written a log record (and is in the active set)
+	group  uint32    // row operations so far: the group of the next steps
+	steps  []step    // undo, oldest first
+	arena  []byte    // the steps' bytes
+	note   []byte    // the undo record being written
+	patch  []byte    // an update's undo patch
+	undo   txUndo    // the undo log (logged: taken)
 	bufs   *undoBufs // the box the buffers came in, reused to return them
 
 	key, key2, val, row, oldImg []byte
@@ -125,14 +130,17 @@ func (tx *Tx) Rollback() error {
 	if len(tx.steps) > 0 {
 		u := undoer{db: tx.db, m: tx.m, tx: tx.id, steps: tx.steps, done: make([]bool, len(tx.steps)),
 			remap: make(map[heap.RowPtr]heap.RowPtr)}
-		if err = u.run(); err == nil {
-			tx.db.writeNote(tx.cm(), endNote(tx.id))
-		}
+		err = u.run()
 	}
 	if tx.logged && err == nil {
-		// A rollback that failed stays active: its log must survive
-		// checkpoints, so that recovery can finish it.
-		tx.db.unregisterActive(tx.id)
+		// A rollback that failed leaves its undo log active, so that
+		// recovery finishes it.
+		mt := tx.db.pool.BeginMtr(tx.cm())
+		err = tx.db.undoEnd(mt, tx.undo)
+		mt.Commit()
+		if err == nil {
+			tx.db.cacheUndo(tx.undo)
+		}
 	}
 	tx.m.Rollbacks++
 	tx.db.locks.Release(&tx.owner)
@@ -153,9 +161,10 @@ const (
 	// sync is running share the next one: group commit.
 	SyncCommit CommitMode = iota
 	// NoSyncCommit returns at once; the commit is durable at the next
-	// sync (another transaction's sync commit) or checkpoint
+	// sync (another transaction's sync commit, or the page cleaner's
+	// before it writes pages whose log is not durable) or checkpoint
 	// (innodb_flush_log_at_trx_commit=0 or 2, without their one-second
-	// timer: nothing here runs on a timer).
+	// log flush: the cleaner syncs only when it needs to).
 	NoSyncCommit
 )
 
@@ -172,7 +181,7 @@ func (c CommitMode) String() string {
 // Commit ends the transaction: its commit record is logged (and, in
 // SyncCommit mode, durable before Commit returns), then its locks are
 // released. The commit that takes the log past CheckpointBytes since the
-// last checkpoint takes one.
+// last checkpoint takes one (fuzzy: no page writes).
 func (tx *Tx) Commit() error {
 	tx.enter()
 	if tx.done {
@@ -181,13 +190,19 @@ func (tx *Tx) Commit() error {
 	tx.done = true
 	var err error
 	if tx.logged {
-		tx.note = commitNote(tx.note, tx.id)
-		lsn := tx.db.writeNote(tx.cm(), tx.note)
-		if tx.db.opts.Commit == SyncCommit {
-			err = tx.db.log.SyncTo(&tx.cm().Counts, lsn+1)
-			tx.m.SyncCommits++
+		// The commit is the mini-transaction that empties the undo log
+		// (undoEnd): once it is in the log, recovery finds the log cached,
+		// not active, and the transaction stays.
+		mt := tx.db.pool.BeginMtr(tx.cm())
+		err = tx.db.undoEnd(mt, tx.undo)
+		lsn := mt.Commit()
+		if err == nil {
+			tx.db.cacheUndo(tx.undo)
+			if tx.db.opts.Commit == SyncCommit {
+				err = tx.db.log.SyncTo(&tx.cm().Counts, lsn+1)
+				tx.m.SyncCommits++
+			}
 		}
-		tx.db.unregisterActive(tx.id)
 	}
 	tx.m.Commits++
 	tx.db.locks.Release(&tx.owner)
@@ -344,6 +359,9 @@ func upperOf(prefix []byte) btree.Bound {
 // index that already holds its values is ErrDuplicateKey; nothing changes.
 func (tx *Tx) Insert(t *TableHandle, row Row) error {
 	tx.enter()
+	if err := tx.db.logFreeCheck(tx.m); err != nil {
+		return err
+	}
 	if err := tx.check(t); err != nil {
 		return err
 	}
@@ -520,6 +538,9 @@ type Set struct {
 // ErrNotFound if there is none; a primary-key column cannot be changed.
 func (tx *Tx) Update(t *TableHandle, pk []Value, set []Set) error {
 	tx.enter()
+	if err := tx.db.logFreeCheck(tx.m); err != nil {
+		return err
+	}
 	tx.group++
 	return tx.update(t, pk, set)
 }
@@ -687,6 +708,9 @@ func (t *TableHandle) pkRow(pk []Value) Row {
 // ErrNotFound if there is none.
 func (tx *Tx) Delete(t *TableHandle, pk []Value) error {
 	tx.enter()
+	if err := tx.db.logFreeCheck(tx.m); err != nil {
+		return err
+	}
 	tx.group++
 	return tx.delete(t, pk)
 }

@@ -10,51 +10,12 @@ import (
 	"github.com/enginelab/enginelab/heap"
 )
 
-// Transaction records ride in the note of a mini-transaction (cache.Mtr):
-// a step's undo information is in the same log record as the page change
-// it undoes, so recovery sees both or neither. There are four kinds, each
-// starting with its kind byte and the transaction's id:
+// A transaction's undo is a list of steps, one per structure operation
+// (one B+tree or heap change), oldest first, kept in memory for Rollback
+// and written, in the same mini-transaction as the change, as a record on
+// the transaction's undo pages (undolog.go), from which recovery rolls
+// back a transaction a crash interrupted.
 //
-//	'S' tx step: the undo of one structure operation (see step; encodeStep
-//	             draws its bytes)
-//	'C' tx n ptr: compensation: step n is undone (ptr: where a heap undo
-//	              put the row back)
-//	'K' tx:       commit
-//	'E' tx:       rollback finished
-//
-// A compensation note (written by undoer.undo, read back by
-// rollBackLosers):
-//
-//	+-----+-----------+-----------+-----------+-----------+
-//	| 'C' |    tx     |     n     | ptr: page | ptr: slot |
-//	| 1B  | (uvarint) | (uvarint) |  (4B BE)  |  (2B BE)  |
-//	+-----+-----------+-----------+-----------+-----------+
-//
-// n is the index of the undone step among the transaction's steps, oldest
-// first, from 0. ptr is where the undo of a heap delete or heap update put
-// the row (recovery's undo carries on rewriting row pointers through it);
-// for every other step kind it is the zero pointer, six zero bytes.
-//
-// A commit note (commitNote) and a rollback-finished note (endNote) hold
-// the kind and the id and nothing more:
-//
-//	+-----+-----------+
-//	| 'K' |    tx     |     'E' likewise
-//	| 1B  | (uvarint) |
-//	+-----+-----------+
-//
-// A uvarint is encoding/binary's unsigned varint (7 bits a byte, low
-// bits first, 1 to 10 bytes); a row pointer is heap.RowPtr's 6-byte
-// encoding (page then slot, big-endian). decodeNote rejects an unknown
-// kind, a truncated field and bytes after the last field, all as
-// redo.ErrCorruptLog.
-const (
-	noteStep   = 'S'
-	noteCLR    = 'C'
-	noteCommit = 'K'
-	noteEnd    = 'E'
-)
-
 // Step kinds: one per structure operation, with what undoing it needs.
 const (
 	stepTreeInsert = 'i' // key inserted: undo deletes it
@@ -65,10 +26,12 @@ const (
 	stepHeapUpdate = 'U' // row at ptr replaced by one at ptr2: undo writes the old image back
 )
 
-// Remap flags: where a step's bytes hold a row pointer.
+// Step flags: where a step's bytes hold a row pointer, and whether its
+// value is whole or only the changed bytes.
 const (
 	remapKeyTail = 1 << iota // the key ends with a row pointer (row-pointer secondaries)
 	remapVal                 // the value is a row pointer (heap primary indexes)
+	valEdit                  // val is an edit that turns the new value back into the old (undoEdit)
 )
 
 // step is the undo of one structure operation of a transaction. Steps of
@@ -79,9 +42,10 @@ type step struct {
 	flags byte
 	space uint32 // the B+tree's or the heap's space
 	key   []byte // tree: the key
-	val   []byte // tree: the old value; heap: the old row image
+	val   []byte // tree: the old value; heap: the old row image (whole, or a patch: valEdit)
 	ptr   heap.RowPtr
 	ptr2  heap.RowPtr
+	at    undoPos // where its undo record is
 }
 
 func appendBytes(dst, b []byte) []byte {
@@ -89,55 +53,56 @@ func appendBytes(dst, b []byte) []byte {
 	return append(dst, b...)
 }
 
-// encodeStep appends the note of step s of transaction tx to dst:
+// encodeStep appends the body of s's undo record to dst: what the kind
+// needs and nothing more, so an update of a few columns costs a few bytes
+// (InnoDB's update undo records likewise hold the updated fields' old
+// values only, TRX_UNDO_UPD_EXIST_REC):
 //
-//	+-----+-----------+-----------+------+-------+-----------+
-//	| 'S' |    tx     |   group   | kind | flags |   space   |  ...
-//	| 1B  | (uvarint) | (uvarint) | (1B) | (1B)  | (uvarint) |
-//	+-----+-----------+-----------+------+-------+-----------+
+//	+-----------+------+-------+-----------+---------------------------+
+//	|   group   | kind | flags |   space   |  the kind's fields ...    |
+//	| (uvarint) | (1B) | (1B)  | (uvarint) |                           |
+//	+-----------+------+-------+-----------+---------------------------+
 //
-//	    +-----------+---------+-----------+---------+-----------+-----------+
-//	... |  key len  |   key   |  val len  |   val   |    ptr    |   ptr2    |
-//	    | (uvarint) | key len | (uvarint) | val len | (6B, BE)  | (6B, BE)  |
-//	    +-----------+---------+-----------+---------+-----------+-----------+
+//	kind             fields
+//	'i' tree insert  key
+//	'd' tree delete  key, val (the old value)
+//	'u' tree update  key, val (the old value, or with valEdit an edit to it)
+//	'I' heap insert  ptr
+//	'D' heap delete  ptr, val (the old row image)
+//	'U' heap update  ptr, ptr2, val (the old image, or with valEdit an edit to it)
 //
-// group is the row operation's number in its transaction; kind is a step
-// kind ('i' 'd' 'u' 'I' 'D' 'U'), flags the remap flags (remapKeyTail 1,
-// remapVal 2, only on tree steps of indexes whose entries hold a row
-// pointer); space is the B+tree's or the heap's. Every field is always
-// written: what a kind does not use is an empty byte string (one zero
-// length byte) or the zero pointer (six zero bytes).
-//
-//	kind             key              val                  ptr          ptr2
-//	'i' tree insert  the key inserted -                    -            -
-//	'd' tree delete  the key deleted  its value            -            -
-//	'u' tree update  the key          its old value        -            -
-//	'I' heap insert  -                -                    the new row  -
-//	'D' heap delete  -                the old row image    where it was -
-//	'U' heap update  -                the old row image    where it was where it is now (= ptr in place)
-func encodeStep(dst []byte, tx uint64, s *step) []byte {
-	dst = append(dst, noteStep)
-	dst = binary.AppendUvarint(dst, tx)
+// key and val are a uvarint length and the bytes; a row pointer is
+// heap.RowPtr's 6-byte encoding. group is the row operation's number in
+// its transaction; flags are the step flags (remapKeyTail 1, remapVal 2,
+// valEdit 4). With valEdit, val is a value edit (redo.AppendEdit) from
+// the new value to the old, written when shorter than the old value:
+// undo applies it to the current value, which is the step's new value
+// (the transaction holds the row's lock, and its later steps are undone
+// first).
+func encodeStep(dst []byte, s *step) []byte {
 	dst = binary.AppendUvarint(dst, uint64(s.group))
 	dst = append(dst, s.kind, s.flags)
 	dst = binary.AppendUvarint(dst, uint64(s.space))
-	dst = appendBytes(dst, s.key)
-	dst = appendBytes(dst, s.val)
-	dst = s.ptr.Append(dst)
-	return s.ptr2.Append(dst)
+	switch s.kind {
+	case stepTreeInsert:
+		dst = appendBytes(dst, s.key)
+	case stepTreeDelete, stepTreeUpdate:
+		dst = appendBytes(dst, s.key)
+		dst = appendBytes(dst, s.val)
+	case stepHeapInsert:
+		dst = s.ptr.Append(dst)
+	case stepHeapDelete:
+		dst = s.ptr.Append(dst)
+		dst = appendBytes(dst, s.val)
+	case stepHeapUpdate:
+		dst = s.ptr.Append(dst)
+		dst = s.ptr2.Append(dst)
+		dst = appendBytes(dst, s.val)
+	}
+	return dst
 }
 
-// txNote is a decoded transaction record.
-type txNote struct {
-	kind byte
-	tx   uint64
-	step step        // noteStep (slices alias the record)
-	n    int         // noteCLR: the step undone
-	ptr  heap.RowPtr // noteCLR: where the row went
-	lsn  uint64      // where recovery found it
-}
-
-var errBadNote = fmt.Errorf("%w: transaction record", redo.ErrCorruptLog)
+var errBadUndo = fmt.Errorf("%w: undo record", ErrCorrupt)
 
 type noteReader struct {
 	b   []byte
@@ -150,7 +115,7 @@ func (r *noteReader) uvarint() uint64 {
 	}
 	v, n := binary.Uvarint(r.b)
 	if n <= 0 {
-		r.err = errBadNote
+		r.err = errBadUndo
 		return 0
 	}
 	r.b = r.b[n:]
@@ -160,7 +125,7 @@ func (r *noteReader) uvarint() uint64 {
 func (r *noteReader) bytes() []byte {
 	n := r.uvarint()
 	if r.err != nil || n > uint64(len(r.b)) {
-		r.err = errBadNote
+		r.err = errBadUndo
 		return nil
 	}
 	v := r.b[:n:n]
@@ -170,7 +135,7 @@ func (r *noteReader) bytes() []byte {
 
 func (r *noteReader) byte() byte {
 	if r.err != nil || len(r.b) == 0 {
-		r.err = errBadNote
+		r.err = errBadUndo
 		return 0
 	}
 	c := r.b[0]
@@ -180,45 +145,69 @@ func (r *noteReader) byte() byte {
 
 func (r *noteReader) ptr() heap.RowPtr {
 	if r.err != nil || len(r.b) < heap.RowPtrSize {
-		r.err = errBadNote
+		r.err = errBadUndo
 		return heap.RowPtr{}
 	}
 	p, err := heap.DecodeRowPtr(r.b[:heap.RowPtrSize])
 	if err != nil {
-		r.err = fmt.Errorf("%w: %w", errBadNote, err)
+		r.err = fmt.Errorf("%w: %w", errBadUndo, err)
 	}
 	r.b = r.b[heap.RowPtrSize:]
 	return p
 }
 
-func decodeNote(b []byte) (txNote, error) {
-	var n txNote
+// decodeStep reads a step's body (encodeStep); its slices alias b.
+func decodeStep(b []byte) (step, error) {
+	var s step
 	r := noteReader{b: b}
-	n.kind = r.byte()
-	n.tx = r.uvarint()
-	switch n.kind {
-	case noteStep:
-		n.step.group = uint32(r.uvarint())
-		n.step.kind = r.byte()
-		n.step.flags = r.byte()
-		n.step.space = uint32(r.uvarint())
-		n.step.key = r.bytes()
-		n.step.val = r.bytes()
-		n.step.ptr = r.ptr()
-		n.step.ptr2 = r.ptr()
-	case noteCLR:
-		n.n = int(r.uvarint())
-		n.ptr = r.ptr()
-	case noteCommit, noteEnd:
+	s.group = uint32(r.uvarint())
+	s.kind = r.byte()
+	s.flags = r.byte()
+	s.space = uint32(r.uvarint())
+	switch s.kind {
+	case stepTreeInsert:
+		s.key = r.bytes()
+	case stepTreeDelete, stepTreeUpdate:
+		s.key = r.bytes()
+		s.val = r.bytes()
+	case stepHeapInsert:
+		s.ptr = r.ptr()
+	case stepHeapDelete:
+		s.ptr = r.ptr()
+		s.val = r.bytes()
+	case stepHeapUpdate:
+		s.ptr = r.ptr()
+		s.ptr2 = r.ptr()
+		s.val = r.bytes()
 	default:
 		if r.err == nil {
-			r.err = fmt.Errorf("%w: kind %q", errBadNote, n.kind)
+			r.err = fmt.Errorf("%w: step kind %q", errBadUndo, s.kind)
 		}
 	}
 	if r.err == nil && len(r.b) != 0 {
-		r.err = fmt.Errorf("%w: %d bytes left over", errBadNote, len(r.b))
+		r.err = fmt.Errorf("%w: %d bytes left over", errBadUndo, len(r.b))
 	}
-	return n, r.err
+	return s, r.err
+}
+
+// undoEdit appends to dst the edit that turns new back into old
+// (redo.AppendEdit), or returns nil when the whole old value is shorter.
+func undoEdit(dst, old, new []byte) []byte {
+	e := redo.AppendEdit(dst, new, old)
+	if len(e)-len(dst) >= len(old) {
+		return nil
+	}
+	return e
+}
+
+// applyUndoEdit returns the old value: cur (the step's new value) with the
+// edit applied (a new slice).
+func applyUndoEdit(cur, edit []byte) ([]byte, error) {
+	old, err := redo.ApplyEdit(nil, cur, edit, 1<<20)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", errBadUndo, err)
+	}
+	return old, nil
 }
 
 // flagsOf says where ix's entries hold a row pointer.
@@ -277,22 +266,28 @@ func (db *DB) putUndoBufs(tx *Tx) {
 	tx.steps, tx.arena, tx.note, tx.owner, tx.bufs = nil, nil, nil, lock.Owner{}, nil
 }
 
-// logStep commits mt with s's undo record in its note.
-//
-// A transaction joins the active set before its first record exists, with
-// the log end as a lower bound of that record's LSN: a checkpoint reads
-// the log end, then the active set, so it either sees the transaction or
-// began before the record, and never drops a record recovery will need.
-func (tx *Tx) logStep(mt *cache.Mtr, s *step) {
+// logStep writes s's undo record to the transaction's undo log in mt (the
+// change's own mini-transaction, so recovery sees both or neither), then
+// commits mt and keeps s for Rollback. The transaction's first step also
+// takes its undo log (undoBegin).
+func (tx *Tx) logStep(mt *cache.Mtr, s *step) error {
 	s.group = tx.group
-	tx.note = encodeStep(tx.note[:0], tx.id, s)
-	mt.Note(tx.note)
 	if !tx.logged {
+		if err := tx.undoBegin(mt); err != nil {
+			mt.Commit()
+			return err
+		}
 		tx.logged = true
-		tx.db.registerActive(tx.id, tx.db.log.End())
 	}
+	tx.note = encodeStep(tx.note[:0], s)
+	at, err := tx.undoAppend(mt, tx.note, hasMoved(s.kind))
 	mt.Commit()
+	if err != nil {
+		return fmt.Errorf("engine: transaction %d: the change was made but its undo could not be written: %w", tx.id, err)
+	}
+	s.at = at
 	tx.keep(s)
+	return nil
 }
 
 func (tx *Tx) mtr() *cache.Mtr { return tx.db.pool.BeginMtr(tx.cm()) }
@@ -303,8 +298,7 @@ func (tx *Tx) treeInsert(ix *index, key, val []byte) error {
 		mt.Commit()
 		return err
 	}
-	tx.logStep(mt, &step{kind: stepTreeInsert, flags: flagsOf(ix), space: ix.tree.Space(), key: key})
-	return nil
+	return tx.logStep(mt, &step{kind: stepTreeInsert, flags: flagsOf(ix), space: ix.tree.Space(), key: key})
 }
 
 func (tx *Tx) treeDelete(ix *index, key, old []byte) error {
@@ -313,8 +307,7 @@ func (tx *Tx) treeDelete(ix *index, key, old []byte) error {
 		mt.Commit()
 		return err
 	}
-	tx.logStep(mt, &step{kind: stepTreeDelete, flags: flagsOf(ix), space: ix.tree.Space(), key: key, val: old})
-	return nil
+	return tx.logStep(mt, &step{kind: stepTreeDelete, flags: flagsOf(ix), space: ix.tree.Space(), key: key, val: old})
 }
 
 func (tx *Tx) treeUpdate(ix *index, key, val, old []byte) error {
@@ -323,8 +316,12 @@ func (tx *Tx) treeUpdate(ix *index, key, val, old []byte) error {
 		mt.Commit()
 		return err
 	}
-	tx.logStep(mt, &step{kind: stepTreeUpdate, flags: flagsOf(ix), space: ix.tree.Space(), key: key, val: old})
-	return nil
+	s := step{kind: stepTreeUpdate, flags: flagsOf(ix), space: ix.tree.Space(), key: key, val: old}
+	if e := undoEdit(tx.patch[:0], old, val); e != nil {
+		tx.patch = e
+		s.val, s.flags = e, s.flags|valEdit
+	}
+	return tx.logStep(mt, &s)
 }
 
 func (tx *Tx) heapInsert(t *TableHandle, row []byte) (heap.RowPtr, error) {
@@ -334,8 +331,7 @@ func (tx *Tx) heapInsert(t *TableHandle, row []byte) (heap.RowPtr, error) {
 		mt.Commit()
 		return ptr, err
 	}
-	tx.logStep(mt, &step{kind: stepHeapInsert, space: t.heap.Space(), ptr: ptr})
-	return ptr, nil
+	return ptr, tx.logStep(mt, &step{kind: stepHeapInsert, space: t.heap.Space(), ptr: ptr})
 }
 
 func (tx *Tx) heapDelete(t *TableHandle, ptr heap.RowPtr, old []byte) error {
@@ -344,8 +340,7 @@ func (tx *Tx) heapDelete(t *TableHandle, ptr heap.RowPtr, old []byte) error {
 		mt.Commit()
 		return err
 	}
-	tx.logStep(mt, &step{kind: stepHeapDelete, space: t.heap.Space(), ptr: ptr, val: old})
-	return nil
+	return tx.logStep(mt, &step{kind: stepHeapDelete, space: t.heap.Space(), ptr: ptr, val: old})
 }
 
 func (tx *Tx) heapUpdate(t *TableHandle, ptr heap.RowPtr, row, old []byte) (heap.RowPtr, error) {
@@ -355,26 +350,10 @@ func (tx *Tx) heapUpdate(t *TableHandle, ptr heap.RowPtr, row, old []byte) (heap
 		mt.Commit()
 		return ptr, err
 	}
-	tx.logStep(mt, &step{kind: stepHeapUpdate, space: t.heap.Space(), ptr: ptr, ptr2: np, val: old})
-	return np, nil
-}
-
-// writeNote logs a record with only a note (commit, end) and returns its
-// LSN.
-func (db *DB) writeNote(m *cache.Meter, note []byte) uint64 {
-	mt := db.pool.BeginMtr(m)
-	mt.Note(note)
-	return mt.Commit()
-}
-
-// endNote returns the note that ends a rolled-back transaction: 'E' and
-// tx as a uvarint (drawn beside noteEnd).
-func endNote(tx uint64) []byte {
-	return binary.AppendUvarint([]byte{noteEnd}, tx)
-}
-
-// commitNote writes the commit note of tx into dst's buffer: 'K' and tx as
-// a uvarint (drawn beside noteCommit).
-func commitNote(dst []byte, tx uint64) []byte {
-	return binary.AppendUvarint(append(dst[:0], noteCommit), tx)
+	s := step{kind: stepHeapUpdate, space: t.heap.Space(), ptr: ptr, ptr2: np, val: old}
+	if e := undoEdit(tx.patch[:0], old, row); e != nil {
+		tx.patch = e
+		s.val, s.flags = e, s.flags|valEdit
+	}
+	return np, tx.logStep(mt, &s)
 }

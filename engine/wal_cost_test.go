@@ -2,10 +2,12 @@ package engine
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
 	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/redo"
 	"github.com/stretchr/testify/require"
 )
 
@@ -190,4 +192,54 @@ func (f *fakeWaiter) setSyncStart(h func()) {
 	f.mu.Lock()
 	f.syncStart = h
 	f.mu.Unlock()
+}
+
+// steppedRuntime is real mode without the page cleaner's goroutine (any
+// Runtime but RealRuntime leaves the cleaner to its owner): a test drives
+// the cleaner itself, or not at all, and its counts are exact.
+type steppedRuntime struct{ RealRuntime }
+
+// TestLogFreeCheckSyncPoint: with no page cleaner, the checkpoint age grows
+// with the log until it passes the sync point (15/16 of LogSize); the
+// next writing operation then flushes pages itself, on its own meter,
+// takes a fuzzy checkpoint, and goes on with the age back at the async
+// point (7/8) or below. No operation before it waited.
+func TestLogFreeCheckSyncPoint(t *testing.T) {
+	const capacity = 1 << 20
+	db, err := Open(&Options{Options: cache.Options{PoolSize: 8 << 20}, LogSize: capacity,
+		CheckpointBytes: 1 << 40, Runtime: steppedRuntime{}})
+	require.NoError(t, err)
+	defer db.Close()
+	tb := costLoad(t, db, Clustered, 200, 20)
+	require.Less(t, db.CheckpointAge(), cache.LogSyncPoint(capacity))
+	var waited *Meter
+	for i := 0; waited == nil; i++ {
+		require.Less(t, i, 10000, "the sync point was never reached")
+		ageBefore := db.CheckpointAge()
+		bg := db.Pool().BackgroundMeter()
+		m := &Meter{}
+		tx := db.Begin(m)
+		require.NoError(t, tx.Update(tb, []Value{Int(int64(i % 200))}, []Set{{Column: "pad", Value: Str(strings.Repeat("x", 100+i%50))}}))
+		require.NoError(t, tx.Commit())
+		if m.LogFreeCheckWaits == 0 {
+			require.Zero(t, m.PageFlushes, "no wait, no flush (age %d)", ageBefore)
+			continue
+		}
+		waited = m
+		require.EqualValues(t, 1, m.LogFreeCheckWaits)
+		require.Greater(t, ageBefore, cache.LogSyncPoint(capacity), "it waited past the sync point only")
+		require.Positive(t, m.PageFlushes, "it flushed pages itself")
+		require.Equal(t, m.PageFlushes, m.StoreWrites, "each flushed page is one store write, on its meter")
+		require.Equal(t, bg.StoreWrites, db.Pool().BackgroundMeter().StoreWrites, "nothing on the background meter")
+	}
+	require.LessOrEqual(t, db.CheckpointAge(), cache.LogAsyncPoint(capacity)+4096,
+		"after the flush and checkpoint, the age is back near the async point (plus the commit's own record)")
+}
+
+// TestLogCapacityOption: the log capacity is validated.
+func TestLogCapacityOption(t *testing.T) {
+	_, err := Open(&Options{LogSize: redo.MinCapacity - 1})
+	require.ErrorIs(t, err, ErrInvalidOptions)
+	_, err = Open(&Options{Options: cache.Options{IOCapacity: 50}})
+	require.ErrorIs(t, err, ErrInvalidOptions)
 }

@@ -125,14 +125,56 @@
 // the extension of the FSM chain (a new FSM page, the link to it and the
 // meta page). Either may survive a crash without the operation that made
 // it, which leaves a valid heap. The FSM stays a hint as before: its bytes
-// are logged like any page change, and Open recomputes the in-memory
-// bounds and the high water mark from the pages.
+// are logged like any page change (fsm-set), and Open recomputes the
+// in-memory bounds and the high water mark from the pages.
 //
 // The mtr API asks that a changed page stay exclusively latched (and
 // pinned) until the mtr commits, that is until the end of the operation,
 // or for InsertIn, UpdateIn and DeleteIn until the caller commits: the
 // caller must commit soon, and must call them with an mtr that holds no
 // page of the heap's space (one heap operation per mtr).
+//
+// # Redo records
+//
+// The heap logs what it did to a page, not which bytes changed: a record
+// is the row and a slot number, a few bytes plus the row, replayed by the
+// same code that did it. An insert logs heap-insert (the slot and the
+// row) and redo calls hpage.insert, which must put the row in that slot;
+// an update in place logs heap-update (the slot and the new row), or, for
+// a row of the same length, heap-patch (only the changed bytes); a delete
+// logs heap-delete (the slot); a compaction logs heap-compact, with no
+// payload at all; FSM pages log fsm-init, fsm-set (an index and a
+// category) and fsm-link. redo.go draws each payload. These are MySQL
+// 5.7's page records (MLOG_REC_INSERT, MLOG_REC_UPDATE_IN_PLACE,
+// MLOG_REC_DELETE, MLOG_PAGE_REORGANIZE), which InnoDB also redoes by
+// calling the functions that did the change (page_cur_parse_insert_rec
+// inserts the record again through the page cursor).
+//
+// Sizes, with an 8-byte frame per record and 4 bytes of kind and page per
+// operation (TestRedoRecordSizes pins them on 4 KiB pages): an insert
+// into the target page is the row plus 13 bytes; a same-length update of
+// one byte, 15 bytes; a delete, 13 bytes plus 6 for the FSM byte when the
+// page's category changes. Naming the operation is what keeps a record
+// small: a compaction that moves every cell of the page is logged as its
+// kind and its page, where a record of changed byte ranges (a physical diff, or
+// MariaDB 10.5's WRITE and MEMMOVE records) would carry most of the page.
+// And nothing is copied or compared to find out what changed: the code
+// that changes a page says so.
+//
+// The price is that redo must be deterministic and must see the page
+// exactly as the operation did. The first holds because redo runs the
+// same hpage code on the same bytes (compaction included: it copies
+// through a scratch buffer and leaves below the new cell start what was
+// there before, so even a page's garbage is rebuilt byte for byte). The
+// second is the page LSN rule: recovery applies a record to a page only
+// when the page's LSN is older, and records in LSN order, so each
+// operation finds the page as the one before it left it. A damaged
+// record or page cannot be trusted that way, so every applier checks its
+// payload against the page first (page kind, slot in range and live, row
+// size, the cell accounting the hpage code relies on) and returns an
+// error, never panics. Tests turn on cache.VerifyRedo, which replays
+// every mini-transaction's record at its commit on copies of the pages
+// and fails on any difference.
 //
 // # Concurrency
 //

@@ -128,7 +128,7 @@ func (h *Heap) fsmSet(mt *cache.Mtr, r fsmRef, cat uint8) {
 	b := r.pg.Data()
 	changed := false
 	if page.KindOf(b) == page.KindFSM && b[fsmBodyStart+r.idx] != cat {
-		b[fsmBodyStart+r.idx] = cat
+		fsmSetByte(mt, r.pg, r.idx, cat)
 		changed = true
 		if uint32(cat) > r.fp.max.Load() {
 			r.fp.max.Store(uint32(cat))
@@ -204,12 +204,14 @@ func (h *Heap) fsmSearch(mt *cache.Mtr, minCat uint8, from uint32) (uint32, bool
 	return 0, false, nil
 }
 
-// initFSMPage formats the header of the k-th FSM page.
-func initFSMPage(b []byte, k int, per int) {
+// initFSMPage formats the FSM page covering pages from first on (the k-th
+// FSM page covers k·N on): its header, and every category 0. Redo of
+// fsm-init calls it.
+func initFSMPage(b []byte, first uint32) {
 	binary.LittleEndian.PutUint32(b[offFSMMagic:], fsmMagic)
 	binary.LittleEndian.PutUint16(b[offFSMVersion:], fsmVersion)
 	binary.LittleEndian.PutUint32(b[offFSMNext:], 0)
-	binary.LittleEndian.PutUint32(b[offFSMFirst:], uint32(k*per))
+	binary.LittleEndian.PutUint32(b[offFSMFirst:], first)
 	clear(b[fsmBodyStart:])
 }
 
@@ -253,13 +255,13 @@ func (h *Heap) extendFSMLocked(m *cache.Meter) error {
 		return fmt.Errorf("heap: space %d: extend free-space map: %w", h.space, err)
 	}
 	no := npg.ID().Page
-	initFSMPage(npg.Data(), len(chain), h.fsmPer)
+	fsmInit(mt, npg, uint32(len(chain)*h.fsmPer))
 	mt.Release(npg, true)
 
 	// The last FSM page after the meta page: the meta page is latched
 	// before FSM pages everywhere. The new page is unknown to anyone else.
 	mt.Latch(lpg)
-	binary.LittleEndian.PutUint32(lpg.Data()[offFSMNext:], no)
+	fsmLink(mt, lpg, no)
 	mt.Release(lpg, true)
 	mt.Commit()
 

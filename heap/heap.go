@@ -107,7 +107,7 @@ func Create(m Account, pool *cache.Pool, space uint32) (*Heap, error) {
 		return nil, fmt.Errorf("heap: create in space %d: %w", space, err)
 	}
 	root := pg.ID().Page
-	initFSMPage(pg.Data(), 0, h.fsmPer)
+	fsmInit(mt, pg, 0)
 	mt.Release(pg, true)
 	err = pool.SetRoot(mt, space, root)
 	mt.Commit()
@@ -318,7 +318,7 @@ func (h *Heap) InsertIn(m Account, mt *cache.Mtr, row []byte) (RowPtr, error) {
 	if err != nil {
 		return RowPtr{}, fmt.Errorf("heap: insert %d-byte row in space %d: %w", len(row), h.space, err)
 	}
-	ptr, cat, err := h.insertLatched(pg, row)
+	ptr, cat, err := h.insertLatched(mt, pg, row)
 	mt.Release(pg, err == nil)
 	if err != nil {
 		if fr.pg != nil {
@@ -337,8 +337,8 @@ func (h *Heap) InsertIn(m Account, mt *cache.Mtr, row []byte) (RowPtr, error) {
 // insert does not update the FSM: the byte of a page being filled is left
 // high, and corrected when an insert finds the page full (place). Only a
 // new page's byte is set, by the caller, from the category returned here.
-// REQUIRES: pg pinned and exclusively latched (by the mtr).
-func (h *Heap) insertLatched(pg *cache.Page, row []byte) (RowPtr, uint8, error) {
+// REQUIRES: pg pinned and exclusively latched by mt.
+func (h *Heap) insertLatched(mt *cache.Mtr, pg *cache.Page, row []byte) (RowPtr, uint8, error) {
 	b := hpage(pg.Data())
 	no := pg.ID().Page
 	free, ndead := b.free()-len(row), b.ndead()-1
@@ -346,7 +346,7 @@ func (h *Heap) insertLatched(pg *cache.Page, row []byte) (RowPtr, uint8, error) 
 		free, ndead = free-slotSize, 0
 	}
 	newCat := h.category(free, ndead)
-	s, ok := b.insert(row)
+	s, ok := heapInsert(mt, pg, row)
 	if !ok {
 		// place promised room; this is a bug, not bad input.
 		return RowPtr{}, 0, h.corrupt(no, "%d-byte row does not fit although avail is %d", len(row), b.avail())
@@ -479,7 +479,7 @@ func (h *Heap) allocHeapPage(mt *cache.Mtr) (*cache.Page, fsmRef, error) {
 		return nil, fsmRef{}, err
 	}
 	no := pg.ID().Page
-	initHeapPage(pg.Data())
+	heapInit(mt, pg)
 	h.raiseHighWater(no + 1)
 	if no != hw {
 		// Someone else allocates in this space: the page is usable, but
@@ -559,7 +559,7 @@ func (h *Heap) updateLatched(mt *cache.Mtr, hc *HeapCounts, pg *cache.Page, ptr 
 				return ptr, false, fmt.Errorf("heap: update %s in space %d: %w", ptr, h.space, err)
 			}
 		}
-		b.update(s, row)
+		heapUpdate(mt, pg, s, row)
 		if fr.pg != nil {
 			h.fsmSet(mt, fr, newCat)
 		}
@@ -585,7 +585,7 @@ func (h *Heap) updateLatched(mt *cache.Mtr, hc *HeapCounts, pg *cache.Page, ptr 
 		}
 		return ptr, false, fmt.Errorf("heap: move %s in space %d: %w", ptr, h.space, err)
 	}
-	newPtr, qCat, err := h.insertLatched(q, row)
+	newPtr, qCat, err := h.insertLatched(mt, q, row)
 	mt.Release(q, err == nil)
 	if err != nil {
 		if fp.pg != nil {
@@ -596,7 +596,7 @@ func (h *Heap) updateLatched(mt *cache.Mtr, hc *HeapCounts, pg *cache.Page, ptr 
 		}
 		return ptr, false, fmt.Errorf("heap: move %s in space %d: %w", ptr, h.space, err)
 	}
-	b.del(s)
+	heapDelete(mt, pg, s)
 	// FSM latches in chain order: the old page's FSM page is never after
 	// the new (higher) page's.
 	if fp.pg != nil {
@@ -656,7 +656,7 @@ func (h *Heap) deleteLatched(mt *cache.Mtr, pg *cache.Page, ptr RowPtr) (bool, e
 			return false, fmt.Errorf("heap: delete %s in space %d: %w", ptr, h.space, err)
 		}
 	}
-	b.del(s)
+	heapDelete(mt, pg, s)
 	if fr.pg != nil {
 		h.fsmSet(mt, fr, newCat)
 	}

@@ -3,6 +3,7 @@ package heap
 import (
 	"bytes"
 	"flag"
+	"os"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -10,6 +11,23 @@ import (
 	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/cache/store"
 )
+
+// TestMain turns on cache.VerifyRedo for every test of the package: each
+// mini-transaction's record is replayed at its commit on copies of the
+// pages taken when they were latched, and the commit panics unless the
+// replay rebuilds every page byte for byte. So every heap test with a redo
+// log checks the records of everything it does.
+func TestMain(m *testing.M) {
+	cache.VerifyRedo(true)
+	os.Exit(m.Run())
+}
+
+// noVerifyRedo turns cache.VerifyRedo off until tb ends, for benchmarks,
+// which would otherwise measure the check.
+func noVerifyRedo(tb testing.TB) {
+	cache.VerifyRedo(false)
+	tb.Cleanup(func() { cache.VerifyRedo(true) })
+}
 
 // newStore returns an in-memory pebble store with pages of pageSize bytes,
 // closed when the test ends.

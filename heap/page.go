@@ -174,15 +174,7 @@ func (b hpage) row(i int) (row []byte, live, ok bool) {
 // reports false, changing nothing, if the row does not fit (len(row) >
 // avail). REQUIRES: exclusive latch, headerOK.
 func (b hpage) insert(row []byte) (int, bool) {
-	s := -1
-	if b.ndead() > 0 {
-		for i := range b.nslots() {
-			if off, _ := b.slot(i); off == 0 {
-				s = i
-				break
-			}
-		}
-	}
+	s := b.reusableSlot()
 	need := len(row)
 	if s < 0 {
 		need += slotSize
@@ -190,7 +182,7 @@ func (b hpage) insert(row []byte) (int, bool) {
 	if need > b.free() {
 		return 0, false
 	}
-	if need > b.cellStart()-b.slotsEnd() {
+	if need > b.gap() {
 		b.compact()
 	}
 	if s < 0 {
@@ -201,6 +193,56 @@ func (b hpage) insert(row []byte) (int, bool) {
 	}
 	b.put(s, row)
 	return s, true
+}
+
+// reusableSlot returns the lowest deleted slot, which the next insert
+// reuses, or -1 if there is none (the insert appends slot nslots).
+func (b hpage) reusableSlot() int {
+	if b.ndead() > 0 {
+		for i := range b.nslots() {
+			if off, _ := b.slot(i); off == 0 {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+// insertSlot returns the slot insert would give a row: the lowest deleted
+// one, else a new one at the end of the array.
+func (b hpage) insertSlot() int {
+	if s := b.reusableSlot(); s >= 0 {
+		return s
+	}
+	return b.nslots()
+}
+
+// gap returns the contiguous free bytes between the slot array and the
+// cells.
+func (b hpage) gap() int { return b.cellStart() - b.slotsEnd() }
+
+// insertCompacts reports whether insert of an n-byte row, which fits,
+// compacts the page first (the gap is too small without frag).
+func (b hpage) insertCompacts(n int) bool {
+	if b.reusableSlot() < 0 {
+		n += slotSize
+	}
+	return n > b.gap()
+}
+
+// updateCompacts reports whether update(s, row), which fits, compacts the
+// page: the row does not shrink into its old cell, and is longer than the
+// gap once the old cell is given back. It follows update step by step.
+func (b hpage) updateCompacts(s int, row []byte) bool {
+	off, n := b.slot(s)
+	if len(row) <= n && len(row) > 0 {
+		return false
+	}
+	gap := b.gap()
+	if n > 0 && off == b.cellStart() {
+		gap += n // release gives the lowest cell back to the gap
+	}
+	return len(row) > gap
 }
 
 // put writes row as a new cell at the bottom of the cell area and points
@@ -284,7 +326,7 @@ func (b hpage) update(s int, row []byte) bool {
 	}
 	b.release(off, n)
 	b.setSlot(s, emptyRowOff, 0)
-	if len(row) > b.cellStart()-b.slotsEnd() {
+	if len(row) > b.gap() {
 		b.compact()
 	}
 	b.put(s, row)
@@ -322,6 +364,45 @@ func (b hpage) compact() {
 	b.setCellStart(end)
 	b.setFrag(0)
 	scratchPool.Put(sp)
+}
+
+// cellsOK checks, without allocating, what the page operations need so
+// that they stay inside the page whatever its bytes: headerOK, every live
+// cell inside the cell area, an empty row at emptyRowOff, ndead matching
+// the deleted slots, and live bytes plus frag adding up to the cell area
+// (so that compaction ends at or above the cell start, and leaves a gap
+// of free() bytes). Redo checks it before every heap operation it
+// replays: a page that fails it is corrupt, or the log is. verify checks
+// more (no overlapping cells, the last slot live) and allocates.
+func (b hpage) cellsOK() error {
+	if !b.headerOK() {
+		return fmt.Errorf("bad header: nslots %d, ndead %d, cell start %d, frag %d, page size %d",
+			b.nslots(), b.ndead(), b.cellStart(), b.frag(), len(b))
+	}
+	cs := b.cellStart()
+	live, dead := 0, 0
+	for i := range b.nslots() {
+		off, n := b.slot(i)
+		switch {
+		case off == 0:
+			dead++
+		case n == 0:
+			if off != emptyRowOff {
+				return fmt.Errorf("slot %d: empty row with offset %d, want %d", i, off, emptyRowOff)
+			}
+		case off < cs || off+n > len(b):
+			return fmt.Errorf("slot %d: cell [%d,%d) outside the cell area [%d,%d)", i, off, off+n, cs, len(b))
+		default:
+			live += n
+		}
+	}
+	if dead != b.ndead() {
+		return fmt.Errorf("%d deleted slots, header says %d", dead, b.ndead())
+	}
+	if got := live + b.frag(); got != len(b)-cs {
+		return fmt.Errorf("live bytes %d + frag %d = %d, cell area is %d", live, b.frag(), got, len(b)-cs)
+	}
+	return nil
 }
 
 // verify checks everything about a page that headerOK does not: every live

@@ -432,12 +432,15 @@ func TestInMtr(t *testing.T) {
 		mt.Note(p.Append(nil))
 		return mt.Commit()
 	}
-	// recordAt returns the pages and note of the record at lsn.
+	// recordAt returns the pages and note of the record at lsn, and the
+	// kinds of each page's operations, in order.
+	var ops map[page.ID][]redo.Kind
 	recordAt := func(lsn uint64) ([]page.ID, []byte) {
 		require.NoError(t, r.log.Flush(r.log.End()))
 		var ids []page.ID
 		var got []byte
 		found := false
+		ops = map[page.ID][]redo.Kind{}
 		require.NoError(t, r.log.Scan(lsn, func(l uint64, body []byte) error {
 			if l != lsn {
 				return nil
@@ -446,6 +449,10 @@ func TestInMtr(t *testing.T) {
 			require.NoError(t, err)
 			for _, pr := range pages {
 				ids = append(ids, pr.ID)
+				for _, op := range pr.Ops {
+					ops[pr.ID] = append(ops[pr.ID], op.Kind)
+				}
+				require.Equal(t, pr.Ops[0].Kind == redo.KindInit, pr.Fresh, "page %s", pr.ID)
 			}
 			got, found = bytes.Clone(nt), true
 			return nil
@@ -453,6 +460,9 @@ func TestInMtr(t *testing.T) {
 		require.True(t, found, "no record at LSN %d", lsn)
 		return ids, got
 	}
+	// newHeapPage is what an insert into a new page logs for it: the
+	// pool's init (AllocPage), the heap header, the row.
+	newHeapPage := []redo.Kind{redo.KindInit, kindHeapInit, kindHeapInsert}
 
 	// The first insert allocates: the heap page, the meta page and the FSM
 	// page are in the one record, with the note.
@@ -466,6 +476,9 @@ func TestInMtr(t *testing.T) {
 	ids, nt := recordAt(lsn)
 	require.ElementsMatch(t, []page.ID{{Space: 1, Page: 0}, {Space: 1, Page: 1}, {Space: 1, Page: 2}}, ids)
 	require.Equal(t, p.Append(nil), nt)
+	require.Equal(t, newHeapPage, ops[page.ID{Space: 1, Page: 2}])
+	require.Equal(t, []redo.Kind{kindFSMSet}, ops[page.ID{Space: 1, Page: 1}])
+	require.Equal(t, []redo.Kind{redo.KindWrite}, ops[page.ID{Space: 1, Page: 0}], "the meta page's high water")
 	md.add(p, []byte("first"))
 
 	// Fill the page, then move a row with UpdateIn: both heap pages, the
@@ -491,6 +504,9 @@ func TestInMtr(t *testing.T) {
 	require.Contains(t, ids, page.ID{Space: 1, Page: last.Page})
 	require.Contains(t, ids, page.ID{Space: 1, Page: np.Page})
 	require.Equal(t, np.Append(nil), nt)
+	// The row moved to page 3, which the fill loop above made.
+	require.Equal(t, []redo.Kind{kindHeapInsert}, ops[page.ID{Space: 1, Page: np.Page}])
+	require.Equal(t, []redo.Kind{kindHeapDelete}, ops[page.ID{Space: 1, Page: last.Page}])
 	md.remove(last)
 	md.add(np, big)
 
@@ -499,6 +515,7 @@ func TestInMtr(t *testing.T) {
 	lsn = note(mt, p)
 	ids, _ = recordAt(lsn)
 	require.Contains(t, ids, page.ID{Space: 1, Page: p.Page})
+	require.Equal(t, []redo.Kind{kindHeapDelete}, ops[page.ID{Space: 1, Page: p.Page}])
 	md.remove(p)
 
 	// Errors leave nothing in the mtr: an empty commit writes no record.

@@ -65,6 +65,7 @@ type TPCCConfig struct {
 	CountRewrite    bool
 	PageSize        int
 	PoolSize        int64 // 0: PoolPerWarehouse × Warehouses
+	LogSize         int64 // the redo log's capacity (--log-size, engine.Options.LogSize); 0: the engine's default
 	PoolPolicy      cache.PolicyKind
 	HeapUpdate      engine.HeapUpdate
 	SyncCommit      bool
@@ -79,6 +80,12 @@ type TPCCConfig struct {
 	RemoteSize int64
 	// ReadAhead turns on the pool's linear read-ahead.
 	ReadAhead bool
+	// TornPages is the torn-page protection the engine pays for
+	// (cache.TornPages; default none).
+	TornPages cache.TornPages
+	// IOCapacity is the page cleaner's base rate in page writes a second
+	// (cache.Options.IOCapacity, innodb_io_capacity; 0: 200).
+	IOCapacity int
 	// LoadSpace records the space report right after the load, before
 	// the run changes it, in the report's load section (report.Load.Space).
 	LoadSpace bool
@@ -138,9 +145,10 @@ const DefaultRemoteSize = 1 << 30
 // which TPCC opens). The engine's memory check is off: the job's own
 // (CheckMemory, in Validate) counts what the engine's would and the data.
 func (c *TPCCConfig) EngineOptions() *engine.Options {
-	o := &engine.Options{Dir: c.Dir, PageSize: c.PageSize, Options: cache.Options{PoolSize: c.PoolSize, Policy: c.PoolPolicy, TierMode: c.RemoteMode, ReadAhead: c.ReadAhead},
+	o := &engine.Options{Dir: c.Dir, PageSize: c.PageSize, Options: cache.Options{PoolSize: c.PoolSize, Policy: c.PoolPolicy, TierMode: c.RemoteMode, ReadAhead: c.ReadAhead,
+		TornPages: c.TornPages, IOCapacity: c.IOCapacity},
 		HeapUpdate: c.HeapUpdate, CountRewrite: c.CountRewrite, Commit: engine.NoSyncCommit,
-		SkipMemoryCheck: true}
+		LogSize: c.LogSize, SkipMemoryCheck: true}
 	if o.PoolSize == 0 {
 		o.PoolSize = int64(max(1, c.Warehouses)) * PoolPerWarehouse
 	}

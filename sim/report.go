@@ -121,7 +121,7 @@ func newReport(c *TPCCConfig) *report.Report {
 			Profile: c.Profile.String(), StockLevelNoLowerBound: c.StockLevelNoLowerBound,
 			KeyingAndThink: c.KeyingAndThink, Seed: c.Seed, Org: orgName(c.Org), CountRewrite: c.CountRewrite,
 			PageSize: pageSize, PoolBytes: o.PoolSize, PoolPolicy: policy, HeapUpdate: heapUpdate,
-			ReadAhead: c.ReadAhead, Remote: c.Remote.String(), RemoteMode: remoteMode(c.RemoteMode),
+			ReadAhead: c.ReadAhead, TornPages: c.TornPages.String(), Remote: c.Remote.String(), RemoteMode: remoteMode(c.RemoteMode),
 			SyncCommit: c.SyncCommit, Dir: c.Dir},
 		Flags:   c.Flags,
 		Version: version(),

@@ -198,6 +198,16 @@ func (j *job) load(ctx context.Context, hooks Hooks) error {
 	if err != nil {
 		return err
 	}
+	if j.sched != nil {
+		// The load is not priced (its clock stands at zero), so no page
+		// cleaner pass falls due during it, and its checkpoints are fuzzy:
+		// it would leave the run its checkpoint age to pay for (the log
+		// free check). A sharp checkpoint ends it instead, unpriced like
+		// the rest of the load.
+		if err := j.db.Checkpoint(); err != nil {
+			return err
+		}
+	}
 	rep := j.rep
 	rep.Load = newLoadReport(&stats)
 	if c.LoadSpace {

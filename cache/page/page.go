@@ -34,6 +34,13 @@ const (
 	offPageNo   = 12
 	offLSN      = 16
 
+	// ChecksumSize is the checksum field's size: bytes [0, ChecksumSize).
+	ChecksumSize = 4
+	// KindOffset is where the kind byte sits (redo writes it there).
+	KindOffset = offKind
+	// LSNOffset is where the 8-byte LSN sits.
+	LSNOffset = offLSN
+
 	// HeaderSize is the number of bytes at the start of every page that
 	// belong to the cache packages. Page contents start at HeaderSize.
 	HeaderSize = 32
@@ -60,11 +67,14 @@ const (
 	KindBTreeLeaf
 	KindHeap
 	KindFSM
+	// KindUndo pages hold undo logs and the rollback segment (the engine's
+	// system space).
+	KindUndo
 	// NumKinds bounds the kinds; meters keep one counter per kind.
 	NumKinds
 )
 
-var kindNames = [NumKinds]string{"free", "meta", "btree-inner", "btree-leaf", "heap", "fsm"}
+var kindNames = [NumKinds]string{"free", "meta", "btree-inner", "btree-leaf", "heap", "fsm", "undo"}
 
 func (k Kind) String() string {
 	if k < NumKinds {

@@ -15,4 +15,9 @@ type Counts struct {
 	// commit).
 	LogSyncs     int64
 	LogSyncWaits int64
+	// FullPageImages and FullPageImageBytes count the page images logged
+	// by full-page writes (cache.TornPagesFullPageWrites), their bytes
+	// included in LogBytes.
+	FullPageImages     int64
+	FullPageImageBytes int64
 }

@@ -47,7 +47,7 @@ func newLogEnv(t testing.TB, lo *redo.LogOptions) *logEnv {
 // begins, Append as it commits), counting on c, and returns its LSN.
 func appendNote(l *redo.Log, c *redo.Counts, note string) uint64 {
 	_ = l.MaybeWrite()
-	return l.Append(c, redo.Encode(nil, nil, []byte(note)), nil)
+	return l.Append(c, redo.NoteRecord([]byte(note)), nil)
 }
 
 // record is one stored log record.

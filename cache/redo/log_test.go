@@ -1,14 +1,16 @@
 package redo_test
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 
-	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/enginelab/enginelab/cache/page"
 	"github.com/enginelab/enginelab/cache/redo"
 	"github.com/enginelab/enginelab/cache/store"
 	"github.com/stretchr/testify/require"
@@ -71,20 +73,24 @@ func TestLogLSNsGrowAcrossReopen(t *testing.T) {
 }
 
 // TestLogSyncSurvivesCrash: on pebble's crashable filesystem, what SyncTo
-// covered survives a crash and what was only written (Flush) may not; the
-// reopened log ends at the durable LSN and continues from there.
+// covered survives a crash and what was only written (MaybeWrite) may not;
+// the reopened log ends at the durable LSN and continues from there. Flush
+// syncs (the write-ahead rule needs it, the log's files and the store's
+// being synced apart).
 func TestLogSyncSurvivesCrash(t *testing.T) {
 	fs := vfs.NewCrashableMem()
 	st, err := store.OpenPebble(store.PebbleOptions{FS: fs, PageSize: testPageSize})
 	require.NoError(t, err)
-	l, err := redo.Open(st, nil)
+	l, err := redo.Open(st, &redo.LogOptions{BufferBytes: 1})
 	require.NoError(t, err)
 	a := appendNote(l, nil, "synced")
 	require.NoError(t, l.SyncTo(nil, a+1))
 	durable := l.Durable()
 	b := appendNote(l, nil, "written only")
-	require.NoError(t, l.Flush(b))
-	require.Greater(t, storedEnd(t, st), durable)
+	require.NoError(t, l.MaybeWrite())
+	require.Zero(t, l.Buffered())
+	require.Equal(t, durable, l.Durable(), "MaybeWrite writes without a sync")
+	require.Greater(t, storedEnd(t, st), b)
 
 	crashed := fs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: 0})
 	l.Close()
@@ -104,24 +110,31 @@ func TestLogSyncSurvivesCrash(t *testing.T) {
 	require.Equal(t, "synced", string(note))
 }
 
-// TestLogCheckpointed: Checkpointed(lsn, keep) deletes the chunks wholly
-// below keep and keeps the one holding keep, so Scan from keep still finds
-// every record from keep on.
+// TestLogCheckpointed: Checkpointed(lsn, keep) recycles the segments
+// wholly below keep and keeps the one holding keep, so Scan from keep
+// still finds every record from keep on, and says so when asked for
+// records of a recycled segment.
 func TestLogCheckpointed(t *testing.T) {
-	e := newLogEnv(t, nil)
+	e := newLogEnv(t, &redo.LogOptions{Capacity: redo.MinCapacity})
 	db := e.st
-	// Five chunks of three records: each Flush writes one chunk.
+	// Five segments of three records: each record fills a third of one.
+	noteLen := int(e.l.SegmentSize())/3 - 64
 	var lsns [][]uint64
 	for c := range 5 {
 		var group []uint64
 		for r := range 3 {
-			group = append(group, appendNote(e.l, nil, fmt.Sprintf("c%d r%d", c, r)))
+			group = append(group, appendNote(e.l, nil, fmt.Sprintf("c%d r%d %s", c, r, strings.Repeat("x", noteLen))))
 		}
-		require.NoError(t, e.l.Flush(group[2]))
 		lsns = append(lsns, group)
 	}
-	starts := []uint64{lsns[0][0], lsns[1][0], lsns[2][0], lsns[3][0], lsns[4][0]}
-	require.Equal(t, starts, logChunks(t, db))
+	require.NoError(t, e.l.Flush(e.l.End()))
+	seg := e.l.SegmentSize()
+	var starts []uint64
+	for c := range 5 {
+		starts = append(starts, uint64(c)*seg)
+		require.Equal(t, uint64(c)*seg+redo.FirstLSN, lsns[c][0], "segment %d's first record follows its header", c)
+	}
+	require.Equal(t, starts, logSegments(t, db))
 	end := e.l.End()
 	require.Equal(t, end-redo.FirstLSN, e.l.SinceCheckpoint())
 
@@ -130,58 +143,63 @@ func TestLogCheckpointed(t *testing.T) {
 		for _, r := range scanLog(t, e.l, from) {
 			_, note, err := redo.Decode(r.body, nil)
 			require.NoError(t, err)
-			out = append(out, string(note))
+			out = append(out, strings.TrimRight(string(note), "x "))
 		}
 		return out
 	}
 
-	// keep below the first chunk, or inside it: nothing goes.
+	// keep below the first segment's end: nothing goes.
 	require.NoError(t, e.l.Checkpointed(lsns[0][1], 0))
-	require.Equal(t, starts, logChunks(t, db))
+	require.Equal(t, starts, logSegments(t, db))
 	require.NoError(t, e.l.Checkpointed(lsns[0][1], lsns[0][2]))
-	require.Equal(t, starts, logChunks(t, db))
+	require.Equal(t, starts, logSegments(t, db))
 	require.Equal(t, end-lsns[0][1], e.l.SinceCheckpoint())
+	require.Zero(t, e.l.Stats().Recycled)
 
-	// keep inside chunk 2 (its second record): chunks 0 and 1 go, 2 stays.
+	// keep inside segment 2 (its second record): segments 0 and 1 are
+	// renamed to the next two future names, 2 stays.
 	keep := lsns[2][1]
 	require.NoError(t, e.l.Checkpointed(keep, keep))
-	require.Equal(t, starts[2:], logChunks(t, db))
+	require.Equal(t, append(slices.Clone(starts[2:]), 5*seg, 6*seg), logSegments(t, db))
+	require.EqualValues(t, 2, e.l.Stats().Recycled)
 	require.Equal(t, []string{"c2 r1", "c2 r2", "c3 r0", "c3 r1", "c3 r2", "c4 r0", "c4 r1", "c4 r2"}, notesFrom(keep))
-	require.Equal(t, "c2 r0", notesFrom(starts[2])[0], "the chunk holding keep is whole")
-	// Records below the first kept chunk are gone, and Scan says so
-	// rather than start later than asked.
+	require.Equal(t, "c2 r0", notesFrom(starts[2])[0], "the segment holding keep is whole")
+	// Records of a recycled segment are gone, and Scan says so rather
+	// than start later than asked.
 	err := e.l.Scan(lsns[1][2], func(uint64, []byte) error { return nil })
 	require.ErrorIs(t, err, redo.ErrCorruptLog)
+	require.ErrorIs(t, err, page.ErrCorrupt)
 	require.Equal(t, end-keep, e.l.SinceCheckpoint())
+	require.Equal(t, e.l.Age(), e.l.SinceCheckpoint())
 
-	// keep at a chunk's first record: every chunk before it goes.
+	// keep at a segment's first record: every segment before it goes.
 	require.NoError(t, e.l.Checkpointed(keep, lsns[3][0]))
-	require.Equal(t, starts[3:], logChunks(t, db))
+	require.Equal(t, append(slices.Clone(starts[3:]), 5*seg, 6*seg, 7*seg), logSegments(t, db))
 	require.Equal(t, "c3 r0", notesFrom(lsns[3][0])[0])
 
 	// A checkpoint never moves back.
 	require.NoError(t, e.l.Checkpointed(lsns[0][0], lsns[0][0]))
 	require.Equal(t, end-keep, e.l.SinceCheckpoint())
-	require.Equal(t, starts[3:], logChunks(t, db))
 
-	// keep at the stored log's end (the next record is only buffered):
-	// the last chunk stays, or a reopened log would start over at
-	// FirstLSN and LSNs would go back.
+	// keep at the log's end, with a record only buffered: the segment
+	// holding the end stays, or a reopened log would start over.
 	lsn := appendNote(e.l, nil, "buffered")
 	require.Equal(t, end, lsn)
 	require.NoError(t, e.l.Checkpointed(lsn, lsn))
-	require.Equal(t, starts[4:], logChunks(t, db))
+	require.Equal(t, append(slices.Clone(starts[4:]), 5*seg, 6*seg, 7*seg, 8*seg), logSegments(t, db))
 	require.Equal(t, e.l.End()-lsn, e.l.SinceCheckpoint())
 	require.Equal(t, end, storedEnd(t, db))
 
-	// The log still opens (its first chunk is no longer at FirstLSN) and
-	// ends where it did; the buffered record reaches pebble after the rest.
+	// The log still opens (its first segment is no longer at LSN 0) and
+	// ends where it did; the buffered record reaches its segment after
+	// the rest.
 	require.NoError(t, e.l.Flush(lsn))
-	l2, err := redo.Open(db, nil)
+	l2, err := redo.Open(db, &redo.LogOptions{Capacity: redo.MinCapacity})
 	require.NoError(t, err)
 	require.Equal(t, e.l.End(), l2.End())
 	l2.Close()
 	require.Equal(t, []string{"c4 r0", "c4 r1", "c4 r2", "buffered"}, notesFrom(starts[4]))
+	require.EqualValues(t, 5, e.l.Stats().Created, "every file was created once")
 }
 
 // TestLogScanFromZero: on a log that never dropped a chunk, nothing was
@@ -436,17 +454,22 @@ func TestLogSyncToBeyondEnd(t *testing.T) {
 	require.EqualValues(t, 1, syncs.Load())
 }
 
-// logChunks lists the first LSN of every log chunk stored in st.
-func logChunks(t testing.TB, st *store.PebbleStore) []uint64 {
+// logSegments lists the first LSN of every segment file in st's log
+// directory, ascending.
+func logSegments(t testing.TB, st *store.PebbleStore) []uint64 {
 	t.Helper()
-	it, err := st.DB().NewIter(&pebble.IterOptions{LowerBound: []byte{store.PrefixLog}, UpperBound: []byte{store.PrefixLog + 1}})
+	names, err := st.FS().List(st.FS().PathJoin(st.Dir(), "redo"))
 	require.NoError(t, err)
 	var out []uint64
-	for ok := it.First(); ok; ok = it.Next() {
-		require.Len(t, it.Key(), 9)
-		out = append(out, binary.BigEndian.Uint64(it.Key()[1:]))
+	for _, n := range names {
+		if n == "checkpoint" {
+			continue
+		}
+		require.Len(t, n, 16, "file %q", n)
+		v, err := strconv.ParseUint(n, 16, 64)
+		require.NoError(t, err)
+		out = append(out, v)
 	}
-	require.NoError(t, it.Error())
-	require.NoError(t, it.Close())
+	slices.Sort(out)
 	return out
 }

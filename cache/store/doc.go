@@ -19,12 +19,12 @@
 //	err = st.Sync()                                            // now durable
 //	err = st.ReadPage(id, buf)                                 // ErrPageNotFound, page.ErrCorruptPage
 //
-// One pebble database holds the pages, a few metadata records (the page
-// size, the database's identity) and the redo log, whose records the redo
-// package reads and writes through the store's raw key methods (Get, Set,
-// DeleteRange, NewIter): one filesystem and one sync order for both, so a
-// page image written after a log chunk never survives a crash that the
-// chunk does not. The key layout is drawn in pebble.go.
+// One pebble database holds the pages and a few metadata records (the
+// page size, the database's identity, and the redo log's record of how
+// far it was synced). The redo log keeps its own files in the database
+// directory, on the store's filesystem (FS); pebble's order with the pages
+// is kept by that record (package redo). The key layout is drawn in
+// pebble.go.
 //
 // Identity returns the database's random id and the number of this open
 // (its epoch): the remote tiers key pages with both, so that no other

@@ -2,13 +2,11 @@ package store
 
 import "github.com/cockroachdb/pebble/v2"
 
-// Raw key access, for the redo log: it keeps its records and its
-// checkpoint record in the store's pebble database (under PrefixLog and
-// PrefixMeta), so that one sync order holds pages and log. Every call
-// crosses the store's boundary with pebble (see PebbleStore): damage is a
-// *CorruptError, never a panic, and a store that has failed refuses the
-// call. Page keys (PageKey) are the store's own: write pages with
-// WritePage.
+// Raw key access, for tests and tools that reach under the page API.
+// Every call crosses the store's boundary with pebble (see PebbleStore):
+// damage is a *CorruptError, never a panic, and a store that has failed
+// refuses the call. Page keys (PageKey) are the store's own: write pages
+// with WritePage.
 
 // Get reads key and hands its value to use, which runs inside the boundary
 // (the value is pebble's, valid only during the call) and must only copy
@@ -113,4 +111,20 @@ func (i *Iter) Close() error {
 		return i.st.Err()
 	}
 	return i.st.enter(i.op, i.it.Close)
+}
+
+// HasPages reports whether the store holds any page. The redo log asks
+// when it finds no log files: a database with pages but no log has lost
+// its log, while one without pages is new.
+func (s *PebbleStore) HasPages(op string) (bool, error) {
+	it, err := s.NewIter(op, []byte{prefixPage}, []byte{prefixPage + 1})
+	if err != nil {
+		return false, err
+	}
+	found := it.First()
+	err = it.Error()
+	if cerr := it.Close(); err == nil {
+		err = cerr
+	}
+	return found, err
 }

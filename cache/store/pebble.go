@@ -19,22 +19,26 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
-// Key layout of the pebble database. One pebble database holds the pages
-// and the redo log, so that one filesystem and one sync order hold both.
+// Key layout of the pebble database. The redo log is not in it: it keeps
+// its own files in the database directory (package redo), on the store's
+// filesystem (FS).
 //
 //	'm' name              database metadata: "pagesize" and "id" (the
-//	                      store's), "ckpt" (the redo log's checkpoint record)
+//	                      store's), "logsync" (how far the redo log was
+//	                      synced, written in order with the pages)
 //	'p' space(4) page(4)  a page image, big-endian so pages of a space sort
 //	                      in page order and a space is one contiguous key
 //	                      range
-//	'l' ...               the redo log (package redo)
+//	'l' ...               reserved (the redo log's records were kept here
+//	                      before it had files of its own)
 const (
 	// PrefixMeta is the first key byte of the database's metadata
 	// records; the store keeps two ("pagesize", "id"), the redo log one
-	// ("ckpt").
+	// ("logsync").
 	PrefixMeta = 'm'
 	prefixPage = 'p'
-	// PrefixLog is the first key byte reserved for the redo log.
+	// PrefixLog is the first key byte once used by the redo log, kept
+	// reserved.
 	PrefixLog = 'l'
 )
 
@@ -126,7 +130,8 @@ type PebbleOptions struct {
 type PebbleStore struct {
 	db       *pebble.DB
 	lock     *pebble.Lock // the directory's lock, taken before pebble.Open
-	dir      string       // for messages
+	dir      string       // for messages, and where the redo log keeps its files
+	fs       vfs.FS       // the filesystem pebble runs on (FS)
 	pageSize int
 	// mu keeps Close from closing the database under a read or write in
 	// flight: operations hold it shared, Close exclusively.
@@ -153,6 +158,13 @@ func (s *PebbleStore) Volatile() bool { return s.volatile }
 
 // Dir returns the directory of the database ("enginelab" in memory).
 func (s *PebbleStore) Dir() string { return s.dir }
+
+// FS returns the filesystem the database lives on: PebbleOptions.FS, the
+// real one for a Dir, or the store's own vfs.NewMem in memory. The redo
+// log keeps its files there, under Dir, so that an in-memory database's
+// log is in memory too and a crashable test filesystem crashes the log
+// with the pages.
+func (s *PebbleStore) FS() vfs.FS { return s.fs }
 
 // writeOpts is how a write that must be durable is written: synced, unless
 // the store is volatile.
@@ -385,7 +397,7 @@ func OpenPebble(o PebbleOptions) (*PebbleStore, error) {
 	if dir == "" {
 		dir = "enginelab"
 	}
-	s := &PebbleStore{dir: dir, pageSize: o.PageSize, volatile: volatile}
+	s := &PebbleStore{dir: dir, fs: fsys, pageSize: o.PageSize, volatile: volatile}
 	ls, err := fsys.List(dir)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("cache: open pebble store %q: %w", dir, err)
@@ -428,9 +440,9 @@ func OpenPebble(o PebbleOptions) (*PebbleStore, error) {
 		// a new, empty database of a directory whose MANIFEST marker is
 		// gone.
 		ErrorIfNotExists: existing,
-		// A memtable larger than a checkpoint's worth of redo log lets
-		// most log chunks die (DeleteRange at the checkpoint) before a
-		// flush writes them to an sstable.
+		// 64 MiB memtables: pages rewritten between two flushes are
+		// flushed once. (The size was chosen when the redo log lived in
+		// pebble too; the log now has files of its own, package redo.)
 		MemTableSize: 64 << 20,
 		DisableWAL:   volatile,
 		// The first format whose WAL records how far it was synced, so that

@@ -62,6 +62,7 @@ type Config struct {
 	PoolBytes              int64   `json:"pool_bytes"`
 	PoolPolicy             string  `json:"pool_policy"`
 	ReadAhead              bool    `json:"read_ahead"`
+	TornPages              string  `json:"torn_pages,omitempty"`
 	Remote                 string  `json:"remote"`
 	RemoteMode             string  `json:"remote_mode"`
 	HeapUpdate             string  `json:"heap_update"`

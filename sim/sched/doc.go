@@ -16,7 +16,16 @@
 // so every queue is first come, first served by virtual arrival time.
 // Scheduler's documentation gives the pricing steps and the waiting rules
 // (lock grants, group commit, timeouts, pages in flight, background
-// writes).
+// writes, a page write's wait for the log).
+//
+// The page cleaner is a background actor of the scheduler's: the engine
+// starts no cleaner goroutine under a Runtime other than its real one, and
+// the scheduler runs a pass (cache.Pool.CleanStep) every second of virtual
+// time, at the first yield point at or after it. Its writes queue on the
+// store device as background writes and its log sync holds the log
+// device; no terminal's clock waits for them. A transaction that flushes
+// for log space (the engine's log free check) does so on its own meter,
+// priced as its own writes.
 //
 // The scheduler plugs into the seams the lower layers leave for it, and
 // nothing below sim imports it. There are two: tpcc's, and the engine's
@@ -31,7 +40,9 @@
 //     Wait and SyncStart (redo.Waiter), group commit and the pricing of
 //     each log sync; Loading and Hit (cache.FrameTimer), each frame's
 //     virtual ready time, so that a page still being read is ready for
-//     others only when its read completes.
+//     others only when its read completes; PageWriteWait (cache.Runtime),
+//     which marks a page write's wait for the log, made perhaps with
+//     latches held.
 //
 // Install makes the scheduler an engine.Options' Runtime.
 //
@@ -42,7 +53,7 @@
 //	opts := &engine.Options{Options: cache.Options{PoolSize: 64 << 20}}
 //	s.Install(opts)
 //	db, _ := engine.Open(opts)
-//	s.Attach(db) // the pool's background meter: read-ahead, checkpoints
+//	s.Attach(db) // the pool: its background meter, the page cleaner
 //	_, _ = tpcc.Load(ctx, db, tpcc.LoadConfig{Warehouses: 1, Seed: 1, Workers: 1})
 //	loaded, _ := tpcc.ReadLoaded(db)
 //	terms, _ := tpcc.NewTerminals(db, tpcc.RunConfig{Warehouses: 1, Terminals: 4,
@@ -77,6 +88,8 @@
 // work is not priced; the log device prices syncs, not the bandwidth of
 // the log bytes; a lock granted inside another terminal's interval is
 // granted at that interval's end even if the waiter's deadline fell inside
-// it. Stalls counts the waits the scheduler had to break (everyone waiting
-// for a log sync nobody leads): zero in a sound simulation.
+// it; a page write's log sync made with latches held is priced before the
+// work of its interval that preceded it. Stalls counts the waits the
+// scheduler had to break (everyone waiting for a log sync nobody leads):
+// zero in a sound simulation.
 package sched

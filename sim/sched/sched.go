@@ -30,7 +30,13 @@ import (
 // but tpcc's are methods of engine.Runtime, which the scheduler
 // implements. None of them is reached while the terminal holds a page
 // latch, so the terminal that holds the turn never blocks on a real lock
-// held by one that does not.
+// held by one that does not. One wait may come with latches held: a page
+// write's wait for the log's durability (a fetch that evicts a dirty page
+// inside a mini-transaction), which the pool brackets with PageWriteWait.
+// A sync it leads is priced at once, without a yield; a sync another
+// terminal leads lets only that leader run until it is done, and then the
+// writer first (urgentNext): the leader, a commit, takes no latch between
+// its sync and its next yield point.
 //
 // Pricing one interval (the work since the last yield point) replays it
 // step by step, in order:
@@ -46,8 +52,12 @@ import (
 //  3. the writes it had to wait for (a dirty page written out to free a
 //     frame), then tier pushes and deletes, each a request of its own;
 //  4. its CPU: the priced events, on the core that frees first;
-//  5. the background work it caused (read-ahead, checkpoint writes), and a
-//     wait for the pages of its own read-ahead it went on to use.
+//  5. the background work it caused (read-ahead) and the background work
+//     due by its clock: the page cleaner's passes, a pass every
+//     cache.CleanerInterval of virtual time (cache.Pool.CleanStep, with no
+//     terminal current: its log sync and its writes hold the devices and
+//     nobody waits for them); then a wait for the pages of its own
+//     read-ahead it went on to use.
 //
 // The terminal's clock is the arrival time of each step, and a step that
 // needs a shared resource (the cores, the store device, the log device,
@@ -102,7 +112,20 @@ type Scheduler struct {
 	done chan struct{}
 
 	bgWrites        int64 // background writes queued for the store device (storeSlot)
-	checkpointWaits int64 // checkpoints that waited for the last one's writes
+	checkpointWaits int64 // always zero since checkpoints are fuzzy (CheckpointWaits)
+
+	// The page cleaner, a background actor: a pass (cache.Pool.CleanStep)
+	// every cache.CleanerInterval of virtual time, run at the first yield
+	// point at or after its time.
+	nextClean int64
+
+	// syncLeader is the terminal leading the log sync in progress while
+	// it yields inside SyncStart; urgent is a terminal whose page write
+	// waits for that sync while it may hold page latches (PageWriteWait):
+	// until the sync is done only the leader runs, and then the writer
+	// runs first.
+	syncLeader *vterm
+	urgent     *vterm
 
 	types   [tpcc.NumTxTypes]TypeTime
 	stalls  int64
@@ -179,6 +202,7 @@ type vterm struct {
 	hits    []*int64      // frames hit whose read another terminal had not yet booked
 	ownHits []*int64      // frames hit that this terminal's own read-ahead brought in
 	carry   [2]int64      // CPU picoseconds not yet a whole nanosecond: pool, engine
+	unsafe  int           // page writes under way that may wait for the log (PageWriteWait)
 
 	spent   [NumTimeKinds]int64
 	txSpent [NumTimeKinds]int64
@@ -286,6 +310,7 @@ func (s *Scheduler) Run(fs []func() error) []error {
 		// Background work before the run (the load's checkpoints) is
 		// not the run's.
 		s.lastBg = s.pool.BackgroundMeter()
+		s.nextClean = s.base + int64(cache.CleanerInterval)
 	}
 	for i, f := range fs {
 		v := s.terms[i]
@@ -345,7 +370,10 @@ func (s *Scheduler) pick() (next *vterm, timeout bool) {
 // if v is next).
 func (s *Scheduler) switchFrom(v *vterm) {
 	s.wakeCells()
-	next, timeout := s.pick()
+	next, timeout := s.urgentNext(v), false
+	if next == nil {
+		next, timeout = s.pick()
+	}
 	if next == nil {
 		// Everyone left waits for a log sync that nobody leads: cannot
 		// happen while the log's leader is runnable, but a stalled
@@ -379,6 +407,33 @@ func (s *Scheduler) switchFrom(v *vterm) {
 	if wait {
 		<-v.resume
 	}
+}
+
+// urgentNext is the terminal that must run next while a page write waits
+// for a log sync (see Wait): the writer once the sync is done (at the
+// clock of the terminal that yields, the leader's), else the sync's
+// leader, if it is runnable. Nil: no such wait, or the leader itself waits
+// for another terminal's read (then the order is the usual one).
+func (s *Scheduler) urgentNext(v *vterm) *vterm {
+	u := s.urgent
+	if u == nil {
+		return nil
+	}
+	if u.state == parkedLog {
+		select {
+		case <-u.logDone:
+			s.wakeLog(v.now)
+		default:
+		}
+	}
+	if u.state == runnable {
+		s.urgent = nil
+		return u
+	}
+	if l := s.syncLeader; l != nil && l.state == runnable {
+		return l
+	}
+	return nil
 }
 
 // Progress is the virtual time the run has reached (the clock of the
@@ -593,7 +648,8 @@ func (s *Scheduler) storeRequest(v *vterm, t int64, rw int) int64 {
 // storeSlot books the store device for occ from the first moment at or
 // after t it can start a request, and returns that moment.
 //
-// Background writes (checkpoints) wait in a queue of their own: they run
+// Background writes (the page cleaner's, a sharp checkpoint's) wait in a
+// queue of their own: they run
 // back to back while the device would be idle, and while it is busy they
 // take turns with the requests terminals wait for, one write per request.
 // A sharp checkpoint of a large pool on a slow disk is minutes of writes;
@@ -635,10 +691,13 @@ func (s *Scheduler) netRequest(v *vterm, t int64, bytes int64) int64 {
 	return done
 }
 
-// background prices the pool's background work since the last look, at
-// v's clock: read-ahead (one sequential request per priced interval, each
-// page ready as its transfer ends) and checkpoint writes. Nobody's clock
-// waits for it; it holds the devices.
+// background runs the page cleaner's passes that are due and prices the
+// pool's background work since the last look, at v's clock: read-ahead
+// (one sequential request per priced interval, each page ready as its
+// transfer ends) and page writes (the cleaner's, a sharp checkpoint's).
+// Nobody's clock waits for it; it holds the devices. A transaction waits
+// for page writes only when it flushes for log space itself
+// (engine's log free check), and those writes are its own.
 func (s *Scheduler) background(v *vterm) {
 	t := v.now
 	if n := len(v.bgLoads); n > 0 {
@@ -665,31 +724,25 @@ func (s *Scheduler) background(v *vterm) {
 	if s.pool == nil {
 		return
 	}
+	// The page cleaner's passes that fall due by now. Not while a page
+	// write waits for a log sync holding latches (urgent): a pass could
+	// need a page that writer holds; it runs at a later yield point.
+	if s.urgent == nil {
+		for t >= s.nextClean {
+			s.nextClean += int64(cache.CleanerInterval)
+			s.cleanerPass(t)
+		}
+	}
 	bg := s.pool.BackgroundMeter()
 	writes := bg.StoreWrites - s.lastBg.StoreWrites
 	puts := bg.TierPuts - s.lastBg.TierPuts
 	s.lastBg = bg
 	if writes > 0 {
-		if s.bgWrites > 0 {
-			// A checkpoint begins while the last one's writes are still
-			// queued: the log cannot move past that checkpoint until they
-			// are written, so the transaction that needs the log space
-			// waits for them (InnoDB's flush when the log is full). They
-			// go first, back to back.
-			w := s.storeOcc[1]
-			start := max(t, s.store.free)
-			end := start + s.bgWrites*w
-			s.store.busy += s.bgWrites * w
-			s.store.free = end
-			s.bgWrites = 0
-			v.spent[TimeStore] += end - v.now
-			v.now = end
-			t = end
-			s.checkpointWaits++
+		if s.bgWrites == 0 {
+			// No request can arrive before t, the earliest clock: the
+			// idle time the queued writes may use starts here.
+			s.store.free = max(s.store.free, t)
 		}
-		// No request can arrive before t, the earliest clock: the idle
-		// time the queued writes may use starts here.
-		s.store.free = max(s.store.free, t)
 		s.bgWrites += writes
 	}
 	if !s.tier {
@@ -699,6 +752,30 @@ func (s *Scheduler) background(v *vterm) {
 		start := max(t, s.net.free)
 		s.net.free = start + s.netOcc
 		s.net.busy += s.netOcc
+	}
+}
+
+// cleanerPass runs one pass of the page cleaner, due at t, as background
+// work. It runs with no terminal current, so that a log sync it makes
+// before its writes (CleanStep's sync) is neither priced on a terminal
+// nor a yield; it is priced here, on the log device. If a terminal's sync is under
+// way (its leader yields inside SyncStart), the pass may not sync, since
+// waiting for that one would block: it writes only what is durable.
+func (s *Scheduler) cleanerPass(t int64) {
+	cur := s.cur
+	s.cur = nil
+	var m cache.Meter
+	// A failed write leaves its page dirty for a later pass or an
+	// eviction to write and report.
+	_, _ = s.pool.CleanStep(&m, s.pool.Options().IOCapacityMax, s.syncLeader == nil)
+	s.cur = cur
+	s.pool.ChargeBackground(&m) // its writes are priced with the others'
+	for range m.LogSyncs {
+		// Its log sync holds the log device from t; nobody waits.
+		lat := int64(s.machine.Log.SyncLatency)
+		start := max(t, s.log.free)
+		s.log.free = start + lat
+		s.log.busy += lat
 	}
 }
 
@@ -801,6 +878,22 @@ func (s *Scheduler) Wait(done <-chan struct{}) {
 		<-done
 		return
 	}
+	if v.unsafe > 0 {
+		// A page write waits for the sync another terminal leads, and
+		// its terminal may hold page latches: it parks without pricing
+		// (pricing yields), only the leader runs until the sync is done,
+		// and then this terminal runs first (urgentNext).
+		select {
+		case <-done:
+			return
+		default:
+		}
+		v.state, v.logDone, v.parkAt = parkedLog, done, v.now
+		s.urgent = v
+		s.switchFrom(v)
+		v.logDone = nil
+		return
+	}
 	s.settle(v)
 	select {
 	case <-done:
@@ -820,8 +913,12 @@ func (s *Scheduler) SyncStart() {
 	if v == nil {
 		return
 	}
-	s.settle(v)
-	s.step(v)
+	if v.unsafe == 0 {
+		s.syncLeader = v
+		defer func() { s.syncLeader = nil }()
+		s.settle(v)
+		s.step(v)
+	}
 	lat := int64(s.machine.Log.SyncLatency)
 	start := max(v.now, s.log.free)
 	s.log.free = start + lat
@@ -829,7 +926,26 @@ func (s *Scheduler) SyncStart() {
 	v.spent[TimeQueue] += start - v.now
 	v.spent[TimeLog] += lat
 	v.now = start + lat
-	s.switchFrom(v)
+	if v.unsafe == 0 {
+		s.switchFrom(v)
+	}
+}
+
+// PageWriteWait implements cache.Runtime: a page write of the running
+// terminal may wait for the log between begin and end, possibly holding
+// page latches. A sync it leads is priced at once without a yield (before
+// the work of its interval that preceded it: a caveat), and a sync it
+// waits for lets only the sync's leader run (Wait).
+func (s *Scheduler) PageWriteWait(begin bool) {
+	v := s.cur
+	if v == nil {
+		return
+	}
+	if begin {
+		v.unsafe++
+	} else {
+		v.unsafe--
+	}
 }
 
 // Now implements tpcc.Env for a terminal: a yield point.
@@ -876,8 +992,11 @@ func (s *Scheduler) Busy() (cores, store, log, net int64) {
 	return s.cpuBusy, s.store.busy, s.log.busy, s.net.busy
 }
 
-// CheckpointWaits counts the checkpoints that began before the last one's
-// writes were done, and made their transaction wait for them.
+// CheckpointWaits counted the sharp checkpoints that began before the last
+// one's writes were done and made their transaction wait for them. The
+// automatic checkpoints are fuzzy now and write nothing, and a
+// transaction waits for log space only in the engine's log free check
+// (its meter's LogFreeCheckWaits), so it is always zero.
 func (s *Scheduler) CheckpointWaits() int64 { return s.checkpointWaits }
 
 // PendingBackgroundWrites is how many background writes the store device

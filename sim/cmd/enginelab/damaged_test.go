@@ -22,8 +22,9 @@ import (
 // error that names the directory (status 1), and never with a panic or a
 // stack trace. The damage: bytes flipped across the largest sstable of
 // pages (found when a page there is read: by Open, the run, or the space
-// report that reads every page), the smallest sstable deleted and the
-// MANIFEST cut short (both found by Open).
+// report that reads every page), the smallest sstable deleted, the redo
+// log's control file deleted and the MANIFEST cut short (all found by
+// Open).
 func TestTPCCDamagedDatabase(t *testing.T) {
 	const seed = 20260515
 	t.Logf("seed %d", seed)
@@ -72,6 +73,7 @@ func TestTPCCDamagedDatabase(t *testing.T) {
 			require.NoError(t, os.WriteFile(p, b, 0o644))
 		}},
 		{"delete the smallest sstable " + smallest, smallest, func(p string) { require.NoError(t, os.Remove(p)) }},
+		{"delete the redo log's control file", filepath.Join("redo", "checkpoint"), func(p string) { require.NoError(t, os.Remove(p)) }},
 		{"truncate " + manifest, manifest, func(p string) {
 			fi, err := os.Stat(p)
 			require.NoError(t, err)
@@ -109,6 +111,11 @@ func copyDatabase(t *testing.T, src, dst, damaged string) {
 	require.NoError(t, err)
 	for _, e := range ents {
 		from, to := filepath.Join(src, e.Name()), filepath.Join(dst, e.Name())
+		if e.IsDir() {
+			// The redo log's directory, redo/.
+			copyDatabase(t, from, to, strings.TrimPrefix(damaged, e.Name()+string(filepath.Separator)))
+			continue
+		}
 		if strings.HasSuffix(e.Name(), ".sst") && e.Name() != damaged {
 			require.NoError(t, os.Link(from, to))
 			continue

@@ -89,10 +89,12 @@ type tpccFlags struct {
 	org, profile, policy, heapUpd   choice
 	scale                           choice
 	pool, remoteSize, memoryLimit   size
+	logSize                         size
 	ignoreMemoryLimit               bool
 	remote                          remote
 	remoteMode, readAhead, mode     choice
-	cores                           int
+	tornPages                       choice
+	cores, ioCapacity               int
 	cpu, storeDev, logDev, network  string
 	profiles, trace                 string
 	countRewrite, stockNoLower      bool
@@ -163,6 +165,7 @@ func newTPCCFlags(sub string, stderr io.Writer) *tpccFlags {
 	if sub != "export" {
 		fs.BoolVar(&f.countRewrite, "count-rewrite", false, "the engine counts count(col) of a NOT NULL column as count(*)")
 		fs.Var(&f.pool, "pool", "buffer pool size, such as 64MiB or 2GiB (0: 256MiB per warehouse)")
+		fs.Var(&f.logSize, "log-size", "the redo log's capacity, such as 48MiB: its segment files in the database directory's redo/, an eighth of it each (innodb_log_file_size; 0: 96MiB)")
 		f.policy = choice{"midpoint", []string{"midpoint", "lru"}}
 		fs.Var(&f.policy, "pool-policy", "buffer pool eviction: midpoint (InnoDB's old and young sublists) or lru")
 		f.heapUpd = choice{"in-place", []string{"in-place", "new-version"}}
@@ -173,6 +176,9 @@ func newTPCCFlags(sub string, stderr io.Writer) *tpccFlags {
 		fs.Var(&f.remoteSize, "remote-size", "the in-process tier's budget, such as 1GiB (0: 1GiB; memcached's is the servers' own -m)")
 		f.readAhead = choice{"on", []string{"on", "off"}}
 		fs.Var(&f.readAhead, "read-ahead", "linear read-ahead, as InnoDB's (56 of an extent's 64 pages touched in order read the next extent): on or off")
+		f.tornPages = choice{"none", []string{"none", "full-page-writes"}}
+		fs.Var(&f.tornPages, "torn-pages", "torn-page protection the engine pays for (the store writes pages atomically, so it protects nothing here): none, or full-page-writes (PostgreSQL's: the first change to a page after a checkpoint logs the whole page)")
+		fs.IntVar(&f.ioCapacity, "io-capacity", 200, "the page cleaner's base rate, in page writes a second (innodb_io_capacity; at least 100): the adaptive flushing's percentages are of it, and it caps at the larger of 2000 and twice it")
 		fs.BoolVar(&f.syncCommit, "sync-commit", true, "a commit waits for the redo log's sync (innodb_flush_log_at_trx_commit=1); false: it does not")
 		fs.BoolVar(&f.check, "check", true, "check the consistency conditions at the end")
 		fs.BoolVar(&f.asJSON, "json", false, "print the report as one JSON document")
@@ -213,17 +219,21 @@ func (f *tpccFlags) printHelp(w io.Writer) {
 func (f *tpccFlags) config() (sim.TPCCConfig, error) {
 	c := sim.TPCCConfig{Phases: subcommands[f.sub].phases, Warehouses: f.warehouses, Terminals: f.terminals,
 		Duration: f.duration, Warmup: f.warmup, StockLevelNoLowerBound: f.stockNoLower, KeyingAndThink: f.keyingThink,
-		Seed: f.seed, CountRewrite: f.countRewrite, PageSize: f.pageSize, PoolSize: f.pool.n,
+		Seed: f.seed, CountRewrite: f.countRewrite, PageSize: f.pageSize, PoolSize: f.pool.n, LogSize: f.logSize.n,
 		PoolPolicy: cache.PolicyKind(f.policy.value), SyncCommit: f.syncCommit, Dir: f.dir,
 		Remote: f.remote.spec, RemoteMode: tier.Mode(f.remoteMode.value), RemoteSize: f.remoteSize.n,
 		MemoryLimit: f.memoryLimit.n, IgnoreMemoryLimit: f.ignoreMemoryLimit, InMemoryOnly: f.compare != "",
-		ReadAhead: f.readAhead.value == "on",
-		Mode:      sim.Mode(f.mode.value),
-		Trace:     f.trace,
+		ReadAhead:  f.readAhead.value == "on",
+		IOCapacity: f.ioCapacity,
+		Mode:       sim.Mode(f.mode.value),
+		Trace:      f.trace,
 		Hardware: hw.Spec{Cores: f.cores, CPU: f.cpu, Store: f.storeDev, Log: f.logDev, Network: f.network,
 			ProfilesFile: f.profiles},
 		Flags: map[string]string{}}
 	c.Phases.Check = c.Phases.Check && f.check
+	if err := c.TornPages.Set(f.tornPages.value); err != nil {
+		return c, err
+	}
 	if f.heapUpd.value == "new-version" {
 		c.HeapUpdate = engine.NewVersion
 	}
@@ -270,6 +280,7 @@ var comparable = map[string][]string{
 	"stocklevel-no-lower-bound": {"false", "true"},
 	"remote-mode":               {"exclusive", "inclusive"},
 	"read-ahead":                {"on", "off"},
+	"torn-pages":                {"none", "full-page-writes"},
 	"remote":                    {"none", "ristretto", "lru", "slru"},
 	"scale":                     tpcc.ScaleNames(),
 }

@@ -1,0 +1,17 @@
+package btree
+
+import (
+	"os"
+	"testing"
+
+	"github.com/enginelab/enginelab/cache"
+)
+
+// TestMain turns on the pool's redo check for every test of the package:
+// each mini-transaction's record is replayed on copies of its pages and
+// must rebuild them byte for byte, so a node change that is not logged, or
+// logged wrong, fails the first test that makes it.
+func TestMain(m *testing.M) {
+	cache.VerifyRedo(true)
+	os.Exit(m.Run())
+}

@@ -1,0 +1,121 @@
+package redo
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+)
+
+// A value edit says how to turn one byte string into another that mostly
+// shares its bytes: the new value of an updated row from the old one (a
+// redo operation's payload), or the old one back from the new (an undo
+// record). It is what InnoDB's update records carry (the changed fields
+// only), found without knowing the fields: the values are compared byte
+// by byte, and where they differ the edit resynchronises on the nearest
+// run of equal bytes, so a column whose encoding grows by a byte costs
+// that column's bytes, not the rest of the row.
+//
+// An edit is a sequence of steps, each three unsigned varints and bytes:
+//
+//	+---------+---------+---------+-------------+
+//	|  keep   |  drop   |  add    |  add bytes  |   ... repeated
+//	+---------+---------+---------+-------------+
+//
+// keep bytes are copied from the source, drop bytes of the source are
+// skipped, add bytes are written; after the last step the rest of the
+// source is copied.
+
+// editSync is how many equal bytes in a row count as back in step, and
+// editReach how far ahead (in either value) a resynchronisation looks.
+const (
+	editSync  = 4
+	editReach = 12
+)
+
+// AppendEdit appends to dst the edit that turns from into to.
+func AppendEdit(dst, from, to []byte) []byte {
+	i, j, last := 0, 0, 0
+	for i < len(from) && j < len(to) {
+		if from[i] == to[j] {
+			i++
+			j++
+			continue
+		}
+		// Find the smallest a+b such that from[i+a:] and to[j+b:] agree
+		// for editSync bytes (or both run out).
+		da, db := len(from)-i, len(to)-j // fallback: replace the rest
+		best := da + db
+		for s := 1; s <= 2*editReach && s < best; s++ {
+			for a := max(0, s-editReach); a <= min(s, editReach); a++ {
+				b := s - a
+				if i+a > len(from) || j+b > len(to) {
+					continue
+				}
+				if synced(from[i+a:], to[j+b:]) {
+					da, db, best = a, b, s
+					break
+				}
+			}
+		}
+		dst = binary.AppendUvarint(dst, uint64(i-last))
+		dst = binary.AppendUvarint(dst, uint64(da))
+		dst = binary.AppendUvarint(dst, uint64(db))
+		dst = append(dst, to[j:j+db]...)
+		i += da
+		j += db
+		last = i
+	}
+	if j < len(to) || i < len(from) {
+		dst = binary.AppendUvarint(dst, uint64(i-last))
+		dst = binary.AppendUvarint(dst, uint64(len(from)-i))
+		dst = binary.AppendUvarint(dst, uint64(len(to)-j))
+		dst = append(dst, to[j:]...)
+	}
+	return dst
+}
+
+// synced reports whether a and b start with editSync equal bytes, or are
+// equal to the end of the shorter when that is nearer (both ending counts
+// only if both end together).
+func synced(a, b []byte) bool {
+	n := min(len(a), len(b), editSync)
+	for k := 0; k < n; k++ {
+		if a[k] != b[k] {
+			return false
+		}
+	}
+	return n == editSync || len(a) == len(b)
+}
+
+// ErrBadEdit means an edit does not apply to the value it was given.
+var ErrBadEdit = errors.New("redo: edit does not fit the value")
+
+// ApplyEdit appends to dst the value edit makes of from. An edit that
+// does not decode, or reaches past from, is ErrBadEdit. limit bounds the
+// result's length.
+func ApplyEdit(dst, from, edit []byte, limit int) ([]byte, error) {
+	r := reader{b: edit}
+	pos := 0
+	start := len(dst)
+	for r.off < len(edit) {
+		keep := r.uvarint()
+		drop := r.uvarint()
+		add := r.take(r.uvarint())
+		if r.err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrBadEdit, r.err)
+		}
+		if keep > uint64(len(from)-pos) || drop > uint64(len(from)-pos)-keep {
+			return nil, fmt.Errorf("%w: a step keeps %d and drops %d of %d bytes left", ErrBadEdit, keep, drop, len(from)-pos)
+		}
+		if len(dst)-start+int(keep)+len(add) > limit {
+			return nil, fmt.Errorf("%w: the result passes %d bytes", ErrBadEdit, limit)
+		}
+		dst = append(dst, from[pos:pos+int(keep)]...)
+		dst = append(dst, add...)
+		pos += int(keep + drop)
+	}
+	if len(dst)-start+len(from)-pos > limit {
+		return nil, fmt.Errorf("%w: the result passes %d bytes", ErrBadEdit, limit)
+	}
+	return append(dst, from[pos:]...), nil
+}

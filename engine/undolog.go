@@ -1,0 +1,533 @@
+package engine
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/page"
+	"github.com/enginelab/enginelab/cache/redo"
+	"github.com/enginelab/enginelab/cache/store"
+	"github.com/enginelab/enginelab/heap"
+)
+
+// Undo logs live on undo pages in space 0, the system space (InnoDB kept
+// its rollback segments in the system tablespace, space 0, too). Page 1 of
+// the space is the rollback segment header: a slot per undo log in use,
+// as InnoDB's rseg header (TRX_RSEG_UNDO_SLOTS, 1024 slots on 16 KiB
+// pages), and the transaction id high-water mark:
+//
+//	0          32       36       38       40               48
+//	+----------+--------+--------+--------+----------------+--------+--------+-----
+//	| page hdr | magic  | nslots | unused |   max tx id    | slot 0 | slot 1 | ...
+//	|  (32B)   | "ELRS" |  (2B)  |  (2B)  |     (8B)       |  (4B)  |  (4B)  |
+//	+----------+--------+--------+--------+----------------+--------+--------+-----
+//
+// A slot holds the first page of an undo log, or 0. "max tx id" is above
+// every transaction id that ever wrote: it is raised by txIDMargin at a
+// time, in the mini-transaction of the first write of a transaction whose
+// id reaches it, as InnoDB writes its max trx id every
+// TRX_SYS_TRX_ID_WRITE_MARGIN (256) ids; recovery starts the ids there, so
+// an id is never handed out twice.
+//
+// An undo log is a chain of undo pages. Its first page's header says
+// whether the transaction is active, which transaction, where records end
+// on this page, the next page, and (first page) the last one:
+//
+//	0          32      33       34      36      40             48       52       56
+//	+----------+-------+--------+-------+-------+--------------+--------+--------+---------
+//	| page hdr | state | unused | slot  | free  |    tx id     |  next  |  last  | records
+//	|  (32B)   | (1B)  |  (1B)  | (2B)  | (4B)  |     (8B)     |  (4B)  |  (4B)  | ...
+//	+----------+-------+--------+-------+-------+--------------+--------+--------+---------
+//
+//	state: 0 cached (free for the next transaction), 1 active
+//	free:  where the next record goes on this page
+//
+// A record, appended at "free" by one redo operation (undo-append: its
+// bytes, a few more than the record) in the same mini-transaction as the
+// change it undoes:
+//
+//	+-----------+-------+--------------------------------+-----------------+
+//	|  length   | flags | body: the step (encodeStep)    | moved (row ptr) |
+//	|  (2B)     | (1B)  | length bytes                   | (6B, heap 'D'   |
+//	|           |       |                                |  and 'U' only)  |
+//	+-----------+-------+--------------------------------+-----------------+
+//	flags bit 0: undone (a rollback took the step back; for a heap delete
+//	or update, moved says where the undo put the row), written with the
+//	undo's own change
+//
+// At commit the undo log is emptied in the commit's mini-transaction (state
+// cached, free back to the first record, the pages after the first freed)
+// and kept for the next transaction, as InnoDB caches undo logs of one page
+// (TRX_UNDO_CACHED): without versions to keep for readers, a committed
+// transaction's undo is never needed again (the multi-version work will
+// keep it for purge). At recovery, after redo, every slot whose log is
+// active is a transaction a crash interrupted: its records are read back
+// and rolled back (the undone ones skipped), and its log emptied.
+//
+// The redo log therefore never has to keep a transaction's records: a
+// checkpoint may drop everything before its LSN, however old the oldest
+// active transaction.
+const (
+	undoSpace = 0
+	rsegPage  = 1
+	rsegMagic = 0x53524c45 // "ELRS" little-endian
+
+	offRsegMagic  = page.HeaderSize
+	offRsegNSlots = page.HeaderSize + 4
+	offRsegMaxTx  = page.HeaderSize + 8
+	offRsegSlots  = page.HeaderSize + 16
+	maxRsegSlots  = 1024
+
+	offUndoState = page.HeaderSize
+	offUndoSlot  = page.HeaderSize + 2
+	offUndoFree  = page.HeaderSize + 4
+	offUndoTx    = page.HeaderSize + 8
+	offUndoNext  = page.HeaderSize + 16
+	offUndoLast  = page.HeaderSize + 20
+	undoRecStart = page.HeaderSize + 24
+
+	undoRecHeader = 3 // length, flags
+	undoMoved     = 6 // the moved row pointer after a heap step's body
+
+	undoCached = 0
+	undoActive = 1
+
+	txIDMargin = 256
+
+	// kindUndoAppend is the redo operation that appends a record to an
+	// undo page: its payload is the record's bytes.
+	kindUndoAppend redo.Kind = 96
+)
+
+func init() {
+	redo.Register(kindUndoAppend, "undo-append", applyUndoAppend)
+}
+
+func applyUndoAppend(_ page.ID, buf, payload []byte) error {
+	if len(buf) < undoRecStart || page.KindOf(buf) != page.KindUndo {
+		return fmt.Errorf("undo append on a page of kind %s", page.KindOf(buf))
+	}
+	free := int(binary.LittleEndian.Uint32(buf[offUndoFree:]))
+	if free < undoRecStart || free > len(buf) || len(payload) > len(buf)-free {
+		return fmt.Errorf("undo record of %d bytes at %d does not fit", len(payload), free)
+	}
+	copy(buf[free:], payload)
+	binary.LittleEndian.PutUint32(buf[offUndoFree:], uint32(free+len(payload)))
+	return nil
+}
+
+// undoPos is where an undo record sits, and (heap steps) where its moved
+// row pointer does.
+type undoPos struct {
+	page  uint32
+	off   uint32
+	moved uint32
+}
+
+// hasMoved says whether a step kind's record carries a moved row pointer.
+func hasMoved(kind byte) bool { return kind == stepHeapDelete || kind == stepHeapUpdate }
+
+// txUndo is a transaction's undo log.
+type txUndo struct {
+	first, last uint32 // pages (0: none yet)
+	slot        int
+}
+
+// undoSys is the DB's view of the rollback segment.
+type undoSys struct {
+	mu        sync.Mutex
+	nslots    int
+	freeSlots []int    // free slots, highest first (taken from the end)
+	cached    []txUndo // emptied undo logs ready for reuse
+	maxTx     uint64   // the rseg's max tx id
+	losers    []*loser // found at recovery
+}
+
+// openUndo opens the rollback segment, creating the system space on a new
+// database, and finds the undo logs recovery must roll back.
+func (db *DB) openUndo() error {
+	u := &db.undo
+	pg, err := db.pool.Fetch(nil, page.ID{Space: undoSpace, Page: rsegPage})
+	if errors.Is(err, store.ErrPageNotFound) {
+		return db.createUndo()
+	}
+	if err != nil {
+		return fmt.Errorf("engine: open undo: %w", err)
+	}
+	pg.RLatch()
+	b := pg.Data()
+	var slots []uint32
+	if page.KindOf(b) != page.KindUndo || binary.LittleEndian.Uint32(b[offRsegMagic:]) != rsegMagic {
+		err = fmt.Errorf("%w: rollback segment page %s: kind %s, magic %08x", cache.ErrBadFormat, pg.ID(), page.KindOf(b), binary.LittleEndian.Uint32(b[offRsegMagic:]))
+	} else {
+		u.nslots = int(binary.LittleEndian.Uint16(b[offRsegNSlots:]))
+		u.maxTx = binary.LittleEndian.Uint64(b[offRsegMaxTx:])
+		if u.nslots > (len(b)-offRsegSlots)/4 {
+			err = fmt.Errorf("%w: rollback segment has %d slots", cache.ErrBadFormat, u.nslots)
+		} else {
+			for i := range u.nslots {
+				slots = append(slots, binary.LittleEndian.Uint32(b[offRsegSlots+4*i:]))
+			}
+		}
+	}
+	pg.RUnlatch()
+	pg.Unpin(false)
+	if err != nil {
+		return err
+	}
+	if u.maxTx > db.txSeq.Load() {
+		db.txSeq.Store(u.maxTx)
+	}
+	for i := len(slots) - 1; i >= 0; i-- {
+		if slots[i] == 0 {
+			u.freeSlots = append(u.freeSlots, i)
+		}
+	}
+	for i, first := range slots {
+		if first == 0 {
+			continue
+		}
+		l, err := db.readUndo(first, i)
+		if err != nil {
+			return err
+		}
+		if l == nil {
+			u.cached = append(u.cached, txUndo{first: first, last: first, slot: i})
+			continue
+		}
+		u.losers = append(u.losers, l)
+	}
+	return nil
+}
+
+// createUndo creates the system space and its rollback segment header.
+func (db *DB) createUndo() error {
+	if err := db.pool.CreateSpace(nil, undoSpace); err != nil {
+		return fmt.Errorf("engine: create undo space: %w", err)
+	}
+	mt := db.pool.BeginMtr(nil)
+	pg, err := db.pool.AllocPage(mt, nil, undoSpace, page.KindUndo)
+	if err != nil {
+		mt.Commit()
+		return fmt.Errorf("engine: create rollback segment: %w", err)
+	}
+	if pg.ID().Page != rsegPage {
+		mt.Release(pg, true)
+		mt.Commit()
+		return fmt.Errorf("%w: the rollback segment got page %s", cache.ErrBadFormat, pg.ID())
+	}
+	n := min(maxRsegSlots, (db.pool.PageSize()-offRsegSlots)/4)
+	var hdr [16]byte
+	binary.LittleEndian.PutUint32(hdr[0:], rsegMagic)
+	binary.LittleEndian.PutUint16(hdr[4:], uint16(n))
+	binary.LittleEndian.PutUint64(hdr[8:], db.txSeq.Load())
+	mt.Write(pg, offRsegMagic, hdr[:])
+	mt.Release(pg, true)
+	mt.Commit()
+	u := &db.undo
+	u.nslots = n
+	u.maxTx = db.txSeq.Load()
+	for i := n - 1; i >= 0; i-- {
+		u.freeSlots = append(u.freeSlots, i)
+	}
+	return nil
+}
+
+// readUndo reads the undo log that starts at page first (slot slot): nil
+// if it is cached, else the interrupted transaction with its steps, the
+// undone ones marked.
+func (db *DB) readUndo(first uint32, slot int) (*loser, error) {
+	var l *loser
+	for no, hops := first, 0; no != 0; hops++ {
+		id := page.ID{Space: undoSpace, Page: no}
+		pg, err := db.pool.Fetch(nil, id)
+		if err != nil {
+			return nil, fmt.Errorf("engine: read undo log of slot %d: %w", slot, err)
+		}
+		pg.RLatch()
+		b := pg.Data()
+		err = func() error {
+			if page.KindOf(b) != page.KindUndo {
+				return fmt.Errorf("%w: undo page %s has kind %s", cache.ErrBadFormat, id, page.KindOf(b))
+			}
+			if no == first {
+				if b[offUndoState] != undoActive {
+					return nil
+				}
+				l = &loser{id: binary.LittleEndian.Uint64(b[offUndoTx:]),
+					undo: txUndo{first: first, last: binary.LittleEndian.Uint32(b[offUndoLast:]), slot: slot}}
+			}
+			free := int(binary.LittleEndian.Uint32(b[offUndoFree:]))
+			if free < undoRecStart || free > len(b) || hops > 1<<20 {
+				return fmt.Errorf("%w: undo page %s: records end at %d", cache.ErrBadFormat, id, free)
+			}
+			for off := undoRecStart; off < free; {
+				if free-off < undoRecHeader {
+					return fmt.Errorf("%w: undo page %s: record header at %d runs past %d", cache.ErrBadFormat, id, off, free)
+				}
+				n := int(binary.LittleEndian.Uint16(b[off:]))
+				end := off + undoRecHeader + n
+				if end > free {
+					return fmt.Errorf("%w: undo page %s: record at %d runs past %d", cache.ErrBadFormat, id, off, free)
+				}
+				s, err := decodeStep(b[off+undoRecHeader : end])
+				if err != nil {
+					return fmt.Errorf("undo page %s, record at %d: %w", id, off, err)
+				}
+				s.at = undoPos{page: no, off: uint32(off), moved: uint32(end)}
+				var moved heap.RowPtr
+				if hasMoved(s.kind) {
+					if end+undoMoved > free {
+						return fmt.Errorf("%w: undo page %s: record at %d runs past %d", cache.ErrBadFormat, id, off, free)
+					}
+					if b[off+2]&1 != 0 {
+						if moved, err = heap.DecodeRowPtr(b[end : end+undoMoved]); err != nil {
+							return fmt.Errorf("%w: undo page %s, record at %d: %w", cache.ErrBadFormat, id, off, err)
+						}
+					}
+					end += undoMoved
+				}
+				if b[off+2]&1 != 0 {
+					l.undone = append(l.undone, len(l.steps))
+					l.moved = append(l.moved, moved)
+				}
+				l.steps = append(l.steps, s)
+				off = end
+			}
+			return nil
+		}()
+		next := binary.LittleEndian.Uint32(b[offUndoNext:])
+		pg.RUnlatch()
+		pg.Unpin(false)
+		if err != nil || l == nil {
+			return nil, err
+		}
+		no = next
+	}
+	return l, nil
+}
+
+// undoHeader writes an undo page's header fields after its page header.
+func undoHeader(mt *cache.Mtr, pg *cache.Page, state byte, slot int, tx uint64, last uint32) {
+	var h [undoRecStart - page.HeaderSize]byte
+	h[0] = state
+	binary.LittleEndian.PutUint16(h[offUndoSlot-page.HeaderSize:], uint16(slot))
+	binary.LittleEndian.PutUint32(h[offUndoFree-page.HeaderSize:], undoRecStart)
+	binary.LittleEndian.PutUint64(h[offUndoTx-page.HeaderSize:], tx)
+	binary.LittleEndian.PutUint32(h[offUndoLast-page.HeaderSize:], last)
+	mt.Write(pg, page.HeaderSize, h[:])
+}
+
+// undoBegin gives tx an undo log, in mt (the mini-transaction of its first
+// change): a cached one when there is one, else a new page in a free slot.
+func (tx *Tx) undoBegin(mt *cache.Mtr) error {
+	db := tx.db
+	u := &db.undo
+	u.mu.Lock()
+	var l txUndo
+	if n := len(u.cached); n > 0 {
+		l = u.cached[n-1]
+		u.cached = u.cached[:n-1]
+	} else if n := len(u.freeSlots); n > 0 {
+		l.slot = u.freeSlots[n-1]
+		u.freeSlots = u.freeSlots[:n-1]
+	} else {
+		u.mu.Unlock()
+		return fmt.Errorf("%w: all %d undo slots are in use by active transactions", ErrTooManyTransactions, u.nslots)
+	}
+	raise := tx.id >= u.maxTx
+	if raise {
+		u.maxTx = tx.id + txIDMargin
+	}
+	maxTx := u.maxTx
+	u.mu.Unlock()
+
+	m := mt.Meter()
+	var rseg *cache.Page
+	if raise || l.first == 0 {
+		var err error
+		if rseg, err = db.pool.Fetch(m, page.ID{Space: undoSpace, Page: rsegPage}); err != nil {
+			return tx.undoBeginFailed(l, err)
+		}
+		mt.Latch(rseg)
+	}
+	if l.first == 0 {
+		pg, err := db.pool.AllocPage(mt, nil, undoSpace, page.KindUndo)
+		if err != nil {
+			mt.Release(rseg, false)
+			return tx.undoBeginFailed(l, err)
+		}
+		l.first, l.last = pg.ID().Page, pg.ID().Page
+		mt.Write32(rseg, offRsegSlots+4*l.slot, l.first)
+		undoHeader(mt, pg, undoActive, l.slot, tx.id, l.first)
+		mt.Release(pg, true)
+	} else {
+		pg, err := db.pool.Fetch(m, page.ID{Space: undoSpace, Page: l.first})
+		if err != nil {
+			if rseg != nil {
+				mt.Release(rseg, false)
+			}
+			return tx.undoBeginFailed(l, err)
+		}
+		mt.Latch(pg)
+		undoHeader(mt, pg, undoActive, l.slot, tx.id, l.first)
+		mt.Release(pg, true)
+	}
+	if rseg != nil {
+		if raise {
+			var b [8]byte
+			binary.LittleEndian.PutUint64(b[:], maxTx)
+			mt.Write(rseg, offRsegMaxTx, b[:])
+		}
+		mt.Release(rseg, true)
+	}
+	tx.undo = l
+	return nil
+}
+
+func (tx *Tx) undoBeginFailed(l txUndo, err error) error {
+	u := &tx.db.undo
+	u.mu.Lock()
+	if l.first != 0 {
+		u.cached = append(u.cached, l)
+	} else {
+		u.freeSlots = append(u.freeSlots, l.slot)
+	}
+	u.mu.Unlock()
+	return fmt.Errorf("engine: undo log of transaction %d: %w", tx.id, err)
+}
+
+// undoAppend appends a step's record (body: encodeStep) to tx's undo log
+// in mt and returns where it went. A full page gets a successor.
+func (tx *Tx) undoAppend(mt *cache.Mtr, body []byte, moved bool) (undoPos, error) {
+	db := tx.db
+	m := mt.Meter()
+	ps := db.pool.PageSize()
+	need := undoRecHeader + len(body)
+	if moved {
+		need += undoMoved
+	}
+	if need > ps-undoRecStart {
+		return undoPos{}, fmt.Errorf("%w: undo record of %d bytes does not fit an undo page", ErrInconsistent, len(body))
+	}
+	pg, err := db.pool.Fetch(m, page.ID{Space: undoSpace, Page: tx.undo.last})
+	if err != nil {
+		return undoPos{}, err
+	}
+	mt.Latch(pg)
+	free := int(binary.LittleEndian.Uint32(pg.Data()[offUndoFree:]))
+	if free+need > ps {
+		npg, err := db.pool.AllocPage(mt, nil, undoSpace, page.KindUndo)
+		if err != nil {
+			mt.Release(pg, false)
+			return undoPos{}, err
+		}
+		undoHeader(mt, npg, undoActive, tx.undo.slot, tx.id, 0)
+		mt.Write32(pg, offUndoNext, npg.ID().Page)
+		mt.Release(pg, true)
+		if tx.undo.last != tx.undo.first {
+			fpg, err := db.pool.Fetch(m, page.ID{Space: undoSpace, Page: tx.undo.first})
+			if err != nil {
+				mt.Release(npg, true)
+				return undoPos{}, err
+			}
+			mt.Latch(fpg)
+			mt.Write32(fpg, offUndoLast, npg.ID().Page)
+			mt.Release(fpg, true)
+		} else {
+			mt.Write32(pg, offUndoLast, npg.ID().Page)
+		}
+		tx.undo.last = npg.ID().Page
+		pg, free = npg, undoRecStart
+	}
+	rec := mt.Payload()
+	rec = binary.LittleEndian.AppendUint16(rec, uint16(len(body)))
+	rec = append(rec, 0)
+	rec = append(rec, body...)
+	if moved {
+		rec = append(rec, 0, 0, 0, 0, 0, 0)
+	}
+	d := pg.Data()
+	copy(d[free:], rec)
+	binary.LittleEndian.PutUint32(d[offUndoFree:], uint32(free+len(rec)))
+	mt.Log(pg, kindUndoAppend, rec)
+	mt.Release(pg, true)
+	tx.m.UndoRecords++
+	tx.m.UndoBytes += int64(len(rec))
+	return undoPos{page: pg.ID().Page, off: uint32(free), moved: uint32(free + undoRecHeader + len(body))}, nil
+}
+
+// markUndone marks the record at pos undone (moved: where a heap undo put
+// the row), in mt, the undo's own mini-transaction.
+func (db *DB) markUndone(mt *cache.Mtr, pos undoPos, heapStep bool, moved heap.RowPtr) error {
+	pg, err := db.pool.Fetch(mt.Meter(), page.ID{Space: undoSpace, Page: pos.page})
+	if err != nil {
+		return err
+	}
+	mt.Latch(pg)
+	mt.Write(pg, int(pos.off)+2, []byte{1})
+	if heapStep {
+		enc := moved.Encode()
+		mt.Write(pg, int(pos.moved), enc[:])
+	}
+	mt.Release(pg, true)
+	return nil
+}
+
+// undoEnd empties undo log l in mt (a commit's, or the end of a
+// rollback's): the pages after the first go to the free list, and the
+// first is left cached. The caller hands l to cacheUndo once mt commits.
+func (db *DB) undoEnd(mt *cache.Mtr, l txUndo) error {
+	m := mt.Meter()
+	pg, err := db.pool.Fetch(m, page.ID{Space: undoSpace, Page: l.first})
+	if err != nil {
+		return err
+	}
+	mt.Latch(pg)
+	for no := binary.LittleEndian.Uint32(pg.Data()[offUndoNext:]); no != 0; {
+		npg, err := db.pool.Fetch(m, page.ID{Space: undoSpace, Page: no})
+		if err != nil {
+			mt.Release(pg, false)
+			return err
+		}
+		mt.Latch(npg)
+		next := binary.LittleEndian.Uint32(npg.Data()[offUndoNext:])
+		if err := db.pool.FreePage(mt, nil, npg); err != nil {
+			mt.Release(npg, false)
+			mt.Release(pg, false)
+			return err
+		}
+		mt.Release(npg, true)
+		no = next
+	}
+	undoHeader(mt, pg, undoCached, l.slot, 0, l.first)
+	mt.Release(pg, true)
+	return nil
+}
+
+// cacheUndo makes an emptied undo log available to the next transaction.
+func (db *DB) cacheUndo(l txUndo) {
+	l.last = l.first
+	db.undo.mu.Lock()
+	db.undo.cached = append(db.undo.cached, l)
+	db.undo.mu.Unlock()
+}
+
+// sortLosers orders the transactions recovery found newest first, so
+// that the order (and the pages their undo writes) is the same on every
+// run.
+func sortLosers(ls []*loser) {
+	slices.SortFunc(ls, func(a, b *loser) int {
+		switch {
+		case a.id > b.id:
+			return -1
+		case a.id < b.id:
+			return 1
+		}
+		return 0
+	})
+}
