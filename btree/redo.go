@@ -41,7 +41,7 @@ import (
 //	fill           level, left, last, n, n × (key, value | child)   init, n appends, last insert
 //	append-cells   n, n × cell (raw)               node.appendCell × n (a merge)
 //	truncate       from                            entries from "from" on removed
-//	patch          i, vlen, n, n × (gap, len, bytes)  the value's changed bytes
+//	patch          i, ranges (redo.AppendPatch)    the value's changed bytes
 //
 // A replace by a value of another length logs a value edit
 // (redo.AppendEdit): the old value's bytes it keeps and the new ones, so
@@ -462,79 +462,22 @@ func applyTruncate(_ page.ID, buf, payload []byte) error {
 	return nil
 }
 
-// patchGap is how many equal bytes a patch range absorbs rather than
-// starting a new range (a range costs two varints, about two bytes).
-const patchGap = 2
-
 // appendPatch appends a patch payload for replacing value old of entry i
-// by val (the same length).
+// by val (the same length): i and the changed ranges (redo.AppendPatch).
 func appendPatch(p []byte, i int, old, val []byte) []byte {
-	p = binary.AppendUvarint(p, uint64(i))
-	p = binary.AppendUvarint(p, uint64(len(val)))
-	cntAt := len(p)
-	p = append(p, 0) // range count, fixed below (at most 127 ranges fit)
-	nr, prev := 0, 0
-	for j := 0; j < len(val); {
-		if old[j] == val[j] {
-			j++
-			continue
-		}
-		end := j + 1
-		for end < len(val) {
-			if old[end] != val[end] {
-				end++
-				continue
-			}
-			k := end
-			for k < len(val) && k-end < patchGap && old[k] == val[k] {
-				k++
-			}
-			if k < len(val) && k-end < patchGap {
-				end = k
-				continue
-			}
-			break
-		}
-		if nr == 126 {
-			// Too scattered: one range to the end.
-			end = len(val)
-		}
-		p = binary.AppendUvarint(p, uint64(j-prev))
-		p = binary.AppendUvarint(p, uint64(end-j))
-		p = append(p, val[j:end]...)
-		nr++
-		prev, j = end, end
-	}
-	p[cntAt] = byte(nr)
-	return p
+	return redo.AppendPatch(binary.AppendUvarint(p, uint64(i)), old, val)
 }
 
 func applyPatch(_ page.ID, buf, payload []byte) error {
 	n := node(buf)
 	r := redo.NewReader(payload)
 	i := r.Int(len(buf))
-	vlen := r.Int(len(buf))
-	nr := r.Int(127)
-	if err := r.Failed(); err != nil {
+	patch := r.Rest()
+	if err := r.Err(); err != nil {
 		return err
 	}
-	if !nodeOK(n) || !n.isLeaf() || i >= n.count() || len(n.val(i)) != vlen {
+	if !nodeOK(n) || !n.isLeaf() || i >= n.count() {
 		return fmt.Errorf("patch of entry %d: %w", i, errBadOp)
 	}
-	v := n.val(i)
-	pos := 0
-	for range nr {
-		pos += r.Int(vlen)
-		l := r.Int(vlen)
-		b := r.Bytes(l)
-		if err := r.Failed(); err != nil {
-			return err
-		}
-		if pos+l > vlen {
-			return fmt.Errorf("patch of entry %d: range %d+%d past the value's %d bytes: %w", i, pos, l, vlen, errBadOp)
-		}
-		copy(v[pos:], b)
-		pos += l
-	}
-	return r.Err()
+	return redo.ApplyPatch(n.val(i), patch)
 }

@@ -193,7 +193,7 @@ func heapUpdate(mt *cache.Mtr, pg *cache.Page, s int, row []byte) bool {
 		old := b[off : off+n]
 		var p []byte
 		if mt.Logging() {
-			p = appendRowPatch(binary.AppendUvarint(mt.Payload(), uint64(s)), old, row)
+			p = redo.AppendPatch(binary.AppendUvarint(mt.Payload(), uint64(s)), old, row)
 		}
 		copy(old, row)
 		mt.Log(pg, kindHeapPatch, p)
@@ -223,43 +223,6 @@ func logSlotEdit(mt *cache.Mtr, pg *cache.Page, s int, row []byte) {
 	mt.Log(pg, kindHeapUpdate, redo.AppendEdit(p, old, row))
 }
 
-// patchGap is how many equal bytes a heap-patch range absorbs rather than
-// starting a new range (a range costs two varints).
-const patchGap = 2
-
-// appendRowPatch appends to p the ranges where row differs from old (the
-// same length): each the gap from the previous range's end, its length
-// and row's bytes there.
-func appendRowPatch(p, old, row []byte) []byte {
-	prev := 0
-	for j := 0; j < len(row); {
-		if old[j] == row[j] {
-			j++
-			continue
-		}
-		end := j + 1
-		for end < len(row) {
-			if old[end] != row[end] {
-				end++
-				continue
-			}
-			k := end
-			for k < len(row) && k-end < patchGap && old[k] == row[k] {
-				k++
-			}
-			if k < len(row) && k-end < patchGap {
-				end = k
-				continue
-			}
-			break
-		}
-		p = binary.AppendUvarint(p, uint64(j-prev))
-		p = binary.AppendUvarint(p, uint64(end-j))
-		p = append(p, row[j:end]...)
-		prev, j = end, end
-	}
-	return p
-}
 
 // heapDelete deletes live slot s of heap page pg and logs it. REQUIRES:
 // pg exclusively latched by mt, headerOK, slot s live and valid.
@@ -419,6 +382,7 @@ func redoHeapPatch(_ page.ID, buf, payload []byte) error {
 	}
 	r := redo.NewReader(payload)
 	s := r.Int(math.MaxUint16)
+	patch := r.Rest()
 	if err := r.Failed(); err != nil {
 		return err
 	}
@@ -429,21 +393,7 @@ func redoHeapPatch(_ page.ID, buf, payload []byte) error {
 	if n == 0 || off+n > len(b) {
 		return fmt.Errorf("patch of the %d-byte row in slot %d", n, s)
 	}
-	pos := 0
-	for r.Left() > 0 {
-		pos += r.Int(n)
-		l := r.Int(n)
-		bs := r.Bytes(l)
-		if err := r.Failed(); err != nil {
-			return err
-		}
-		if pos+l > n {
-			return fmt.Errorf("%d bytes at %d of the %d-byte row in slot %d", l, pos, n, s)
-		}
-		copy(b[off+pos:], bs)
-		pos += l
-	}
-	return nil
+	return redo.ApplyPatch(b[off:off+n], patch)
 }
 
 func redoHeapDelete(_ page.ID, buf, payload []byte) error {

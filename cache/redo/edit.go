@@ -119,3 +119,73 @@ func ApplyEdit(dst, from, edit []byte, limit int) ([]byte, error) {
 	}
 	return append(dst, from[pos:]...), nil
 }
+
+// A patch is the special case of an edit for two values of the same
+// length (an update in place of fixed-size fields, InnoDB's
+// MLOG_REC_UPDATE_IN_PLACE): the byte ranges where the new value
+// differs, each as the gap from the previous range's end, its length and
+// the new bytes, to the end of the patch:
+//
+//	+---------+---------+-------+---------+---------+-------+-----
+//	|   gap   | length  | bytes |   gap   | length  | bytes | ...
+//	+---------+---------+-------+---------+---------+-------+-----
+//
+// Ranges closer than patchGap equal bytes merge (a range costs two
+// varints).
+const patchGap = 2
+
+// AppendPatch appends to dst the patch that turns old into new (the same
+// length).
+func AppendPatch(dst, old, new []byte) []byte {
+	prev := 0
+	for j := 0; j < len(new); {
+		if old[j] == new[j] {
+			j++
+			continue
+		}
+		end := j + 1
+		for end < len(new) {
+			if old[end] != new[end] {
+				end++
+				continue
+			}
+			k := end
+			for k < len(new) && k-end < patchGap && old[k] == new[k] {
+				k++
+			}
+			if k < len(new) && k-end < patchGap {
+				end = k
+				continue
+			}
+			break
+		}
+		dst = binary.AppendUvarint(dst, uint64(j-prev))
+		dst = binary.AppendUvarint(dst, uint64(end-j))
+		dst = append(dst, new[j:end]...)
+		prev, j = end, end
+	}
+	return dst
+}
+
+// ApplyPatch writes patch's ranges into v, in place. A range that does
+// not decode, or reaches past v, is ErrBadEdit (v may then be half
+// written).
+func ApplyPatch(v, patch []byte) error {
+	r := reader{b: patch}
+	pos := 0
+	for r.off < len(patch) {
+		gap := r.uvarint()
+		l := r.uvarint()
+		b := r.take(l)
+		if r.err != nil {
+			return fmt.Errorf("%w: %w", ErrBadEdit, r.err)
+		}
+		if gap > uint64(len(v)-pos) || l > uint64(len(v)-pos)-gap {
+			return fmt.Errorf("%w: a range of %d bytes %d past byte %d of %d", ErrBadEdit, l, gap, pos, len(v))
+		}
+		pos += int(gap)
+		copy(v[pos:], b)
+		pos += int(l)
+	}
+	return nil
+}

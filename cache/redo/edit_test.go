@@ -73,3 +73,19 @@ func FuzzApplyEdit(f *testing.F) {
 		}
 	})
 }
+
+// TestPatch: a patch between values of the same length rebuilds the new
+// one in place, holds only the changed ranges, and one that reaches past
+// the value is an error.
+func TestPatch(t *testing.T) {
+	old := []byte("quantity=0042;ytd=00000100;cnt=07;dist=abcdefghijklmnopqrstuvwx")
+	nw := []byte("quantity=0037;ytd=00000105;cnt=08;dist=abcdefghijklmnopqrstuvwx")
+	p := redo.AppendPatch(nil, old, nw)
+	require.Equal(t, []byte{11, 2, '3', '7', 12, 1, '5', 6, 1, '8'}, p, "three ranges: gap, length, new bytes")
+	v := bytes.Clone(old)
+	require.NoError(t, redo.ApplyPatch(v, p))
+	require.Equal(t, nw, v)
+	require.ErrorIs(t, redo.ApplyPatch(v[:30], p), redo.ErrBadEdit, "a value too short for the last range")
+	require.ErrorIs(t, redo.ApplyPatch(v, p[:len(p)-1]), redo.ErrBadEdit, "a cut patch")
+	require.Empty(t, redo.AppendPatch(nil, old, old), "no change, no range")
+}
