@@ -223,7 +223,6 @@ func logSlotEdit(mt *cache.Mtr, pg *cache.Page, s int, row []byte) {
 	mt.Log(pg, kindHeapUpdate, redo.AppendEdit(p, old, row))
 }
 
-
 // heapDelete deletes live slot s of heap page pg and logs it. REQUIRES:
 // pg exclusively latched by mt, headerOK, slot s live and valid.
 func heapDelete(mt *cache.Mtr, pg *cache.Page, s int) {
