@@ -94,7 +94,29 @@ var verifyRedo atomic.Bool
 // the check and write it nowhere. It costs a page copy per latch and a
 // replay per commit; it is off unless a test turns it on (this module's
 // cache tests do, in TestMain). An mtr reads the setting at BeginMtr.
-func VerifyRedo(on bool) { verifyRedo.Store(on) }
+func VerifyRedo(on bool) {
+	verifyRedo.Store(on)
+	verifyEvery.Store(1)
+}
+
+var (
+	verifyEvery atomic.Int64 // check one mtr in this many (VerifyRedoInTests)
+	verifySeq   atomic.Int64
+)
+
+// VerifyRedoInTests turns VerifyRedo on for a package's tests: every
+// mini-transaction is checked, except in a race build, where one in four
+// is (the race detector makes the check's page copies and replays a third
+// of a B+tree test's time; the tests without -race check every one). Which
+// ones are checked does not change what the code does.
+func VerifyRedoInTests() {
+	verifyRedo.Store(true)
+	if raceEnabled {
+		verifyEvery.Store(4)
+	} else {
+		verifyEvery.Store(1)
+	}
+}
 
 // BeginMtr starts a mini-transaction charging m.
 func (p *Pool) BeginMtr(m *Meter) *Mtr {
@@ -109,7 +131,7 @@ func (p *Pool) BeginMtr(m *Meter) *Mtr {
 	mt := mtrFree.Get().(*Mtr)
 	mt.pool = p
 	mt.m = m
-	mt.verify = verifyRedo.Load()
+	mt.verify = verifyRedo.Load() && (verifyEvery.Load() <= 1 || verifySeq.Add(1)%verifyEvery.Load() == 0)
 	return mt
 }
 

@@ -18,7 +18,7 @@ import (
 // replay rebuilds every page byte for byte. So every heap test with a redo
 // log checks the records of everything it does.
 func TestMain(m *testing.M) {
-	cache.VerifyRedo(true)
+	cache.VerifyRedoInTests()
 	os.Exit(m.Run())
 }
 
@@ -26,7 +26,7 @@ func TestMain(m *testing.M) {
 // which would otherwise measure the check.
 func noVerifyRedo(tb testing.TB) {
 	cache.VerifyRedo(false)
-	tb.Cleanup(func() { cache.VerifyRedo(true) })
+	tb.Cleanup(cache.VerifyRedoInTests)
 }
 
 // newStore returns an in-memory pebble store with pages of pageSize bytes,
