@@ -57,6 +57,9 @@ type Iter struct {
 	val    []byte
 	valid  bool
 	err    error
+	// loBuf and hiBuf hold the copies of the bounds' keys (lo.Key and
+	// hi.Key when bounded), kept across InitIter.
+	loBuf, hiBuf []byte
 }
 
 // NewIter returns an unpositioned iterator over the entries within o's
@@ -64,21 +67,45 @@ type Iter struct {
 // Inclusive or Exclusive bound is the empty key. Every step of the
 // iterator charges m, whose two halves NewIter takes once.
 func (t *Tree) NewIter(m Account, o *IterOptions) *Iter {
-	pm, tc := accounts(m)
-	// Inside the iterator a nil key means "no key" (the edge of the tree),
-	// so keys it holds are never nil, even when empty.
-	it := &Iter{t: t, m: pm, tc: tc, key: make([]byte, 0, 32)}
-	if o != nil {
-		it.lo, it.hi = copyBound(o.Lower), copyBound(o.Upper)
-	}
+	it := &Iter{key: make([]byte, 0, 32)}
+	t.InitIter(it, m, o)
 	return it
 }
 
-func copyBound(b Bound) Bound {
-	if b.Kind == Unbounded {
-		return Bound{}
+// InitIter makes it an unpositioned iterator over t's entries within o's
+// bounds, as NewIter returns one, reusing the buffers it already has: a
+// caller that iterates again and again keeps one Iter and initializes it
+// for each range, which allocates nothing once its buffers have grown to
+// the keys and values met. it may be the zero Iter, or one used before
+// (over any tree), which InitIter closes first if it still holds a pin.
+// Every key and value it returned before is invalid after.
+func (t *Tree) InitIter(it *Iter, m Account, o *IterOptions) {
+	it.drop()
+	pm, tc := accounts(m)
+	// Inside the iterator a nil key means "no key" (the edge of the tree),
+	// so keys it holds are never nil, even when empty.
+	key := it.key[:0]
+	if key == nil {
+		key = make([]byte, 0, 32)
 	}
-	return Bound{Key: append([]byte{}, b.Key...), Kind: b.Kind}
+	*it = Iter{t: t, m: pm, tc: tc, key: key, val: it.val[:0], loBuf: it.loBuf, hiBuf: it.hiBuf}
+	if o != nil {
+		it.lo, it.loBuf = copyBound(o.Lower, it.loBuf)
+		it.hi, it.hiBuf = copyBound(o.Upper, it.hiBuf)
+	}
+}
+
+// copyBound returns a copy of b whose key, never nil when bounded, is
+// appended to buf[:0], and the buffer to keep.
+func copyBound(b Bound, buf []byte) (Bound, []byte) {
+	if b.Kind == Unbounded {
+		return Bound{}, buf
+	}
+	buf = append(buf[:0], b.Key...)
+	if buf == nil {
+		buf = []byte{}
+	}
+	return Bound{Key: buf, Kind: b.Kind}, buf
 }
 
 // nonNil returns key, or the empty key for nil.

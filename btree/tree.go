@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"sync/atomic"
 
 	"github.com/enginelab/enginelab/cache"
@@ -470,6 +471,31 @@ type path struct {
 	depth int // depth of pages[0]
 }
 
+// pathPool holds released paths (*path) with their slices' room, so that
+// a pessimistic operation allocates no path once the pool is warm.
+var pathPool sync.Pool
+
+// newPath returns an empty path, from the pool when it has one.
+func newPath(t *Tree, mt *cache.Mtr, m *cache.Meter, tc *TreeCounts) *path {
+	p, _ := pathPool.Get().(*path)
+	if p == nil {
+		return &path{t: t, mt: mt, m: m, tc: tc}
+	}
+	*p = path{t: t, mt: mt, m: m, tc: tc,
+		pages: p.pages[:0], idx: p.idx[:0], dirty: p.dirty[:0], sibs: p.sibs[:0], frees: p.frees[:0]}
+	return p
+}
+
+// recycle puts p, whose pages and reservation are released, in the pool.
+// p must not be used after.
+func (p *path) recycle() {
+	clear(p.pages[:cap(p.pages)])
+	clear(p.sibs[:cap(p.sibs)])
+	clear(p.frees[:cap(p.frees)])
+	*p = path{pages: p.pages[:0], idx: p.idx[:0], dirty: p.dirty[:0], sibs: p.sibs[:0], frees: p.frees[:0]}
+	pathPool.Put(p)
+}
+
 func (p *path) push(pg *cache.Page, idx int) {
 	p.pages = append(p.pages, pg)
 	p.idx = append(p.idx, idx)
@@ -519,13 +545,15 @@ func (p *path) releaseAbove(k int) {
 // release gives every page back to the mtr and returns the reservation's
 // unused frames. Pages changed (and pages merged away) stay pinned and
 // latched by the mtr until it commits, on frames the reservation paid for.
+// It ends the path: p goes back to the pool and must not be used after.
 func (p *path) release() {
 	p.releaseAbove(len(p.pages))
 	for _, pg := range p.frees {
 		p.mt.Release(pg, true)
 	}
-	p.frees = nil
+	p.frees = p.frees[:0]
 	p.r.Release()
+	p.recycle()
 }
 
 // reserveFor is the number of frames a pessimistic operation on a tree of
@@ -593,18 +621,20 @@ func (t *Tree) lockPath(mt *cache.Mtr, tc *TreeCounts, key []byte, forDelete boo
 	m := mt.Meter()
 	for {
 		h := int(t.height.Load())
-		p := &path{t: t, mt: mt, m: m, tc: tc}
+		p := newPath(t, mt, m, tc)
 		// The path, plus a new sibling (or, deleting, a merge sibling) for
 		// each node of it (a frame comes back when its page's last pin
 		// goes, and a reader may still hold a sibling we let go), a new
 		// child of the root, the space's meta page and a neighbour leaf,
 		// plus slack for a root that grows by a level meanwhile.
 		if err := t.pool.ReserveInto(&p.r, reserveFor(h)); err != nil {
+			p.recycle()
 			return nil, fmt.Errorf("btree: structural change refused before it started: %w", err)
 		}
 		root, err := p.r.Fetch(m, t.root)
 		if err != nil {
 			p.r.Release()
+			p.recycle()
 			return nil, err
 		}
 		mt.Latch(root)
@@ -612,6 +642,7 @@ func (t *Tree) lockPath(mt *cache.Mtr, tc *TreeCounts, key []byte, forDelete boo
 		if got := node(root.Data()).level() + 1; got > h {
 			mt.Release(root, false)
 			p.r.Release()
+			p.recycle()
 			t.height.Store(int32(got))
 			continue
 		}

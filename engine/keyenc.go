@@ -279,12 +279,19 @@ func decodeKeyInto(b []byte, cols []Column, idx []int, dst Row, scratch []byte) 
 // last remaining byte incremented. The result is newly allocated; prefix is
 // not modified.
 func prefixSuccessor(prefix []byte) []byte {
+	return appendPrefixSuccessor(nil, prefix)
+}
+
+// appendPrefixSuccessor appends prefixSuccessor(prefix) to dst and returns
+// it, or returns nil if there is none (dst is then unchanged). dst may be
+// prefix[:0], to make the successor in place; otherwise it must not
+// overlap prefix.
+func appendPrefixSuccessor(dst, prefix []byte) []byte {
 	for i := len(prefix) - 1; i >= 0; i-- {
 		if prefix[i] != 0xFF {
-			s := make([]byte, i+1)
-			copy(s, prefix[:i])
-			s[i] = prefix[i] + 1
-			return s
+			dst = append(dst, prefix[:i+1]...)
+			dst[len(dst)-1]++
+			return dst
 		}
 	}
 	return nil

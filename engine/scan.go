@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/enginelab/enginelab/btree"
 	"github.com/enginelab/enginelab/engine/lock"
@@ -33,8 +34,9 @@ type ScanOptions struct {
 
 // Cursor walks an index scan. Row returns the current row in table column
 // order with the wanted columns filled and the others NULL; it is valid
-// until the next call to Next. A Cursor belongs to its Tx's goroutine;
-// Close it.
+// until the next call to Next or Close. A Cursor belongs to its Tx's
+// goroutine; Close it (a closed cursor's buffers serve the transaction's
+// next scan).
 //
 // Each row a cursor returns is locked shared before it is read, and stays
 // locked until the transaction ends. The index entry is read before the
@@ -51,7 +53,8 @@ type Cursor struct {
 	tx        *Tx
 	t         *TableHandle
 	ix        *index
-	it        *btree.Iter
+	it        *btree.Iter // &bufs.it while open, nil once closed
+	bufs      *cursorBufs
 	want      []int
 	wanted    []bool // wanted[c]: column c is in want
 	indexOnly bool
@@ -69,6 +72,47 @@ type Cursor struct {
 	lockWant []int
 	pkBuf    []byte
 	keyBuf   []byte
+}
+
+// cursorBufs are a cursor's buffers. A closed cursor hands them to its
+// transaction for the next scan (opBufs.spare), so that a transaction that
+// scans again and again, and the transactions after it, reuse one
+// iterator and one row.
+type cursorBufs struct {
+	it       btree.Iter
+	want     []int
+	wanted   []bool
+	lockWant []int
+	row      Row
+	buf      []byte
+	pkBuf    []byte
+	keyBuf   []byte
+}
+
+// cursorBufs takes the transaction's spare cursor buffers, or new ones.
+func (tx *Tx) cursorBufs() *cursorBufs {
+	b := tx.spare
+	if b == nil {
+		return &cursorBufs{}
+	}
+	tx.spare = nil
+	return b
+}
+
+// putCursorBufs gives b back to tx for its next scan. The buffers of a
+// cursor closed after its transaction ended are dropped: the transaction's
+// own went back to the pool at the end.
+func (tx *Tx) putCursorBufs(b *cursorBufs) {
+	if !tx.done && tx.spare == nil {
+		tx.spare = b
+	}
+}
+
+// reset drops the row's references to row bytes and callers' values
+// before the buffers wait in the pool.
+func (b *cursorBufs) reset() {
+	clear(b.row[:cap(b.row)])
+	b.row = b.row[:0]
 }
 
 // errSkip says the current entry led to a row that is gone: the scan
@@ -95,43 +139,79 @@ func (tx *Tx) Scan(t *TableHandle, o ScanOptions) (*Cursor, error) {
 	if err != nil {
 		return nil, err
 	}
-	var want []int
+	b := tx.cursorBufs()
+	want := b.want[:0]
 	if o.Columns == nil {
-		want = make([]int, len(t.info.def.Columns))
-		for i := range want {
-			want[i] = i
+		for i := range t.info.def.Columns {
+			want = append(want, i)
 		}
-	} else if want, err = t.info.resolve("scan", o.Columns); err != nil {
+	} else if want, err = t.info.resolveInto(want, "scan", o.Columns); err != nil {
+		tx.putCursorBufs(b)
 		return nil, err
 	}
 	// Rows come back in table column order whatever order Columns names;
 	// decoding wants ascending positions.
 	slices.Sort(want)
-	return tx.scan(t, ix, o, want)
+	b.want = want
+	return tx.scan(t, ix, o, b)
 }
 
-func (tx *Tx) scan(t *TableHandle, ix *index, o ScanOptions, want []int) (*Cursor, error) {
+// resolveInto is resolve appending the positions to dst: the same
+// positions and errors, without an allocation when dst has room.
+func (t *tableInfo) resolveInto(dst []int, what string, names []string) ([]int, error) {
+	start := len(dst)
+	for _, n := range names {
+		c, ok := t.colIndex[n]
+		if !ok {
+			return dst, fmt.Errorf("%w: table %s: %s names column %q", ErrUnknownColumn, t.def.Name, what, n)
+		}
+		if slices.Contains(dst[start:], c) { // one position per name
+			return dst, fmt.Errorf("%w: table %s: %s names column %s twice", ErrDuplicateColumn, t.def.Name, what, n)
+		}
+		dst = append(dst, c)
+	}
+	return dst, nil
+}
+
+// scan opens a cursor on b, whose want holds the wanted columns
+// (ascending). The cursor owns b until Close; on an error b goes back to
+// tx.
+func (tx *Tx) scan(t *TableHandle, ix *index, o ScanOptions, b *cursorBufs) (*Cursor, error) {
+	c, err := tx.openCursor(t, ix, o, b)
+	if err != nil {
+		tx.putCursorBufs(b)
+	}
+	return c, err
+}
+
+func (tx *Tx) openCursor(t *TableHandle, ix *index, o ScanOptions, b *cursorBufs) (*Cursor, error) {
 	if o.Limit < 0 {
 		return nil, fmt.Errorf("%w: table %s: scan limit %d is negative", ErrBadValue, t.info.def.Name, o.Limit)
 	}
-	lo, err := t.bound(ix, o.Lower, o.LowerExclusive, true)
+	lo, lobuf, err := t.bound(tx.lo, ix, o.Lower, o.LowerExclusive, true)
+	tx.lo = lobuf
 	if err != nil {
 		return nil, err
 	}
-	hi, err := t.bound(ix, o.Upper, o.UpperExclusive, false)
+	hi, hibuf, err := t.bound(tx.hi, ix, o.Upper, o.UpperExclusive, false)
+	tx.hi = hibuf
 	if err != nil {
 		return nil, err
 	}
-	c := &Cursor{tx: tx, t: t, ix: ix, want: want, indexOnly: ix.covers(want), reverse: o.Reverse,
-		limit: o.Limit, row: make(Row, len(t.info.def.Columns)), wanted: make([]bool, len(t.info.def.Columns))}
+	want, ncol := b.want, len(t.info.def.Columns)
+	c := &Cursor{tx: tx, t: t, ix: ix, bufs: b, want: want, indexOnly: ix.covers(want), reverse: o.Reverse,
+		limit: o.Limit, row: append(b.row[:0], make(Row, ncol)...), wanted: append(b.wanted[:0], make([]bool, ncol)...),
+		buf: b.buf[:0], pkBuf: b.pkBuf[:0], keyBuf: b.keyBuf[:0]}
 	for _, w := range want {
 		c.wanted[w] = true
 	}
 	if ix.carry == carryPtr && !c.indexOnly && len(want) > 0 {
-		c.lockWant = append([]int(nil), want...)
-		for _, p := range slices.Concat(t.info.pk, ix.cols) {
-			if !slices.Contains(c.lockWant, p) {
-				c.lockWant = append(c.lockWant, p)
+		c.lockWant = append(b.lockWant[:0], want...)
+		for _, cols := range [...][]int{t.info.pk, ix.cols} {
+			for _, p := range cols {
+				if !slices.Contains(c.lockWant, p) {
+					c.lockWant = append(c.lockWant, p)
+				}
 			}
 		}
 		slices.Sort(c.lockWant)
@@ -140,17 +220,19 @@ func (tx *Tx) scan(t *TableHandle, ix *index, o ScanOptions, want []int) (*Curso
 		// An exclusive lower bound on a prefix that no key can follow.
 		c.limit, c.n = 1, 1
 	}
-	c.it = ix.tree.NewIter(tx.m, &btree.IterOptions{Lower: lo, Upper: hi})
+	ix.tree.InitIter(&b.it, tx.m, &btree.IterOptions{Lower: lo, Upper: hi})
+	c.it = &b.it
 	return c, nil
 }
 
-// bound turns a prefix bound into a B+tree bound.
-func (t *TableHandle) bound(ix *index, vals []Value, exclusive, lower bool) (btree.Bound, error) {
+// bound turns a prefix bound into a B+tree bound whose key is encoded
+// into buf[:0]; it returns the buffer to keep.
+func (t *TableHandle) bound(buf []byte, ix *index, vals []Value, exclusive, lower bool) (btree.Bound, []byte, error) {
 	if vals == nil {
-		return btree.Bound{}, nil
+		return btree.Bound{}, buf, nil
 	}
 	if len(vals) > len(ix.cols) {
-		return btree.Bound{}, fmt.Errorf("%w: table %s: index %s has %d columns, bound has %d values",
+		return btree.Bound{}, buf, fmt.Errorf("%w: table %s: index %s has %d columns, bound has %d values",
 			ErrWrongArity, t.info.def.Name, ix.name, len(ix.cols), len(vals))
 	}
 	cols := t.info.def.Columns
@@ -160,23 +242,28 @@ func (t *TableHandle) bound(ix *index, vals []Value, exclusive, lower bool) (btr
 			continue // a NULL bound value is allowed: NULLs sort first
 		}
 		if err := checkValue(t.info.def.Name, c, v); err != nil {
-			return btree.Bound{}, err
+			return btree.Bound{}, buf, err
 		}
 	}
-	prefix := appendKeyPrefix(nil, cols, ix.cols, vals)
+	prefix := appendKeyPrefix(buf[:0], cols, ix.cols, vals)
 	switch {
 	case lower && !exclusive:
-		return btree.Incl(prefix), nil
-	case lower:
-		if s := prefixSuccessor(prefix); s != nil {
-			return btree.Incl(s), nil
-		}
-		return btree.Bound{Kind: btree.Exclusive}, nil // nothing follows
-	case !exclusive:
-		return upperOf(prefix), nil
-	default:
-		return btree.Excl(prefix), nil
+		return btree.Incl(prefix), prefix, nil
+	case !lower && exclusive:
+		return btree.Excl(prefix), prefix, nil
 	}
+	// The bound is the prefix's successor, made in place: the prefix is
+	// needed no more.
+	if s := appendPrefixSuccessor(prefix[:0], prefix); s != nil {
+		if lower {
+			return btree.Incl(s), s, nil
+		}
+		return btree.Excl(s), s, nil
+	}
+	if lower {
+		return btree.Bound{Kind: btree.Exclusive}, prefix, nil // nothing follows
+	}
+	return btree.Bound{}, prefix, nil
 }
 
 // Path returns how the scan reads its rows.
@@ -188,11 +275,19 @@ func (c *Cursor) Row() Row { return c.row }
 // Err returns the error that stopped the scan.
 func (c *Cursor) Err() error { return c.err }
 
-// Close ends the scan.
+// Close ends the scan. The cursor's buffers go back to its transaction
+// for its next scan: Row is no longer valid.
 func (c *Cursor) Close() error {
 	if c.it != nil {
 		_ = c.it.Close()
 		c.it = nil
+		b := c.bufs
+		b.want, b.wanted, b.row, b.buf, b.pkBuf, b.keyBuf = c.want, c.wanted, c.row, c.buf, c.pkBuf, c.keyBuf
+		if c.lockWant != nil {
+			b.lockWant = c.lockWant
+		}
+		c.bufs = nil
+		c.tx.putCursorBufs(b)
 	}
 	return c.err
 }
@@ -446,20 +541,21 @@ func (tx *Tx) Count(t *TableHandle, o CountOptions) (int64, Path, error) {
 	if o.Column != "" && o.Column != "*" {
 		c, ok := t.info.colIndex[o.Column]
 		if !ok {
-			return 0, Path{}, fmt.Errorf("%w: table %s: count names column %q", ErrUnknownColumn, t.info.def.Name, o.Column)
+			return 0, Path{}, fmt.Errorf("%w: table %s: count names column %q", ErrUnknownColumn, t.info.def.Name, strings.Clone(o.Column)) // a copy: o stays on the caller's stack
 		}
 		col = c
 		if tx.db.countRewrite.Load() && !t.info.def.Columns[c].Nullable {
 			col = -1
 		}
 	}
-	var want []int
+	b := tx.cursorBufs()
+	b.want = b.want[:0]
 	if col >= 0 {
-		want = []int{col}
+		b.want = append(b.want, col)
 	}
 	so := o.ScanOptions
 	so.Limit = 0
-	cur, err := tx.scan(t, ix, so, want)
+	cur, err := tx.scan(t, ix, so, b)
 	if err != nil {
 		return 0, Path{}, err
 	}

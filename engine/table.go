@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/enginelab/enginelab/btree"
 	"github.com/enginelab/enginelab/heap"
@@ -89,7 +90,9 @@ func (t *TableHandle) index(name string) (*index, error) {
 			return ix, nil
 		}
 	}
-	return nil, fmt.Errorf("%w: table %s has no index %q", ErrUnknownIndex, t.info.def.Name, name)
+	// The message gets a copy of name, so that name does not escape: a
+	// caller's ScanOptions, which holds it, can then stay on its stack.
+	return nil, fmt.Errorf("%w: table %s has no index %q", ErrUnknownIndex, t.info.def.Name, strings.Clone(name))
 }
 
 // Name returns the table's name.

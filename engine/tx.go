@@ -3,8 +3,10 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/enginelab/enginelab/btree"
 	"github.com/enginelab/enginelab/cache"
@@ -45,8 +47,10 @@ var (
 // A Tx is used by one goroutine.
 //
 // Row values returned by Get and by a Cursor may share the transaction's
-// buffers: they are valid until the next operation on the same Tx (or the
-// cursor's next step). Copy what must live longer.
+// buffers: they are valid until the next operation on the same Tx, Commit
+// and Rollback included (or the cursor's next step or Close). Copy what
+// must live longer: the buffers outlive the transaction and serve the
+// next one.
 //
 // Isolation is strict two-phase row locking keyed by primary key: a read
 // takes a shared lock, a write an exclusive one, and every lock is held
@@ -76,9 +80,69 @@ type Tx struct {
 	undo   txUndo    // the undo log (logged: taken)
 	bufs   *undoBufs // the box the buffers came in, reused to return them
 
+	opBufs         // the operations' buffers
+	opBox  *opBufs // the box they came in, reused to return them
+}
+
+// opBufs are the buffers a transaction's operations encode keys and rows
+// into and read rows into. They outlive the transaction: Commit and
+// Rollback hand them (those not grown large) to the next transaction that
+// begins, so that the operations of a warmed-up workload allocate almost
+// nothing. Rows that Get and a Cursor return alias them, which is why
+// those rows are valid only until the next operation on the transaction,
+// Commit and Rollback included.
+type opBufs struct {
 	key, key2, val, row, oldImg []byte
 	old, cur                    Row
 	scratch                     []byte
+	changed                     []bool // update: changed[c], column c changes
+	// lo and hi hold a scan's bound keys while the iterator copies them.
+	lo, hi []byte
+	// spare is a closed cursor's buffers, for the transaction's next scan
+	// (nil: none).
+	spare *cursorBufs
+}
+
+// opBufPool holds the operation buffers of ended transactions (*opBufs).
+// The buffers hold no database state, so one pool serves every DB.
+var opBufPool sync.Pool
+
+// maxPooledBuf is the largest buffer (in elements) kept for the next
+// transaction: one that a huge row or scan grew is dropped instead of
+// being held by the pool.
+const maxPooledBuf = 64 << 10
+
+// small returns b emptied, or nil if it grew past maxPooledBuf.
+func small[S ~[]E, E any](b S) S {
+	if cap(b) > maxPooledBuf {
+		return nil
+	}
+	return b[:0]
+}
+
+// smallRow is small for a row, which it also clears: a pooled row keeps no
+// reference to the bytes of a row or of a caller's values.
+func smallRow(r Row) Row {
+	clear(r[:cap(r)])
+	return small(r)
+}
+
+// putOpBufs recycles tx's operation buffers and drops them from tx. Rows
+// that Get or a cursor returned are no longer valid after it.
+func (tx *Tx) putOpBufs() {
+	b := &tx.opBufs
+	box := tx.opBox
+	if box == nil {
+		box = new(opBufs)
+	}
+	*box = opBufs{key: small(b.key), key2: small(b.key2), val: small(b.val), row: small(b.row),
+		oldImg: small(b.oldImg), old: smallRow(b.old), cur: smallRow(b.cur), scratch: small(b.scratch),
+		changed: small(b.changed), lo: small(b.lo), hi: small(b.hi), spare: b.spare}
+	if s := box.spare; s != nil {
+		s.reset()
+	}
+	opBufPool.Put(box)
+	tx.opBufs, tx.opBox = opBufs{}, nil
 }
 
 // Begin starts a transaction that charges m (nil: a meter of its own, read
@@ -88,6 +152,9 @@ func (db *DB) Begin(m *Meter) *Tx {
 	if b, ok := db.undoBufs.Get().(*undoBufs); ok {
 		tx.steps, tx.arena, tx.note, tx.owner = b.steps, b.arena, b.note, b.owner
 		tx.bufs = b
+	}
+	if b, ok := opBufPool.Get().(*opBufs); ok {
+		tx.opBufs, tx.opBox = *b, b
 	}
 	tx.owner.ID = tx.id
 	if m == nil {
@@ -145,6 +212,7 @@ func (tx *Tx) Rollback() error {
 	tx.m.Rollbacks++
 	tx.db.locks.Release(&tx.owner)
 	tx.db.putUndoBufs(tx)
+	tx.putOpBufs()
 	return err
 }
 
@@ -207,6 +275,7 @@ func (tx *Tx) Commit() error {
 	tx.m.Commits++
 	tx.db.locks.Release(&tx.owner)
 	tx.db.putUndoBufs(tx)
+	tx.putOpBufs()
 	if err != nil {
 		return fmt.Errorf("engine: commit of transaction %d: %w", tx.id, err)
 	}
@@ -230,17 +299,31 @@ func (tx *Tx) cm() *cache.Meter { return &tx.m.Meter }
 
 // charge attributes the node visits since before to ix.
 func (tx *Tx) charge(ix *index, before int64) {
-	tx.m.ix(ix.id).NodeVisits += tx.m.NodeVisitsTotal() - before
+	tx.ixCounters(ix).NodeVisits += tx.m.NodeVisitsTotal() - before
 }
 
 func (tx *Tx) wrote(ix *index) {
 	tx.m.IndexEntriesWritten++
-	tx.m.ix(ix.id).EntriesWritten++
+	tx.ixCounters(ix).EntriesWritten++
 }
 
 func (tx *Tx) deleted(ix *index) {
 	tx.m.IndexEntriesDeleted++
-	tx.m.ix(ix.id).EntriesDeleted++
+	tx.ixCounters(ix).EntriesDeleted++
+}
+
+// ixCounters returns the meter's counters of ix. A meter that has no room
+// for them gets room for every index of the database at once, rather than
+// growing index by index as the transaction meets them.
+func (tx *Tx) ixCounters(ix *index) *IndexCounters {
+	m := tx.m
+	if ix.id >= cap(m.Index) {
+		tx.db.ixMu.Lock()
+		n := len(tx.db.ixNames)
+		tx.db.ixMu.Unlock()
+		m.Index = slices.Grow(m.Index, max(n, ix.id+1)-len(m.Index))
+	}
+	return m.ix(ix.id)
 }
 
 // pkKey checks and encodes a primary key into dst.
@@ -299,10 +382,16 @@ func (tx *Tx) checkUnique(t *TableHandle, row Row, skip func(ix *index) bool) er
 		}
 		prefix := appendKey(tx.key2[:0], t.info.def.Columns, ix.cols, row)
 		tx.key2 = prefix
+		var hi btree.Bound // the keys starting with prefix end below its successor
+		if s := appendPrefixSuccessor(tx.hi[:0], prefix); s != nil {
+			tx.hi, hi = s, btree.Excl(s)
+		}
 		b := tx.m.NodeVisitsTotal()
-		it := ix.tree.NewIter(tx.m, &btree.IterOptions{Lower: btree.Incl(prefix), Upper: upperOf(prefix)})
-		found := it.First()
-		err := it.Close()
+		cb := tx.cursorBufs()
+		ix.tree.InitIter(&cb.it, tx.m, &btree.IterOptions{Lower: btree.Incl(prefix), Upper: hi})
+		found := cb.it.First()
+		err := cb.it.Close()
+		tx.putCursorBufs(cb)
 		tx.charge(ix, b)
 		if err != nil {
 			return err
@@ -345,14 +434,6 @@ func (tx *Tx) checkSizes(t *TableHandle, row Row, pk, img []byte) error {
 		}
 	}
 	return nil
-}
-
-// upperOf is the exclusive upper bound of the keys starting with prefix.
-func upperOf(prefix []byte) btree.Bound {
-	if s := prefixSuccessor(prefix); s != nil {
-		return btree.Excl(s)
-	}
-	return btree.Bound{}
 }
 
 // Insert adds row (every column, in schema order). A primary key or unique
@@ -553,7 +634,8 @@ func (tx *Tx) update(t *TableHandle, pk []Value, set []Set) error {
 	cols := t.info.def.Columns
 	name := t.info.def.Name
 	// Resolve and check the changes before reading anything.
-	changed := make([]bool, len(cols))
+	changed := append(tx.changed[:0], make([]bool, len(cols))...)
+	tx.changed = changed
 	for _, s := range set {
 		c, ok := t.info.colIndex[s.Column]
 		if !ok {

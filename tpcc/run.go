@@ -199,7 +199,8 @@ type TerminalEnvs interface {
 // TxObserver, when a terminal's Env implements it, hears each transaction
 // begin and end: the simulator splits response times by where they went.
 // Measured says whether the transaction counts in the results; its meter
-// holds every attempt's cost.
+// holds every attempt's cost. The meter is the terminal's, reused for its
+// next transaction: it is valid during the call only.
 type TxObserver interface {
 	TxBegin(kind TxType)
 	TxEnd(kind TxType, measured bool, m *engine.Meter)
@@ -222,6 +223,9 @@ type Terminal struct {
 	from, end time.Time
 	hseq      uint32 // the history rows this terminal has written
 	lines     []OrderLineInput
+	// m is the meter of the transaction running, reset for each (its
+	// per-index counters keep their room).
+	m engine.Meter
 }
 
 // hid returns the next h_id of this terminal: terminal slot t/W+1 of its
@@ -254,18 +258,19 @@ func (t *Terminal) Run(ctx context.Context) error {
 		if t.obs != nil {
 			t.obs.TxBegin(kind)
 		}
-		var m engine.Meter
-		retries, rolledBack, skipped, err := t.execute(kind, &m)
+		m := &t.m
+		*m = engine.Meter{Index: m.Index[:0]} // the index counters grow again from zero
+		retries, rolledBack, skipped, err := t.execute(kind, m)
 		measured := !begin.Before(t.from) && begin.Before(t.end)
 		if t.obs != nil {
-			t.obs.TxEnd(kind, measured && err == nil, &m)
+			t.obs.TxEnd(kind, measured && err == nil, m)
 		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", kind, err)
 		}
 		if measured {
 			s := &t.res.Types[kind]
-			s.Record(env.Now().Sub(begin), &m)
+			s.Record(env.Now().Sub(begin), m)
 			s.Retries += retries
 			s.Skipped += skipped
 			if rolledBack {

@@ -92,9 +92,11 @@ func OpenTables(db *engine.DB) (*Handles, error) {
 	return &t, nil
 }
 
-// customerPK is customer (w, d, id)'s primary key.
+// customerPK is customer (w, d, id)'s primary key, in the executor's
+// buffer: valid until the next call.
 func (x *Executor) customerPK(w, d, id int64) []engine.Value {
-	pk := []engine.Value{engine.Int(w), engine.Int(d), engine.Int(id)}
+	x.cpk = [4]engine.Value{engine.Int(w), engine.Int(d), engine.Int(id)}
+	pk := x.cpk[:3]
 	if k := x.T.WideCustomerKey; k > 0 {
 		pk = append(pk, engine.Str(WideCustomerKey(w, d, id, k)))
 	}
@@ -103,7 +105,7 @@ func (x *Executor) customerPK(w, d, id int64) []engine.Value {
 
 // Executor runs the five transactions' database work for given inputs (the
 // terminals draw the inputs). It belongs to one goroutine: it reuses its
-// row buffers.
+// row, key and bound buffers, which the engine reads during a call only.
 type Executor struct {
 	T       *Handles
 	Profile Profile
@@ -112,8 +114,13 @@ type Executor struct {
 	// line of the district is read and filtered.
 	StockLevelNoLowerBound bool
 
-	row engine.Row
-	ids []int64
+	row  engine.Row
+	ids  []int64
+	nums []int64         // Delivery: an order's line numbers
+	last []byte          // a by-name lookup's last name
+	cpk  [4]engine.Value // customerPK's key
+	lo   [3]engine.Value // a scan's lower bound
+	hi   [3]engine.Value // a scan's upper bound
 }
 
 // Columns a by-name lookup reads of each match: the c_id list (every
@@ -126,11 +133,28 @@ var (
 	byNameRows = []string{"c_balance", "c_first", "c_middle", "c_id"}
 )
 
+// Columns the other scans read.
+var (
+	orderStatusOrder = []string{"o_id", "o_entry_d", "o_carrier_id"}
+	orderStatusLines = []string{"ol_i_id", "ol_supply_w_id", "ol_quantity", "ol_amount", "ol_delivery_d"}
+	deliveryNewOrder = []string{"no_o_id"}
+	deliveryLines    = []string{"ol_number", "ol_amount"}
+	stockLevelLines  = []string{"ol_o_id", "ol_i_id"}
+)
+
+// bound3 fills b with up to three values and returns them: a scan bound
+// in one of the executor's buffers, which the engine reads during the
+// call only.
+func bound3(b *[3]engine.Value, vals ...engine.Value) []engine.Value {
+	return b[:copy(b[:], vals)]
+}
+
 // customerByName finds the customer of a by-name lookup: the one at position
 // ceil(n/2) of the matches ordered by c_first [2.5.2.2], as the profile
 // phrases it, reading cols of each match. It returns the customer's id.
 func (x *Executor) customerByName(tx *engine.Tx, w, d int64, last string, cols []string) (int64, error) {
-	prefix := []engine.Value{engine.Int(w), engine.Int(d), engine.Str(last)}
+	x.last = append(x.last[:0], last...)
+	prefix := bound3(&x.lo, engine.Int(w), engine.Int(d), engine.Bytes(x.last))
 	so := engine.ScanOptions{Index: CustomerByName, Lower: prefix, Upper: prefix, Columns: cols}
 	var n int64
 	switch x.Profile {
@@ -202,16 +226,21 @@ func (x *Executor) getForUpdate(tx *engine.Tx, t *engine.TableHandle, pk ...engi
 }
 
 func (x *Executor) read(tx *engine.Tx, t *engine.TableHandle, update bool, pk []engine.Value) (engine.Row, error) {
-	get := tx.Get
+	// Direct calls, not a method value, and a copy of pk in the message:
+	// pk then stays on the caller's stack.
+	var row engine.Row
+	var found bool
+	var err error
 	if update {
-		get = tx.GetForUpdate
+		row, found, err = tx.GetForUpdate(t, pk, x.row)
+	} else {
+		row, found, err = tx.Get(t, pk, x.row)
 	}
-	row, found, err := get(t, pk, x.row)
 	if err != nil {
 		return nil, err
 	}
 	if !found {
-		return nil, fmt.Errorf("tpcc: table %s has no row %v", t.Name(), pk)
+		return nil, fmt.Errorf("tpcc: table %s has no row %v", t.Name(), slices.Clone(pk))
 	}
 	x.row = row
 	return row, nil
@@ -411,9 +440,9 @@ func (x *Executor) OrderStatus(tx *engine.Tx, in *OrderStatusInput) (OrderStatus
 		}
 	}
 	out.CID = cid
-	prefix := []engine.Value{i(in.WID), i(in.DID), i(cid)}
+	prefix := bound3(&x.lo, i(in.WID), i(in.DID), i(cid))
 	cur, err := tx.Scan(x.T.Orders, engine.ScanOptions{Index: OrdersByCustomer, Lower: prefix, Upper: prefix,
-		Reverse: true, Limit: 1, Columns: []string{"o_id", "o_entry_d", "o_carrier_id"}})
+		Reverse: true, Limit: 1, Columns: orderStatusOrder})
 	if err != nil {
 		return out, err
 	}
@@ -424,9 +453,8 @@ func (x *Executor) OrderStatus(tx *engine.Tx, in *OrderStatusInput) (OrderStatus
 	if err := cur.Close(); err != nil || !found {
 		return out, err
 	}
-	op := []engine.Value{i(in.WID), i(in.DID), i(out.OID)}
-	lines, err := tx.Scan(x.T.OrderLine, engine.ScanOptions{Lower: op, Upper: op,
-		Columns: []string{"ol_i_id", "ol_supply_w_id", "ol_quantity", "ol_amount", "ol_delivery_d"}})
+	op := bound3(&x.lo, i(in.WID), i(in.DID), i(out.OID))
+	lines, err := tx.Scan(x.T.OrderLine, engine.ScanOptions{Lower: op, Upper: op, Columns: orderStatusLines})
 	if err != nil {
 		return out, err
 	}
@@ -447,8 +475,8 @@ type DeliveryInput struct {
 func (x *Executor) Delivery(tx *engine.Tx, in *DeliveryInput) (skipped int, err error) {
 	i := engine.Int
 	for d := int64(1); d <= 10; d++ {
-		prefix := []engine.Value{i(in.WID), i(d)}
-		so := engine.ScanOptions{Lower: prefix, Upper: prefix, Columns: []string{"no_o_id"}}
+		prefix := bound3(&x.lo, i(in.WID), i(d))
+		so := engine.ScanOptions{Lower: prefix, Upper: prefix, Columns: deliveryNewOrder}
 		if x.Profile != BenchmarkSQL {
 			so.Limit = 1
 		}
@@ -480,21 +508,21 @@ func (x *Executor) Delivery(tx *engine.Tx, in *DeliveryInput) (skipped int, err 
 		if err := tx.Update(x.T.Orders, []engine.Value{i(in.WID), i(d), i(oid)}, []engine.Set{{Column: "o_carrier_id", Value: i(in.CarrierID)}}); err != nil {
 			return skipped, err
 		}
-		op := []engine.Value{i(in.WID), i(d), i(oid)}
-		lines, err := tx.Scan(x.T.OrderLine, engine.ScanOptions{Lower: op, Upper: op, Columns: []string{"ol_number", "ol_amount"}})
+		op := bound3(&x.lo, i(in.WID), i(d), i(oid))
+		lines, err := tx.Scan(x.T.OrderLine, engine.ScanOptions{Lower: op, Upper: op, Columns: deliveryLines})
 		if err != nil {
 			return skipped, err
 		}
 		var sum int64
-		var nums []int64
+		x.nums = x.nums[:0]
 		for lines.Next() {
 			sum += lines.Row()[OLAmount].I
-			nums = append(nums, lines.Row()[OLNumber].I)
+			x.nums = append(x.nums, lines.Row()[OLNumber].I)
 		}
 		if err := lines.Close(); err != nil {
 			return skipped, err
 		}
-		for _, n := range nums {
+		for _, n := range x.nums {
 			if err := tx.Update(x.T.OrderLine, []engine.Value{i(in.WID), i(d), i(oid), i(n)},
 				[]engine.Set{{Column: "ol_delivery_d", Value: engine.Time(in.Date)}}); err != nil {
 				return skipped, err
@@ -528,11 +556,11 @@ func (x *Executor) StockLevel(tx *engine.Tx, in *StockLevelInput) (int, error) {
 		return 0, err
 	}
 	next := d[DNextOID].I
-	so := engine.ScanOptions{Lower: []engine.Value{i(in.WID), i(in.DID), i(next - 20)},
-		Upper: []engine.Value{i(in.WID), i(in.DID), i(next)}, UpperExclusive: true,
-		Columns: []string{"ol_o_id", "ol_i_id"}}
+	so := engine.ScanOptions{Lower: bound3(&x.lo, i(in.WID), i(in.DID), i(next-20)),
+		Upper: bound3(&x.hi, i(in.WID), i(in.DID), i(next)), UpperExclusive: true,
+		Columns: stockLevelLines}
 	if x.StockLevelNoLowerBound {
-		so.Lower = []engine.Value{i(in.WID), i(in.DID)}
+		so.Lower = bound3(&x.lo, i(in.WID), i(in.DID))
 	}
 	cur, err := tx.Scan(x.T.OrderLine, so)
 	if err != nil {
