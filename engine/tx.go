@@ -625,7 +625,7 @@ func (tx *Tx) update(t *TableHandle, pk []Value, set []Set) error {
 	cols := t.info.def.Columns
 	name := t.info.def.Name
 	// Resolve and check the changes before reading anything.
-	changed := append(tx.changed[:0], make([]bool, len(cols))...)
+	changed := zeroed(tx.changed, len(cols))
 	tx.changed = changed
 	for _, s := range set {
 		c, ok := t.info.colIndex[s.Column]
