@@ -108,6 +108,18 @@ func (tx *Tx) putCursorBufs(b *cursorBufs) {
 	}
 }
 
+// zeroed returns s resized to n zero elements, reusing its array when it
+// has room. (append(s[:0], make(S, n)...) does the same without the race
+// detector, whose builds allocate the make.)
+func zeroed[S ~[]E, E any](s S, n int) S {
+	if cap(s) < n {
+		return make(S, n)
+	}
+	s = s[:n]
+	clear(s)
+	return s
+}
+
 // reset drops the row's references to row bytes and callers' values
 // before the buffers wait in the pool.
 func (b *cursorBufs) reset() {
@@ -200,7 +212,7 @@ func (tx *Tx) openCursor(t *TableHandle, ix *index, o ScanOptions, b *cursorBufs
 	}
 	want, ncol := b.want, len(t.info.def.Columns)
 	c := &Cursor{tx: tx, t: t, ix: ix, bufs: b, want: want, indexOnly: ix.covers(want), reverse: o.Reverse,
-		limit: o.Limit, row: append(b.row[:0], make(Row, ncol)...), wanted: append(b.wanted[:0], make([]bool, ncol)...),
+		limit: o.Limit, row: zeroed(b.row, ncol), wanted: zeroed(b.wanted, ncol),
 		buf: b.buf[:0], pkBuf: b.pkBuf[:0], keyBuf: b.keyBuf[:0]}
 	for _, w := range want {
 		c.wanted[w] = true

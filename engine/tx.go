@@ -80,8 +80,7 @@ type Tx struct {
 	undo   txUndo    // the undo log (logged: taken)
 	bufs   *undoBufs // the box the buffers came in, reused to return them
 
-	opBufs         // the operations' buffers
-	opBox  *opBufs // the box they came in, reused to return them
+	*opBufs // the operations' buffers; nil once the transaction ended
 }
 
 // opBufs are the buffers a transaction's operations encode keys and rows
@@ -127,22 +126,19 @@ func smallRow(r Row) Row {
 	return small(r)
 }
 
-// putOpBufs recycles tx's operation buffers and drops them from tx. Rows
-// that Get or a cursor returned are no longer valid after it.
+// putOpBufs recycles tx's operation buffers and drops them from tx (an
+// ended transaction checks tx.done before it could touch them). Rows that
+// Get or a cursor returned are no longer valid after it.
 func (tx *Tx) putOpBufs() {
-	b := &tx.opBufs
-	box := tx.opBox
-	if box == nil {
-		box = new(opBufs)
-	}
-	*box = opBufs{key: small(b.key), key2: small(b.key2), val: small(b.val), row: small(b.row),
+	b := tx.opBufs
+	*b = opBufs{key: small(b.key), key2: small(b.key2), val: small(b.val), row: small(b.row),
 		oldImg: small(b.oldImg), old: smallRow(b.old), cur: smallRow(b.cur), scratch: small(b.scratch),
 		changed: small(b.changed), lo: small(b.lo), hi: small(b.hi), spare: b.spare}
-	if s := box.spare; s != nil {
+	if s := b.spare; s != nil {
 		s.reset()
 	}
-	opBufPool.Put(box)
-	tx.opBufs, tx.opBox = opBufs{}, nil
+	opBufPool.Put(b)
+	tx.opBufs = nil
 }
 
 // Begin starts a transaction that charges m (nil: a meter of its own, read
@@ -154,7 +150,9 @@ func (db *DB) Begin(m *Meter) *Tx {
 		tx.bufs = b
 	}
 	if b, ok := opBufPool.Get().(*opBufs); ok {
-		tx.opBufs, tx.opBox = *b, b
+		tx.opBufs = b
+	} else {
+		tx.opBufs = new(opBufs)
 	}
 	tx.owner.ID = tx.id
 	if m == nil {
@@ -634,7 +632,7 @@ func (tx *Tx) update(t *TableHandle, pk []Value, set []Set) error {
 	cols := t.info.def.Columns
 	name := t.info.def.Name
 	// Resolve and check the changes before reading anything.
-	changed := append(tx.changed[:0], make([]bool, len(cols))...)
+	changed := zeroed(tx.changed, len(cols))
 	tx.changed = changed
 	for _, s := range set {
 		c, ok := t.info.colIndex[s.Column]
