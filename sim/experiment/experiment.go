@@ -70,6 +70,10 @@ type Params struct {
 	Seed             uint64        `json:"seed"`
 	PoolSize         int64         `json:"pool_bytes"`   // 0: the experiment's
 	RemoteSize       int64         `json:"remote_bytes"` // 0: the experiment's
+	// IOCapacity is every side's page cleaner base rate in page writes
+	// a second (sim.TPCCConfig.IOCapacity, innodb_io_capacity; 0: the
+	// experiment's, else 200).
+	IOCapacity int `json:"io_capacity,omitempty"`
 	Hardware         hw.Spec       `json:"-"`
 	// MemoryLimit and IgnoreMemoryLimit go to every side's job
 	// (sim.TPCCConfig): each side is checked before the first one loads.
@@ -260,6 +264,9 @@ func (e *Experiment) params(p Params) Params {
 	if p.RemoteSize == 0 {
 		p.RemoteSize = d.RemoteSize * int64(p.Warehouses)
 	}
+	if p.IOCapacity == 0 {
+		p.IOCapacity = d.IOCapacity
+	}
 	spec := d.Hardware
 	u := p.Hardware
 	if u.Cores != 0 {
@@ -282,7 +289,7 @@ func (p *Params) base() sim.TPCCConfig {
 	return sim.TPCCConfig{Mode: sim.ModeSim, Hardware: p.Hardware, Warehouses: p.Warehouses, Scale: p.Scale, Terminals: p.Terminals,
 		Duration: p.Duration, Warmup: p.Warmup, Seed: p.Seed, PoolSize: p.PoolSize, RemoteSize: p.RemoteSize,
 		ReadAhead: true, MemoryLimit: p.MemoryLimit, IgnoreMemoryLimit: p.IgnoreMemoryLimit, InMemoryOnly: true,
-		ScaledPool: p.poolPerWarehouse}
+		ScaledPool: p.poolPerWarehouse, IOCapacity: p.IOCapacity}
 }
 
 // The counters an explanation looks at, with their per-transaction value

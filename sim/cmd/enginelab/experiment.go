@@ -56,6 +56,7 @@ func experimentCmd(args []string, stdout, stderr io.Writer) int {
 	fs.Uint64Var(&p.Seed, "seed", 1, "seed of the load and of every side's run")
 	fs.Var(&pool, "pool", "buffer pool size (0: the experiment's, per warehouse)")
 	fs.Var(&remote, "remote-size", "remote tier size where the experiment has one (0: the experiment's, per warehouse)")
+	fs.IntVar(&p.IOCapacity, "io-capacity", 0, "the page cleaner's base rate in page writes a second, innodb_io_capacity (0: the experiment's, else 200; at least 100)")
 	fs.IntVar(&p.Hardware.Cores, "cores", 0, "modeled CPU cores (0: the experiment's)")
 	fs.StringVar(&p.Hardware.CPU, "cpu", "", "CPU cost profile (default: the experiment's)")
 	fs.StringVar(&p.Hardware.Store, "store-device", "", "the store's device (default: the experiment's)")
@@ -84,7 +85,7 @@ func experimentCmd(args []string, stdout, stderr io.Writer) int {
 		name string
 		bad  bool
 	}{{"--warehouses", p.Warehouses < 0}, {"--terminals", p.Terminals < 0}, {"--duration", p.Duration < 0},
-		{"--warmup", p.Warmup < 0}, {"--cores", p.Hardware.Cores < 0}} {
+		{"--warmup", p.Warmup < 0}, {"--cores", p.Hardware.Cores < 0}, {"--io-capacity", p.IOCapacity < 0}} {
 		if c.bad {
 			fmt.Fprintf(stderr, "enginelab experiment: %s must not be negative\n", c.name)
 			return 2

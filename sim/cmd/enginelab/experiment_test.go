@@ -22,7 +22,7 @@ func TestExperimentCommand(t *testing.T) {
 
 	st, out, _ = enginelab("experiment", "io-bound", "--help")
 	require.Zero(t, st)
-	for _, f := range []string{"warehouses", "scale", "terminals", "duration", "warmup", "seed", "pool", "remote-size", "cores", "store-device", "network", "json"} {
+	for _, f := range []string{"warehouses", "scale", "terminals", "duration", "warmup", "seed", "pool", "remote-size", "cores", "io-capacity", "store-device", "network", "json"} {
 		require.Regexp(t, `(?m)^  -`+f+`( |$)`, out, "--%s documented", f)
 	}
 	require.Contains(t, out, "expects:")
@@ -35,6 +35,8 @@ func TestExperimentCommand(t *testing.T) {
 		{[]string{"experiment", "io-bound", "--pool", "lots"}, "-pool"},
 		{[]string{"experiment", "io-bound", "--scale", "huge"}, "want one of full, small"},
 		{[]string{"experiment", "io-bound", "--terminals", "-1"}, "--terminals must not be negative"},
+		{[]string{"experiment", "io-bound", "--io-capacity", "-1"}, "--io-capacity must not be negative"},
+		{[]string{"experiment", "io-bound", "--io-capacity", "50"}, "io capacity 50"},
 		{[]string{"experiment", "io-bound", "--store-device", "floppy"}, `store device "floppy"`},
 		{[]string{"experiment", "io-bound", "stray"}, `unexpected argument "stray"`},
 		{[]string{"experiment"}, "usage: enginelab experiment list"},
