@@ -73,8 +73,8 @@ type Params struct {
 	// IOCapacity is every side's page cleaner base rate in page writes
 	// a second (sim.TPCCConfig.IOCapacity, innodb_io_capacity; 0: the
 	// experiment's, else 200).
-	IOCapacity int `json:"io_capacity,omitempty"`
-	Hardware         hw.Spec       `json:"-"`
+	IOCapacity int     `json:"io_capacity,omitempty"`
+	Hardware   hw.Spec `json:"-"`
 	// MemoryLimit and IgnoreMemoryLimit go to every side's job
 	// (sim.TPCCConfig): each side is checked before the first one loads.
 	MemoryLimit       int64 `json:"-"`
