@@ -204,7 +204,9 @@ func TestPageWriteAfterLogDurable(t *testing.T) {
 		writes++
 		return nil
 	}}
-	p := newPoolWith(t, st, 16, cache.Options{Policy: cache.PolicyLRU}, cache.Wiring{Log: orderLog{l, &ev}})
+	// A low-water mark, so that a cleaner pass flushes from the flush
+	// list (a page whose change is not durable yet) for the pool's sake.
+	p := newPoolWith(t, st, 16, cache.Options{Policy: cache.PolicyLRU, MaxDirtyPagesPctLWM: 10}, cache.Wiring{Log: orderLog{l, &ev}})
 	require.NoError(t, p.CreateSpace(nil, 1))
 	var ids []page.ID
 	for range 14 {
@@ -318,8 +320,9 @@ func TestFlushTarget(t *testing.T) {
 	}{
 		{0, 0, 1000, 0},
 		{capacity/10 - 1, 50, 1000, 0}, // below the low-water mark, 5% dirty
-		{0, 100, 1000, 21},             // 10% dirty: 10·100/91 = 10.99% of 200
-		{0, 900, 1000, 197},            // 90% dirty: 98.9% of 200
+		{0, 100, 1000, 0},              // 10% dirty, no low-water mark: nothing
+		{0, 899, 1000, 0},              // 89.9% dirty: nothing yet
+		{0, 900, 1000, 200},            // 90% dirty: 100% of 200
 		{capacity / 10, 0, 1000, 103},  // at the lwm: f = 11.43, 10·f·√f/7.5 = 51.5%
 		{async / 2, 0, 1000, 942},      // f = 50: 471%
 		{async, 0, 1000, 2000},         // f = 100: 1333%, capped at 2000
@@ -327,6 +330,19 @@ func TestFlushTarget(t *testing.T) {
 	} {
 		got := cache.FlushTargetFor(cache.Options{}, capacity, c.age, c.dirty, c.total)
 		require.Equal(t, c.want, got, "age %d, %d of %d dirty", c.age, c.dirty, c.total)
+	}
+	// With MySQL 8.0's low-water mark of 10%, gradually.
+	lwm := cache.Options{MaxDirtyPagesPctLWM: 10}
+	for _, c := range []struct {
+		dirty, total int
+		want         int
+	}{
+		{99, 1000, 0},    // 9.9% dirty: below the mark
+		{100, 1000, 21},  // 10% dirty: 10·100/91 = 10.99% of 200
+		{900, 1000, 197}, // 90% dirty: 98.9% of 200
+	} {
+		got := cache.FlushTargetFor(lwm, capacity, 0, c.dirty, c.total)
+		require.Equal(t, c.want, got, "lwm 10, %d of %d dirty", c.dirty, c.total)
 	}
 }
 
@@ -378,11 +394,14 @@ func TestCleanerOptions(t *testing.T) {
 		{IOCapacity: -1},
 		{IOCapacity: 500, IOCapacityMax: 400},
 		{LRUScanDepth: -1},
+		{MaxDirtyPagesPctLWM: -1},
+		{MaxDirtyPagesPctLWM: cache.MaxDirtyPagesPct + 1},
 	} {
 		err := o.Validate(page.DefaultSize)
 		require.True(t, errors.Is(err, cache.ErrInvalidOptions), "%+v: %v", o, err)
 	}
 	require.NoError(t, cache.Options{IOCapacity: 100}.Validate(page.DefaultSize))
+	require.NoError(t, cache.Options{MaxDirtyPagesPctLWM: cache.MaxDirtyPagesPct}.Validate(page.DefaultSize))
 	_, err := cache.NewPool(newStore(t), nil, &cache.Wiring{LogCapacity: -1})
 	require.ErrorIs(t, err, cache.ErrInvalidOptions)
 }

@@ -144,6 +144,13 @@ type Options struct {
 	// (innodb_io_capacity_max). Default the larger of 2000, InnoDB's
 	// default, and twice IOCapacity; not below IOCapacity.
 	IOCapacityMax int
+	// MaxDirtyPagesPctLWM is the dirty share of the pool, in percent, from
+	// which the page cleaner flushes for the pool's sake gradually
+	// (innodb_max_dirty_pages_pct_lwm; see FlushTarget). Default 0, as
+	// MariaDB's and MySQL 5.7's: no gradual flushing, a full
+	// IOCapacity once MaxDirtyPagesPct of the pool is dirty (MySQL 8.0's
+	// default is 10). Allowed 0 to MaxDirtyPagesPct.
+	MaxDirtyPagesPctLWM int
 	// LRUScanDepth is how far from the LRU tail the page cleaner looks for
 	// dirty pages to write, so that a fetch finds a clean victim there
 	// (innodb_lru_scan_depth). Default 1024, InnoDB's (per buffer pool
@@ -244,6 +251,9 @@ func (o Options) Validate(pageSize int) error {
 	}
 	if o.IOCapacityMax < o.IOCapacity {
 		return fmt.Errorf("cache: %w: io capacity max %d pages a second is below io capacity %d", ErrInvalidOptions, o.IOCapacityMax, o.IOCapacity)
+	}
+	if o.MaxDirtyPagesPctLWM < 0 || o.MaxDirtyPagesPctLWM > MaxDirtyPagesPct {
+		return fmt.Errorf("cache: %w: max dirty pages pct lwm %d: want 0 to %d", ErrInvalidOptions, o.MaxDirtyPagesPctLWM, MaxDirtyPagesPct)
 	}
 	if o.LRUScanDepth < 1 {
 		return fmt.Errorf("cache: %w: LRU scan depth %d: want at least 1", ErrInvalidOptions, o.LRUScanDepth)

@@ -86,6 +86,11 @@ type TPCCConfig struct {
 	// IOCapacity is the page cleaner's base rate in page writes a second
 	// (cache.Options.IOCapacity, innodb_io_capacity; 0: 200).
 	IOCapacity int
+	// MaxDirtyPagesPctLWM is the dirty share of the pool, in percent, from
+	// which the page cleaner flushes gradually for the pool's sake
+	// (cache.Options.MaxDirtyPagesPctLWM, innodb_max_dirty_pages_pct_lwm;
+	// 0, the default: only past 90% dirty).
+	MaxDirtyPagesPctLWM int
 	// LoadSpace records the space report right after the load, before
 	// the run changes it, in the report's load section (report.Load.Space).
 	LoadSpace bool
@@ -146,7 +151,7 @@ const DefaultRemoteSize = 1 << 30
 // (CheckMemory, in Validate) counts what the engine's would and the data.
 func (c *TPCCConfig) EngineOptions() *engine.Options {
 	o := &engine.Options{Dir: c.Dir, PageSize: c.PageSize, Options: cache.Options{PoolSize: c.PoolSize, Policy: c.PoolPolicy, TierMode: c.RemoteMode, ReadAhead: c.ReadAhead,
-		TornPages: c.TornPages, IOCapacity: c.IOCapacity},
+		TornPages: c.TornPages, IOCapacity: c.IOCapacity, MaxDirtyPagesPctLWM: c.MaxDirtyPagesPctLWM},
 		HeapUpdate: c.HeapUpdate, CountRewrite: c.CountRewrite, Commit: engine.NoSyncCommit,
 		LogSize: c.LogSize, SkipMemoryCheck: true}
 	if o.PoolSize == 0 {

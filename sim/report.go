@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/enginelab/enginelab/cache/page"
+	"github.com/enginelab/enginelab/cache/redo"
 	"github.com/enginelab/enginelab/cache/tier"
 	"github.com/enginelab/enginelab/engine"
 	"github.com/enginelab/enginelab/sim/report"
@@ -31,6 +32,7 @@ func fillSim(r *report.Sim, s *sched.Scheduler, elapsed time.Duration, run *repo
 	r.StoreBusyPct, r.LogBusyPct, r.NetworkBusyPct = pct(store, 1), pct(log, 1), pct(net, 1)
 	r.Stalls = s.Stalls()
 	r.BackgroundWritesPending = s.PendingBackgroundWrites()
+	r.CleanerSkips = s.CleanerSkips()
 	r.CheckpointWaits = s.CheckpointWaits()
 	types := s.Types()
 	for i := range run.Types {
@@ -107,6 +109,13 @@ func newReport(c *TPCCConfig) *report.Report {
 	if policy == "" {
 		policy = "midpoint"
 	}
+	ioCapacity, logSize := c.IOCapacity, c.LogSize
+	if ioCapacity == 0 {
+		ioCapacity = 200 // cache.Options' default
+	}
+	if logSize == 0 {
+		logSize = redo.DefaultCapacity
+	}
 	pageSize := c.PageSize
 	if pageSize == 0 {
 		pageSize = page.DefaultSize
@@ -121,7 +130,8 @@ func newReport(c *TPCCConfig) *report.Report {
 			Profile: c.Profile.String(), StockLevelNoLowerBound: c.StockLevelNoLowerBound,
 			KeyingAndThink: c.KeyingAndThink, Seed: c.Seed, Org: orgName(c.Org), CountRewrite: c.CountRewrite,
 			PageSize: pageSize, PoolBytes: o.PoolSize, PoolPolicy: policy, HeapUpdate: heapUpdate,
-			ReadAhead: c.ReadAhead, TornPages: c.TornPages.String(), Remote: c.Remote.String(), RemoteMode: remoteMode(c.RemoteMode),
+			ReadAhead: c.ReadAhead, TornPages: c.TornPages.String(),
+			IOCapacity: ioCapacity, MaxDirtyPagesPctLWM: c.MaxDirtyPagesPctLWM, LogBytes: logSize, Remote: c.Remote.String(), RemoteMode: remoteMode(c.RemoteMode),
 			SyncCommit: c.SyncCommit, Dir: c.Dir},
 		Flags:   c.Flags,
 		Version: version(),

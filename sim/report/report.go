@@ -63,11 +63,16 @@ type Config struct {
 	PoolPolicy             string  `json:"pool_policy"`
 	ReadAhead              bool    `json:"read_ahead"`
 	TornPages              string  `json:"torn_pages,omitempty"`
-	Remote                 string  `json:"remote"`
-	RemoteMode             string  `json:"remote_mode"`
-	HeapUpdate             string  `json:"heap_update"`
-	SyncCommit             bool    `json:"sync_commit"`
-	Dir                    string  `json:"dir"` // "" in memory
+	// The page cleaner's settings and the redo log's capacity, defaults
+	// applied (0 where the run has no log: a report from before them).
+	IOCapacity          int    `json:"io_capacity,omitempty"`
+	MaxDirtyPagesPctLWM int    `json:"max_dirty_pages_pct_lwm"`
+	LogBytes            int64  `json:"log_size_bytes,omitempty"`
+	Remote              string `json:"remote"`
+	RemoteMode          string `json:"remote_mode"`
+	HeapUpdate          string `json:"heap_update"`
+	SyncCommit          bool   `json:"sync_commit"`
+	Dir                 string `json:"dir"` // "" in memory
 }
 
 // Host says where the job ran and how long it took there: every
@@ -192,6 +197,10 @@ type Sim struct {
 	// BackgroundWritesPending is how many background writes (checkpoint
 	// flushes) the store device had not yet served at the end.
 	BackgroundWritesPending int64 `json:"background_writes_pending,omitempty"`
+	// CleanerSkips counts page cleaner passes that fell due while the
+	// store device still had background writes queued and were skipped
+	// (the cleaner waits for its batch to end, as InnoDB's does).
+	CleanerSkips int64 `json:"cleaner_skips,omitempty"`
 	// CheckpointWaits counts checkpoints that began while the last one's
 	// writes were still queued, so that a transaction waited for them.
 	CheckpointWaits int64 `json:"checkpoint_waits,omitempty"`

@@ -77,8 +77,8 @@ func (r *Report) WriteTable(w io.Writer) error {
 				}
 			}
 			_ = tw.Flush()
-			fmt.Fprintf(&b, "busy: cores %.1f%%, store %.1f%%, log %.1f%%, network %.1f%% of %.1f virtual s; %d checkpoints waited for the last one's writes, %d background writes pending at the end\n",
-				sr.CoresBusyPct, sr.StoreBusyPct, sr.LogBusyPct, sr.NetworkBusyPct, sr.VirtualSeconds, sr.CheckpointWaits, sr.BackgroundWritesPending)
+			fmt.Fprintf(&b, "busy: cores %.1f%%, store %.1f%%, log %.1f%%, network %.1f%% of %.1f virtual s; %d checkpoints waited for the last one's writes, %d background writes pending at the end, %d cleaner passes skipped (its last batch still queued)\n",
+				sr.CoresBusyPct, sr.StoreBusyPct, sr.LogBusyPct, sr.NetworkBusyPct, sr.VirtualSeconds, sr.CheckpointWaits, sr.BackgroundWritesPending, sr.CleanerSkips)
 			if sr.Stalls > 0 {
 				fmt.Fprintf(&b, "warning: the scheduler broke %d stalled waits\n", sr.Stalls)
 			}

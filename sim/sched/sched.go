@@ -118,6 +118,9 @@ type Scheduler struct {
 	// every cache.CleanerInterval of virtual time, run at the first yield
 	// point at or after its time.
 	nextClean int64
+	// cleanerSkips counts cleaner passes that fell due while the store
+	// still had background writes queued (skipped: see background).
+	cleanerSkips int64
 
 	// syncLeader is the terminal leading the log sync in progress while
 	// it yields inside SyncStart; urgent is a terminal whose page write
@@ -727,12 +730,34 @@ func (s *Scheduler) background(v *vterm) {
 	// The page cleaner's passes that fall due by now. Not while a page
 	// write waits for a log sync holding latches (urgent): a pass could
 	// need a page that writer holds; it runs at a later yield point.
+	//
+	// Nor while the store device still has background writes queued:
+	// InnoDB's page cleaner waits for its batch to end before it starts
+	// the next (buf_flush_page_cleaner_coordinator waits for its workers,
+	// buf_flush_wait_batch_end), so a pass that falls due then is skipped.
+	// A cleaner that cannot keep up therefore leaves dirty pages to the
+	// transactions: dirty victims they write themselves
+	// (Meter.DirtyWriteBacks) and the log free check's flushes, priced on
+	// their own clocks. Without this, a device slower than the cleaner's
+	// rate would let writes pile up unpriced while the pool counted their
+	// pages clean.
+	s.queueBackground(t)
 	if s.urgent == nil {
 		for t >= s.nextClean {
 			s.nextClean += int64(cache.CleanerInterval)
+			if s.bgWrites > 0 {
+				s.cleanerSkips++
+				continue
+			}
 			s.cleanerPass(t)
+			s.queueBackground(t)
 		}
 	}
+}
+
+// queueBackground queues the pool's background page writes and tier puts
+// since the last look on their devices, from t.
+func (s *Scheduler) queueBackground(t int64) {
 	bg := s.pool.BackgroundMeter()
 	writes := bg.StoreWrites - s.lastBg.StoreWrites
 	puts := bg.TierPuts - s.lastBg.TierPuts
@@ -1002,6 +1027,11 @@ func (s *Scheduler) CheckpointWaits() int64 { return s.checkpointWaits }
 // PendingBackgroundWrites is how many background writes the store device
 // had not served when the terminals stopped.
 func (s *Scheduler) PendingBackgroundWrites() int64 { return s.bgWrites }
+
+// CleanerSkips is how many page cleaner passes fell due while the store
+// device still had background writes queued, and were skipped (InnoDB's
+// page cleaner waits for its batch to end before the next).
+func (s *Scheduler) CleanerSkips() int64 { return s.cleanerSkips }
 
 // Stalls counts the times every remaining terminal waited for a log sync
 // nobody led (see switchFrom): zero in a sound simulation.

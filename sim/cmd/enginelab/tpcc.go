@@ -94,7 +94,7 @@ type tpccFlags struct {
 	remote                          remote
 	remoteMode, readAhead, mode     choice
 	tornPages                       choice
-	cores, ioCapacity               int
+	cores, ioCapacity, dirtyLWM     int
 	cpu, storeDev, logDev, network  string
 	profiles, trace                 string
 	countRewrite, stockNoLower      bool
@@ -179,6 +179,7 @@ func newTPCCFlags(sub string, stderr io.Writer) *tpccFlags {
 		f.tornPages = choice{"none", []string{"none", "full-page-writes"}}
 		fs.Var(&f.tornPages, "torn-pages", "torn-page protection the engine pays for (the store writes pages atomically, so it protects nothing here): none, or full-page-writes (PostgreSQL's: the first change to a page after a checkpoint logs the whole page)")
 		fs.IntVar(&f.ioCapacity, "io-capacity", 200, "the page cleaner's base rate, in page writes a second (innodb_io_capacity; at least 100): the adaptive flushing's percentages are of it, and it caps at the larger of 2000 and twice it")
+		fs.IntVar(&f.dirtyLWM, "max-dirty-pages-pct-lwm", 0, "the dirty share of the pool, in percent, from which the page cleaner flushes gradually (innodb_max_dirty_pages_pct_lwm; 0, MariaDB's and MySQL 5.7's default: a full --io-capacity only past 90% dirty; MySQL 8.0's is 10)")
 		fs.BoolVar(&f.syncCommit, "sync-commit", true, "a commit waits for the redo log's sync (innodb_flush_log_at_trx_commit=1); false: it does not")
 		fs.BoolVar(&f.check, "check", true, "check the consistency conditions at the end")
 		fs.BoolVar(&f.asJSON, "json", false, "print the report as one JSON document")
@@ -224,7 +225,7 @@ func (f *tpccFlags) config() (sim.TPCCConfig, error) {
 		Remote: f.remote.spec, RemoteMode: tier.Mode(f.remoteMode.value), RemoteSize: f.remoteSize.n,
 		MemoryLimit: f.memoryLimit.n, IgnoreMemoryLimit: f.ignoreMemoryLimit, InMemoryOnly: f.compare != "",
 		ReadAhead:  f.readAhead.value == "on",
-		IOCapacity: f.ioCapacity,
+		IOCapacity: f.ioCapacity, MaxDirtyPagesPctLWM: f.dirtyLWM,
 		Mode:       sim.Mode(f.mode.value),
 		Trace:      f.trace,
 		Hardware: hw.Spec{Cores: f.cores, CPU: f.cpu, Store: f.storeDev, Log: f.logDev, Network: f.network,
