@@ -226,8 +226,8 @@ func (f *tpccFlags) config() (sim.TPCCConfig, error) {
 		MemoryLimit: f.memoryLimit.n, IgnoreMemoryLimit: f.ignoreMemoryLimit, InMemoryOnly: f.compare != "",
 		ReadAhead:  f.readAhead.value == "on",
 		IOCapacity: f.ioCapacity, MaxDirtyPagesPctLWM: f.dirtyLWM,
-		Mode:       sim.Mode(f.mode.value),
-		Trace:      f.trace,
+		Mode:  sim.Mode(f.mode.value),
+		Trace: f.trace,
 		Hardware: hw.Spec{Cores: f.cores, CPU: f.cpu, Store: f.storeDev, Log: f.logDev, Network: f.network,
 			ProfilesFile: f.profiles},
 		Flags: map[string]string{}}
