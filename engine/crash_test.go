@@ -260,6 +260,8 @@ func crashTrial(t *testing.T, org Org, mode CommitMode, seed uint64) crashResult
 	tb2, err := db2.Table(tb.Name())
 	require.NoError(t, err, what)
 	rec := db2.Recovery()
+	require.Equal(t, rec.Pages, rec.PagesApplied+rec.PagesSkipped, what)
+	require.Equal(t, int64(rec.EndLSN-rec.CheckpointLSN), rec.Bytes, what)
 	t.Logf("seed %d: crash (%s) after %d commits (%d durable)%s; redid %d records, rolled back %d; the log had switched segments %d times, recycled %d, overrun %d",
 		seed, where, len(states)-1, durable, map[bool]string{true: " at a segment switch"}[atSwitch], rec.Records, rec.RolledBack,
 		db.LogStats().Switches, recycled, db.LogStats().Overruns)
@@ -291,6 +293,7 @@ func crashTrial(t *testing.T, org Org, mode CommitMode, seed uint64) crashResult
 	require.NoError(t, err, what)
 	require.Equal(t, len(got)+1, len(scanAllRows(t, db3, tb3)), what)
 	require.Zero(t, db3.Recovery().RolledBack, "%s: a clean close leaves nothing to roll back", what)
+	require.Zero(t, db3.Recovery().Records, "%s: a clean close leaves nothing to redo", what)
 	require.NoError(t, db3.Close())
 	return crashResult{rolledBack: rec.RolledBack, atSwitch: atSwitch, recycled: recycled}
 }
@@ -389,8 +392,27 @@ func TestCrashKill(t *testing.T) {
 			}
 		}
 		require.Equal(t, int64(len(rows)), counter, "round %d: the counter disagrees with the rows", round)
-		t.Logf("round %d (%s): killed after %d commits; %d rows; recovery redid %d records, rolled back %d",
-			round, org, killAfter, len(rows), db.Recovery().Records, db.Recovery().RolledBack)
+		// What recovery did: at least the last reported commit was redone
+		// (it was synced, and no checkpoint passed it before the kill),
+		// every page change was applied or found on its page, and the
+		// log was scanned from the checkpoint to its end.
+		rec := db.Recovery()
+		t.Logf("round %d (%s): killed after %d commits; %d rows; recovery redid %d records (%d bytes, LSN %d to %d; %d page changes: %d applied, %d skipped; %d pages read), rolled back %d; redo %v, rollback %v, checkpoint %v",
+			round, org, killAfter, len(rows), rec.Records, rec.Bytes, rec.CheckpointLSN, rec.EndLSN, rec.Pages,
+			rec.PagesApplied, rec.PagesSkipped, rec.PagesRead, rec.RolledBack, rec.Redo, rec.Rollback, rec.Checkpoint)
+		require.True(t, rec.Recovered(), "round %d", round)
+		require.GreaterOrEqual(t, rec.Records, int64(1), "round %d", round)
+		require.Equal(t, rec.Pages, rec.PagesApplied+rec.PagesSkipped, "round %d", round)
+		require.Positive(t, rec.Bytes, "round %d", round)
+		require.Equal(t, int64(rec.EndLSN-rec.CheckpointLSN), rec.Bytes, "round %d", round)
+		require.NoError(t, db.Close())
+		// A clean close leaves nothing to recover.
+		db, err = Open(&Options{Dir: dir})
+		require.NoError(t, err)
+		rec = db.Recovery()
+		require.False(t, rec.Recovered(), "round %d: reopened after a clean close", round)
+		require.Zero(t, rec.Records, "round %d", round)
+		require.Zero(t, rec.Bytes, "round %d", round)
 		require.NoError(t, db.Close())
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/cache/redo"
@@ -39,6 +40,7 @@ func (db *DB) recover() error {
 	}
 	var pages []redo.PageRedo
 	bg := &cache.Meter{}
+	rs := &db.recovered
 	err = db.log.Scan(from, func(lsn uint64, body []byte) error {
 		var err error
 		pages, _, err = redo.Decode(body, pages)
@@ -46,18 +48,31 @@ func (db *DB) recover() error {
 			return fmt.Errorf("record at LSN %d: %w", lsn, err)
 		}
 		for i := range pages {
-			if _, err := db.pool.Redo(bg, lsn, &pages[i]); err != nil {
+			applied, err := db.pool.Redo(bg, lsn, &pages[i])
+			if err != nil {
 				return fmt.Errorf("redo of record at LSN %d: %w", lsn, err)
 			}
+			if applied {
+				rs.PagesApplied++
+			} else {
+				rs.PagesSkipped++
+			}
 		}
-		db.recovered.pages += int64(len(pages))
-		db.recovered.records++
+		rs.Pages += int64(len(pages))
+		rs.Records++
 		return nil
 	})
 	db.pool.ChargeBackground(bg)
 	if err != nil {
 		return fmt.Errorf("engine: recovery: %w", err)
 	}
+	// The log's end is where the scan stopped: the first frame that did
+	// not verify (redo.Open found it, and the log continues there).
+	rs.CheckpointLSN, rs.EndLSN = from, db.log.End()
+	if rs.EndLSN > from {
+		rs.Bytes = int64(rs.EndLSN - from)
+	}
+	rs.PagesRead = bg.StoreReads
 	// Redo changed pages without mini-transactions: put them on the flush
 	// list, so that no fuzzy checkpoint passes them before they are
 	// written (Open's sharp checkpoint writes them anyway).
@@ -96,19 +111,43 @@ func (db *DB) rollBackLosers() error {
 			continue
 		}
 		db.cacheUndo(l.undo)
-		db.recovered.rolledBack++
+		db.recovered.RolledBack++
 	}
 	return errors.Join(errs...)
 }
 
-// RecoveryStats says what opening the database had to do.
+// RecoveryStats says what opening the database had to do: the redo from
+// the last checkpoint to the log's end, the rollback of the transactions
+// whose undo logs were still active, and the sharp checkpoint Open takes
+// after them. A database closed by Close recovers nothing (Recovered is
+// false): its last checkpoint is the log's end.
 type RecoveryStats struct {
-	Records    int64 // log records redone (at or after the checkpoint)
-	Pages      int64 // page changes in them (applied or found already on the page)
+	Records int64 // log records redone (at or after the checkpoint)
+	// Pages counts the page changes in those records: PagesApplied were
+	// redone, PagesSkipped were found already on their page (its LSN at
+	// or past the record's: the page was written after the change).
+	// Pages = PagesApplied + PagesSkipped.
+	Pages, PagesApplied, PagesSkipped int64
+	// PagesRead counts the pages redo read from the store to apply or
+	// skip the changes (the buffer pool's misses during redo).
+	PagesRead  int64
 	RolledBack int64 // transactions rolled back
+	// CheckpointLSN is where redo began (the last checkpoint's LSN) and
+	// EndLSN where the log ended; Bytes = EndLSN − CheckpointLSN, the log
+	// scanned (frames, and a segment's header and tail where redo crossed
+	// into the next one).
+	CheckpointLSN, EndLSN uint64
+	Bytes                 int64
+	// The wall time of each phase: Redo (the scan and the page changes),
+	// Rollback (finding the unfinished transactions on the rollback
+	// segment and undoing them), Checkpoint (the sharp checkpoint that
+	// writes every page recovery dirtied).
+	Redo, Rollback, Checkpoint time.Duration
 }
 
+// Recovered says whether Open had anything to recover: a record to redo
+// or a transaction to roll back.
+func (s RecoveryStats) Recovered() bool { return s.Records > 0 || s.RolledBack > 0 }
+
 // Recovery returns what the last Open recovered.
-func (db *DB) Recovery() RecoveryStats {
-	return RecoveryStats{Records: db.recovered.records, Pages: db.recovered.pages, RolledBack: db.recovered.rolledBack}
-}
+func (db *DB) Recovery() RecoveryStats { return db.recovered }

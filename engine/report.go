@@ -6,8 +6,10 @@ import (
 	"slices"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/enginelab/enginelab/cache/page"
+	"github.com/enginelab/enginelab/cache/store"
 )
 
 // SpaceKind says what a space of a table holds.
@@ -161,4 +163,36 @@ func FormatSpaceReport(w io.Writer, stats []SpaceStats) error {
 			s.Table, s.Index, s.Kind, s.Space, s.Pages, height, s.Entries, s.Bytes, 100*s.Fill)
 	}
 	return tw.Flush()
+}
+
+// FormatFSStats writes what the database wrote through its filesystem
+// (DB.FSStats, or the difference of two readings) as an aligned text
+// table, one line per class of file and a total, with the bytes per
+// committed transaction when commits (DB.Commits over the same span) is
+// positive. Background writes (page flushes, checkpoints, pebble's
+// compactions) belong to no transaction: the per-transaction figure is
+// the span's total over its commits.
+func FormatFSStats(w io.Writer, s FSStats, commits int64) error {
+	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "CLASS\tBYTES\tWRITES\tSYNCS\tCREATED\tREMOVED\tRENAMED\tBYTES/TX\t\n")
+	line := func(name string, c store.FSCounts) {
+		perTx := "-"
+		if commits > 0 {
+			perTx = fmt.Sprintf("%.0f", float64(c.Bytes)/float64(commits))
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t\n", name, c.Bytes, c.Writes, c.Syncs, c.Created, c.Removed, c.Renamed, perTx)
+	}
+	for c := range store.NumFSClasses {
+		line(c.String(), *s.Class(c))
+	}
+	line("total", s.Total())
+	return tw.Flush()
+}
+
+// String is the recovery in one line: what was redone and rolled back,
+// and how long each phase took.
+func (s RecoveryStats) String() string {
+	return fmt.Sprintf("redid %d records (%d bytes of log, LSN %d to %d): %d page changes, %d applied, %d already on their page, %d pages read; rolled back %d transactions; redo %v, rollback %v, checkpoint %v",
+		s.Records, s.Bytes, s.CheckpointLSN, s.EndLSN, s.Pages, s.PagesApplied, s.PagesSkipped, s.PagesRead,
+		s.RolledBack, s.Redo.Round(time.Microsecond), s.Rollback.Round(time.Microsecond), s.Checkpoint.Round(time.Microsecond))
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/enginelab/enginelab/btree"
 	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/cache/page"
+	"github.com/enginelab/enginelab/cache/store"
 )
 
 // reportTable declares a small table with two secondary indexes.
@@ -194,4 +195,23 @@ func TestSpaceReportClosed(t *testing.T) {
 	require.NoError(t, db.Close())
 	_, err = db.SpaceReport()
 	require.ErrorIs(t, err, ErrClosed)
+}
+
+func TestFormatFSStats(t *testing.T) {
+	s := FSStats{Redo: store.FSCounts{Bytes: 1000, Writes: 10, Syncs: 4, Created: 1, Renamed: 1},
+		WAL: store.FSCounts{Bytes: 3000, Writes: 3, Syncs: 2}}
+	var b strings.Builder
+	require.NoError(t, FormatFSStats(&b, s, 10))
+	want := `        CLASS  BYTES  WRITES  SYNCS  CREATED  REMOVED  RENAMED  BYTES/TX
+         redo   1000      10      4        1        0        1       100
+          wal   3000       3      2        0        0        0       300
+          sst      0       0      0        0        0        0         0
+  pebble-meta      0       0      0        0        0        0         0
+        other      0       0      0        0        0        0         0
+        total   4000      13      6        1        0        1       400
+`
+	require.Equal(t, want, b.String())
+	b.Reset()
+	require.NoError(t, FormatFSStats(&b, s, 0))
+	require.Contains(t, b.String(), "  4000      13      6        1        0        1         -\n", "no commits: no per-transaction figure")
 }

@@ -40,8 +40,12 @@ func TPCC(ctx context.Context, cfg TPCCConfig, hooks Hooks) (*report.Report, err
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	// A stored database is opened first to read how it was loaded: that
+	// Open is the one that recovers what a crash left.
+	var recovered engine.RecoveryStats
 	if !cfg.Phases.Load {
-		if err := cfg.adoptStored(); err != nil {
+		var err error
+		if recovered, err = cfg.adoptStored(); err != nil {
 			return nil, err
 		}
 	}
@@ -50,6 +54,7 @@ func TPCC(ctx context.Context, cfg TPCCConfig, hooks Hooks) (*report.Report, err
 		return nil, err
 	}
 	defer j.close()
+	j.reportRecovery(recovered)
 	if cfg.Phases.Load {
 		if err := j.load(ctx, hooks); err != nil {
 			return j.rep, err
@@ -75,32 +80,85 @@ func TPCC(ctx context.Context, cfg TPCCConfig, hooks Hooks) (*report.Report, err
 // adoptStored takes the warehouses and the scale of the stored database
 // a job without a load runs on, so that the default pool and the terminal
 // limit follow it, and validates the job again. A Warehouses or a Scale
-// other than full that differs from the stored one is refused.
-func (c *TPCCConfig) adoptStored() error {
-	l, err := peekLoaded(c.EngineOptions())
+// other than full that differs from the stored one is refused. It returns
+// what opening the database recovered.
+func (c *TPCCConfig) adoptStored() (engine.RecoveryStats, error) {
+	l, rec, err := peekLoaded(c.EngineOptions())
 	if err != nil {
-		return err
+		return rec, err
 	}
 	if c.Warehouses != 0 && c.Warehouses != l.Warehouses {
-		return fmt.Errorf("sim: %w: --warehouses %d, but the database in %s holds %d", ErrInvalidConfig, c.Warehouses, c.Dir, l.Warehouses)
+		return rec, fmt.Errorf("sim: %w: --warehouses %d, but the database in %s holds %d", ErrInvalidConfig, c.Warehouses, c.Dir, l.Warehouses)
 	}
 	c.Warehouses = l.Warehouses
 	if !c.Scale.IsFull() && c.Scale != l.Scale {
-		return fmt.Errorf("sim: %w: --scale %v, but the database in %s was loaded at %v scale", ErrInvalidConfig, c.Scale, c.Dir, l.Scale)
+		return rec, fmt.Errorf("sim: %w: --scale %v, but the database in %s was loaded at %v scale", ErrInvalidConfig, c.Scale, c.Dir, l.Scale)
 	}
 	c.Scale = l.Scale
-	return c.Validate()
+	return rec, c.Validate()
 }
 
-// peekLoaded opens the stored database of o and reads its load's settings.
-func peekLoaded(o *engine.Options) (tpcc.Loaded, error) {
+// peekLoaded opens the stored database of o and reads its load's
+// settings, and returns what the Open recovered.
+func peekLoaded(o *engine.Options) (tpcc.Loaded, engine.RecoveryStats, error) {
 	o.PoolSize = 16 << 20
 	db, err := engine.Open(o)
 	if err != nil {
-		return tpcc.Loaded{}, err
+		return tpcc.Loaded{}, engine.RecoveryStats{}, err
 	}
 	l, err := tpcc.ReadLoaded(db)
-	return l, errors.Join(err, db.Close())
+	return l, db.Recovery(), errors.Join(err, db.Close())
+}
+
+// reportRecovery adds the recovery section when an Open of the job
+// recovered something: the first, which read how the database was loaded
+// (rec), or the job's own. The phases' wall times go in host in simulated
+// mode, whose report outside host depends on its inputs alone.
+func (j *job) reportRecovery(rec engine.RecoveryStats) {
+	if !rec.Recovered() {
+		rec = j.db.Recovery()
+	}
+	r := report.NewRecovery(rec)
+	if r == nil {
+		return
+	}
+	if j.sched != nil {
+		j.rep.Host.RecoverySeconds = r.RedoSeconds + r.RollbackSeconds + r.CheckpointSeconds
+		r.RedoSeconds, r.RollbackSeconds, r.CheckpointSeconds = 0, 0, 0
+	}
+	j.rep.Recovery = r
+}
+
+// fsMark is a reading of the database's write counters: the start of a
+// span of the job whose writes to files the report gives.
+type fsMark struct {
+	fs                engine.FSStats
+	commits, logBytes int64
+}
+
+func (j *job) markFS() fsMark {
+	return fsMark{fs: j.db.FSStats(), commits: j.db.Commits(), logBytes: j.db.LogStats().Bytes}
+}
+
+// fsSpan returns the writes since from, per committed transaction if
+// perTx.
+func (j *job) fsSpan(from fsMark, perTx bool) *report.FSSpan {
+	now := j.markFS()
+	return report.NewFSSpan(now.fs.Sub(from.fs), now.commits-from.commits, now.logBytes-from.logBytes, perTx)
+}
+
+// fsSection is the report's fs section, made if need be: in host in
+// simulated mode, since pebble flushes, compacts and writes its WAL on
+// its own goroutines, on the host's timing.
+func (j *job) fsSection() *report.FS {
+	p := &j.rep.FS
+	if j.sched != nil {
+		p = &j.rep.Host.FS
+	}
+	if *p == nil {
+		*p = &report.FS{}
+	}
+	return *p
 }
 
 // job is one TPCC call: what open built, and the report the phases fill.
@@ -194,6 +252,7 @@ func (j *job) load(ctx context.Context, hooks Hooks) error {
 		// run, then depend on the seed alone.
 		lc.Workers = 1
 	}
+	mark := j.markFS()
 	stats, err := tpcc.Load(ctx, j.db, lc)
 	if err != nil {
 		return err
@@ -210,6 +269,7 @@ func (j *job) load(ctx context.Context, hooks Hooks) error {
 	}
 	rep := j.rep
 	rep.Load = newLoadReport(&stats)
+	j.fsSection().Load = j.fsSpan(mark, false)
 	if c.LoadSpace {
 		space, err := j.db.SpaceReport()
 		if err != nil {
@@ -249,6 +309,7 @@ func (j *job) run(ctx context.Context, hooks Hooks) error {
 	rc := tpcc.RunConfig{Warehouses: l.Warehouses, Scale: l.Scale, Terminals: c.Terminals, Duration: c.Duration,
 		Warmup: c.Warmup, Seed: c.Seed, LoadConstants: l.Constants, Profile: c.Profile,
 		StockLevelNoLowerBound: c.StockLevelNoLowerBound, KeyingAndThink: c.KeyingAndThink}
+	mark := j.markFS()
 	start := time.Now()
 	var stats *tpcc.RunReport
 	var elapsed time.Duration
@@ -279,6 +340,7 @@ func (j *job) run(ctx context.Context, hooks Hooks) error {
 	if stats != nil {
 		rep := j.rep
 		rep.Run = newRunReport(c, stats, elapsed)
+		j.fsSection().Run = j.fsSpan(mark, true)
 		rep.Host.RunSeconds = wall.Seconds()
 		if wall > 0 {
 			rep.Host.TxPerSecond = float64(stats.Results.Total()) / wall.Seconds()

@@ -131,7 +131,8 @@ type PebbleStore struct {
 	db       *pebble.DB
 	lock     *pebble.Lock // the directory's lock, taken before pebble.Open
 	dir      string       // for messages, and where the redo log keeps its files
-	fs       vfs.FS       // the filesystem pebble runs on (FS)
+	fs       vfs.FS       // the filesystem pebble runs on (FS): meter
+	meter    *meteredFS   // counts the writes through fs (FSStats)
 	pageSize int
 	// mu keeps Close from closing the database under a read or write in
 	// flight: operations hold it shared, Close exclusively.
@@ -160,10 +161,11 @@ func (s *PebbleStore) Volatile() bool { return s.volatile }
 func (s *PebbleStore) Dir() string { return s.dir }
 
 // FS returns the filesystem the database lives on: PebbleOptions.FS, the
-// real one for a Dir, or the store's own vfs.NewMem in memory. The redo
-// log keeps its files there, under Dir, so that an in-memory database's
-// log is in memory too and a crashable test filesystem crashes the log
-// with the pages.
+// real one for a Dir, or the store's own vfs.NewMem in memory, wrapped in
+// the meter that counts its writes (FSStats; vfs.Root unwraps it). The
+// redo log keeps its files there, under Dir, so that an in-memory
+// database's log is in memory too, a crashable test filesystem crashes the
+// log with the pages, and its writes are counted with pebble's.
 func (s *PebbleStore) FS() vfs.FS { return s.fs }
 
 // writeOpts is how a write that must be durable is written: synced, unless
@@ -397,7 +399,11 @@ func OpenPebble(o PebbleOptions) (*PebbleStore, error) {
 	if dir == "" {
 		dir = "enginelab"
 	}
-	s := &PebbleStore{dir: dir, fs: fsys, pageSize: o.PageSize, volatile: volatile}
+	// Everything the database writes is counted (fsmeter.go): pebble and
+	// every user of FS see the metered filesystem.
+	meter := newMeteredFS(fsys, dir)
+	fsys = meter
+	s := &PebbleStore{dir: dir, fs: fsys, meter: meter, pageSize: o.PageSize, volatile: volatile}
 	ls, err := fsys.List(dir)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("cache: open pebble store %q: %w", dir, err)

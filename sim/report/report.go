@@ -3,6 +3,7 @@ package report
 import (
 	"runtime"
 
+	"github.com/enginelab/enginelab/cache/store"
 	"github.com/enginelab/enginelab/cache/tier"
 	"github.com/enginelab/enginelab/engine"
 	"github.com/enginelab/enginelab/sim/hw"
@@ -28,6 +29,13 @@ type Report struct {
 	Log        *Log              `json:"log,omitempty"`
 	Tier       *Tier             `json:"tier,omitempty"`
 	Background *Background       `json:"background,omitempty"`
+	// FS is what the database wrote through its filesystem during the
+	// load and the run (real mode; simulated mode puts it in Host: pebble
+	// writes on its own goroutines, on the host's timing).
+	FS *FS `json:"fs,omitempty"`
+	// Recovery is what opening a stored database recovered, when it
+	// recovered anything (a crash); nil after a clean shutdown.
+	Recovery *Recovery `json:"recovery,omitempty"`
 	// Sim is simulated mode's own section: the modeled hardware and how
 	// busy it was.
 	Sim    *Sim     `json:"sim,omitempty"`
@@ -93,6 +101,11 @@ type Host struct {
 	// VirtualPerWall is simulated seconds per wall second (simulated
 	// mode).
 	VirtualPerWall float64 `json:"virtual_per_wall,omitempty"`
+	// RecoverySeconds is the wall time of a recovery (simulated mode;
+	// real mode has it in the recovery section).
+	RecoverySeconds float64 `json:"recovery_s,omitempty"`
+	// FS is the report's fs section in simulated mode.
+	FS *FS `json:"fs,omitempty"`
 }
 
 // Database describes the database the job ran on (as loaded, which
@@ -277,6 +290,96 @@ type Log struct {
 	Syncs         int64 `json:"syncs"`
 	SyncedCommits int64 `json:"synced_commits"` // commits that waited for durability
 	Checkpoints   int64 `json:"checkpoints"`
+}
+
+// FS is what the database wrote through its filesystem (engine.FSStats),
+// by span.
+type FS struct {
+	Load *FSSpan `json:"load,omitempty"` // the load, its tables' creation included
+	Run  *FSSpan `json:"run,omitempty"`  // the run: warm-up and measured interval
+}
+
+// FSSpan is what the database wrote through its filesystem over a span of
+// the job, by class of file, beside what the redo log counted and the
+// transactions committed over the same span. The span is the whole
+// load or run: the writes no transaction waits for (page flushes,
+// checkpoints, pebble's flushes and compactions) belong to no transaction
+// or type, so the per-transaction figures are the span's totals over its
+// commits, whatever their type, warm-up included. Pages still dirty at the
+// end of the span are written later, and are not in it.
+type FSSpan struct {
+	// Commits counts the transactions committed in the span (read-only
+	// ones included, rolled-back ones not).
+	Commits  int64 `json:"commits"`
+	LogBytes int64 `json:"log_bytes"` // the redo log's own counter over the span
+	// Classes holds each class's counts: redo (the log's segments), wal
+	// (pebble's), sst (pebble's tables, flushes and compactions),
+	// pebble_meta (its MANIFEST, OPTIONS and other files), other (the
+	// log's checkpoint control file, the store's MANIFEST witness, any
+	// other file).
+	Classes engine.FSStats `json:"classes"`
+	Total   store.FSCounts `json:"total"`
+	// LogBytesPerTx and BytesPerTx are per committed transaction (run
+	// only).
+	LogBytesPerTx float64       `json:"log_bytes_per_tx,omitempty"`
+	BytesPerTx    *FSBytesPerTx `json:"fs_bytes_per_tx,omitempty"`
+}
+
+// FSBytesPerTx is the bytes written per committed transaction, by class of
+// file.
+type FSBytesPerTx struct {
+	Redo       float64 `json:"redo"`
+	WAL        float64 `json:"wal"`
+	Tables     float64 `json:"sst"`
+	PebbleMeta float64 `json:"pebble_meta"`
+	Other      float64 `json:"other"`
+	Total      float64 `json:"total"`
+}
+
+// NewFSSpan is the span whose writes are fs, with commits transactions
+// committed and logBytes logged; perTx adds the per-transaction figures.
+func NewFSSpan(fs engine.FSStats, commits, logBytes int64, perTx bool) *FSSpan {
+	s := &FSSpan{Commits: commits, LogBytes: logBytes, Classes: fs, Total: fs.Total()}
+	if perTx && commits > 0 {
+		n := float64(commits)
+		s.LogBytesPerTx = float64(logBytes) / n
+		s.BytesPerTx = &FSBytesPerTx{Redo: float64(fs.Redo.Bytes) / n, WAL: float64(fs.WAL.Bytes) / n,
+			Tables: float64(fs.Tables.Bytes) / n, PebbleMeta: float64(fs.PebbleMeta.Bytes) / n,
+			Other: float64(fs.Other.Bytes) / n, Total: float64(s.Total.Bytes) / n}
+	}
+	return s
+}
+
+// Recovery is what opening a stored database recovered
+// (engine.RecoveryStats): the redo from the last checkpoint to the log's
+// end, the rollback of the transactions left unfinished, and the sharp
+// checkpoint after them, each phase's wall time (real mode; simulated
+// mode has their sum in host.recovery_s).
+type Recovery struct {
+	Records       int64  `json:"records"`        // log records redone
+	Bytes         int64  `json:"bytes"`          // log scanned: end_lsn − checkpoint_lsn
+	CheckpointLSN uint64 `json:"checkpoint_lsn"` // where redo began
+	EndLSN        uint64 `json:"end_lsn"`        // where the log ended
+	Pages         int64  `json:"pages"`          // page changes in the records: applied + skipped
+	PagesApplied  int64  `json:"pages_applied"`  // redone
+	PagesSkipped  int64  `json:"pages_skipped"`  // already on their page (its LSN at or past the record's)
+	PagesRead     int64  `json:"pages_read"`     // pages read from the store to redo them
+	RolledBack    int64  `json:"rolled_back"`    // unfinished transactions rolled back
+	// Wall time of the phases.
+	RedoSeconds       float64 `json:"redo_s,omitempty"`
+	RollbackSeconds   float64 `json:"rollback_s,omitempty"`
+	CheckpointSeconds float64 `json:"checkpoint_s,omitempty"`
+}
+
+// NewRecovery is the recovery section of s, nil when s recovered nothing.
+func NewRecovery(s engine.RecoveryStats) *Recovery {
+	if !s.Recovered() {
+		return nil
+	}
+	return &Recovery{Records: s.Records, Bytes: s.Bytes, CheckpointLSN: s.CheckpointLSN, EndLSN: s.EndLSN,
+		Pages: s.Pages, PagesApplied: s.PagesApplied, PagesSkipped: s.PagesSkipped, PagesRead: s.PagesRead,
+		RolledBack: s.RolledBack, RedoSeconds: s.Redo.Seconds(), RollbackSeconds: s.Rollback.Seconds(),
+		CheckpointSeconds: s.Checkpoint.Seconds()}
 }
 
 // Space is one index or heap's space.

@@ -3,9 +3,12 @@ package report
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/enginelab/enginelab/cache/store"
+	"github.com/enginelab/enginelab/engine"
 	"github.com/enginelab/enginelab/tpcc"
 )
 
@@ -63,7 +66,14 @@ func TestReportTable(t *testing.T) {
 		Notes: []string{IsolationNote},
 		Tier: &Tier{Backend: "slru", Mode: "inclusive", SizeBytes: 64 << 20, HitRate: 0.75, Gets: 8, Hits: 6,
 			Stale: 1, Errors: 1, Puts: 9, Drops: 2, Deletes: 0, BytesIn: 6 << 14, BytesOut: 7 << 14},
-		Background: &Background{ReadAheads: 128, ReadAheadUnused: 3, StoreReads: 129}}
+		Background: &Background{ReadAheads: 128, ReadAheadUnused: 3, StoreReads: 129},
+		FS: &FS{Load: NewFSSpan(engine.FSStats{Redo: store.FSCounts{Bytes: 3 << 20, Writes: 30}, Tables: store.FSCounts{Bytes: 5 << 20}}, 100, 3<<20, false),
+			Run: NewFSSpan(engine.FSStats{Redo: store.FSCounts{Bytes: 2000, Writes: 7, Syncs: 5}, WAL: store.FSCounts{Bytes: 6000}}, 4, 1800, true)},
+		Recovery: NewRecovery(engine.RecoveryStats{Records: 12, Pages: 20, PagesApplied: 15, PagesSkipped: 5, PagesRead: 9,
+			CheckpointLSN: 32, EndLSN: 4128, Bytes: 4096, RolledBack: 1, Redo: 1500 * time.Millisecond})}
+	require.Nil(t, NewRecovery(engine.RecoveryStats{}), "nothing recovered, no section")
+	require.Equal(t, &FSBytesPerTx{Redo: 500, WAL: 1500, Total: 2000}, r.FS.Run.BytesPerTx)
+	require.Equal(t, 450.0, r.FS.Run.LogBytesPerTx)
 	var b strings.Builder
 	require.NoError(t, r.WriteTable(&b))
 	out := b.String()
@@ -72,7 +82,16 @@ func TestReportTable(t *testing.T) {
 		"150.5", "24000", "tpmC 25", "efficiency 97.5% of 12.86 tpmC per warehouse", "SPACE: 7 pages", "50.0%",
 		"5 records, 2.0 KiB, 1 syncs for 3 synced commits", "note: isolation: strict two-phase locking",
 		"REMOTE TIER: slru (inclusive), 64 MiB: hit rate 75.0% (6 hits of 8 gets; 1 stale, 0 corrupt, 1 errors), 9 puts (2 dropped)",
-		"128 pages read ahead (3 evicted unused)"} {
+		"128 pages read ahead (3 evicted unused)",
+		"RECOVERY (the database was not shut down cleanly): 1.50 s (redo 1.50 s, rollback 0 µs, checkpoint 0 µs)",
+		"redo: 12 records, 4.0 KiB of log from the checkpoint at LSN 32 to LSN 4128; 20 page changes: 15 applied, 5 already on their page; 9 pages read",
+		"rollback: 1 unfinished transactions",
+		"files written by the load: 8.0 MiB in 30 writes, 0 syncs (redo 3.0 MiB, wal 0 B, sst 5.0 MiB, pebble-meta 0 B, other 0 B)",
+		"files written during the run, by class",
+		"redo log: 1.8 KiB logged, 450 per committed transaction, over 4 commits"} {
 		require.Contains(t, out, w)
 	}
+	require.Regexp(t, `(?m)^\s+redo\s+2\.0 KiB\s+7\s+5\s+0\s+0\s+0\s+500\s*$`, out)
+	require.Regexp(t, `(?m)^\s+wal\s+5\.9 KiB\s+0\s+0\s+0\s+0\s+0\s+1500\s*$`, out)
+	require.Regexp(t, `(?m)^\s+total\s+7\.8 KiB\s+7\s+5\s+0\s+0\s+0\s+2000\s*$`, out)
 }

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/enginelab/enginelab/cache/store"
 )
 
 // WriteTable prints the report as aligned tables.
@@ -31,6 +33,22 @@ func (r *Report) WriteTable(w io.Writer) error {
 		r.Database.PageSize, FormatBytes(r.Database.PoolBytes), c.PoolPolicy, c.HeapUpdate, c.CountRewrite, c.SyncCommit,
 		storage(c.Dir))
 
+	if rc := r.Recovery; rc != nil {
+		secs := rc.RedoSeconds + rc.RollbackSeconds + rc.CheckpointSeconds
+		phases := fmt.Sprintf("redo %s, rollback %s, checkpoint %s", seconds(rc.RedoSeconds), seconds(rc.RollbackSeconds),
+			seconds(rc.CheckpointSeconds))
+		if r.Host.RecoverySeconds > 0 {
+			secs, phases = r.Host.RecoverySeconds, "wall time"
+		}
+		fmt.Fprintf(&b, "\nRECOVERY (the database was not shut down cleanly): %s (%s)\n", seconds(secs), phases)
+		fmt.Fprintf(&b, "  redo: %d records, %s of log from the checkpoint at LSN %d to LSN %d; %d page changes: %d applied, %d already on their page; %d pages read\n",
+			rc.Records, FormatBytes(rc.Bytes), rc.CheckpointLSN, rc.EndLSN, rc.Pages, rc.PagesApplied, rc.PagesSkipped, rc.PagesRead)
+		fmt.Fprintf(&b, "  rollback: %d unfinished transactions\n", rc.RolledBack)
+	}
+	fs := r.FS
+	if fs == nil {
+		fs = r.Host.FS
+	}
 	if sr := r.Sim; sr != nil {
 		m := &sr.Hardware
 		fmt.Fprintf(&b, "simulated hardware: %d cores (cpu profile %s), store %s, log %s, network %s\n",
@@ -43,6 +61,13 @@ func (r *Report) WriteTable(w io.Writer) error {
 		}
 		fmt.Fprintf(&b, "\nLOAD: %d rows in %.2f s, %.0f rows/s, %s of redo\n", l.TotalRows, secs, rate,
 			FormatBytes(l.LogBytes))
+		if fs != nil && fs.Load != nil {
+			f := fs.Load
+			c := &f.Classes
+			fmt.Fprintf(&b, "files written by the load: %s in %d writes, %d syncs (redo %s, wal %s, sst %s, pebble-meta %s, other %s)\n",
+				FormatBytes(f.Total.Bytes), f.Total.Writes, f.Total.Syncs, FormatBytes(c.Redo.Bytes), FormatBytes(c.WAL.Bytes),
+				FormatBytes(c.Tables.Bytes), FormatBytes(c.PebbleMeta.Bytes), FormatBytes(c.Other.Bytes))
+		}
 	}
 	if run := r.Run; run != nil {
 		clock := ""
@@ -66,6 +91,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 				p.RowsExamined, p.PoolHits, p.PoolMisses, p.LogBytes, p.LockWaits)
 		}
 		_ = tw.Flush()
+		if fs != nil && fs.Run != nil {
+			writeFSSpan(&b, fs.Run)
+		}
 		if sr := r.Sim; sr != nil {
 			fmt.Fprintf(&b, "\nwhere the response time went (percent of the mean, modeled)\n")
 			tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -132,6 +160,41 @@ func (r *Report) WriteTable(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeFSSpan prints a run's writes to files: a line per class of file,
+// and the redo log's own counter beside them.
+func writeFSSpan(b *strings.Builder, f *FSSpan) {
+	fmt.Fprintf(b, "\nfiles written during the run, by class (whole run, warm-up included: background writes belong to no transaction type)\n")
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "class\tbytes\twrites\tsyncs\tcreated\tremoved\trenamed\tbytes/tx\t")
+	perTx := func(n int64) string {
+		if f.Commits == 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.0f", float64(n)/float64(f.Commits))
+	}
+	line := func(name string, c store.FSCounts) {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t\n", name, FormatBytes(c.Bytes), c.Writes, c.Syncs, c.Created,
+			c.Removed, c.Renamed, perTx(c.Bytes))
+	}
+	for c := range store.NumFSClasses {
+		line(c.String(), *f.Classes.Class(c))
+	}
+	line("total", f.Total)
+	_ = tw.Flush()
+	fmt.Fprintf(b, "redo log: %s logged, %s per committed transaction, over %d commits\n", FormatBytes(f.LogBytes), perTx(f.LogBytes), f.Commits)
+}
+
+// seconds prints a duration in seconds with a unit that suits it.
+func seconds(s float64) string {
+	switch {
+	case s >= 1:
+		return fmt.Sprintf("%.2f s", s)
+	case s >= 1e-3:
+		return fmt.Sprintf("%.1f ms", s*1e3)
+	}
+	return fmt.Sprintf("%.0f µs", s*1e6)
 }
 
 func storage(dir string) string {

@@ -479,6 +479,10 @@ func export(f *tpccFlags, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer db.Close()
+	if rec := db.Recovery(); rec.Recovered() {
+		// The database was not shut down cleanly: say what opening it did.
+		fmt.Fprintf(stdout, "recovery: %s\n\n", rec)
+	}
 	stats, err := tpcc.Export(db, out, opts)
 	if err != nil {
 		fmt.Fprintf(stderr, "enginelab tpcc export: %v\n", err)

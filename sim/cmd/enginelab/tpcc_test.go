@@ -151,6 +151,12 @@ func TestTPCCStoredDatabase(t *testing.T) {
 	require.Equal(t, "load+check", rep.Config.Phases)
 	require.Equal(t, "3", rep.Flags["seed"])
 	require.NotEmpty(t, rep.Space)
+	require.Nil(t, rep.Recovery, "a new database recovers nothing")
+	require.NotNil(t, rep.FS)
+	require.NotNil(t, rep.FS.Load, "the files the load wrote")
+	require.Positive(t, rep.FS.Load.Classes.Redo.Bytes)
+	require.Equal(t, rep.FS.Load.Classes.Total(), rep.FS.Load.Total)
+	require.Nil(t, rep.FS.Load.BytesPerTx, "per transaction: the run's only")
 
 	st, _, errs = enginelab("tpcc", "load", "--dir", dir)
 	require.Equal(t, 2, st)

@@ -1,0 +1,117 @@
+package engine
+
+import (
+	"testing"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/enginelab/enginelab/cache"
+	"github.com/stretchr/testify/require"
+)
+
+// TestFSStatsCoverLog commits transactions on a durable database (on a
+// memory filesystem) and requires the filesystem meter to hold at least
+// what the redo log counted, in the redo class, and the page writes of
+// a checkpoint in pebble's WAL; Commits counts the committed transactions,
+// read-only ones included, and not the rolled-back ones.
+func TestFSStatsCoverLog(t *testing.T) {
+	for _, mem := range []bool{false, true} {
+		o := &Options{FS: vfs.NewMem(), Dir: "db", PageSize: 4096, Options: cache.Options{PoolSize: 64 * 4096}}
+		if mem {
+			o = &Options{PageSize: 4096, Options: cache.Options{PoolSize: 64 * 4096}} // volatile: no WAL
+		}
+		db, err := Open(o)
+		require.NoError(t, err)
+		tb, err := db.CreateTable(metaTable(Clustered))
+		require.NoError(t, err)
+		require.Zero(t, db.Commits())
+		const n = 40
+		for i := range int64(n) {
+			tx := db.Begin(nil)
+			require.NoError(t, tx.Insert(tb, Row{Str("x"), Int(i), Dec(i), Null, Int(0), Null}))
+			require.NoError(t, tx.Commit())
+		}
+		tx := db.Begin(nil)
+		require.NoError(t, tx.Insert(tb, Row{Str("x"), Int(n), Dec(0), Null, Int(0), Null}))
+		require.NoError(t, tx.Rollback())
+		tx = db.Begin(nil)
+		_, _, err = tx.Get(tb, []Value{Int(0), Int(0)}, nil)
+		require.NoError(t, err)
+		require.NoError(t, tx.Commit()) // read-only
+		require.Equal(t, int64(n+1), db.Commits())
+
+		before := db.FSStats()
+		require.Positive(t, before.Redo.Writes)
+		require.NoError(t, db.Checkpoint())
+		d := db.FSStats().Sub(before)
+		// The checkpoint wrote the log out (the rollback's records were
+		// still in its buffer).
+		require.GreaterOrEqual(t, db.FSStats().Redo.Bytes, db.LogStats().Bytes, "mem=%v: every logged byte reached a segment file", mem)
+		if mem {
+			require.Zero(t, db.FSStats().WAL.Bytes, "a volatile store has no WAL")
+			require.Zero(t, d.Other.Syncs, "a volatile log syncs nothing")
+		} else {
+			require.GreaterOrEqual(t, d.WAL.Bytes, int64(4096), "the checkpoint's page writes go through pebble's WAL")
+			require.Positive(t, d.WAL.Syncs, "the checkpoint syncs the store")
+			require.Positive(t, d.Other.Syncs, "the checkpoint record is synced in the control file")
+		}
+		require.Positive(t, d.Other.Bytes, "the checkpoint record")
+		require.NoError(t, db.Close())
+	}
+}
+
+// TestRecoveryStats crashes a database (pebble's crashable memory
+// filesystem) with committed transactions whose pages were never written
+// and one transaction unfinished, and requires the recovery's figures to
+// be consistent: records redone, every page change applied or skipped,
+// the log scanned from the checkpoint to the end, the unfinished
+// transaction rolled back. A clean close then leaves nothing to recover.
+// Durations are not checked.
+func TestRecoveryStats(t *testing.T) {
+	fs := vfs.NewCrashableMem()
+	opts := func(f vfs.FS) *Options {
+		return &Options{FS: f, Dir: "db", PageSize: 4096, Options: cache.Options{PoolSize: 64 * 4096}, Runtime: steppedRuntime{}}
+	}
+	db, err := Open(opts(fs))
+	require.NoError(t, err)
+	require.False(t, db.Recovery().Recovered(), "a new database")
+	tb, err := db.CreateTable(metaTable(HeapRowPointer))
+	require.NoError(t, err)
+	require.NoError(t, db.Checkpoint())
+	ckpt := db.LogStats().Bytes
+	for i := range int64(30) {
+		tx := db.Begin(nil)
+		require.NoError(t, tx.Insert(tb, Row{Str("x"), Int(i), Dec(i), Null, Int(0), Null}))
+		require.NoError(t, tx.Commit())
+	}
+	loser := db.Begin(nil)
+	require.NoError(t, loser.Insert(tb, Row{Str("y"), Int(100), Dec(0), Null, Int(0), Null}))
+	tx := db.Begin(nil)
+	require.NoError(t, tx.Insert(tb, Row{Str("x"), Int(30), Dec(0), Null, Int(0), Null}))
+	require.NoError(t, tx.Commit()) // its sync makes the loser's step durable too
+	image := fs.CrashClone(vfs.CrashCloneCfg{})
+
+	db2, err := Open(opts(image))
+	require.NoError(t, err)
+	rec := db2.Recovery()
+	require.True(t, rec.Recovered())
+	require.GreaterOrEqual(t, rec.Records, int64(31), "the commits after the checkpoint")
+	require.Equal(t, rec.Pages, rec.PagesApplied+rec.PagesSkipped)
+	require.Positive(t, rec.PagesApplied, "no page was written since the checkpoint")
+	require.Positive(t, rec.PagesRead, "the pages changed after the checkpoint were read to redo them")
+	require.Equal(t, int64(1), rec.RolledBack)
+	require.Greater(t, rec.EndLSN, rec.CheckpointLSN)
+	require.Equal(t, int64(rec.EndLSN-rec.CheckpointLSN), rec.Bytes)
+	require.Equal(t, db.LogStats().Bytes-ckpt, rec.Bytes, "the records logged since the checkpoint, all synced")
+	require.NoError(t, db2.Close())
+
+	db3, err := Open(opts(image))
+	require.NoError(t, err)
+	rec = db3.Recovery()
+	require.False(t, rec.Recovered(), "a clean close")
+	require.Zero(t, rec.Records)
+	require.Zero(t, rec.Pages)
+	require.Zero(t, rec.Bytes)
+	require.Zero(t, rec.PagesRead)
+	require.Equal(t, rec.CheckpointLSN, rec.EndLSN)
+	require.NoError(t, db3.Close())
+}
