@@ -99,9 +99,12 @@ func (c *TPCCConfig) adoptStored() (engine.RecoveryStats, error) {
 }
 
 // peekLoaded opens the stored database of o and reads its load's
-// settings, and returns what the Open recovered.
+// settings, and returns what the Open recovered. If the database was not
+// shut down cleanly this Open is the one that recovers it, so it has the
+// job's pool (the user's --pool, else the default for the warehouses the
+// user named, else for one): with a small pool, redo evicts and reads the
+// same pages again and again.
 func peekLoaded(o *engine.Options) (tpcc.Loaded, engine.RecoveryStats, error) {
-	o.PoolSize = 16 << 20
 	db, err := engine.Open(o)
 	if err != nil {
 		return tpcc.Loaded{}, engine.RecoveryStats{}, err
