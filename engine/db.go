@@ -268,6 +268,12 @@ type DB struct {
 
 	ixMu    sync.Mutex // guards ixNames
 	ixNames []string   // "table.index" by index number (Meter.Index)
+
+	// dw is the doublewrite file, when the pool writes through it
+	// (cache.TornPagesDoublewrite); dwRecovery is what Open's recovery
+	// found in it (if there was one).
+	dw         *cache.Doublewrite
+	dwRecovery cache.DoublewriteRecovery
 }
 
 // newIndexID numbers an index for per-index meter counters.
@@ -374,17 +380,34 @@ func Open(o *Options) (*DB, error) {
 	if rt == nil {
 		cleaner = cache.CleanerGoroutine
 	}
+	// The doublewrite file (cache.TornPagesDoublewrite): created if the
+	// options ask for it, and opened whenever it is there, so that
+	// recovery reads it even if this open does not use it.
+	dblwr := opts.TornPages == cache.TornPagesDoublewrite
+	dw, err := cache.OpenDoublewrite(st.FS(), st.Dir(), st.PageSize(), dblwr)
+	if err != nil {
+		log.Close()
+		_ = st.Close()
+		return nil, damaged(st, fmt.Errorf("engine: %w", err))
+	}
+	wiredDW := dw
+	if !dblwr {
+		wiredDW = nil
+	}
 	// The flushing pressure is the checkpoint age against the log's own
 	// capacity (LogSize, its default applied by the log).
 	logCap := int64(log.Capacity())
 	pool, err := cache.NewPool(st, &opts.Options, &cache.Wiring{Log: log, Runtime: rt, TierDB: dbID, TierEpoch: epoch,
-		LogCapacity: logCap, Cleaner: cleaner})
+		LogCapacity: logCap, Cleaner: cleaner, Doublewrite: wiredDW})
 	if err != nil {
+		if dw != nil {
+			_ = dw.Close()
+		}
 		log.Close()
 		_ = st.Close()
 		return nil, fmt.Errorf("engine: %w: %w", ErrInvalidOptions, err)
 	}
-	db := &DB{opts: opts, store: st, pool: pool, log: log, calls: rt,
+	db := &DB{opts: opts, store: st, pool: pool, log: log, calls: rt, dw: dw,
 		locks:      lock.NewManager(opts.Runtime, opts.Runtime, opts.LockTimeout),
 		spaces:     make(map[uint32]structure),
 		asyncPoint: cache.LogAsyncPoint(logCap), syncPoint: cache.LogSyncPoint(logCap)}
@@ -392,15 +415,29 @@ func Open(o *Options) (*DB, error) {
 	db.countRewrite.Store(opts.CountRewrite)
 	fail := func(err error) (*DB, error) {
 		pool.StopCleaner()
+		if dw != nil {
+			_ = dw.Close()
+		}
 		log.Close()
 		_ = st.Close()
 		return nil, damaged(st, err)
 	}
-	// Recovery: redo from the checkpoint (pages only: the catalog is a
-	// B+tree like any other), then open the catalog, then roll back what
-	// never finished, then checkpoint so the next open starts from here.
+	// Recovery: restore torn pages from the doublewrite file, then redo
+	// from the checkpoint (pages only: the catalog is a B+tree like any
+	// other), then open the catalog, then roll back what never finished,
+	// then checkpoint so the next open starts from here.
+	if dw != nil {
+		if db.dwRecovery, err = dw.Recover(st); err != nil {
+			return fail(fmt.Errorf("engine: recovery: %w", err))
+		}
+	}
 	if err := db.recover(); err != nil {
 		return fail(err)
+	}
+	if !dblwr && dw != nil {
+		// Read for recovery only: this open writes pages in place.
+		_ = dw.Close()
+		db.dw = nil
 	}
 	if err := db.openUndo(); err != nil {
 		return fail(err)
@@ -610,6 +647,11 @@ func (db *DB) Close() error {
 	err := db.Checkpoint()
 	if err == nil {
 		err = db.pool.Close()
+	}
+	if db.dw != nil {
+		if cerr := db.dw.Close(); err == nil {
+			err = cerr
+		}
 	}
 	db.log.Close()
 	if cerr := db.store.Close(); err == nil {

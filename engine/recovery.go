@@ -108,6 +108,12 @@ type RecoveryStats struct {
 	RolledBack int64 // transactions rolled back
 }
 
+// DoublewriteRecovery returns what the last Open found in the doublewrite
+// file (cache.TornPagesDoublewrite), before redo: the last batch, its
+// torn slots (ignored) and the pages it restored. Zero if there was no
+// file.
+func (db *DB) DoublewriteRecovery() cache.DoublewriteRecovery { return db.dwRecovery }
+
 // Recovery returns what the last Open recovered.
 func (db *DB) Recovery() RecoveryStats {
 	return RecoveryStats{Records: db.recovered.records, Pages: db.recovered.pages, RolledBack: db.recovered.rolledBack}
