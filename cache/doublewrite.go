@@ -207,6 +207,33 @@ func (d *Doublewrite) Close() error {
 	return err
 }
 
+// Remove closes and deletes the file (and syncs its directory): a
+// database that no longer writes through the buffer removes it once a
+// checkpoint has made every page of its last batch durable in place, so
+// that a later recovery never restores a page from a copy older than its
+// in-place writes.
+func (d *Doublewrite) Remove() error {
+	if err := d.Close(); err != nil {
+		return fmt.Errorf("cache: close doublewrite file %s: %w", d.path, err)
+	}
+	if err := d.fs.Remove(d.path); err != nil {
+		return fmt.Errorf("cache: remove doublewrite file %s: %w", d.path, err)
+	}
+	dir := d.fs.PathDir(d.path)
+	df, err := d.fs.OpenDir(dir)
+	if err != nil {
+		return fmt.Errorf("cache: sync directory %s: %w", dir, err)
+	}
+	err = df.Sync()
+	if cerr := df.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("cache: sync directory %s: %w", dir, err)
+	}
+	return nil
+}
+
 // encodeHeader fills h (dwHeaderSize bytes) for batch seq of the given
 // page ids and images' checksums.
 func (d *Doublewrite) encodeHeader(h []byte, seq uint64, ids []page.ID, sums []uint32, lsn uint64) {
@@ -313,6 +340,26 @@ func (d *Doublewrite) Write(m *Meter, ids []page.ID, images [][]byte, inPlace fu
 	return inPlace()
 }
 
+// Batch reads the header of the last batch in the file: its number and
+// its pages, in slot order (for tests and tools). A damaged header is an
+// error matching ErrCorruptDoublewrite.
+func (d *Doublewrite) Batch() (seq uint64, ids []page.ID, err error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.f == nil {
+		return 0, nil, fmt.Errorf("cache: doublewrite file %s: %w", d.path, ErrClosed)
+	}
+	h := make([]byte, dwHeaderSize)
+	if _, err := d.f.ReadAt(h, 0); err != nil && !errors.Is(err, io.EOF) {
+		return 0, nil, fmt.Errorf("cache: read doublewrite file %s: %w", d.path, err)
+	}
+	b, err := d.decodeHeader(h)
+	if err != nil {
+		return 0, nil, d.damaged("%v", err)
+	}
+	return b.seq, b.ids, nil
+}
+
 // DoublewriteRecovery is what Recover found in the doublewrite file.
 type DoublewriteRecovery struct {
 	// Batch is the last batch's number (0: none was written) and Pages
@@ -337,6 +384,9 @@ func (d *Doublewrite) Recover(st store.Store) (DoublewriteRecovery, error) {
 	var r DoublewriteRecovery
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if d.f == nil {
+		return r, fmt.Errorf("cache: doublewrite file %s: %w", d.path, ErrClosed)
+	}
 	st2, err := d.f.Stat()
 	if err != nil {
 		return r, fmt.Errorf("cache: stat doublewrite file %s: %w", d.path, err)

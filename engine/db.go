@@ -434,11 +434,7 @@ func Open(o *Options) (*DB, error) {
 	if err := db.recover(); err != nil {
 		return fail(err)
 	}
-	if !dblwr && dw != nil {
-		// Read for recovery only: this open writes pages in place.
-		_ = dw.Close()
-		db.dw = nil
-	}
+
 	if err := db.openUndo(); err != nil {
 		return fail(err)
 	}
@@ -450,6 +446,16 @@ func Open(o *Options) (*DB, error) {
 	}
 	if err := db.Checkpoint(); err != nil {
 		return fail(err)
+	}
+	if !dblwr && dw != nil {
+		// Read for recovery only: this open writes pages in place, and
+		// its checkpoint made the file's last batch durable in place, so
+		// the file goes (a copy left there would be older than the
+		// pages' later writes).
+		db.dw = nil
+		if err := dw.Remove(); err != nil {
+			return fail(fmt.Errorf("engine: %w", err))
+		}
 	}
 	return db, nil
 }
