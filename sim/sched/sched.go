@@ -49,15 +49,19 @@ import (
 //     remote-tier get if there is a tier (a round trip, plus the page's
 //     transfer on a hit), then a store read on a miss; each read's
 //     completion is written into its frame's ready cell (cache.FrameTimer);
-//  3. the writes it had to wait for (a dirty page written out to free a
-//     frame), then tier pushes and deletes, each a request of its own;
+//  3. the writes and syncs it had to wait for (a dirty page written out
+//     to free a frame; with the doublewrite buffer, its batch's
+//     sequential write and sync first and a store sync after; a fuzzy
+//     checkpoint's store sync: storeOps), then tier pushes and deletes,
+//     each a request of its own;
 //  4. its CPU: the priced events, on the core that frees first;
 //  5. the background work it caused (read-ahead) and the background work
 //     due by its clock: the page cleaner's passes, a pass every
 //     cache.CleanerInterval of virtual time (cache.Pool.CleanStep, with no
-//     terminal current: its log sync and its writes hold the devices and
-//     nobody waits for them); then a wait for the pages of its own
-//     read-ahead it went on to use.
+//     terminal current: its log sync and its writes, with their
+//     doublewrite batches and store syncs, hold the devices and nobody
+//     waits for them); then a wait for the pages of its own read-ahead
+//     it went on to use.
 //
 // The terminal's clock is the arrival time of each step, and a step that
 // needs a shared resource (the cores, the store device, the log device,
@@ -727,10 +731,11 @@ func (s *Scheduler) storeOps(d *hw.Vector, fn func(op storeOp)) {
 // storeSlot books the store device for occ from the first moment at or
 // after t it can start a request, and returns that moment.
 //
-// Background writes (the page cleaner's, a sharp checkpoint's) wait in a
-// queue of their own: they run
+// Background requests (the page cleaner's writes, a sharp checkpoint's,
+// their doublewrite batches and store syncs) wait in a queue of their
+// own: they run
 // back to back while the device would be idle, and while it is busy they
-// take turns with the requests terminals wait for, one write per request.
+// take turns with the requests terminals wait for, one per request.
 // A sharp checkpoint of a large pool on a slow disk is minutes of writes;
 // queued ahead of everything it would stop every read for that long, which
 // no IO scheduler does.
