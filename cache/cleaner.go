@@ -178,29 +178,28 @@ func (p *Pool) CleanStep(m *Meter, budget int, sync bool) (int, error) {
 		}
 	}
 	lru, fl := p.cleanTargets(nil, nil, budget, want, durable)
-	n := 0
+	// Two batches, as InnoDB's LRU batch and flush-list batch (with a
+	// doublewrite buffer each goes through it on its own, split if it is
+	// bigger than the area).
+	b := p.newBatcher(mm)
 	for i, ts := range [][]cleanTarget{lru, fl} {
+		count := &mm.CleanerLRUPages
+		if i == 1 {
+			count = &mm.CleanerFlushListPages
+		}
 		for _, t := range ts {
-			if n >= budget {
-				return n, nil
+			if b.n+len(b.ws) >= budget {
+				break
 			}
-			p.mu.Lock()
-			wrote, err := p.writeFrameLocked(mm, t.f, t.id, false)
-			if err != nil {
-				return n, err
-			}
-			if !wrote {
-				continue
-			}
-			n++
-			if i == 0 {
-				mm.CleanerLRUPages++
-			} else {
-				mm.CleanerFlushListPages++
+			if err := b.add(t.f, t.id, false, count); err != nil {
+				return b.n, err
 			}
 		}
+		if err := b.flush(); err != nil {
+			return b.n, err
+		}
 	}
-	return n, nil
+	return b.n, nil
 }
 
 // cleanTargets appends to lru the dirty, unpinned, idle pages of the LRU
@@ -293,7 +292,7 @@ func (p *Pool) FlushUpTo(m *Meter, target uint64) (int, error) {
 		mm = &local
 		defer p.ChargeBackground(&local)
 	}
-	n := 0
+	b := p.newBatcher(mm)
 	var ts []cleanTarget
 	for range 4 {
 		ts = p.flushListTargets(ts[:0], target, math.MaxUint64, math.MaxInt)
@@ -301,18 +300,17 @@ func (p *Pool) FlushUpTo(m *Meter, target uint64) (int, error) {
 			break
 		}
 		for _, t := range ts {
-			p.mu.Lock()
-			wrote, err := p.writeFrameLocked(mm, t.f, t.id, true)
-			if err != nil {
-				return n, err
-			}
-			if wrote {
-				n++
-				mm.PageFlushes++
+			if err := b.add(t.f, t.id, true, &mm.PageFlushes); err != nil {
+				return b.n, err
 			}
 		}
+		// A round's batch is written before the list is looked at
+		// again.
+		if err := b.flush(); err != nil {
+			return b.n, err
+		}
 	}
-	return n, nil
+	return b.n, nil
 }
 
 func countsOf(m *Meter) *redo.Counts {

@@ -122,6 +122,18 @@
 // transaction makes past the log's sync point (LogSyncPoint: the engine's
 // log free check).
 //
+// Page writes go out in batches (batch.go), as InnoDB's: a cleaner pass's
+// LRU batch and flush-list batch, a flush for log space, a checkpoint's
+// FlushAll, a single page (FlushPage, a fetch writing back a dirty
+// victim). With TornPagesDoublewrite every batch goes first to the
+// database's doublewrite file (doublewrite.go: InnoDB's doublewrite
+// buffer, MariaDB's 2×64 page slots) and is synced, then in place, and the
+// store is synced before the file's slots are reused; Doublewrite.Recover
+// restores, before redo, a store page that fails its checksum from its
+// copy there. The store writes pages atomically, so this protects nothing
+// here; it is metered (DoublewriteWrites, DoublewritePages,
+// DoublewriteBytes, DoublewriteSyncs, StoreSyncs) so that it can be priced.
+//
 // # Options, wiring and the runtime
 //
 // NewPool takes two things apart: Options, the settings a user picks (the
@@ -146,7 +158,8 @@
 //
 // Who pays: a caller's fetch that must write a dirty page out first is
 // charged for the write (Meter.DirtyWriteBacks: the foreground flush that
-// the page cleaner is there to spare it); flushes called with a nil meter,
+// the page cleaner is there to spare it; with the doublewrite buffer, its
+// batch of one page too); flushes called with a nil meter,
 // and the cleaner's passes (CleanerPasses, CleanerLRUPages,
 // CleanerFlushListPages), go on the pool's background meter.
 //

@@ -63,7 +63,7 @@ func ExamplePool() {
 	// Output:
 	// page 1:1 (heap): hello, page
 	// req.meta=2 req.heap=2 hits=2 creates=2 store-reads=1
-	// background: flushes=2 store-writes=2 store-write-bytes=8192
+	// background: flushes=2 store-writes=2 store-write-bytes=8192 store-syncs=1
 }
 
 // ExampleMtr changes a page in a mini-transaction with a redo log attached,

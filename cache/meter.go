@@ -50,6 +50,24 @@ type Meter struct {
 	StoreReadBytes  int64
 	StoreWrites     int64
 	StoreWriteBytes int64
+	// StoreSyncs counts syncs of the store that make page writes durable:
+	// a checkpoint's before it records its LSN, Close's, and with the
+	// doublewrite buffer one after each batch's in-place writes (before
+	// its slots are reused). Each is a sync of the store's device,
+	// whether or not this process's store has anything to sync (an
+	// in-memory store's are no-ops): the simulator prices them.
+	StoreSyncs int64
+
+	// The doublewrite buffer (TornPagesDoublewrite, doublewrite.go):
+	// the batches written to it (DoublewriteWrites, one sequential write
+	// each), the pages and bytes they held, and the syncs of the
+	// doublewrite file that made each batch durable before its in-place
+	// writes (one a batch). The in-place writes are StoreWrites as
+	// without it.
+	DoublewriteWrites int64
+	DoublewritePages  int64
+	DoublewriteBytes  int64
+	DoublewriteSyncs  int64
 
 	// redo: the log's counters (LogRecords, LogBytes, LogSyncs,
 	// LogSyncWaits), counted by the mini-transactions' appends and the
@@ -147,6 +165,11 @@ func (m *Meter) combine(o *Meter, sign int64) {
 	m.StoreReadBytes += sign * o.StoreReadBytes
 	m.StoreWrites += sign * o.StoreWrites
 	m.StoreWriteBytes += sign * o.StoreWriteBytes
+	m.StoreSyncs += sign * o.StoreSyncs
+	m.DoublewriteWrites += sign * o.DoublewriteWrites
+	m.DoublewritePages += sign * o.DoublewritePages
+	m.DoublewriteBytes += sign * o.DoublewriteBytes
+	m.DoublewriteSyncs += sign * o.DoublewriteSyncs
 	m.LogRecords += sign * o.LogRecords
 	m.LogBytes += sign * o.LogBytes
 	m.FullPageImages += sign * o.FullPageImages
@@ -196,6 +219,11 @@ func (m *Meter) String() string {
 	add("store-read-bytes", m.StoreReadBytes)
 	add("store-writes", m.StoreWrites)
 	add("store-write-bytes", m.StoreWriteBytes)
+	add("store-syncs", m.StoreSyncs)
+	add("doublewrite-writes", m.DoublewriteWrites)
+	add("doublewrite-pages", m.DoublewritePages)
+	add("doublewrite-bytes", m.DoublewriteBytes)
+	add("doublewrite-syncs", m.DoublewriteSyncs)
 	add("log-records", m.LogRecords)
 	add("log-bytes", m.LogBytes)
 	add("full-page-images", m.FullPageImages)

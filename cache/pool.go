@@ -214,6 +214,12 @@ type Wiring struct {
 	// Cleaner says how the page cleaner runs: CleanerOff (the default:
 	// the owner calls CleanStep) or CleanerGoroutine (real mode).
 	Cleaner CleanerMode
+	// Doublewrite is the database's doublewrite file (OpenDoublewrite),
+	// which every batch of page writes goes through when
+	// Options.TornPages is TornPagesDoublewrite (and only then; it must be
+	// set then). The pool does not own it: its creator closes it, after
+	// the pool.
+	Doublewrite *Doublewrite
 }
 
 // Validate reports the first invalid option, for a pool over pages of
@@ -481,6 +487,10 @@ type Pool struct {
 
 	logCap  int64       // Wiring.LogCapacity
 	cleaner cleanerLoop // Wiring.Cleaner == CleanerGoroutine
+
+	// dw is Wiring.Doublewrite with TornPagesDoublewrite, else nil: the
+	// file every batch of page writes goes through first (batch.go).
+	dw *Doublewrite
 }
 
 // NewPool creates a pool over st, set up by o and connected to what w
@@ -520,6 +530,16 @@ func NewPool(st store.Store, o *Options, w *Wiring) (*Pool, error) {
 	}
 	if wire.LogCapacity < 0 {
 		return nil, fmt.Errorf("cache: %w: log capacity %d bytes is negative", ErrInvalidOptions, wire.LogCapacity)
+	}
+	if opts.TornPages == TornPagesDoublewrite {
+		if wire.Doublewrite == nil {
+			return nil, fmt.Errorf("cache: %w: torn pages %v needs a doublewrite file (Wiring.Doublewrite)", ErrInvalidOptions, opts.TornPages)
+		}
+		if wire.Doublewrite.pageSize != ps {
+			return nil, fmt.Errorf("cache: %w: doublewrite file %s is for pages of %d bytes, the store's are %d",
+				ErrInvalidOptions, wire.Doublewrite.path, wire.Doublewrite.pageSize, ps)
+		}
+		p.dw = wire.Doublewrite
 	}
 	p.logCap = wire.LogCapacity
 	if p.logCap == 0 {
@@ -896,7 +916,7 @@ func (p *Pool) grabFrameLocked(m *Meter) (*Page, error) {
 		if v.dirty.Load() {
 			v.busy = true
 			p.mu.Unlock()
-			err := p.writeOut(m, v)
+			err := p.writeOne(m, v)
 			p.mu.Lock()
 			v.busy = false
 			if p.mu.waiters > 0 {
@@ -938,71 +958,6 @@ func (p *Pool) grabFrameLocked(m *Meter) (*Page, error) {
 
 func evictable(f *Page) bool { return f.pins == 0 && !f.busy }
 
-// writeOut writes one page image to the store: copy under the shared latch,
-// honour the write-ahead rule, seal, write. The frame is pinned or busy, so
-// it keeps its page throughout.
-func (p *Pool) writeOut(m *Meter, f *Page) error {
-	bp := p.scratch.Get().(*[]byte)
-	defer p.scratch.Put(bp)
-	buf := *bp
-	f.ioMu.Lock()
-	defer f.ioMu.Unlock()
-	f.latch.RLock()
-	f.dirty.Store(false)
-	copy(buf, f.buf)
-	f.latch.RUnlock()
-	// The frame's id names the store key; a header that disagrees (a layer
-	// above wrote over it) must not overwrite another page.
-	id := f.id
-	if got := page.IDOf(buf); got != id {
-		f.dirty.Store(true)
-		return fmt.Errorf("%w: frame of page %s holds a header naming page %s; not written", page.ErrCorruptPage, id, got)
-	}
-	lsn := page.LSN(buf)
-	var err error
-	if p.log != nil && lsn >= p.log.Durable() {
-		// The write-ahead rule: the record that made this image must be
-		// durable before the image reaches the store (the log may live
-		// in files of its own, which a crash can leave behind the
-		// store's). A wait in SyncTo is group-committed with the
-		// transactions' syncs.
-		var c *redo.Counts
-		if m != nil {
-			c = &m.Counts
-		}
-		if p.rt != nil {
-			p.rt.PageWriteWait(true)
-		}
-		err = p.log.SyncTo(c, lsn+1)
-		if p.rt != nil {
-			p.rt.PageWriteWait(false)
-		}
-	}
-	if err == nil {
-		page.Seal(buf)
-		err = p.store.WritePage(id, buf)
-		if m != nil {
-			m.StoreWrites++
-			if err == nil {
-				m.StoreWriteBytes += int64(p.pageSize)
-			}
-		}
-	}
-	if err != nil {
-		f.dirty.Store(true)
-		return fmt.Errorf("cache: write page %s: %w", id, err)
-	}
-	// Off the flush list only now that the write is done (a checkpoint
-	// taken meanwhile counted the page as dirty), and only if no change
-	// came after the copy.
-	p.fl.written(f, lsn)
-	p.noteLSN(id, lsn)
-	if p.opts.Tier != nil && p.opts.TierMode == tier.Inclusive {
-		p.tierPut(m, id, buf) // sealed above
-	}
-	return nil
-}
-
 // FlushPage writes page id out if it is resident and dirty. A nil meter
 // charges the pool's background meter.
 func (p *Pool) FlushPage(m *Meter, id page.ID) error {
@@ -1016,109 +971,82 @@ func (p *Pool) FlushPage(m *Meter, id page.ID) error {
 	return p.flushLocked(m, f, id)
 }
 
-// FlushAll writes out every dirty page, in frame order. A nil meter charges
-// the pool's background meter. Pages pinned by others are flushed too (their
-// image under the shared latch is consistent).
+// FlushAll writes out every dirty page, in frame order, in batches (see
+// batch.go). A nil meter charges the pool's background meter. Pages pinned
+// by others are flushed too (their image under the shared latch is
+// consistent).
 func (p *Pool) FlushAll(m *Meter) error {
-	for i := range p.frames {
-		f := &p.frames[i]
-		p.mu.Lock()
-		if !f.resident || (!f.dirty.Load() && !f.busy) {
-			p.mu.Unlock()
-			continue
-		}
-		if err := p.flushLocked(m, f, f.id); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// flushLocked writes f, which holds page id, out, as an explicit flush
-// (Meter.PageFlushes). If someone else is writing it right now, it waits
-// for that write and then looks again: the page may be clean (done) or
-// gone, or dirty again (that write failed, or the page changed since). A
-// nil meter charges the pool's background meter.
-// REQUIRES: p.mu held; released on return.
-func (p *Pool) flushLocked(m *Meter, f *Page, id page.ID) error {
 	var local Meter
 	mm := m
 	if mm == nil {
 		mm = &local
+		defer p.ChargeBackground(&local)
 	}
-	wrote, err := p.writeFrameLocked(mm, f, id, true)
-	if wrote {
-		mm.PageFlushes++
+	b := p.newBatcher(mm)
+	for i := range p.frames {
+		f := &p.frames[i]
+		p.mu.Lock()
+		resident, id := f.resident, f.id
+		p.mu.Unlock()
+		if !resident {
+			continue
+		}
+		if err := b.add(f, id, true, &mm.PageFlushes); err != nil {
+			return err
+		}
 	}
-	if m == nil {
-		p.ChargeBackground(&local)
-	}
-	return err
+	return b.flush()
 }
 
-// writeFrameLocked writes f, which holds page id, out if it is still
-// resident and dirty, charging m (not nil), and reports whether it wrote.
-// wait says to wait for a write of f in progress (else it gives up on a
-// busy frame) and that a missing slot is an error (else it gives up). An
-// unpinned page needs a slot while it is busy, so that the flush never
-// eats a frame promised to a reservation.
+// flushLocked writes f, which holds page id, out, as an explicit flush
+// (Meter.PageFlushes): a batch of one page. If someone else is writing
+// it right now, it waits for that write and then looks again: the page
+// may be clean (done) or gone, or dirty again (that write failed, or the
+// page changed since). A nil meter charges the pool's background meter.
 // REQUIRES: p.mu held; released on return.
-func (p *Pool) writeFrameLocked(m *Meter, f *Page, id page.ID, wait bool) (bool, error) {
-	for f.busy {
-		if !wait {
-			p.mu.Unlock()
-			return false, nil
-		}
-		p.mu.waiters++
-		p.mu.cond.Wait()
-		p.mu.waiters--
-	}
-	if !f.resident || f.id != id || !f.dirty.Load() {
-		p.mu.Unlock()
-		return false, nil
-	}
-	if f.pins == 0 {
-		if ok, _ := p.takeLocked(nil); !ok {
-			p.mu.Unlock()
-			if !wait {
-				return false, nil
-			}
-			return false, fmt.Errorf("%w: no frame free to flush page %s", ErrPoolExhausted, f.id)
-		}
-		f.claim = true
-	}
-	f.busy = true
+func (p *Pool) flushLocked(m *Meter, f *Page, id page.ID) error {
 	p.mu.Unlock()
-
-	err := p.writeOut(m, f)
-
-	p.mu.Lock()
-	f.busy = false
-	if f.claim {
-		f.claim = false
-		p.mu.used--
+	var local Meter
+	mm := m
+	if mm == nil {
+		mm = &local
+		defer p.ChargeBackground(&local)
 	}
-	if p.mu.waiters > 0 {
-		p.mu.cond.Broadcast()
+	b := p.newBatcher(mm)
+	if err := b.add(f, id, true, &mm.PageFlushes); err != nil {
+		return err
 	}
-	p.mu.Unlock()
-	return err == nil, err
+	return b.flush()
 }
 
 // Close stops the page cleaner, flushes every dirty page, syncs the store
-// and refuses further fetches. It does not close the store.
+// (a StoreSyncs on the background meter) and refuses further fetches. It
+// does not close the store.
 func (p *Pool) Close() error {
 	p.StopCleaner()
 	if err := p.FlushAll(nil); err != nil {
 		return err
 	}
-	if err := p.store.Sync(); err != nil {
+	if err := p.SyncStore(nil); err != nil {
 		return err
 	}
 	p.mu.Lock()
 	p.mu.closed = true
 	p.mu.Unlock()
 	return nil
+}
+
+// SyncStore syncs the store, making every page write before it durable,
+// and counts it (Meter.StoreSyncs) on m, or on the background meter if m
+// is nil: a checkpoint syncs the store through it before it records its
+// LSN.
+func (p *Pool) SyncStore(m *Meter) error {
+	if m == nil {
+		defer p.ChargeBackground(&Meter{StoreSyncs: 1})
+	} else {
+		m.StoreSyncs++
+	}
+	return p.store.Sync()
 }
 
 // noteLSN records lsn as the newest known for page id if it is newer.

@@ -9,21 +9,29 @@ import "fmt"
 //     change to a page after a checkpoint logs the whole page in the redo
 //     record (a full-page image), and redo restores the image instead of
 //     redoing the change.
+//   - TornPagesDoublewrite, InnoDB's doublewrite buffer (buf0dblwr.cc):
+//     every batch of page writes is first written to a doublewrite file
+//     of DoublewriteSlots page slots, sequentially, and synced; then the
+//     pages are written in place, and the store is synced before the
+//     slots are reused. Recovery restores a page whose store copy fails
+//     its checksum from its doublewrite copy, before redo
+//     (doublewrite.go).
 //
-// The store writes a page atomically (a pebble key), so here it protects
-// nothing: it costs what it costs a real engine (the images' redo bytes),
-// metered so that reports and the simulator can price it. TornPagesNone,
-// the default, pays nothing. (InnoDB's doublewrite buffer is the other
-// choice a real engine makes; it is not modeled yet.)
+// The store writes a page atomically (a pebble key), so here neither
+// protects anything: each costs what it costs a real engine (the images'
+// redo bytes; the doublewrite batches' writes and syncs, and a store sync
+// a batch), metered so that reports and the simulator can price it.
+// TornPagesNone, the default, pays nothing.
 type TornPages uint8
 
 // Torn-page protections.
 const (
 	TornPagesNone TornPages = iota
 	TornPagesFullPageWrites
+	TornPagesDoublewrite
 )
 
-var tornNames = [...]string{"none", "full-page-writes"}
+var tornNames = [...]string{"none", "full-page-writes", "doublewrite"}
 
 func (t TornPages) String() string {
 	if int(t) < len(tornNames) {
@@ -40,5 +48,5 @@ func (t *TornPages) Set(s string) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("%w: torn-page protection %q: want none or full-page-writes", ErrInvalidOptions, s)
+	return fmt.Errorf("%w: torn-page protection %q: want none, full-page-writes or doublewrite", ErrInvalidOptions, s)
 }

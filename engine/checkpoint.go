@@ -64,7 +64,7 @@ func (db *DB) checkpointLocked() error {
 	}
 	m.CheckpointPages = m.PageFlushes
 	db.pool.ChargeBackground(&m)
-	return db.recordCheckpointLocked(redo)
+	return db.recordCheckpointLocked(nil, redo)
 }
 
 // fuzzyCheckpointLocked takes a fuzzy checkpoint (InnoDB's, log0chkp.cc):
@@ -73,24 +73,26 @@ func (db *DB) checkpointLocked() error {
 // nothing is dirty); the store is synced, so that the writes that took
 // pages off the list are durable, before the LSN is recorded, and the log
 // before it is released only after that. If the flush list has not moved
-// since the last checkpoint there is nothing to record.
+// since the last checkpoint there is nothing to record. Its store sync is
+// charged to m, the transaction that takes it (nil: the background).
 // REQUIRES: db.ckptMu held.
-func (db *DB) fuzzyCheckpointLocked() error {
+func (db *DB) fuzzyCheckpointLocked(m *cache.Meter) error {
 	db.ckptAt.Store(db.log.End())
 	redo := db.pool.CheckpointLSN()
 	if redo <= db.ckptLSN.Load() {
 		return nil
 	}
 	db.pool.SetFullPageHorizon(redo) // see checkpointLocked
-	return db.recordCheckpointLocked(redo)
+	return db.recordCheckpointLocked(m, redo)
 }
 
-// recordCheckpointLocked makes the page writes before it durable and
-// records redo as the checkpoint LSN (see checkpointLocked). REQUIRES:
-// db.ckptMu held.
-func (db *DB) recordCheckpointLocked(redo uint64) error {
+// recordCheckpointLocked makes the page writes before it durable (a store
+// sync, counted as StoreSyncs on m, or on the background meter if m is
+// nil) and records redo as the checkpoint LSN (see checkpointLocked).
+// REQUIRES: db.ckptMu held.
+func (db *DB) recordCheckpointLocked(m *cache.Meter, redo uint64) error {
 	keep := redo
-	if err := db.store.Sync(); err != nil {
+	if err := db.pool.SyncStore(m); err != nil {
 		return fmt.Errorf("engine: checkpoint: %w", err)
 	}
 	db.crashPoint("checkpoint-synced")
@@ -109,9 +111,9 @@ func (db *DB) recordCheckpointLocked(redo uint64) error {
 
 // maybeCheckpoint takes a fuzzy checkpoint when the log has grown by
 // CheckpointBytes since the last one. The transaction that crosses the
-// mark does it (a store sync and a synced write of the record, no page
-// writes); others go on.
-func (db *DB) maybeCheckpoint() error {
+// mark does it (a store sync, charged to m, and a synced write of the
+// record, no page writes); others go on.
+func (db *DB) maybeCheckpoint(m *cache.Meter) error {
 	if db.log.End()-db.ckptAt.Load() < uint64(db.opts.CheckpointBytes) {
 		return nil
 	}
@@ -122,7 +124,7 @@ func (db *DB) maybeCheckpoint() error {
 	if db.log.End()-db.ckptAt.Load() < uint64(db.opts.CheckpointBytes) {
 		return nil
 	}
-	return db.fuzzyCheckpointLocked()
+	return db.fuzzyCheckpointLocked(m)
 }
 
 // CheckpointAge returns the log end less the last checkpoint's LSN: how
@@ -163,7 +165,7 @@ func (db *DB) logFreeCheck(m *Meter) error {
 		// LOG_POOL_CHECKPOINT_RATIO_ASYNC), not at every operation.
 		if db.log.End()-db.ckptAt.Load() >= uint64(db.pool.LogCapacity()/32) && db.ckptMu.TryLock() {
 			defer db.ckptMu.Unlock()
-			return db.fuzzyCheckpointLocked()
+			return db.fuzzyCheckpointLocked(&m.Meter)
 		}
 		return nil
 	}
@@ -193,7 +195,7 @@ func (db *DB) logFreeCheck(m *Meter) error {
 		}
 		db.crashPoint("free-check-flushed")
 		db.ckptMu.Lock()
-		err := db.fuzzyCheckpointLocked()
+		err := db.fuzzyCheckpointLocked(&m.Meter)
 		db.ckptMu.Unlock()
 		if err != nil {
 			return err

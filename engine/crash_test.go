@@ -14,7 +14,9 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/page"
 	"github.com/enginelab/enginelab/cache/redo"
+	"github.com/enginelab/enginelab/cache/store"
 	"github.com/stretchr/testify/require"
 )
 
@@ -78,11 +80,21 @@ func crashTrial(t *testing.T, org Org, mode CommitMode, seed uint64) crashResult
 	r := rand.New(rand.NewPCG(seed, uint64(org)<<8|uint64(mode)))
 	what := fmt.Sprintf("seed %d (rerun with -engine.crashseed=%d -engine.crashtrials=1)", seed, seed)
 	fs := vfs.NewCrashableMem()
-	// Odd seeds pay for full-page writes: recovery then restores page
-	// images as well as redoing operations. The page cleaner runs where
-	// the test says (steppedRuntime: no goroutine), so that a seed gives
-	// the same writes every time.
-	opts := &Options{FS: fs, Dir: "db", PageSize: 4096, Options: cache.Options{PoolSize: 48 * 4096, TornPages: cache.TornPages(seed%2) * cache.TornPagesFullPageWrites}, Commit: mode,
+	// A third of the seeds (multiples of 3) write pages through the
+	// doublewrite buffer: recovery then restores a page the test tears
+	// from its doublewrite copy before redo. Of the others, odd seeds pay
+	// for full-page writes: recovery then restores page images as well as
+	// redoing operations. The page cleaner runs where the test says
+	// (steppedRuntime: no goroutine), so that a seed gives the same writes
+	// every time.
+	torn := cache.TornPagesNone
+	switch {
+	case seed%3 == 0:
+		torn = cache.TornPagesDoublewrite
+	case seed%2 == 1:
+		torn = cache.TornPagesFullPageWrites
+	}
+	opts := &Options{FS: fs, Dir: "db", PageSize: 4096, Options: cache.Options{PoolSize: 48 * 4096, TornPages: torn}, Commit: mode,
 		CheckpointBytes: int64(64<<10 + r.IntN(256<<10)), LogSize: crashLogSize, Runtime: steppedRuntime{}}
 	db, err := Open(opts)
 	require.NoError(t, err, what)
@@ -253,6 +265,10 @@ func crashTrial(t *testing.T, org Org, mode CommitMode, seed uint64) crashResult
 	}
 	// The running database is abandoned, as a crashed process would be.
 	recycled := db.LogStats().Recycled
+	var tornPage bool
+	if torn == cache.TornPagesDoublewrite {
+		tornPage = tearDoublewritten(t, image, r, what)
+	}
 
 	db2, err := Open(&Options{FS: image, Dir: "db", PageSize: 4096, Options: cache.Options{PoolSize: 48 * 4096}, Commit: mode,
 		LogSize: crashLogSize})
@@ -262,8 +278,11 @@ func crashTrial(t *testing.T, org Org, mode CommitMode, seed uint64) crashResult
 	rec := db2.Recovery()
 	require.Equal(t, rec.Pages, rec.PagesApplied+rec.PagesSkipped, what)
 	require.Equal(t, int64(rec.EndLSN-rec.CheckpointLSN), rec.Bytes, what)
-	t.Logf("seed %d: crash (%s) after %d commits (%d durable)%s; redid %d records, rolled back %d; the log had switched segments %d times, recycled %d, overrun %d",
-		seed, where, len(states)-1, durable, map[bool]string{true: " at a segment switch"}[atSwitch], rec.Records, rec.RolledBack,
+	if tornPage {
+		require.Equal(t, 1, db2.DoublewriteRecovery().Restored, "%s: the torn page was not restored from its doublewrite copy", what)
+	}
+	t.Logf("seed %d (torn pages: %s%s): crash (%s) after %d commits (%d durable)%s; redid %d records, rolled back %d; the log had switched segments %d times, recycled %d, overrun %d",
+		seed, torn, map[bool]string{true: ", a page torn and restored"}[tornPage], where, len(states)-1, durable, map[bool]string{true: " at a segment switch"}[atSwitch], rec.Records, rec.RolledBack,
 		db.LogStats().Switches, recycled, db.LogStats().Overruns)
 	got := scanAllRows(t, db2, tb2)
 	found := -1
@@ -296,6 +315,33 @@ func crashTrial(t *testing.T, org Org, mode CommitMode, seed uint64) crashResult
 	require.Zero(t, db3.Recovery().Records, "%s: a clean close leaves nothing to redo", what)
 	require.NoError(t, db3.Close())
 	return crashResult{rolledBack: rec.RolledBack, atSwitch: atSwitch, recycled: recycled}
+}
+
+// tearDoublewritten tears, in the crash image, a page of the doublewrite
+// file's last batch that the store holds (its in-place write, as a torn
+// write would leave it: its checksum fails), and reports whether it found
+// one. pebble writes a page whole, so a torn page cannot happen otherwise.
+func tearDoublewritten(t *testing.T, image vfs.FS, r *rand.Rand, what string) bool {
+	dw, err := cache.OpenDoublewrite(image, "db", 4096, false)
+	require.NoError(t, err, what)
+	require.NotNil(t, dw, what)
+	_, ids, err := dw.Batch()
+	require.NoError(t, err, what)
+	require.NoError(t, dw.Close())
+	st, err := store.OpenPebble(store.PebbleOptions{FS: image, Dir: "db"})
+	require.NoError(t, err, what)
+	defer func() { require.NoError(t, st.Close(), what) }()
+	buf := make([]byte, st.PageSize())
+	for _, i := range r.Perm(len(ids)) {
+		if err := st.ReadPage(ids[i], buf); err != nil {
+			continue // not in the store (its write was lost with the crash)
+		}
+		buf[page.HeaderSize+r.IntN(len(buf)-page.HeaderSize)] ^= 1 << r.IntN(8)
+		k := store.PageKey(ids[i])
+		require.NoError(t, st.Set("tear page", k[:], buf, true), what)
+		return true
+	}
+	return false
 }
 
 // TestCrashKill runs a child process (this test binary) that commits

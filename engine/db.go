@@ -270,6 +270,12 @@ type DB struct {
 
 	ixMu    sync.Mutex // guards ixNames
 	ixNames []string   // "table.index" by index number (Meter.Index)
+
+	// dw is the doublewrite file, when the pool writes through it
+	// (cache.TornPagesDoublewrite); dwRecovery is what Open's recovery
+	// found in it (if there was one).
+	dw         *cache.Doublewrite
+	dwRecovery cache.DoublewriteRecovery
 }
 
 // newIndexID numbers an index for per-index meter counters.
@@ -376,17 +382,34 @@ func Open(o *Options) (*DB, error) {
 	if rt == nil {
 		cleaner = cache.CleanerGoroutine
 	}
+	// The doublewrite file (cache.TornPagesDoublewrite): created if the
+	// options ask for it, and opened whenever it is there, so that
+	// recovery reads it even if this open does not use it.
+	dblwr := opts.TornPages == cache.TornPagesDoublewrite
+	dw, err := cache.OpenDoublewrite(st.FS(), st.Dir(), st.PageSize(), dblwr)
+	if err != nil {
+		log.Close()
+		_ = st.Close()
+		return nil, damaged(st, fmt.Errorf("engine: %w", err))
+	}
+	wiredDW := dw
+	if !dblwr {
+		wiredDW = nil
+	}
 	// The flushing pressure is the checkpoint age against the log's own
 	// capacity (LogSize, its default applied by the log).
 	logCap := int64(log.Capacity())
 	pool, err := cache.NewPool(st, &opts.Options, &cache.Wiring{Log: log, Runtime: rt, TierDB: dbID, TierEpoch: epoch,
-		LogCapacity: logCap, Cleaner: cleaner})
+		LogCapacity: logCap, Cleaner: cleaner, Doublewrite: wiredDW})
 	if err != nil {
+		if dw != nil {
+			_ = dw.Close()
+		}
 		log.Close()
 		_ = st.Close()
 		return nil, fmt.Errorf("engine: %w: %w", ErrInvalidOptions, err)
 	}
-	db := &DB{opts: opts, store: st, pool: pool, log: log, calls: rt,
+	db := &DB{opts: opts, store: st, pool: pool, log: log, calls: rt, dw: dw,
 		locks:      lock.NewManager(opts.Runtime, opts.Runtime, opts.LockTimeout),
 		spaces:     make(map[uint32]structure),
 		asyncPoint: cache.LogAsyncPoint(logCap), syncPoint: cache.LogSyncPoint(logCap)}
@@ -394,15 +417,25 @@ func Open(o *Options) (*DB, error) {
 	db.countRewrite.Store(opts.CountRewrite)
 	fail := func(err error) (*DB, error) {
 		pool.StopCleaner()
+		if dw != nil {
+			_ = dw.Close()
+		}
 		log.Close()
 		_ = st.Close()
 		return nil, damaged(st, err)
 	}
-	// Recovery: redo from the checkpoint (pages only: the catalog is a
-	// B+tree like any other), then open the catalog, then roll back what
-	// never finished, then checkpoint so the next open starts from here.
-	// Each phase is timed on the wall clock (RecoveryStats).
+	// Recovery: restore torn pages from the doublewrite file, then redo
+	// from the checkpoint (pages only: the catalog is a B+tree like any
+	// other), then open the catalog, then roll back what never finished,
+	// then checkpoint so the next open starts from here. Each phase is
+	// timed on the wall clock (RecoveryStats; the doublewrite restore
+	// counts as redo).
 	t0 := time.Now()
+	if dw != nil {
+		if db.dwRecovery, err = dw.Recover(st); err != nil {
+			return fail(fmt.Errorf("engine: recovery: %w", err))
+		}
+	}
 	if err := db.recover(); err != nil {
 		return fail(err)
 	}
@@ -421,6 +454,16 @@ func Open(o *Options) (*DB, error) {
 	t4 := time.Now()
 	if err := db.Checkpoint(); err != nil {
 		return fail(err)
+	}
+	if !dblwr && dw != nil {
+		// Read for recovery only: this open writes pages in place, and
+		// its checkpoint made the file's last batch durable in place, so
+		// the file goes (a copy left there would be older than the
+		// pages' later writes).
+		db.dw = nil
+		if err := dw.Remove(); err != nil {
+			return fail(fmt.Errorf("engine: %w", err))
+		}
 	}
 	db.recovered.Redo, db.recovered.Rollback, db.recovered.Checkpoint = t1.Sub(t0), t2.Sub(t1)+t4.Sub(t3), time.Since(t4)
 	return db, nil
@@ -636,6 +679,11 @@ func (db *DB) Close() error {
 	err := db.Checkpoint()
 	if err == nil {
 		err = db.pool.Close()
+	}
+	if db.dw != nil {
+		if cerr := db.dw.Close(); err == nil {
+			err = cerr
+		}
 	}
 	db.log.Close()
 	if cerr := db.store.Close(); err == nil {

@@ -155,6 +155,14 @@
 // place: a heap row updated in place to a shorter image keeps its length
 // (the image is padded), so the old image always fits back.
 //
+// Open recovers in this order: with a doublewrite file in the directory
+// (written by Options.TornPages = cache.TornPagesDoublewrite, InnoDB's
+// doublewrite buffer), a page of its last batch whose store copy fails
+// its checksum is restored from its copy (DB.DoublewriteRecovery); then
+// redo from the checkpoint; then the rollback of unfinished transactions;
+// then a sharp checkpoint. A database opened without the buffer removes
+// the file after that checkpoint.
+//
 // # Flushing and checkpoints
 //
 // Dirty pages are written in the background, and checkpoints are fuzzy,

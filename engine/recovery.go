@@ -149,5 +149,11 @@ type RecoveryStats struct {
 // or a transaction to roll back.
 func (s RecoveryStats) Recovered() bool { return s.Records > 0 || s.RolledBack > 0 }
 
+// DoublewriteRecovery returns what the last Open found in the doublewrite
+// file (cache.TornPagesDoublewrite), before redo: the last batch, its
+// torn slots (ignored) and the pages it restored. Zero if there was no
+// file.
+func (db *DB) DoublewriteRecovery() cache.DoublewriteRecovery { return db.dwRecovery }
+
 // Recovery returns what the last Open recovered.
 func (db *DB) Recovery() RecoveryStats { return db.recovered }

@@ -278,7 +278,7 @@ func (tx *Tx) Commit() error {
 		return fmt.Errorf("engine: commit of transaction %d: %w", tx.id, err)
 	}
 	tx.db.commits.Add(1)
-	if err := tx.db.maybeCheckpoint(); err != nil {
+	if err := tx.db.maybeCheckpoint(tx.cm()); err != nil {
 		return fmt.Errorf("engine: transaction %d committed, but the checkpoint after it failed: %w", tx.id, err)
 	}
 	return nil

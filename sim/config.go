@@ -81,7 +81,9 @@ type TPCCConfig struct {
 	// ReadAhead turns on the pool's linear read-ahead.
 	ReadAhead bool
 	// TornPages is the torn-page protection the engine pays for
-	// (cache.TornPages; default none).
+	// (cache.TornPages; default none): full-page writes (PostgreSQL's)
+	// or the doublewrite buffer (InnoDB's), whose batches and syncs the
+	// simulator prices on the store device.
 	TornPages cache.TornPages
 	// IOCapacity is the page cleaner's base rate in page writes a second
 	// (cache.Options.IOCapacity, innodb_io_capacity; 0: 200).

@@ -54,6 +54,22 @@
 // loader, so that the pages every row lands in depend on the seed alone.
 // Only deterministic remote tiers (lru, slru) run there.
 //
+// What the store device is charged for: page reads, page writes (a write
+// a transaction waited for, a dirty victim written back, on its clock;
+// the page cleaner's and a sharp checkpoint's in the background), and
+// the syncs that make page writes durable: a checkpoint's store sync
+// (the fuzzy one on the clock of the transaction that takes it, which
+// waits for it in the engine too; a sharp one in the background), and
+// with --torn-pages doublewrite (cache.TornPagesDoublewrite, InnoDB's
+// doublewrite buffer) each batch of page writes as InnoDB pays it: one
+// sequential write of the batch's pages to the doublewrite file and a
+// sync, before the batch's in-place writes, and a store sync after them
+// (Meter.DoublewriteWrites, DoublewriteBytes, DoublewriteSyncs,
+// StoreSyncs). A foreground write-back's batch is on the caller's clock;
+// background batches queue with the other background writes. Every sync
+// costs the device's SyncLatency, whether or not the run's store is in
+// memory (its syncs are then no-ops here): the modeled device is not.
+//
 // # Memory
 //
 // MemoryEstimate says what a job needs at its peak, part by part (the

@@ -191,8 +191,10 @@ func newRunReport(c *TPCCConfig, s *tpcc.RunReport, elapsed time.Duration) *repo
 				LogBytes: float64(m.LogBytes) / n, LockRequests: float64(m.LockRequests) / n,
 				LockWaits: float64(m.LockWaits) / n, PageRequests: float64(m.PageRequestsTotal()) / n,
 				StoreReads: float64(m.StoreReads) / n, StoreWrites: float64(m.StoreWrites) / n,
-				HeapRowsScans: float64(m.HeapRowsScanned) / n,
-				TierGets:      float64(m.TierGets) / n, TierHits: float64(m.TierHits) / n,
+				StoreSyncs: float64(m.StoreSyncs) / n, DoublewriteWrites: float64(m.DoublewriteWrites) / n,
+				DoublewriteBytes: float64(m.DoublewriteBytes) / n,
+				HeapRowsScans:    float64(m.HeapRowsScanned) / n,
+				TierGets:         float64(m.TierGets) / n, TierHits: float64(m.TierHits) / n,
 			}
 		}
 		r.Types = append(r.Types, t)

@@ -387,7 +387,9 @@ func (j *job) reportEnd() error {
 	rep.Space = newSpaceReport(space)
 	bg := j.db.Pool().BackgroundMeter()
 	rep.Background = &report.Background{ReadAheads: bg.ReadAheads, ReadAheadUnused: bg.ReadAheadUnused,
-		StoreReads: bg.StoreReads, StoreWrites: bg.StoreWrites, TierPuts: bg.TierPuts}
+		StoreReads: bg.StoreReads, StoreWrites: bg.StoreWrites, StoreSyncs: bg.StoreSyncs, TierPuts: bg.TierPuts,
+		DoublewriteWrites: bg.DoublewriteWrites, DoublewritePages: bg.DoublewritePages, DoublewriteBytes: bg.DoublewriteBytes,
+		DoublewriteSyncs: bg.DoublewriteSyncs}
 	l := j.db.LogStats()
 	rep.Log = &report.Log{Records: l.Records, Bytes: l.Bytes, Syncs: l.Syncs, SyncedCommits: l.SyncedCommits, Checkpoints: l.Checkpoints}
 	return nil

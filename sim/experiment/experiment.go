@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/cache/tier"
 	"github.com/enginelab/enginelab/engine"
 	"github.com/enginelab/enginelab/sim"
@@ -75,6 +76,9 @@ type Params struct {
 	// experiment's, else 200).
 	IOCapacity int     `json:"io_capacity,omitempty"`
 	Hardware   hw.Spec `json:"-"`
+	// TornPages is the torn-page protection every side pays for (the
+	// command's --torn-pages; default none): the sides' reports show it.
+	TornPages cache.TornPages `json:"-"`
 	// MemoryLimit and IgnoreMemoryLimit go to every side's job
 	// (sim.TPCCConfig): each side is checked before the first one loads.
 	MemoryLimit       int64 `json:"-"`
@@ -288,7 +292,7 @@ func (e *Experiment) params(p Params) Params {
 func (p *Params) base() sim.TPCCConfig {
 	return sim.TPCCConfig{Mode: sim.ModeSim, Hardware: p.Hardware, Warehouses: p.Warehouses, Scale: p.Scale, Terminals: p.Terminals,
 		Duration: p.Duration, Warmup: p.Warmup, Seed: p.Seed, PoolSize: p.PoolSize, RemoteSize: p.RemoteSize,
-		ReadAhead: true, MemoryLimit: p.MemoryLimit, IgnoreMemoryLimit: p.IgnoreMemoryLimit, InMemoryOnly: true,
+		ReadAhead: true, TornPages: p.TornPages, MemoryLimit: p.MemoryLimit, IgnoreMemoryLimit: p.IgnoreMemoryLimit, InMemoryOnly: true,
 		ScaledPool: p.poolPerWarehouse, IOCapacity: p.IOCapacity}
 }
 
@@ -339,6 +343,21 @@ var counters = func() []counter {
 		}},
 		{"tier puts", func(m *engine.Meter) int64 { return m.TierPuts }, func(m *hw.Machine, ps int64) float64 {
 			return float64(m.Network.RoundTrip) + float64(hw.TransferNanos(ps, m.Network.Bandwidth)) + m.CPU.TierRequest
+		}},
+		{"store syncs", func(m *engine.Meter) int64 { return m.StoreSyncs }, func(m *hw.Machine, _ int64) float64 {
+			return float64(m.Store.SyncLatency)
+		}},
+		// A doublewrite batch: one sequential write (a request's latency
+		// and CPU, and its bytes' transfer) and a sync, on the store
+		// device.
+		{"doublewrite writes", func(m *engine.Meter) int64 { return m.DoublewriteWrites }, func(m *hw.Machine, _ int64) float64 {
+			return float64(m.Store.WriteLatency) + m.CPU.StoreRequest
+		}},
+		{"doublewrite bytes", func(m *engine.Meter) int64 { return m.DoublewriteBytes }, func(m *hw.Machine, _ int64) float64 {
+			return float64(time.Second) / float64(m.Store.WriteBandwidth)
+		}},
+		{"doublewrite syncs", func(m *engine.Meter) int64 { return m.DoublewriteSyncs }, func(m *hw.Machine, _ int64) float64 {
+			return float64(m.Store.SyncLatency)
 		}},
 		{"log syncs", func(m *engine.Meter) int64 { return m.LogSyncs }, func(m *hw.Machine, _ int64) float64 {
 			return float64(m.Log.SyncLatency)

@@ -11,7 +11,11 @@ import (
 // that a device prices: an index into a Vector. The CPU events come first,
 // in the order of CPUProfile's fields (and of Costs); the device events
 // after them (EventStoreWrite and on) are counted so that a scheduler can
-// diff them with the rest, but a CPU profile gives them no cost.
+// diff them with the rest, but a CPU profile gives them no cost. The
+// store device's events are its page writes, its syncs (a checkpoint's,
+// and a doublewrite batch's after its in-place writes), and the
+// doublewrite buffer's batches: one sequential write each, of
+// EventDoublewriteByte bytes in all, and a sync each.
 type Event int
 
 // The events, in the order of CPUProfile.Costs.
@@ -39,6 +43,10 @@ const (
 	EventStoreWrite
 	EventTierPut
 	EventTierDelete
+	EventStoreSync
+	EventDoublewriteWrite
+	EventDoublewriteByte
+	EventDoublewriteSync
 	NumEvents
 )
 
@@ -73,6 +81,8 @@ func VectorOf(m *engine.Meter) Vector {
 		EventLogRecord: m.LogRecords, EventLogByte: m.LogBytes, EventLockRequest: m.LockRequests,
 		EventCommit: m.Commits, EventRollback: m.Rollbacks,
 		EventStoreWrite: m.StoreWrites, EventTierPut: m.TierPuts, EventTierDelete: m.TierDeletes,
+		EventStoreSync: m.StoreSyncs, EventDoublewriteWrite: m.DoublewriteWrites, EventDoublewriteByte: m.DoublewriteBytes,
+		EventDoublewriteSync: m.DoublewriteSyncs,
 	}
 }
 

@@ -46,7 +46,10 @@ type Device struct {
 	// device, transfer excluded: seek and rotation on a disk.
 	ReadLatency  Duration `json:"read_latency"`
 	WriteLatency Duration `json:"write_latency"`
-	// SyncLatency is what a cache flush (fsync of the log) costs.
+	// SyncLatency is what a cache flush costs: an fsync of the log on
+	// the log's device; of the store (a checkpoint's, a doublewrite
+	// batch's after its in-place writes) or of the doublewrite file on
+	// the store's.
 	SyncLatency Duration `json:"sync_latency"`
 	// IOPS is how many requests a second the device starts; 0: no limit.
 	IOPS int64 `json:"iops"`

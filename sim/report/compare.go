@@ -90,6 +90,17 @@ func (c *Comparison) rows() []comparedRow {
 			)
 		}
 	}
+	for _, s := range c.Sides {
+		if s.Background != nil && s.Background.DoublewritePages > 0 {
+			rows = append(rows, comparedRow{"doublewrite pages (background)", func(r *Report) (float64, bool) {
+				if r.Background == nil {
+					return 0, false
+				}
+				return float64(r.Background.DoublewritePages), true
+			}, 0})
+			break
+		}
+	}
 	if c.Sides[0].Sim != nil {
 		rows = append(rows,
 			comparedRow{"store busy %", simFigure(func(s *Sim) float64 { return s.StoreBusyPct }), 1},

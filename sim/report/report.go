@@ -207,8 +207,9 @@ type Sim struct {
 	// Stalls counts waits the scheduler had to break (zero in a sound
 	// run; see sched.Scheduler).
 	Stalls int64 `json:"stalls,omitempty"`
-	// BackgroundWritesPending is how many background writes (checkpoint
-	// flushes) the store device had not yet served at the end.
+	// BackgroundWritesPending is how many background requests of the
+	// store device (page writes; doublewrite batches' writes and syncs,
+	// store syncs) it had not yet served at the end.
 	BackgroundWritesPending int64 `json:"background_writes_pending,omitempty"`
 	// CleanerSkips counts page cleaner passes that fell due while the
 	// store device still had background writes queued and were skipped
@@ -230,23 +231,30 @@ type Percentiles struct {
 
 // MeterAverages are per-transaction averages of the engine's meters.
 type MeterAverages struct {
-	NodeVisits    float64 `json:"node_visits"`   // B+tree nodes visited, every level and index
-	RowFetches    float64 `json:"row_fetches"`   // rows read through a pointer from an index entry
-	HeapFetches   float64 `json:"heap_fetches"`  // rows fetched from a heap by row pointer
-	RowsExamined  float64 `json:"rows_examined"` // index entries or rows looked at
-	RowsReturned  float64 `json:"rows_returned"` // rows handed to the transaction
-	EntriesWrite  float64 `json:"index_entries_written"`
-	PoolHits      float64 `json:"pool_hits"`
-	PoolMisses    float64 `json:"pool_misses"`
-	LogBytes      float64 `json:"log_bytes"`
-	LockRequests  float64 `json:"lock_requests"`
-	LockWaits     float64 `json:"lock_waits"`
-	PageRequests  float64 `json:"page_requests"`
-	StoreReads    float64 `json:"store_reads"`
-	StoreWrites   float64 `json:"store_writes"`
-	TierGets      float64 `json:"tier_gets"`
-	TierHits      float64 `json:"tier_hits"`
-	HeapRowsScans float64 `json:"heap_rows_scanned"`
+	NodeVisits   float64 `json:"node_visits"`   // B+tree nodes visited, every level and index
+	RowFetches   float64 `json:"row_fetches"`   // rows read through a pointer from an index entry
+	HeapFetches  float64 `json:"heap_fetches"`  // rows fetched from a heap by row pointer
+	RowsExamined float64 `json:"rows_examined"` // index entries or rows looked at
+	RowsReturned float64 `json:"rows_returned"` // rows handed to the transaction
+	EntriesWrite float64 `json:"index_entries_written"`
+	PoolHits     float64 `json:"pool_hits"`
+	PoolMisses   float64 `json:"pool_misses"`
+	LogBytes     float64 `json:"log_bytes"`
+	LockRequests float64 `json:"lock_requests"`
+	LockWaits    float64 `json:"lock_waits"`
+	PageRequests float64 `json:"page_requests"`
+	StoreReads   float64 `json:"store_reads"`
+	StoreWrites  float64 `json:"store_writes"`
+	// StoreSyncs are the store syncs the transaction made (a fuzzy
+	// checkpoint it took, a doublewrite batch of a page it wrote back).
+	StoreSyncs float64 `json:"store_syncs"`
+	// DoublewriteWrites and DoublewriteBytes are the doublewrite batches
+	// of its page writes (--torn-pages doublewrite) and their bytes.
+	DoublewriteWrites float64 `json:"doublewrite_writes"`
+	DoublewriteBytes  float64 `json:"doublewrite_bytes"`
+	TierGets          float64 `json:"tier_gets"`
+	TierHits          float64 `json:"tier_hits"`
+	HeapRowsScans     float64 `json:"heap_rows_scanned"`
 }
 
 // Tier is the remote tier's activity during the run: what the
@@ -280,7 +288,14 @@ type Background struct {
 	ReadAheadUnused int64 `json:"read_ahead_unused"` // of those, evicted before any use
 	StoreReads      int64 `json:"store_reads"`
 	StoreWrites     int64 `json:"store_writes"`
+	StoreSyncs      int64 `json:"store_syncs"` // checkpoints', and one a doublewrite batch
 	TierPuts        int64 `json:"tier_puts"`
+	// The doublewrite buffer (--torn-pages doublewrite): its batches, the
+	// pages and bytes they wrote, and its syncs (one a batch).
+	DoublewriteWrites int64 `json:"doublewrite_writes"`
+	DoublewritePages  int64 `json:"doublewrite_pages"`
+	DoublewriteBytes  int64 `json:"doublewrite_bytes"`
+	DoublewriteSyncs  int64 `json:"doublewrite_syncs"`
 }
 
 // Log is the redo log's activity since the database was opened.

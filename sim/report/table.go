@@ -141,9 +141,13 @@ func (r *Report) WriteTable(w io.Writer) error {
 			t.Backend, t.Mode, FormatBytes(t.SizeBytes), 100*t.HitRate, t.Hits, t.Gets, t.Stale, t.Corrupt, t.Errors,
 			t.Puts, t.Drops, t.Deletes, FormatBytes(t.BytesIn), FormatBytes(t.BytesOut))
 	}
-	if bg := r.Background; bg != nil && (bg.ReadAheads > 0 || bg.StoreWrites > 0) {
-		fmt.Fprintf(&b, "\nBACKGROUND: %d pages read ahead (%d evicted unused), %d store reads, %d store writes, %d tier puts\n",
-			bg.ReadAheads, bg.ReadAheadUnused, bg.StoreReads, bg.StoreWrites, bg.TierPuts)
+	if bg := r.Background; bg != nil && (bg.ReadAheads > 0 || bg.StoreWrites > 0 || bg.StoreSyncs > 0) {
+		fmt.Fprintf(&b, "\nBACKGROUND: %d pages read ahead (%d evicted unused), %d store reads, %d store writes, %d store syncs, %d tier puts\n",
+			bg.ReadAheads, bg.ReadAheadUnused, bg.StoreReads, bg.StoreWrites, bg.StoreSyncs, bg.TierPuts)
+		if bg.DoublewriteWrites > 0 {
+			fmt.Fprintf(&b, "doublewrite: %d batches of %d pages (%s), %d syncs\n",
+				bg.DoublewriteWrites, bg.DoublewritePages, FormatBytes(bg.DoublewriteBytes), bg.DoublewriteSyncs)
+		}
 	}
 	if l := r.Log; l != nil {
 		fmt.Fprintf(&b, "\nREDO LOG: %d records, %s, %d syncs for %d synced commits, %d checkpoints\n",

@@ -49,15 +49,19 @@ import (
 //     remote-tier get if there is a tier (a round trip, plus the page's
 //     transfer on a hit), then a store read on a miss; each read's
 //     completion is written into its frame's ready cell (cache.FrameTimer);
-//  3. the writes it had to wait for (a dirty page written out to free a
-//     frame), then tier pushes and deletes, each a request of its own;
+//  3. the writes and syncs it had to wait for (a dirty page written out
+//     to free a frame; with the doublewrite buffer, its batch's
+//     sequential write and sync first and a store sync after; a fuzzy
+//     checkpoint's store sync: storeOps), then tier pushes and deletes,
+//     each a request of its own;
 //  4. its CPU: the priced events, on the core that frees first;
 //  5. the background work it caused (read-ahead) and the background work
 //     due by its clock: the page cleaner's passes, a pass every
 //     cache.CleanerInterval of virtual time (cache.Pool.CleanStep, with no
-//     terminal current: its log sync and its writes hold the devices and
-//     nobody waits for them); then a wait for the pages of its own
-//     read-ahead it went on to use.
+//     terminal current: its log sync and its writes, with their
+//     doublewrite batches and store syncs, hold the devices and nobody
+//     waits for them); then a wait for the pages of its own read-ahead
+//     it went on to use.
 //
 // The terminal's clock is the arrival time of each step, and a step that
 // needs a shared resource (the cores, the store device, the log device,
@@ -95,6 +99,7 @@ type Scheduler struct {
 	netPage, netOcc         int64    // tier: response and link time of a page transfer
 	netRTT                  int64
 	readLat, readXfer, iops int64
+	storeSyncLat            int64 // the store device's sync
 
 	pool   *cache.Pool
 	lastBg cache.Meter
@@ -111,7 +116,11 @@ type Scheduler struct {
 	left int
 	done chan struct{}
 
-	bgWrites        int64 // background writes queued for the store device (storeSlot)
+	// bg is the background requests queued for the store device
+	// (storeSlot), in order, as runs of equal requests; bgPending counts
+	// them.
+	bg              []bgRun
+	bgPending       int64
 	checkpointWaits int64 // always zero since checkpoints are fuzzy (CheckpointWaits)
 
 	// The page cleaner, a background actor: a pass (cache.Pool.CleanStep)
@@ -136,6 +145,19 @@ type Scheduler struct {
 	// progress is the running terminal's clock, for a progress bar on
 	// another goroutine.
 	progress atomic.Int64
+}
+
+// bgRun is n background requests of the store device, each holding it
+// for occ.
+type bgRun struct{ occ, n int64 }
+
+// storeOp is one request to the store device: how long it holds the
+// device, how long it takes to complete once started, and whether it is
+// priced with the I/O path's CPU (a read or a write; a sync is not, as a
+// log sync is not).
+type storeOp struct {
+	occ, resp int64
+	cpu       bool
 }
 
 // resource is a first-come-first-served server in virtual time.
@@ -238,6 +260,7 @@ func New(machine hw.Machine, pageSize int, tier bool) *Scheduler {
 	s.storeOcc = [2]int64{gap + xr, gap + xw}
 	s.storeResp = [2]int64{int64(store.ReadLatency) + xr, int64(store.WriteLatency) + xw}
 	s.readLat, s.readXfer, s.iops = int64(store.ReadLatency), xr, gap
+	s.storeSyncLat = int64(store.SyncLatency)
 	s.netOcc = hw.TransferNanos(ps, machine.Network.Bandwidth)
 	s.netRTT = int64(machine.Network.RoundTrip)
 	s.netPage = s.netRTT + s.netOcc
@@ -577,11 +600,13 @@ func (s *Scheduler) price(v *vterm) {
 	}
 	clear(v.loads)
 	v.loads = v.loads[:0]
-	// 3. The writes and tier requests it waited for.
-	for range d[hw.EventStoreWrite] {
+	// 3. The writes and syncs it waited for (a dirty page written back:
+	// through the doublewrite buffer, if there is one, then in place; a
+	// checkpoint's store sync), then tier requests.
+	s.storeOps(&d, func(op storeOp) {
 		s.step(v)
-		v.now = s.storeRequest(v, v.now, 1)
-	}
+		v.now = s.storeBooked(v, v.now, op)
+	})
 	if s.tier { // a trace's null tier is free
 		for range d[hw.EventTierPut] {
 			s.step(v)
@@ -641,41 +666,125 @@ func (s *Scheduler) price(v *vterm) {
 // storeRequest prices one page read (rw 0) or write (1) on the store
 // device for v, arriving at t, and returns when it completes.
 func (s *Scheduler) storeRequest(v *vterm, t int64, rw int) int64 {
-	start := s.storeSlot(t, s.storeOcc[rw])
-	done := start + s.storeResp[rw] + s.storeCPUps/1000
+	return s.storeBooked(v, t, storeOp{occ: s.storeOcc[rw], resp: s.storeResp[rw], cpu: true})
+}
+
+// storeBooked prices op on the store device for v, arriving at t, and
+// returns when it completes.
+func (s *Scheduler) storeBooked(v *vterm, t int64, op storeOp) int64 {
+	start := s.storeSlot(t, op.occ)
+	done := start + op.resp
+	if op.cpu {
+		done += s.storeCPUps / 1000
+	}
 	v.spent[TimeQueue] += start - t
 	v.spent[TimeStore] += done - start
 	return done
 }
 
+// storeOps calls fn with the store device's writes and syncs that d
+// counts, in the order the engine makes them. A doublewrite batch (InnoDB's
+// buf_dblwr_t::flush_buffered_writes) is one sequential write of its pages
+// (the device's write latency once, a request's IOPS gap once, the pages'
+// transfer) and a sync of the device, then its pages' in-place writes, one
+// request each, then a sync of the store before the area is reused. The
+// batches' pages are spread evenly over them (a meter says how many
+// batches and pages, not which pages went in which batch). Page writes and
+// store syncs beyond the batches' (without the buffer: all of them; a
+// checkpoint's sync) come after.
+func (s *Scheduler) storeOps(d *hw.Vector, fn func(op storeOp)) {
+	write := storeOp{occ: s.storeOcc[1], resp: s.storeResp[1], cpu: true}
+	sync := storeOp{occ: s.storeSyncLat, resp: s.storeSyncLat}
+	writes, syncs := d[hw.EventStoreWrite], d[hw.EventStoreSync]
+	dwSyncs := d[hw.EventDoublewriteSync]
+	if n := d[hw.EventDoublewriteWrite]; n > 0 {
+		bytes := d[hw.EventDoublewriteByte]
+		dev := &s.machine.Store
+		gap := s.storeOcc[1] - hw.TransferNanos(s.pageSize, dev.WriteBandwidth) // the IOPS gap
+		for i := range n {
+			// Batch i's share of the bytes, in whole pages.
+			pages := bytes/s.pageSize*(i+1)/n - bytes/s.pageSize*i/n
+			x := hw.TransferNanos(pages*s.pageSize, dev.WriteBandwidth)
+			fn(storeOp{occ: gap + x, resp: int64(dev.WriteLatency) + x, cpu: true})
+			if dwSyncs > 0 {
+				dwSyncs--
+				fn(sync)
+			}
+			for range min(pages, writes) {
+				fn(write)
+			}
+			writes -= min(pages, writes)
+			if syncs > 0 {
+				syncs--
+				fn(sync)
+			}
+		}
+	}
+	for range dwSyncs {
+		fn(sync)
+	}
+	for range writes {
+		fn(write)
+	}
+	for range syncs {
+		fn(sync)
+	}
+}
+
 // storeSlot books the store device for occ from the first moment at or
 // after t it can start a request, and returns that moment.
 //
-// Background writes (the page cleaner's, a sharp checkpoint's) wait in a
-// queue of their own: they run
+// Background requests (the page cleaner's writes, a sharp checkpoint's,
+// their doublewrite batches and store syncs) wait in a queue of their
+// own: they run
 // back to back while the device would be idle, and while it is busy they
-// take turns with the requests terminals wait for, one write per request.
+// take turns with the requests terminals wait for, one per request.
 // A sharp checkpoint of a large pool on a slow disk is minutes of writes;
 // queued ahead of everything it would stop every read for that long, which
 // no IO scheduler does.
 func (s *Scheduler) storeSlot(t, occ int64) int64 {
 	free := s.store.free
-	if s.bgWrites > 0 {
-		w := s.storeOcc[1]
-		var n int64
-		if t > free {
-			n = min(s.bgWrites, (t-free+w-1)/w) // started while idle; the last may run past t
-		} else {
-			n = 1 // busy: one write goes before this request
+	if t > free {
+		// Started while idle; the last may run past t.
+		for len(s.bg) > 0 && free < t {
+			r := &s.bg[0]
+			n := r.n
+			if r.occ > 0 {
+				n = min(n, (t-free+r.occ-1)/r.occ)
+			}
+			s.takeBg(n)
+			free += n * r.occ
 		}
-		s.bgWrites -= n
-		s.store.busy += n * w
-		free += n * w
+	} else if len(s.bg) > 0 {
+		// Busy: one goes before this request.
+		free += s.bg[0].occ
+		s.takeBg(1)
 	}
 	start := max(t, free)
 	s.store.free = start + occ
 	s.store.busy += occ
 	return start
+}
+
+// takeBg serves n requests of the first background run (at most its
+// count): they hold the store device.
+func (s *Scheduler) takeBg(n int64) {
+	r := &s.bg[0]
+	s.store.busy += n * r.occ
+	s.bgPending -= n
+	if r.n -= n; r.n == 0 {
+		s.bg = s.bg[1:]
+	}
+}
+
+// queueBg adds a background request holding the store device for occ.
+func (s *Scheduler) queueBg(occ int64) {
+	if k := len(s.bg); k > 0 && s.bg[k-1].occ == occ {
+		s.bg[k-1].n++
+	} else {
+		s.bg = append(s.bg, bgRun{occ: occ, n: 1})
+	}
+	s.bgPending++
 }
 
 // netRequest prices one request to the remote tier carrying bytes of page
@@ -745,7 +854,7 @@ func (s *Scheduler) background(v *vterm) {
 	if s.urgent == nil {
 		for t >= s.nextClean {
 			s.nextClean += int64(cache.CleanerInterval)
-			if s.bgWrites > 0 {
+			if s.bgPending > 0 {
 				s.cleanerSkips++
 				continue
 			}
@@ -759,17 +868,21 @@ func (s *Scheduler) background(v *vterm) {
 // since the last look on their devices, from t.
 func (s *Scheduler) queueBackground(t int64) {
 	bg := s.pool.BackgroundMeter()
-	writes := bg.StoreWrites - s.lastBg.StoreWrites
+	prev := hw.VectorOf(&engine.Meter{Meter: s.lastBg})
+	d := hw.VectorOf(&engine.Meter{Meter: bg})
+	for i := range d {
+		d[i] -= prev[i]
+	}
 	puts := bg.TierPuts - s.lastBg.TierPuts
 	s.lastBg = bg
-	if writes > 0 {
-		if s.bgWrites == 0 {
+	s.storeOps(&d, func(op storeOp) {
+		if len(s.bg) == 0 {
 			// No request can arrive before t, the earliest clock: the
-			// idle time the queued writes may use starts here.
+			// idle time the queued requests may use starts here.
 			s.store.free = max(s.store.free, t)
 		}
-		s.bgWrites += writes
-	}
+		s.queueBg(op.occ)
+	})
 	if !s.tier {
 		puts = 0
 	}
@@ -1024,9 +1137,10 @@ func (s *Scheduler) Busy() (cores, store, log, net int64) {
 // (its meter's LogFreeCheckWaits), so it is always zero.
 func (s *Scheduler) CheckpointWaits() int64 { return s.checkpointWaits }
 
-// PendingBackgroundWrites is how many background writes the store device
+// PendingBackgroundWrites is how many background requests (page writes;
+// doublewrite batches' writes and syncs, store syncs) the store device
 // had not served when the terminals stopped.
-func (s *Scheduler) PendingBackgroundWrites() int64 { return s.bgWrites }
+func (s *Scheduler) PendingBackgroundWrites() int64 { return s.bgPending }
 
 // CleanerSkips is how many page cleaner passes fell due while the store
 // device still had background writes queued, and were skipped (InnoDB's

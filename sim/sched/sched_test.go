@@ -52,6 +52,13 @@ type simDB struct {
 // which opening the tables reads. Lock waits time out after 1 s.
 func openSimRows(t *testing.T, machine hw.Machine, commit engine.CommitMode, rows int64, readAhead bool, names ...string) *simDB {
 	t.Helper()
+	return openSimTorn(t, machine, commit, rows, readAhead, cache.TornPagesNone, names...)
+}
+
+// openSimTorn is openSimRows with a torn-page protection for the
+// simulated open.
+func openSimTorn(t *testing.T, machine hw.Machine, commit engine.CommitMode, rows int64, readAhead bool, torn cache.TornPages, names ...string) *simDB {
+	t.Helper()
 	dir := t.TempDir()
 	db, err := engine.Open(&engine.Options{Dir: dir, Options: cache.Options{PoolSize: 4 << 20}})
 	require.NoError(t, err)
@@ -71,7 +78,7 @@ func openSimRows(t *testing.T, machine hw.Machine, commit engine.CommitMode, row
 	require.NoError(t, err)
 	require.NoError(t, db.Close())
 
-	o := &engine.Options{Dir: dir, Options: cache.Options{PoolSize: 16 << 20, ReadAhead: readAhead}, Commit: commit, LockTimeout: time.Second}
+	o := &engine.Options{Dir: dir, Options: cache.Options{PoolSize: 16 << 20, ReadAhead: readAhead, TornPages: torn}, Commit: commit, LockTimeout: time.Second}
 	s := New(machine, 16384, false)
 	s.Install(o)
 	db, err = engine.Open(o)

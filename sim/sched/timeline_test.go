@@ -24,15 +24,16 @@ package sched
 //	    (nothing costs time but a 5 ms sync) or a shipped profile
 //	    (hw.Devices). Prints what a page and a sync cost on it.
 //
-//	open tables=(NAME, ...) [rows=N] [sync-commit] [read-ahead]
+//	open tables=(NAME, ...) [rows=N] [sync-commit] [read-ahead] [doublewrite]
 //	    Makes the tables, N rows each (default 100): columns k (the key,
 //	    1..N), v (0) and a 1,000-byte pad, 15 rows a leaf, so 100 rows are
 //	    a tree of two levels with seven leaves. Then closes the database
 //	    and opens it again with the scheduler's hooks, on the last
 //	    hardware: the pool is cold but for the trees' roots, which opening
 //	    the tables reads. Commits do not wait for the log's sync unless
-//	    sync-commit; a lock wait times out after 1 s. Prints each table's
-//	    pages.
+//	    sync-commit; a lock wait times out after 1 s. With doublewrite,
+//	    page writes go through the doublewrite buffer
+//	    (cache.TornPagesDoublewrite). Prints each table's pages.
 //
 //	setup
 //	<step>...
@@ -90,6 +91,7 @@ import (
 	"github.com/cockroachdb/datadriven"
 	"github.com/stretchr/testify/require"
 
+	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/engine"
 	"github.com/enginelab/enginelab/sim/hw"
 	"github.com/enginelab/enginelab/tpcc"
@@ -250,7 +252,7 @@ func (tl *timeline) hardware(t *testing.T, td *datadriven.TestData) string {
 func (tl *timeline) open(t *testing.T, td *datadriven.TestData) string {
 	var names []string
 	rows := int64(100)
-	commit, readAhead := engine.NoSyncCommit, false
+	commit, readAhead, torn := engine.NoSyncCommit, false, cache.TornPagesNone
 	for _, a := range td.CmdArgs {
 		switch a.Key {
 		case "tables":
@@ -265,8 +267,10 @@ func (tl *timeline) open(t *testing.T, td *datadriven.TestData) string {
 			commit = engine.SyncCommit
 		case "read-ahead":
 			readAhead = true
+		case "doublewrite":
+			torn = cache.TornPagesDoublewrite
 		default:
-			td.Fatalf(t, "unknown argument %s: want tables, rows, sync-commit or read-ahead", a.Key)
+			td.Fatalf(t, "unknown argument %s: want tables, rows, sync-commit, read-ahead or doublewrite", a.Key)
 		}
 	}
 	if len(names) == 0 {
@@ -275,7 +279,7 @@ func (tl *timeline) open(t *testing.T, td *datadriven.TestData) string {
 	if tl.sd != nil {
 		require.NoError(t, tl.sd.db.Close())
 	}
-	tl.sd = openSimRows(t, tl.machine, commit, rows, readAhead, names...)
+	tl.sd = openSimTorn(t, tl.machine, commit, rows, readAhead, torn, names...)
 	tl.scripts = nil
 	var b strings.Builder
 	for _, s := range tl.sd.space {

@@ -63,6 +63,7 @@ func experimentCmd(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&p.Hardware.Log, "log-device", "", "the log's device (default: the store's)")
 	fs.StringVar(&p.Hardware.Network, "network", "", "the network to the remote tier (default: the experiment's)")
 	fs.StringVar(&p.Hardware.ProfilesFile, "profiles", "", "a JSON `file` of profiles (README, \"Simulated mode\")")
+	fs.Var(&p.TornPages, "torn-pages", "torn-page protection every side pays for (the store writes pages atomically, so it protects nothing here): none, full-page-writes (PostgreSQL's) or doublewrite (InnoDB's doublewrite buffer)")
 	fs.BoolVar(&asJSON, "json", false, "print the result as one JSON document")
 	fs.BoolVar(&quiet, "quiet", false, "no progress lines")
 	fs.Var(&memoryLimit, "memory-limit", "the memory each side may use, such as 8GiB: sides whose estimate is larger are refused before the first loads (0: this process's cgroup limit, else the machine's available memory)")

@@ -176,8 +176,8 @@ func newTPCCFlags(sub string, stderr io.Writer) *tpccFlags {
 		fs.Var(&f.remoteSize, "remote-size", "the in-process tier's budget, such as 1GiB (0: 1GiB; memcached's is the servers' own -m)")
 		f.readAhead = choice{"on", []string{"on", "off"}}
 		fs.Var(&f.readAhead, "read-ahead", "linear read-ahead, as InnoDB's (56 of an extent's 64 pages touched in order read the next extent): on or off")
-		f.tornPages = choice{"none", []string{"none", "full-page-writes"}}
-		fs.Var(&f.tornPages, "torn-pages", "torn-page protection the engine pays for (the store writes pages atomically, so it protects nothing here): none, or full-page-writes (PostgreSQL's: the first change to a page after a checkpoint logs the whole page)")
+		f.tornPages = choice{"none", []string{"none", "full-page-writes", "doublewrite"}}
+		fs.Var(&f.tornPages, "torn-pages", "torn-page protection the engine pays for (the store writes pages atomically, so it protects nothing here): none, full-page-writes (PostgreSQL's: the first change to a page after a checkpoint logs the whole page) or doublewrite (InnoDB's doublewrite buffer: each batch of page writes goes to a doublewrite file of 128 page slots, synced, before the pages are written in place)")
 		fs.IntVar(&f.ioCapacity, "io-capacity", 200, "the page cleaner's base rate, in page writes a second (innodb_io_capacity; at least 100): the adaptive flushing's percentages are of it, and it caps at the larger of 2000 and twice it")
 		fs.IntVar(&f.dirtyLWM, "max-dirty-pages-pct-lwm", 0, "the dirty share of the pool, in percent, from which the page cleaner flushes gradually (innodb_max_dirty_pages_pct_lwm; 0, MariaDB's and MySQL 5.7's default: a full --io-capacity only past 90% dirty; MySQL 8.0's is 10)")
 		fs.BoolVar(&f.syncCommit, "sync-commit", true, "a commit waits for the redo log's sync (innodb_flush_log_at_trx_commit=1); false: it does not")
@@ -281,7 +281,7 @@ var comparable = map[string][]string{
 	"stocklevel-no-lower-bound": {"false", "true"},
 	"remote-mode":               {"exclusive", "inclusive"},
 	"read-ahead":                {"on", "off"},
-	"torn-pages":                {"none", "full-page-writes"},
+	"torn-pages":                {"none", "full-page-writes", "doublewrite"},
 	"remote":                    {"none", "ristretto", "lru", "slru"},
 	"scale":                     tpcc.ScaleNames(),
 }
