@@ -521,7 +521,7 @@ func NewPool(st store.Store, o *Options, w *Wiring) (*Pool, error) {
 	case PolicyMidpoint:
 		p.repl = &midpoint{oldPct: opts.OldPercent, oldTime: opts.OldBlocksTime}
 	}
-	arena := allocArena(n * ps)
+	arena := allocArena(n*ps, p)
 	p.mu.cond.L = &p.mu.Mutex
 	p.mu.table = newPageTable()
 	p.mu.loading = make(map[page.ID]chan struct{})
