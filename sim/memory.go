@@ -130,7 +130,7 @@ const (
 	// memFixedHeap is the rest of the live heap: the runtime, the
 	// loader's and the terminals' buffers, the lock table (30 MB
 	// measured on disk at W=1, where the store's files are not in the
-	// heap). engine.StoreOverhead (pebble's memtables and block cache,
+	// heap). c.EngineOptions().StoreBudget() (pebble's memtables and block cache,
 	// allocated outside Go's heap) is counted beside it, without the
 	// collector's headroom.
 	memFixedHeap = 64 << 20
@@ -155,7 +155,7 @@ type MemoryEstimate struct {
 	// other processes and costs nothing here.
 	Tier int64 `json:"tier_bytes"`
 	// Fixed is what does not grow with the data: memFixedHeap and the
-	// store's memtables and block cache (engine.StoreOverhead).
+	// store's memtables and block cache (c.EngineOptions().StoreBudget()).
 	Fixed int64 `json:"fixed_bytes"`
 	// Garbage is the collector's headroom: at GOGC=100 (or $GOGC) Go
 	// lets garbage grow as large as the live heap before it collects,
@@ -229,7 +229,7 @@ func (c *TPCCConfig) memoryEstimate(hostCores int) MemoryEstimate {
 	if c.tierInProcess() {
 		e.Tier = min(c.remoteSize(), e.Data)
 	}
-	e.Fixed = memFixedHeap + engine.StoreOverhead
+	e.Fixed = memFixedHeap + c.EngineOptions().StoreBudget()
 	// The live heap holds the whole arena; the resident parts above hold
 	// only the frames filled. The store's memtables are not in Go's heap.
 	live := capacity + headers + e.Store + e.Tier + memFixedHeap

@@ -136,7 +136,7 @@ func TestMemoryEstimateParts(t *testing.T) {
 	e := c.memoryEstimate(2)
 	frames := c.PoolSize / page.DefaultSize
 	require.Equal(t, e.Data+frames*cache.FrameOverhead, e.Pool, "a pool larger than the data")
-	require.Equal(t, e.Store+e.Fixed-engine.StoreOverhead+c.PoolSize+frames*cache.FrameOverhead, e.Garbage,
+	require.Equal(t, e.Store+e.Fixed-c.EngineOptions().StoreBudget()+c.PoolSize+frames*cache.FrameOverhead, e.Garbage,
 		"the live heap holds the whole arena")
 
 	c = defaultJob()

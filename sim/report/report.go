@@ -61,6 +61,9 @@ type Config struct {
 	PageSize               int     `json:"page_size"`
 	PoolBytes              int64   `json:"pool_bytes"`
 	PoolPolicy             string  `json:"pool_policy"`
+	PoolPopulate           bool    `json:"pool_populate"`
+	MemTableBytes          int64   `json:"memtable_bytes"`    // the store's memtable size, default applied
+	BlockCacheBytes        int64   `json:"block_cache_bytes"` // the store's block cache, default applied
 	ReadAhead              bool    `json:"read_ahead"`
 	TornPages              string  `json:"torn_pages,omitempty"`
 	Remote                 string  `json:"remote"`
@@ -88,6 +91,15 @@ type Host struct {
 	// VirtualPerWall is simulated seconds per wall second (simulated
 	// mode).
 	VirtualPerWall float64 `json:"virtual_per_wall,omitempty"`
+	// StoreBytes is what an in-memory store's files held at the end of
+	// the job (pebble's sstables, MANIFEST and WAL, the redo log's
+	// segments): 0 on disk. MaxRSSBytes is the process's peak resident
+	// memory so far (getrusage's ru_maxrss; 0 where it cannot be read):
+	// the part of it that is not the store follows the pool, the log and
+	// the store's memtables and block cache. Both depend on timing, so
+	// they are here.
+	StoreBytes  int64 `json:"store_bytes,omitempty"`
+	MaxRSSBytes int64 `json:"max_rss_bytes,omitempty"`
 }
 
 // Database describes the database the job ran on (as loaded, which
