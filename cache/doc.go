@@ -146,6 +146,18 @@
 // free of any timing work. The simulator's scheduler is the other
 // Runtime.
 //
+// # Memory
+//
+// The frames' pages are one arena allocated when the pool is created. On
+// Linux, at 2 MiB or more, it is an anonymous mapping outside Go's heap
+// (arena_linux.go), as InnoDB's buffer pool is an mmap of its own: the
+// collector neither scans it nor lets its headroom (GOGC) double it, and
+// it is unmapped once the pool is unreachable. Its pages take memory as
+// they are first used, or all at once with Options.PoolPopulate, so that
+// the process's memory follows the pool's size rather than the data read
+// so far. Each frame's Page and table slots stay on the heap
+// (FrameOverhead; PoolMemory counts both).
+//
 // # Lifetimes and concurrency
 //
 // A Pool and a Page's latches are safe for concurrent use. A *Page is

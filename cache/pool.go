@@ -151,6 +151,15 @@ type Options struct {
 	// IOCapacity once MaxDirtyPagesPct of the pool is dirty (MySQL 8.0's
 	// default is 10). Allowed 0 to MaxDirtyPagesPct.
 	MaxDirtyPagesPctLWM int
+	// PoolPopulate makes the pool's frames resident when the pool is
+	// created (Percona Server's innodb_buffer_pool_populate, which maps
+	// InnoDB's buffer pool with MAP_POPULATE), instead of as pages first
+	// fill them. The process's resident memory then follows the pool's
+	// size, not the data read so far or the length of a run: a process
+	// that does not fit finds out at once, and a short run measures the
+	// memory a long one takes. Off by default here (the command turns it
+	// on).
+	PoolPopulate bool
 	// LRUScanDepth is how far from the LRU tail the page cleaner looks for
 	// dirty pages to write, so that a fetch finds a clean victim there
 	// (innodb_lru_scan_depth). Default 1024, InnoDB's (per buffer pool
@@ -551,7 +560,10 @@ func NewPool(st store.Store, o *Options, w *Wiring) (*Pool, error) {
 	case PolicyMidpoint:
 		p.repl = &midpoint{oldPct: opts.OldPercent, oldTime: opts.OldBlocksTime}
 	}
-	arena := allocArena(n * ps)
+	arena := allocArena(n*ps, p)
+	if opts.PoolPopulate {
+		populate(arena)
+	}
 	p.mu.cond.L = &p.mu.Mutex
 	p.mu.table = newPageTable()
 	p.mu.loading = make(map[page.ID]chan struct{})

@@ -120,6 +120,18 @@ type Options struct {
 	// adaptive flushing's low-water mark at 10%, the async point at 7/8,
 	// the sync point at 15/16: see cache.FlushTarget and logFreeCheck).
 	LogSize int64
+	// BlockCacheSize is the page store's own block cache (pebble's,
+	// store.PebbleOptions.BlockCacheSize): default 8 MiB
+	// (store.DefaultBlockCacheSize), kept small so that the buffer pool is
+	// the cache being measured; negative is refused.
+	BlockCacheSize int64
+	// MemTableSize is the page store's memtable size (pebble's,
+	// store.PebbleOptions.MemTableSize): page writes gather there until
+	// it is flushed to an sstable, and the store takes up to twice it
+	// (the memtable being flushed and the one filling). Default 64 MiB
+	// (store.DefaultMemTableSize) with a Dir or an FS, 16 MiB in memory
+	// (store.DefaultMemMemTableSize); from 1 MiB to 4 GiB less a byte.
+	MemTableSize int64
 	// MemoryLimit is the memory, in bytes, that Open's memory check
 	// compares the options with; 0: what this process may use, read from
 	// the system (the smaller of its cgroup's limit, v2 memory.max or v1
@@ -136,6 +148,16 @@ type Options struct {
 	// used take memory, so a pool larger than the memory works until the
 	// data fills it; set SkipMemoryCheck for that.
 	SkipMemoryCheck bool
+}
+
+// StoreOptions returns the page store's options that the database's
+// give, defaults applied (store.PebbleOptions.Defaults). In memory with no filesystem given, nothing can outlive the
+// process: the store runs without pebble's WAL
+// (store.PebbleOptions.Volatile).
+func (o *Options) StoreOptions() store.PebbleOptions {
+	return store.PebbleOptions{Dir: o.Dir, FS: o.FS, PageSize: o.PageSize,
+		BlockCacheSize: o.BlockCacheSize, MemTableSize: o.MemTableSize,
+		Volatile: o.Dir == "" && o.FS == nil}.Defaults()
 }
 
 // logOptions returns the redo log's options that the database's give.
@@ -182,6 +204,10 @@ func (o *Options) Validate() error {
 	}
 	if o.MemoryLimit < 0 {
 		return fmt.Errorf("engine: %w: memory limit %d is negative", ErrInvalidOptions, o.MemoryLimit)
+	}
+	if err := o.StoreOptions().Validate(); err != nil {
+		// err matches ErrInvalidOptions already.
+		return fmt.Errorf("engine: %w", err)
 	}
 	return nil
 }
@@ -360,10 +386,7 @@ func Open(o *Options) (*DB, error) {
 			opts.CheckpointBytes = min(opts.CheckpointBytes, opts.LogSize/4*3)
 		}
 	}
-	// In memory with no filesystem given, nothing can outlive the process:
-	// the store runs without pebble's WAL (store.PebbleOptions.Volatile).
-	st, err := store.OpenPebble(store.PebbleOptions{Dir: opts.Dir, FS: opts.FS, PageSize: opts.PageSize,
-		Volatile: opts.Dir == "" && opts.FS == nil})
+	st, err := store.OpenPebble(opts.StoreOptions())
 	if err != nil {
 		return nil, err
 	}

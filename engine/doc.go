@@ -243,6 +243,26 @@
 // Open cannot know (package sim's jobs count them). Options.SkipMemoryCheck
 // turns the check off.
 //
+// What a database takes is bounded by its options, not by how long it
+// runs:
+//
+//   - the buffer pool's frames are one mapping outside Go's heap
+//     (cache.PoolMemory: the pages, and each frame's overhead on the
+//     heap), resident as pages fill them, or at once with
+//     Options.PoolPopulate (Percona Server's innodb_buffer_pool_populate);
+//   - the redo log's buffer (1 MiB, written out past it) and its segments
+//     (LogSize);
+//   - the store's budget, StoreBudget: pebble's memtables (two of
+//     MemTableSize, 64 MiB on disk and 16 MiB in memory by default) and
+//     its block cache (BlockCacheSize, 8 MiB);
+//   - in memory, the store's files (StoreMemoryBytes: pebble's sstables
+//     and the log's segments), outside Go's heap too (store.MemFS), freed
+//     as pebble deletes what compactions made obsolete.
+//
+// Go's heap then holds the rest (the catalog, locks, transactions'
+// buffers): the collector's headroom (GOGC) doubles only that, not the
+// pool or the store.
+//
 // # Files
 //
 //   - db.go: Options, Open and Close, the catalog, CreateTable; DB's lock

@@ -8,6 +8,7 @@ import (
 
 	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/cache/page"
+	"github.com/enginelab/enginelab/cache/store"
 	"github.com/enginelab/enginelab/cache/tier"
 	"github.com/enginelab/enginelab/engine/memlimit"
 )
@@ -17,10 +18,14 @@ import (
 // ErrInvalidOptions; it comes before anything is opened.
 var ErrInsufficientMemory = errors.New("not enough memory")
 
-// StoreOverhead is what Open's check counts for the page store besides
-// its pages: pebble's memtables (64 MiB, and a second one while the first
-// is flushed) and its block cache (8 MiB).
-const StoreOverhead = 2*64<<20 + 8<<20
+// StoreBudget is what Open's check counts for the page store besides its
+// pages: pebble's memtables (MemTableSize, and a second one while the
+// first is flushed: store.MemTableBudget) and its block cache
+// (BlockCacheSize), defaults applied: 136 MiB on disk, 40 MiB in memory.
+func (o *Options) StoreBudget() int64 {
+	so := o.StoreOptions()
+	return store.MemTableBudget(so.MemTableSize) + so.BlockCacheSize
+}
 
 // memoryLimit returns the limit Open's check compares with and where it
 // came from: Options.MemoryLimit, else the system's (engine/memlimit:
@@ -39,12 +44,12 @@ func (o *Options) memoryLimit() (int64, string, error) {
 // its capacity (default 64 MiB) with every frame's overhead
 // (cache.PoolMemory), the remote tier's budget where it lives in this
 // process (tier.InProcessBytes: a memcached tier costs nothing here) and
-// StoreOverhead. An in-memory store's pages (Dir and FS unset) come on
+// StoreBudget. An in-memory store's pages (Dir and FS unset) come on
 // top: how many there will be depends on the data put in, which Open
 // cannot know, so the check leaves them out and says so. sim's check
 // (sim.TPCCConfig.MemoryEstimate) knows the data and counts them.
 func (o *Options) MemoryEstimate() int64 {
-	return cache.PoolMemory(o.poolSize(), o.pageSize()) + tier.InProcessBytes(o.Tier) + StoreOverhead
+	return cache.PoolMemory(o.poolSize(), o.pageSize()) + tier.InProcessBytes(o.Tier) + o.StoreBudget()
 }
 
 // poolSize is PoolSize or its default (cache.Options.PoolSize's).
@@ -93,8 +98,16 @@ func (o *Options) checkMemory() error {
 		fix = fmt.Sprintf("Make PoolSize at most %s", iBytes(fits))
 	}
 	return fmt.Errorf("engine: %w: %w: the buffer pool (PoolSize %s, %s with its frames' overhead)%s and the store's memtables and cache (%s) need about %s, more than the %s this process may use (%s)%s. %s, or set Options.SkipMemoryCheck to open anyway",
-		ErrInvalidOptions, ErrInsufficientMemory, iBytes(pool), iBytes(cache.PoolMemory(pool, ps)), tierNote, iBytes(StoreOverhead),
+		ErrInvalidOptions, ErrInsufficientMemory, iBytes(pool), iBytes(cache.PoolMemory(pool, ps)), tierNote, iBytes(o.StoreBudget()),
 		iBytes(need), iBytes(limit), source, store, fix)
 }
 
 func iBytes(n int64) string { return humanize.IBytes(uint64(max(0, n))) }
+
+// StoreMemoryBytes returns what an in-memory database's store holds in
+// its files now (pebble's sstables, MANIFEST and WAL, and the redo log's
+// segments, outside Go's heap: store.MemFS), or 0 for a database on a
+// directory or a given filesystem. The process's memory is this, the
+// pool's (cache.PoolMemory), the log buffer and StoreBudget, and a Go
+// heap that does not grow with the data.
+func (db *DB) StoreMemoryBytes() int64 { return db.store.MemoryBytes() }

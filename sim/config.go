@@ -67,8 +67,17 @@ type TPCCConfig struct {
 	PoolSize        int64 // 0: PoolPerWarehouse × Warehouses
 	LogSize         int64 // the redo log's capacity (--log-size, engine.Options.LogSize); 0: the engine's default
 	PoolPolicy      cache.PolicyKind
-	HeapUpdate      engine.HeapUpdate
-	SyncCommit      bool
+	// PoolPopulate makes the pool's frames resident when it is created
+	// (--pool-populate, cache.Options.PoolPopulate): the process's memory
+	// follows the pool's size, not the run's length.
+	PoolPopulate bool
+	// MemTableSize and BlockCacheSize are the page store's memtable size
+	// (--memtable-size, engine.Options.MemTableSize; 0: 64 MiB with Dir,
+	// 16 MiB in memory) and block cache (--block-cache,
+	// engine.Options.BlockCacheSize; 0: 8 MiB).
+	MemTableSize, BlockCacheSize int64
+	HeapUpdate                   engine.HeapUpdate
+	SyncCommit                   bool
 	// Dir keeps the database in a directory; "" keeps it in memory.
 	Dir string
 	// Remote is the page tier behind the pool (none by default),
@@ -153,9 +162,9 @@ const DefaultRemoteSize = 1 << 30
 // (CheckMemory, in Validate) counts what the engine's would and the data.
 func (c *TPCCConfig) EngineOptions() *engine.Options {
 	o := &engine.Options{Dir: c.Dir, PageSize: c.PageSize, Options: cache.Options{PoolSize: c.PoolSize, Policy: c.PoolPolicy, TierMode: c.RemoteMode, ReadAhead: c.ReadAhead,
-		TornPages: c.TornPages, IOCapacity: c.IOCapacity, MaxDirtyPagesPctLWM: c.MaxDirtyPagesPctLWM},
+		TornPages: c.TornPages, IOCapacity: c.IOCapacity, MaxDirtyPagesPctLWM: c.MaxDirtyPagesPctLWM, PoolPopulate: c.PoolPopulate},
 		HeapUpdate: c.HeapUpdate, CountRewrite: c.CountRewrite, Commit: engine.NoSyncCommit,
-		LogSize: c.LogSize, SkipMemoryCheck: true}
+		LogSize: c.LogSize, MemTableSize: c.MemTableSize, BlockCacheSize: c.BlockCacheSize, SkipMemoryCheck: true}
 	if o.PoolSize == 0 {
 		o.PoolSize = int64(max(1, c.Warehouses)) * PoolPerWarehouse
 	}
@@ -188,6 +197,14 @@ func (c *TPCCConfig) Validate() error {
 		return fmt.Errorf("sim: %w: --memory-limit %d: want zero or more", ErrInvalidConfig, c.MemoryLimit)
 	case c.Mode != "" && c.Mode != ModeReal && c.Mode != ModeSim:
 		return fmt.Errorf("sim: %w: --mode %s: want real or sim", ErrInvalidConfig, c.Mode)
+	}
+	// The store's sizes, checked alone first so that the error names
+	// the flag.
+	if err := (&engine.Options{MemTableSize: c.MemTableSize}).Validate(); err != nil {
+		return fmt.Errorf("sim: %w: --memtable-size: %w", ErrInvalidConfig, err)
+	}
+	if err := (&engine.Options{BlockCacheSize: c.BlockCacheSize}).Validate(); err != nil {
+		return fmt.Errorf("sim: %w: --block-cache: %w", ErrInvalidConfig, err)
 	}
 	if err := c.Scale.Validate(); err != nil {
 		return fmt.Errorf("sim: %w: --scale: %w", ErrInvalidConfig, err)

@@ -136,7 +136,10 @@ func TestMemoryEstimateParts(t *testing.T) {
 	e := c.memoryEstimate(2)
 	frames := c.PoolSize / page.DefaultSize
 	require.Equal(t, e.Data+frames*cache.FrameOverhead, e.Pool, "a pool larger than the data")
-	require.Equal(t, e.Store+e.Fixed-engine.StoreOverhead+c.PoolSize+frames*cache.FrameOverhead, e.Garbage,
+	c.PoolPopulate = true
+	require.Equal(t, c.PoolSize+frames*cache.FrameOverhead, c.memoryEstimate(2).Pool, "a populated pool is resident whole")
+	c.PoolPopulate = false
+	require.Equal(t, e.Store+e.Fixed-c.EngineOptions().StoreBudget()+c.PoolSize+frames*cache.FrameOverhead, e.Garbage,
 		"the live heap holds the whole arena")
 
 	c = defaultJob()

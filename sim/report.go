@@ -101,6 +101,7 @@ func newReport(c *TPCCConfig) *report.Report {
 		}
 	}
 	o := c.EngineOptions()
+	so := o.StoreOptions()
 	heapUpdate := "in-place"
 	if c.HeapUpdate == engine.NewVersion {
 		heapUpdate = "new-version"
@@ -129,7 +130,8 @@ func newReport(c *TPCCConfig) *report.Report {
 			Scale: c.Scale.String(), Terminals: c.Terminals, DurationSeconds: c.Duration.Seconds(), WarmupSeconds: c.Warmup.Seconds(),
 			Profile: c.Profile.String(), StockLevelNoLowerBound: c.StockLevelNoLowerBound,
 			KeyingAndThink: c.KeyingAndThink, Seed: c.Seed, Org: orgName(c.Org), CountRewrite: c.CountRewrite,
-			PageSize: pageSize, PoolBytes: o.PoolSize, PoolPolicy: policy, HeapUpdate: heapUpdate,
+			PageSize: pageSize, PoolBytes: o.PoolSize, PoolPolicy: policy, PoolPopulate: c.PoolPopulate,
+			MemTableBytes: so.MemTableSize, BlockCacheBytes: so.BlockCacheSize, HeapUpdate: heapUpdate,
 			ReadAhead: c.ReadAhead, TornPages: c.TornPages.String(),
 			IOCapacity: ioCapacity, MaxDirtyPagesPctLWM: c.MaxDirtyPagesPctLWM, LogBytes: logSize, Remote: c.Remote.String(), RemoteMode: remoteMode(c.RemoteMode),
 			SyncCommit: c.SyncCommit, Dir: c.Dir},

@@ -392,5 +392,7 @@ func (j *job) reportEnd() error {
 		DoublewriteSyncs: bg.DoublewriteSyncs}
 	l := j.db.LogStats()
 	rep.Log = &report.Log{Records: l.Records, Bytes: l.Bytes, Syncs: l.Syncs, SyncedCommits: l.SyncedCommits, Checkpoints: l.Checkpoints}
+	rep.Host.StoreBytes = j.db.StoreMemoryBytes()
+	rep.Host.MaxRSSBytes = report.MaxRSS()
 	return nil
 }

@@ -45,7 +45,7 @@ type Log struct {
 	opts     LogOptions
 	segSize  uint64 // size of a new segment
 	maxFiles int    // segment files within the capacity
-	memFS    bool   // the filesystem is pebble's memory one (vfs.MemFS)
+	memFS    bool   // the filesystem is in memory (vfs.MemFS, store.MemFS)
 
 	// writeMu orders writes to the files: a buffer reaches its segments
 	// after every buffer before it, and one goroutine at a time writes,
@@ -214,7 +214,10 @@ func Open(st *store.PebbleStore, o *LogOptions) (*Log, error) {
 	l.segSize = segmentSize(l.opts.Capacity)
 	l.maxFiles = int(uint64(l.opts.Capacity) / l.segSize)
 	l.dir = l.fs.PathJoin(st.Dir(), logDirName)
-	_, l.memFS = vfs.Root(l.fs).(*vfs.MemFS)
+	switch vfs.Root(l.fs).(type) {
+	case *vfs.MemFS, *store.MemFS:
+		l.memFS = true
+	}
 
 	ctl, found, err := l.readControl()
 	if err != nil {

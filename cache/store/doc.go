@@ -49,6 +49,20 @@
 // its WAL. A store that has failed is left to the process's exit rather
 // than closed, if pebble's own state is in doubt.
 //
+// # Memory
+//
+// The store's own memory is its budget: pebble's memtables (up to two of
+// PebbleOptions.MemTableSize, one filling while the other is flushed:
+// MemTableBudget) and its block cache (PebbleOptions.BlockCacheSize).
+// The defaults are 64 MiB memtables on a directory, 16 MiB in memory
+// (where a flush is a copy within memory and the memtables hold bytes the
+// files will hold again), and an 8 MiB cache (the buffer pool is the
+// cache being measured). An in-memory store's files are in a MemFS: in
+// chunks mapped outside Go's heap, never grown by copying, freed when
+// pebble deletes a file and its last reader closes it; MemoryBytes says
+// how much they hold. memfs.go tells why pebble's vfs.NewMem was not
+// kept.
+//
 // # Caveats
 //
 // A volatile store (PebbleOptions.Volatile) runs pebble without its WAL:

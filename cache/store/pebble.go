@@ -50,8 +50,9 @@ var (
 // PebbleOptions configure a PebbleStore. The zero value is an in-memory
 // store with 16 KiB pages.
 type PebbleOptions struct {
-	// Dir is the directory of the database. Empty means in memory
-	// (vfs.NewMem), which is what tests and the default run use.
+	// Dir is the directory of the database. Empty means in memory (a
+	// MemFS of the store's own), which is what tests and the default run
+	// use.
 	Dir string
 	// FS overrides the filesystem; nil means the real one for a Dir, a new
 	// in-memory one otherwise. Tests pass vfs.NewCrashableMem here.
@@ -61,17 +62,121 @@ type PebbleOptions struct {
 	// existing one the size it was created with; asking an existing
 	// database for another size is an error.
 	PageSize int
-	// BlockCacheSize is pebble's own block cache. Default 8 MiB: kept small
-	// on purpose, because the buffer pool (and the remote tier) are the
-	// caches this project measures; pebble's cache only keeps the store
-	// from re-reading its index blocks.
+	// BlockCacheSize is pebble's own block cache. Default 8 MiB
+	// (DefaultBlockCacheSize): kept small on purpose, because the buffer
+	// pool (and the remote tier) are the caches this project measures;
+	// pebble's cache only keeps the store from re-reading its index
+	// blocks. Negative is refused.
 	BlockCacheSize int64
+	// MemTableSize is pebble's memtable size: page writes gather in a
+	// memtable until it is full, then it is flushed to an sstable while
+	// the next one fills (pebble's default MemTableStopWritesThreshold,
+	// 2: writes wait rather than start a third), so the memtables take up
+	// to twice this (MemTableBudget). Pages rewritten between two flushes
+	// are flushed once. Default DefaultMemTableSize (64 MiB) with a Dir or
+	// an FS, DefaultMemMemTableSize (16 MiB) in memory, where a flush is
+	// a copy within memory and the memtables only hold bytes the store's
+	// files will hold again. From MinMemTableSize to MaxMemTableSize.
+	MemTableSize int64
 	// Volatile runs an in-memory store (no Dir, no FS) without pebble's
 	// WAL: nothing in this process's memory survives it anyway, and the
 	// WAL only copies every write once more (a fifth of a TPC-C run's
 	// time). Syncs become no-ops; a redo.Log on it needs
 	// redo.LogOptions.Volatile.
 	Volatile bool
+}
+
+// The store's memory budget: pebble's block cache and its memtables.
+const (
+	// DefaultBlockCacheSize is PebbleOptions.BlockCacheSize's default.
+	DefaultBlockCacheSize = 8 << 20
+	// DefaultMemTableSize is PebbleOptions.MemTableSize's default for a
+	// store on a directory or a given filesystem, and
+	// DefaultMemMemTableSize for one in memory.
+	DefaultMemTableSize    = 64 << 20
+	DefaultMemMemTableSize = 16 << 20
+	// MinMemTableSize and MaxMemTableSize bound MemTableSize: a memtable
+	// holds at least a few 64 KiB pages, and pebble's arena offsets are
+	// 32-bit.
+	MinMemTableSize = 1 << 20
+	MaxMemTableSize = 4<<30 - 1
+	// memTableStopWrites is pebble's MemTableStopWritesThreshold, which
+	// the store leaves at pebble's default: a full memtable waits for its
+	// flush while one more fills, and writes stop rather than start a
+	// third.
+	memTableStopWrites = 2
+)
+
+// MemTableBudget is the most memory pebble's memtables take with
+// memtables of size bytes: the one being flushed and the one filling.
+func MemTableBudget(size int64) int64 { return memTableStopWrites * size }
+
+// Defaults returns o with its defaults applied (BlockCacheSize,
+// MemTableSize; PageSize stays 0, which means "the database's own").
+func (o PebbleOptions) Defaults() PebbleOptions {
+	if o.BlockCacheSize == 0 {
+		o.BlockCacheSize = DefaultBlockCacheSize
+	}
+	if o.MemTableSize == 0 {
+		o.MemTableSize = DefaultMemTableSize
+		if o.Dir == "" && o.FS == nil {
+			o.MemTableSize = DefaultMemMemTableSize
+		}
+	}
+	return o
+}
+
+// Validate reports the first invalid option (a zero field is valid: it
+// takes its default).
+func (o PebbleOptions) Validate() error {
+	if o.PageSize != 0 && !page.ValidSize(o.PageSize) {
+		return fmt.Errorf("cache: %w: page size %d: want a power of two from %d to %d",
+			ErrInvalidOptions, o.PageSize, page.MinSize, page.MaxSize)
+	}
+	if o.BlockCacheSize < 0 {
+		return fmt.Errorf("cache: %w: pebble block cache size %d is negative", ErrInvalidOptions, o.BlockCacheSize)
+	}
+	if o.MemTableSize != 0 && (o.MemTableSize < MinMemTableSize || o.MemTableSize > MaxMemTableSize) {
+		return fmt.Errorf("cache: %w: pebble memtable size %d: want %d to %d bytes", ErrInvalidOptions, o.MemTableSize, int64(MinMemTableSize), int64(MaxMemTableSize))
+	}
+	if o.Volatile && (o.Dir != "" || o.FS != nil) {
+		return fmt.Errorf("cache: %w: a volatile store takes no Dir and no FS", ErrInvalidOptions)
+	}
+	return nil
+}
+
+// pebbleOptions is what the store asks of pebble for o (defaults
+// applied), on fsys, before the store's logger, listener and lock are
+// added: the block cache, the memtables, the WAL (off when volatile), the
+// format and the levels' compression.
+func pebbleOptions(o PebbleOptions, fsys vfs.FS) *pebble.Options {
+	popts := &pebble.Options{
+		FS:        fsys,
+		CacheSize: o.BlockCacheSize,
+		// Pages rewritten between two flushes are flushed once.
+		MemTableSize:                uint64(o.MemTableSize),
+		MemTableStopWritesThreshold: memTableStopWrites,
+		DisableWAL:                  o.Volatile,
+		// The first format whose WAL records how far it was synced, so that
+		// replay tells a record damaged inside the synced part (an error)
+		// from a tail torn by a crash (the end of the log). Without it
+		// pebble takes any bad record for the end, and damage in the
+		// middle of the WAL silently drops synced commits. New sstables
+		// are written as Pebblev4 (was Pebblev2): still row blocks
+		// (columnar blocks stay off unless asked for), with the older
+		// versions of a key in value blocks. An older database is
+		// upgraded when it is opened; a new database's first WAL, created
+		// before the upgrade, is written the old way.
+		FormatMajorVersion: pebble.FormatWALSyncChunks,
+	}
+	popts.EnsureDefaults()
+	// Pages are stored as they are, as InnoDB stores them by default:
+	// compressing every flushed and compacted block cost a third of the
+	// CPU of a write-heavy run, for work the engine never asked for.
+	for i := range popts.Levels {
+		popts.Levels[i].Compression = func() *sstable.CompressionProfile { return sstable.NoCompression }
+	}
+	return popts
 }
 
 // PebbleStore is a Store on a pebble database.
@@ -133,6 +238,7 @@ type PebbleStore struct {
 	dir      string       // for messages, and where the redo log keeps its files
 	fs       vfs.FS       // the filesystem pebble runs on (FS): meter
 	meter    *meteredFS   // counts the writes through fs (FSStats)
+	mem      *MemFS       // the metered filesystem when the store made its own in memory; else nil
 	pageSize int
 	// mu keeps Close from closing the database under a read or write in
 	// flight: operations hold it shared, Close exclusively.
@@ -161,12 +267,22 @@ func (s *PebbleStore) Volatile() bool { return s.volatile }
 func (s *PebbleStore) Dir() string { return s.dir }
 
 // FS returns the filesystem the database lives on: PebbleOptions.FS, the
-// real one for a Dir, or the store's own vfs.NewMem in memory, wrapped in
+// real one for a Dir, or the store's own MemFS in memory, wrapped in
 // the meter that counts its writes (FSStats; vfs.Root unwraps it). The
 // redo log keeps its files there, under Dir, so that an in-memory
 // database's log is in memory too, a crashable test filesystem crashes the
 // log with the pages, and its writes are counted with pebble's.
 func (s *PebbleStore) FS() vfs.FS { return s.fs }
+
+// MemoryBytes returns what the files of an in-memory store hold now
+// (pebble's sstables, MANIFEST and WAL, the redo log's segments: its
+// MemFS's Bytes), or 0 for a store on a directory or a given filesystem.
+func (s *PebbleStore) MemoryBytes() int64 {
+	if s.mem == nil {
+		return 0
+	}
+	return s.mem.Bytes()
+}
 
 // writeOpts is how a write that must be durable is written: synced, unless
 // the store is volatile.
@@ -369,28 +485,21 @@ func hasPebbleFiles(ls []string) bool {
 // OpenPebble opens (creating if needed) a pebble-backed page store. A
 // database whose files are damaged fails with a *CorruptError.
 func OpenPebble(o PebbleOptions) (*PebbleStore, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	o = o.Defaults()
 	adopt := o.PageSize == 0
 	if adopt {
 		o.PageSize = page.DefaultSize
 	}
-	if !page.ValidSize(o.PageSize) {
-		return nil, fmt.Errorf("cache: %w: page size %d: want a power of two from %d to %d",
-			ErrInvalidOptions, o.PageSize, page.MinSize, page.MaxSize)
-	}
-	if o.BlockCacheSize < 0 {
-		return nil, fmt.Errorf("cache: %w: pebble block cache size %d is negative", ErrInvalidOptions, o.BlockCacheSize)
-	}
-	if o.BlockCacheSize == 0 {
-		o.BlockCacheSize = 8 << 20
-	}
-	if o.Volatile && (o.Dir != "" || o.FS != nil) {
-		return nil, fmt.Errorf("cache: %w: a volatile store takes no Dir and no FS", ErrInvalidOptions)
-	}
 	volatile := o.Volatile
 	fsys := o.FS
+	var mem *MemFS
 	if fsys == nil {
 		if o.Dir == "" {
-			fsys = vfs.NewMem()
+			mem = NewMemFS()
+			fsys = mem
 		} else {
 			fsys = vfs.Default
 		}
@@ -403,7 +512,7 @@ func OpenPebble(o PebbleOptions) (*PebbleStore, error) {
 	// every user of FS see the metered filesystem.
 	meter := newMeteredFS(fsys, dir)
 	fsys = meter
-	s := &PebbleStore{dir: dir, fs: fsys, meter: meter, pageSize: o.PageSize, volatile: volatile}
+	s := &PebbleStore{dir: dir, fs: fsys, meter: meter, mem: mem, pageSize: o.PageSize, volatile: volatile}
 	ls, err := fsys.List(dir)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("cache: open pebble store %q: %w", dir, err)
@@ -436,40 +545,13 @@ func OpenPebble(o PebbleOptions) (*PebbleStore, error) {
 			}
 		}
 	}
-	popts := &pebble.Options{
-		FS:            fsys,
-		CacheSize:     o.BlockCacheSize,
-		Logger:        pebbleLogger{s},
-		EventListener: s.listener(),
-		Lock:          s.lock,
-		// An existing database must be found as one: pebble would make
-		// a new, empty database of a directory whose MANIFEST marker is
-		// gone.
-		ErrorIfNotExists: existing,
-		// 64 MiB memtables: pages rewritten between two flushes are
-		// flushed once. (The size was chosen when the redo log lived in
-		// pebble too; the log now has files of its own, package redo.)
-		MemTableSize: 64 << 20,
-		DisableWAL:   volatile,
-		// The first format whose WAL records how far it was synced, so that
-		// replay tells a record damaged inside the synced part (an error)
-		// from a tail torn by a crash (the end of the log). Without it
-		// pebble takes any bad record for the end, and damage in the
-		// middle of the WAL silently drops synced commits. New sstables
-		// are written as Pebblev4 (was Pebblev2): still row blocks
-		// (columnar blocks stay off unless asked for), with the older
-		// versions of a key in value blocks. An older database is
-		// upgraded when it is opened; a new database's first WAL, created
-		// before the upgrade, is written the old way.
-		FormatMajorVersion: pebble.FormatWALSyncChunks,
-	}
-	popts.EnsureDefaults()
-	// Pages are stored as they are, as InnoDB stores them by default:
-	// compressing every flushed and compacted block cost a third of the
-	// CPU of a write-heavy run, for work the engine never asked for.
-	for i := range popts.Levels {
-		popts.Levels[i].Compression = func() *sstable.CompressionProfile { return sstable.NoCompression }
-	}
+	popts := pebbleOptions(o, fsys)
+	popts.Logger = pebbleLogger{s}
+	popts.EventListener = s.listener()
+	popts.Lock = s.lock
+	// An existing database must be found as one: pebble would make a new,
+	// empty database of a directory whose MANIFEST marker is gone.
+	popts.ErrorIfNotExists = existing
 	err = s.call("open", func() error {
 		var err error
 		s.db, err = pebble.Open(dir, popts)

@@ -69,6 +69,9 @@ type Config struct {
 	PageSize               int     `json:"page_size"`
 	PoolBytes              int64   `json:"pool_bytes"`
 	PoolPolicy             string  `json:"pool_policy"`
+	PoolPopulate           bool    `json:"pool_populate"`
+	MemTableBytes          int64   `json:"memtable_bytes"`    // the store's memtable size, default applied
+	BlockCacheBytes        int64   `json:"block_cache_bytes"` // the store's block cache, default applied
 	ReadAhead              bool    `json:"read_ahead"`
 	TornPages              string  `json:"torn_pages,omitempty"`
 	// The page cleaner's settings and the redo log's capacity, defaults
@@ -106,6 +109,15 @@ type Host struct {
 	RecoverySeconds float64 `json:"recovery_s,omitempty"`
 	// FS is the report's fs section in simulated mode.
 	FS *FS `json:"fs,omitempty"`
+	// StoreBytes is what an in-memory store's files held at the end of
+	// the job (pebble's sstables, MANIFEST and WAL, the redo log's
+	// segments): 0 on disk. MaxRSSBytes is the process's peak resident
+	// memory so far (getrusage's ru_maxrss; 0 where it cannot be read):
+	// the part of it that is not the store follows the pool, the log and
+	// the store's memtables and block cache. Both depend on timing, so
+	// they are here.
+	StoreBytes  int64 `json:"store_bytes,omitempty"`
+	MaxRSSBytes int64 `json:"max_rss_bytes,omitempty"`
 }
 
 // Database describes the database the job ran on (as loaded, which

@@ -90,6 +90,8 @@ type tpccFlags struct {
 	scale                           choice
 	pool, remoteSize, memoryLimit   size
 	logSize                         size
+	memtableSize, blockCache        size
+	poolPopulate                    bool
 	ignoreMemoryLimit               bool
 	remote                          remote
 	remoteMode, readAhead, mode     choice
@@ -165,6 +167,9 @@ func newTPCCFlags(sub string, stderr io.Writer) *tpccFlags {
 	if sub != "export" {
 		fs.BoolVar(&f.countRewrite, "count-rewrite", false, "the engine counts count(col) of a NOT NULL column as count(*)")
 		fs.Var(&f.pool, "pool", "buffer pool size, such as 64MiB or 2GiB (0: 256MiB per warehouse)")
+		fs.BoolVar(&f.poolPopulate, "pool-populate", true, "make the buffer pool's frames resident when it is created (Percona Server's innodb_buffer_pool_populate), so that the process's memory follows --pool, not the data read or the run's length; false: as pages fill them")
+		fs.Var(&f.memtableSize, "memtable-size", "the store's memtable size, such as 32MiB: page writes gather there before pebble flushes them, and it takes up to twice this (0: 64MiB with --dir, 16MiB in memory; 1MiB to 4GiB)")
+		fs.Var(&f.blockCache, "block-cache", "the store's own block cache, such as 8MiB (0: 8MiB; the buffer pool is the cache being measured)")
 		fs.Var(&f.logSize, "log-size", "the redo log's capacity, such as 48MiB: its segment files in the database directory's redo/, an eighth of it each (innodb_log_file_size; 0: 96MiB)")
 		f.policy = choice{"midpoint", []string{"midpoint", "lru"}}
 		fs.Var(&f.policy, "pool-policy", "buffer pool eviction: midpoint (InnoDB's old and young sublists) or lru")
@@ -221,6 +226,7 @@ func (f *tpccFlags) config() (sim.TPCCConfig, error) {
 	c := sim.TPCCConfig{Phases: subcommands[f.sub].phases, Warehouses: f.warehouses, Terminals: f.terminals,
 		Duration: f.duration, Warmup: f.warmup, StockLevelNoLowerBound: f.stockNoLower, KeyingAndThink: f.keyingThink,
 		Seed: f.seed, CountRewrite: f.countRewrite, PageSize: f.pageSize, PoolSize: f.pool.n, LogSize: f.logSize.n,
+		PoolPopulate: f.poolPopulate, MemTableSize: f.memtableSize.n, BlockCacheSize: f.blockCache.n,
 		PoolPolicy: cache.PolicyKind(f.policy.value), SyncCommit: f.syncCommit, Dir: f.dir,
 		Remote: f.remote.spec, RemoteMode: tier.Mode(f.remoteMode.value), RemoteSize: f.remoteSize.n,
 		MemoryLimit: f.memoryLimit.n, IgnoreMemoryLimit: f.ignoreMemoryLimit, InMemoryOnly: f.compare != "",

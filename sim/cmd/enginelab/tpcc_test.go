@@ -27,7 +27,7 @@ func enginelab(args ...string) (int, string, string) {
 func TestTPCCHelp(t *testing.T) {
 	for sub, flags := range map[string][]string{
 		"": {"warehouses", "scale", "terminals", "duration", "warmup", "org", "profile", "count-rewrite", "page-size", "pool", "pool-policy", "heap-update", "sync-commit", "seed", "dir", "json", "compare", "keying-think", "stocklevel-no-lower-bound", "check", "quiet", "remote", "remote-mode", "remote-size", "read-ahead",
-			"mode", "cores", "cpu", "store-device", "log-device", "network", "profiles"},
+			"pool-populate", "memtable-size", "block-cache", "mode", "cores", "cpu", "store-device", "log-device", "network", "profiles"},
 		"load":   {"warehouses", "scale", "org", "page-size", "pool", "seed", "dir", "json", "mode"},
 		"run":    {"terminals", "duration", "warmup", "profile", "count-rewrite", "seed", "dir", "json", "mode", "store-device", "network"},
 		"check":  {"dir", "json"},
@@ -81,6 +81,9 @@ func TestTPCCBadFlags(t *testing.T) {
 		{[]string{"--warmup", "-1s"}, []string{"--warmup -1s"}},
 		{[]string{"--page-size", "1000"}, []string{"page size 1000", "power of two"}},
 		{[]string{"--pool", "1KiB"}, []string{"pool"}},
+		{[]string{"--memtable-size", "1KiB"}, []string{"--memtable-size", "memtable size 1024", "want 1048576 to"}},
+		{[]string{"--memtable-size", "8GiB"}, []string{"--memtable-size", "memtable size 8589934592"}},
+		{[]string{"--block-cache", "lots"}, []string{"-block-cache", "64MiB"}},
 		{[]string{"--remote", "redis"}, []string{"-remote", "none, ristretto, lru, slru, memcached=host:port"}},
 		{[]string{"--remote", "memcached"}, []string{"-remote", "memcached=host:port"}},
 		{[]string{"--remote", "memcached=127.0.0.1:1"}, []string{"--remote memcached=127.0.0.1:1", "127.0.0.1:1"}},
