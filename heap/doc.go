@@ -215,6 +215,32 @@
 // the engine's row locks prevent that. A Scan and a Meter are used by one
 // goroutine at a time.
 //
+// # Versions (PostgreSQL's MVCC heap)
+//
+// A heap can hold row versions instead of plain rows (versions.go,
+// tuple.go, visibility.go, prune.go): each version's cell starts with
+// PostgreSQL's tuple header (xmin, xmax, ctid, infomask2, infomask; the
+// layout is drawn in tuple.go), and slots take PostgreSQL's line-pointer
+// states (LP_NORMAL, LP_REDIRECT, LP_DEAD, LP_UNUSED; page.go). The API:
+//
+//	ptr, err := h.InsertVersion(m, xid, row)
+//	err = h.DeleteVersion(m, ptr, xid)          // or LockVersion
+//	nptr, hot, err := h.UpdateVersion(m, ptr, xid, row, hotOK)
+//	row, at, ok, err := h.FetchVersion(m, root, snap, clog, buf)
+//	res, err := h.PruneOpt(m, page, horizon, clog) // on access
+//	n, err := h.VacuumDeadSlots(m, page, slots)    // after index cleanup
+//
+// UpdateVersion makes a heap-only tuple (HOT) when hotOK (no indexed
+// column changed) and the page has room; FetchVersion walks a HOT chain
+// from the root slot an index names, testing each version against a
+// Snapshot (SnapshotData: xmin, xmax, xip) and a CommitStatus (the commit
+// log) as HeapTupleSatisfiesMVCC does, and sets the hint bits it learns
+// in a logged mini-transaction. Prune is heap_page_prune under the
+// exclusive latch, which serves as the cleanup lock because no reader
+// keeps pointers into a page past its latch. New redo kinds: heap-xmax,
+// heap-hint, heap-prune (redo.go). A heap holds either plain rows or
+// versions, never both.
+//
 // # Caveats
 //
 //   - A scan is not a snapshot: each page is copied as it is when the scan

@@ -48,6 +48,15 @@ import (
 //     room that only frag can give.
 //   - A live row of length 0 has offset 1 (emptyRowOff): not 0, which means
 //     deleted, and pointing at no bytes.
+//   - Two more offsets below any cell (cells start at or after slotsStart)
+//     give a slot PostgreSQL's other line-pointer states (storage/itemid.h),
+//     which only versioned heaps use (versions.go): offset 2 (lpDeadOff,
+//     length 0) is LP_DEAD, a slot whose tuple is gone but that index
+//     entries may still name, so it is not reused; offset 3
+//     (lpRedirectOff) is LP_REDIRECT, whose length field holds the slot it
+//     redirects to (the live member of a pruned HOT chain). A deleted slot
+//     (offset 0) is LP_UNUSED, and a slot with a cell is LP_NORMAL. ndead
+//     counts LP_UNUSED slots only (the reusable ones).
 //
 // Worked example: a 4 KiB page holding "alpha" (slot 0) then "hello, world"
 // (slot 1) has nslots 2, ndead 0, cell start 4096-5-12 = 4079, frag 0,
@@ -70,6 +79,13 @@ const (
 
 	// emptyRowOff is the offset stored for a live row of length 0.
 	emptyRowOff = 1
+
+	// lpDeadOff marks an LP_DEAD slot (length 0): no storage, not
+	// reusable until vacuum has removed the index entries that name it.
+	lpDeadOff = 2
+	// lpRedirectOff marks an LP_REDIRECT slot: its length field is the
+	// slot it redirects to, on the same page.
+	lpRedirectOff = 3
 )
 
 // MaxRowSize returns the longest row a heap on pages of pageSize bytes
@@ -159,7 +175,7 @@ func (b hpage) headerOK() bool {
 func (b hpage) row(i int) (row []byte, live, ok bool) {
 	off, n := b.slot(i)
 	switch {
-	case off == 0:
+	case off == 0, off == lpDeadOff, off == lpRedirectOff:
 		return nil, false, true
 	case n == 0:
 		return b[:0], true, true
@@ -354,8 +370,8 @@ func (b hpage) compact() {
 	end := len(b)
 	for i := range b.nslots() {
 		off, n := b.slot(i)
-		if off == 0 || n == 0 {
-			continue
+		if off < slotsStart {
+			continue // no cell: unused, empty, dead or redirect
 		}
 		end -= n
 		copy(b[end:], tmp[off:off+n])
@@ -386,6 +402,10 @@ func (b hpage) cellsOK() error {
 		switch {
 		case off == 0:
 			dead++
+		case off == lpDeadOff || off == lpRedirectOff:
+			if err := b.specialOK(i, off, n); err != nil {
+				return err
+			}
 		case n == 0:
 			if off != emptyRowOff {
 				return fmt.Errorf("slot %d: empty row with offset %d, want %d", i, off, emptyRowOff)
@@ -424,6 +444,12 @@ func (b hpage) verify() error {
 			dead++
 			continue
 		}
+		if off == lpDeadOff || off == lpRedirectOff {
+			if err := b.specialOK(i, off, n); err != nil {
+				return err
+			}
+			continue
+		}
 		if n == 0 {
 			if off != emptyRowOff {
 				return fmt.Errorf("slot %d: empty row with offset %d, want %d", i, off, emptyRowOff)
@@ -452,6 +478,25 @@ func (b hpage) verify() error {
 	}
 	if got := live + b.frag(); got != len(b)-b.cellStart() {
 		return fmt.Errorf("live bytes %d + frag %d = %d, cell area is %d", live, b.frag(), got, len(b)-b.cellStart())
+	}
+	return nil
+}
+
+// specialOK checks an LP_DEAD or LP_REDIRECT slot: a dead slot has length
+// 0; a redirect names another slot of the page that holds a cell (an
+// LP_NORMAL tuple, the live end of a pruned HOT chain).
+func (b hpage) specialOK(i, off, n int) error {
+	if off == lpDeadOff {
+		if n != 0 {
+			return fmt.Errorf("slot %d: dead with length %d", i, n)
+		}
+		return nil
+	}
+	if n == i || n >= b.nslots() {
+		return fmt.Errorf("slot %d: redirect to slot %d of %d", i, n, b.nslots())
+	}
+	if to, _ := b.slot(n); to < slotsStart {
+		return fmt.Errorf("slot %d: redirect to slot %d, which holds no tuple (offset %d)", i, n, to)
 	}
 	return nil
 }
