@@ -183,7 +183,8 @@
 // latch, pinned throughout; a changed page keeps its latch until the
 // operation's mtr commits. Latches are taken in one order: heap pages in
 // ascending page order, then the allocation mutex, then the meta page,
-// then FSM pages in chain order. A call holds at most two heap page
+// then FSM pages in chain order, then visibility map pages in chain order
+// (vm.go). A call holds at most two heap page
 // latches (a moving update: the old page, then a higher one), the meta
 // page's latch (when it allocates) and two FSM page latches (a moving
 // update to a new page: the old page's FSM page, then the new page's).
@@ -229,6 +230,8 @@
 //	row, at, ok, err := h.FetchVersion(m, root, snap, clog, buf)
 //	res, err := h.PruneOpt(m, page, horizon, clog) // on access
 //	n, err := h.VacuumDeadSlots(m, page, slots)    // after index cleanup
+//	res, err := h.MarkVisible(m, page, horizon, clog, freeze) // vacuum
+//	ok, err := h.AllVisible(m, page)               // index-only scan
 //
 // UpdateVersion makes a heap-only tuple (HOT) when hotOK (no indexed
 // column changed) and the page has room; FetchVersion walks a HOT chain
@@ -237,8 +240,11 @@
 // log) as HeapTupleSatisfiesMVCC does, and sets the hint bits it learns
 // in a logged mini-transaction. Prune is heap_page_prune under the
 // exclusive latch, which serves as the cleanup lock because no reader
-// keeps pointers into a page past its latch. New redo kinds: heap-xmax,
-// heap-hint, heap-prune (redo.go). A heap holds either plain rows or
+// keeps pointers into a page past its latch. The visibility map (vm.go)
+// keeps two bits per page (all-visible, all-frozen), set by MarkVisible
+// and cleared with PD_ALL_VISIBLE in the mini-transaction of any change
+// to the page. New redo kinds: heap-xmax, heap-hint, heap-prune,
+// heap-flags, vm-init, vm-set, vm-clear, vm-link (redo.go, vm.go). A heap holds either plain rows or
 // versions, never both.
 //
 // # Caveats

@@ -40,6 +40,13 @@ type HeapCounts struct {
 	// dead, redirected or unused that held a tuple).
 	HeapPrunes       int64
 	HeapTuplesPruned int64
+	// HeapVMPagesRead counts visibility map page requests (AllVisible,
+	// MarkVisible, and changes to an all-visible page);
+	// HeapVMBitsSet and HeapVMBitsCleared count map bits turned on and
+	// off (all-visible and all-frozen each count one).
+	HeapVMPagesRead   int64
+	HeapVMBitsSet     int64
+	HeapVMBitsCleared int64
 }
 
 // Add adds o's counts to c.
@@ -68,6 +75,9 @@ func (c *HeapCounts) combine(o *HeapCounts, sign int64) {
 	c.HeapHintsSet += sign * o.HeapHintsSet
 	c.HeapPrunes += sign * o.HeapPrunes
 	c.HeapTuplesPruned += sign * o.HeapTuplesPruned
+	c.HeapVMPagesRead += sign * o.HeapVMPagesRead
+	c.HeapVMBitsSet += sign * o.HeapVMBitsSet
+	c.HeapVMBitsCleared += sign * o.HeapVMBitsCleared
 }
 
 // String lists the non-zero counts.
@@ -87,6 +97,9 @@ func (c *HeapCounts) String() string {
 	add("heap-hints-set", c.HeapHintsSet)
 	add("heap-prunes", c.HeapPrunes)
 	add("heap-tuples-pruned", c.HeapTuplesPruned)
+	add("heap-vm-pages-read", c.HeapVMPagesRead)
+	add("heap-vm-bits-set", c.HeapVMBitsSet)
+	add("heap-vm-bits-cleared", c.HeapVMBitsCleared)
 	return strings.TrimSpace(b.String())
 }
 

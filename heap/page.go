@@ -13,11 +13,11 @@ import (
 // cache owns comes a 12-byte heap header, then the slot array growing
 // forward; row bytes ("cells") grow backward from the end of the page.
 //
-//	0        32       34       36           40       44       48       52
-//	+--------+--------+--------+------------+--------+--------+--------+----
-//	| cache  | nslots | ndead  | cell start |  frag  | slot 0 | slot 1 | ... ──►
-//	| header |  (2B)  |  (2B)  |    (4B)    |  (4B)  |  (4B)  |  (4B)  |
-//	+--------+--------+--------+------------+--------+--------+--------+----
+//	0        32       34       36           40     43      44       48       52
+//	+--------+--------+--------+------------+------+-------+--------+--------+----
+//	| cache  | nslots | ndead  | cell start | frag | flags | slot 0 | slot 1 | ... ──►
+//	| header |  (2B)  |  (2B)  |    (4B)    | (3B) |  (1B) |  (4B)  |  (4B)  |
+//	+--------+--------+--------+------------+------+-------+--------+--------+----
 //	|                          free space                               |
 //	|            ◄── ... +-------------------+-------------+------------+
 //	|                    |       row 2       |    row 1    |   row 0    |
@@ -46,6 +46,11 @@ import (
 //     reclaimed by compaction, which packs the live cells against the end of
 //     the page in slot order when an insert or update needs contiguous
 //     room that only frag can give.
+//   - flags is PostgreSQL's pd_flags, with its bit values: only
+//     PD_ALL_VISIBLE (0x04) is used, on versioned heaps (vm.go). frag
+//     never exceeds the page size (64 KiB at most), so 3 bytes hold it;
+//     the flags byte was frag's high byte, always 0, so pages written
+//     before it existed read as flags 0.
 //   - A live row of length 0 has offset 1 (emptyRowOff): not 0, which means
 //     deleted, and pointing at no bytes.
 //   - Two more offsets below any cell (cells start at or after slotsStart)
@@ -68,7 +73,8 @@ const (
 	offNSlots    = page.HeaderSize      // u16
 	offNDead     = page.HeaderSize + 2  // u16
 	offCellStart = page.HeaderSize + 4  // u32
-	offFrag      = page.HeaderSize + 8  // u32
+	offFrag      = page.HeaderSize + 8  // u24
+	offPDFlags   = page.HeaderSize + 11 // u8
 	slotsStart   = page.HeaderSize + 12 // first slot
 
 	// heapHeaderSize is the heap's own header after the cache header.
@@ -104,12 +110,16 @@ type hpage []byte
 func (b hpage) nslots() int    { return int(binary.LittleEndian.Uint16(b[offNSlots:])) }
 func (b hpage) ndead() int     { return int(binary.LittleEndian.Uint16(b[offNDead:])) }
 func (b hpage) cellStart() int { return int(binary.LittleEndian.Uint32(b[offCellStart:])) }
-func (b hpage) frag() int      { return int(binary.LittleEndian.Uint32(b[offFrag:])) }
+func (b hpage) frag() int      { return int(binary.LittleEndian.Uint32(b[offFrag:]) & 0xffffff) }
+func (b hpage) pdFlags() uint8 { return b[offPDFlags] }
 
 func (b hpage) setNSlots(n int)    { binary.LittleEndian.PutUint16(b[offNSlots:], uint16(n)) }
 func (b hpage) setNDead(n int)     { binary.LittleEndian.PutUint16(b[offNDead:], uint16(n)) }
 func (b hpage) setCellStart(n int) { binary.LittleEndian.PutUint32(b[offCellStart:], uint32(n)) }
-func (b hpage) setFrag(n int)      { binary.LittleEndian.PutUint32(b[offFrag:], uint32(n)) }
+func (b hpage) setFrag(n int) {
+	binary.LittleEndian.PutUint32(b[offFrag:], uint32(n)&0xffffff|uint32(b[offPDFlags])<<24)
+}
+func (b hpage) setPDFlags(f uint8) { b[offPDFlags] = f }
 
 // slot returns slot i's offset and length. REQUIRES: i < nslots.
 func (b hpage) slot(i int) (off, n int) {
@@ -158,6 +168,7 @@ func initHeapPage(b hpage) {
 	b.setNDead(0)
 	b.setCellStart(len(b))
 	b.setFrag(0)
+	b.setPDFlags(0)
 }
 
 // headerOK reports whether the heap header is self-consistent, so that the

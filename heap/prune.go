@@ -426,11 +426,25 @@ func (h *Heap) prune(m Account, no uint32, horizon uint64, cs CommitStatus, opt 
 			return res, fmt.Errorf("heap: prune page %d of space %d: %w", no, h.space, err)
 		}
 	}
+	// An all-visible page holds no version that is dead to anybody, so
+	// this finds nothing to prune on one; should it (a horizon that went
+	// back, a damaged page), the bits go with the change, as with any
+	// other change to the page.
+	vr, err := h.vmPrepare(mt, hc, pg)
+	if err != nil {
+		mt.Release(pg, false)
+		if fr.pg != nil {
+			fr.pg.Unpin(false)
+		}
+		return res, err
+	}
 	heapPrune(mt, pg, plan.redirected, plan.dead, plan.unused)
+	vmClearPage(mt, pg)
 	mt.Release(pg, true)
 	if fr.pg != nil {
 		h.fsmSet(mt, fr, newCat)
 	}
+	h.vmClear(mt, hc, vr, vmValidBits)
 	res.Pruned, res.Redirected, res.Dead, res.Unused = plan.pruned, len(plan.redirected), len(plan.dead), len(plan.unused)
 	if hc != nil {
 		hc.HeapPrunes++

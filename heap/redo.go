@@ -123,6 +123,11 @@ const (
 	kindHeapXmax    redo.Kind = 73
 	kindHeapHint    redo.Kind = 74
 	kindHeapPrune   redo.Kind = 75
+	kindHeapFlags   redo.Kind = 76
+	kindVMInit      redo.Kind = 77
+	kindVMSet       redo.Kind = 78
+	kindVMClear     redo.Kind = 79
+	kindVMLink      redo.Kind = 80
 )
 
 // heapKinds lists the heap's kinds with their names and appliers.
@@ -143,6 +148,11 @@ var heapKinds = []struct {
 	{kindHeapXmax, "heap-xmax", redoHeapXmax},
 	{kindHeapHint, "heap-hint", redoHeapHint},
 	{kindHeapPrune, "heap-prune", redoHeapPrune},
+	{kindHeapFlags, "heap-flags", redoHeapFlags},
+	{kindVMInit, "vm-init", redoVMInit},
+	{kindVMSet, "vm-set", redoVMSet},
+	{kindVMClear, "vm-clear", redoVMClear},
+	{kindVMLink, "vm-link", redoVMLink},
 }
 
 func init() {

@@ -71,17 +71,28 @@ func (h *Heap) InsertVersionIn(m Account, mt *cache.Mtr, xid uint64, row []byte)
 	if err != nil {
 		return RowPtr{}, fmt.Errorf("heap: insert version in space %d: %w", h.space, err)
 	}
-	ptr, cat, err := h.insertVersionLatched(mt, pg, TupleHeader{Xmin: xid, Infomask: HeapXmaxInvalid}, row)
+	hc := heapCounts(m)
+	vr, err := h.vmPrepare(mt, hc, pg)
+	var ptr RowPtr
+	var cat uint8
+	if err == nil {
+		ptr, cat, err = h.insertVersionLatched(mt, pg, TupleHeader{Xmin: xid, Infomask: HeapXmaxInvalid}, row)
+	}
+	if err == nil {
+		vmClearPage(mt, pg)
+	}
 	mt.Release(pg, err == nil)
 	if err != nil {
 		if fr.pg != nil {
 			fr.pg.Unpin(false)
 		}
+		vr.unpin()
 		return RowPtr{}, fmt.Errorf("heap: insert version in space %d: %w", h.space, err)
 	}
 	if fr.pg != nil {
 		h.fsmSet(mt, fr, cat)
 	}
+	h.vmClear(mt, hc, vr, vmValidBits)
 	return ptr, nil
 }
 
@@ -128,7 +139,7 @@ func (h *Heap) versionAt(pg *cache.Page, ptr RowPtr) (hpage, tuple, error) {
 // xmax xid, HEAP_KEYS_UPDATED, the xmax hint bits cleared). It is one
 // mini-transaction.
 func (h *Heap) DeleteVersion(m Account, ptr RowPtr, xid uint64) error {
-	return h.setXmax(m, ptr, xid, HeapKeysUpdated, 0)
+	return h.setXmax(m, ptr, xid, HeapKeysUpdated, 0, vmValidBits)
 }
 
 // LockVersion stamps the version ptr names as locked by xid
@@ -136,14 +147,16 @@ func (h *Heap) DeleteVersion(m Account, ptr RowPtr, xid uint64) error {
 // HEAP_XMAX_EXCL_LOCK), which a reader's snapshot ignores. One
 // mini-transaction.
 func (h *Heap) LockVersion(m Account, ptr RowPtr, xid uint64) error {
-	return h.setXmax(m, ptr, xid, 0, HeapXmaxLockOnly|HeapXmaxExclLock)
+	return h.setXmax(m, ptr, xid, 0, HeapXmaxLockOnly|HeapXmaxExclLock, VMAllFrozen)
 }
 
-func (h *Heap) setXmax(m Account, ptr RowPtr, xid uint64, im2, im uint16) error {
+// setXmax stamps xmax and clears vmBits of the page's visibility map
+// bits (with PD_ALL_VISIBLE when they include all-visible).
+func (h *Heap) setXmax(m Account, ptr RowPtr, xid uint64, im2, im uint16, vmBits uint8) error {
 	if err := h.checkPtr(ptr); err != nil {
 		return err
 	}
-	pm, _ := accounts(m)
+	pm, hc := accounts(m)
 	mt := h.pool.BeginMtr(pm)
 	defer mt.Commit()
 	pg, err := h.pool.Fetch(mt.Meter(), h.id(ptr.Page))
@@ -156,11 +169,20 @@ func (h *Heap) setXmax(m Account, ptr RowPtr, xid uint64, im2, im uint16) error 
 		mt.Release(pg, false)
 		return err
 	}
+	vr, err := h.vmPrepare(mt, hc, pg)
+	if err != nil {
+		mt.Release(pg, false)
+		return err
+	}
 	old := t.header()
 	heapXmax(mt, pg, int(ptr.Slot), xid, old.Ctid,
 		old.Infomask2&^(HeapHotUpdated|HeapKeysUpdated)|im2,
 		old.Infomask&^xmaxBits|im)
+	if vmBits&VMAllVisible != 0 {
+		vmClearPage(mt, pg)
+	}
 	mt.Release(pg, true)
+	h.vmClear(mt, hc, vr, vmBits)
 	return nil
 }
 
@@ -207,6 +229,13 @@ func (h *Heap) updateVersionLatched(mt *cache.Mtr, hc *HeapCounts, pg *cache.Pag
 	old := t.header()
 	n := TupleHeaderSize + len(row)
 	nh := TupleHeader{Xmin: xid, Infomask: HeapXmaxInvalid | HeapUpdated}
+	// The visibility map pages of both pages are pinned before either
+	// page changes, and cleared last (map latches come after FSM ones).
+	vr, err := h.vmPrepare(mt, hc, pg)
+	if err != nil {
+		return ptr, false, err
+	}
+	var vq vmRef
 	var newPtr RowPtr
 	hot := false
 	if b.fits(n) {
@@ -217,20 +246,30 @@ func (h *Heap) updateVersionLatched(mt *cache.Mtr, hc *HeapCounts, pg *cache.Pag
 		// The page's FSM byte is left as an insert leaves it: high.
 		newPtr, _, err = h.insertVersionLatched(mt, pg, nh, row)
 		if err != nil {
+			vr.unpin()
 			return ptr, false, err
 		}
 	} else {
 		q, fq, err := h.place(mt, n, ptr.Page)
 		if err != nil {
+			vr.unpin()
 			return ptr, false, fmt.Errorf("heap: update version %s in space %d: %w", ptr, h.space, err)
 		}
+		vq, err = h.vmPrepare(mt, hc, q)
 		var qCat uint8
-		newPtr, qCat, err = h.insertVersionLatched(mt, q, nh, row)
+		if err == nil {
+			newPtr, qCat, err = h.insertVersionLatched(mt, q, nh, row)
+		}
+		if err == nil {
+			vmClearPage(mt, q)
+		}
 		mt.Release(q, err == nil)
 		if err != nil {
 			if fq.pg != nil {
 				fq.pg.Unpin(false)
 			}
+			vr.unpin()
+			vq.unpin()
 			return ptr, false, err
 		}
 		if fq.pg != nil {
@@ -242,6 +281,9 @@ func (h *Heap) updateVersionLatched(mt *cache.Mtr, hc *HeapCounts, pg *cache.Pag
 		im2 |= HeapHotUpdated
 	}
 	heapXmax(mt, pg, int(ptr.Slot), xid, newPtr, im2, old.Infomask&^xmaxBits)
+	vmClearPage(mt, pg)
+	h.vmClear(mt, hc, vr, vmValidBits)
+	h.vmClear(mt, hc, vq, vmValidBits)
 	if hc != nil {
 		if hot {
 			hc.HeapHOTUpdates++

@@ -311,6 +311,7 @@ func (md *vModel) check(t *testing.T, h *Heap, op int) {
 			}
 		}
 	}
+	md.checkMap(t, h, op)
 	require.NoError(t, h.Check(nil))
 }
 
@@ -357,6 +358,7 @@ func runVersionsModel(t *testing.T, pool *cache.Pool, n int, stream uint64) (*He
 			data := randRow()
 			p, err := h.InsertVersion(&m, x, data)
 			require.NoError(t, err, "op %d", i)
+			md.requireBits(t, h, p.Page, 0, "op %d: insert", i)
 			md.rows = append(md.rows, &vRow{versions: []vVersion{{ptr: p, root: p, xmin: x, data: data}}, roots: []RowPtr{p}})
 			md.owner[len(md.rows)-1] = x
 			ops["insert"]++
@@ -378,6 +380,8 @@ func runVersionsModel(t *testing.T, pool *cache.Pool, n int, stream uint64) (*He
 				np, hot, err := h.UpdateVersion(&m, last.ptr, x, data, hotOK)
 				require.NoError(t, err, "op %d", i)
 				require.Equal(t, hotOK && np.Page == last.ptr.Page, hot, "op %d", i)
+				md.requireBits(t, h, last.ptr.Page, 0, "op %d: update, old page", i)
+				md.requireBits(t, h, np.Page, 0, "op %d: update, new page", i)
 				last.xmax, last.lock = x, false
 				v := vVersion{ptr: np, root: last.root, xmin: x, data: data}
 				if !hot {
@@ -390,10 +394,16 @@ func runVersionsModel(t *testing.T, pool *cache.Pool, n int, stream uint64) (*He
 				row.versions = append(row.versions, v)
 			case k < 8:
 				require.NoError(t, h.DeleteVersion(&m, last.ptr, x), "op %d", i)
+				md.requireBits(t, h, last.ptr.Page, 0, "op %d: delete", i)
 				last.xmax, last.lock = x, false
 				ops["delete"]++
 			default:
+				before, err := h.VisibilityBits(nil, last.ptr.Page)
+				require.NoError(t, err)
 				require.NoError(t, h.LockVersion(&m, last.ptr, x), "op %d", i)
+				// A lock hides nothing: it clears all-frozen only, as
+				// heap_lock_tuple.
+				md.requireBits(t, h, last.ptr.Page, before&^VMAllFrozen, "op %d: lock", i)
 				last.xmax, last.lock = x, true
 				ops["lock"]++
 			}
@@ -403,10 +413,36 @@ func runVersionsModel(t *testing.T, pool *cache.Pool, n int, stream uint64) (*He
 				st = XidAborted
 			}
 			finish(x, st)
+		case r < 94:
+			// Vacuum's visibility step on a random page: the page is
+			// all-visible exactly when the model says so.
+			no := 1 + rng.Uint32N(h.HighWater()-1)
+			if h.isFSMPage(no) || h.isVMPage(no) {
+				continue
+			}
+			freeze := rng.IntN(2) == 0
+			want, wantFrozen, wantFreeze := md.pageAllVisible(t, h, no)
+			res, err := h.MarkVisible(&m, no, md.horizon(), md.clog, freeze)
+			require.NoError(t, err, "op %d", i)
+			if !want {
+				require.Zero(t, res.Bits, "op %d: page %d marked visible", i, no)
+				continue
+			}
+			require.NotZero(t, res.Bits&VMAllVisible, "op %d: page %d not marked visible", i, no)
+			frozen := wantFrozen || freeze && wantFreeze >= 0
+			require.Equal(t, frozen, res.Bits&VMAllFrozen != 0, "op %d: page %d frozen", i, no)
+			if freeze && !wantFrozen && wantFreeze >= 0 {
+				require.Equal(t, wantFreeze, res.Frozen, "op %d", i)
+			}
+			md.requireBits(t, h, no, res.Bits, "op %d: mark visible", i)
+			ops["mark visible"]++
+			if res.Bits&VMAllFrozen != 0 {
+				ops["mark frozen"]++
+			}
 		default:
 			// Prune a random page, then vacuum the roots it made dead.
 			no := 1 + rng.Uint32N(h.HighWater()-1)
-			if h.isFSMPage(no) {
+			if h.isFSMPage(no) || h.isVMPage(no) {
 				continue
 			}
 			res, err := h.Prune(&m, no, md.horizon(), md.clog)
@@ -428,6 +464,80 @@ func runVersionsModel(t *testing.T, pool *cache.Pool, n int, stream uint64) (*He
 	}
 	md.check(t, h, n)
 	return h, md, ops
+}
+
+// requireBits requires page no's visibility map bits to be want.
+func (md *vModel) requireBits(t *testing.T, h *Heap, no uint32, want uint8, msg string, args ...any) {
+	t.Helper()
+	got, err := h.VisibilityBits(nil, no)
+	require.NoError(t, err)
+	require.Equal(t, want, got, append([]any{msg}, args...)...)
+}
+
+// visibleToAll is the model's rule for a tuple every snapshot sees, now
+// and later: its inserter committed before every running transaction
+// began, and it has no xmax, or one that only locks or that aborted.
+func (md *vModel) visibleToAll(th TupleHeader) bool {
+	if md.clog[th.Xmin] != XidCommitted || th.Xmin >= md.horizon() {
+		return false
+	}
+	return th.Xmax == 0 || th.LockOnly() || md.clog[th.Xmax] == XidAborted
+}
+
+// pageAllVisible says, from page no's tuples and the model's commit log,
+// whether the page is all-visible, whether it is all-frozen, and how
+// many tuples freezing it would freeze (-1: it cannot be frozen).
+func (md *vModel) pageAllVisible(t *testing.T, h *Heap, no uint32) (bool, bool, int) {
+	b := pageCopy(t, h, no)
+	if page.KindOf(b) != page.KindHeap {
+		return false, false, -1
+	}
+	frozen, toFreeze := true, 0
+	for i := range b.nslots() {
+		switch st, _ := b.lp(i); st {
+		case lpDead:
+			return false, false, -1
+		case lpNormal:
+			th := b.tupleAt(i).header()
+			if !md.visibleToAll(th) {
+				return false, false, -1
+			}
+			noXmax := th.Xmax == 0 || th.Infomask&HeapXmaxInvalid != 0
+			isFrozen := th.Infomask&HeapXminFrozen == HeapXminFrozen
+			switch {
+			case !noXmax:
+				frozen, toFreeze = false, -1
+			case !isFrozen:
+				frozen = false
+				if toFreeze >= 0 {
+					toFreeze++
+				}
+			}
+		}
+	}
+	return true, frozen, toFreeze
+}
+
+// checkMap requires every page the visibility map calls all-visible to
+// hold only tuples visible to every snapshot (by the model's rule), no
+// dead slot, and, if all-frozen, only frozen tuples without xmax.
+func (md *vModel) checkMap(t *testing.T, h *Heap, op int) {
+	t.Helper()
+	for no := uint32(1); no < h.HighWater(); no++ {
+		if h.isFSMPage(no) || h.isVMPage(no) {
+			continue
+		}
+		bits, err := h.VisibilityBits(nil, no)
+		require.NoError(t, err)
+		if bits == 0 {
+			continue
+		}
+		av, frozen, _ := md.pageAllVisible(t, h, no)
+		require.True(t, av, "op %d: page %d is all-visible in the map, not in the model", op, no)
+		if bits&VMAllFrozen != 0 {
+			require.True(t, frozen, "op %d: page %d is all-frozen in the map, not in the model", op, no)
+		}
+	}
 }
 
 // vacuumPage drops the model's index entries whose root slot on page no
@@ -463,13 +573,13 @@ func TestVersionsModel(t *testing.T) {
 		pool := newPool(t, st, 24)
 		_, _, ops := runVersionsModel(t, pool, 5000, 31)
 		t.Logf("ops %v", ops)
-		for _, op := range []string{"insert", "update", "hot update", "delete", "lock", "committed", "aborted", "prune that freed"} {
+		for _, op := range []string{"insert", "update", "hot update", "delete", "lock", "committed", "aborted", "prune that freed", "mark visible", "mark frozen"} {
 			require.Positive(t, ops[op], "no %s", op)
 		}
 	})
 	t.Run("redo", func(t *testing.T) {
 		r := runVersionsRedo(t, 3000, 32)
-		for _, k := range []redo.Kind{kindHeapXmax, kindHeapHint, kindHeapPrune} {
+		for _, k := range []redo.Kind{kindHeapXmax, kindHeapHint, kindHeapPrune, kindHeapFlags, kindVMInit, kindVMSet, kindVMClear, kindVMLink} {
 			require.Positive(t, r.kinds[k], "kind %s never replayed", k)
 		}
 	})
@@ -485,6 +595,9 @@ type versionsRedoRun struct {
 // requires every page to match the pool's byte for byte; it also recovers
 // the log into a fresh pool and checks the model there.
 func runVersionsRedo(t *testing.T, n int, stream uint64) *versionsRedoRun {
+	// Map pages of 8 heap pages each, so that the map grows a chain.
+	testVMPerPage = 8
+	t.Cleanup(func() { testVMPerPage = 0 })
 	st := newStore(t, 4<<10)
 	lg, err := redo.Open(st, nil)
 	require.NoError(t, err)
@@ -622,9 +735,10 @@ func TestVersionRedoAppliers(t *testing.T) {
 	}
 }
 
-// FuzzVersionRedo feeds the versioned kinds' appliers garbage payloads on
-// a page of versioned tuples (possibly damaged at one byte), an empty
-// page and a plain heap page: an error or a clean apply, never a panic,
+// FuzzVersionRedo feeds the versioned kinds' appliers (and the
+// visibility map's) garbage payloads on a page of versioned tuples
+// (possibly damaged at one byte), an empty page, a plain heap page and a
+// visibility map page: an error or a clean apply, never a panic,
 // never a write past the page, and a page that cellsOK accepts after a
 // clean apply. Input: kind selector, page selector, damage offset (2B)
 // and value, then the payload.
@@ -636,16 +750,30 @@ func FuzzVersionRedo(f *testing.F) {
 	f.Add([]byte{2, 0, 0, 0, 0, 1, 0, 3, 0, 1, 2})
 	f.Add([]byte{2, 0x80, 0x30, 0, 9, 0, 1, 4, 1, 1})
 	f.Add([]byte{2, 2, 0, 0, 0, 0, 1, 0, 0})
+	f.Add([]byte{3, 0, 0, 0, 0, 4})
+	f.Add([]byte{5, 3, 0, 0, 0, 5, 1})
+	f.Add([]byte{6, 3, 0, 0, 0, 7, 3})
+	f.Add([]byte{7, 3, 0, 0, 0, 9})
+	f.Add([]byte{4, 3, 0, 0, 0, 0})
 	const size = 4 << 10
 	pages := []func() []byte{
 		func() []byte { return validVersionPage(size) },
 		func() []byte { return newPage(size) },
 		func() []byte { return validHeapPage(size) },
+		func() []byte {
+			b := make([]byte, size)
+			page.Init(b, page.ID{Space: 1, Page: 2}, page.KindVM)
+			initVMPage(b, 0)
+			b[vmBodyStart+7] = 0x5a
+			return b
+		},
 	}
 	fns := []struct {
 		k  redo.Kind
 		fn redo.ApplyFunc
-	}{{kindHeapXmax, redoHeapXmax}, {kindHeapHint, redoHeapHint}, {kindHeapPrune, redoHeapPrune}}
+	}{{kindHeapXmax, redoHeapXmax}, {kindHeapHint, redoHeapHint}, {kindHeapPrune, redoHeapPrune},
+		{kindHeapFlags, redoHeapFlags}, {kindVMInit, redoVMInit}, {kindVMSet, redoVMSet},
+		{kindVMClear, redoVMClear}, {kindVMLink, redoVMLink}}
 	f.Fuzz(func(t *testing.T, in []byte) {
 		if len(in) < 5 {
 			return
@@ -662,7 +790,9 @@ func FuzzVersionRedo(f *testing.F) {
 		err2 := k.fn(page.ID{Space: 1, Page: 2}, cp, payload)
 		require.Equal(t, err == nil, err2 == nil)
 		if err2 == nil {
-			require.NoError(t, hpage(cp).cellsOK(), "%s left a page that cellsOK rejects", k.k)
+			if page.KindOf(cp) == page.KindHeap {
+				require.NoError(t, hpage(cp).cellsOK(), "%s left a page that cellsOK rejects", k.k)
+			}
 		} else {
 			require.Equal(t, before, cp, "%s failed but changed the page", k.k)
 		}
@@ -677,4 +807,200 @@ func FuzzVersionRedo(f *testing.F) {
 		}
 		require.Equal(t, make([]byte, 64), full[size:], "written past the page")
 	})
+}
+
+// TestVisibilityMap pins the map's life on one page with exact counts:
+// vacuum marks it all-visible only once every tuple's inserter committed
+// below the horizon, freezing adds all-frozen, a lock clears all-frozen
+// only, a delete clears both; a change to a page that is not all-visible
+// never reads the map (PD_ALL_VISIBLE says so), and the map pages are
+// made on first use and found again by Open.
+func TestVisibilityMap(t *testing.T) {
+	st := newStore(t, 4<<10)
+	pool := newPool(t, st, 64)
+	h, err := Create(nil, pool, 1)
+	require.NoError(t, err)
+	clog := memClog{1: XidCommitted, 2: XidCommitted, 3: XidCommitted, 4: XidCommitted}
+	var m Meter
+	var ptrs []RowPtr
+	for range 3 {
+		p, err := h.InsertVersion(&m, 1, []byte("row"))
+		require.NoError(t, err)
+		ptrs = append(ptrs, p)
+	}
+	no := ptrs[0].Page
+	require.Zero(t, m.HeapVMPagesRead, "no map yet, nothing read")
+	require.Nil(t, h.vmChain())
+	av, err := h.AllVisible(&m, no)
+	require.NoError(t, err)
+	require.False(t, av)
+	require.Zero(t, m.HeapVMPagesRead, "a page beyond the map reads nothing")
+
+	// Horizon 1: xid 1 may still be running for someone.
+	m = Meter{}
+	res, err := h.MarkVisible(&m, no, 1, clog, false)
+	require.NoError(t, err)
+	require.Equal(t, MarkVisibleResult{}, res)
+	require.Len(t, h.vmChain(), 1, "the map page is made on first use")
+	vmNo := h.vmChain()[0]
+	require.Equal(t, int64(1), m.HeapVMPagesRead)
+	require.Zero(t, m.HeapVMBitsSet)
+	require.NoError(t, h.Check(nil))
+
+	m = Meter{}
+	res, err = h.MarkVisible(&m, no, 2, clog, false)
+	require.NoError(t, err)
+	require.Equal(t, MarkVisibleResult{Bits: VMAllVisible}, res)
+	require.Equal(t, HeapCounts{HeapVMPagesRead: 1, HeapVMBitsSet: 1}, m.HeapCounts)
+	require.Equal(t, int64(1), m.PageRequests[page.KindHeap])
+	require.Equal(t, int64(1), m.PageRequests[page.KindVM])
+	require.Equal(t, PDAllVisible, pageCopy(t, h, no).pdFlags())
+	m = Meter{}
+	av, err = h.AllVisible(&m, no)
+	require.NoError(t, err)
+	require.True(t, av)
+	require.Equal(t, HeapCounts{HeapVMPagesRead: 1}, m.HeapCounts)
+	require.Equal(t, int64(1), m.PageRequests[page.KindVM])
+	require.NoError(t, h.Check(nil))
+
+	// Marking again sets nothing; freezing freezes the three tuples.
+	m = Meter{}
+	res, err = h.MarkVisible(&m, no, 2, clog, false)
+	require.NoError(t, err)
+	require.Equal(t, MarkVisibleResult{Bits: VMAllVisible}, res)
+	require.Zero(t, m.HeapVMBitsSet)
+	res, err = h.MarkVisible(&m, no, 2, clog, true)
+	require.NoError(t, err)
+	require.Equal(t, MarkVisibleResult{Bits: VMAllVisible | VMAllFrozen, Frozen: 3}, res)
+	require.Equal(t, int64(1), m.HeapVMBitsSet)
+	th, _, err := h.ReadVersion(nil, ptrs[1], nil)
+	require.NoError(t, err)
+	require.Equal(t, HeapXminFrozen, th.Infomask&HeapXminFrozen)
+
+	// A lock clears all-frozen only.
+	m = Meter{}
+	require.NoError(t, h.LockVersion(&m, ptrs[0], 3))
+	require.Equal(t, HeapCounts{HeapVMPagesRead: 1, HeapVMBitsCleared: 1}, m.HeapCounts)
+	bits, err := h.VisibilityBits(nil, no)
+	require.NoError(t, err)
+	require.Equal(t, VMAllVisible, bits)
+	require.NoError(t, h.Check(nil))
+
+	// A delete clears all-visible and PD_ALL_VISIBLE.
+	m = Meter{}
+	require.NoError(t, h.DeleteVersion(&m, ptrs[1], 3))
+	require.Equal(t, HeapCounts{HeapVMPagesRead: 1, HeapVMBitsCleared: 1}, m.HeapCounts)
+	bits, err = h.VisibilityBits(nil, no)
+	require.NoError(t, err)
+	require.Zero(t, bits)
+	require.Zero(t, pageCopy(t, h, no).pdFlags())
+	require.NoError(t, h.Check(nil))
+
+	// Now the page is not all-visible: changes do not read the map.
+	m = Meter{}
+	_, err = h.InsertVersion(&m, 3, []byte("more"))
+	require.NoError(t, err)
+	_, _, err = h.UpdateVersion(&m, ptrs[2], 3, []byte("new"), true)
+	require.NoError(t, err)
+	require.Zero(t, m.HeapVMPagesRead)
+	require.Zero(t, m.PageRequests[page.KindVM])
+
+	// Once 3 committed below the horizon, the page is all-visible again
+	// only if the deleted row is pruned: its deleter committed, so it is
+	// dead, not live.
+	res, err = h.MarkVisible(nil, no, 4, clog, false)
+	require.NoError(t, err)
+	require.Zero(t, res.Bits)
+	_, err = h.Prune(nil, no, 4, clog)
+	require.NoError(t, err)
+	res, err = h.MarkVisible(nil, no, 4, clog, false)
+	require.NoError(t, err)
+	require.Zero(t, res.Bits, "the pruned root is LP_DEAD until vacuum removes it")
+	b := pageCopy(t, h, no)
+	var dead []uint16
+	for i := range b.nslots() {
+		if st, _ := b.lp(i); st == lpDead {
+			dead = append(dead, uint16(i))
+		}
+	}
+	_, err = h.VacuumDeadSlots(nil, no, dead)
+	require.NoError(t, err)
+	res, err = h.MarkVisible(nil, no, 4, clog, false)
+	require.NoError(t, err)
+	require.Equal(t, VMAllVisible, res.Bits)
+
+	// An insert into it clears the bit in its own mini-transaction.
+	m = Meter{}
+	p, err := h.InsertVersion(&m, 5, []byte("late"))
+	require.NoError(t, err)
+	require.Equal(t, no, p.Page)
+	require.Equal(t, HeapCounts{HeapVMPagesRead: 1, HeapVMBitsCleared: 1}, m.HeapCounts)
+	require.NoError(t, h.Check(nil))
+
+	// Open finds the map through the meta page's Aux field.
+	info, err := pool.Space(nil, 1)
+	require.NoError(t, err)
+	require.Equal(t, vmNo, info.Aux)
+	h2, err := Open(nil, pool, 1)
+	require.NoError(t, err)
+	require.Equal(t, []uint32{vmNo}, h2.vmChain())
+	require.NoError(t, h2.Check(nil))
+	_, err = h.MarkVisible(nil, vmNo, 4, clog, false)
+	require.ErrorIs(t, err, ErrRowNotFound, "a map page is not a heap page")
+}
+
+// TestVMRedoAppliers checks the map kinds' appliers on payloads that fit
+// and on ones that do not.
+func TestVMRedoAppliers(t *testing.T) {
+	const size = 4 << 10
+	vp := validVersionPage(size)
+	vm := make([]byte, size)
+	page.Init(vm, page.ID{Space: 1, Page: 2}, page.KindVM)
+	initVMPage(vm, 0)
+	uv := func(vs ...uint64) []byte {
+		var b []byte
+		for _, v := range vs {
+			b = binary.AppendUvarint(b, v)
+		}
+		return b
+	}
+	for _, tc := range []struct {
+		name    string
+		fn      redo.ApplyFunc
+		pg      []byte
+		payload []byte
+		ok      bool
+	}{
+		{"flags: all-visible", redoHeapFlags, vp, []byte{PDAllVisible}, true},
+		{"flags: none", redoHeapFlags, vp, []byte{0}, true},
+		{"flags: unknown", redoHeapFlags, vp, []byte{0x01}, false},
+		{"flags: two bytes", redoHeapFlags, vp, []byte{0, 0}, false},
+		{"flags on a map page", redoHeapFlags, vm, []byte{PDAllVisible}, false},
+		{"vm-init", redoVMInit, vm, uv(16192), true},
+		{"vm-init on a heap page", redoVMInit, vp, uv(0), false},
+		{"vm-init with a huge page", redoVMInit, vm, uv(1 << 33), false},
+		{"vm-set", redoVMSet, vm, append(uv(5), VMAllVisible), true},
+		{"vm-set both", redoVMSet, vm, append(uv(16191), vmValidBits), true},
+		{"vm-set beyond the page", redoVMSet, vm, append(uv(16192), VMAllVisible), false},
+		{"vm-set no bits", redoVMSet, vm, append(uv(5), 0), false},
+		{"vm-set bad bits", redoVMSet, vm, append(uv(5), 4), false},
+		{"vm-set cut short", redoVMSet, vm, uv(5), false},
+		{"vm-set on a heap page", redoVMSet, vp, append(uv(5), 1), false},
+		{"vm-clear", redoVMClear, vm, append(uv(5), VMAllFrozen), true},
+		{"vm-clear bytes left", redoVMClear, vm, append(uv(5), 1, 0), false},
+		{"vm-link", redoVMLink, vm, uv(9), true},
+		{"vm-link to itself", redoVMLink, vm, uv(2), false},
+		{"vm-link to 0", redoVMLink, vm, uv(0), false},
+	} {
+		err := applyGuarded(t, tc.fn, tc.pg, tc.payload)
+		cp := bytes.Clone(tc.pg)
+		err2 := tc.fn(page.ID{Space: 1, Page: 2}, cp, tc.payload)
+		if tc.ok {
+			require.NoError(t, err, tc.name)
+			require.NoError(t, err2, tc.name)
+			continue
+		}
+		require.Error(t, err, tc.name)
+		require.Equal(t, tc.pg, cp, "%s: a failed apply changed the page", tc.name)
+	}
 }
