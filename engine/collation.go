@@ -136,20 +136,22 @@ func (c Collation) String() string { return c.Name() }
 func (c Collation) info() *collationInfo { return &collationInfos[c.kind] }
 
 // keyLen is the fixed sort key's length for a value of at most n bytes:
-// MariaDB's strnxfrmlen (n itself without MY_CS_STRNXFRM). The utf8mb4
-// collations give every character of the column its weights:
-// general_ci two bytes (my_strnxfrmlen_unicode: (n+3)/4*2), utf8mb4_bin
-// three ((n+3)/4*3, my_strnxfrmlen_unicode_full_bin), unicode_ci two, one
-// weight a character, as general_ci (a character with more weights, such
-// as ß's two, uses the room of the characters the value does not have,
-// and a value of only such characters is cut: MariaDB counts those as
-// strings sorted on a truncated length).
+// MariaDB's strnxfrmlen, a weight for every character the value can
+// have (n itself without MY_CS_STRNXFRM). MariaDB counts a utf8mb4
+// column's characters (VARCHAR(N) holds N of them, each up to 4 bytes),
+// so its keys have room for N weights. The engine's lengths are bytes,
+// and a column of n bytes can hold n one-byte characters, so its keys
+// have room for n weights: general_ci two bytes each, utf8mb4_bin three,
+// unicode_ci two (one weight a character; a character with more, such as
+// ¼'s three, can cut the key short, as in MariaDB, which counts such
+// strings as sorted on a truncated length). A VARCHAR(N) of MariaDB's
+// utf8mb4 has the key of a column of N bytes here.
 func (c Collation) keyLen(n int) int {
 	in := c.info()
 	if !in.strnxfrm {
 		return n
 	}
-	return (n + in.mbmaxlen - 1) / in.mbmaxlen * in.weightLen
+	return n * in.weightLen
 }
 
 // appendWeights appends s's weights to dst, padded with the weight of a
