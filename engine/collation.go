@@ -68,6 +68,10 @@ const (
 	numCollations
 )
 
+// NumCollations is how many collations there are: the length of
+// SortCounts' arrays by collation, indexed as Collations lists them.
+const NumCollations = int(numCollations)
+
 // Collation is one of the collations above. Its zero value is binary.
 type Collation struct {
 	kind collKind
