@@ -27,7 +27,7 @@ func TestSortKeys(t *testing.T) {
 			if c.Format == "packed" && !c.PackedKeys {
 				t.Fatalf("packed case without packed keys: %+v", c)
 			}
-		} else if !c.PriorityQueue || c.PackedKeys {
+		} else if !c.PriorityQueue || c.PackedKeys { // 100 < 3000/3: a priority queue
 			t.Fatalf("LIMIT case: %+v", c)
 		}
 		if c.RealMedianMs != 0 {

@@ -57,6 +57,10 @@ func sortKeysCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "enginelab experiment: unexpected argument %q\n", fs.Arg(0))
 		return 2
 	}
+	if c.Rows < 1 {
+		fmt.Fprintf(stderr, "enginelab experiment %s: --rows %d: want at least 1\n", experiment.SortKeysName, c.Rows)
+		return 2
+	}
 	for _, s := range strings.Split(ns, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil {
