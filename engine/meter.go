@@ -89,6 +89,9 @@ type Meter struct {
 	// Index holds per-index counters, by the index's number in its
 	// database (DB.IndexName names it).
 	Index []IndexCounters
+
+	// SortCounts are the sorts' counters (sort_meter.go).
+	SortCounts
 }
 
 // IndexCounters are the counters of one index.
@@ -181,6 +184,7 @@ func (m *Meter) combine(o *Meter, sign int64) {
 	m.Commits += sign * o.Commits
 	m.SyncCommits += sign * o.SyncCommits
 	m.Rollbacks += sign * o.Rollbacks
+	m.SortCounts.combine(&o.SortCounts, sign)
 	for i := range o.Index {
 		x := m.ix(i)
 		x.NodeVisits += sign * o.Index[i].NodeVisits
@@ -221,6 +225,9 @@ func (m *Meter) String() string {
 	add("commits", m.Commits)
 	add("sync-commits", m.SyncCommits)
 	add("rollbacks", m.Rollbacks)
+	if s := m.SortCounts.String(); s != "" {
+		b.WriteString(" " + s)
+	}
 	for i, x := range m.Index {
 		add(fmt.Sprintf("ix%d.nodes", i), x.NodeVisits)
 		add(fmt.Sprintf("ix%d.written", i), x.EntriesWritten)

@@ -36,6 +36,9 @@ func experimentCmd(args []string, stdout, stderr io.Writer) int {
 		listExperiments(stdout)
 		return 0
 	}
+	if args[0] == experiment.SortKeysName {
+		return sortKeysCmd(args[1:], stdout, stderr)
+	}
 	e, err := experiment.Lookup(args[0])
 	if err != nil {
 		fmt.Fprintf(stderr, "enginelab experiment: %v (enginelab experiment list)\n", err)
@@ -144,5 +147,6 @@ func listExperiments(w io.Writer) {
 	for _, e := range experiment.All() {
 		fmt.Fprintf(tw, "%s\t%s\n", e.Name, e.Question)
 	}
+	fmt.Fprintf(tw, "%s\t%s\n", experiment.SortKeysName, experiment.SortKeysQuestion)
 	_ = tw.Flush()
 }
