@@ -99,6 +99,10 @@ type Options struct {
 	// Commit says whether Commit waits for its log record to be durable;
 	// default SyncCommit.
 	Commit CommitMode
+	// Isolation is the level of transactions that name none (Begin, and
+	// BeginTx with IsolationDefault); default Serializable (strict
+	// two-phase locking, as the engine has always run).
+	Isolation Isolation
 	// Runtime is the database's time and how it waits and yields: the
 	// lock manager's and the pool's clock, lock waits, log waits and
 	// syncs, call boundaries and the frames' ready times (see Runtime).
@@ -189,6 +193,9 @@ func (o *Options) Validate() error {
 	if o.HeapUpdate > NewVersion {
 		return fmt.Errorf("engine: %w: heap update mode %d", ErrInvalidOptions, o.HeapUpdate)
 	}
+	if o.Isolation > Serializable {
+		return fmt.Errorf("engine: %w: isolation level %d", ErrInvalidOptions, o.Isolation)
+	}
 	if o.Commit > NoSyncCommit {
 		return fmt.Errorf("engine: %w: commit mode %d", ErrInvalidOptions, o.Commit)
 	}
@@ -258,6 +265,7 @@ type DB struct {
 	locks   *lock.Manager
 	log     *redo.Log
 	txSeq   atomic.Uint64
+	trx     trxSys
 	undo    undoSys
 	calls   Runtime // Options.Runtime, nil for RealRuntime: BeforeCall is skipped
 
@@ -366,6 +374,9 @@ func Open(o *Options) (*DB, error) {
 	}
 	if opts.DefaultOrg == OrgDefault {
 		opts.DefaultOrg = Clustered
+	}
+	if opts.Isolation == IsolationDefault {
+		opts.Isolation = Serializable
 	}
 	if opts.Runtime == nil {
 		opts.Runtime = RealRuntime{}

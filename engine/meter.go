@@ -71,6 +71,21 @@ type Meter struct {
 	UndoRecords int64
 	UndoBytes   int64
 
+	// Multi-versioning (Isolation ReadCommitted and RepeatableRead on
+	// clustered tables): ReadViews counts the read views opened;
+	// ConsistentReads the rows read without a lock through one;
+	// UndoVersionsRead the older versions built from undo records for
+	// them, one per undo record applied (InnoDB's
+	// row_vers_build_for_consistent_read, one trx_undo_prev_version_build
+	// per step); SecondaryClusterChecks the secondary entries a
+	// consistent read had to confirm in the clustered record because
+	// their leaf's max transaction id was not older than the view
+	// (PAGE_MAX_TRX_ID).
+	ReadViews              int64
+	ConsistentReads        int64
+	UndoVersionsRead       int64
+	SecondaryClusterChecks int64
+
 	// Row locks: requests, requests that waited, the time they waited (on
 	// the lock manager's clock: virtual in simulated mode), deadlocks
 	// (this meter's transaction the victim) and timeouts: LockRequests,
@@ -173,6 +188,10 @@ func (m *Meter) combine(o *Meter, sign int64) {
 	m.IndexEntriesDeleted += sign * o.IndexEntriesDeleted
 	m.UndoRecords += sign * o.UndoRecords
 	m.UndoBytes += sign * o.UndoBytes
+	m.ReadViews += sign * o.ReadViews
+	m.ConsistentReads += sign * o.ConsistentReads
+	m.UndoVersionsRead += sign * o.UndoVersionsRead
+	m.SecondaryClusterChecks += sign * o.SecondaryClusterChecks
 	m.LockRequests += sign * o.LockRequests
 	m.LockWaits += sign * o.LockWaits
 	m.LockWaitNanos += sign * o.LockWaitNanos
@@ -213,6 +232,10 @@ func (m *Meter) String() string {
 	add("index-entries-deleted", m.IndexEntriesDeleted)
 	add("undo-records", m.UndoRecords)
 	add("undo-bytes", m.UndoBytes)
+	add("read-views", m.ReadViews)
+	add("consistent-reads", m.ConsistentReads)
+	add("undo-versions-read", m.UndoVersionsRead)
+	add("secondary-cluster-checks", m.SecondaryClusterChecks)
 	add("lock-requests", m.LockRequests)
 	add("lock-waits", m.LockWaits)
 	add("lock-wait-ns", m.LockWaitNanos)

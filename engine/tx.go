@@ -68,7 +68,10 @@ type Tx struct {
 	db     *DB
 	m      *Meter
 	own    Meter
-	id     uint64
+	id     uint64 // the lock id, from Begin (lock.Owner.ID)
+	trxID  uint64 // the transaction id, from the first write (0: none; see trxSys)
+	iso    Isolation
+	view   *ReadView // the open read view (nil: none)
 	owner  lock.Owner
 	done   bool
 	logged bool      // has written a log record (and is in the active set)
@@ -142,9 +145,17 @@ func (tx *Tx) putOpBufs() {
 }
 
 // Begin starts a transaction that charges m (nil: a meter of its own, read
-// with Meter).
-func (db *DB) Begin(m *Meter) *Tx {
-	tx := &Tx{db: db, m: m, id: db.txSeq.Add(1)}
+// with Meter), at the database's isolation level (Options.Isolation).
+func (db *DB) Begin(m *Meter) *Tx { return db.BeginTx(m, TxOptions{}) }
+
+// BeginTx starts a transaction that charges m (nil: a meter of its own)
+// with options o. An isolation level out of range is the database's.
+func (db *DB) BeginTx(m *Meter, o TxOptions) *Tx {
+	iso := o.Isolation
+	if iso == IsolationDefault || iso > Serializable {
+		iso = db.opts.Isolation
+	}
+	tx := &Tx{db: db, m: m, id: db.txSeq.Add(1), iso: iso}
 	if b, ok := db.undoBufs.Get().(*undoBufs); ok {
 		tx.steps, tx.arena, tx.note, tx.owner = b.steps, b.arena, b.note, b.owner
 		tx.bufs = b
@@ -208,6 +219,7 @@ func (tx *Tx) Rollback() error {
 		}
 	}
 	tx.m.Rollbacks++
+	tx.leaveTrxSys()
 	tx.db.locks.Release(&tx.owner)
 	tx.db.putUndoBufs(tx)
 	tx.putOpBufs()
@@ -271,6 +283,9 @@ func (tx *Tx) Commit() error {
 		}
 	}
 	tx.m.Commits++
+	// The commit becomes visible to new read views at the instant the
+	// locks go.
+	tx.leaveTrxSys()
 	tx.db.locks.Release(&tx.owner)
 	tx.db.putUndoBufs(tx)
 	tx.putOpBufs()

@@ -326,6 +326,7 @@ func undoHeader(mt *cache.Mtr, pg *cache.Page, state byte, slot int, tx uint64, 
 // change): a cached one when there is one, else a new page in a free slot.
 func (tx *Tx) undoBegin(mt *cache.Mtr) error {
 	db := tx.db
+	tx.assignTrxID()
 	u := &db.undo
 	u.mu.Lock()
 	var l txUndo
@@ -339,9 +340,9 @@ func (tx *Tx) undoBegin(mt *cache.Mtr) error {
 		u.mu.Unlock()
 		return fmt.Errorf("%w: all %d undo slots are in use by active transactions", ErrTooManyTransactions, u.nslots)
 	}
-	raise := tx.id >= u.maxTx
+	raise := tx.trxID >= u.maxTx
 	if raise {
-		u.maxTx = tx.id + txIDMargin
+		u.maxTx = tx.trxID + txIDMargin
 	}
 	maxTx := u.maxTx
 	u.mu.Unlock()
@@ -363,7 +364,7 @@ func (tx *Tx) undoBegin(mt *cache.Mtr) error {
 		}
 		l.first, l.last = pg.ID().Page, pg.ID().Page
 		mt.Write32(rseg, offRsegSlots+4*l.slot, l.first)
-		undoHeader(mt, pg, undoActive, l.slot, tx.id, l.first)
+		undoHeader(mt, pg, undoActive, l.slot, tx.trxID, l.first)
 		mt.Release(pg, true)
 	} else {
 		pg, err := db.pool.Fetch(m, page.ID{Space: undoSpace, Page: l.first})
@@ -374,7 +375,7 @@ func (tx *Tx) undoBegin(mt *cache.Mtr) error {
 			return tx.undoBeginFailed(l, err)
 		}
 		mt.Latch(pg)
-		undoHeader(mt, pg, undoActive, l.slot, tx.id, l.first)
+		undoHeader(mt, pg, undoActive, l.slot, tx.trxID, l.first)
 		mt.Release(pg, true)
 	}
 	if rseg != nil {
@@ -426,7 +427,7 @@ func (tx *Tx) undoAppend(mt *cache.Mtr, body []byte, moved bool) (undoPos, error
 			mt.Release(pg, false)
 			return undoPos{}, err
 		}
-		undoHeader(mt, npg, undoActive, tx.undo.slot, tx.id, 0)
+		undoHeader(mt, npg, undoActive, tx.undo.slot, tx.trxID, 0)
 		mt.Write32(pg, offUndoNext, npg.ID().Page)
 		mt.Release(pg, true)
 		if tx.undo.last != tx.undo.first {
