@@ -196,7 +196,11 @@ func (c *checker) clusteredRows() error {
 	for ok := c.step(prim, it.First); ok; ok = c.step(prim, it.Next) {
 		key := it.Key()
 		where := func() string { return fmt.Sprintf("entry %x", key) }
-		if err := c.decode(prim, where, it.Value()); err != nil {
+		_, body, err := splitClustRec(it.Value())
+		if err != nil {
+			return c.fail(prim, where(), "%w", err)
+		}
+		if err := c.decode(prim, where, body); err != nil {
 			return err
 		}
 		c.pk = appendKey(c.pk[:0], cols, t.info.pk, c.row)
@@ -372,6 +376,13 @@ func (c *checker) secondaryEntries(ix *index) error {
 				return c.fail(ix, desc, "no row has that primary key")
 			}
 			c.img = append(c.img[:0], v...)
+			if t.org == Clustered {
+				_, body, err := splitClustRec(v)
+				if err != nil {
+					return c.fail(prim, c.rowKey(c.ent), "%w", err)
+				}
+				c.img = append(c.img[:0], body...)
+			}
 			if t.org == HeapPrimaryKey {
 				if ptr, err = heap.DecodeRowPtr(v); err != nil {
 					return c.fail(prim, c.rowKey(c.ent), "entry value %x: %w", v, err)

@@ -113,7 +113,7 @@ func (u *undoer) run() error {
 
 func stepClass(k byte) int {
 	switch k {
-	case stepTreeInsert:
+	case stepTreeInsert, stepClustInsert:
 		return 0
 	case stepHeapInsert, stepHeapDelete, stepHeapUpdate:
 		return 1
@@ -141,7 +141,7 @@ func (u *undoer) undo(i int) error {
 		// later steps are undone).
 		var cur []byte
 		switch s.kind {
-		case stepTreeUpdate:
+		case stepTreeUpdate, stepClustUpdate:
 			var found bool
 			cur, found, err = st.tree.Get(u.m, key, nil)
 			if err == nil && !found {
@@ -152,12 +152,19 @@ func (u *undoer) undo(i int) error {
 		default:
 			err = fmt.Errorf("%w: an edited undo step of kind %q", ErrInconsistent, s.kind)
 		}
+		if err == nil && s.kind == stepClustUpdate {
+			_, cur, err = splitClustRec(cur)
+		}
 		if err == nil {
 			val, err = applyUndoEdit(cur, val)
 		}
 		if err != nil {
 			return err
 		}
+	}
+	if s.kind == stepClustUpdate {
+		// The record before the change: its system fields and image.
+		val = appendClustRec(nil, s.prev, val)
 	}
 	if s.flags&remapVal != 0 && s.kind != stepTreeInsert {
 		if val, err = u.rewrite(val, false); err != nil {
@@ -167,8 +174,10 @@ func (u *undoer) undo(i int) error {
 	mt := u.db.pool.BeginMtr(u.m.Pages())
 	var moved heap.RowPtr
 	switch s.kind {
-	case stepTreeInsert:
+	case stepTreeInsert, stepClustInsert:
 		err = st.tree.DeleteIn(u.m, mt, key)
+	case stepClustUpdate:
+		err = st.tree.UpdateIn(u.m, mt, key, val)
 	case stepTreeDelete:
 		err = st.tree.InsertIn(u.m, mt, key, val)
 	case stepTreeUpdate:

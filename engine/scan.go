@@ -376,8 +376,12 @@ func (c *Cursor) load() error {
 				return c.reread(key)
 			}
 		}
+		_, body, err := splitClustRec(val)
+		if err != nil {
+			return fmt.Errorf("engine: table %s: %w", t.info.def.Name, err)
+		}
 		tx.m.RowsDecoded++
-		return decodeColumns(val, cols, c.want, c.row)
+		return decodeColumns(body, cols, c.want, c.row)
 	case ix.primary:
 		pk = key
 		p, err := heap.DecodeRowPtr(val)
@@ -449,6 +453,10 @@ func (c *Cursor) load() error {
 		tx.charge(prim, b)
 		if err == nil && !found {
 			err = fmt.Errorf("engine: table %s: index %s points at a missing row", t.info.def.Name, ix.name)
+		}
+		if err == nil && t.org == Clustered {
+			tx.val = img
+			_, img, err = splitClustRec(img)
 		}
 		if err == nil && t.org == HeapPrimaryKey {
 			if ptr, err = heap.DecodeRowPtr(img); err == nil {

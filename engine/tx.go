@@ -72,6 +72,7 @@ type Tx struct {
 	trxID  uint64 // the transaction id, from the first write (0: none; see trxSys)
 	iso    Isolation
 	view   *ReadView // the open read view (nil: none)
+	recHdr clustHdr  // the system fields of the clustered record lookup read last
 	owner  lock.Owner
 	done   bool
 	logged bool      // has written a log record (and is in the active set)
@@ -95,6 +96,10 @@ type Tx struct {
 // Commit and Rollback included.
 type opBufs struct {
 	key, key2, val, row, oldImg []byte
+	// rec is a clustered record being written (system fields and row);
+	// oldRec the clustered record an update or delete read (oldImg is its
+	// row image).
+	rec, oldRec []byte
 	old, cur                    Row
 	scratch                     []byte
 	changed                     []bool // update: changed[c], column c changes
@@ -135,7 +140,7 @@ func smallRow(r Row) Row {
 func (tx *Tx) putOpBufs() {
 	b := tx.opBufs
 	*b = opBufs{key: small(b.key), key2: small(b.key2), val: small(b.val), row: small(b.row),
-		oldImg: small(b.oldImg), old: smallRow(b.old), cur: smallRow(b.cur), scratch: small(b.scratch),
+		oldImg: small(b.oldImg), rec: small(b.rec), oldRec: small(b.oldRec), old: smallRow(b.old), cur: smallRow(b.cur), scratch: small(b.scratch),
 		changed: small(b.changed), lo: small(b.lo), hi: small(b.hi), spare: b.spare}
 	if s := b.spare; s != nil {
 		s.reset()
@@ -426,8 +431,8 @@ func (tx *Tx) checkSizes(t *TableHandle, row Row, pk, img []byte) error {
 	name := t.info.def.Name
 	prim := t.ixs[0]
 	if t.org == Clustered {
-		if n := len(pk) + len(img); n > prim.tree.MaxEntry() {
-			return fmt.Errorf("%w: table %s: row and primary key take %d bytes, a row may take %d",
+		if n := len(pk) + clustHdrSize + len(img); n > prim.tree.MaxEntry() {
+			return fmt.Errorf("%w: table %s: row, its system fields and primary key take %d bytes, a row may take %d",
 				ErrValueTooLong, name, n, prim.tree.MaxEntry())
 		}
 	} else {
@@ -496,7 +501,7 @@ func (tx *Tx) Insert(t *TableHandle, row Row) error {
 	tx.group++
 	var err error
 	if t.org == Clustered {
-		err = tx.treeInsert(prim, pk, tx.row)
+		err = tx.clustWrite(prim, &step{kind: stepClustInsert, key: pk}, tx.row)
 		if errors.Is(err, btree.ErrDuplicateKey) {
 			tx.charge(prim, b)
 			return dup()
@@ -553,6 +558,9 @@ func (tx *Tx) readOld(t *TableHandle, key []byte, pk []Value) (heap.RowPtr, erro
 	tx.m.RowsExamined++
 	tx.m.RowsDecoded++
 	tx.oldImg = append(tx.oldImg[:0], img...)
+	if t.org == Clustered {
+		tx.oldRec = append(tx.oldRec[:0], tx.val...)
+	}
 	if tx.old, err = decodeRow(img, t.info.def.Columns, tx.old); err != nil {
 		return ptr, fmt.Errorf("engine: table %s: %w", t.info.def.Name, err)
 	}
@@ -571,7 +579,12 @@ func (tx *Tx) lookup(t *TableHandle, pk []byte) (img []byte, ptr heap.RowPtr, fo
 	}
 	tx.val = v
 	if t.org == Clustered {
-		return v, ptr, true, nil
+		h, body, err := splitClustRec(v)
+		if err != nil {
+			return nil, ptr, false, fmt.Errorf("engine: table %s: %w", t.info.def.Name, err)
+		}
+		tx.recHdr = h
+		return body, ptr, true, nil
 	}
 	if ptr, err = heap.DecodeRowPtr(v); err != nil {
 		return nil, ptr, false, fmt.Errorf("engine: table %s: primary index entry: %w", t.info.def.Name, err)
@@ -714,7 +727,12 @@ func (tx *Tx) update(t *TableHandle, pk []Value, set []Set) error {
 
 	if t.org == Clustered {
 		b := tx.m.NodeVisitsTotal()
-		err := tx.treeUpdate(prim, key, tx.row, tx.oldImg)
+		s := step{kind: stepClustUpdate, key: key, prev: tx.recHdr, val: tx.oldImg}
+		if e := undoEdit(tx.patch[:0], tx.oldImg, tx.row); e != nil {
+			tx.patch = e
+			s.val, s.flags = e, valEdit
+		}
+		err := tx.clustWrite(prim, &s, tx.row)
 		tx.charge(prim, b)
 		if err != nil {
 			return err
@@ -834,7 +852,7 @@ func (tx *Tx) delete(t *TableHandle, pk []Value) error {
 		tx.deleted(ix)
 	}
 	prim := t.ixs[0]
-	oldVal := tx.oldImg
+	oldVal := tx.oldRec
 	if t.heap != nil {
 		p := ptr.Encode()
 		oldVal = p[:]

@@ -134,6 +134,7 @@ func hasMoved(kind byte) bool { return kind == stepHeapDelete || kind == stepHea
 // txUndo is a transaction's undo log.
 type txUndo struct {
 	first, last uint32 // pages (0: none yet)
+	free        uint32 // where the next record goes on last (active logs)
 	slot        int
 }
 
@@ -325,11 +326,22 @@ func undoHeader(mt *cache.Mtr, pg *cache.Page, state byte, slot int, tx uint64, 
 // undoBegin gives tx an undo log, in mt (the mini-transaction of its first
 // change): a cached one when there is one, else a new page in a free slot.
 func (tx *Tx) undoBegin(mt *cache.Mtr) error {
-	db := tx.db
+	l, raise, maxTx, err := tx.undoTake()
+	if err != nil {
+		return err
+	}
+	return tx.undoStart(mt, l, raise, maxTx)
+}
+
+// undoTake takes an undo log for tx from the rollback segment's memory
+// (a cached log, else a free slot with no page yet: l.first == 0), and
+// says whether its start must raise the max tx id, to what. The pages are
+// written by undoStart.
+func (tx *Tx) undoTake() (l txUndo, raise bool, maxTx uint64, err error) {
 	tx.assignTrxID()
-	u := &db.undo
+	u := &tx.db.undo
 	u.mu.Lock()
-	var l txUndo
+	defer u.mu.Unlock()
 	if n := len(u.cached); n > 0 {
 		l = u.cached[n-1]
 		u.cached = u.cached[:n-1]
@@ -337,16 +349,20 @@ func (tx *Tx) undoBegin(mt *cache.Mtr) error {
 		l.slot = u.freeSlots[n-1]
 		u.freeSlots = u.freeSlots[:n-1]
 	} else {
-		u.mu.Unlock()
-		return fmt.Errorf("%w: all %d undo slots are in use by active transactions", ErrTooManyTransactions, u.nslots)
+		return l, false, 0, fmt.Errorf("%w: all %d undo slots are in use by active transactions", ErrTooManyTransactions, u.nslots)
 	}
-	raise := tx.trxID >= u.maxTx
+	raise = tx.trxID >= u.maxTx
 	if raise {
 		u.maxTx = tx.trxID + txIDMargin
 	}
-	maxTx := u.maxTx
-	u.mu.Unlock()
+	return l, raise, u.maxTx, nil
+}
 
+// undoStart writes, in mt, the start of undo log l for tx (undoTake):
+// its first page's header (allocating the page for a new slot) and, if
+// raise, the rollback segment's new max tx id.
+func (tx *Tx) undoStart(mt *cache.Mtr, l txUndo, raise bool, maxTx uint64) error {
+	db := tx.db
 	m := mt.Meter()
 	var rseg *cache.Page
 	if raise || l.first == 0 {
@@ -386,7 +402,9 @@ func (tx *Tx) undoBegin(mt *cache.Mtr) error {
 		}
 		mt.Release(rseg, true)
 	}
+	l.free = undoRecStart
 	tx.undo = l
+	tx.logged = true
 	return nil
 }
 
@@ -408,10 +426,7 @@ func (tx *Tx) undoAppend(mt *cache.Mtr, body []byte, moved bool) (undoPos, error
 	db := tx.db
 	m := mt.Meter()
 	ps := db.pool.PageSize()
-	need := undoRecHeader + len(body)
-	if moved {
-		need += undoMoved
-	}
+	need := undoRecSize(body, moved)
 	if need > ps-undoRecStart {
 		return undoPos{}, fmt.Errorf("%w: undo record of %d bytes does not fit an undo page", ErrInconsistent, len(body))
 	}
@@ -422,27 +437,10 @@ func (tx *Tx) undoAppend(mt *cache.Mtr, body []byte, moved bool) (undoPos, error
 	mt.Latch(pg)
 	free := int(binary.LittleEndian.Uint32(pg.Data()[offUndoFree:]))
 	if free+need > ps {
-		npg, err := db.pool.AllocPage(mt, nil, undoSpace, page.KindUndo)
+		npg, err := tx.undoExtend(mt, pg)
 		if err != nil {
-			mt.Release(pg, false)
 			return undoPos{}, err
 		}
-		undoHeader(mt, npg, undoActive, tx.undo.slot, tx.trxID, 0)
-		mt.Write32(pg, offUndoNext, npg.ID().Page)
-		mt.Release(pg, true)
-		if tx.undo.last != tx.undo.first {
-			fpg, err := db.pool.Fetch(m, page.ID{Space: undoSpace, Page: tx.undo.first})
-			if err != nil {
-				mt.Release(npg, true)
-				return undoPos{}, err
-			}
-			mt.Latch(fpg)
-			mt.Write32(fpg, offUndoLast, npg.ID().Page)
-			mt.Release(fpg, true)
-		} else {
-			mt.Write32(pg, offUndoLast, npg.ID().Page)
-		}
-		tx.undo.last = npg.ID().Page
 		pg, free = npg, undoRecStart
 	}
 	rec := mt.Payload()
@@ -457,9 +455,108 @@ func (tx *Tx) undoAppend(mt *cache.Mtr, body []byte, moved bool) (undoPos, error
 	binary.LittleEndian.PutUint32(d[offUndoFree:], uint32(free+len(rec)))
 	mt.Log(pg, kindUndoAppend, rec)
 	mt.Release(pg, true)
+	tx.undo.free = uint32(free + len(rec))
 	tx.m.UndoRecords++
 	tx.m.UndoBytes += int64(len(rec))
 	return undoPos{page: pg.ID().Page, off: uint32(free), moved: uint32(free + undoRecHeader + len(body))}, nil
+}
+
+// undoRecSize is the bytes a record of body takes on its undo page.
+func undoRecSize(body []byte, moved bool) int {
+	n := undoRecHeader + len(body)
+	if moved {
+		n += undoMoved
+	}
+	return n
+}
+
+// undoExtend gives tx's undo log a new last page, in mt, which holds pg
+// (the old last page, latched; released here), and returns it latched.
+func (tx *Tx) undoExtend(mt *cache.Mtr, pg *cache.Page) (*cache.Page, error) {
+	db := tx.db
+	m := mt.Meter()
+	npg, err := db.pool.AllocPage(mt, nil, undoSpace, page.KindUndo)
+	if err != nil {
+		mt.Release(pg, false)
+		return nil, err
+	}
+	undoHeader(mt, npg, undoActive, tx.undo.slot, tx.trxID, 0)
+	mt.Write32(pg, offUndoNext, npg.ID().Page)
+	mt.Release(pg, true)
+	if tx.undo.last != tx.undo.first {
+		fpg, err := db.pool.Fetch(m, page.ID{Space: undoSpace, Page: tx.undo.first})
+		if err != nil {
+			mt.Release(npg, true)
+			return nil, err
+		}
+		mt.Latch(fpg)
+		mt.Write32(fpg, offUndoLast, npg.ID().Page)
+		mt.Release(fpg, true)
+	} else {
+		mt.Write32(pg, offUndoLast, npg.ID().Page)
+	}
+	tx.undo.last = npg.ID().Page
+	tx.undo.free = undoRecStart
+	return npg, nil
+}
+
+// undoReserve makes room in tx's undo log for a record of need bytes
+// (undoRecSize) and returns where it will go, so that a clustered record
+// can carry its roll pointer before the record is appended (clustWrite).
+// What needs a page latch beyond tx's own last undo page (taking a new
+// slot's first page, growing the log by a page) it does in a
+// mini-transaction of its own, before the change's: the change's
+// mini-transaction then latches the tree's pages and that one undo page,
+// which no other transaction writes. A transaction with no undo log yet
+// that finds a cached one gets it back as pending (started, with the
+// max tx id raised if due, in the change's own mini-transaction by
+// undoStart), so that its first change is still one log record.
+func (tx *Tx) undoReserve(need int) (pos undoPos, pending *txUndoPending, err error) {
+	ps := tx.db.pool.PageSize()
+	if need > ps-undoRecStart {
+		return undoPos{}, nil, fmt.Errorf("%w: undo record of %d bytes does not fit an undo page", ErrInconsistent, need)
+	}
+	if !tx.logged {
+		l, raise, maxTx, err := tx.undoTake()
+		if err != nil {
+			return undoPos{}, nil, err
+		}
+		if l.first != 0 {
+			return undoPos{page: l.first, off: undoRecStart}, &txUndoPending{l: l, raise: raise, maxTx: maxTx}, nil
+		}
+		mt := tx.mtr()
+		err = tx.undoStart(mt, l, raise, maxTx)
+		mt.Commit()
+		if err != nil {
+			return undoPos{}, nil, err
+		}
+	}
+	if int(tx.undo.free)+need > ps {
+		mt := tx.mtr()
+		pg, err := tx.db.pool.Fetch(mt.Meter(), page.ID{Space: undoSpace, Page: tx.undo.last})
+		if err != nil {
+			mt.Commit()
+			return undoPos{}, nil, err
+		}
+		mt.Latch(pg)
+		npg, err := tx.undoExtend(mt, pg)
+		if err == nil {
+			mt.Release(npg, true)
+		}
+		mt.Commit()
+		if err != nil {
+			return undoPos{}, nil, err
+		}
+	}
+	return undoPos{page: tx.undo.last, off: tx.undo.free}, nil, nil
+}
+
+// txUndoPending is an undo log undoReserve took for a transaction's first
+// change, to be started in that change's mini-transaction.
+type txUndoPending struct {
+	l     txUndo
+	raise bool
+	maxTx uint64
 }
 
 // markUndone marks the record at pos undone (moved: where a heap undo put
