@@ -100,9 +100,9 @@ type opBufs struct {
 	// oldRec the clustered record an update or delete read (oldImg is its
 	// row image).
 	rec, oldRec []byte
-	old, cur                    Row
-	scratch                     []byte
-	changed                     []bool // update: changed[c], column c changes
+	old, cur    Row
+	scratch     []byte
+	changed     []bool // update: changed[c], column c changes
 	// lo and hi hold a scan's bound keys while the iterator copies them.
 	lo, hi []byte
 	// spare is a closed cursor's buffers, for the transaction's next scan
