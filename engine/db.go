@@ -291,6 +291,7 @@ type DB struct {
 	recovered             RecoveryStats
 
 	commits atomic.Int64 // transactions committed since Open (Commits)
+	purged  atomic.Int64 // undo logs purged since Open (Purge)
 
 	// mu guards the table map, the next free space (and the catalog's
 	// record of it: CreateTable holds mu while it writes the catalog) and
@@ -483,6 +484,11 @@ func Open(o *Options) (*DB, error) {
 	}
 	t3 := time.Now()
 	if err := db.rollBackLosers(); err != nil {
+		return fail(fmt.Errorf("engine: recovery: %w", err))
+	}
+	// Purge resumes: no read view survived the crash, so every
+	// committed log on the history list goes.
+	if _, err := db.PurgeStep(nil, 0); err != nil {
 		return fail(fmt.Errorf("engine: recovery: %w", err))
 	}
 	t4 := time.Now()

@@ -81,7 +81,9 @@ type Meter struct {
 	// consistent read had to confirm in the clustered record because
 	// their leaf's max transaction id was not older than the view
 	// (PAGE_MAX_TRX_ID).
+	// UndoLogsPurged counts committed undo logs purge freed.
 	ReadViews              int64
+	UndoLogsPurged         int64
 	ConsistentReads        int64
 	UndoVersionsRead       int64
 	SecondaryClusterChecks int64
@@ -189,6 +191,7 @@ func (m *Meter) combine(o *Meter, sign int64) {
 	m.UndoRecords += sign * o.UndoRecords
 	m.UndoBytes += sign * o.UndoBytes
 	m.ReadViews += sign * o.ReadViews
+	m.UndoLogsPurged += sign * o.UndoLogsPurged
 	m.ConsistentReads += sign * o.ConsistentReads
 	m.UndoVersionsRead += sign * o.UndoVersionsRead
 	m.SecondaryClusterChecks += sign * o.SecondaryClusterChecks
@@ -233,6 +236,7 @@ func (m *Meter) String() string {
 	add("undo-records", m.UndoRecords)
 	add("undo-bytes", m.UndoBytes)
 	add("read-views", m.ReadViews)
+	add("undo-logs-purged", m.UndoLogsPurged)
 	add("consistent-reads", m.ConsistentReads)
 	add("undo-versions-read", m.UndoVersionsRead)
 	add("secondary-cluster-checks", m.SecondaryClusterChecks)

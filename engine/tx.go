@@ -76,6 +76,10 @@ type Tx struct {
 	owner  lock.Owner
 	done   bool
 	logged bool      // has written a log record (and is in the active set)
+	// versions says the undo log holds records that build older versions
+	// of clustered records (updates): it goes to the history list at
+	// commit.
+	versions bool
 	group  uint32    // row operations so far: the group of the next steps
 	steps  []step    // undo, oldest first
 	arena  []byte    // the steps' bytes
@@ -272,15 +276,20 @@ func (tx *Tx) Commit() error {
 	}
 	tx.done = true
 	var err error
+	kept := false
 	if tx.logged {
 		// The commit is the mini-transaction that empties the undo log
 		// (undoEnd): once it is in the log, recovery finds the log cached,
 		// not active, and the transaction stays.
 		mt := tx.db.pool.BeginMtr(tx.cm())
-		err = tx.db.undoEnd(mt, tx.undo)
+		kept, err = tx.undoCommit(mt)
 		lsn := mt.Commit()
 		if err == nil {
-			tx.db.cacheUndo(tx.undo)
+			if kept {
+				tx.historyAdd()
+			} else {
+				tx.db.cacheUndo(tx.undo)
+			}
 			if tx.db.opts.Commit == SyncCommit {
 				err = tx.db.log.SyncTo(&tx.cm().Counts, lsn+1)
 				tx.m.SyncCommits++
@@ -298,6 +307,11 @@ func (tx *Tx) Commit() error {
 		return fmt.Errorf("engine: commit of transaction %d: %w", tx.id, err)
 	}
 	tx.db.commits.Add(1)
+	if kept || tx.db.undo.historyLen() > 0 {
+		if _, err := tx.db.PurgeStep(nil, 0); err != nil {
+			return fmt.Errorf("engine: transaction %d committed, but purge after it failed: %w", tx.id, err)
+		}
+	}
 	if err := tx.db.maybeCheckpoint(tx.cm()); err != nil {
 		return fmt.Errorf("engine: transaction %d committed, but the checkpoint after it failed: %w", tx.id, err)
 	}

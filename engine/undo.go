@@ -314,6 +314,9 @@ func (tx *Tx) logStep(mt *cache.Mtr, s *step) error {
 	}
 	s.at = at
 	tx.keep(s)
+	if s.kind == stepClustUpdate {
+		tx.versions = true
+	}
 	return nil
 }
 
@@ -427,5 +430,8 @@ func (tx *Tx) clustWrite(ix *index, s *step, body []byte) error {
 	}
 	s.at = at
 	tx.keep(s)
+	if s.kind == stepClustUpdate {
+		tx.versions = true
+	}
 	return nil
 }

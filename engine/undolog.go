@@ -43,7 +43,9 @@ import (
 //	|  (32B)   | (1B)  |  (1B)  | (2B)  | (4B)  |     (8B)     |  (4B)  |  (4B)  | ...
 //	+----------+-------+--------+-------+-------+--------------+--------+--------+---------
 //
-//	state: 0 cached (free for the next transaction), 1 active
+//	state: 0 cached (free for the next transaction), 1 active,
+//	       2 to purge (committed; its records may still be needed to
+//	       build older versions: see the history list below)
 //	free:  where the next record goes on this page
 //
 // A record, appended at "free" by one redo operation (undo-append: its
@@ -93,8 +95,9 @@ const (
 	undoRecHeader = 3 // length, flags
 	undoMoved     = 6 // the moved row pointer after a heap step's body
 
-	undoCached = 0
-	undoActive = 1
+	undoCached  = 0
+	undoActive  = 1
+	undoToPurge = 2 // committed, kept for older read views (TRX_UNDO_TO_PURGE)
 
 	txIDMargin = 256
 
@@ -146,6 +149,16 @@ type undoSys struct {
 	cached    []txUndo // emptied undo logs ready for reuse
 	maxTx     uint64   // the rseg's max tx id
 	losers    []*loser // found at recovery
+	// history holds the committed undo logs kept for read views, in
+	// commit order (InnoDB's history list); purged from the front.
+	history []histLog
+	purgeMu sync.Mutex // one purge at a time (guards nothing in undoSys)
+}
+
+// histLog is a committed undo log on the history list.
+type histLog struct {
+	l     txUndo
+	trxID uint64
 }
 
 // openUndo opens the rollback segment, creating the system space on a new
@@ -192,9 +205,15 @@ func (db *DB) openUndo() error {
 		if first == 0 {
 			continue
 		}
-		l, err := db.readUndo(first, i)
+		l, state, err := db.readUndo(first, i)
 		if err != nil {
 			return err
+		}
+		if state == undoToPurge {
+			// Committed and kept for read views, which a crash ended:
+			// purged once recovery is done (resumePurge).
+			u.history = append(u.history, histLog{l: txUndo{first: first, last: first, slot: i}})
+			continue
 		}
 		if l == nil {
 			u.cached = append(u.cached, txUndo{first: first, last: first, slot: i})
@@ -238,16 +257,17 @@ func (db *DB) createUndo() error {
 	return nil
 }
 
-// readUndo reads the undo log that starts at page first (slot slot): nil
-// if it is cached, else the interrupted transaction with its steps, the
-// undone ones marked.
-func (db *DB) readUndo(first uint32, slot int) (*loser, error) {
+// readUndo reads the undo log that starts at page first (slot slot) and
+// returns its state; if it is active, the interrupted transaction with
+// its steps, the undone ones marked.
+func (db *DB) readUndo(first uint32, slot int) (*loser, byte, error) {
 	var l *loser
+	var state byte
 	for no, hops := first, 0; no != 0; hops++ {
 		id := page.ID{Space: undoSpace, Page: no}
 		pg, err := db.pool.Fetch(nil, id)
 		if err != nil {
-			return nil, fmt.Errorf("engine: read undo log of slot %d: %w", slot, err)
+			return nil, 0, fmt.Errorf("engine: read undo log of slot %d: %w", slot, err)
 		}
 		pg.RLatch()
 		b := pg.Data()
@@ -256,7 +276,11 @@ func (db *DB) readUndo(first uint32, slot int) (*loser, error) {
 				return fmt.Errorf("%w: undo page %s has kind %s", cache.ErrBadFormat, id, page.KindOf(b))
 			}
 			if no == first {
-				if b[offUndoState] != undoActive {
+				state = b[offUndoState]
+				if state != undoActive {
+					if state != undoCached && state != undoToPurge {
+						return fmt.Errorf("%w: undo page %s has state %d", cache.ErrBadFormat, id, state)
+					}
 					return nil
 				}
 				l = &loser{id: binary.LittleEndian.Uint64(b[offUndoTx:]),
@@ -305,11 +329,11 @@ func (db *DB) readUndo(first uint32, slot int) (*loser, error) {
 		pg.RUnlatch()
 		pg.Unpin(false)
 		if err != nil || l == nil {
-			return nil, err
+			return nil, state, err
 		}
 		no = next
 	}
-	return l, nil
+	return l, state, nil
 }
 
 // undoHeader writes an undo page's header fields after its page header.
@@ -628,4 +652,116 @@ func sortLosers(ls []*loser) {
 		}
 		return 0
 	})
+}
+
+// undoCommit ends tx's undo log at its commit, in mt (the commit's
+// mini-transaction). A log with records that build older versions of
+// clustered records (tx.versions) is marked to purge and goes on the
+// history list once mt commits (historyAdd), as InnoDB's trx_undo_commit
+// and trx_purge_add_undo_to_history keep a committed update undo log for
+// purge; any other is emptied and cached at once (undoEnd), as InnoDB
+// frees an insert undo log at commit. It reports whether the log went to
+// the history list.
+func (tx *Tx) undoCommit(mt *cache.Mtr) (bool, error) {
+	if !tx.versions {
+		return false, tx.db.undoEnd(mt, tx.undo)
+	}
+	pg, err := tx.db.pool.Fetch(mt.Meter(), page.ID{Space: undoSpace, Page: tx.undo.first})
+	if err != nil {
+		return false, err
+	}
+	mt.Latch(pg)
+	mt.Write(pg, offUndoState, []byte{undoToPurge})
+	mt.Release(pg, true)
+	return true, nil
+}
+
+// historyAdd appends tx's committed undo log to the history list.
+func (tx *Tx) historyAdd() {
+	u := &tx.db.undo
+	u.mu.Lock()
+	u.history = append(u.history, histLog{l: tx.undo, trxID: tx.trxID})
+	u.mu.Unlock()
+}
+
+// PurgeStats say what purge has done and what it has left.
+type PurgeStats struct {
+	// Purged counts the undo logs purged since Open; Lag is the history
+	// list's length now (InnoDB's purge lag, innodb_history_list_length).
+	Purged, Lag int64
+}
+
+// Purge returns the purge counters.
+func (db *DB) Purge() PurgeStats {
+	u := &db.undo
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return PurgeStats{Purged: db.purged.Load(), Lag: int64(len(u.history))}
+}
+
+// PurgeStep purges, oldest first, the committed undo logs on the history
+// list that no open read view needs (every open view sees their
+// transaction's changes: InnoDB's purge stops at the oldest view), at
+// most max of them (0: no limit), and returns how many it purged. Its
+// work is charged to m (nil: the pool's background meter). Commit calls
+// it after a transaction that put a log on the list; the simulator may
+// call it as a step of its own.
+func (db *DB) PurgeStep(m *Meter, max int) (int, error) {
+	u := &db.undo
+	if !u.purgeMu.TryLock() {
+		return 0, nil // another purge is running; it will see this log
+	}
+	defer u.purgeMu.Unlock()
+	var bg Meter
+	if m == nil {
+		m = &bg
+		defer db.pool.ChargeBackground(&bg.Meter)
+	}
+	n := 0
+	for max == 0 || n < max {
+		u.mu.Lock()
+		if len(u.history) == 0 {
+			u.mu.Unlock()
+			break
+		}
+		h := u.history[0]
+		u.mu.Unlock()
+		if !db.noViewNeeds(h.trxID) {
+			break
+		}
+		mt := db.pool.BeginMtr(m.Pages())
+		err := db.undoEnd(mt, h.l)
+		mt.Commit()
+		if err != nil {
+			return n, fmt.Errorf("engine: purge of the undo log of transaction %d: %w", h.trxID, err)
+		}
+		u.mu.Lock()
+		u.history = u.history[1:]
+		u.mu.Unlock()
+		db.cacheUndo(h.l)
+		db.purged.Add(1)
+		m.UndoLogsPurged++
+		n++
+	}
+	return n, nil
+}
+
+// noViewNeeds reports whether every open read view sees the changes of
+// transaction id, so none needs its undo to build an older version.
+func (db *DB) noViewNeeds(id uint64) bool {
+	s := &db.trx
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for v := range s.views {
+		if !v.changesVisible(id) {
+			return false
+		}
+	}
+	return true
+}
+
+func (u *undoSys) historyLen() int {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return len(u.history)
 }
