@@ -75,18 +75,18 @@ type Tx struct {
 	recHdr clustHdr  // the system fields of the clustered record lookup read last
 	owner  lock.Owner
 	done   bool
-	logged bool      // has written a log record (and is in the active set)
+	logged bool // has written a log record (and is in the active set)
 	// versions says the undo log holds records that build older versions
 	// of clustered records (updates): it goes to the history list at
 	// commit.
 	versions bool
-	group  uint32    // row operations so far: the group of the next steps
-	steps  []step    // undo, oldest first
-	arena  []byte    // the steps' bytes
-	note   []byte    // the undo record being written
-	patch  []byte    // an update's undo patch
-	undo   txUndo    // the undo log (logged: taken)
-	bufs   *undoBufs // the box the buffers came in, reused to return them
+	group    uint32    // row operations so far: the group of the next steps
+	steps    []step    // undo, oldest first
+	arena    []byte    // the steps' bytes
+	note     []byte    // the undo record being written
+	patch    []byte    // an update's undo patch
+	undo     txUndo    // the undo log (logged: taken)
+	bufs     *undoBufs // the box the buffers came in, reused to return them
 
 	*opBufs // the operations' buffers; nil once the transaction ended
 }
