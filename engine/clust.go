@@ -3,6 +3,8 @@ package engine
 import (
 	"encoding/binary"
 	"fmt"
+
+	"github.com/enginelab/enginelab/cache/page"
 )
 
 // A clustered table's leaf records carry, before the row image, InnoDB's
@@ -109,4 +111,73 @@ func readClustHdr(b []byte) clustHdr {
 	w = [8]byte{}
 	copy(w[1:], b[offClustRoll:clustHdrSize])
 	return clustHdr{info: b[0], trxID: id, roll: decodeRollPtr(binary.BigEndian.Uint64(w[:]))}
+}
+
+// Consistent reads (InnoDB's row_search_mvcc with a read view): a plain
+// read under ReadCommitted or RepeatableRead takes no row lock; it copies
+// the clustered record, releases the leaf, and, if the view does not see
+// the transaction that wrote the record (DB_TRX_ID), builds the version
+// before it from the undo record DB_ROLL_PTR names, then the one before
+// that, until it reaches a version the view sees, or an insert's undo
+// record (no older version: the row did not exist for the view). That is
+// row_vers_build_for_consistent_read, one trx_undo_prev_version_build per
+// step, each step counted in Meter.UndoVersionsRead. No page latch is held
+// across the steps: the undo records a view needs are not purged while it
+// is open (PurgeStep), and an undo page is read under its own shared
+// latch.
+
+// buildVersion returns the version of the record (h, body) that view v
+// sees, and whether the row exists in it.
+func (tx *Tx) buildVersion(v *ReadView, h clustHdr, body []byte) ([]byte, bool, error) {
+	for !v.changesVisible(h.trxID) {
+		if h.roll.insert {
+			return nil, false, nil
+		}
+		s, err := tx.undoRecAt(h.roll)
+		if err != nil {
+			return nil, false, err
+		}
+		if s.kind != stepClustUpdate {
+			return nil, false, fmt.Errorf("%w: roll pointer %d:%d names an undo record of kind %q", ErrCorrupt, h.roll.page, h.roll.off, s.kind)
+		}
+		if s.flags&valEdit != 0 {
+			if body, err = applyUndoEdit(body, s.val); err != nil {
+				return nil, false, err
+			}
+		} else {
+			body = s.val
+		}
+		h = s.prev
+		tx.m.UndoVersionsRead++
+	}
+	if h.deleted() {
+		return nil, false, nil
+	}
+	return body, true, nil
+}
+
+// undoRecAt reads the undo record a roll pointer names (its bytes
+// copied: the page is released before it returns).
+func (tx *Tx) undoRecAt(r rollPtr) (step, error) {
+	id := page.ID{Space: undoSpace, Page: r.page}
+	pg, err := tx.db.pool.Fetch(tx.cm(), id)
+	if err != nil {
+		return step{}, fmt.Errorf("engine: undo record %d:%d: %w", r.page, r.off, err)
+	}
+	pg.RLatch()
+	b := pg.Data()
+	var rec []byte
+	off := int(r.off)
+	if page.KindOf(b) == page.KindUndo && off >= undoRecStart && off+undoRecHeader <= len(b) {
+		n := int(binary.LittleEndian.Uint16(b[off:]))
+		if end := off + undoRecHeader + n; end <= len(b) {
+			rec = append([]byte(nil), b[off+undoRecHeader:end]...)
+		}
+	}
+	pg.RUnlatch()
+	pg.Unpin(false)
+	if rec == nil {
+		return step{}, fmt.Errorf("%w: roll pointer %d:%d names no undo record", ErrCorrupt, r.page, r.off)
+	}
+	return decodeStep(rec)
 }

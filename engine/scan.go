@@ -30,6 +30,12 @@ type ScanOptions struct {
 	// when the index entries hold every one of them; otherwise each match
 	// costs a row fetch.
 	Columns []string
+	// ForUpdate makes the scan a locking read (SELECT ... FOR UPDATE): each
+	// row it returns is locked exclusive, and it reads the latest version
+	// whatever the isolation level. Without it, a scan of a clustered table
+	// under ReadCommitted or RepeatableRead is a consistent read (no locks,
+	// the read view's versions), and under Serializable locks shared.
+	ForUpdate bool
 }
 
 // Cursor walks an index scan. Row returns the current row in table column
@@ -72,6 +78,11 @@ type Cursor struct {
 	lockWant []int
 	pkBuf    []byte
 	keyBuf   []byte
+	// mode is the lock a locking read takes on each row; view, when not
+	// nil, makes the scan a consistent read through it (no locks).
+	mode lock.Mode
+	view *ReadView
+	full Row // a consistent read's whole version, to check a secondary entry
 }
 
 // cursorBufs are a cursor's buffers. A closed cursor hands them to its
@@ -217,6 +228,12 @@ func (tx *Tx) openCursor(t *TableHandle, ix *index, o ScanOptions, b *cursorBufs
 	for _, w := range want {
 		c.wanted[w] = true
 	}
+	c.mode = lock.Shared
+	if o.ForUpdate {
+		c.mode = lock.Exclusive
+	} else if tx.consistent(t) {
+		c.view = tx.readView(true)
+	}
 	if ix.carry == carryPtr && !c.indexOnly && len(want) > 0 {
 		c.lockWant = append(b.lockWant[:0], want...)
 		for _, cols := range [...][]int{t.info.pk, ix.cols} {
@@ -359,6 +376,9 @@ func (c *Cursor) load() error {
 	clear(c.row)
 	c.buf = c.buf[:0] // the previous row's strings are no longer valid
 	key, val := c.it.Key(), c.it.Value()
+	if c.view != nil {
+		return c.loadConsistent(key, val)
+	}
 	if len(c.want) == 0 {
 		return nil // count(*): the entry's existence is all
 	}
@@ -507,7 +527,7 @@ func (c *Cursor) load() error {
 func (c *Cursor) lockRow(pk []byte) (bool, error) {
 	tx := c.tx
 	before := tx.m.LockWaits
-	if err := tx.lock(c.t, pk, lock.Shared); err != nil {
+	if err := tx.lock(c.t, pk, c.mode); err != nil {
 		return false, err
 	}
 	return tx.m.LockWaits != before || c.it.Changed(), nil
@@ -588,4 +608,71 @@ func (tx *Tx) Count(t *TableHandle, o CountOptions) (int64, Path, error) {
 	}
 	tx.m.RowsReturned += n // the entries counted
 	return n, cur.Path(), cur.Close()
+}
+
+// loadConsistent fills c.row from the version of the current entry's row
+// that the cursor's read view sees, or reports errSkip if the row does
+// not exist in it. A secondary entry is always confirmed in the clustered
+// record (InnoDB goes to the clustered index when the secondary page's
+// PAGE_MAX_TRX_ID is not older than the view; without that field here,
+// every entry counts as such, Meter.SecondaryClusterChecks): the version
+// must still have the entry's values (row_sel_sec_rec_is_for_clust_rec),
+// else the entry belongs to another version of the row.
+func (c *Cursor) loadConsistent(key, val []byte) error {
+	t, ix, tx := c.t, c.ix, c.tx
+	cols := t.info.def.Columns
+	tx.m.ConsistentReads++
+	rec := val
+	var pk []byte
+	if !ix.primary {
+		rest, buf, err := decodeKeyInto(key, cols, ix.cols, c.row, c.buf[:0])
+		c.buf = buf
+		if err != nil {
+			return err
+		}
+		pk = rest
+		tx.m.RowFetches++
+		tx.m.RowFetchesPrimary++
+		tx.m.SecondaryClusterChecks++
+		prim := t.ixs[0]
+		b := tx.m.NodeVisitsTotal()
+		v, found, err := prim.tree.Get(tx.m, pk, tx.val)
+		tx.charge(prim, b)
+		if err != nil {
+			return err
+		}
+		if !found {
+			return errSkip // an insert rolled back since the entry was read
+		}
+		tx.val, rec = v, v
+	}
+	h, body, err := splitClustRec(rec)
+	if err != nil {
+		return fmt.Errorf("engine: table %s: %w", t.info.def.Name, err)
+	}
+	img, exists, err := tx.buildVersion(c.view, h, body)
+	if err != nil || !exists {
+		if err == nil {
+			err = errSkip
+		}
+		return err
+	}
+	clear(c.row)
+	if len(c.want) == 0 && ix.primary {
+		return nil // count(*): the version exists
+	}
+	tx.m.RowsDecoded++
+	if ix.primary {
+		return decodeColumns(img, cols, c.want, c.row)
+	}
+	if c.full, err = decodeRow(img, cols, c.full); err != nil {
+		return fmt.Errorf("engine: table %s: %w", t.info.def.Name, err)
+	}
+	if c.keyBuf = t.entryKey(c.keyBuf, ix, c.full, pk, heap.RowPtr{}); !bytes.Equal(c.keyBuf, key) {
+		return errSkip
+	}
+	for _, w := range c.want {
+		c.row[w] = c.full[w]
+	}
+	return nil
 }

@@ -633,10 +633,19 @@ func (tx *Tx) get(t *TableHandle, pk []Value, dst Row, mode lock.Mode) (Row, boo
 	if err != nil {
 		return nil, false, err
 	}
-	if err := tx.lock(t, key, mode); err != nil {
-		return nil, false, err
+	// A plain read under ReadCommitted or RepeatableRead is a consistent
+	// read: no lock, the version the read view sees.
+	consistent := mode == lock.Shared && tx.consistent(t)
+	if !consistent {
+		if err := tx.lock(t, key, mode); err != nil {
+			return nil, false, err
+		}
 	}
 	img, _, found, err := tx.lookup(t, key)
+	if err == nil && found && consistent {
+		tx.m.ConsistentReads++
+		img, found, err = tx.buildVersion(tx.readView(true), tx.recHdr, img)
+	}
 	if err != nil || !found {
 		return dst, false, err
 	}
