@@ -264,7 +264,8 @@ type DB struct {
 	catalog *btree.Tree
 	locks   *lock.Manager
 	log     *redo.Log
-	txSeq   atomic.Uint64
+	txSeq   atomic.Uint64 // transaction ids (trxSys), persistent
+	lockSeq atomic.Uint64 // lock ids (Begin), this process only
 	trx     trxSys
 	undo    undoSys
 	calls   Runtime // Options.Runtime, nil for RealRuntime: BeforeCall is skipped

@@ -78,15 +78,19 @@ type TxOptions struct {
 // ids, keeps the list of active read-write transactions, and builds read
 // views from it.
 //
-// Two kinds of id come from the one counter (DB.txSeq). Every transaction
-// gets a lock id at Begin (its row locks' owner). A transaction that
-// writes gets a second one, its transaction id, at its first write, under
+// Every transaction gets a lock id at Begin (its row locks' owner, from
+// a counter of this process, DB.lockSeq). A transaction that writes gets
+// a transaction id (from DB.txSeq, the counter the rollback segment's max
+// tx id persists) at its first write, under
 // trxSys.mu, and is entered in the active list at the same instant, as
 // InnoDB assigns trx->id when a transaction turns read-write
 // (trx_set_rw_mode) and enters it in trx_sys.rw_trx_hash. That id is the
 // one written into the records it changes (DB_TRX_ID) and into its undo
 // log's header. A read-only transaction never has one, so it never
-// appears in anyone's read view and costs the active list nothing.
+// appears in anyone's read view and costs the active list nothing; and
+// the ids written into records depend on the writing transactions alone
+// (a simulated run writes the same bytes whatever read-only transactions
+// or opens came before it).
 //
 // A read view (InnoDB's ReadView, read0types.h) is a snapshot of the list
 // taken under the same mutex:

@@ -164,7 +164,7 @@ func (db *DB) BeginTx(m *Meter, o TxOptions) *Tx {
 	if iso == IsolationDefault || iso > Serializable {
 		iso = db.opts.Isolation
 	}
-	tx := &Tx{db: db, m: m, id: db.txSeq.Add(1), iso: iso}
+	tx := &Tx{db: db, m: m, id: db.lockSeq.Add(1), iso: iso}
 	if b, ok := db.undoBufs.Get().(*undoBufs); ok {
 		tx.steps, tx.arena, tx.note, tx.owner = b.steps, b.arena, b.note, b.owner
 		tx.bufs = b
