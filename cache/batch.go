@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/enginelab/enginelab/cache/page"
@@ -44,6 +45,9 @@ type pageWrite struct {
 	bp    *[]byte
 	count *int64
 	taken bool
+	// claimed: the page was unpinned when taken and holds a slot of the
+	// pool while the batch holds it.
+	claimed bool
 }
 
 // batcher collects and writes a caller's batches, charging m (not nil).
@@ -51,7 +55,7 @@ type batcher struct {
 	p      *Pool
 	m      *Meter
 	ws     []pageWrite
-	claims int
+	claims int // pages of ws that hold a slot (pageWrite.claimed)
 	n      int // pages written
 	// ids and images are Doublewrite.Write's arguments, kept for reuse.
 	ids    []page.ID
@@ -76,6 +80,7 @@ func (b *batcher) limit() int {
 // to once the page is written.
 func (b *batcher) add(f *Page, id page.ID, wait bool, count *int64) error {
 	p := b.p
+	claimed := false
 	p.mu.Lock()
 	for {
 		if f.busy {
@@ -119,7 +124,7 @@ func (b *batcher) add(f *Page, id page.ID, wait bool, count *int64) error {
 				return fmt.Errorf("%w: no frame free to flush page %s", ErrPoolExhausted, f.id)
 			}
 			f.claim = true
-			b.claims++
+			claimed = true
 		}
 		f.busy = true
 		break
@@ -128,10 +133,15 @@ func (b *batcher) add(f *Page, id page.ID, wait bool, count *int64) error {
 	w, err := b.prepare(f, id)
 	if err != nil {
 		p.endWrite(f)
-		return err
+		// Nothing the batch holds may stay busy: write it, and report
+		// both errors.
+		return errors.Join(err, b.flush())
 	}
-	w.count, w.taken = count, true
+	w.count, w.taken, w.claimed = count, true, claimed
 	b.ws = append(b.ws, w)
+	if claimed {
+		b.claims++
+	}
 	if len(b.ws) >= b.limit() || 2*b.claims >= len(p.frames) {
 		return b.flush()
 	}

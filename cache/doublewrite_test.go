@@ -310,3 +310,34 @@ func TestDoublewriteOrder(t *testing.T) {
 	require.Equal(t, cache.DoublewriteSlots+2, writes)
 	require.Equal(t, []int{cache.DoublewriteSlots, cache.DoublewriteSlots + 2}, syncs)
 }
+
+// TestDoublewriteBatchError: a page that cannot be written (its frame's
+// header names another page) in the middle of a doublewrite batch stops
+// the flush with its error, but the pages the batch already held are
+// written and released: none stays busy, and a second flush returns (the
+// bad page's error again) instead of waiting for them.
+func TestDoublewriteBatchError(t *testing.T) {
+	st := newStore(t)
+	dw := newDoublewrite(t, st)
+	p := newPoolWith(t, st, 64, cache.Options{TornPages: cache.TornPagesDoublewrite}, cache.Wiring{Doublewrite: dw})
+	const n, bad = 10, 5
+	ids := dirtyPages(t, p, st, n)
+	pg, err := p.Fetch(nil, ids[bad])
+	require.NoError(t, err)
+	pg.Latch()
+	page.Init(pg.Data(), pid(1, 7), page.KindHeap)
+	pg.Unlatch()
+	pg.Unpin(true)
+
+	var m cache.Meter
+	err = p.FlushAll(&m)
+	require.ErrorIs(t, err, page.ErrCorruptPage)
+	require.Equal(t, int64(bad), m.PageFlushes, m.String())
+	require.Equal(t, int64(1), m.DoublewriteWrites, m.String())
+	for _, id := range ids[:bad] {
+		want := fmt.Sprintf("changed %d", id.Page)
+		require.Equal(t, want, storedBody(t, st, id, len(want)), "page %s, held by the batch, is written", id)
+	}
+	require.ErrorIs(t, p.FlushAll(nil), page.ErrCorruptPage, "the bad page is still dirty; the others are not busy")
+	require.Equal(t, "page 1:7", storedBody(t, st, pid(1, 7), 8), "the bad frame was not written over page 1:7")
+}

@@ -12,11 +12,11 @@ import (
 // A database holds numbered spaces; the engine gives each table and each
 // index its own. Page 0 of a space is its meta page:
 //
-//	0            32       36        38        40         44          48         52          56       60
-//	+------------+--------+---------+---------+----------+-----------+----------+-----------+--------+
-//	| page header| magic  | version | unused  | extents  | high water| free head| free count|  root  |
-//	|  (32B)     | "ELSP" |  (2B)   |  (2B)   |   (4B)   |    (4B)   |   (4B)   |    (4B)   |  (4B)  |
-//	+------------+--------+---------+---------+----------+-----------+----------+-----------+--------+
+//	0            32       36        38        40         44          48         52          56       60       64
+//	+------------+--------+---------+---------+----------+-----------+----------+-----------+--------+--------+
+//	| page header| magic  | version | unused  | extents  | high water| free head| free count|  root  |  aux   |
+//	|  (32B)     | "ELSP" |  (2B)   |  (2B)   |   (4B)   |    (4B)   |   (4B)   |    (4B)   |  (4B)  |  (4B)  |
+//	+------------+--------+---------+---------+----------+-----------+----------+-----------+--------+--------+
 //
 // Pages are handed out in extents of ExtentPages contiguous page numbers:
 // "extents" is how many extents the space has taken, "high water" the first
@@ -24,7 +24,10 @@ import (
 // allocated at some time). A freed page goes on a free list threaded
 // through the free pages themselves (a free page holds the next free page
 // number right after its header) and is reused before the space grows.
-// "root" belongs to the space's user (a B+tree keeps its root page there).
+// "root" belongs to the space's user (a B+tree keeps its root page there),
+// and so does "aux", a second page number (a heap keeps its visibility
+// map's first page there). Spaces made before aux existed hold 0 in its
+// bytes, which means none, so the field needed no new format version.
 //
 // Version history: 1 — this layout.
 const (
@@ -42,6 +45,7 @@ const (
 	offFreeHead  = page.HeaderSize + 16
 	offFreeCount = page.HeaderSize + 20
 	offRoot      = page.HeaderSize + 24
+	offAux       = page.HeaderSize + 28
 
 	offFreeNext = page.HeaderSize // in a free page
 )
@@ -52,6 +56,7 @@ type SpaceInfo struct {
 	HighWater uint32 // first page number never allocated
 	FreePages uint32 // pages on the free list
 	Root      uint32 // the user's root page (0 = none)
+	Aux       uint32 // the user's second page number (0 = none)
 }
 
 func le32(b []byte, off int) uint32     { return binary.LittleEndian.Uint32(b[off:]) }
@@ -139,6 +144,7 @@ func (p *Pool) Space(m *Meter, space uint32) (SpaceInfo, error) {
 		HighWater: le32(b, offHighWater),
 		FreePages: le32(b, offFreeCount),
 		Root:      le32(b, offRoot),
+		Aux:       le32(b, offAux),
 	}
 	pg.RUnlatch()
 	pg.Unpin(false)
@@ -153,6 +159,18 @@ func (p *Pool) SetRoot(mt *Mtr, space, root uint32) error {
 		return err
 	}
 	mt.Write32(pg, offRoot, root)
+	mt.Release(pg, true)
+	return nil
+}
+
+// SetAux stores the user's second page number in space's meta page, as
+// part of mt.
+func (p *Pool) SetAux(mt *Mtr, space, aux uint32) error {
+	pg, err := p.fetchMeta(mt.m, mt, nil, space, true)
+	if err != nil {
+		return err
+	}
+	mt.Write32(pg, offAux, aux)
 	mt.Release(pg, true)
 	return nil
 }

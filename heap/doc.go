@@ -183,7 +183,8 @@
 // latch, pinned throughout; a changed page keeps its latch until the
 // operation's mtr commits. Latches are taken in one order: heap pages in
 // ascending page order, then the allocation mutex, then the meta page,
-// then FSM pages in chain order. A call holds at most two heap page
+// then FSM pages in chain order, then visibility map pages in chain order
+// (vm.go). A call holds at most two heap page
 // latches (a moving update: the old page, then a higher one), the meta
 // page's latch (when it allocates) and two FSM page latches (a moving
 // update to a new page: the old page's FSM page, then the new page's).
@@ -214,6 +215,37 @@
 // pointer that one of them has just made stale may then name another row;
 // the engine's row locks prevent that. A Scan and a Meter are used by one
 // goroutine at a time.
+//
+// # Versions (PostgreSQL's MVCC heap)
+//
+// A heap can hold row versions instead of plain rows (versions.go,
+// tuple.go, visibility.go, prune.go): each version's cell starts with
+// PostgreSQL's tuple header (xmin, xmax, ctid, infomask2, infomask; the
+// layout is drawn in tuple.go), and slots take PostgreSQL's line-pointer
+// states (LP_NORMAL, LP_REDIRECT, LP_DEAD, LP_UNUSED; page.go). The API:
+//
+//	ptr, err := h.InsertVersion(m, xid, row)
+//	err = h.DeleteVersion(m, ptr, xid)          // or LockVersion
+//	nptr, hot, err := h.UpdateVersion(m, ptr, xid, row, hotOK)
+//	row, at, ok, err := h.FetchVersion(m, root, snap, clog, buf)
+//	res, err := h.PruneOpt(m, page, horizon, clog) // on access
+//	n, err := h.VacuumDeadSlots(m, page, slots)    // after index cleanup
+//	res, err := h.MarkVisible(m, page, horizon, clog, freeze) // vacuum
+//	ok, err := h.AllVisible(m, page)               // index-only scan
+//
+// UpdateVersion makes a heap-only tuple (HOT) when hotOK (no indexed
+// column changed) and the page has room; FetchVersion walks a HOT chain
+// from the root slot an index names, testing each version against a
+// Snapshot (SnapshotData: xmin, xmax, xip) and a CommitStatus (the commit
+// log) as HeapTupleSatisfiesMVCC does, and sets the hint bits it learns
+// in a logged mini-transaction. Prune is heap_page_prune under the
+// exclusive latch, which serves as the cleanup lock because no reader
+// keeps pointers into a page past its latch. The visibility map (vm.go)
+// keeps two bits per page (all-visible, all-frozen), set by MarkVisible
+// and cleared with PD_ALL_VISIBLE in the mini-transaction of any change
+// to the page. New redo kinds: heap-xmax, heap-hint, heap-prune,
+// heap-flags, vm-init, vm-set, vm-clear, vm-link (redo.go, vm.go). A heap holds either plain rows or
+// versions, never both.
 //
 // # Caveats
 //

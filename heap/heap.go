@@ -46,6 +46,12 @@ type Heap struct {
 	// chain lists the FSM pages in order. Extended under allocMu by
 	// replacing the slice (copy on write); read without a lock.
 	chain atomic.Pointer[[]*fsmPage]
+
+	// vmPer is how many heap pages one visibility map page covers; vm
+	// lists the map pages in chain order (nil: no map yet), extended
+	// under allocMu by replacing the slice (vm.go).
+	vmPer int
+	vm    atomic.Pointer[[]uint32]
 }
 
 // maxSearchTries bounds how many FSM candidates an insert tries before it
@@ -65,6 +71,10 @@ func newHeap(pool *cache.Pool, space uint32) *Heap {
 	if testFSMPerPage > 0 {
 		per = min(testFSMPerPage, per)
 	}
+	vper := vmPerPage(ps)
+	if testVMPerPage > 0 {
+		vper = min(testVMPerPage, vper)
+	}
 	return &Heap{
 		pool:     pool,
 		space:    space,
@@ -72,6 +82,7 @@ func newHeap(pool *cache.Pool, space uint32) *Heap {
 		maxRow:   MaxRowSize(ps),
 		step:     ps / 256,
 		fsmPer:   per,
+		vmPer:    vper,
 	}
 }
 
@@ -122,7 +133,8 @@ func Create(m Account, pool *cache.Pool, space uint32) (*Heap, error) {
 
 // Open returns the heap that Create made in space. It reads the space's
 // meta page and every FSM page (one page request each: one FSM page covers
-// 4048 pages at 4 KiB, 16336 at 16 KiB), and takes from them all it keeps
+// 4048 pages at 4 KiB, 16336 at 16 KiB) and every visibility map page,
+// and takes from them all it keeps
 // in memory (the high water mark, the FSM chain and its bounds), so it
 // works on pages that redo has just rebuilt.
 func Open(m Account, pool *cache.Pool, space uint32) (*Heap, error) {
@@ -167,6 +179,9 @@ func Open(m Account, pool *cache.Pool, space uint32) (*Heap, error) {
 		no = next
 	}
 	h.chain.Store(&chain)
+	if err := h.openVM(pm, info.Aux, info.HighWater); err != nil {
+		return nil, err
+	}
 	return h, nil
 }
 

@@ -22,6 +22,31 @@ type HeapCounts struct {
 	HeapRowsScanned int64
 	// HeapMoves counts updates that moved a row to another page.
 	HeapMoves int64
+
+	// HeapHOTUpdates counts versioned updates that wrote a heap-only
+	// tuple on the old version's page (no index entries needed), and
+	// HeapNonHOTUpdates those that did not (PostgreSQL's n_tup_hot_upd
+	// and n_tup_upd less it).
+	HeapHOTUpdates    int64
+	HeapNonHOTUpdates int64
+	// HeapVersionsRead counts versions whose visibility a fetch tested
+	// (one per member of a HOT chain walked).
+	HeapVersionsRead int64
+	// HeapHintsSet counts tuples whose hint bits a reader set (each a
+	// logged heap-hint operation).
+	HeapHintsSet int64
+	// HeapPrunes counts pages pruned (one heap-prune operation each),
+	// HeapTuplesPruned the versions they removed (line pointers made
+	// dead, redirected or unused that held a tuple).
+	HeapPrunes       int64
+	HeapTuplesPruned int64
+	// HeapVMPagesRead counts visibility map page requests (AllVisible,
+	// MarkVisible, and changes to an all-visible page);
+	// HeapVMBitsSet and HeapVMBitsCleared count map bits turned on and
+	// off (all-visible and all-frozen each count one).
+	HeapVMPagesRead   int64
+	HeapVMBitsSet     int64
+	HeapVMBitsCleared int64
 }
 
 // Add adds o's counts to c.
@@ -44,6 +69,15 @@ func (c *HeapCounts) combine(o *HeapCounts, sign int64) {
 	c.HeapFetches += sign * o.HeapFetches
 	c.HeapRowsScanned += sign * o.HeapRowsScanned
 	c.HeapMoves += sign * o.HeapMoves
+	c.HeapHOTUpdates += sign * o.HeapHOTUpdates
+	c.HeapNonHOTUpdates += sign * o.HeapNonHOTUpdates
+	c.HeapVersionsRead += sign * o.HeapVersionsRead
+	c.HeapHintsSet += sign * o.HeapHintsSet
+	c.HeapPrunes += sign * o.HeapPrunes
+	c.HeapTuplesPruned += sign * o.HeapTuplesPruned
+	c.HeapVMPagesRead += sign * o.HeapVMPagesRead
+	c.HeapVMBitsSet += sign * o.HeapVMBitsSet
+	c.HeapVMBitsCleared += sign * o.HeapVMBitsCleared
 }
 
 // String lists the non-zero counts.
@@ -57,6 +91,15 @@ func (c *HeapCounts) String() string {
 	add("heap-fetches", c.HeapFetches)
 	add("heap-rows-scanned", c.HeapRowsScanned)
 	add("heap-moves", c.HeapMoves)
+	add("heap-hot-updates", c.HeapHOTUpdates)
+	add("heap-non-hot-updates", c.HeapNonHOTUpdates)
+	add("heap-versions-read", c.HeapVersionsRead)
+	add("heap-hints-set", c.HeapHintsSet)
+	add("heap-prunes", c.HeapPrunes)
+	add("heap-tuples-pruned", c.HeapTuplesPruned)
+	add("heap-vm-pages-read", c.HeapVMPagesRead)
+	add("heap-vm-bits-set", c.HeapVMBitsSet)
+	add("heap-vm-bits-cleared", c.HeapVMBitsCleared)
 	return strings.TrimSpace(b.String())
 }
 

@@ -13,11 +13,11 @@ import (
 // cache owns comes a 12-byte heap header, then the slot array growing
 // forward; row bytes ("cells") grow backward from the end of the page.
 //
-//	0        32       34       36           40       44       48       52
-//	+--------+--------+--------+------------+--------+--------+--------+----
-//	| cache  | nslots | ndead  | cell start |  frag  | slot 0 | slot 1 | ... ──►
-//	| header |  (2B)  |  (2B)  |    (4B)    |  (4B)  |  (4B)  |  (4B)  |
-//	+--------+--------+--------+------------+--------+--------+--------+----
+//	0        32       34       36           40     43      44       48       52
+//	+--------+--------+--------+------------+------+-------+--------+--------+----
+//	| cache  | nslots | ndead  | cell start | frag | flags | slot 0 | slot 1 | ... ──►
+//	| header |  (2B)  |  (2B)  |    (4B)    | (3B) |  (1B) |  (4B)  |  (4B)  |
+//	+--------+--------+--------+------------+------+-------+--------+--------+----
 //	|                          free space                               |
 //	|            ◄── ... +-------------------+-------------+------------+
 //	|                    |       row 2       |    row 1    |   row 0    |
@@ -46,8 +46,22 @@ import (
 //     reclaimed by compaction, which packs the live cells against the end of
 //     the page in slot order when an insert or update needs contiguous
 //     room that only frag can give.
+//   - flags is PostgreSQL's pd_flags, with its bit values: only
+//     PD_ALL_VISIBLE (0x04) is used, on versioned heaps (vm.go). frag
+//     never exceeds the page size (64 KiB at most), so 3 bytes hold it;
+//     the flags byte was frag's high byte, always 0, so pages written
+//     before it existed read as flags 0.
 //   - A live row of length 0 has offset 1 (emptyRowOff): not 0, which means
 //     deleted, and pointing at no bytes.
+//   - Two more offsets below any cell (cells start at or after slotsStart)
+//     give a slot PostgreSQL's other line-pointer states (storage/itemid.h),
+//     which only versioned heaps use (versions.go): offset 2 (lpDeadOff,
+//     length 0) is LP_DEAD, a slot whose tuple is gone but that index
+//     entries may still name, so it is not reused; offset 3
+//     (lpRedirectOff) is LP_REDIRECT, whose length field holds the slot it
+//     redirects to (the live member of a pruned HOT chain). A deleted slot
+//     (offset 0) is LP_UNUSED, and a slot with a cell is LP_NORMAL. ndead
+//     counts LP_UNUSED slots only (the reusable ones).
 //
 // Worked example: a 4 KiB page holding "alpha" (slot 0) then "hello, world"
 // (slot 1) has nslots 2, ndead 0, cell start 4096-5-12 = 4079, frag 0,
@@ -59,7 +73,8 @@ const (
 	offNSlots    = page.HeaderSize      // u16
 	offNDead     = page.HeaderSize + 2  // u16
 	offCellStart = page.HeaderSize + 4  // u32
-	offFrag      = page.HeaderSize + 8  // u32
+	offFrag      = page.HeaderSize + 8  // u24
+	offPDFlags   = page.HeaderSize + 11 // u8
 	slotsStart   = page.HeaderSize + 12 // first slot
 
 	// heapHeaderSize is the heap's own header after the cache header.
@@ -70,6 +85,13 @@ const (
 
 	// emptyRowOff is the offset stored for a live row of length 0.
 	emptyRowOff = 1
+
+	// lpDeadOff marks an LP_DEAD slot (length 0): no storage, not
+	// reusable until vacuum has removed the index entries that name it.
+	lpDeadOff = 2
+	// lpRedirectOff marks an LP_REDIRECT slot: its length field is the
+	// slot it redirects to, on the same page.
+	lpRedirectOff = 3
 )
 
 // MaxRowSize returns the longest row a heap on pages of pageSize bytes
@@ -88,12 +110,16 @@ type hpage []byte
 func (b hpage) nslots() int    { return int(binary.LittleEndian.Uint16(b[offNSlots:])) }
 func (b hpage) ndead() int     { return int(binary.LittleEndian.Uint16(b[offNDead:])) }
 func (b hpage) cellStart() int { return int(binary.LittleEndian.Uint32(b[offCellStart:])) }
-func (b hpage) frag() int      { return int(binary.LittleEndian.Uint32(b[offFrag:])) }
+func (b hpage) frag() int      { return int(binary.LittleEndian.Uint32(b[offFrag:]) & 0xffffff) }
+func (b hpage) pdFlags() uint8 { return b[offPDFlags] }
 
 func (b hpage) setNSlots(n int)    { binary.LittleEndian.PutUint16(b[offNSlots:], uint16(n)) }
 func (b hpage) setNDead(n int)     { binary.LittleEndian.PutUint16(b[offNDead:], uint16(n)) }
 func (b hpage) setCellStart(n int) { binary.LittleEndian.PutUint32(b[offCellStart:], uint32(n)) }
-func (b hpage) setFrag(n int)      { binary.LittleEndian.PutUint32(b[offFrag:], uint32(n)) }
+func (b hpage) setFrag(n int) {
+	binary.LittleEndian.PutUint32(b[offFrag:], uint32(n)&0xffffff|uint32(b[offPDFlags])<<24)
+}
+func (b hpage) setPDFlags(f uint8) { b[offPDFlags] = f }
 
 // slot returns slot i's offset and length. REQUIRES: i < nslots.
 func (b hpage) slot(i int) (off, n int) {
@@ -142,6 +168,7 @@ func initHeapPage(b hpage) {
 	b.setNDead(0)
 	b.setCellStart(len(b))
 	b.setFrag(0)
+	b.setPDFlags(0)
 }
 
 // headerOK reports whether the heap header is self-consistent, so that the
@@ -159,7 +186,7 @@ func (b hpage) headerOK() bool {
 func (b hpage) row(i int) (row []byte, live, ok bool) {
 	off, n := b.slot(i)
 	switch {
-	case off == 0:
+	case off == 0, off == lpDeadOff, off == lpRedirectOff:
 		return nil, false, true
 	case n == 0:
 		return b[:0], true, true
@@ -354,8 +381,8 @@ func (b hpage) compact() {
 	end := len(b)
 	for i := range b.nslots() {
 		off, n := b.slot(i)
-		if off == 0 || n == 0 {
-			continue
+		if off < slotsStart {
+			continue // no cell: unused, empty, dead or redirect
 		}
 		end -= n
 		copy(b[end:], tmp[off:off+n])
@@ -386,6 +413,10 @@ func (b hpage) cellsOK() error {
 		switch {
 		case off == 0:
 			dead++
+		case off == lpDeadOff || off == lpRedirectOff:
+			if err := b.specialOK(i, off, n); err != nil {
+				return err
+			}
 		case n == 0:
 			if off != emptyRowOff {
 				return fmt.Errorf("slot %d: empty row with offset %d, want %d", i, off, emptyRowOff)
@@ -424,6 +455,12 @@ func (b hpage) verify() error {
 			dead++
 			continue
 		}
+		if off == lpDeadOff || off == lpRedirectOff {
+			if err := b.specialOK(i, off, n); err != nil {
+				return err
+			}
+			continue
+		}
 		if n == 0 {
 			if off != emptyRowOff {
 				return fmt.Errorf("slot %d: empty row with offset %d, want %d", i, off, emptyRowOff)
@@ -452,6 +489,25 @@ func (b hpage) verify() error {
 	}
 	if got := live + b.frag(); got != len(b)-b.cellStart() {
 		return fmt.Errorf("live bytes %d + frag %d = %d, cell area is %d", live, b.frag(), got, len(b)-b.cellStart())
+	}
+	return nil
+}
+
+// specialOK checks an LP_DEAD or LP_REDIRECT slot: a dead slot has length
+// 0; a redirect names another slot of the page that holds a cell (an
+// LP_NORMAL tuple, the live end of a pruned HOT chain).
+func (b hpage) specialOK(i, off, n int) error {
+	if off == lpDeadOff {
+		if n != 0 {
+			return fmt.Errorf("slot %d: dead with length %d", i, n)
+		}
+		return nil
+	}
+	if n == i || n >= b.nslots() {
+		return fmt.Errorf("slot %d: redirect to slot %d of %d", i, n, b.nslots())
+	}
+	if to, _ := b.slot(n); to < slotsStart {
+		return fmt.Errorf("slot %d: redirect to slot %d, which holds no tuple (offset %d)", i, n, to)
 	}
 	return nil
 }

@@ -58,6 +58,29 @@ import (
 //	71 fsm-link       +------------------+                  the page's "next FSM"
 //	                  | next page uvarint|
 //	                  +------------------+
+//	73 heap-xmax      +------+------+-----------+-----------+-----+----+
+//	                  | slot | xmax | ctid page | ctid slot | im2 | im |
+//	                  +------+------+-----------+-----------+-----+----+
+//	                  uvarints, then infomask2 and infomask (2B each, LE):
+//	                  the fields a delete, lock or update writes into the
+//	                  versioned tuple in slot (tuple.setXmaxFields)
+//	74 heap-hint      +-------------+------------+          the hint bits ORed into
+//	                  | slot uvarint| bits (2B)  |          the tuple's infomask
+//	                  +-------------+------------+
+//	75 heap-prune     +------+---------------+------+-------+---------+--------+
+//	                  | nred | (from, to) ...| ndead| slot..| nunused | slot.. |
+//	                  +------+---------------+------+-------+---------+--------+
+//	                  all uvarints; hpage.pruneExecute: redirects, dead
+//	                  and unused line pointers set, trailing unused
+//	                  slots trimmed, the page compacted
+//
+// The versioned tuples' records follow PostgreSQL's heap WAL records: a
+// new version is a heap-insert of its cell (XLOG_HEAP_INSERT, and the new
+// half of XLOG_HEAP_HOT_UPDATE / XLOG_HEAP_UPDATE), heap-xmax is the
+// old half of an update, a delete (XLOG_HEAP_DELETE) or a row lock
+// (XLOG_HEAP_LOCK), heap-hint is what wal_log_hints makes PostgreSQL log
+// (as a full-page image there; a few bytes here), and heap-prune is
+// XLOG_HEAP2_PRUNE, replayed by heap_page_prune_execute.
 //
 // An update in place that keeps the row's length (a counter column, a
 // status flag) logs only the byte ranges that changed, as heap-patch:
@@ -97,6 +120,14 @@ const (
 	kindFSMSet      redo.Kind = 70
 	kindFSMLink     redo.Kind = 71
 	kindHeapPatch   redo.Kind = 72
+	kindHeapXmax    redo.Kind = 73
+	kindHeapHint    redo.Kind = 74
+	kindHeapPrune   redo.Kind = 75
+	kindHeapFlags   redo.Kind = 76
+	kindVMInit      redo.Kind = 77
+	kindVMSet       redo.Kind = 78
+	kindVMClear     redo.Kind = 79
+	kindVMLink      redo.Kind = 80
 )
 
 // heapKinds lists the heap's kinds with their names and appliers.
@@ -114,6 +145,14 @@ var heapKinds = []struct {
 	{kindFSMInit, "fsm-init", redoFSMInit},
 	{kindFSMSet, "fsm-set", redoFSMSet},
 	{kindFSMLink, "fsm-link", redoFSMLink},
+	{kindHeapXmax, "heap-xmax", redoHeapXmax},
+	{kindHeapHint, "heap-hint", redoHeapHint},
+	{kindHeapPrune, "heap-prune", redoHeapPrune},
+	{kindHeapFlags, "heap-flags", redoHeapFlags},
+	{kindVMInit, "vm-init", redoVMInit},
+	{kindVMSet, "vm-set", redoVMSet},
+	{kindVMClear, "vm-clear", redoVMClear},
+	{kindVMLink, "vm-link", redoVMLink},
 }
 
 func init() {
@@ -464,5 +503,94 @@ func redoFSMLink(id page.ID, buf, payload []byte) error {
 		return fmt.Errorf("link to page %d from FSM page %d", next, id.Page)
 	}
 	binary.LittleEndian.PutUint32(buf[offFSMNext:], next)
+	return nil
+}
+
+// heapXmax writes the xmax fields of the versioned tuple in slot s of pg
+// and logs them. REQUIRES: pg exclusively latched by mt, slot s a
+// versioned tuple.
+func heapXmax(mt *cache.Mtr, pg *cache.Page, s int, xmax uint64, ctid RowPtr, im2, im uint16) {
+	hpage(pg.Data()).tupleAt(s).setXmaxFields(xmax, ctid, im2, im)
+	if !mt.Logging() {
+		mt.Log(pg, kindHeapXmax, nil)
+		return
+	}
+	p := binary.AppendUvarint(mt.Payload(), uint64(s))
+	p = binary.AppendUvarint(p, xmax)
+	p = binary.AppendUvarint(p, uint64(ctid.Page))
+	p = binary.AppendUvarint(p, uint64(ctid.Slot))
+	p = binary.LittleEndian.AppendUint16(p, im2)
+	mt.Log(pg, kindHeapXmax, binary.LittleEndian.AppendUint16(p, im))
+}
+
+// heapHint ORs hint bits into the infomask of the versioned tuple in slot
+// s of pg and logs it.
+func heapHint(mt *cache.Mtr, pg *cache.Page, s int, bits uint16) {
+	t := hpage(pg.Data()).tupleAt(s)
+	t.setInfomask(t.infomask() | bits)
+	logUvarint(mt, pg, kindHeapHint, uint64(s), byte(bits), byte(bits>>8))
+}
+
+// redoVersionSlot checks that slot s of b holds a versioned tuple.
+func redoVersionSlot(b hpage, s int) (tuple, error) {
+	if err := liveSlotForRedo(b, s); err != nil {
+		return nil, err
+	}
+	t := b.tupleAt(s)
+	if t == nil {
+		return nil, fmt.Errorf("slot %d holds no versioned tuple", s)
+	}
+	return t, nil
+}
+
+func redoHeapXmax(_ page.ID, buf, payload []byte) error {
+	b, err := redoHeapPage(buf)
+	if err != nil {
+		return err
+	}
+	r := redo.NewReader(payload)
+	s := r.Int(math.MaxUint16)
+	xmax := r.Uvarint()
+	cp := r.Uvarint()
+	cs := r.Int(math.MaxUint16)
+	var im [4]byte
+	for i := range im {
+		im[i] = r.Byte()
+	}
+	if err := r.Err(); err != nil {
+		return err
+	}
+	if cp > math.MaxUint32 {
+		return fmt.Errorf("ctid page %d", cp)
+	}
+	t, err := redoVersionSlot(b, s)
+	if err != nil {
+		return err
+	}
+	t.setXmaxFields(xmax, RowPtr{Page: uint32(cp), Slot: uint16(cs)},
+		binary.LittleEndian.Uint16(im[0:]), binary.LittleEndian.Uint16(im[2:]))
+	return nil
+}
+
+func redoHeapHint(_ page.ID, buf, payload []byte) error {
+	b, err := redoHeapPage(buf)
+	if err != nil {
+		return err
+	}
+	r := redo.NewReader(payload)
+	s := r.Int(math.MaxUint16)
+	lo, hi := r.Byte(), r.Byte()
+	if err := r.Err(); err != nil {
+		return err
+	}
+	bits := uint16(lo) | uint16(hi)<<8
+	if bits&^hintBits != 0 {
+		return fmt.Errorf("hint bits %#04x include non-hint bits", bits)
+	}
+	t, err := redoVersionSlot(b, s)
+	if err != nil {
+		return err
+	}
+	t.setInfomask(t.infomask() | bits)
 	return nil
 }

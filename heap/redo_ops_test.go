@@ -304,6 +304,14 @@ func TestRedoModelKinds(t *testing.T) {
 			}
 		})
 	}
+	// The versioned tuples' kinds (heap-xmax, heap-hint, heap-prune) come
+	// from a run of the versioned model, replayed the same way.
+	t.Run("versions", func(t *testing.T) {
+		r := runVersionsRedo(t, 3000, 32)
+		for k, n := range r.kinds {
+			kinds[k] += n
+		}
+	})
 	for _, k := range heapKinds {
 		require.Positive(t, kinds[k.k], "kind %s (%d) was never replayed", k.name, k.k)
 	}

@@ -89,7 +89,7 @@ func (s *Scan) loadNextPage() bool {
 	s.rows, s.buf, s.i = s.rows[:0], s.buf[:0], 0
 	for ; s.next < h.highWater.Load(); s.next++ {
 		no := s.next
-		if h.isFSMPage(no) {
+		if h.isFSMPage(no) || h.isVMPage(no) {
 			continue
 		}
 		pg, err := h.pool.Fetch(s.m, h.id(no))

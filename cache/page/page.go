@@ -70,11 +70,15 @@ const (
 	// KindUndo pages hold undo logs and the rollback segment (the engine's
 	// system space).
 	KindUndo
+	// KindVM pages hold a heap's visibility map (package heap), KindXact
+	// pages a commit log (package heap/xact).
+	KindVM
+	KindXact
 	// NumKinds bounds the kinds; meters keep one counter per kind.
 	NumKinds
 )
 
-var kindNames = [NumKinds]string{"free", "meta", "btree-inner", "btree-leaf", "heap", "fsm", "undo"}
+var kindNames = [NumKinds]string{"free", "meta", "btree-inner", "btree-leaf", "heap", "fsm", "undo", "vm", "xact"}
 
 func (k Kind) String() string {
 	if k < NumKinds {

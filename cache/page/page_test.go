@@ -20,7 +20,7 @@ func TestValidPageSize(t *testing.T) {
 }
 
 func TestKindAndPageIDString(t *testing.T) {
-	want := []string{"free", "meta", "btree-inner", "btree-leaf", "heap", "fsm", "undo"}
+	want := []string{"free", "meta", "btree-inner", "btree-leaf", "heap", "fsm", "undo", "vm", "xact"}
 	require.Len(t, want, int(page.NumKinds))
 	for k := page.Kind(0); k < page.NumKinds; k++ {
 		require.Equal(t, want[k], k.String())

@@ -233,13 +233,15 @@ func pebbleOptions(o PebbleOptions, fsys vfs.FS) *pebble.Options {
 // earlier would have left it. A database closed by Close needs no WAL:
 // Close flushes pebble's memtable.
 type PebbleStore struct {
-	db       *pebble.DB
-	lock     *pebble.Lock // the directory's lock, taken before pebble.Open
-	dir      string       // for messages, and where the redo log keeps its files
-	fs       vfs.FS       // the filesystem pebble runs on (FS): meter
-	meter    *meteredFS   // counts the writes through fs (FSStats)
-	mem      *MemFS       // the metered filesystem when the store made its own in memory; else nil
-	pageSize int
+	db    *pebble.DB
+	lock  *pebble.Lock // the directory's lock, taken before pebble.Open
+	dir   string       // for messages, and where the redo log keeps its files
+	fs    vfs.FS       // the filesystem pebble runs on (FS): meter
+	meter *meteredFS   // counts the writes through fs (FSStats)
+	mem   *MemFS       // the metered filesystem when the store made its own in memory; else nil
+	// memAtClose is what mem's files held when Close removed them.
+	memAtClose int64
+	pageSize   int
 	// mu keeps Close from closing the database under a read or write in
 	// flight: operations hold it shared, Close exclusively.
 	mu       sync.RWMutex
@@ -280,6 +282,12 @@ func (s *PebbleStore) FS() vfs.FS { return s.fs }
 func (s *PebbleStore) MemoryBytes() int64 {
 	if s.mem == nil {
 		return 0
+	}
+	s.mu.Lock()
+	closed, at := s.closed, s.memAtClose
+	s.mu.Unlock()
+	if closed {
+		return at
 	}
 	return s.mem.Bytes()
 }
@@ -799,6 +807,15 @@ func (s *PebbleStore) Close() error {
 	}
 	if lerr := s.lock.Close(); err == nil && lerr != nil {
 		err = fmt.Errorf("cache: close pebble store %q: release its lock: %w", s.dir, lerr)
+	}
+	if s.mem != nil {
+		// Nothing can open an in-memory store again: its files go with
+		// it. Their chunks are mapped outside Go's heap, so nothing else
+		// would free them (a file still open, such as a log segment not
+		// yet closed, is freed at its last close). MemoryBytes keeps
+		// saying what they held.
+		s.memAtClose = s.mem.Bytes()
+		_ = s.mem.RemoveAll(".")
 	}
 	return err
 }

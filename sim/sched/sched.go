@@ -745,16 +745,7 @@ func (s *Scheduler) storeOps(d *hw.Vector, fn func(op storeOp)) {
 func (s *Scheduler) storeSlot(t, occ int64) int64 {
 	free := s.store.free
 	if t > free {
-		// Started while idle; the last may run past t.
-		for len(s.bg) > 0 && free < t {
-			r := &s.bg[0]
-			n := r.n
-			if r.occ > 0 {
-				n = min(n, (t-free+r.occ-1)/r.occ)
-			}
-			s.takeBg(n)
-			free += n * r.occ
-		}
+		free = s.serveIdle(free, t)
 	} else if len(s.bg) > 0 {
 		// Busy: one goes before this request.
 		free += s.bg[0].occ
@@ -764,6 +755,31 @@ func (s *Scheduler) storeSlot(t, occ int64) int64 {
 	s.store.free = start + occ
 	s.store.busy += occ
 	return start
+}
+
+// serveIdle serves the background requests that start while the store
+// device is idle from free to t (the last may run past t), and returns
+// when the device is free again.
+func (s *Scheduler) serveIdle(free, t int64) int64 {
+	for len(s.bg) > 0 && free < t {
+		r := &s.bg[0]
+		n := r.n
+		if r.occ > 0 {
+			n = min(n, (t-free+r.occ-1)/r.occ)
+		}
+		s.takeBg(n)
+		free += n * r.occ
+	}
+	return free
+}
+
+// drainBg serves the background requests the store device had time for
+// before t, when no request of a terminal's came to take turns with
+// them. t is the earliest clock: no request can arrive before it.
+func (s *Scheduler) drainBg(t int64) {
+	if len(s.bg) > 0 && s.store.free < t {
+		s.store.free = s.serveIdle(s.store.free, t)
+	}
 }
 
 // takeBg serves n requests of the first background run (at most its
@@ -854,6 +870,9 @@ func (s *Scheduler) background(v *vterm) {
 	if s.urgent == nil {
 		for t >= s.nextClean {
 			s.nextClean += int64(cache.CleanerInterval)
+			// What the device did of the last batch by the pass's time,
+			// requests of terminals or not.
+			s.drainBg(s.nextClean - int64(cache.CleanerInterval))
 			if s.bgPending > 0 {
 				s.cleanerSkips++
 				continue

@@ -1,0 +1,514 @@
+package heap
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/page"
+	"github.com/enginelab/enginelab/cache/redo"
+)
+
+// Page pruning: PostgreSQL's heap_page_prune (access/heap/pruneheap.c). A
+// page's versions that no snapshot can see any more (HEAPTUPLE_DEAD for
+// the horizon, see vacuumState) are removed and their room given back,
+// without touching any index:
+//
+//   - a HOT chain whose first versions are dead keeps its root slot, the
+//     slot the indexes name: the root becomes LP_REDIRECT to the chain's
+//     first surviving version, or LP_DEAD if none survives; the dead
+//     heap-only versions' slots become LP_UNUSED (no index names them);
+//   - a dead version that is not part of a HOT chain becomes LP_DEAD:
+//     indexes still name it, so its slot cannot be reused until vacuum has
+//     removed their entries and set it LP_UNUSED (VacuumDeadSlots,
+//     lazy_vacuum_heap_page);
+//   - a dead heap-only version left out of every chain (its inserter
+//     aborted) becomes LP_UNUSED;
+//   - then the page is compacted (PageRepairFragmentation) and trailing
+//     unused slots are trimmed.
+//
+// The whole prune is one heap-prune operation, replayed by the same code
+// (pruneExecute, heap_page_prune_execute, as redo of XLOG_HEAP2_PRUNE
+// does), in one mini-transaction with the page's FSM byte.
+//
+// The cleanup lock. PostgreSQL prunes under a buffer cleanup lock
+// (ConditionalLockBufferForCleanup): the exclusive content lock and no
+// other backend holding a pin, because a backend with only a pin may be
+// reading tuples through pointers into the shared buffer (heapgetpage's
+// page-at-a-time mode), and compaction moves tuples. No reader of this
+// heap keeps a pointer into a page past its latch: Fetch, FetchVersion,
+// ReadVersion and scans copy what they need under the shared latch. So
+// the exclusive latch, taken through a mini-transaction, is the cleanup
+// lock here; another goroutine's pin does not matter, and pruning never
+// waits for one. What the pin rule also protects in PostgreSQL, a row
+// pointer an index scan holds between the index and the heap, is kept as
+// there: a root slot that an index names is never made unused by pruning,
+// only dead, and the HOT search checks xmin against the prior xmax.
+
+// PruneResult says what one prune did.
+type PruneResult struct {
+	// Pruned counts versions whose storage was freed (PostgreSQL's
+	// ndeleted); Redirected, Dead and Unused count the line pointers set
+	// to each state.
+	Pruned, Redirected, Dead, Unused int
+	// FreeBefore and FreeAfter are the page's free bytes.
+	FreeBefore, FreeAfter int
+}
+
+// prunePlan is heap_page_prune's PruneState: the line pointers to change.
+type prunePlan struct {
+	redirected [][2]int
+	dead       []int
+	unused     []int
+	marked     []bool
+	pruned     int
+}
+
+func (p *prunePlan) recordRedirect(from, to int) {
+	p.redirected = append(p.redirected, [2]int{from, to})
+	p.marked[from], p.marked[to] = true, true
+}
+func (p *prunePlan) recordDead(s int)   { p.dead = append(p.dead, s); p.marked[s] = true }
+func (p *prunePlan) recordUnused(s int) { p.unused = append(p.unused, s); p.marked[s] = true }
+func (p *prunePlan) empty() bool {
+	return len(p.redirected)+len(p.dead)+len(p.unused) == 0
+}
+
+// planPrune is heap_page_prune's analysis: every chain from a root (a
+// redirect, or a normal version that is not heap-only), and every
+// heap-only version left over. REQUIRES: b latched, headerOK.
+func planPrune(b hpage, horizon uint64, cs CommitStatus) (*prunePlan, error) {
+	ns := b.nslots()
+	p := &prunePlan{marked: make([]bool, ns)}
+	for root := range ns {
+		if p.marked[root] {
+			continue
+		}
+		st, _ := b.lp(root)
+		if st == lpUnused || st == lpDead {
+			continue
+		}
+		if err := p.pruneChain(b, root, horizon, cs); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+// pruneChain is heap_prune_chain.
+func (p *prunePlan) pruneChain(b hpage, root int, horizon uint64, cs CommitStatus) error {
+	rootState, _ := b.lp(root)
+	if rootState == lpNormal {
+		t := b.tupleAt(root)
+		if t == nil {
+			return fmt.Errorf("slot %d holds no versioned tuple", root)
+		}
+		th := t.header()
+		if th.HeapOnly() {
+			// Reached from its chain's root if it is part of one; on
+			// its own only when dead and chaining to nothing (an
+			// aborted heap-only update).
+			if st, _, err := vacuumState(th, horizon, cs); err != nil {
+				return err
+			} else if st == TupleDead && !th.HotUpdated() {
+				p.recordUnused(root)
+				p.pruned++
+			}
+			return nil
+		}
+	}
+	var chain []int
+	latestDead := -1
+	slot := root
+	var priorXmax uint64
+	for range b.nslots() + 1 {
+		if slot >= b.nslots() || p.marked[slot] {
+			break
+		}
+		st, to := b.lp(slot)
+		if st == lpUnused || st == lpDead {
+			break
+		}
+		if st == lpRedirect {
+			if len(chain) > 0 {
+				break
+			}
+			chain = append(chain, slot)
+			slot = to
+			continue
+		}
+		t := b.tupleAt(slot)
+		if t == nil {
+			return fmt.Errorf("slot %d holds no versioned tuple", slot)
+		}
+		th := t.header()
+		if priorXmax != 0 && th.Xmin != priorXmax {
+			break
+		}
+		chain = append(chain, slot)
+		vs, _, err := vacuumState(th, horizon, cs)
+		if err != nil {
+			return err
+		}
+		if vs == TupleDead {
+			latestDead = slot
+		} else if vs != TupleRecentlyDead {
+			break
+		}
+		if !th.HotUpdated() || th.Ctid.Page != b.pageNo() {
+			break
+		}
+		slot, priorXmax = int(th.Ctid.Slot), th.Xmax
+	}
+	if latestDead >= 0 {
+		i := 1
+		for ; i < len(chain) && chain[i-1] != latestDead; i++ {
+			p.recordUnused(chain[i])
+			p.pruned++
+		}
+		if rootState == lpNormal {
+			p.pruned++
+		}
+		if i >= len(chain) {
+			p.recordDead(root)
+		} else {
+			p.recordRedirect(root, chain[i])
+		}
+	} else if len(chain) < 2 && rootState == lpRedirect {
+		p.recordDead(root)
+	}
+	return nil
+}
+
+// pageNo returns the page's own number, from its cache header.
+func (b hpage) pageNo() uint32 { return page.IDOf(b).Page }
+
+// pruneExecute is heap_page_prune_execute: it sets the planned line
+// pointers, trims trailing unused slots and compacts the page. Redo of
+// heap-prune calls it after pruneCheck. REQUIRES: exclusive latch, the
+// plan valid for the page (pruneCheck).
+func (b hpage) pruneExecute(red [][2]int, dead, unused []int) {
+	for _, r := range red {
+		b.setSlot(r[0], lpRedirectOff, r[1])
+	}
+	for _, s := range dead {
+		b.setSlot(s, lpDeadOff, 0)
+	}
+	for _, s := range unused {
+		b.setSlot(s, 0, 0)
+	}
+	b.setNDead(b.ndead() + len(unused))
+	ns, nd := b.nslots(), b.ndead()
+	for ns > 0 {
+		if off, _ := b.slot(ns - 1); off != 0 {
+			break
+		}
+		ns--
+		nd--
+	}
+	b.setNSlots(ns)
+	b.setNDead(nd)
+	b.compact()
+}
+
+// pruneCheck checks a prune plan against the page before anything is
+// changed: every slot in range and named once; a redirect from a normal
+// or redirect slot to a normal slot holding a cell; dead from normal or
+// redirect; unused from normal or dead; and no redirect, new or left
+// alone, to a slot the prune changes.
+func (b hpage) pruneCheck(red [][2]int, dead, unused []int) error {
+	ns := b.nslots()
+	seen := make(map[int]bool, len(red)*2+len(dead)+len(unused))
+	use := func(s int) error {
+		if s >= ns {
+			return fmt.Errorf("slot %d of %d", s, ns)
+		}
+		if seen[s] {
+			return fmt.Errorf("slot %d named twice", s)
+		}
+		seen[s] = true
+		return nil
+	}
+	for _, r := range red {
+		if err := use(r[0]); err != nil {
+			return err
+		}
+		if st, _ := b.lp(r[0]); st != lpNormal && st != lpRedirect {
+			return fmt.Errorf("redirect from slot %d, which is %s", r[0], st)
+		}
+	}
+	for _, r := range red {
+		if r[1] >= ns {
+			return fmt.Errorf("redirect to slot %d of %d", r[1], ns)
+		}
+		if off, _ := b.slot(r[1]); off < slotsStart || r[1] == r[0] {
+			return fmt.Errorf("redirect to slot %d, which holds no tuple", r[1])
+		}
+	}
+	for _, s := range dead {
+		if err := use(s); err != nil {
+			return err
+		}
+		if st, _ := b.lp(s); st != lpNormal && st != lpRedirect {
+			return fmt.Errorf("slot %d made dead is %s", s, st)
+		}
+	}
+	for _, s := range unused {
+		if err := use(s); err != nil {
+			return err
+		}
+		if st, _ := b.lp(s); st != lpNormal && st != lpDead {
+			return fmt.Errorf("slot %d made unused is %s", s, st)
+		}
+	}
+	for _, r := range red {
+		if seen[r[1]] {
+			return fmt.Errorf("redirect to slot %d, which the prune changes", r[1])
+		}
+	}
+	// A redirect the prune leaves alone must keep its target too.
+	for i := range ns {
+		if st, to := b.lp(i); st == lpRedirect && !seen[i] && seen[to] {
+			return fmt.Errorf("slot %d redirects to slot %d, which the prune changes", i, to)
+		}
+	}
+	return nil
+}
+
+// heapPrune executes a prune on pg and logs it.
+func heapPrune(mt *cache.Mtr, pg *cache.Page, red [][2]int, dead, unused []int) {
+	hpage(pg.Data()).pruneExecute(red, dead, unused)
+	if !mt.Logging() {
+		mt.Log(pg, kindHeapPrune, nil)
+		return
+	}
+	p := binary.AppendUvarint(mt.Payload(), uint64(len(red)))
+	for _, r := range red {
+		p = binary.AppendUvarint(p, uint64(r[0]))
+		p = binary.AppendUvarint(p, uint64(r[1]))
+	}
+	p = binary.AppendUvarint(p, uint64(len(dead)))
+	for _, s := range dead {
+		p = binary.AppendUvarint(p, uint64(s))
+	}
+	p = binary.AppendUvarint(p, uint64(len(unused)))
+	for _, s := range unused {
+		p = binary.AppendUvarint(p, uint64(s))
+	}
+	mt.Log(pg, kindHeapPrune, p)
+}
+
+// decodePrune reads a heap-prune payload.
+func decodePrune(payload []byte) (red [][2]int, dead, unused []int, err error) {
+	r := redo.NewReader(payload)
+	n := r.Int(math.MaxUint16)
+	if n > len(payload) {
+		return nil, nil, nil, fmt.Errorf("%d redirects in %d bytes", n, len(payload))
+	}
+	for range n {
+		red = append(red, [2]int{r.Int(math.MaxUint16), r.Int(math.MaxUint16)})
+	}
+	list := func() []int {
+		n := r.Int(math.MaxUint16)
+		if n > len(payload) {
+			n = len(payload) + 1 // Int past the end fails the reader
+		}
+		var out []int
+		for range n {
+			out = append(out, r.Int(math.MaxUint16))
+			if r.Failed() != nil {
+				break
+			}
+		}
+		return out
+	}
+	dead = list()
+	unused = list()
+	if err := r.Err(); err != nil {
+		return nil, nil, nil, err
+	}
+	return red, dead, unused, nil
+}
+
+func redoHeapPrune(_ page.ID, buf, payload []byte) error {
+	b, err := redoHeapPage(buf)
+	if err != nil {
+		return err
+	}
+	red, dead, unused, err := decodePrune(payload)
+	if err != nil {
+		return err
+	}
+	if err := b.pruneCheck(red, dead, unused); err != nil {
+		return err
+	}
+	b.pruneExecute(red, dead, unused)
+	return nil
+}
+
+// Prune prunes heap page no for horizon (the oldest transaction id a
+// running snapshot may still see as running: a version whose deleter
+// committed below it is dead to all), as heap_page_prune, under the
+// page's exclusive latch (the cleanup lock, see above), in one
+// mini-transaction: the heap-prune operation and, if the page's
+// free-space category rose, its FSM byte. A page with nothing to prune is
+// left alone. Cost: one heap page request, one FSM page request when the
+// category changes; HeapPrunes+1 and HeapTuplesPruned when it pruned.
+func (h *Heap) Prune(m Account, no uint32, horizon uint64, cs CommitStatus) (PruneResult, error) {
+	return h.prune(m, no, horizon, cs, false)
+}
+
+// PruneOpt is heap_page_prune_opt, the prune on access: it prunes page no
+// only if the page is short of room, less than a tenth of the page free
+// (PostgreSQL's max(fillfactor target, BLCKSZ/10) at the default fill
+// factor), as the engine's readers call it on every page they visit. The
+// test is made under the exclusive latch (PostgreSQL makes it first
+// without the lock; a Go RWMutex has no cheaper look). PostgreSQL also
+// skips pages whose pd_prune_xid says nothing can be prunable yet; this
+// heap keeps no such page field (yet), so a full page with nothing dead
+// costs a walk of its line pointers.
+func (h *Heap) PruneOpt(m Account, no uint32, horizon uint64, cs CommitStatus) (PruneResult, error) {
+	return h.prune(m, no, horizon, cs, true)
+}
+
+func (h *Heap) prune(m Account, no uint32, horizon uint64, cs CommitStatus, opt bool) (PruneResult, error) {
+	var res PruneResult
+	ptr := RowPtr{Page: no}
+	if err := h.checkPtr(ptr); err != nil {
+		return res, err
+	}
+	pm, hc := accounts(m)
+	mt := h.pool.BeginMtr(pm)
+	defer mt.Commit()
+	pg, err := h.pool.Fetch(pm, h.id(no))
+	if err != nil {
+		return res, fmt.Errorf("heap: prune page %d of space %d: %w", no, h.space, err)
+	}
+	mt.Latch(pg)
+	b := hpage(pg.Data())
+	if page.KindOf(b) != page.KindHeap {
+		mt.Release(pg, false)
+		return res, h.notFound(ptr, "page %d has kind %s, not %s", no, page.KindOf(b), page.KindHeap)
+	}
+	if !b.headerOK() {
+		mt.Release(pg, false)
+		return res, h.badHeader(no, b)
+	}
+	res.FreeBefore, res.FreeAfter = b.free(), b.free()
+	if opt && b.free() >= h.pageSize/10 {
+		mt.Release(pg, false)
+		return res, nil
+	}
+	plan, err := planPrune(b, horizon, cs)
+	if err != nil {
+		mt.Release(pg, false)
+		return res, h.corrupt(no, "prune: %v", err)
+	}
+	if plan.empty() {
+		mt.Release(pg, false)
+		return res, nil
+	}
+	oldCat := h.category(b.free(), b.ndead())
+	// The category after the prune, from a scratch copy, so that the FSM
+	// page is pinned before the heap page changes.
+	sp := scratchPool.Get().(*[]byte)
+	cp := hpage((*sp)[:len(b)])
+	copy(cp, b)
+	cp.pruneExecute(plan.redirected, plan.dead, plan.unused)
+	newCat := h.category(cp.free(), cp.ndead())
+	res.FreeAfter = cp.free()
+	scratchPool.Put(sp)
+	var fr fsmRef
+	if newCat != oldCat {
+		if fr, err = h.fsmPin(pm, no); err != nil {
+			mt.Release(pg, false)
+			return res, fmt.Errorf("heap: prune page %d of space %d: %w", no, h.space, err)
+		}
+	}
+	// An all-visible page holds no version that is dead to anybody, so
+	// this finds nothing to prune on one; should it (a horizon that went
+	// back, a damaged page), the bits go with the change, as with any
+	// other change to the page.
+	vr, err := h.vmPrepare(mt, hc, pg)
+	if err != nil {
+		mt.Release(pg, false)
+		if fr.pg != nil {
+			fr.pg.Unpin(false)
+		}
+		return res, err
+	}
+	heapPrune(mt, pg, plan.redirected, plan.dead, plan.unused)
+	vmClearPage(mt, pg)
+	mt.Release(pg, true)
+	if fr.pg != nil {
+		h.fsmSet(mt, fr, newCat)
+	}
+	h.vmClear(mt, hc, vr, vmValidBits)
+	res.Pruned, res.Redirected, res.Dead, res.Unused = plan.pruned, len(plan.redirected), len(plan.dead), len(plan.unused)
+	if hc != nil {
+		hc.HeapPrunes++
+		hc.HeapTuplesPruned += int64(plan.pruned)
+	}
+	return res, nil
+}
+
+// VacuumDeadSlots sets LP_DEAD slots of page no to LP_UNUSED, so that
+// inserts reuse them: vacuum's second heap pass (lazy_vacuum_heap_page),
+// after it removed the index entries that named them. Slots that are not
+// dead are left alone. It is logged as a heap-prune with only unused
+// slots (PostgreSQL logs XLOG_HEAP2_VACUUM), in one mini-transaction with
+// the page's FSM byte.
+func (h *Heap) VacuumDeadSlots(m Account, no uint32, slots []uint16) (int, error) {
+	ptr := RowPtr{Page: no}
+	if err := h.checkPtr(ptr); err != nil {
+		return 0, err
+	}
+	pm, _ := accounts(m)
+	mt := h.pool.BeginMtr(pm)
+	defer mt.Commit()
+	pg, err := h.pool.Fetch(pm, h.id(no))
+	if err != nil {
+		return 0, fmt.Errorf("heap: vacuum page %d of space %d: %w", no, h.space, err)
+	}
+	mt.Latch(pg)
+	b := hpage(pg.Data())
+	if page.KindOf(b) != page.KindHeap || !b.headerOK() {
+		mt.Release(pg, false)
+		return 0, h.notFound(ptr, "page %d is not a valid heap page", no)
+	}
+	var unused []int
+	seen := map[uint16]bool{}
+	for _, s := range slots {
+		if int(s) < b.nslots() && !seen[s] {
+			if st, _ := b.lp(int(s)); st == lpDead {
+				unused = append(unused, int(s))
+				seen[s] = true
+			}
+		}
+	}
+	if len(unused) == 0 {
+		mt.Release(pg, false)
+		return 0, nil
+	}
+	oldCat := h.category(b.free(), b.ndead())
+	sp := scratchPool.Get().(*[]byte)
+	cp := hpage((*sp)[:len(b)])
+	copy(cp, b)
+	cp.pruneExecute(nil, nil, unused)
+	newCat := h.category(cp.free(), cp.ndead())
+	scratchPool.Put(sp)
+	var fr fsmRef
+	if newCat != oldCat {
+		if fr, err = h.fsmPin(pm, no); err != nil {
+			mt.Release(pg, false)
+			return 0, fmt.Errorf("heap: vacuum page %d of space %d: %w", no, h.space, err)
+		}
+	}
+	heapPrune(mt, pg, nil, nil, unused)
+	mt.Release(pg, true)
+	if fr.pg != nil {
+		h.fsmSet(mt, fr, newCat)
+	}
+	return len(unused), nil
+}
