@@ -456,7 +456,7 @@ type path struct {
 	mt    *cache.Mtr
 	m     *cache.Meter // mt.Meter(), for the pool
 	tc    *TreeCounts
-	r     cache.Reservation
+	r     *cache.Reservation // a pessimistic operation's; new each time: pages it paid for may outlive the path (pinned by the mtr), and Unpin refunds through paidBy
 	pages []*cache.Page
 	idx   []int  // idx[k]: index of pages[k] in pages[k-1] (-1 = leftmost)
 	dirty []bool // dirty[k]: pages[k] was changed
@@ -627,7 +627,8 @@ func (t *Tree) lockPath(mt *cache.Mtr, tc *TreeCounts, key []byte, forDelete boo
 		// goes, and a reader may still hold a sibling we let go), a new
 		// child of the root, the space's meta page and a neighbour leaf,
 		// plus slack for a root that grows by a level meanwhile.
-		if err := t.pool.ReserveInto(&p.r, reserveFor(h)); err != nil {
+		p.r = new(cache.Reservation)
+		if err := t.pool.ReserveInto(p.r, reserveFor(h)); err != nil {
 			p.recycle()
 			return nil, fmt.Errorf("btree: structural change refused before it started: %w", err)
 		}
@@ -782,7 +783,7 @@ func (p *path) splitInsert(k, i int, e entry) error {
 	if k == 0 && p.depth == 0 {
 		// The root splits: move its contents into a new child first, so
 		// that the root page never changes.
-		c, err := t.pushDown(p.mt, &p.r, p.pages[0])
+		c, err := t.pushDown(p.mt, p.r, p.pages[0])
 		if err != nil {
 			return err
 		}
@@ -805,11 +806,11 @@ func (p *path) splitInsert(k, i int, e entry) error {
 	var next *cache.Page
 	if nx := n.next(); n.isLeaf() && nx != 0 {
 		var err error
-		if next, err = t.latchLeaf(p.mt, &p.r, nx); err != nil {
+		if next, err = t.latchLeaf(p.mt, p.r, nx); err != nil {
 			return err
 		}
 	}
-	sib, err := t.pool.AllocPage(p.mt, &p.r, t.space, kind)
+	sib, err := t.pool.AllocPage(p.mt, p.r, t.space, kind)
 	if err != nil {
 		if next != nil {
 			p.mt.Release(next, false)
@@ -1062,7 +1063,7 @@ func (t *Tree) deletePessimistic(mt *cache.Mtr, tc *TreeCounts, key []byte) erro
 // the caller's nodes).
 func (p *path) freeMerged() error {
 	for _, pg := range p.frees {
-		if err := p.t.pool.FreePage(p.mt, &p.r, pg); err != nil {
+		if err := p.t.pool.FreePage(p.mt, p.r, pg); err != nil {
 			return err
 		}
 	}
@@ -1137,7 +1138,7 @@ func (p *path) rebalance(k int) error {
 	var next *cache.Page
 	if nx := bn.next(); an.isLeaf() && nx != 0 {
 		var err error
-		if next, err = t.latchLeaf(p.mt, &p.r, nx); err != nil {
+		if next, err = t.latchLeaf(p.mt, p.r, nx); err != nil {
 			p.mt.Release(sib, false)
 			return err
 		}
