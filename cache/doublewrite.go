@@ -178,18 +178,7 @@ func (d *Doublewrite) create(dir string) error {
 	if err := d.fs.Rename(tmp, d.path); err != nil {
 		return fmt.Errorf("cache: create doublewrite file %s: %w", d.path, err)
 	}
-	df, err := d.fs.OpenDir(dir)
-	if err != nil {
-		return fmt.Errorf("cache: sync directory %s: %w", dir, err)
-	}
-	err = df.Sync()
-	if cerr := df.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("cache: sync directory %s: %w", dir, err)
-	}
-	return nil
+	return syncDir(d.fs, dir)
 }
 
 // Path returns the file's path.
@@ -219,19 +208,7 @@ func (d *Doublewrite) Remove() error {
 	if err := d.fs.Remove(d.path); err != nil {
 		return fmt.Errorf("cache: remove doublewrite file %s: %w", d.path, err)
 	}
-	dir := d.fs.PathDir(d.path)
-	df, err := d.fs.OpenDir(dir)
-	if err != nil {
-		return fmt.Errorf("cache: sync directory %s: %w", dir, err)
-	}
-	err = df.Sync()
-	if cerr := df.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("cache: sync directory %s: %w", dir, err)
-	}
-	return nil
+	return syncDir(d.fs, d.fs.PathDir(d.path))
 }
 
 // encodeHeader fills h (dwHeaderSize bytes) for batch seq of the given
@@ -440,4 +417,21 @@ func (d *Doublewrite) Recover(st store.Store) (DoublewriteRecovery, error) {
 		}
 	}
 	return r, nil
+}
+
+// syncDir syncs directory dir, so that a file created, renamed or removed
+// in it stays so after a crash.
+func syncDir(fs vfs.FS, dir string) error {
+	df, err := fs.OpenDir(dir)
+	if err != nil {
+		return fmt.Errorf("cache: sync directory %s: %w", dir, err)
+	}
+	err = df.Sync()
+	if cerr := df.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("cache: sync directory %s: %w", dir, err)
+	}
+	return nil
 }

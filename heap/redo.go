@@ -491,7 +491,13 @@ func redoFSMSet(_ page.ID, buf, payload []byte) error {
 }
 
 func redoFSMLink(id page.ID, buf, payload []byte) error {
-	if err := redoPage(buf, page.KindFSM); err != nil {
+	return redoLink(id, buf, payload, page.KindFSM, "FSM", offFSMNext)
+}
+
+// redoLink applies a link record of a chained page of kind k (free-space
+// map, visibility map): the next page's number, at offset off.
+func redoLink(id page.ID, buf, payload []byte, k page.Kind, what string, off int) error {
+	if err := redoPage(buf, k); err != nil {
 		return err
 	}
 	r := redo.NewReader(payload)
@@ -500,9 +506,9 @@ func redoFSMLink(id page.ID, buf, payload []byte) error {
 		return err
 	}
 	if next == 0 || next == id.Page {
-		return fmt.Errorf("link to page %d from FSM page %d", next, id.Page)
+		return fmt.Errorf("link to page %d from %s page %d", next, what, id.Page)
 	}
-	binary.LittleEndian.PutUint32(buf[offFSMNext:], next)
+	binary.LittleEndian.PutUint32(buf[off:], next)
 	return nil
 }
 

@@ -612,17 +612,5 @@ func redoVMClear(_ page.ID, buf, payload []byte) error {
 }
 
 func redoVMLink(id page.ID, buf, payload []byte) error {
-	if err := redoPage(buf, page.KindVM); err != nil {
-		return err
-	}
-	r := redo.NewReader(payload)
-	next, err := readPageNo(&r)
-	if err != nil {
-		return err
-	}
-	if next == 0 || next == id.Page {
-		return fmt.Errorf("link to page %d from map page %d", next, id.Page)
-	}
-	binary.LittleEndian.PutUint32(buf[offVMNext:], next)
-	return nil
+	return redoLink(id, buf, payload, page.KindVM, "map", offVMNext)
 }
