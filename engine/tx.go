@@ -41,7 +41,21 @@ var (
 	// ErrLockTimeout means the request waited longer than
 	// Options.LockTimeout.
 	ErrLockTimeout = lock.ErrTimeout
+	// ErrSerialization means a write or locking read under a snapshot
+	// met a row that a concurrent transaction changed or deleted and
+	// committed after the snapshot was taken (PostgreSQL's "could not
+	// serialize access due to concurrent update" under REPEATABLE READ),
+	// or a delete found the row its snapshot sees already gone. The
+	// transaction is rolled back when the error returns.
+	ErrSerialization = errors.New("engine: could not serialize access due to concurrent update")
 )
+
+// Retryable says err ended its transaction in a way a client retries
+// with the same inputs: a deadlock victim, a lock timeout, or a
+// serialization failure. The transaction is already rolled back.
+func Retryable(err error) bool {
+	return errors.Is(err, ErrDeadlock) || errors.Is(err, ErrLockTimeout) || errors.Is(err, ErrSerialization)
+}
 
 // Tx is a transaction: every operation runs in one and charges its Meter.
 // A Tx is used by one goroutine.
