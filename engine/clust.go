@@ -137,14 +137,18 @@ func (tx *Tx) buildVersion(v *ReadView, h clustHdr, body []byte) ([]byte, bool, 
 		if err != nil {
 			return nil, false, err
 		}
-		if s.kind != stepClustUpdate {
+		switch {
+		case s.kind == stepClustDelMark:
+			// The version before a delete-mark is the same image, not
+			// delete-marked (or delete-marked, if the record was
+			// re-inserted over a delete and deleted again: prev says).
+		case s.kind != stepClustUpdate:
 			return nil, false, fmt.Errorf("%w: roll pointer %d:%d names an undo record of kind %q", ErrCorrupt, h.roll.page, h.roll.off, s.kind)
-		}
-		if s.flags&valEdit != 0 {
+		case s.flags&valEdit != 0:
 			if body, err = applyUndoEdit(body, s.val); err != nil {
 				return nil, false, err
 			}
-		} else {
+		default:
 			body = s.val
 		}
 		h = s.prev

@@ -162,9 +162,25 @@ func (u *undoer) undo(i int) error {
 			return err
 		}
 	}
-	if s.kind == stepClustUpdate {
+	switch s.kind {
+	case stepClustUpdate:
 		// The record before the change: its system fields and image.
 		val = appendClustRec(nil, s.prev, val)
+	case stepClustDelMark:
+		// The record before the delete-mark: its system fields, and
+		// the image it still has.
+		cur, found, err := st.tree.Get(u.m, key, nil)
+		if err == nil && !found {
+			err = fmt.Errorf("%w: undo of a delete-mark of a key the tree no longer holds", ErrInconsistent)
+		}
+		var body []byte
+		if err == nil {
+			_, body, err = splitClustRec(cur)
+		}
+		if err != nil {
+			return err
+		}
+		val = appendClustRec(nil, s.prev, body)
 	}
 	if s.flags&remapVal != 0 && s.kind != stepTreeInsert {
 		if val, err = u.rewrite(val, false); err != nil {
@@ -176,7 +192,7 @@ func (u *undoer) undo(i int) error {
 	switch s.kind {
 	case stepTreeInsert, stepClustInsert:
 		err = st.tree.DeleteIn(u.m, mt, key)
-	case stepClustUpdate:
+	case stepClustUpdate, stepClustDelMark:
 		err = st.tree.UpdateIn(u.m, mt, key, val)
 	case stepTreeDelete:
 		err = st.tree.InsertIn(u.m, mt, key, val)

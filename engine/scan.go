@@ -379,6 +379,9 @@ func (c *Cursor) load() error {
 	if c.view != nil {
 		return c.loadConsistent(key, val)
 	}
+	if t.org == Clustered && ((ix.primary && clustDeleted(val)) || (!ix.primary && secDeleted(val))) {
+		return c.skipMarked(key, val)
+	}
 	if len(c.want) == 0 {
 		return nil // count(*): the entry's existence is all
 	}
@@ -435,6 +438,9 @@ func (c *Cursor) load() error {
 			return err
 		}
 		if waited {
+			if t.org == Clustered {
+				return c.rereadEntry(pk, key)
+			}
 			return c.reread(pk)
 		}
 	}
@@ -472,11 +478,22 @@ func (c *Cursor) load() error {
 		img, found, err = prim.tree.Get(tx.m, pk, tx.val)
 		tx.charge(prim, b)
 		if err == nil && !found {
+			if c.counting && t.org == Clustered {
+				// Read without a lock: the row was deleted and purged
+				// since the entry was read.
+				return errSkip
+			}
 			err = fmt.Errorf("engine: table %s: index %s points at a missing row", t.info.def.Name, ix.name)
 		}
 		if err == nil && t.org == Clustered {
 			tx.val = img
-			_, img, err = splitClustRec(img)
+			var h clustHdr
+			h, img, err = splitClustRec(img)
+			if err == nil && h.deleted() {
+				// A count reads without a lock: the row's delete-mark
+				// came between the entry's read and this one.
+				return errSkip
+			}
 		}
 		if err == nil && t.org == HeapPrimaryKey {
 			if ptr, err = heap.DecodeRowPtr(img); err == nil {
@@ -538,7 +555,7 @@ func (c *Cursor) lockRow(pk []byte) (bool, error) {
 func (c *Cursor) reread(pk []byte) error {
 	tx, t := c.tx, c.t
 	pk = append(c.pkBuf[:0:0], pk...) // lookup reuses the buffers pk may alias
-	img, _, found, err := tx.lookup(t, pk)
+	img, _, found, err := tx.lookup(t, pk, false)
 	if err != nil {
 		return err
 	}

@@ -230,3 +230,14 @@ func (db *DB) ActiveTransactions() (rw, views int) {
 	defer db.trx.mu.Unlock()
 	return len(db.trx.rw), len(db.trx.views)
 }
+
+// trxActive says whether transaction id is in the active read-write list
+// (InnoDB's trx_sys.is_active, which decides whether a record's DB_TRX_ID
+// still holds an implicit lock on it).
+func (db *DB) trxActive(id uint64) bool {
+	s := &db.trx
+	s.mu.Lock()
+	_, found := slices.BinarySearch(s.rw, id)
+	s.mu.Unlock()
+	return found
+}

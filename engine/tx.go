@@ -433,13 +433,19 @@ func (tx *Tx) checkUnique(t *TableHandle, row Row, skip func(ix *index) bool) er
 		if s := appendPrefixSuccessor(tx.hi[:0], prefix); s != nil {
 			tx.hi, hi = s, btree.Excl(s)
 		}
-		b := tx.m.NodeVisitsTotal()
-		cb := tx.cursorBufs()
-		ix.tree.InitIter(&cb.it, tx.m, &btree.IterOptions{Lower: btree.Incl(prefix), Upper: hi})
-		found := cb.it.First()
-		err := cb.it.Close()
-		tx.putCursorBufs(cb)
-		tx.charge(ix, b)
+		var found bool
+		var err error
+		if t.org == Clustered {
+			found, err = tx.uniqueClustered(t, ix, prefix, hi)
+		} else {
+			b := tx.m.NodeVisitsTotal()
+			cb := tx.cursorBufs()
+			ix.tree.InitIter(&cb.it, tx.m, &btree.IterOptions{Lower: btree.Incl(prefix), Upper: hi})
+			found = cb.it.First()
+			err = cb.it.Close()
+			tx.putCursorBufs(cb)
+			tx.charge(ix, b)
+		}
 		if err != nil {
 			return err
 		}
@@ -531,8 +537,18 @@ func (tx *Tx) Insert(t *TableHandle, row Row) error {
 	if t.org == Clustered {
 		err = tx.clustWrite(prim, &step{kind: stepClustInsert, key: pk}, tx.row)
 		if errors.Is(err, btree.ErrDuplicateKey) {
+			// A delete-marked record is no duplicate: the insert
+			// becomes an update of it (delmark.go).
 			tx.charge(prim, b)
-			return dup()
+			modified, err := tx.clustInsertByModify(prim, pk)
+			if err != nil {
+				return err
+			}
+			if !modified {
+				return dup()
+			}
+			tx.wrote(prim)
+			return tx.clustInsertSecondaries(t, row, pk)
 		}
 	} else {
 		if ptr, err = tx.heapInsert(t, tx.row); err == nil {
@@ -545,6 +561,9 @@ func (tx *Tx) Insert(t *TableHandle, row Row) error {
 		return err
 	}
 	tx.wrote(prim)
+	if t.org == Clustered {
+		return tx.clustInsertSecondaries(t, row, pk)
+	}
 	for _, ix := range t.ixs[1:] {
 		tx.key2 = t.entryKey(tx.key2, ix, row, pk, ptr)
 		b := tx.m.NodeVisitsTotal()
@@ -576,7 +595,7 @@ func (tx *Tx) keyOf(t *TableHandle, pk []Value) ([]byte, error) {
 // tx.old, whose strings then share tx.val, and returns its pointer in a
 // heap table. ErrNotFound if there is none.
 func (tx *Tx) readOld(t *TableHandle, key []byte, pk []Value) (heap.RowPtr, error) {
-	img, ptr, found, err := tx.lookup(t, key)
+	img, ptr, found, err := tx.lookup(t, key, false)
 	if err != nil {
 		return ptr, err
 	}
@@ -596,8 +615,11 @@ func (tx *Tx) readOld(t *TableHandle, key []byte, pk []Value) (heap.RowPtr, erro
 }
 
 // lookup finds the row with primary key pk (encoded): its image (in
-// tx.val) and, in a heap table, its pointer.
-func (tx *Tx) lookup(t *TableHandle, pk []byte) (img []byte, ptr heap.RowPtr, found bool, err error) {
+// tx.val) and, in a heap table, its pointer. A delete-marked clustered
+// record is no row (the latest version is a delete), unless marked is set
+// (a consistent read builds older versions from it); tx.recHdr holds a
+// clustered record's system fields.
+func (tx *Tx) lookup(t *TableHandle, pk []byte, marked bool) (img []byte, ptr heap.RowPtr, found bool, err error) {
 	prim := t.ixs[0]
 	b := tx.m.NodeVisitsTotal()
 	v, found, err := prim.tree.Get(tx.m, pk, tx.val)
@@ -612,6 +634,9 @@ func (tx *Tx) lookup(t *TableHandle, pk []byte) (img []byte, ptr heap.RowPtr, fo
 			return nil, ptr, false, fmt.Errorf("engine: table %s: %w", t.info.def.Name, err)
 		}
 		tx.recHdr = h
+		if h.deleted() && !marked {
+			return nil, ptr, false, nil
+		}
 		return body, ptr, true, nil
 	}
 	if ptr, err = heap.DecodeRowPtr(v); err != nil {
@@ -655,7 +680,7 @@ func (tx *Tx) get(t *TableHandle, pk []Value, dst Row, mode lock.Mode) (Row, boo
 			return nil, false, err
 		}
 	}
-	img, _, found, err := tx.lookup(t, key)
+	img, _, found, err := tx.lookup(t, key, consistent)
 	if err == nil && found && consistent {
 		tx.m.ConsistentReads++
 		img, found, err = tx.buildVersion(tx.readView(true), tx.recHdr, img)
@@ -765,7 +790,14 @@ func (tx *Tx) update(t *TableHandle, pk []Value, set []Set) error {
 	if t.org == Clustered {
 		b := tx.m.NodeVisitsTotal()
 		s := step{kind: stepClustUpdate, key: key, prev: tx.recHdr, val: tx.oldImg}
-		if e := undoEdit(tx.patch[:0], tx.oldImg, tx.row); e != nil {
+		ord := false
+		for _, ix := range t.ixs[1:] {
+			ord = ord || touched(ix)
+		}
+		if ord {
+			// Purge builds the old entries from the whole old image.
+			s.flags = ordChange
+		} else if e := undoEdit(tx.patch[:0], tx.oldImg, tx.row); e != nil {
 			tx.patch = e
 			s.val, s.flags = e, valEdit
 		}
@@ -820,6 +852,20 @@ func (tx *Tx) update(t *TableHandle, pk []Value, set []Set) error {
 func (tx *Tx) reindex(t *TableHandle, pk []byte, oldPtr, newPtr heap.RowPtr, redo func(*index) bool) error {
 	for _, ix := range t.ixs[1:] {
 		if !redo(ix) {
+			continue
+		}
+		if t.org == Clustered {
+			// The old entry is delete-marked, kept for the read views
+			// that still see the old version until purge removes it.
+			tx.key2 = t.entryKey(tx.key2, ix, tx.old, pk, oldPtr)
+			err := tx.secMark(ix, tx.key2)
+			if err == nil {
+				tx.key2 = t.entryKey(tx.key2, ix, tx.cur, pk, newPtr)
+				err = tx.secInsert(ix, tx.key2)
+			}
+			if err != nil {
+				return fmt.Errorf("engine: table %s: index %s: %w", t.info.def.Name, ix.name, err)
+			}
 			continue
 		}
 		b := tx.m.NodeVisitsTotal()
@@ -877,6 +923,9 @@ func (tx *Tx) delete(t *TableHandle, pk []Value) error {
 	ptr, err := tx.readOld(t, key, pk)
 	if err != nil {
 		return err
+	}
+	if t.org == Clustered {
+		return tx.clustDelete(t, key) // delete-marks (delmark.go)
 	}
 	for _, ix := range t.ixs[1:] {
 		tx.key2 = t.entryKey(tx.key2, ix, tx.old, key, ptr)

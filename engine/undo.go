@@ -27,8 +27,9 @@ const (
 
 	// Clustered records (clust.go), whose undo records also rebuild older
 	// versions for consistent reads, as InnoDB's (trx0rec.cc):
-	stepClustInsert = 'n' // TRX_UNDO_INSERT_REC: key inserted; undo deletes it
-	stepClustUpdate = 'c' // TRX_UNDO_UPD_EXIST_REC: the previous system fields and row image
+	stepClustInsert  = 'n' // TRX_UNDO_INSERT_REC: key inserted; undo deletes it
+	stepClustUpdate  = 'c' // TRX_UNDO_UPD_EXIST_REC (TRX_UNDO_UPD_DEL_REC when the record was delete-marked): the previous system fields and row image
+	stepClustDelMark = 'x' // TRX_UNDO_DEL_MARK_REC: the previous system fields (and the row image, for purge)
 )
 
 // Step flags: where a step's bytes hold a row pointer, and whether its
@@ -37,6 +38,11 @@ const (
 	remapKeyTail = 1 << iota // the key ends with a row pointer (row-pointer secondaries)
 	remapVal                 // the value is a row pointer (heap primary indexes)
 	valEdit                  // val is an edit that turns the new value back into the old (undoEdit)
+	// ordChange says a clustered update changed a column of a secondary
+	// index (InnoDB's cmpl_info without UPD_NODE_NO_ORD_CHANGE): val is
+	// then the whole old image, from which purge builds the old entries
+	// it may remove.
+	ordChange
 )
 
 // step is the undo of one structure operation of a transaction. Steps of
@@ -50,7 +56,7 @@ type step struct {
 	val   []byte // tree: the old value; heap: the old row image (whole, or a patch: valEdit)
 	ptr   heap.RowPtr
 	ptr2  heap.RowPtr
-	prev  clustHdr // stepClustUpdate: the record's system fields before the change
+	prev  clustHdr // stepClustUpdate, stepClustDelMark: the record's system fields before the change
 	at    undoPos  // where its undo record is
 }
 
@@ -80,12 +86,16 @@ func appendBytes(dst, b []byte) []byte {
 //	    insert
 //	'c' clustered    key, prev (14B: the record's info bits, DB_TRX_ID and
 //	    update       DB_ROLL_PTR before the change, clust.go), val (the old
-//	                 row image, or with valEdit an edit from the new image)
+//	                 row image, or with valEdit an edit from the new image;
+//	                 whole with ordChange)
+//	'x' clustered    key, prev (14B), val (the row image when the table has
+//	    delete-mark  secondary indexes, else empty: purge builds the
+//	                 delete-marked entries it removes from it)
 //
 // key and val are a uvarint length and the bytes; a row pointer is
 // heap.RowPtr's 6-byte encoding. group is the row operation's number in
 // its transaction; flags are the step flags (remapKeyTail 1, remapVal 2,
-// valEdit 4). With valEdit, val is a value edit (redo.AppendEdit) from
+// valEdit 4, ordChange 8). With valEdit, val is a value edit (redo.AppendEdit) from
 // the new value to the old, written when shorter than the old value:
 // undo applies it to the current value, which is the step's new value
 // (the transaction holds the row's lock, and its later steps are undone
@@ -97,7 +107,7 @@ func encodeStep(dst []byte, s *step) []byte {
 	switch s.kind {
 	case stepTreeInsert, stepClustInsert:
 		dst = appendBytes(dst, s.key)
-	case stepClustUpdate:
+	case stepClustUpdate, stepClustDelMark:
 		dst = appendBytes(dst, s.key)
 		n := len(dst)
 		dst = append(dst, make([]byte, clustHdrSize)...)
@@ -184,7 +194,7 @@ func decodeStep(b []byte) (step, error) {
 	switch s.kind {
 	case stepTreeInsert, stepClustInsert:
 		s.key = r.bytes()
-	case stepClustUpdate:
+	case stepClustUpdate, stepClustDelMark:
 		s.key = r.bytes()
 		if r.err == nil && len(r.b) < clustHdrSize {
 			r.err = errBadUndo
@@ -314,9 +324,6 @@ func (tx *Tx) logStep(mt *cache.Mtr, s *step) error {
 	}
 	s.at = at
 	tx.keep(s)
-	if s.kind == stepClustUpdate {
-		tx.versions = true
-	}
 	return nil
 }
 
@@ -388,12 +395,14 @@ func (tx *Tx) heapUpdate(t *TableHandle, ptr heap.RowPtr, row, old []byte) (heap
 	return np, tx.logStep(mt, &s)
 }
 
-// clustWrite inserts (stepClustInsert) or updates (stepClustUpdate, with
-// s.prev and s.val set) the clustered record of key in the primary tree
-// ix: the record is body (a row image) behind system fields naming tx's
-// transaction id and the undo record this change appends, in one
-// mini-transaction (see clust.go). A tree error (a duplicate key) leaves
-// no undo record.
+// clustWrite inserts (stepClustInsert), updates (stepClustUpdate, with
+// s.prev and s.val set) or delete-marks (stepClustDelMark, with s.prev
+// set; body is the record's image, unchanged) the clustered record of key
+// in the primary tree ix: the record is body (a row image) behind system
+// fields naming tx's transaction id and the undo record this change
+// appends, in one mini-transaction (see clust.go). A tree error (a
+// duplicate key on insert, a key purge removed meanwhile on update)
+// leaves no undo record.
 func (tx *Tx) clustWrite(ix *index, s *step, body []byte) error {
 	s.group, s.space = tx.group, ix.tree.Space()
 	tx.note = encodeStep(tx.note[:0], s)
@@ -402,6 +411,9 @@ func (tx *Tx) clustWrite(ix *index, s *step, body []byte) error {
 		return err
 	}
 	h := clustHdr{trxID: tx.trxID, roll: rollPtr{insert: s.kind == stepClustInsert, page: pos.page, off: uint16(pos.off)}}
+	if s.kind == stepClustDelMark {
+		h.info = recDeleted
+	}
 	tx.rec = appendClustRec(tx.rec[:0], h, body)
 	mt := tx.mtr()
 	if s.kind == stepClustInsert {
@@ -430,7 +442,7 @@ func (tx *Tx) clustWrite(ix *index, s *step, body []byte) error {
 	}
 	s.at = at
 	tx.keep(s)
-	if s.kind == stepClustUpdate {
+	if s.kind != stepClustInsert {
 		tx.versions = true
 	}
 	return nil
