@@ -377,6 +377,30 @@ func (t *Tree) DeleteIn(m Account, mt *cache.Mtr, key []byte) error {
 	return t.del(mt, treeCounts(m), key)
 }
 
+// DeleteIfIn is DeleteIn of key if its value satisfies cond, decided
+// under the leaf's exclusive latch, so that no writer changes the value
+// between the test and the delete (the engine's purge removes a
+// delete-marked record only if it is still marked). It reports whether it
+// deleted; a key that is absent is no error (false). cond may be called
+// twice (on the optimistic path, then again on the pessimistic one) and
+// must not retain val.
+func (t *Tree) DeleteIfIn(m Account, mt *cache.Mtr, key []byte, cond func(val []byte) bool) (bool, error) {
+	if err := t.checkMtr(mt); err != nil {
+		return false, err
+	}
+	err := t.delIf(mt, treeCounts(m), key, cond)
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, ErrKeyNotFound), err == errCondFalse:
+		return false, nil
+	}
+	return false, err
+}
+
+// errCondFalse says DeleteIfIn's condition did not hold.
+var errCondFalse = errors.New("btree: delete condition false")
+
 func (t *Tree) checkMtr(mt *cache.Mtr) error {
 	if mt == nil || mt.Pool() != t.pool {
 		return fmt.Errorf("btree: write to the tree in space %d needs a mini-transaction on the tree's pool", t.space)
@@ -428,6 +452,12 @@ func (t *Tree) write(mt *cache.Mtr, tc *TreeCounts, key, val []byte, mode int) e
 // del is Delete's optimistic path: done at the leaf if the leaf stays at
 // least half full (or is the root), else pessimistic.
 func (t *Tree) del(mt *cache.Mtr, tc *TreeCounts, key []byte) error {
+	return t.delIf(mt, tc, key, nil)
+}
+
+// delIf is del of a key whose value satisfies cond (nil: any), else
+// errCondFalse with nothing changed.
+func (t *Tree) delIf(mt *cache.Mtr, tc *TreeCounts, key []byte, cond func([]byte) bool) error {
 	pg, depth, err := t.descend(mt.Meter(), tc, mt, key, edgeKey, true)
 	if err != nil {
 		return err
@@ -438,6 +468,10 @@ func (t *Tree) del(mt *cache.Mtr, tc *TreeCounts, key []byte) error {
 		mt.Release(pg, false)
 		return fmt.Errorf("%w: %q", ErrKeyNotFound, key)
 	}
+	if cond != nil && !cond(n.val(i)) {
+		mt.Release(pg, false)
+		return errCondFalse
+	}
 	after := n.used() - n.cellSize(n.slot(i)) - slotSize
 	if depth == 0 || (n.count() > 1 && after >= t.minFill) {
 		remove(mt, pg, i)
@@ -445,7 +479,7 @@ func (t *Tree) del(mt *cache.Mtr, tc *TreeCounts, key []byte) error {
 		return nil
 	}
 	mt.Release(pg, false)
-	return t.deletePessimistic(mt, tc, key)
+	return t.deletePessimistic(mt, tc, key, cond)
 }
 
 // path is the set of exclusively latched nodes of a pessimistic operation,
@@ -1037,7 +1071,7 @@ func keepLeft(n, tn node, i int, e entry, best int) {
 	}
 }
 
-func (t *Tree) deletePessimistic(mt *cache.Mtr, tc *TreeCounts, key []byte) error {
+func (t *Tree) deletePessimistic(mt *cache.Mtr, tc *TreeCounts, key []byte, cond func([]byte) bool) error {
 	p, err := t.lockPath(mt, tc, key, true)
 	if err != nil {
 		return err
@@ -1048,6 +1082,9 @@ func (t *Tree) deletePessimistic(mt *cache.Mtr, tc *TreeCounts, key []byte) erro
 	i, found := n.search(key)
 	if !found {
 		return fmt.Errorf("%w: %q", ErrKeyNotFound, key)
+	}
+	if cond != nil && !cond(n.val(i)) {
+		return errCondFalse // the value changed between the two paths
 	}
 	remove(mt, p.pages[k], i)
 	p.dirty[k] = true

@@ -377,3 +377,43 @@ func TestOpenNotATree(t *testing.T) {
 	require.ErrorIs(t, tr.Insert(nil, []byte("k"), []byte("v")), ErrCorruptTree)
 	require.Zero(t, e.pool.Stats().Pinned)
 }
+
+// TestDeleteIf: DeleteIfIn deletes exactly the keys whose value passes
+// the condition, on the optimistic path and on the pessimistic one (the
+// deletes empty leaves and merge them), and reports a missing key as not
+// deleted, without an error.
+func TestDeleteIf(t *testing.T) {
+	e := newEnv(t, page.MinSize, 256, cache.PolicyLRU)
+	md := model{}
+	for i := range 2000 {
+		k := fmt.Sprintf("key%05d", i)
+		v := "live"
+		if i%3 != 0 {
+			v = "dead"
+		}
+		require.NoError(t, e.tree.Insert(nil, []byte(k), []byte(v)))
+		md[k] = v
+	}
+	dead := func(v []byte) bool { return string(v) == "dead" }
+	for i := range 2001 {
+		k := fmt.Sprintf("key%05d", i)
+		mt := e.pool.BeginMtr(nil)
+		ok, err := e.tree.DeleteIfIn(nil, mt, []byte(k), dead)
+		mt.Commit()
+		require.NoError(t, err)
+		require.Equal(t, md[k] == "dead", ok, k)
+		if ok {
+			delete(md, k)
+		}
+	}
+	_, err := e.tree.Check(nil)
+	require.NoError(t, err)
+	it := e.tree.NewIter(nil, nil)
+	var got []string
+	for ok := it.First(); ok; ok = it.Next() {
+		require.Equal(t, "live", string(it.Value()))
+		got = append(got, string(it.Key()))
+	}
+	require.NoError(t, it.Close())
+	require.Equal(t, md.sorted(), got)
+}

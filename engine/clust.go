@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 
+	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/cache/page"
 )
 
@@ -133,25 +134,10 @@ func (tx *Tx) buildVersion(v *ReadView, h clustHdr, body []byte) ([]byte, bool, 
 		if h.roll.insert {
 			return nil, false, nil
 		}
-		s, err := tx.undoRecAt(h.roll)
-		if err != nil {
+		var err error
+		if h, body, err = tx.db.prevVersion(tx.cm(), h, body); err != nil {
 			return nil, false, err
 		}
-		switch {
-		case s.kind == stepClustDelMark:
-			// The version before a delete-mark is the same image, not
-			// delete-marked (or delete-marked, if the record was
-			// re-inserted over a delete and deleted again: prev says).
-		case s.kind != stepClustUpdate:
-			return nil, false, fmt.Errorf("%w: roll pointer %d:%d names an undo record of kind %q", ErrCorrupt, h.roll.page, h.roll.off, s.kind)
-		case s.flags&valEdit != 0:
-			if body, err = applyUndoEdit(body, s.val); err != nil {
-				return nil, false, err
-			}
-		default:
-			body = s.val
-		}
-		h = s.prev
 		tx.m.UndoVersionsRead++
 	}
 	if h.deleted() {
@@ -160,11 +146,38 @@ func (tx *Tx) buildVersion(v *ReadView, h clustHdr, body []byte) ([]byte, bool, 
 	return body, true, nil
 }
 
+// prevVersion returns the version of a clustered record before the change
+// that made version (h, body), from the undo record h's roll pointer
+// names (trx_undo_prev_version_build): its system fields and image. h
+// must not be an insert's (no older version). The pages it reads are
+// charged to m.
+func (db *DB) prevVersion(m *cache.Meter, h clustHdr, body []byte) (clustHdr, []byte, error) {
+	s, err := db.undoRecAt(m, h.roll)
+	if err != nil {
+		return h, nil, err
+	}
+	switch {
+	case s.kind == stepClustDelMark:
+		// The version before a delete-mark is the same image, not
+		// delete-marked (or delete-marked, if the record was
+		// re-inserted over a delete and deleted again: prev says).
+	case s.kind != stepClustUpdate:
+		return h, nil, fmt.Errorf("%w: roll pointer %d:%d names an undo record of kind %q", ErrCorrupt, h.roll.page, h.roll.off, s.kind)
+	case s.flags&valEdit != 0:
+		if body, err = applyUndoEdit(body, s.val); err != nil {
+			return h, nil, err
+		}
+	default:
+		body = s.val
+	}
+	return s.prev, body, nil
+}
+
 // undoRecAt reads the undo record a roll pointer names (its bytes
 // copied: the page is released before it returns).
-func (tx *Tx) undoRecAt(r rollPtr) (step, error) {
+func (db *DB) undoRecAt(m *cache.Meter, r rollPtr) (step, error) {
 	id := page.ID{Space: undoSpace, Page: r.page}
-	pg, err := tx.db.pool.Fetch(tx.cm(), id)
+	pg, err := db.pool.Fetch(m, id)
 	if err != nil {
 		return step{}, fmt.Errorf("engine: undo record %d:%d: %w", r.page, r.off, err)
 	}

@@ -103,6 +103,9 @@ type Options struct {
 	// BeginTx with IsolationDefault); default Serializable (strict
 	// two-phase locking, as the engine has always run).
 	Isolation Isolation
+	// Purge says who runs purge (purge.go): PurgeDefault is
+	// PurgeAfterCommit.
+	Purge PurgeMode
 	// Runtime is the database's time and how it waits and yields: the
 	// lock manager's and the pool's clock, lock waits, log waits and
 	// syncs, call boundaries and the frames' ready times (see Runtime).
@@ -195,6 +198,9 @@ func (o *Options) Validate() error {
 	}
 	if o.Isolation > Serializable {
 		return fmt.Errorf("engine: %w: isolation level %d", ErrInvalidOptions, o.Isolation)
+	}
+	if o.Purge > PurgeManual {
+		return fmt.Errorf("engine: %w: purge mode %d", ErrInvalidOptions, o.Purge)
 	}
 	if o.Commit > NoSyncCommit {
 		return fmt.Errorf("engine: %w: commit mode %d", ErrInvalidOptions, o.Commit)
@@ -292,7 +298,9 @@ type DB struct {
 	recovered             RecoveryStats
 
 	commits atomic.Int64 // transactions committed since Open (Commits)
-	purged  atomic.Int64 // undo logs purged since Open (Purge)
+	// purgeStats totals purge's work since Open (Purge); guarded by
+	// undo.mu.
+	purgeStats PurgeStats
 
 	// mu guards the table map, the next free space (and the catalog's
 	// record of it: CreateTable holds mu while it writes the catalog) and
@@ -379,6 +387,9 @@ func Open(o *Options) (*DB, error) {
 	}
 	if opts.Isolation == IsolationDefault {
 		opts.Isolation = Serializable
+	}
+	if opts.Purge == PurgeDefault {
+		opts.Purge = PurgeAfterCommit
 	}
 	if opts.Runtime == nil {
 		opts.Runtime = RealRuntime{}

@@ -5,10 +5,21 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/heap"
 )
 
 var noRowPtr heap.RowPtr
+
+// mvccOpenManual opens a database whose purge runs only when asked
+// (PurgeManual): delete-marked records stay until then.
+func mvccOpenManual(t *testing.T) *DB {
+	t.Helper()
+	db, err := Open(&Options{Options: cache.Options{PoolSize: 8 << 20}, Purge: PurgeManual})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, db.Close()) })
+	return db
+}
 
 // mvccScan returns the ids a scan of index (all columns) returns.
 func mvccScan(t *testing.T, tx *Tx, tb *TableHandle, o ScanOptions) []int64 {
@@ -44,7 +55,7 @@ func mvccCheck(t *testing.T, db *DB, tb *TableHandle) {
 // building the version before the delete in one undo step; a view opened
 // after does not; locking reads and writes find no row.
 func TestDeleteMark(t *testing.T) {
-	db := mvccOpen(t)
+	db := mvccOpenManual(t)
 	tb := mvccLoad(t, db, 3)
 	var rm Meter
 	rr := db.BeginTx(&rm, TxOptions{Isolation: RepeatableRead})
@@ -112,7 +123,7 @@ func TestDeleteMark(t *testing.T) {
 // TestDeleteMarkRollback: rolling back a delete unmarks the record and its
 // entries; the row is back for every read.
 func TestDeleteMarkRollback(t *testing.T) {
-	db := mvccOpen(t)
+	db := mvccOpenManual(t)
 	tb := mvccLoad(t, db, 3)
 	d := db.Begin(nil)
 	require.NoError(t, d.Delete(tb, []Value{Int(2)}))
@@ -138,7 +149,7 @@ func TestDeleteMarkRollback(t *testing.T) {
 // delete-marked record.
 func TestInsertOverDeleteMark(t *testing.T) {
 	for _, same := range []bool{true, false} {
-		db := mvccOpen(t)
+		db := mvccOpenManual(t)
 		tb := mvccLoad(t, db, 3)
 		v1 := db.BeginTx(nil, TxOptions{Isolation: RepeatableRead})
 		_, _ = mvccGet(t, v1, tb, 1)
@@ -196,7 +207,7 @@ func TestInsertOverDeleteMark(t *testing.T) {
 // through the old entry only, a view from after through the new one only;
 // an update back to the old value unmarks the old entry.
 func TestUpdateMarksSecondary(t *testing.T) {
-	db := mvccOpen(t)
+	db := mvccOpenManual(t)
 	tb := mvccLoad(t, db, 3)
 	old := db.BeginTx(nil, TxOptions{Isolation: RepeatableRead})
 	_, _ = mvccGet(t, old, tb, 1)
@@ -231,7 +242,7 @@ func TestUpdateMarksSecondary(t *testing.T) {
 // TestUniqueOverDeleteMark: a delete-marked entry of a unique index is no
 // duplicate (row_ins_dupl_error_with_rec); a live one is.
 func TestUniqueOverDeleteMark(t *testing.T) {
-	db := mvccOpen(t)
+	db := mvccOpenManual(t)
 	def := mvccTable(Clustered)
 	def.Indexes[0].Unique = true
 	tb, err := db.CreateTable(def)

@@ -81,12 +81,26 @@ type Meter struct {
 	// consistent read had to confirm in the clustered record because
 	// their leaf's max transaction id was not older than the view
 	// (PAGE_MAX_TRX_ID).
-	// UndoLogsPurged counts committed undo logs purge freed.
 	ReadViews              int64
-	UndoLogsPurged         int64
 	ConsistentReads        int64
 	UndoVersionsRead       int64
 	SecondaryClusterChecks int64
+
+	// Purge (purge.go), on the meter DB.PurgeStep charges:
+	// UndoLogsPurged counts the committed undo logs it freed,
+	// PurgeUndoRecords the undo records it read from them,
+	// PurgeVersionsRead the older versions it built to decide whether a
+	// secondary entry is still needed (row_vers_old_has_index_entry),
+	// PurgeRecords the delete-marked clustered records it removed
+	// (row_purge_remove_clust_if_poss), PurgeSecondaryRemoved the
+	// delete-marked secondary entries it removed, and PurgeSecondaryKept
+	// those it left because a version some view may read still has them.
+	UndoLogsPurged        int64
+	PurgeUndoRecords      int64
+	PurgeVersionsRead     int64
+	PurgeRecords          int64
+	PurgeSecondaryRemoved int64
+	PurgeSecondaryKept    int64
 
 	// Row locks: requests, requests that waited, the time they waited (on
 	// the lock manager's clock: virtual in simulated mode), deadlocks
@@ -192,6 +206,11 @@ func (m *Meter) combine(o *Meter, sign int64) {
 	m.UndoBytes += sign * o.UndoBytes
 	m.ReadViews += sign * o.ReadViews
 	m.UndoLogsPurged += sign * o.UndoLogsPurged
+	m.PurgeUndoRecords += sign * o.PurgeUndoRecords
+	m.PurgeVersionsRead += sign * o.PurgeVersionsRead
+	m.PurgeRecords += sign * o.PurgeRecords
+	m.PurgeSecondaryRemoved += sign * o.PurgeSecondaryRemoved
+	m.PurgeSecondaryKept += sign * o.PurgeSecondaryKept
 	m.ConsistentReads += sign * o.ConsistentReads
 	m.UndoVersionsRead += sign * o.UndoVersionsRead
 	m.SecondaryClusterChecks += sign * o.SecondaryClusterChecks
@@ -237,6 +256,11 @@ func (m *Meter) String() string {
 	add("undo-bytes", m.UndoBytes)
 	add("read-views", m.ReadViews)
 	add("undo-logs-purged", m.UndoLogsPurged)
+	add("purge-undo-records", m.PurgeUndoRecords)
+	add("purge-versions-read", m.PurgeVersionsRead)
+	add("purge-records", m.PurgeRecords)
+	add("purge-secondary-removed", m.PurgeSecondaryRemoved)
+	add("purge-secondary-kept", m.PurgeSecondaryKept)
 	add("consistent-reads", m.ConsistentReads)
 	add("undo-versions-read", m.UndoVersionsRead)
 	add("secondary-cluster-checks", m.SecondaryClusterChecks)

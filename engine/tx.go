@@ -321,8 +321,8 @@ func (tx *Tx) Commit() error {
 		return fmt.Errorf("engine: commit of transaction %d: %w", tx.id, err)
 	}
 	tx.db.commits.Add(1)
-	if kept || tx.db.undo.historyLen() > 0 {
-		if _, err := tx.db.PurgeStep(nil, 0); err != nil {
+	if tx.db.opts.Purge == PurgeAfterCommit && (kept || tx.db.undo.historyLen() > 0) {
+		if err := tx.db.tryPurge(); err != nil {
 			return fmt.Errorf("engine: transaction %d committed, but purge after it failed: %w", tx.id, err)
 		}
 	}
