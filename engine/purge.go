@@ -49,8 +49,9 @@ import (
 // back between the two either unmarked it first (the removal then leaves
 // it) or finds it gone and inserts it (secInsert).
 //
-// Then the log is freed: emptied and cached for the next transaction, or
-// its pages freed, as undoEnd does. Purge is not a transaction: it takes
+// Then the log is freed (historyRemove: off the list's head, its first
+// page cached in a free slot for the next transaction, the others freed).
+// Purge is not a transaction: it takes
 // no row locks and writes no undo; each removal is one mini-transaction,
 // and the log leaves the history list in its own, after every removal,
 // so that a crash before it repeats the log's purge (each removal finds
@@ -184,22 +185,18 @@ func (db *DB) purgeLocked(m *Meter, max int) (int, error) {
 		if err := db.purgeLog(m, &view, h); err != nil {
 			return n, fmt.Errorf("engine: purge of the undo log of transaction %d: %w", h.trxID, err)
 		}
-		mt := db.pool.BeginMtr(m.Pages())
-		err := db.undoEnd(mt, h.l)
-		mt.Commit()
-		if err != nil {
+		db.crashPoint("purge-log-done")
+		if err := db.historyRemove(m.Pages(), h); err != nil {
 			return n, fmt.Errorf("engine: purge of the undo log of transaction %d: %w", h.trxID, err)
 		}
 		m.UndoLogsPurged++
 		u.mu.Lock()
-		u.history = u.history[1:]
 		s := &db.purgeStats
 		s.Purged++
 		s.Records += m.PurgeRecords - before.PurgeRecords
 		s.SecondaryRemoved += m.PurgeSecondaryRemoved - before.PurgeSecondaryRemoved
 		s.SecondaryKept += m.PurgeSecondaryKept - before.PurgeSecondaryKept
 		u.mu.Unlock()
-		db.cacheUndo(h.l)
 		n++
 	}
 	return n, nil

@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/enginelab/enginelab/cache"
 )
 
 // marks counts the delete-marked records of tb's clustered tree and the
@@ -228,4 +230,34 @@ func TestRollbackAfterPurge(t *testing.T) {
 		require.Equal(t, [4]int{0, 0, 2, 2}, [4]int{c, s, ca, sa}, "view=%v", view)
 		mvccCheck(t, db, tb)
 	}
+}
+
+// TestHistoryFreesSlots: a commit that puts its log on the history list
+// frees the log's undo slot (trx_purge_add_undo_to_history), so the
+// history can outgrow the rollback segment's slots while a view holds
+// purge back: 1100 committed updates with 4 KiB pages (1008 slots).
+// Purge then frees them all, each first page cached in a free slot for
+// the next transactions.
+func TestHistoryFreesSlots(t *testing.T) {
+	db, err := Open(&Options{PageSize: 4096, Options: cache.Options{PoolSize: 8 << 20}, Purge: PurgeManual})
+	require.NoError(t, err)
+	defer db.Close()
+	require.Equal(t, 1008, db.undo.nslots)
+	tb := mvccLoad(t, db, 3)
+	v := db.BeginTx(nil, TxOptions{Isolation: RepeatableRead})
+	_, _ = mvccGet(t, v, tb, 1)
+	const n = 1100
+	for i := range n {
+		mvccSet(t, db, tb, 2, int64(100+i))
+	}
+	require.Equal(t, int64(n), db.PurgeLag())
+	got, _ := mvccGet(t, v, tb, 2)
+	require.Equal(t, int64(20), got)
+	require.NoError(t, v.Commit())
+	purged, m := purgeAll(t, db)
+	require.Equal(t, n, purged)
+	require.Equal(t, int64(n), m.PurgeSecondaryRemoved)
+	require.Zero(t, db.PurgeLag())
+	require.Len(t, db.undo.cached, 1008, "every slot holds a cached log")
+	mvccCheck(t, db, tb)
 }

@@ -132,6 +132,10 @@ type RecoveryStats struct {
 	// skip the changes (the buffer pool's misses during redo).
 	PagesRead  int64
 	RolledBack int64 // transactions rolled back
+	// HistoryLogs counts the committed undo logs found on the history
+	// list (undolog.go): purge had not freed them. Open purges them once
+	// the rollback is done (no read view survives a crash).
+	HistoryLogs int64
 	// CheckpointLSN is where redo began (the last checkpoint's LSN) and
 	// EndLSN where the log ended; Bytes = EndLSN − CheckpointLSN, the log
 	// scanned (frames, and a segment's header and tail where redo crossed

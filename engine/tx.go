@@ -300,7 +300,7 @@ func (tx *Tx) Commit() error {
 		lsn := mt.Commit()
 		if err == nil {
 			if kept {
-				tx.historyAdd()
+				tx.historyAdded()
 			} else {
 				tx.db.cacheUndo(tx.undo)
 			}
