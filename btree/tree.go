@@ -303,7 +303,7 @@ const (
 func (t *Tree) Insert(m Account, key, val []byte) error {
 	pm, tc := accounts(m)
 	mt := t.pool.BeginMtr(pm)
-	err := t.write(mt, tc, key, val, modeInsert)
+	err := t.write(mt, tc, key, val, modeInsert, 0)
 	mt.Commit()
 	return err
 }
@@ -313,7 +313,7 @@ func (t *Tree) Insert(m Account, key, val []byte) error {
 func (t *Tree) Update(m Account, key, val []byte) error {
 	pm, tc := accounts(m)
 	mt := t.pool.BeginMtr(pm)
-	err := t.write(mt, tc, key, val, modeUpdate)
+	err := t.write(mt, tc, key, val, modeUpdate, 0)
 	mt.Commit()
 	return err
 }
@@ -322,7 +322,7 @@ func (t *Tree) Update(m Account, key, val []byte) error {
 func (t *Tree) Put(m Account, key, val []byte) error {
 	pm, tc := accounts(m)
 	mt := t.pool.BeginMtr(pm)
-	err := t.write(mt, tc, key, val, modePut)
+	err := t.write(mt, tc, key, val, modePut, 0)
 	mt.Commit()
 	return err
 }
@@ -350,7 +350,7 @@ func (t *Tree) InsertIn(m Account, mt *cache.Mtr, key, val []byte) error {
 	if err := t.checkMtr(mt); err != nil {
 		return err
 	}
-	return t.write(mt, treeCounts(m), key, val, modeInsert)
+	return t.write(mt, treeCounts(m), key, val, modeInsert, 0)
 }
 
 // UpdateIn is Update inside the caller's mini-transaction; see InsertIn.
@@ -358,7 +358,24 @@ func (t *Tree) UpdateIn(m Account, mt *cache.Mtr, key, val []byte) error {
 	if err := t.checkMtr(mt); err != nil {
 		return err
 	}
-	return t.write(mt, treeCounts(m), key, val, modeUpdate)
+	return t.write(mt, treeCounts(m), key, val, modeUpdate, 0)
+}
+
+// InsertTrxIn is InsertIn by transaction trx: the leaf's max trx id
+// (InnoDB's PAGE_MAX_TRX_ID, see node.go) is raised to trx in mt.
+func (t *Tree) InsertTrxIn(m Account, mt *cache.Mtr, key, val []byte, trx uint64) error {
+	if err := t.checkMtr(mt); err != nil {
+		return err
+	}
+	return t.write(mt, treeCounts(m), key, val, modeInsert, trx)
+}
+
+// UpdateTrxIn is UpdateIn by transaction trx; see InsertTrxIn.
+func (t *Tree) UpdateTrxIn(m Account, mt *cache.Mtr, key, val []byte, trx uint64) error {
+	if err := t.checkMtr(mt); err != nil {
+		return err
+	}
+	return t.write(mt, treeCounts(m), key, val, modeUpdate, trx)
 }
 
 // PutIn is Put inside the caller's mini-transaction; see InsertIn.
@@ -366,7 +383,7 @@ func (t *Tree) PutIn(m Account, mt *cache.Mtr, key, val []byte) error {
 	if err := t.checkMtr(mt); err != nil {
 		return err
 	}
-	return t.write(mt, treeCounts(m), key, val, modePut)
+	return t.write(mt, treeCounts(m), key, val, modePut, 0)
 }
 
 // DeleteIn is Delete inside the caller's mini-transaction; see InsertIn.
@@ -420,8 +437,9 @@ func modeErr(mode int, found bool, key []byte) error {
 
 // write is the optimistic path: shared latches down to an exclusive leaf
 // latch, and done if the leaf has room. Otherwise it starts again on the
-// pessimistic path, which may split.
-func (t *Tree) write(mt *cache.Mtr, tc *TreeCounts, key, val []byte, mode int) error {
+// pessimistic path, which may split. trx, if not 0, raises the leaf's max
+// trx id.
+func (t *Tree) write(mt *cache.Mtr, tc *TreeCounts, key, val []byte, mode int, trx uint64) error {
 	if err := t.checkSize(key, val); err != nil {
 		return err
 	}
@@ -442,11 +460,14 @@ func (t *Tree) write(mt *cache.Mtr, tc *TreeCounts, key, val []byte, mode int) e
 	} else {
 		ok = insertLeaf(mt, pg, i, key, val)
 	}
+	if ok && trx != 0 {
+		raiseMaxTrx(mt, pg, trx)
+	}
 	mt.Release(pg, ok)
 	if ok {
 		return nil
 	}
-	return t.writePessimistic(mt, tc, key, val, mode)
+	return t.writePessimistic(mt, tc, key, val, mode, trx)
 }
 
 // del is Delete's optimistic path: done at the leaf if the leaf stays at
@@ -774,7 +795,7 @@ func (p *path) fetchSibling(no uint32, plevel int) (*cache.Page, error) {
 	return s, nil
 }
 
-func (t *Tree) writePessimistic(mt *cache.Mtr, tc *TreeCounts, key, val []byte, mode int) error {
+func (t *Tree) writePessimistic(mt *cache.Mtr, tc *TreeCounts, key, val []byte, mode int, trx uint64) error {
 	p, err := t.lockPath(mt, tc, key, false)
 	if err != nil {
 		return err
@@ -788,18 +809,20 @@ func (t *Tree) writePessimistic(mt *cache.Mtr, tc *TreeCounts, key, val []byte, 
 	}
 	if found {
 		if replaceVal(mt, p.pages[k], i, val) {
+			raiseMaxTrx(mt, p.pages[k], trx)
 			p.dirty[k] = true
 			return nil
 		}
 		// The entry grows past the page: split with the new value in
 		// place of the old one (the old one stays until the split).
-		return p.splitInsert(k, i, entry{key: key, val: val, replace: true})
+		return p.splitInsert(k, i, entry{key: key, val: val, replace: true, trx: trx})
 	}
 	if insertLeaf(mt, p.pages[k], i, key, val) {
+		raiseMaxTrx(mt, p.pages[k], trx)
 		p.dirty[k] = true
 		return nil
 	}
-	return p.splitInsert(k, i, entry{key: key, val: val})
+	return p.splitInsert(k, i, entry{key: key, val: val, trx: trx})
 }
 
 // entry is a cell being placed: a leaf's key and value, or an inner node's
@@ -807,7 +830,8 @@ func (t *Tree) writePessimistic(mt *cache.Mtr, tc *TreeCounts, key, val []byte, 
 type entry struct {
 	key, val []byte
 	child    uint32
-	replace  bool // e replaces entry i of the node instead of going before it
+	replace  bool   // e replaces entry i of the node instead of going before it
+	trx      uint64 // a leaf write's transaction id (the leaf's max trx id; 0: none)
 }
 
 // splitInsert splits pages[k] to make room for e at index i, then inserts
@@ -855,6 +879,11 @@ func (p *path) splitInsert(k, i int, e entry) error {
 	sep := splitNode(n, sn, i, e)
 	logSplit(p.mt, pg, sib, i, e)
 	if n.isLeaf() {
+		// Both halves carry the leaf's max trx id, raised to the
+		// writer's (whichever half e went to).
+		mx := max(n.maxTrx(), e.trx)
+		raiseMaxTrx(p.mt, pg, mx)
+		raiseMaxTrx(p.mt, sib, mx)
 		setPrev(p.mt, sib, pg.ID().Page)
 		setNext(p.mt, sib, n.next())
 		if next != nil {
@@ -1053,6 +1082,7 @@ func keepLeft(n, tn node, i int, e entry, best int) {
 		n.init(0)
 		n.setPrev(prev)
 		n.setNext(next)
+		n.setMaxTrx(tn.maxTrx()) // the left half keeps it (redo too)
 		for j := 0; j < best; j++ {
 			x := splitEntry(tn, i, e, j)
 			n.insertLeaf(j, x.key, x.val)
@@ -1182,6 +1212,7 @@ func (p *path) rebalance(k int) error {
 	}
 	if an.isLeaf() {
 		moveTail(p.mt, b, a, 0)
+		raiseMaxTrx(p.mt, a, bn.maxTrx())
 		setNext(p.mt, a, bn.next())
 		if next != nil {
 			setPrev(p.mt, next, a.ID().Page)

@@ -56,11 +56,18 @@ var ErrInconsistent = errors.New("engine: index and table disagree")
 // primary entry, one more lookup: run it on test-sized tables.
 //
 // Check must not run concurrently with writes to t: it reads pages without
-// row locks, so a concurrent change can look like a disagreement.
+// row locks, so a concurrent change can look like a disagreement. Purge
+// waits while it runs (it holds the purge mutex).
 func (t *TableHandle) Check(tx *Tx) error {
 	if err := tx.check(t); err != nil {
 		return err
 	}
+	t.db.undo.purgeMu.Lock()
+	defer t.db.undo.purgeMu.Unlock()
+	return t.checkLocked(tx)
+}
+
+func (t *TableHandle) checkLocked(tx *Tx) error {
 	n := len(t.info.def.Columns)
 	c := &checker{t: t, tx: tx, ent: make(Row, n)}
 	for _, ix := range t.ixs {

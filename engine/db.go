@@ -104,6 +104,7 @@ type Options struct {
 	// two-phase locking, as the engine has always run).
 	Isolation Isolation
 	// Purge says who runs purge (purge.go): PurgeDefault is
+	// PurgeBackground (a goroutine) with the real runtime, else
 	// PurgeAfterCommit.
 	Purge PurgeMode
 	// Runtime is the database's time and how it waits and yields: the
@@ -298,9 +299,15 @@ type DB struct {
 	recovered             RecoveryStats
 
 	commits atomic.Int64 // transactions committed since Open (Commits)
-	// purgeStats totals purge's work since Open (Purge); guarded by
-	// undo.mu.
+	// purgeStats totals purge's work since Open (Purge), and purgeErr is
+	// the background purge's last error; both guarded by undo.mu.
+	// purgeMeter is the meter of purges given none (PurgeMeter), guarded
+	// by undo.purgeMu. purger is the background purge (PurgeBackground),
+	// nil in the other modes.
 	purgeStats PurgeStats
+	purgeErr   error
+	purgeMeter Meter
+	purger     *purger
 
 	// mu guards the table map, the next free space (and the catalog's
 	// record of it: CreateTable holds mu while it writes the catalog) and
@@ -388,9 +395,7 @@ func Open(o *Options) (*DB, error) {
 	if opts.Isolation == IsolationDefault {
 		opts.Isolation = Serializable
 	}
-	if opts.Purge == PurgeDefault {
-		opts.Purge = PurgeAfterCommit
-	}
+
 	if opts.Runtime == nil {
 		opts.Runtime = RealRuntime{}
 	}
@@ -400,6 +405,12 @@ func Open(o *Options) (*DB, error) {
 	var rt Runtime
 	if _, real := opts.Runtime.(RealRuntime); !real {
 		rt = opts.Runtime
+	}
+	if opts.Purge == PurgeDefault {
+		opts.Purge = PurgeBackground
+		if rt != nil {
+			opts.Purge = PurgeAfterCommit
+		}
 	}
 	if opts.LockTimeout == 0 {
 		opts.LockTimeout = 50 * time.Second
@@ -506,6 +517,9 @@ func Open(o *Options) (*DB, error) {
 	t4 := time.Now()
 	if err := db.Checkpoint(); err != nil {
 		return fail(err)
+	}
+	if opts.Purge == PurgeBackground {
+		db.startPurger()
 	}
 	if !dblwr && dw != nil {
 		// Read for recovery only: this open writes pages in place, and
@@ -725,8 +739,9 @@ func (db *DB) Close() error {
 	}
 	db.mu.closed = true
 	db.mu.Unlock()
-	// The cleaner stops first: the sharp checkpoint writes what is left,
-	// and no pass runs after it.
+	// Purge and the cleaner stop first: the sharp checkpoint writes what
+	// is left, and no pass runs after it.
+	db.stopPurger()
 	db.pool.StopCleaner()
 	err := db.Checkpoint()
 	if err == nil {

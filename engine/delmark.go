@@ -68,8 +68,9 @@ func clustDeleted(rec []byte) bool { return len(rec) > 0 && rec[0]&recDeleted !=
 // of the row tx holds locked), logged with its undo (a tree update back
 // to the live value).
 func (tx *Tx) secMark(ix *index, key []byte) error {
+	tx.assignTrxID() // taken by the row's clustered change already
 	b := tx.m.NodeVisitsTotal()
-	err := tx.treeUpdate(ix, key, secDelMarked, nil)
+	err := tx.treeUpdate(ix, key, secDelMarked, nil, tx.trxID)
 	tx.charge(ix, b)
 	if err != nil {
 		return err
@@ -85,10 +86,11 @@ func (tx *Tx) secMark(ix *index, key []byte) error {
 // remove a delete-marked entry between the two attempts; the insert is
 // then tried again.
 func (tx *Tx) secInsert(ix *index, key []byte) error {
+	tx.assignTrxID()
 	b := tx.m.NodeVisitsTotal()
 	defer tx.charge(ix, b)
 	for {
-		err := tx.treeInsert(ix, key, nil)
+		err := tx.treeInsert(ix, key, nil, tx.trxID)
 		if !errors.Is(err, btree.ErrDuplicateKey) {
 			if err == nil {
 				tx.wrote(ix)
@@ -106,7 +108,7 @@ func (tx *Tx) secInsert(ix *index, key []byte) error {
 		if !secDeleted(v) {
 			return fmt.Errorf("%w: index %s already has a live entry %x for the row", ErrInconsistent, ix.name, key)
 		}
-		err = tx.treeUpdate(ix, key, nil, secDelMarked)
+		err = tx.treeUpdate(ix, key, nil, secDelMarked, tx.trxID)
 		if errors.Is(err, btree.ErrKeyNotFound) {
 			continue // purged since it was read
 		}

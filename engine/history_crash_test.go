@@ -87,3 +87,52 @@ func purgeAll1(t *testing.T, db *DB) (int, Meter) {
 	require.NoError(t, err)
 	return n, m
 }
+
+// TestCrashRollbackVersions: a transaction a crash interrupts after it
+// moved a row's indexed column away and back, deleted a row and inserted
+// it again over its own delete-mark, and deleted a row that an earlier
+// committed transaction had updated, is rolled back at recovery from its
+// undo log: the rows and entries are as before it, with no mark left
+// once purge ran, and its transaction id counts as active while it is
+// rolled back (an entry it unmarked and marked again is one an older
+// version of its own needs).
+func TestCrashRollbackVersions(t *testing.T) {
+	fs := vfs.NewCrashableMem()
+	opts := &Options{FS: fs, Dir: "db", PageSize: 4096, Options: cache.Options{PoolSize: 64 * 4096},
+		Purge: PurgeManual, Runtime: steppedRuntime{}}
+	db, err := Open(opts)
+	require.NoError(t, err)
+	tb := mvccLoad(t, db, 5)
+	mvccSet(t, db, tb, 4, 44)
+	tx := db.Begin(nil)
+	set := func(id, v int64) {
+		require.NoError(t, tx.Update(tb, []Value{Int(id)}, []Set{{Column: "v", Value: Int(v)}}))
+	}
+	set(2, 35)
+	set(2, 20)
+	require.NoError(t, tx.Delete(tb, []Value{Int(3)}))
+	require.NoError(t, tx.Insert(tb, Row{Int(3), Int(33)}))
+	require.NoError(t, tx.Delete(tb, []Value{Int(4)}))
+	require.NoError(t, db.log.SyncTo(nil, db.log.End()))
+	image := fs.CrashClone(vfs.CrashCloneCfg{RNG: rand.New(rand.NewPCG(3, 4))})
+	require.NoError(t, db.Close())
+
+	opts.FS = image
+	db2, err := Open(opts)
+	require.NoError(t, err)
+	defer db2.Close()
+	require.Equal(t, int64(1), db2.Recovery().RolledBack)
+	tb2, err := db2.Table(tb.info.def.Name)
+	require.NoError(t, err)
+	mvccCheck(t, db2, tb2)
+	c, s, ca, sa := marks(t, tb2)
+	require.Equal(t, [4]int{0, 0, 5, 5}, [4]int{c, s, ca, sa})
+	r := db2.BeginTx(nil, TxOptions{Isolation: RepeatableRead})
+	require.Equal(t, []int64{1, 2, 3, 4, 5}, mvccScan(t, r, tb2, ScanOptions{Index: "by_v"}))
+	for id, want := range map[int64]int64{2: 20, 3: 30, 4: 44} {
+		got, ok := mvccGet(t, r, tb2, id)
+		require.True(t, ok)
+		require.Equal(t, want, got)
+	}
+	require.NoError(t, r.Commit())
+}

@@ -79,8 +79,10 @@ type Meter struct {
 	// row_vers_build_for_consistent_read, one trx_undo_prev_version_build
 	// per step); SecondaryClusterChecks the secondary entries a
 	// consistent read had to confirm in the clustered record because
-	// their leaf's max transaction id was not older than the view
-	// (PAGE_MAX_TRX_ID).
+	// their leaf's max transaction id (PAGE_MAX_TRX_ID) was not below the
+	// view's up limit. Each is also a row fetch (RowFetchesPrimary): for
+	// an index-only read, one the entry alone would otherwise have
+	// answered.
 	ReadViews              int64
 	ConsistentReads        int64
 	UndoVersionsRead       int64

@@ -68,12 +68,24 @@ type PurgeMode uint8
 
 // Purge modes.
 const (
-	// PurgeDefault is the database's default: PurgeAfterCommit.
+	// PurgeDefault is the database's default: PurgeBackground with the
+	// real runtime, PurgeAfterCommit with another (the simulator's, until
+	// it runs purge as an actor of its own with PurgeManual).
 	PurgeDefault PurgeMode = iota
+	// PurgeBackground runs purge on a goroutine of its own (InnoDB's
+	// purge coordinator, innodb_purge_threads=1; the work of a batch is
+	// not split among workers here), on the database's purge meter
+	// (DB.PurgeMeter). It is woken by every commit that puts a log on the
+	// history list and by every transaction end that closes a read view,
+	// and then purges until the history list is empty or its head is a
+	// log the purge view does not see. Close stops it. Commits never wait
+	// for it: purge lag (DB.PurgeLag) is what it has not done yet.
+	PurgeBackground
 	// PurgeAfterCommit purges on the committing goroutine, after each
 	// commit that put a log on the history list (unless a purge is
-	// already running, which will take it), on the pool's background
-	// meter.
+	// already running, which will take it), on the database's purge
+	// meter. A test that counts a transaction's work exactly gets the
+	// same undo logs cached every run.
 	PurgeAfterCommit
 	// PurgeManual purges only when DB.PurgeStep is called (and once at
 	// Open, after recovery): the simulator's scheduled purge actor, and
@@ -85,6 +97,8 @@ func (p PurgeMode) String() string {
 	switch p {
 	case PurgeDefault:
 		return "default"
+	case PurgeBackground:
+		return "background"
 	case PurgeAfterCommit:
 		return "after-commit"
 	case PurgeManual:
@@ -139,11 +153,22 @@ func (db *DB) Purge() PurgeStats {
 // has not yet freed (InnoDB's history list length).
 func (db *DB) PurgeLag() int64 { return int64(db.undo.historyLen()) }
 
+// PurgeMeter returns a copy of the database's purge meter: the work of
+// the purges that were given no meter of their own (the background
+// goroutine's, the after-commit ones', Open's). It waits for a running
+// purge.
+func (db *DB) PurgeMeter() Meter {
+	db.undo.purgeMu.Lock()
+	defer db.undo.purgeMu.Unlock()
+	return db.purgeMeter.Clone()
+}
+
 // PurgeStep purges, oldest first, the committed undo logs on the history
 // list that the purge view sees, at most max of them (0: no limit), and
-// returns how many it purged. Its work is charged to m (nil: the pool's
-// background meter for the pages; the purge counters still reach Purge's
-// totals). One purge runs at a time: a call waits for a running one.
+// returns how many it purged. Its work is charged to m (nil: the
+// database's purge meter, PurgeMeter); Purge's totals count it either
+// way. One purge runs at a time: a call waits for a running one. It is
+// the step the simulator schedules as its purge actor (PurgeManual).
 func (db *DB) PurgeStep(m *Meter, max int) (int, error) {
 	db.undo.purgeMu.Lock()
 	defer db.undo.purgeMu.Unlock()
@@ -163,10 +188,8 @@ func (db *DB) tryPurge() error {
 
 func (db *DB) purgeLocked(m *Meter, max int) (int, error) {
 	u := &db.undo
-	var bg Meter
 	if m == nil {
-		m = &bg
-		defer db.pool.ChargeBackground(&bg.Meter)
+		m = &db.purgeMeter
 	}
 	view := db.purgeView()
 	n := 0
@@ -391,4 +414,65 @@ func (db *DB) versionHasEntry(m *Meter, view *ReadView, t *TableHandle, ix *inde
 		}
 		m.PurgeVersionsRead++
 	}
+}
+
+// purger is the background purge goroutine (PurgeBackground).
+type purger struct {
+	wake chan struct{} // a pending wake-up (buffer 1: wakes coalesce)
+	stop chan struct{} // closed by Close
+	done chan struct{} // closed when the goroutine has returned
+}
+
+// startPurger starts the background purge goroutine.
+func (db *DB) startPurger() {
+	p := &purger{wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	db.purger = p
+	go func() {
+		defer close(p.done)
+		for {
+			select {
+			case <-p.stop:
+				return
+			case <-p.wake:
+			}
+			if _, err := db.PurgeStep(nil, 0); err != nil {
+				db.undo.mu.Lock()
+				db.purgeErr = err
+				db.undo.mu.Unlock()
+			}
+			if h := testHookPurgeRound; h != nil {
+				h(db)
+			}
+		}
+	}()
+}
+
+// testHookPurgeRound, when set by a test, runs after each round of the
+// background purge.
+var testHookPurgeRound func(db *DB)
+
+// wakePurge wakes the background purge, if there is one and it has work.
+func (db *DB) wakePurge() {
+	if p := db.purger; p != nil && db.undo.historyLen() > 0 {
+		select {
+		case p.wake <- struct{}{}:
+		default: // already woken
+		}
+	}
+}
+
+// stopPurger stops the background purge goroutine and waits for it.
+func (db *DB) stopPurger() {
+	if p := db.purger; p != nil {
+		close(p.stop)
+		<-p.done
+	}
+}
+
+// PurgeErr returns the last error the background purge met (nil: none).
+// Purge stops at the log it failed on and tries again when next woken.
+func (db *DB) PurgeErr() error {
+	db.undo.mu.Lock()
+	defer db.undo.mu.Unlock()
+	return db.purgeErr
 }

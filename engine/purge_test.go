@@ -173,12 +173,13 @@ func TestPurgeInsertOverDelete(t *testing.T) {
 	}
 }
 
-// TestPurgeAfterCommit: in the default mode purge runs after each commit
-// that put a log on the history list: no view open, the deleted record is
-// gone when Commit returns.
+// TestPurgeAfterCommit: with PurgeAfterCommit, purge runs after each
+// commit that put a log on the history list: no view open, the deleted
+// record is gone when Commit returns.
 func TestPurgeAfterCommit(t *testing.T) {
-	db := mvccOpen(t)
-	require.Equal(t, PurgeAfterCommit, db.Options().Purge)
+	db, err := Open(&Options{Options: cache.Options{PoolSize: 8 << 20}, Purge: PurgeAfterCommit})
+	require.NoError(t, err)
+	defer db.Close()
 	tb := mvccLoad(t, db, 3)
 	mvccDelete(t, db, tb, 2)
 	require.Zero(t, db.PurgeLag())
@@ -260,4 +261,30 @@ func TestHistoryFreesSlots(t *testing.T) {
 	require.Zero(t, db.PurgeLag())
 	require.Len(t, db.undo.cached, 1008, "every slot holds a cached log")
 	mvccCheck(t, db, tb)
+}
+
+// TestPurgeBackground: a real-mode database purges on a goroutine of its
+// own by default; it is woken by a commit that adds to the history list
+// (and, held back by a view, by the end of the transaction that closes
+// the view); its work goes to the database's purge meter. Close stops it.
+func TestPurgeBackground(t *testing.T) {
+	rounds := make(chan int64, 16)
+	testHookPurgeRound = func(db *DB) { rounds <- db.PurgeLag() }
+	defer func() { testHookPurgeRound = nil }()
+	db := mvccOpen(t)
+	require.Equal(t, PurgeBackground, db.Options().Purge)
+	tb := mvccLoad(t, db, 3)
+	v := db.BeginTx(nil, TxOptions{Isolation: RepeatableRead})
+	_, _ = mvccGet(t, v, tb, 1)
+	mvccDelete(t, db, tb, 2)
+	require.Equal(t, int64(1), <-rounds, "woken by the commit, held back by the view")
+	require.NoError(t, v.Commit())
+	require.Zero(t, <-rounds, "woken by the view's end")
+	c, s, ca, sa := marks(t, tb)
+	require.Equal(t, [4]int{0, 0, 2, 2}, [4]int{c, s, ca, sa})
+	pm := db.PurgeMeter()
+	require.Equal(t, int64(1), pm.UndoLogsPurged)
+	require.Equal(t, int64(1), pm.PurgeRecords)
+	require.Equal(t, int64(1), pm.PurgeSecondaryRemoved)
+	require.NoError(t, db.PurgeErr())
 }

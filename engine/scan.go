@@ -629,12 +629,17 @@ func (tx *Tx) Count(t *TableHandle, o CountOptions) (int64, Path, error) {
 
 // loadConsistent fills c.row from the version of the current entry's row
 // that the cursor's read view sees, or reports errSkip if the row does
-// not exist in it. A secondary entry is always confirmed in the clustered
-// record (InnoDB goes to the clustered index when the secondary page's
-// PAGE_MAX_TRX_ID is not older than the view; without that field here,
-// every entry counts as such, Meter.SecondaryClusterChecks): the version
-// must still have the entry's values (row_sel_sec_rec_is_for_clust_rec),
-// else the entry belongs to another version of the row.
+// not exist in it. A secondary entry is trusted as it is when its leaf's
+// PAGE_MAX_TRX_ID is below the view's up limit
+// (lock_sec_rec_cons_read_sees: every change to the leaf is one the view
+// sees, so the entry is live exactly when the view's version of the row
+// has it): a delete-marked one is skipped, and an index-only read takes
+// its columns from the entry without visiting the row. Otherwise
+// (Meter.SecondaryClusterChecks) the entry is confirmed in the clustered
+// record: the view's version must still have the entry's values
+// (row_sel_sec_rec_is_for_clust_rec), else the entry belongs to another
+// version of the row. A read that wants columns the entry lacks builds
+// the view's version of the row either way.
 func (c *Cursor) loadConsistent(key, val []byte) error {
 	t, ix, tx := c.t, c.ix, c.tx
 	cols := t.info.def.Columns
@@ -642,15 +647,33 @@ func (c *Cursor) loadConsistent(key, val []byte) error {
 	rec := val
 	var pk []byte
 	if !ix.primary {
+		seen := c.it.PageMaxTrx() < c.view.upLimit
+		if seen && secDeleted(val) {
+			return errSkip
+		}
 		rest, buf, err := decodeKeyInto(key, cols, ix.cols, c.row, c.buf[:0])
 		c.buf = buf
 		if err != nil {
 			return err
 		}
 		pk = rest
+		if seen && c.indexOnly {
+			if len(c.want) == 0 {
+				return nil // count(*): the entry is the row's
+			}
+			_, c.buf, err = decodeKeyInto(pk, cols, t.info.pk, c.row, c.buf)
+			for i := range c.row {
+				if !c.wanted[i] {
+					c.row[i] = Null
+				}
+			}
+			return err
+		}
+		if !seen {
+			tx.m.SecondaryClusterChecks++
+		}
 		tx.m.RowFetches++
 		tx.m.RowFetchesPrimary++
-		tx.m.SecondaryClusterChecks++
 		prim := t.ixs[0]
 		b := tx.m.NodeVisitsTotal()
 		v, found, err := prim.tree.Get(tx.m, pk, tx.val)
@@ -659,7 +682,7 @@ func (c *Cursor) loadConsistent(key, val []byte) error {
 			return err
 		}
 		if !found {
-			return errSkip // an insert rolled back since the entry was read
+			return errSkip // an insert rolled back, or a delete purged, since the entry was read
 		}
 		tx.val, rec = v, v
 	}

@@ -171,11 +171,15 @@ func (tx *Tx) leaveTrxSys() {
 			s.rw = slices.Delete(s.rw, i, i+1)
 		}
 	}
-	if tx.view != nil {
+	closed := tx.view != nil
+	if closed {
 		delete(s.views, tx.view)
 	}
 	s.mu.Unlock()
 	tx.view = nil
+	if closed {
+		tx.db.wakePurge() // the purge view may have moved on
+	}
 }
 
 // openView builds a read view of the transaction system now, with

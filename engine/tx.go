@@ -321,9 +321,16 @@ func (tx *Tx) Commit() error {
 		return fmt.Errorf("engine: commit of transaction %d: %w", tx.id, err)
 	}
 	tx.db.commits.Add(1)
-	if tx.db.opts.Purge == PurgeAfterCommit && (kept || tx.db.undo.historyLen() > 0) {
-		if err := tx.db.tryPurge(); err != nil {
-			return fmt.Errorf("engine: transaction %d committed, but purge after it failed: %w", tx.id, err)
+	switch tx.db.opts.Purge {
+	case PurgeAfterCommit:
+		if kept || tx.db.undo.historyLen() > 0 {
+			if err := tx.db.tryPurge(); err != nil {
+				return fmt.Errorf("engine: transaction %d committed, but purge after it failed: %w", tx.id, err)
+			}
+		}
+	case PurgeBackground:
+		if kept {
+			tx.db.wakePurge()
 		}
 	}
 	if err := tx.db.maybeCheckpoint(tx.cm()); err != nil {
@@ -553,7 +560,7 @@ func (tx *Tx) Insert(t *TableHandle, row Row) error {
 	} else {
 		if ptr, err = tx.heapInsert(t, tx.row); err == nil {
 			p := ptr.Encode()
-			err = tx.treeInsert(prim, pk, p[:])
+			err = tx.treeInsert(prim, pk, p[:], 0)
 		}
 	}
 	tx.charge(prim, b)
@@ -567,7 +574,7 @@ func (tx *Tx) Insert(t *TableHandle, row Row) error {
 	for _, ix := range t.ixs[1:] {
 		tx.key2 = t.entryKey(tx.key2, ix, row, pk, ptr)
 		b := tx.m.NodeVisitsTotal()
-		err := tx.treeInsert(ix, tx.key2, nil)
+		err := tx.treeInsert(ix, tx.key2, nil, 0)
 		tx.charge(ix, b)
 		if err != nil {
 			return fmt.Errorf("engine: table %s: index %s: %w", t.info.def.Name, ix.name, err)
@@ -832,7 +839,7 @@ func (tx *Tx) update(t *TableHandle, pk []Value, set []Set) error {
 		p := newPtr.Encode()
 		old := ptr.Encode()
 		b := tx.m.NodeVisitsTotal()
-		err := tx.treeUpdate(prim, key, p[:], old[:])
+		err := tx.treeUpdate(prim, key, p[:], old[:], 0)
 		tx.charge(prim, b)
 		if err != nil {
 			return err
@@ -873,7 +880,7 @@ func (tx *Tx) reindex(t *TableHandle, pk []byte, oldPtr, newPtr heap.RowPtr, red
 		err := tx.treeDelete(ix, tx.key2, nil)
 		if err == nil {
 			tx.key2 = t.entryKey(tx.key2, ix, tx.cur, pk, newPtr)
-			err = tx.treeInsert(ix, tx.key2, nil)
+			err = tx.treeInsert(ix, tx.key2, nil, 0)
 		}
 		tx.charge(ix, b)
 		if err != nil {

@@ -329,9 +329,12 @@ func (tx *Tx) logStep(mt *cache.Mtr, s *step) error {
 
 func (tx *Tx) mtr() *cache.Mtr { return tx.db.pool.BeginMtr(tx.cm()) }
 
-func (tx *Tx) treeInsert(ix *index, key, val []byte) error {
+// treeInsert inserts key and val into ix, with its undo. trx, if not 0,
+// is the transaction id the leaf's max trx id is raised to (a clustered
+// table's secondary index: btree.InsertTrxIn, InnoDB's PAGE_MAX_TRX_ID).
+func (tx *Tx) treeInsert(ix *index, key, val []byte, trx uint64) error {
 	mt := tx.mtr()
-	if err := ix.tree.InsertIn(tx.m, mt, key, val); err != nil {
+	if err := ix.tree.InsertTrxIn(tx.m, mt, key, val, trx); err != nil {
 		mt.Commit()
 		return err
 	}
@@ -347,9 +350,11 @@ func (tx *Tx) treeDelete(ix *index, key, old []byte) error {
 	return tx.logStep(mt, &step{kind: stepTreeDelete, flags: flagsOf(ix), space: ix.tree.Space(), key: key, val: old})
 }
 
-func (tx *Tx) treeUpdate(ix *index, key, val, old []byte) error {
+// treeUpdate replaces key's value in ix by val, with its undo (old, the
+// value before); trx as treeInsert's.
+func (tx *Tx) treeUpdate(ix *index, key, val, old []byte, trx uint64) error {
 	mt := tx.mtr()
-	if err := ix.tree.UpdateIn(tx.m, mt, key, val); err != nil {
+	if err := ix.tree.UpdateTrxIn(tx.m, mt, key, val, trx); err != nil {
 		mt.Commit()
 		return err
 	}
