@@ -66,11 +66,12 @@ func Retryable(err error) bool {
 // must live longer: the buffers outlive the transaction and serve the
 // next one.
 //
-// Isolation is strict two-phase row locking keyed by primary key: a read
-// takes a shared lock, a write an exclusive one, and every lock is held
-// until Commit or Rollback (like InnoDB's SERIALIZABLE, without gap locks,
-// so a scan can meet rows inserted after it began; see Cursor for what
-// scans lock). A request that would deadlock, or waits past the lock
+// Row locks are keyed by primary key: a write takes an exclusive lock,
+// and under Serializable a read a shared one, every lock held until Commit
+// or Rollback (like InnoDB's SERIALIZABLE, without gap locks, so a scan
+// can meet rows inserted after it began; see Cursor for what scans lock).
+// Under ReadCommitted and RepeatableRead a plain read of a clustered table
+// locks nothing and reads its read view's versions (see Isolation). A request that would deadlock, or waits past the lock
 // timeout, fails with ErrDeadlock or ErrLockTimeout, and the transaction is
 // then already rolled back.
 //
@@ -909,7 +910,9 @@ func (t *TableHandle) pkRow(pk []Value) Row {
 }
 
 // Delete removes the row with primary key pk and its index entries.
-// ErrNotFound if there is none.
+// ErrNotFound if there is none. In a clustered table the record and its
+// entries are delete-marked (delmark.go): read views older than the
+// delete still read the row until purge removes them.
 func (tx *Tx) Delete(t *TableHandle, pk []Value) error {
 	tx.enter()
 	if err := tx.db.logFreeCheck(tx.m); err != nil {
