@@ -51,6 +51,7 @@ type Iter struct {
 	lo, hi Bound
 	pg     *cache.Page // pinned leaf of the current entry, nil if none
 	mod    uint64      // pg's modification count when the entry was read
+	maxTrx uint64      // pg's max trx id when the entry was read
 	idx    int
 	depth  int // depth of the leaves
 	key    []byte
@@ -340,12 +341,19 @@ func (it *Iter) Changed() bool {
 	return changed
 }
 
+// PageMaxTrx returns the max trx id (InnoDB's PAGE_MAX_TRX_ID, see
+// node.go) the current entry's leaf had when the entry was read: every
+// write to the leaf through InsertTrxIn or UpdateTrxIn up to then was by a
+// transaction id at most this.
+func (it *Iter) PageMaxTrx() uint64 { return it.maxTrx }
+
 func (it *Iter) capture(pg *cache.Page, i int) {
 	n := node(pg.Data())
 	it.key = append(it.key[:0], n.key(i)...)
 	it.val = append(it.val[:0], n.val(i)...)
 	it.idx = i
 	it.mod = pg.ModCount()
+	it.maxTrx = n.maxTrx()
 	it.pg = pg
 	it.valid = true
 	pg.RUnlatch()

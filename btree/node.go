@@ -9,14 +9,14 @@ import (
 )
 
 // A node is one page. After the 32-byte page header owned by package cache
-// comes a 28-byte node header, then a slot array growing forward and cells
+// comes a 36-byte node header, then a slot array growing forward and cells
 // growing backward from the end of the page:
 //
-//	0          32      34      36          40        44      48      52      56       58       60
-//	+----------+-------+-------+-----------+---------+-------+-------+-------+--------+--------+
-//	| page hdr | level | count | cellStart | garbage | prev  | next  | left  | prefix | last   |
-//	|  (32B)   | (2B)  | (2B)  |   (4B)    |  (4B)   | (4B)  | (4B)  | (4B)  |  (2B)  | insert |
-//	+----------+-------+-------+-----------+---------+-------+-------+-------+--------+--------+
+//	0          32      34      36          40        44      48      52      56       58       60          68
+//	+----------+-------+-------+-----------+---------+-------+-------+-------+--------+--------+-----------+
+//	| page hdr | level | count | cellStart | garbage | prev  | next  | left  | prefix | last   | max trx   |
+//	|  (32B)   | (2B)  | (2B)  |   (4B)    |  (4B)   | (4B)  | (4B)  | (4B)  |  (2B)  | insert | id (8B)   |
+//	+----------+-------+-------+-----------+---------+-------+-------+-------+--------+--------+-----------+
 //	| slot 0: offset (2B), head (4B) | slot 1 | … | free space …   | cell k … cell 0           |
 //	+--------------------------------------------+-----------------+---------------------------+
 //	                                             ^ slots end       ^ cellStart        page end ^
@@ -40,6 +40,15 @@ import (
 // table loaded in key order then fills its pages instead of leaving them
 // half empty.
 //
+// "max trx id" is InnoDB's PAGE_MAX_TRX_ID, kept in leaves: the highest
+// transaction id its user gave a write to the leaf (InsertTrxIn,
+// UpdateTrxIn), in the write's own mini-transaction (0: none). A split
+// gives both halves the leaf's, a merge the larger of the two; a delete
+// leaves it as it is. The engine sets it on the leaves of clustered
+// tables' secondary indexes, so that a consistent read trusts an entry
+// without visiting its row when the leaf's last writer is older than its
+// read view (lock_sec_rec_cons_read_sees).
+//
 // level is 0 for leaves and grows toward the root. Slots hold cell offsets
 // in key order, so a binary search over slots finds a key; cells themselves
 // sit in any order. cellStart is the lowest cell byte (a u32 because an
@@ -60,7 +69,8 @@ const (
 	offLeft      = page.HeaderSize + 20
 	offPrefix    = page.HeaderSize + 24
 	offLast      = page.HeaderSize + 26
-	nodeHeader   = page.HeaderSize + 28
+	offMaxTrx    = page.HeaderSize + 28
+	nodeHeader   = page.HeaderSize + 36
 
 	slotSize       = 6
 	noPrefix       = 0xFFFF // the prefix of an empty node
@@ -403,3 +413,5 @@ func (n node) setHead(i int, h uint32) { binary.BigEndian.PutUint32(n[nodeHeader
 func (n node) prefix() int             { return n.u16(offPrefix) }
 func (n node) lastInsert() int         { return n.u16(offLast) }
 func (n node) setPrefix(p int)         { n.put16(offPrefix, p) }
+func (n node) maxTrx() uint64          { return binary.LittleEndian.Uint64(n[offMaxTrx:]) }
+func (n node) setMaxTrx(v uint64)      { binary.LittleEndian.PutUint64(n[offMaxTrx:], v) }

@@ -164,6 +164,18 @@ func setPrev(mt *cache.Mtr, pg *cache.Page, v uint32) { mt.Write32(pg, offPrev, 
 func setNext(mt *cache.Mtr, pg *cache.Page, v uint32) { mt.Write32(pg, offNext, v) }
 func setLeft(mt *cache.Mtr, pg *cache.Page, v uint32) { mt.Write32(pg, offLeft, v) }
 
+// raiseMaxTrx sets leaf pg's max trx id to v if that is higher, logged
+// in mt.
+func raiseMaxTrx(mt *cache.Mtr, pg *cache.Page, v uint64) {
+	n := node(pg.Data())
+	if v <= n.maxTrx() || !n.isLeaf() {
+		return
+	}
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], v)
+	mt.Write(pg, offMaxTrx, b[:])
+}
+
 // moveTail moves entries [from, count) of node pg to the end of node dst
 // (a merge), logging an append-cells on dst and a truncate on pg.
 func moveTail(mt *cache.Mtr, pg, dst *cache.Page, from int) {

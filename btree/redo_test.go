@@ -113,14 +113,31 @@ func newRedoRun(t *testing.T, seed uint64, nops int) *redoRun {
 		_, there := md[k]
 		recsBefore, lsnBefore := lg.Stats().Records, lg.End()
 		var m Meter
-		switch name {
-		case "insert":
+		// Half the inserts and updates carry a transaction id, which
+		// raises their leaf's max trx id in the same record (replay
+		// must rebuild it too, through splits and merges).
+		trx := uint64(0)
+		if i%2 == 0 {
+			trx = uint64(i + 1)
+		}
+		switch {
+		case name == "insert" && trx != 0:
+			mt := pool.BeginMtr(m.Pages())
+			err = tree.InsertTrxIn(&m, mt, []byte(k), []byte(v), trx)
+			mt.Commit()
+			op.applied = !there
+		case name == "update" && trx != 0:
+			mt := pool.BeginMtr(m.Pages())
+			err = tree.UpdateTrxIn(&m, mt, []byte(k), []byte(v), trx)
+			mt.Commit()
+			op.applied = there
+		case name == "insert":
 			err = tree.Insert(&m, []byte(k), []byte(v))
 			op.applied = !there
-		case "put":
+		case name == "put":
 			err = tree.Put(&m, []byte(k), []byte(v))
 			op.applied = true
-		case "update":
+		case name == "update":
 			err = tree.Update(&m, []byte(k), []byte(v))
 			op.applied = there
 		default:

@@ -303,7 +303,7 @@ const (
 func (t *Tree) Insert(m Account, key, val []byte) error {
 	pm, tc := accounts(m)
 	mt := t.pool.BeginMtr(pm)
-	err := t.write(mt, tc, key, val, modeInsert)
+	err := t.write(mt, tc, key, val, modeInsert, 0)
 	mt.Commit()
 	return err
 }
@@ -313,7 +313,7 @@ func (t *Tree) Insert(m Account, key, val []byte) error {
 func (t *Tree) Update(m Account, key, val []byte) error {
 	pm, tc := accounts(m)
 	mt := t.pool.BeginMtr(pm)
-	err := t.write(mt, tc, key, val, modeUpdate)
+	err := t.write(mt, tc, key, val, modeUpdate, 0)
 	mt.Commit()
 	return err
 }
@@ -322,7 +322,7 @@ func (t *Tree) Update(m Account, key, val []byte) error {
 func (t *Tree) Put(m Account, key, val []byte) error {
 	pm, tc := accounts(m)
 	mt := t.pool.BeginMtr(pm)
-	err := t.write(mt, tc, key, val, modePut)
+	err := t.write(mt, tc, key, val, modePut, 0)
 	mt.Commit()
 	return err
 }
@@ -350,7 +350,7 @@ func (t *Tree) InsertIn(m Account, mt *cache.Mtr, key, val []byte) error {
 	if err := t.checkMtr(mt); err != nil {
 		return err
 	}
-	return t.write(mt, treeCounts(m), key, val, modeInsert)
+	return t.write(mt, treeCounts(m), key, val, modeInsert, 0)
 }
 
 // UpdateIn is Update inside the caller's mini-transaction; see InsertIn.
@@ -358,7 +358,24 @@ func (t *Tree) UpdateIn(m Account, mt *cache.Mtr, key, val []byte) error {
 	if err := t.checkMtr(mt); err != nil {
 		return err
 	}
-	return t.write(mt, treeCounts(m), key, val, modeUpdate)
+	return t.write(mt, treeCounts(m), key, val, modeUpdate, 0)
+}
+
+// InsertTrxIn is InsertIn by transaction trx: the leaf's max trx id
+// (InnoDB's PAGE_MAX_TRX_ID, see node.go) is raised to trx in mt.
+func (t *Tree) InsertTrxIn(m Account, mt *cache.Mtr, key, val []byte, trx uint64) error {
+	if err := t.checkMtr(mt); err != nil {
+		return err
+	}
+	return t.write(mt, treeCounts(m), key, val, modeInsert, trx)
+}
+
+// UpdateTrxIn is UpdateIn by transaction trx; see InsertTrxIn.
+func (t *Tree) UpdateTrxIn(m Account, mt *cache.Mtr, key, val []byte, trx uint64) error {
+	if err := t.checkMtr(mt); err != nil {
+		return err
+	}
+	return t.write(mt, treeCounts(m), key, val, modeUpdate, trx)
 }
 
 // PutIn is Put inside the caller's mini-transaction; see InsertIn.
@@ -366,7 +383,7 @@ func (t *Tree) PutIn(m Account, mt *cache.Mtr, key, val []byte) error {
 	if err := t.checkMtr(mt); err != nil {
 		return err
 	}
-	return t.write(mt, treeCounts(m), key, val, modePut)
+	return t.write(mt, treeCounts(m), key, val, modePut, 0)
 }
 
 // DeleteIn is Delete inside the caller's mini-transaction; see InsertIn.
@@ -376,6 +393,30 @@ func (t *Tree) DeleteIn(m Account, mt *cache.Mtr, key []byte) error {
 	}
 	return t.del(mt, treeCounts(m), key)
 }
+
+// DeleteIfIn is DeleteIn of key if its value satisfies cond, decided
+// under the leaf's exclusive latch, so that no writer changes the value
+// between the test and the delete (the engine's purge removes a
+// delete-marked record only if it is still marked). It reports whether it
+// deleted; a key that is absent is no error (false). cond may be called
+// twice (on the optimistic path, then again on the pessimistic one) and
+// must not retain val.
+func (t *Tree) DeleteIfIn(m Account, mt *cache.Mtr, key []byte, cond func(val []byte) bool) (bool, error) {
+	if err := t.checkMtr(mt); err != nil {
+		return false, err
+	}
+	err := t.delIf(mt, treeCounts(m), key, cond)
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, ErrKeyNotFound), err == errCondFalse:
+		return false, nil
+	}
+	return false, err
+}
+
+// errCondFalse says DeleteIfIn's condition did not hold.
+var errCondFalse = errors.New("btree: delete condition false")
 
 func (t *Tree) checkMtr(mt *cache.Mtr) error {
 	if mt == nil || mt.Pool() != t.pool {
@@ -396,8 +437,9 @@ func modeErr(mode int, found bool, key []byte) error {
 
 // write is the optimistic path: shared latches down to an exclusive leaf
 // latch, and done if the leaf has room. Otherwise it starts again on the
-// pessimistic path, which may split.
-func (t *Tree) write(mt *cache.Mtr, tc *TreeCounts, key, val []byte, mode int) error {
+// pessimistic path, which may split. trx, if not 0, raises the leaf's max
+// trx id.
+func (t *Tree) write(mt *cache.Mtr, tc *TreeCounts, key, val []byte, mode int, trx uint64) error {
 	if err := t.checkSize(key, val); err != nil {
 		return err
 	}
@@ -418,16 +460,25 @@ func (t *Tree) write(mt *cache.Mtr, tc *TreeCounts, key, val []byte, mode int) e
 	} else {
 		ok = insertLeaf(mt, pg, i, key, val)
 	}
+	if ok && trx != 0 {
+		raiseMaxTrx(mt, pg, trx)
+	}
 	mt.Release(pg, ok)
 	if ok {
 		return nil
 	}
-	return t.writePessimistic(mt, tc, key, val, mode)
+	return t.writePessimistic(mt, tc, key, val, mode, trx)
 }
 
 // del is Delete's optimistic path: done at the leaf if the leaf stays at
 // least half full (or is the root), else pessimistic.
 func (t *Tree) del(mt *cache.Mtr, tc *TreeCounts, key []byte) error {
+	return t.delIf(mt, tc, key, nil)
+}
+
+// delIf is del of a key whose value satisfies cond (nil: any), else
+// errCondFalse with nothing changed.
+func (t *Tree) delIf(mt *cache.Mtr, tc *TreeCounts, key []byte, cond func([]byte) bool) error {
 	pg, depth, err := t.descend(mt.Meter(), tc, mt, key, edgeKey, true)
 	if err != nil {
 		return err
@@ -438,6 +489,10 @@ func (t *Tree) del(mt *cache.Mtr, tc *TreeCounts, key []byte) error {
 		mt.Release(pg, false)
 		return fmt.Errorf("%w: %q", ErrKeyNotFound, key)
 	}
+	if cond != nil && !cond(n.val(i)) {
+		mt.Release(pg, false)
+		return errCondFalse
+	}
 	after := n.used() - n.cellSize(n.slot(i)) - slotSize
 	if depth == 0 || (n.count() > 1 && after >= t.minFill) {
 		remove(mt, pg, i)
@@ -445,7 +500,7 @@ func (t *Tree) del(mt *cache.Mtr, tc *TreeCounts, key []byte) error {
 		return nil
 	}
 	mt.Release(pg, false)
-	return t.deletePessimistic(mt, tc, key)
+	return t.deletePessimistic(mt, tc, key, cond)
 }
 
 // path is the set of exclusively latched nodes of a pessimistic operation,
@@ -740,7 +795,7 @@ func (p *path) fetchSibling(no uint32, plevel int) (*cache.Page, error) {
 	return s, nil
 }
 
-func (t *Tree) writePessimistic(mt *cache.Mtr, tc *TreeCounts, key, val []byte, mode int) error {
+func (t *Tree) writePessimistic(mt *cache.Mtr, tc *TreeCounts, key, val []byte, mode int, trx uint64) error {
 	p, err := t.lockPath(mt, tc, key, false)
 	if err != nil {
 		return err
@@ -754,18 +809,20 @@ func (t *Tree) writePessimistic(mt *cache.Mtr, tc *TreeCounts, key, val []byte, 
 	}
 	if found {
 		if replaceVal(mt, p.pages[k], i, val) {
+			raiseMaxTrx(mt, p.pages[k], trx)
 			p.dirty[k] = true
 			return nil
 		}
 		// The entry grows past the page: split with the new value in
 		// place of the old one (the old one stays until the split).
-		return p.splitInsert(k, i, entry{key: key, val: val, replace: true})
+		return p.splitInsert(k, i, entry{key: key, val: val, replace: true, trx: trx})
 	}
 	if insertLeaf(mt, p.pages[k], i, key, val) {
+		raiseMaxTrx(mt, p.pages[k], trx)
 		p.dirty[k] = true
 		return nil
 	}
-	return p.splitInsert(k, i, entry{key: key, val: val})
+	return p.splitInsert(k, i, entry{key: key, val: val, trx: trx})
 }
 
 // entry is a cell being placed: a leaf's key and value, or an inner node's
@@ -773,7 +830,8 @@ func (t *Tree) writePessimistic(mt *cache.Mtr, tc *TreeCounts, key, val []byte, 
 type entry struct {
 	key, val []byte
 	child    uint32
-	replace  bool // e replaces entry i of the node instead of going before it
+	replace  bool   // e replaces entry i of the node instead of going before it
+	trx      uint64 // a leaf write's transaction id (the leaf's max trx id; 0: none)
 }
 
 // splitInsert splits pages[k] to make room for e at index i, then inserts
@@ -821,6 +879,11 @@ func (p *path) splitInsert(k, i int, e entry) error {
 	sep := splitNode(n, sn, i, e)
 	logSplit(p.mt, pg, sib, i, e)
 	if n.isLeaf() {
+		// Both halves carry the leaf's max trx id, raised to the
+		// writer's (whichever half e went to).
+		mx := max(n.maxTrx(), e.trx)
+		raiseMaxTrx(p.mt, pg, mx)
+		raiseMaxTrx(p.mt, sib, mx)
 		setPrev(p.mt, sib, pg.ID().Page)
 		setNext(p.mt, sib, n.next())
 		if next != nil {
@@ -1019,6 +1082,7 @@ func keepLeft(n, tn node, i int, e entry, best int) {
 		n.init(0)
 		n.setPrev(prev)
 		n.setNext(next)
+		n.setMaxTrx(tn.maxTrx()) // the left half keeps it (redo too)
 		for j := 0; j < best; j++ {
 			x := splitEntry(tn, i, e, j)
 			n.insertLeaf(j, x.key, x.val)
@@ -1037,7 +1101,7 @@ func keepLeft(n, tn node, i int, e entry, best int) {
 	}
 }
 
-func (t *Tree) deletePessimistic(mt *cache.Mtr, tc *TreeCounts, key []byte) error {
+func (t *Tree) deletePessimistic(mt *cache.Mtr, tc *TreeCounts, key []byte, cond func([]byte) bool) error {
 	p, err := t.lockPath(mt, tc, key, true)
 	if err != nil {
 		return err
@@ -1048,6 +1112,9 @@ func (t *Tree) deletePessimistic(mt *cache.Mtr, tc *TreeCounts, key []byte) erro
 	i, found := n.search(key)
 	if !found {
 		return fmt.Errorf("%w: %q", ErrKeyNotFound, key)
+	}
+	if cond != nil && !cond(n.val(i)) {
+		return errCondFalse // the value changed between the two paths
 	}
 	remove(mt, p.pages[k], i)
 	p.dirty[k] = true
@@ -1145,6 +1212,7 @@ func (p *path) rebalance(k int) error {
 	}
 	if an.isLeaf() {
 		moveTail(p.mt, b, a, 0)
+		raiseMaxTrx(p.mt, a, bn.maxTrx())
 		setNext(p.mt, a, bn.next())
 		if next != nil {
 			setPrev(p.mt, next, a.ID().Page)

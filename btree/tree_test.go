@@ -377,3 +377,102 @@ func TestOpenNotATree(t *testing.T) {
 	require.ErrorIs(t, tr.Insert(nil, []byte("k"), []byte("v")), ErrCorruptTree)
 	require.Zero(t, e.pool.Stats().Pinned)
 }
+
+// TestDeleteIf: DeleteIfIn deletes exactly the keys whose value passes
+// the condition, on the optimistic path and on the pessimistic one (the
+// deletes empty leaves and merge them), and reports a missing key as not
+// deleted, without an error.
+func TestDeleteIf(t *testing.T) {
+	e := newEnv(t, page.MinSize, 256, cache.PolicyLRU)
+	md := model{}
+	for i := range 2000 {
+		k := fmt.Sprintf("key%05d", i)
+		v := "live"
+		if i%3 != 0 {
+			v = "dead"
+		}
+		require.NoError(t, e.tree.Insert(nil, []byte(k), []byte(v)))
+		md[k] = v
+	}
+	dead := func(v []byte) bool { return string(v) == "dead" }
+	for i := range 2001 {
+		k := fmt.Sprintf("key%05d", i)
+		mt := e.pool.BeginMtr(nil)
+		ok, err := e.tree.DeleteIfIn(nil, mt, []byte(k), dead)
+		mt.Commit()
+		require.NoError(t, err)
+		require.Equal(t, md[k] == "dead", ok, k)
+		if ok {
+			delete(md, k)
+		}
+	}
+	_, err := e.tree.Check(nil)
+	require.NoError(t, err)
+	it := e.tree.NewIter(nil, nil)
+	var got []string
+	for ok := it.First(); ok; ok = it.Next() {
+		require.Equal(t, "live", string(it.Value()))
+		got = append(got, string(it.Key()))
+	}
+	require.NoError(t, it.Close())
+	require.Equal(t, md.sorted(), got)
+}
+
+// TestPageMaxTrx: InsertTrxIn and UpdateTrxIn raise their leaf's max trx
+// id (InnoDB's PAGE_MAX_TRX_ID); plain writes leave it; a split gives both
+// halves the leaf's, a merge the larger of the two; the iterator reports
+// the current entry's leaf's.
+func TestPageMaxTrx(t *testing.T) {
+	e := newEnv(t, page.MinSize, 256, cache.PolicyLRU)
+	const n = 1000
+	key := func(p string, i int) []byte { return []byte(fmt.Sprintf("%s%05d", p, i)) }
+	val := bytes.Repeat([]byte("v"), 40)
+	for i := range n {
+		require.NoError(t, e.tree.Insert(nil, key("a", i), val))
+	}
+	write := func(f func(mt *cache.Mtr) error) {
+		mt := e.pool.BeginMtr(nil)
+		require.NoError(t, f(mt))
+		mt.Commit()
+	}
+	for i := range n {
+		write(func(mt *cache.Mtr) error { return e.tree.InsertTrxIn(nil, mt, key("b", i), val, uint64(5+i%3)) })
+	}
+	// maxTrx maps each key to its leaf's max trx id, and counts leaves.
+	maxTrx := func() (map[string]uint64, int) {
+		got := map[string]uint64{}
+		leaves := map[uint64]bool{}
+		it := e.tree.NewIter(nil, nil)
+		for ok := it.First(); ok; ok = it.Next() {
+			got[string(it.Key())] = it.PageMaxTrx()
+			leaves[uint64(it.pg.ID().Page)] = true
+		}
+		require.NoError(t, it.Close())
+		return got, len(leaves)
+	}
+	got, leaves := maxTrx()
+	require.Greater(t, leaves, 20)
+	require.Zero(t, got[string(key("a", 0))], "plain inserts leave it 0")
+	for i := range n {
+		require.GreaterOrEqual(t, got[string(key("b", i))], uint64(5+i%3), "b%d", i)
+		require.LessOrEqual(t, got[string(key("b", i))], uint64(7))
+	}
+	write(func(mt *cache.Mtr) error { return e.tree.UpdateTrxIn(nil, mt, key("a", 0), val, 9) })
+	got, _ = maxTrx()
+	require.Equal(t, uint64(9), got[string(key("a", 0))])
+	require.Zero(t, got[string(key("a", n/2))])
+
+	// Deletes merge the b leaves into each other and into the last a
+	// leaves: every survivor next to a b key carries at least 5.
+	for i := range n - 1 {
+		require.NoError(t, e.tree.Delete(nil, key("b", i)))
+	}
+	for i := n / 2; i < n; i++ {
+		require.NoError(t, e.tree.Delete(nil, key("a", i)))
+	}
+	_, err := e.tree.Check(nil)
+	require.NoError(t, err)
+	got, _ = maxTrx()
+	require.GreaterOrEqual(t, got[string(key("b", n-1))], uint64(5))
+	require.Equal(t, uint64(9), got[string(key("a", 0))])
+}

@@ -32,12 +32,18 @@ var ErrInconsistent = errors.New("engine: index and table disagree")
 //     entry's key is its primary key; in a heap table the primary index
 //     maps its primary key to its row pointer; and every secondary index
 //     has exactly the entry the row implies (t.entryKey) with an empty
-//     value.
+//     value (a live entry). A delete-marked clustered record (delmark.go)
+//     decodes and has its key, but is no row: its entries may be marked
+//     or already purged.
 //  3. Conversely, every entry of every index other than the clustered
 //     tree: it decodes, names a live row (by primary key or row pointer)
 //     whose values give back exactly that entry, and a unique index holds
 //     no two entries with the same non-NULL values. Each index has as many
-//     entries as the table has rows.
+//     live entries as the table has rows. In a clustered table an entry
+//     may instead be delete-marked (its value 0x20): it must name a
+//     clustered record, live or marked (purge removes the entries before
+//     the record), whose values need not give it back (it belongs to an
+//     older version of the row).
 //
 // Steps 2 and 3 together make each index a bijection with the rows. Check
 // returns the first disagreement it meets, wrapping ErrInconsistent.
@@ -50,11 +56,18 @@ var ErrInconsistent = errors.New("engine: index and table disagree")
 // primary entry, one more lookup: run it on test-sized tables.
 //
 // Check must not run concurrently with writes to t: it reads pages without
-// row locks, so a concurrent change can look like a disagreement.
+// row locks, so a concurrent change can look like a disagreement. Purge
+// waits while it runs (it holds the purge mutex).
 func (t *TableHandle) Check(tx *Tx) error {
 	if err := tx.check(t); err != nil {
 		return err
 	}
+	t.db.undo.purgeMu.Lock()
+	defer t.db.undo.purgeMu.Unlock()
+	return t.checkLocked(tx)
+}
+
+func (t *TableHandle) checkLocked(tx *Tx) error {
 	n := len(t.info.def.Columns)
 	c := &checker{t: t, tx: tx, ent: make(Row, n)}
 	for _, ix := range t.ixs {
@@ -196,12 +209,19 @@ func (c *checker) clusteredRows() error {
 	for ok := c.step(prim, it.First); ok; ok = c.step(prim, it.Next) {
 		key := it.Key()
 		where := func() string { return fmt.Sprintf("entry %x", key) }
-		if err := c.decode(prim, where, it.Value()); err != nil {
+		h, body, err := splitClustRec(it.Value())
+		if err != nil {
+			return c.fail(prim, where(), "%w", err)
+		}
+		if err := c.decode(prim, where, body); err != nil {
 			return err
 		}
 		c.pk = appendKey(c.pk[:0], cols, t.info.pk, c.row)
 		if !bytes.Equal(c.pk, key) {
 			return c.fail(prim, where(), "holds a row whose primary key is (%s)", c.rowKey(c.row))
+		}
+		if h.deleted() {
+			continue // no row; purge removes it
 		}
 		if err := c.secondaryOf(c.row, c.pk, heap.RowPtr{}); err != nil {
 			return err
@@ -328,7 +348,6 @@ func (c *checker) secondaryEntries(ix *index) error {
 	var prev []byte // the previous entry's column part, for a unique index
 	n := 0
 	for ok := c.step(ix, it.First); ok; ok = c.step(ix, it.Next) {
-		n++
 		key := it.Key()
 		clear(c.ent)
 		rest, scratch, err := decodeKeyInto(key, cols, ix.cols, c.ent, c.scratch[:0])
@@ -338,7 +357,8 @@ func (c *checker) secondaryEntries(ix *index) error {
 		}
 		colPart := key[:len(key)-len(rest)]
 		desc := c.describe(ix.cols, c.ent)
-		if len(it.Value()) != 0 {
+		marked := t.org == Clustered && bytes.Equal(it.Value(), secDelMarked)
+		if len(it.Value()) != 0 && !marked {
 			return c.fail(ix, desc, "entry has a %d-byte value, want none", len(it.Value()))
 		}
 		// Find the row the entry names.
@@ -372,6 +392,19 @@ func (c *checker) secondaryEntries(ix *index) error {
 				return c.fail(ix, desc, "no row has that primary key")
 			}
 			c.img = append(c.img[:0], v...)
+			if t.org == Clustered {
+				h, body, err := splitClustRec(v)
+				if err != nil {
+					return c.fail(prim, c.rowKey(c.ent), "%w", err)
+				}
+				if marked {
+					continue // an older version's entry: its record is there
+				}
+				if h.deleted() {
+					return c.fail(ix, desc, "live entry of a delete-marked record")
+				}
+				c.img = append(c.img[:0], body...)
+			}
 			if t.org == HeapPrimaryKey {
 				if ptr, err = heap.DecodeRowPtr(v); err != nil {
 					return c.fail(prim, c.rowKey(c.ent), "entry value %x: %w", v, err)
@@ -392,6 +425,7 @@ func (c *checker) secondaryEntries(ix *index) error {
 		if !bytes.Equal(c.key, key) {
 			return c.fail(ix, desc, "the row it names has (%s)", c.entryDesc(ix, c.row, ptr))
 		}
+		n++
 		if ix.unique {
 			null := false
 			for _, col := range ix.cols {
@@ -407,7 +441,7 @@ func (c *checker) secondaryEntries(ix *index) error {
 		return err
 	}
 	if n != c.rows {
-		return c.fail(ix, "*", "%d entries for %d rows", n, c.rows)
+		return c.fail(ix, "*", "%d live entries for %d rows", n, c.rows)
 	}
 	return nil
 }

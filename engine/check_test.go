@@ -235,7 +235,7 @@ func TestCheckCatchesBrokenIndexes(t *testing.T) {
 				row[2] = Int(999)
 				pk := appendKey(nil, tb.info.def.Columns, tb.info.pk, row)
 				row[2] = Int(1000)
-				require.NoError(t, tb.ixs[0].tree.Insert(nil, pk, appendRow(nil, tb.info.def.Columns, row)))
+				require.NoError(t, tb.ixs[0].tree.Insert(nil, pk, appendClustRec(nil, clustHdr{}, appendRow(nil, tb.info.def.Columns, row))))
 			},
 			says: []string{"PRIMARY", "c_id=1000"},
 		},

@@ -99,6 +99,14 @@ type Options struct {
 	// Commit says whether Commit waits for its log record to be durable;
 	// default SyncCommit.
 	Commit CommitMode
+	// Isolation is the level of transactions that name none (Begin, and
+	// BeginTx with IsolationDefault); default Serializable (strict
+	// two-phase locking, as the engine has always run).
+	Isolation Isolation
+	// Purge says who runs purge (purge.go): PurgeDefault is
+	// PurgeBackground (a goroutine) with the real runtime, else
+	// PurgeAfterCommit.
+	Purge PurgeMode
 	// Runtime is the database's time and how it waits and yields: the
 	// lock manager's and the pool's clock, lock waits, log waits and
 	// syncs, call boundaries and the frames' ready times (see Runtime).
@@ -189,6 +197,12 @@ func (o *Options) Validate() error {
 	if o.HeapUpdate > NewVersion {
 		return fmt.Errorf("engine: %w: heap update mode %d", ErrInvalidOptions, o.HeapUpdate)
 	}
+	if o.Isolation > Serializable {
+		return fmt.Errorf("engine: %w: isolation level %d", ErrInvalidOptions, o.Isolation)
+	}
+	if o.Purge > PurgeManual {
+		return fmt.Errorf("engine: %w: purge mode %d", ErrInvalidOptions, o.Purge)
+	}
 	if o.Commit > NoSyncCommit {
 		return fmt.Errorf("engine: %w: commit mode %d", ErrInvalidOptions, o.Commit)
 	}
@@ -257,7 +271,9 @@ type DB struct {
 	catalog *btree.Tree
 	locks   *lock.Manager
 	log     *redo.Log
-	txSeq   atomic.Uint64
+	txSeq   atomic.Uint64 // transaction ids (trxSys), persistent
+	lockSeq atomic.Uint64 // lock ids (Begin), this process only
+	trx     trxSys
 	undo    undoSys
 	calls   Runtime // Options.Runtime, nil for RealRuntime: BeforeCall is skipped
 
@@ -283,6 +299,15 @@ type DB struct {
 	recovered             RecoveryStats
 
 	commits atomic.Int64 // transactions committed since Open (Commits)
+	// purgeStats totals purge's work since Open (Purge), and purgeErr is
+	// the background purge's last error; both guarded by undo.mu.
+	// purgeMeter is the meter of purges given none (PurgeMeter), guarded
+	// by undo.purgeMu. purger is the background purge (PurgeBackground),
+	// nil in the other modes.
+	purgeStats PurgeStats
+	purgeErr   error
+	purgeMeter Meter
+	purger     *purger
 
 	// mu guards the table map, the next free space (and the catalog's
 	// record of it: CreateTable holds mu while it writes the catalog) and
@@ -367,6 +392,10 @@ func Open(o *Options) (*DB, error) {
 	if opts.DefaultOrg == OrgDefault {
 		opts.DefaultOrg = Clustered
 	}
+	if opts.Isolation == IsolationDefault {
+		opts.Isolation = Serializable
+	}
+
 	if opts.Runtime == nil {
 		opts.Runtime = RealRuntime{}
 	}
@@ -376,6 +405,12 @@ func Open(o *Options) (*DB, error) {
 	var rt Runtime
 	if _, real := opts.Runtime.(RealRuntime); !real {
 		rt = opts.Runtime
+	}
+	if opts.Purge == PurgeDefault {
+		opts.Purge = PurgeBackground
+		if rt != nil {
+			opts.Purge = PurgeAfterCommit
+		}
 	}
 	if opts.LockTimeout == 0 {
 		opts.LockTimeout = 50 * time.Second
@@ -474,9 +509,17 @@ func Open(o *Options) (*DB, error) {
 	if err := db.rollBackLosers(); err != nil {
 		return fail(fmt.Errorf("engine: recovery: %w", err))
 	}
+	// Purge resumes: no read view survived the crash, so every
+	// committed log on the history list goes.
+	if _, err := db.PurgeStep(nil, 0); err != nil {
+		return fail(fmt.Errorf("engine: recovery: %w", err))
+	}
 	t4 := time.Now()
 	if err := db.Checkpoint(); err != nil {
 		return fail(err)
+	}
+	if opts.Purge == PurgeBackground {
+		db.startPurger()
 	}
 	if !dblwr && dw != nil {
 		// Read for recovery only: this open writes pages in place, and
@@ -696,8 +739,9 @@ func (db *DB) Close() error {
 	}
 	db.mu.closed = true
 	db.mu.Unlock()
-	// The cleaner stops first: the sharp checkpoint writes what is left,
-	// and no pass runs after it.
+	// Purge and the cleaner stop first: the sharp checkpoint writes what
+	// is left, and no pass runs after it.
+	db.stopPurger()
 	db.pool.StopCleaner()
 	err := db.Checkpoint()
 	if err == nil {

@@ -88,12 +88,20 @@
 //
 // # Transactions
 //
-// Isolation is strict two-phase locking on rows, keyed by table and primary
-// key, through one lock manager (package engine/lock): Get and a Cursor's
-// rows take a shared lock, Insert, Update and Delete an exclusive one, and
-// every lock is held until Commit or Rollback (InnoDB's SERIALIZABLE
-// without gap locks; there is no MVCC, so readers wait for writers, which a
-// multi-version engine would not make them do).
+// Writes lock rows, keyed by table and primary key, through one lock
+// manager (package engine/lock): Insert, Update and Delete take an
+// exclusive lock, held until Commit or Rollback. Reads depend on the
+// transaction's Isolation (trxsys.go): under Serializable (the default)
+// Get and a Cursor's rows take a shared lock, held to the end (strict
+// two-phase locking, InnoDB's SERIALIZABLE without gap locks); under
+// ReadCommitted and RepeatableRead a plain read of a clustered table takes
+// no lock and reads the version its read view sees, built from undo
+// (clust.go, InnoDB's consistent read), while GetForUpdate and
+// ScanOptions.ForUpdate lock and read the latest version. A clustered
+// table's Delete delete-marks the row (delmark.go); purge (purge.go)
+// removes marked records, marked secondary entries and committed undo logs
+// once no read view needs them (Options.Purge: a goroutine by default in
+// real mode). Heap tables have no versions yet: their reads lock.
 // A request that would close a cycle in the wait-for graph fails at once
 // with ErrDeadlock (the requester is the victim); one that waits longer
 // than Options.LockTimeout, on the Runtime's clock, fails with
@@ -124,9 +132,11 @@
 // rollback segment, the undo pages and the records), as InnoDB writes its
 // undo records in the same mini-transaction as the change. A step holds
 // what undoing needs and no more: the key an insert added; the key and
-// value a delete removed; for an update, an edit that turns the new value
-// back into the old one (the changed bytes only, when that is shorter), as
-// InnoDB's update undo holds the changed fields' old values. So undo is
+// value a heap table's delete removed (a clustered delete is a
+// delete-mark: the record's previous system fields); for an update, an
+// edit that turns the new value back into the old one (the changed bytes
+// only, when that is shorter), as InnoDB's update undo holds the changed
+// fields' old values. So undo is
 // logged with its change, and the redo log never has to keep a
 // transaction's records: undo pages are pages like any other.
 //
@@ -135,8 +145,10 @@
 // Commit empties the transaction's undo log in one mini-transaction (the
 // log's state becomes "cached", its extra pages go back to the free list,
 // and the log waits for the next transaction, as InnoDB caches one-page
-// undo logs); with Options.Commit = SyncCommit it returns once that record
-// is durable. Commits that arrive while another commit's sync is running
+// undo logs), or, if the log holds records that build older versions of
+// clustered records, links it into the history list for purge in that
+// mini-transaction instead; with Options.Commit = SyncCommit it returns
+// once that record is durable. Commits that arrive while another commit's sync is running
 // wait for it (through the Runtime's Wait) and the first of them then
 // syncs once for all: group commit, counted by the Meter's LogSyncs and
 // LogSyncWaits. NoSyncCommit returns at once; such a commit is durable
@@ -275,8 +287,13 @@
 //     Rollback; scan.go: Cursor, Scan and Count, the access paths.
 //   - undo.go: the undo steps and their records' bytes (drawn there),
 //     update edits, and the logged tree and heap writes; undolog.go: the
-//     rollback segment and the undo pages (drawn there); rollback.go:
-//     taking steps back, at Rollback and at recovery.
+//     rollback segment, the undo pages and the history list (drawn
+//     there); rollback.go: taking steps back, at Rollback and at
+//     recovery.
+//   - trxsys.go: isolation levels, transaction ids and read views;
+//     clust.go: a clustered record's system fields (drawn there) and the
+//     versions built from undo; delmark.go: delete-marks; purge.go:
+//     purge, its view, modes and background goroutine.
 //   - checkpoint.go: sharp and fuzzy checkpoints, the log free check and
 //     LogStats (the checkpoint record is drawn there); recovery.go: redo
 //     at Open and the rollback of unfinished transactions.

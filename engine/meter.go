@@ -71,6 +71,39 @@ type Meter struct {
 	UndoRecords int64
 	UndoBytes   int64
 
+	// Multi-versioning (Isolation ReadCommitted and RepeatableRead on
+	// clustered tables): ReadViews counts the read views opened;
+	// ConsistentReads the rows read without a lock through one;
+	// UndoVersionsRead the older versions built from undo records for
+	// them, one per undo record applied (InnoDB's
+	// row_vers_build_for_consistent_read, one trx_undo_prev_version_build
+	// per step); SecondaryClusterChecks the secondary entries a
+	// consistent read had to confirm in the clustered record because
+	// their leaf's max transaction id (PAGE_MAX_TRX_ID) was not below the
+	// view's up limit. Each is also a row fetch (RowFetchesPrimary): for
+	// an index-only read, one the entry alone would otherwise have
+	// answered.
+	ReadViews              int64
+	ConsistentReads        int64
+	UndoVersionsRead       int64
+	SecondaryClusterChecks int64
+
+	// Purge (purge.go), on the meter DB.PurgeStep charges:
+	// UndoLogsPurged counts the committed undo logs it freed,
+	// PurgeUndoRecords the undo records it read from them,
+	// PurgeVersionsRead the older versions it built to decide whether a
+	// secondary entry is still needed (row_vers_old_has_index_entry),
+	// PurgeRecords the delete-marked clustered records it removed
+	// (row_purge_remove_clust_if_poss), PurgeSecondaryRemoved the
+	// delete-marked secondary entries it removed, and PurgeSecondaryKept
+	// those it left because a version some view may read still has them.
+	UndoLogsPurged        int64
+	PurgeUndoRecords      int64
+	PurgeVersionsRead     int64
+	PurgeRecords          int64
+	PurgeSecondaryRemoved int64
+	PurgeSecondaryKept    int64
+
 	// Row locks: requests, requests that waited, the time they waited (on
 	// the lock manager's clock: virtual in simulated mode), deadlocks
 	// (this meter's transaction the victim) and timeouts: LockRequests,
@@ -176,6 +209,16 @@ func (m *Meter) combine(o *Meter, sign int64) {
 	m.IndexEntriesDeleted += sign * o.IndexEntriesDeleted
 	m.UndoRecords += sign * o.UndoRecords
 	m.UndoBytes += sign * o.UndoBytes
+	m.ReadViews += sign * o.ReadViews
+	m.UndoLogsPurged += sign * o.UndoLogsPurged
+	m.PurgeUndoRecords += sign * o.PurgeUndoRecords
+	m.PurgeVersionsRead += sign * o.PurgeVersionsRead
+	m.PurgeRecords += sign * o.PurgeRecords
+	m.PurgeSecondaryRemoved += sign * o.PurgeSecondaryRemoved
+	m.PurgeSecondaryKept += sign * o.PurgeSecondaryKept
+	m.ConsistentReads += sign * o.ConsistentReads
+	m.UndoVersionsRead += sign * o.UndoVersionsRead
+	m.SecondaryClusterChecks += sign * o.SecondaryClusterChecks
 	m.LockRequests += sign * o.LockRequests
 	m.LockWaits += sign * o.LockWaits
 	m.LockWaitNanos += sign * o.LockWaitNanos
@@ -217,6 +260,16 @@ func (m *Meter) String() string {
 	add("index-entries-deleted", m.IndexEntriesDeleted)
 	add("undo-records", m.UndoRecords)
 	add("undo-bytes", m.UndoBytes)
+	add("read-views", m.ReadViews)
+	add("undo-logs-purged", m.UndoLogsPurged)
+	add("purge-undo-records", m.PurgeUndoRecords)
+	add("purge-versions-read", m.PurgeVersionsRead)
+	add("purge-records", m.PurgeRecords)
+	add("purge-secondary-removed", m.PurgeSecondaryRemoved)
+	add("purge-secondary-kept", m.PurgeSecondaryKept)
+	add("consistent-reads", m.ConsistentReads)
+	add("undo-versions-read", m.UndoVersionsRead)
+	add("secondary-cluster-checks", m.SecondaryClusterChecks)
 	add("lock-requests", m.LockRequests)
 	add("lock-waits", m.LockWaits)
 	add("lock-wait-ns", m.LockWaitNanos)

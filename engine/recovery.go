@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/enginelab/enginelab/cache"
@@ -90,6 +91,21 @@ func (db *DB) rollBackLosers() error {
 	losers := db.undo.losers
 	db.undo.losers = nil
 	sortLosers(losers)
+	// The losers are active until rolled back (InnoDB's recovered
+	// transactions are in trx_sys as active): purge views and rollback's
+	// own checks (a version of theirs is no committed one) must see them
+	// so.
+	db.trx.mu.Lock()
+	for _, l := range losers {
+		db.trx.rw = append(db.trx.rw, l.id)
+	}
+	slices.Sort(db.trx.rw)
+	db.trx.mu.Unlock()
+	defer func() {
+		db.trx.mu.Lock()
+		db.trx.rw = db.trx.rw[:0]
+		db.trx.mu.Unlock()
+	}()
 	for _, l := range losers {
 		u := &undoer{db: db, tx: l.id, steps: l.steps, done: make([]bool, len(l.steps)),
 			remap: make(map[heap.RowPtr]heap.RowPtr)}
@@ -132,6 +148,10 @@ type RecoveryStats struct {
 	// skip the changes (the buffer pool's misses during redo).
 	PagesRead  int64
 	RolledBack int64 // transactions rolled back
+	// HistoryLogs counts the committed undo logs found on the history
+	// list (undolog.go): purge had not freed them. Open purges them once
+	// the rollback is done (no read view survives a crash).
+	HistoryLogs int64
 	// CheckpointLSN is where redo began (the last checkpoint's LSN) and
 	// EndLSN where the log ended; Bytes = EndLSN − CheckpointLSN, the log
 	// scanned (frames, and a segment's header and tail where redo crossed

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/enginelab/enginelab/btree"
+	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/heap"
 )
 
@@ -11,13 +12,24 @@ import (
 type structure struct {
 	tree *btree.Tree
 	heap *heap.Heap
+	// table and ix are the clustered table and its index (the clustered
+	// tree or a secondary) the space holds: purge finds a record's
+	// secondary indexes through them, and rollback the versions that
+	// decide whether a secondary entry it would mark again is still
+	// needed. Nil for a heap table's structures.
+	table *TableHandle
+	ix    *index
 }
 
 func (db *DB) registerSpaces(t *TableHandle) {
 	db.spaceMu.Lock()
 	defer db.spaceMu.Unlock()
 	for _, ix := range t.ixs {
-		db.spaces[ix.tree.Space()] = structure{tree: ix.tree}
+		s := structure{tree: ix.tree}
+		if t.org == Clustered {
+			s.table, s.ix = t, ix
+		}
+		db.spaces[ix.tree.Space()] = s
 	}
 	if t.heap != nil {
 		db.spaces[t.heap.Space()] = structure{heap: t.heap}
@@ -113,7 +125,7 @@ func (u *undoer) run() error {
 
 func stepClass(k byte) int {
 	switch k {
-	case stepTreeInsert:
+	case stepTreeInsert, stepClustInsert:
 		return 0
 	case stepHeapInsert, stepHeapDelete, stepHeapUpdate:
 		return 1
@@ -141,7 +153,7 @@ func (u *undoer) undo(i int) error {
 		// later steps are undone).
 		var cur []byte
 		switch s.kind {
-		case stepTreeUpdate:
+		case stepTreeUpdate, stepClustUpdate:
 			var found bool
 			cur, found, err = st.tree.Get(u.m, key, nil)
 			if err == nil && !found {
@@ -152,6 +164,9 @@ func (u *undoer) undo(i int) error {
 		default:
 			err = fmt.Errorf("%w: an edited undo step of kind %q", ErrInconsistent, s.kind)
 		}
+		if err == nil && s.kind == stepClustUpdate {
+			_, cur, err = splitClustRec(cur)
+		}
 		if err == nil {
 			val, err = applyUndoEdit(cur, val)
 		}
@@ -159,32 +174,49 @@ func (u *undoer) undo(i int) error {
 			return err
 		}
 	}
+	switch s.kind {
+	case stepClustUpdate:
+		// The record before the change: its system fields and image.
+		val = appendClustRec(nil, s.prev, val)
+	case stepClustDelMark:
+		// The record before the delete-mark: its system fields, and
+		// the image it still has.
+		cur, found, err := st.tree.Get(u.m, key, nil)
+		if err == nil && !found {
+			err = fmt.Errorf("%w: undo of a delete-mark of a key the tree no longer holds", ErrInconsistent)
+		}
+		var body []byte
+		if err == nil {
+			_, body, err = splitClustRec(cur)
+		}
+		if err != nil {
+			return err
+		}
+		val = appendClustRec(nil, s.prev, body)
+	}
 	if s.flags&remapVal != 0 && s.kind != stepTreeInsert {
 		if val, err = u.rewrite(val, false); err != nil {
 			return err
 		}
 	}
+	// Undoing an unmark of a clustered table's secondary entry marks it
+	// again, unless no version a view may read has it: it is then
+	// removed, as purge would (row_undo_mod_del_mark_or_remove_sec), since
+	// purge may have passed the log that first marked it while this
+	// transaction had it unmarked.
+	remove := false
+	if s.kind == stepTreeUpdate && st.table != nil && !st.ix.primary && secDeleted(val) {
+		if remove, err = u.orphanEntry(st, key); err != nil {
+			return err
+		}
+	}
 	mt := u.db.pool.BeginMtr(u.m.Pages())
 	var moved heap.RowPtr
-	switch s.kind {
-	case stepTreeInsert:
+	switch {
+	case remove:
 		err = st.tree.DeleteIn(u.m, mt, key)
-	case stepTreeDelete:
-		err = st.tree.InsertIn(u.m, mt, key, val)
-	case stepTreeUpdate:
-		err = st.tree.UpdateIn(u.m, mt, key, val)
-	case stepHeapInsert:
-		err = st.heap.DeleteIn(u.m, mt, u.resolve(s.ptr))
-	case stepHeapDelete:
-		moved, err = st.heap.InsertIn(u.m, mt, val)
-	case stepHeapUpdate:
-		cur := u.resolve(s.ptr2)
-		moved, err = st.heap.UpdateIn(u.m, mt, cur, val)
-		if err == nil && s.ptr == s.ptr2 && moved != cur {
-			err = fmt.Errorf("%w: undo of an update in place of row %s had to move it to %s", ErrInconsistent, cur, moved)
-		}
 	default:
-		err = fmt.Errorf("%w: unknown step kind %q", ErrInconsistent, s.kind)
+		err = u.apply(mt, st, s, key, val, &moved)
 	}
 	if err != nil {
 		mt.Commit()
@@ -201,10 +233,76 @@ func (u *undoer) undo(i int) error {
 	if s.kind == stepHeapDelete || s.kind == stepHeapUpdate {
 		u.remap[s.ptr] = moved
 	}
+	if s.kind == stepClustUpdate && s.prev.deleted() && st.table != nil {
+		// An insert over a delete-marked record, undone: the record is
+		// delete-marked again, and if purge has passed the delete it
+		// is removed here (row_undo_mod_remove_clust_low).
+		view := u.db.purgeView()
+		if view.changesVisible(s.prev.trxID) {
+			var pm Meter
+			m := u.m
+			if m == nil {
+				m = &pm
+			}
+			if err := u.db.purgeClust(m, st.table, key, s.prev.roll); err != nil {
+				return err
+			}
+		}
+	}
 	if testHookUndoStep != nil {
 		testHookUndoStep()
 	}
 	return nil
+}
+
+// orphanEntry says whether the secondary entry key of st (a clustered
+// table's secondary index), which an undo is about to mark again, is
+// needed by no version older than the row's current one, the version
+// being rolled back (row_vers_old_has_index_entry without also_curr).
+func (u *undoer) orphanEntry(st structure, key []byte) (bool, error) {
+	t, ix := st.table, st.ix
+	row := make(Row, len(t.info.def.Columns))
+	pk, _, err := decodeKeyInto(key, t.info.def.Columns, ix.cols, row, nil)
+	if err != nil {
+		return false, err
+	}
+	var pm Meter
+	m := u.m
+	if m == nil {
+		m = &pm
+	}
+	view := u.db.purgeView()
+	needed, err := u.db.versionHasEntry(m, &view, t, ix, key, pk, true)
+	return !needed, err
+}
+
+// apply makes the change that undoes step s (key and val prepared by
+// undo) in mt; moved is where a heap undo put the row.
+func (u *undoer) apply(mt *cache.Mtr, st structure, s *step, key, val []byte, moved *heap.RowPtr) error {
+	var err error
+	switch s.kind {
+	case stepTreeInsert, stepClustInsert:
+		err = st.tree.DeleteIn(u.m, mt, key)
+	case stepClustUpdate, stepClustDelMark:
+		err = st.tree.UpdateIn(u.m, mt, key, val)
+	case stepTreeDelete:
+		err = st.tree.InsertIn(u.m, mt, key, val)
+	case stepTreeUpdate:
+		err = st.tree.UpdateIn(u.m, mt, key, val)
+	case stepHeapInsert:
+		err = st.heap.DeleteIn(u.m, mt, u.resolve(s.ptr))
+	case stepHeapDelete:
+		*moved, err = st.heap.InsertIn(u.m, mt, val)
+	case stepHeapUpdate:
+		cur := u.resolve(s.ptr2)
+		*moved, err = st.heap.UpdateIn(u.m, mt, cur, val)
+		if err == nil && s.ptr == s.ptr2 && *moved != cur {
+			err = fmt.Errorf("%w: undo of an update in place of row %s had to move it to %s", ErrInconsistent, cur, *moved)
+		}
+	default:
+		err = fmt.Errorf("%w: unknown step kind %q", ErrInconsistent, s.kind)
+	}
+	return err
 }
 
 // testHookUndoStep, when set by a test, runs after each undo step (crash

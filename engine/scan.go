@@ -30,6 +30,12 @@ type ScanOptions struct {
 	// when the index entries hold every one of them; otherwise each match
 	// costs a row fetch.
 	Columns []string
+	// ForUpdate makes the scan a locking read (SELECT ... FOR UPDATE): each
+	// row it returns is locked exclusive, and it reads the latest version
+	// whatever the isolation level. Without it, a scan of a clustered table
+	// under ReadCommitted or RepeatableRead is a consistent read (no locks,
+	// the read view's versions), and under Serializable locks shared.
+	ForUpdate bool
 }
 
 // Cursor walks an index scan. Row returns the current row in table column
@@ -72,6 +78,11 @@ type Cursor struct {
 	lockWant []int
 	pkBuf    []byte
 	keyBuf   []byte
+	// mode is the lock a locking read takes on each row; view, when not
+	// nil, makes the scan a consistent read through it (no locks).
+	mode lock.Mode
+	view *ReadView
+	full Row // a consistent read's whole version, to check a secondary entry
 }
 
 // cursorBufs are a cursor's buffers. A closed cursor hands them to its
@@ -217,6 +228,12 @@ func (tx *Tx) openCursor(t *TableHandle, ix *index, o ScanOptions, b *cursorBufs
 	for _, w := range want {
 		c.wanted[w] = true
 	}
+	c.mode = lock.Shared
+	if o.ForUpdate {
+		c.mode = lock.Exclusive
+	} else if tx.consistent(t) {
+		c.view = tx.readView(true)
+	}
 	if ix.carry == carryPtr && !c.indexOnly && len(want) > 0 {
 		c.lockWant = append(b.lockWant[:0], want...)
 		for _, cols := range [...][]int{t.info.pk, ix.cols} {
@@ -359,6 +376,12 @@ func (c *Cursor) load() error {
 	clear(c.row)
 	c.buf = c.buf[:0] // the previous row's strings are no longer valid
 	key, val := c.it.Key(), c.it.Value()
+	if c.view != nil {
+		return c.loadConsistent(key, val)
+	}
+	if t.org == Clustered && ((ix.primary && clustDeleted(val)) || (!ix.primary && secDeleted(val))) {
+		return c.skipMarked(key, val)
+	}
 	if len(c.want) == 0 {
 		return nil // count(*): the entry's existence is all
 	}
@@ -376,8 +399,12 @@ func (c *Cursor) load() error {
 				return c.reread(key)
 			}
 		}
+		_, body, err := splitClustRec(val)
+		if err != nil {
+			return fmt.Errorf("engine: table %s: %w", t.info.def.Name, err)
+		}
 		tx.m.RowsDecoded++
-		return decodeColumns(val, cols, c.want, c.row)
+		return decodeColumns(body, cols, c.want, c.row)
 	case ix.primary:
 		pk = key
 		p, err := heap.DecodeRowPtr(val)
@@ -411,6 +438,9 @@ func (c *Cursor) load() error {
 			return err
 		}
 		if waited {
+			if t.org == Clustered {
+				return c.rereadEntry(pk, key)
+			}
 			return c.reread(pk)
 		}
 	}
@@ -448,7 +478,22 @@ func (c *Cursor) load() error {
 		img, found, err = prim.tree.Get(tx.m, pk, tx.val)
 		tx.charge(prim, b)
 		if err == nil && !found {
+			if c.counting && t.org == Clustered {
+				// Read without a lock: the row was deleted and purged
+				// since the entry was read.
+				return errSkip
+			}
 			err = fmt.Errorf("engine: table %s: index %s points at a missing row", t.info.def.Name, ix.name)
+		}
+		if err == nil && t.org == Clustered {
+			tx.val = img
+			var h clustHdr
+			h, img, err = splitClustRec(img)
+			if err == nil && h.deleted() {
+				// A count reads without a lock: the row's delete-mark
+				// came between the entry's read and this one.
+				return errSkip
+			}
 		}
 		if err == nil && t.org == HeapPrimaryKey {
 			if ptr, err = heap.DecodeRowPtr(img); err == nil {
@@ -499,7 +544,7 @@ func (c *Cursor) load() error {
 func (c *Cursor) lockRow(pk []byte) (bool, error) {
 	tx := c.tx
 	before := tx.m.LockWaits
-	if err := tx.lock(c.t, pk, lock.Shared); err != nil {
+	if err := tx.lock(c.t, pk, c.mode); err != nil {
 		return false, err
 	}
 	return tx.m.LockWaits != before || c.it.Changed(), nil
@@ -510,7 +555,7 @@ func (c *Cursor) lockRow(pk []byte) (bool, error) {
 func (c *Cursor) reread(pk []byte) error {
 	tx, t := c.tx, c.t
 	pk = append(c.pkBuf[:0:0], pk...) // lookup reuses the buffers pk may alias
-	img, _, found, err := tx.lookup(t, pk)
+	img, _, found, err := tx.lookup(t, pk, false)
 	if err != nil {
 		return err
 	}
@@ -580,4 +625,94 @@ func (tx *Tx) Count(t *TableHandle, o CountOptions) (int64, Path, error) {
 	}
 	tx.m.RowsReturned += n // the entries counted
 	return n, cur.Path(), cur.Close()
+}
+
+// loadConsistent fills c.row from the version of the current entry's row
+// that the cursor's read view sees, or reports errSkip if the row does
+// not exist in it. A secondary entry is trusted as it is when its leaf's
+// PAGE_MAX_TRX_ID is below the view's up limit
+// (lock_sec_rec_cons_read_sees: every change to the leaf is one the view
+// sees, so the entry is live exactly when the view's version of the row
+// has it): a delete-marked one is skipped, and an index-only read takes
+// its columns from the entry without visiting the row. Otherwise
+// (Meter.SecondaryClusterChecks) the entry is confirmed in the clustered
+// record: the view's version must still have the entry's values
+// (row_sel_sec_rec_is_for_clust_rec), else the entry belongs to another
+// version of the row. A read that wants columns the entry lacks builds
+// the view's version of the row either way.
+func (c *Cursor) loadConsistent(key, val []byte) error {
+	t, ix, tx := c.t, c.ix, c.tx
+	cols := t.info.def.Columns
+	tx.m.ConsistentReads++
+	rec := val
+	var pk []byte
+	if !ix.primary {
+		seen := c.it.PageMaxTrx() < c.view.upLimit
+		if seen && secDeleted(val) {
+			return errSkip
+		}
+		rest, buf, err := decodeKeyInto(key, cols, ix.cols, c.row, c.buf[:0])
+		c.buf = buf
+		if err != nil {
+			return err
+		}
+		pk = rest
+		if seen && c.indexOnly {
+			if len(c.want) == 0 {
+				return nil // count(*): the entry is the row's
+			}
+			_, c.buf, err = decodeKeyInto(pk, cols, t.info.pk, c.row, c.buf)
+			for i := range c.row {
+				if !c.wanted[i] {
+					c.row[i] = Null
+				}
+			}
+			return err
+		}
+		if !seen {
+			tx.m.SecondaryClusterChecks++
+		}
+		tx.m.RowFetches++
+		tx.m.RowFetchesPrimary++
+		prim := t.ixs[0]
+		b := tx.m.NodeVisitsTotal()
+		v, found, err := prim.tree.Get(tx.m, pk, tx.val)
+		tx.charge(prim, b)
+		if err != nil {
+			return err
+		}
+		if !found {
+			return errSkip // an insert rolled back, or a delete purged, since the entry was read
+		}
+		tx.val, rec = v, v
+	}
+	h, body, err := splitClustRec(rec)
+	if err != nil {
+		return fmt.Errorf("engine: table %s: %w", t.info.def.Name, err)
+	}
+	img, exists, err := tx.buildVersion(c.view, h, body)
+	if err != nil || !exists {
+		if err == nil {
+			err = errSkip
+		}
+		return err
+	}
+	clear(c.row)
+	if len(c.want) == 0 && ix.primary {
+		return nil // count(*): the version exists
+	}
+	tx.m.RowsDecoded++
+	if ix.primary {
+		return decodeColumns(img, cols, c.want, c.row)
+	}
+	if c.full, err = decodeRow(img, cols, c.full); err != nil {
+		return fmt.Errorf("engine: table %s: %w", t.info.def.Name, err)
+	}
+	if c.keyBuf = t.entryKey(c.keyBuf, ix, c.full, pk, heap.RowPtr{}); !bytes.Equal(c.keyBuf, key) {
+		return errSkip
+	}
+	for _, w := range c.want {
+		c.row[w] = c.full[w]
+	}
+	return nil
 }

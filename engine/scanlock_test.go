@@ -122,7 +122,7 @@ func TestRowPointerScanSkipsStaleEntries(t *testing.T) {
 	ptrOf := func(id int64) heap.RowPtr {
 		tx := db.Begin(nil)
 		defer tx.Commit()
-		_, ptr, found, err := tx.lookup(tb, mustKey(t, tb, id))
+		_, ptr, found, err := tx.lookup(tb, mustKey(t, tb, id), false)
 		require.NoError(t, err)
 		require.True(t, found)
 		return ptr

@@ -145,7 +145,7 @@ func (s *SortCursor) refetch(ref []byte) error {
 	} else {
 		m.SortRefetchPrimary++
 		var found bool
-		if img, _, found, err = tx.lookup(t, pk); err != nil {
+		if img, _, found, err = tx.lookup(t, pk, false); err != nil {
 			return err
 		}
 		if !found {

@@ -41,7 +41,21 @@ var (
 	// ErrLockTimeout means the request waited longer than
 	// Options.LockTimeout.
 	ErrLockTimeout = lock.ErrTimeout
+	// ErrSerialization means a write or locking read under a snapshot
+	// met a row that a concurrent transaction changed or deleted and
+	// committed after the snapshot was taken (PostgreSQL's "could not
+	// serialize access due to concurrent update" under REPEATABLE READ),
+	// or a delete found the row its snapshot sees already gone. The
+	// transaction is rolled back when the error returns.
+	ErrSerialization = errors.New("engine: could not serialize access due to concurrent update")
 )
+
+// Retryable says err ended its transaction in a way a client retries
+// with the same inputs: a deadlock victim, a lock timeout, or a
+// serialization failure. The transaction is already rolled back.
+func Retryable(err error) bool {
+	return errors.Is(err, ErrDeadlock) || errors.Is(err, ErrLockTimeout) || errors.Is(err, ErrSerialization)
+}
 
 // Tx is a transaction: every operation runs in one and charges its Meter.
 // A Tx is used by one goroutine.
@@ -52,11 +66,12 @@ var (
 // must live longer: the buffers outlive the transaction and serve the
 // next one.
 //
-// Isolation is strict two-phase row locking keyed by primary key: a read
-// takes a shared lock, a write an exclusive one, and every lock is held
-// until Commit or Rollback (like InnoDB's SERIALIZABLE, without gap locks,
-// so a scan can meet rows inserted after it began; see Cursor for what
-// scans lock). A request that would deadlock, or waits past the lock
+// Row locks are keyed by primary key: a write takes an exclusive lock,
+// and under Serializable a read a shared one, every lock held until Commit
+// or Rollback (like InnoDB's SERIALIZABLE, without gap locks, so a scan
+// can meet rows inserted after it began; see Cursor for what scans lock).
+// Under ReadCommitted and RepeatableRead a plain read of a clustered table
+// locks nothing and reads its read view's versions (see Isolation). A request that would deadlock, or waits past the lock
 // timeout, fails with ErrDeadlock or ErrLockTimeout, and the transaction is
 // then already rolled back.
 //
@@ -68,17 +83,25 @@ type Tx struct {
 	db     *DB
 	m      *Meter
 	own    Meter
-	id     uint64
+	id     uint64 // the lock id, from Begin (lock.Owner.ID)
+	trxID  uint64 // the transaction id, from the first write (0: none; see trxSys)
+	iso    Isolation
+	view   *ReadView // the open read view (nil: none)
+	recHdr clustHdr  // the system fields of the clustered record lookup read last
 	owner  lock.Owner
 	done   bool
-	logged bool      // has written a log record (and is in the active set)
-	group  uint32    // row operations so far: the group of the next steps
-	steps  []step    // undo, oldest first
-	arena  []byte    // the steps' bytes
-	note   []byte    // the undo record being written
-	patch  []byte    // an update's undo patch
-	undo   txUndo    // the undo log (logged: taken)
-	bufs   *undoBufs // the box the buffers came in, reused to return them
+	logged bool // has written a log record (and is in the active set)
+	// versions says the undo log holds records that build older versions
+	// of clustered records (updates): it goes to the history list at
+	// commit.
+	versions bool
+	group    uint32    // row operations so far: the group of the next steps
+	steps    []step    // undo, oldest first
+	arena    []byte    // the steps' bytes
+	note     []byte    // the undo record being written
+	patch    []byte    // an update's undo patch
+	undo     txUndo    // the undo log (logged: taken)
+	bufs     *undoBufs // the box the buffers came in, reused to return them
 
 	*opBufs // the operations' buffers; nil once the transaction ended
 }
@@ -92,9 +115,13 @@ type Tx struct {
 // Commit and Rollback included.
 type opBufs struct {
 	key, key2, val, row, oldImg []byte
-	old, cur                    Row
-	scratch                     []byte
-	changed                     []bool // update: changed[c], column c changes
+	// rec is a clustered record being written (system fields and row);
+	// oldRec the clustered record an update or delete read (oldImg is its
+	// row image).
+	rec, oldRec []byte
+	old, cur    Row
+	scratch     []byte
+	changed     []bool // update: changed[c], column c changes
 	// lo and hi hold a scan's bound keys while the iterator copies them.
 	lo, hi []byte
 	// spare is a closed cursor's buffers, for the transaction's next scan
@@ -132,7 +159,7 @@ func smallRow(r Row) Row {
 func (tx *Tx) putOpBufs() {
 	b := tx.opBufs
 	*b = opBufs{key: small(b.key), key2: small(b.key2), val: small(b.val), row: small(b.row),
-		oldImg: small(b.oldImg), old: smallRow(b.old), cur: smallRow(b.cur), scratch: small(b.scratch),
+		oldImg: small(b.oldImg), rec: small(b.rec), oldRec: small(b.oldRec), old: smallRow(b.old), cur: smallRow(b.cur), scratch: small(b.scratch),
 		changed: small(b.changed), lo: small(b.lo), hi: small(b.hi), spare: b.spare}
 	if s := b.spare; s != nil {
 		s.reset()
@@ -142,9 +169,17 @@ func (tx *Tx) putOpBufs() {
 }
 
 // Begin starts a transaction that charges m (nil: a meter of its own, read
-// with Meter).
-func (db *DB) Begin(m *Meter) *Tx {
-	tx := &Tx{db: db, m: m, id: db.txSeq.Add(1)}
+// with Meter), at the database's isolation level (Options.Isolation).
+func (db *DB) Begin(m *Meter) *Tx { return db.BeginTx(m, TxOptions{}) }
+
+// BeginTx starts a transaction that charges m (nil: a meter of its own)
+// with options o. An isolation level out of range is the database's.
+func (db *DB) BeginTx(m *Meter, o TxOptions) *Tx {
+	iso := o.Isolation
+	if iso == IsolationDefault || iso > Serializable {
+		iso = db.opts.Isolation
+	}
+	tx := &Tx{db: db, m: m, id: db.lockSeq.Add(1), iso: iso}
 	if b, ok := db.undoBufs.Get().(*undoBufs); ok {
 		tx.steps, tx.arena, tx.note, tx.owner = b.steps, b.arena, b.note, b.owner
 		tx.bufs = b
@@ -208,6 +243,7 @@ func (tx *Tx) Rollback() error {
 		}
 	}
 	tx.m.Rollbacks++
+	tx.leaveTrxSys()
 	tx.db.locks.Release(&tx.owner)
 	tx.db.putUndoBufs(tx)
 	tx.putOpBufs()
@@ -255,15 +291,20 @@ func (tx *Tx) Commit() error {
 	}
 	tx.done = true
 	var err error
+	kept := false
 	if tx.logged {
 		// The commit is the mini-transaction that empties the undo log
 		// (undoEnd): once it is in the log, recovery finds the log cached,
 		// not active, and the transaction stays.
 		mt := tx.db.pool.BeginMtr(tx.cm())
-		err = tx.db.undoEnd(mt, tx.undo)
+		kept, err = tx.undoCommit(mt)
 		lsn := mt.Commit()
 		if err == nil {
-			tx.db.cacheUndo(tx.undo)
+			if kept {
+				tx.historyAdded()
+			} else {
+				tx.db.cacheUndo(tx.undo)
+			}
 			if tx.db.opts.Commit == SyncCommit {
 				err = tx.db.log.SyncTo(&tx.cm().Counts, lsn+1)
 				tx.m.SyncCommits++
@@ -271,6 +312,9 @@ func (tx *Tx) Commit() error {
 		}
 	}
 	tx.m.Commits++
+	// The commit becomes visible to new read views at the instant the
+	// locks go.
+	tx.leaveTrxSys()
 	tx.db.locks.Release(&tx.owner)
 	tx.db.putUndoBufs(tx)
 	tx.putOpBufs()
@@ -278,6 +322,18 @@ func (tx *Tx) Commit() error {
 		return fmt.Errorf("engine: commit of transaction %d: %w", tx.id, err)
 	}
 	tx.db.commits.Add(1)
+	switch tx.db.opts.Purge {
+	case PurgeAfterCommit:
+		if kept || tx.db.undo.historyLen() > 0 {
+			if err := tx.db.tryPurge(); err != nil {
+				return fmt.Errorf("engine: transaction %d committed, but purge after it failed: %w", tx.id, err)
+			}
+		}
+	case PurgeBackground:
+		if kept {
+			tx.db.wakePurge()
+		}
+	}
 	if err := tx.db.maybeCheckpoint(tx.cm()); err != nil {
 		return fmt.Errorf("engine: transaction %d committed, but the checkpoint after it failed: %w", tx.id, err)
 	}
@@ -385,13 +441,19 @@ func (tx *Tx) checkUnique(t *TableHandle, row Row, skip func(ix *index) bool) er
 		if s := appendPrefixSuccessor(tx.hi[:0], prefix); s != nil {
 			tx.hi, hi = s, btree.Excl(s)
 		}
-		b := tx.m.NodeVisitsTotal()
-		cb := tx.cursorBufs()
-		ix.tree.InitIter(&cb.it, tx.m, &btree.IterOptions{Lower: btree.Incl(prefix), Upper: hi})
-		found := cb.it.First()
-		err := cb.it.Close()
-		tx.putCursorBufs(cb)
-		tx.charge(ix, b)
+		var found bool
+		var err error
+		if t.org == Clustered {
+			found, err = tx.uniqueClustered(t, ix, prefix, hi)
+		} else {
+			b := tx.m.NodeVisitsTotal()
+			cb := tx.cursorBufs()
+			ix.tree.InitIter(&cb.it, tx.m, &btree.IterOptions{Lower: btree.Incl(prefix), Upper: hi})
+			found = cb.it.First()
+			err = cb.it.Close()
+			tx.putCursorBufs(cb)
+			tx.charge(ix, b)
+		}
 		if err != nil {
 			return err
 		}
@@ -411,8 +473,8 @@ func (tx *Tx) checkSizes(t *TableHandle, row Row, pk, img []byte) error {
 	name := t.info.def.Name
 	prim := t.ixs[0]
 	if t.org == Clustered {
-		if n := len(pk) + len(img); n > prim.tree.MaxEntry() {
-			return fmt.Errorf("%w: table %s: row and primary key take %d bytes, a row may take %d",
+		if n := len(pk) + clustHdrSize + len(img); n > prim.tree.MaxEntry() {
+			return fmt.Errorf("%w: table %s: row, its system fields and primary key take %d bytes, a row may take %d",
 				ErrValueTooLong, name, n, prim.tree.MaxEntry())
 		}
 	} else {
@@ -481,15 +543,25 @@ func (tx *Tx) Insert(t *TableHandle, row Row) error {
 	tx.group++
 	var err error
 	if t.org == Clustered {
-		err = tx.treeInsert(prim, pk, tx.row)
+		err = tx.clustWrite(prim, &step{kind: stepClustInsert, key: pk}, tx.row)
 		if errors.Is(err, btree.ErrDuplicateKey) {
+			// A delete-marked record is no duplicate: the insert
+			// becomes an update of it (delmark.go).
 			tx.charge(prim, b)
-			return dup()
+			modified, err := tx.clustInsertByModify(prim, pk)
+			if err != nil {
+				return err
+			}
+			if !modified {
+				return dup()
+			}
+			tx.wrote(prim)
+			return tx.clustInsertSecondaries(t, row, pk)
 		}
 	} else {
 		if ptr, err = tx.heapInsert(t, tx.row); err == nil {
 			p := ptr.Encode()
-			err = tx.treeInsert(prim, pk, p[:])
+			err = tx.treeInsert(prim, pk, p[:], 0)
 		}
 	}
 	tx.charge(prim, b)
@@ -497,10 +569,13 @@ func (tx *Tx) Insert(t *TableHandle, row Row) error {
 		return err
 	}
 	tx.wrote(prim)
+	if t.org == Clustered {
+		return tx.clustInsertSecondaries(t, row, pk)
+	}
 	for _, ix := range t.ixs[1:] {
 		tx.key2 = t.entryKey(tx.key2, ix, row, pk, ptr)
 		b := tx.m.NodeVisitsTotal()
-		err := tx.treeInsert(ix, tx.key2, nil)
+		err := tx.treeInsert(ix, tx.key2, nil, 0)
 		tx.charge(ix, b)
 		if err != nil {
 			return fmt.Errorf("engine: table %s: index %s: %w", t.info.def.Name, ix.name, err)
@@ -528,7 +603,7 @@ func (tx *Tx) keyOf(t *TableHandle, pk []Value) ([]byte, error) {
 // tx.old, whose strings then share tx.val, and returns its pointer in a
 // heap table. ErrNotFound if there is none.
 func (tx *Tx) readOld(t *TableHandle, key []byte, pk []Value) (heap.RowPtr, error) {
-	img, ptr, found, err := tx.lookup(t, key)
+	img, ptr, found, err := tx.lookup(t, key, false)
 	if err != nil {
 		return ptr, err
 	}
@@ -538,6 +613,9 @@ func (tx *Tx) readOld(t *TableHandle, key []byte, pk []Value) (heap.RowPtr, erro
 	tx.m.RowsExamined++
 	tx.m.RowsDecoded++
 	tx.oldImg = append(tx.oldImg[:0], img...)
+	if t.org == Clustered {
+		tx.oldRec = append(tx.oldRec[:0], tx.val...)
+	}
 	if tx.old, err = decodeRow(img, t.info.def.Columns, tx.old); err != nil {
 		return ptr, fmt.Errorf("engine: table %s: %w", t.info.def.Name, err)
 	}
@@ -545,8 +623,11 @@ func (tx *Tx) readOld(t *TableHandle, key []byte, pk []Value) (heap.RowPtr, erro
 }
 
 // lookup finds the row with primary key pk (encoded): its image (in
-// tx.val) and, in a heap table, its pointer.
-func (tx *Tx) lookup(t *TableHandle, pk []byte) (img []byte, ptr heap.RowPtr, found bool, err error) {
+// tx.val) and, in a heap table, its pointer. A delete-marked clustered
+// record is no row (the latest version is a delete), unless marked is set
+// (a consistent read builds older versions from it); tx.recHdr holds a
+// clustered record's system fields.
+func (tx *Tx) lookup(t *TableHandle, pk []byte, marked bool) (img []byte, ptr heap.RowPtr, found bool, err error) {
 	prim := t.ixs[0]
 	b := tx.m.NodeVisitsTotal()
 	v, found, err := prim.tree.Get(tx.m, pk, tx.val)
@@ -556,7 +637,15 @@ func (tx *Tx) lookup(t *TableHandle, pk []byte) (img []byte, ptr heap.RowPtr, fo
 	}
 	tx.val = v
 	if t.org == Clustered {
-		return v, ptr, true, nil
+		h, body, err := splitClustRec(v)
+		if err != nil {
+			return nil, ptr, false, fmt.Errorf("engine: table %s: %w", t.info.def.Name, err)
+		}
+		tx.recHdr = h
+		if h.deleted() && !marked {
+			return nil, ptr, false, nil
+		}
+		return body, ptr, true, nil
 	}
 	if ptr, err = heap.DecodeRowPtr(v); err != nil {
 		return nil, ptr, false, fmt.Errorf("engine: table %s: primary index entry: %w", t.info.def.Name, err)
@@ -591,10 +680,19 @@ func (tx *Tx) get(t *TableHandle, pk []Value, dst Row, mode lock.Mode) (Row, boo
 	if err != nil {
 		return nil, false, err
 	}
-	if err := tx.lock(t, key, mode); err != nil {
-		return nil, false, err
+	// A plain read under ReadCommitted or RepeatableRead is a consistent
+	// read: no lock, the version the read view sees.
+	consistent := mode == lock.Shared && tx.consistent(t)
+	if !consistent {
+		if err := tx.lock(t, key, mode); err != nil {
+			return nil, false, err
+		}
 	}
-	img, _, found, err := tx.lookup(t, key)
+	img, _, found, err := tx.lookup(t, key, consistent)
+	if err == nil && found && consistent {
+		tx.m.ConsistentReads++
+		img, found, err = tx.buildVersion(tx.readView(true), tx.recHdr, img)
+	}
 	if err != nil || !found {
 		return dst, false, err
 	}
@@ -699,7 +797,19 @@ func (tx *Tx) update(t *TableHandle, pk []Value, set []Set) error {
 
 	if t.org == Clustered {
 		b := tx.m.NodeVisitsTotal()
-		err := tx.treeUpdate(prim, key, tx.row, tx.oldImg)
+		s := step{kind: stepClustUpdate, key: key, prev: tx.recHdr, val: tx.oldImg}
+		ord := false
+		for _, ix := range t.ixs[1:] {
+			ord = ord || touched(ix)
+		}
+		if ord {
+			// Purge builds the old entries from the whole old image.
+			s.flags = ordChange
+		} else if e := undoEdit(tx.patch[:0], tx.oldImg, tx.row); e != nil {
+			tx.patch = e
+			s.val, s.flags = e, valEdit
+		}
+		err := tx.clustWrite(prim, &s, tx.row)
 		tx.charge(prim, b)
 		if err != nil {
 			return err
@@ -730,7 +840,7 @@ func (tx *Tx) update(t *TableHandle, pk []Value, set []Set) error {
 		p := newPtr.Encode()
 		old := ptr.Encode()
 		b := tx.m.NodeVisitsTotal()
-		err := tx.treeUpdate(prim, key, p[:], old[:])
+		err := tx.treeUpdate(prim, key, p[:], old[:], 0)
 		tx.charge(prim, b)
 		if err != nil {
 			return err
@@ -752,12 +862,26 @@ func (tx *Tx) reindex(t *TableHandle, pk []byte, oldPtr, newPtr heap.RowPtr, red
 		if !redo(ix) {
 			continue
 		}
+		if t.org == Clustered {
+			// The old entry is delete-marked, kept for the read views
+			// that still see the old version until purge removes it.
+			tx.key2 = t.entryKey(tx.key2, ix, tx.old, pk, oldPtr)
+			err := tx.secMark(ix, tx.key2)
+			if err == nil {
+				tx.key2 = t.entryKey(tx.key2, ix, tx.cur, pk, newPtr)
+				err = tx.secInsert(ix, tx.key2)
+			}
+			if err != nil {
+				return fmt.Errorf("engine: table %s: index %s: %w", t.info.def.Name, ix.name, err)
+			}
+			continue
+		}
 		b := tx.m.NodeVisitsTotal()
 		tx.key2 = t.entryKey(tx.key2, ix, tx.old, pk, oldPtr)
 		err := tx.treeDelete(ix, tx.key2, nil)
 		if err == nil {
 			tx.key2 = t.entryKey(tx.key2, ix, tx.cur, pk, newPtr)
-			err = tx.treeInsert(ix, tx.key2, nil)
+			err = tx.treeInsert(ix, tx.key2, nil, 0)
 		}
 		tx.charge(ix, b)
 		if err != nil {
@@ -786,7 +910,9 @@ func (t *TableHandle) pkRow(pk []Value) Row {
 }
 
 // Delete removes the row with primary key pk and its index entries.
-// ErrNotFound if there is none.
+// ErrNotFound if there is none. In a clustered table the record and its
+// entries are delete-marked (delmark.go): read views older than the
+// delete still read the row until purge removes them.
 func (tx *Tx) Delete(t *TableHandle, pk []Value) error {
 	tx.enter()
 	if err := tx.db.logFreeCheck(tx.m); err != nil {
@@ -808,6 +934,9 @@ func (tx *Tx) delete(t *TableHandle, pk []Value) error {
 	if err != nil {
 		return err
 	}
+	if t.org == Clustered {
+		return tx.clustDelete(t, key) // delete-marks (delmark.go)
+	}
 	for _, ix := range t.ixs[1:] {
 		tx.key2 = t.entryKey(tx.key2, ix, tx.old, key, ptr)
 		b := tx.m.NodeVisitsTotal()
@@ -819,7 +948,7 @@ func (tx *Tx) delete(t *TableHandle, pk []Value) error {
 		tx.deleted(ix)
 	}
 	prim := t.ixs[0]
-	oldVal := tx.oldImg
+	oldVal := tx.oldRec
 	if t.heap != nil {
 		p := ptr.Encode()
 		oldVal = p[:]

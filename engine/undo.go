@@ -24,6 +24,12 @@ const (
 	stepHeapInsert = 'I' // row inserted at ptr: undo deletes it
 	stepHeapDelete = 'D' // row image deleted at ptr: undo inserts it (anywhere)
 	stepHeapUpdate = 'U' // row at ptr replaced by one at ptr2: undo writes the old image back
+
+	// Clustered records (clust.go), whose undo records also rebuild older
+	// versions for consistent reads, as InnoDB's (trx0rec.cc):
+	stepClustInsert  = 'n' // TRX_UNDO_INSERT_REC: key inserted; undo deletes it
+	stepClustUpdate  = 'c' // TRX_UNDO_UPD_EXIST_REC (TRX_UNDO_UPD_DEL_REC when the record was delete-marked): the previous system fields and row image
+	stepClustDelMark = 'x' // TRX_UNDO_DEL_MARK_REC: the previous system fields (and the row image, for purge)
 )
 
 // Step flags: where a step's bytes hold a row pointer, and whether its
@@ -32,6 +38,11 @@ const (
 	remapKeyTail = 1 << iota // the key ends with a row pointer (row-pointer secondaries)
 	remapVal                 // the value is a row pointer (heap primary indexes)
 	valEdit                  // val is an edit that turns the new value back into the old (undoEdit)
+	// ordChange says a clustered update changed a column of a secondary
+	// index (InnoDB's cmpl_info without UPD_NODE_NO_ORD_CHANGE): val is
+	// then the whole old image, from which purge builds the old entries
+	// it may remove.
+	ordChange
 )
 
 // step is the undo of one structure operation of a transaction. Steps of
@@ -45,7 +56,8 @@ type step struct {
 	val   []byte // tree: the old value; heap: the old row image (whole, or a patch: valEdit)
 	ptr   heap.RowPtr
 	ptr2  heap.RowPtr
-	at    undoPos // where its undo record is
+	prev  clustHdr // stepClustUpdate, stepClustDelMark: the record's system fields before the change
+	at    undoPos  // where its undo record is
 }
 
 func appendBytes(dst, b []byte) []byte {
@@ -70,11 +82,20 @@ func appendBytes(dst, b []byte) []byte {
 //	'I' heap insert  ptr
 //	'D' heap delete  ptr, val (the old row image)
 //	'U' heap update  ptr, ptr2, val (the old image, or with valEdit an edit to it)
+//	'n' clustered    key
+//	    insert
+//	'c' clustered    key, prev (14B: the record's info bits, DB_TRX_ID and
+//	    update       DB_ROLL_PTR before the change, clust.go), val (the old
+//	                 row image, or with valEdit an edit from the new image;
+//	                 whole with ordChange)
+//	'x' clustered    key, prev (14B), val (the row image when the table has
+//	    delete-mark  secondary indexes, else empty: purge builds the
+//	                 delete-marked entries it removes from it)
 //
 // key and val are a uvarint length and the bytes; a row pointer is
 // heap.RowPtr's 6-byte encoding. group is the row operation's number in
 // its transaction; flags are the step flags (remapKeyTail 1, remapVal 2,
-// valEdit 4). With valEdit, val is a value edit (redo.AppendEdit) from
+// valEdit 4, ordChange 8). With valEdit, val is a value edit (redo.AppendEdit) from
 // the new value to the old, written when shorter than the old value:
 // undo applies it to the current value, which is the step's new value
 // (the transaction holds the row's lock, and its later steps are undone
@@ -84,8 +105,14 @@ func encodeStep(dst []byte, s *step) []byte {
 	dst = append(dst, s.kind, s.flags)
 	dst = binary.AppendUvarint(dst, uint64(s.space))
 	switch s.kind {
-	case stepTreeInsert:
+	case stepTreeInsert, stepClustInsert:
 		dst = appendBytes(dst, s.key)
+	case stepClustUpdate, stepClustDelMark:
+		dst = appendBytes(dst, s.key)
+		n := len(dst)
+		dst = append(dst, make([]byte, clustHdrSize)...)
+		s.prev.put(dst[n:])
+		dst = appendBytes(dst, s.val)
 	case stepTreeDelete, stepTreeUpdate:
 		dst = appendBytes(dst, s.key)
 		dst = appendBytes(dst, s.val)
@@ -165,8 +192,18 @@ func decodeStep(b []byte) (step, error) {
 	s.flags = r.byte()
 	s.space = uint32(r.uvarint())
 	switch s.kind {
-	case stepTreeInsert:
+	case stepTreeInsert, stepClustInsert:
 		s.key = r.bytes()
+	case stepClustUpdate, stepClustDelMark:
+		s.key = r.bytes()
+		if r.err == nil && len(r.b) < clustHdrSize {
+			r.err = errBadUndo
+		}
+		if r.err == nil {
+			s.prev = readClustHdr(r.b)
+			r.b = r.b[clustHdrSize:]
+		}
+		s.val = r.bytes()
 	case stepTreeDelete, stepTreeUpdate:
 		s.key = r.bytes()
 		s.val = r.bytes()
@@ -292,9 +329,12 @@ func (tx *Tx) logStep(mt *cache.Mtr, s *step) error {
 
 func (tx *Tx) mtr() *cache.Mtr { return tx.db.pool.BeginMtr(tx.cm()) }
 
-func (tx *Tx) treeInsert(ix *index, key, val []byte) error {
+// treeInsert inserts key and val into ix, with its undo. trx, if not 0,
+// is the transaction id the leaf's max trx id is raised to (a clustered
+// table's secondary index: btree.InsertTrxIn, InnoDB's PAGE_MAX_TRX_ID).
+func (tx *Tx) treeInsert(ix *index, key, val []byte, trx uint64) error {
 	mt := tx.mtr()
-	if err := ix.tree.InsertIn(tx.m, mt, key, val); err != nil {
+	if err := ix.tree.InsertTrxIn(tx.m, mt, key, val, trx); err != nil {
 		mt.Commit()
 		return err
 	}
@@ -310,9 +350,11 @@ func (tx *Tx) treeDelete(ix *index, key, old []byte) error {
 	return tx.logStep(mt, &step{kind: stepTreeDelete, flags: flagsOf(ix), space: ix.tree.Space(), key: key, val: old})
 }
 
-func (tx *Tx) treeUpdate(ix *index, key, val, old []byte) error {
+// treeUpdate replaces key's value in ix by val, with its undo (old, the
+// value before); trx as treeInsert's.
+func (tx *Tx) treeUpdate(ix *index, key, val, old []byte, trx uint64) error {
 	mt := tx.mtr()
-	if err := ix.tree.UpdateIn(tx.m, mt, key, val); err != nil {
+	if err := ix.tree.UpdateTrxIn(tx.m, mt, key, val, trx); err != nil {
 		mt.Commit()
 		return err
 	}
@@ -356,4 +398,57 @@ func (tx *Tx) heapUpdate(t *TableHandle, ptr heap.RowPtr, row, old []byte) (heap
 		s.val, s.flags = e, s.flags|valEdit
 	}
 	return np, tx.logStep(mt, &s)
+}
+
+// clustWrite inserts (stepClustInsert), updates (stepClustUpdate, with
+// s.prev and s.val set) or delete-marks (stepClustDelMark, with s.prev
+// set; body is the record's image, unchanged) the clustered record of key
+// in the primary tree ix: the record is body (a row image) behind system
+// fields naming tx's transaction id and the undo record this change
+// appends, in one mini-transaction (see clust.go). A tree error (a
+// duplicate key on insert, a key purge removed meanwhile on update)
+// leaves no undo record.
+func (tx *Tx) clustWrite(ix *index, s *step, body []byte) error {
+	s.group, s.space = tx.group, ix.tree.Space()
+	tx.note = encodeStep(tx.note[:0], s)
+	pos, pending, err := tx.undoReserve(undoRecSize(tx.note, false))
+	if err != nil {
+		return err
+	}
+	h := clustHdr{trxID: tx.trxID, roll: rollPtr{insert: s.kind == stepClustInsert, page: pos.page, off: uint16(pos.off)}}
+	if s.kind == stepClustDelMark {
+		h.info = recDeleted
+	}
+	tx.rec = appendClustRec(tx.rec[:0], h, body)
+	mt := tx.mtr()
+	if s.kind == stepClustInsert {
+		err = ix.tree.InsertIn(tx.m, mt, s.key, tx.rec)
+	} else {
+		err = ix.tree.UpdateIn(tx.m, mt, s.key, tx.rec)
+	}
+	if pending != nil {
+		// The log is started even if the change failed: its max tx id
+		// may have been raised in memory, and must reach the page.
+		if serr := tx.undoStart(mt, pending.l, pending.raise, pending.maxTx); serr != nil && err == nil {
+			err = serr
+		}
+	}
+	if err != nil {
+		mt.Commit()
+		return err
+	}
+	at, err := tx.undoAppend(mt, tx.note, false)
+	mt.Commit()
+	if err == nil && (at.page != pos.page || at.off != pos.off) {
+		err = fmt.Errorf("%w: undo record went to page %d offset %d, its roll pointer says %d, %d", ErrInconsistent, at.page, at.off, pos.page, pos.off)
+	}
+	if err != nil {
+		return fmt.Errorf("engine: transaction %d: the change was made but its undo could not be written: %w", tx.trxID, err)
+	}
+	s.at = at
+	tx.keep(s)
+	if s.kind != stepClustInsert {
+		tx.versions = true
+	}
+	return nil
 }

@@ -60,7 +60,12 @@ func TestCheckpointRecordLayout(t *testing.T) {
 	db, err := Open(&Options{Options: cache.Options{PoolSize: 8 << 20}})
 	require.NoError(t, err)
 	defer db.Close()
+	// A transaction id is taken at the first write (a read-only
+	// transaction takes none): one writer.
+	tb, err := db.CreateTable(mvccTable(Clustered))
+	require.NoError(t, err)
 	tx := db.Begin(nil)
+	require.NoError(t, tx.Insert(tb, Row{Int(1), Int(1)}))
 	require.NoError(t, tx.Commit())
 	require.NoError(t, db.Checkpoint())
 	rec, err := db.log.LoadCheckpoint()

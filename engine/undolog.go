@@ -16,34 +16,38 @@ import (
 
 // Undo logs live on undo pages in space 0, the system space (InnoDB kept
 // its rollback segments in the system tablespace, space 0, too). Page 1 of
-// the space is the rollback segment header: a slot per undo log in use,
-// as InnoDB's rseg header (TRX_RSEG_UNDO_SLOTS, 1024 slots on 16 KiB
-// pages), and the transaction id high-water mark:
+// the space is the rollback segment header: the history list's base node
+// (InnoDB's TRX_RSEG_HISTORY), a slot per undo log in use by a
+// transaction, as InnoDB's rseg header (TRX_RSEG_UNDO_SLOTS, 1024 slots on
+// 16 KiB pages), and the transaction id high-water mark:
 //
-//	0          32       36       38       40               48
-//	+----------+--------+--------+--------+----------------+--------+--------+-----
-//	| page hdr | magic  | nslots | unused |   max tx id    | slot 0 | slot 1 | ...
-//	|  (32B)   | "ELRS" |  (2B)  |  (2B)  |     (8B)       |  (4B)  |  (4B)  |
-//	+----------+--------+--------+--------+----------------+--------+--------+-----
+//	0          32       36       38       40             48         52         56         60       64
+//	+----------+--------+--------+--------+--------------+----------+----------+----------+--------+--------+--------+-----
+//	| page hdr | magic  | nslots | unused |  max tx id   | hist len | hist     | hist     | unused | slot 0 | slot 1 | ...
+//	|  (32B)   | "ELRH" |  (2B)  |  (2B)  |    (8B)      |   (4B)   | first(4B)| last (4B)|  (4B)  |  (4B)  |  (4B)  |
+//	+----------+--------+--------+--------+--------------+----------+----------+----------+--------+--------+--------+-----
 //
-// A slot holds the first page of an undo log, or 0. "max tx id" is above
-// every transaction id that ever wrote: it is raised by txIDMargin at a
-// time, in the mini-transaction of the first write of a transaction whose
-// id reaches it, as InnoDB writes its max trx id every
-// TRX_SYS_TRX_ID_WRITE_MARGIN (256) ids; recovery starts the ids there, so
-// an id is never handed out twice.
+// A slot holds the first page of an undo log (active, or cached for the
+// next transaction), or 0. "max tx id" is above every transaction id that
+// ever wrote: it is raised by txIDMargin at a time, in the
+// mini-transaction of the first write of a transaction whose id reaches
+// it, as InnoDB writes its max trx id every TRX_SYS_TRX_ID_WRITE_MARGIN
+// (256) ids; recovery starts the ids there, so an id is never handed out
+// twice.
 //
 // An undo log is a chain of undo pages. Its first page's header says
 // whether the transaction is active, which transaction, where records end
-// on this page, the next page, and (first page) the last one:
+// on this page, the next page, (first page) the last one, and the next
+// log on the history list:
 //
-//	0          32      33       34      36      40             48       52       56
-//	+----------+-------+--------+-------+-------+--------------+--------+--------+---------
-//	| page hdr | state | unused | slot  | free  |    tx id     |  next  |  last  | records
-//	|  (32B)   | (1B)  |  (1B)  | (2B)  | (4B)  |     (8B)     |  (4B)  |  (4B)  | ...
-//	+----------+-------+--------+-------+-------+--------------+--------+--------+---------
+//	0          32      33       34      36      40             48       52       56          60
+//	+----------+-------+--------+-------+-------+--------------+--------+--------+-----------+---------
+//	| page hdr | state | unused | slot  | free  |    tx id     |  next  |  last  | hist next | records
+//	|  (32B)   | (1B)  |  (1B)  | (2B)  | (4B)  |     (8B)     |  (4B)  |  (4B)  |   (4B)    | ...
+//	+----------+-------+--------+-------+-------+--------------+--------+--------+-----------+---------
 //
-//	state: 0 cached (free for the next transaction), 1 active
+//	state: 0 cached (free for the next transaction), 1 active,
+//	       2 to purge (committed, on the history list)
 //	free:  where the next record goes on this page
 //
 // A record, appended at "free" by one redo operation (undo-append: its
@@ -59,14 +63,32 @@ import (
 //	or update, moved says where the undo put the row), written with the
 //	undo's own change
 //
-// At commit the undo log is emptied in the commit's mini-transaction (state
-// cached, free back to the first record, the pages after the first freed)
-// and kept for the next transaction, as InnoDB caches undo logs of one page
-// (TRX_UNDO_CACHED): without versions to keep for readers, a committed
-// transaction's undo is never needed again (the multi-version work will
-// keep it for purge). At recovery, after redo, every slot whose log is
-// active is a transaction a crash interrupted: its records are read back
-// and rolled back (the undone ones skipped), and its log emptied.
+// At commit, in the commit's mini-transaction, a log without records that
+// build older versions of clustered records (inserts, and every heap
+// step) is emptied (state cached, free back to the first record, the
+// pages after the first freed) and kept in its slot for the next
+// transaction, as InnoDB frees an insert undo log at commit and caches
+// undo logs of one page (TRX_UNDO_CACHED). A log with such records
+// (updates, delete-marks) goes to the history list instead
+// (trx_purge_add_undo_to_history): its state becomes "to purge", it is
+// linked at the list's tail (the previous tail's "hist next", or the base
+// node's first, and the base node's last and length), and its slot is
+// freed for another transaction. Purge (purge.go) takes the logs from the
+// list's head, in commit order; freeing one unlinks it in one
+// mini-transaction (the base node's first and length) and puts its first
+// page, emptied, back in a free slot as a cached log (the pages after it,
+// and the first if no slot is free, go back to the free list).
+//
+// The history list is on the pages, logged like any change, so it survives
+// a crash: recovery walks it from the base node and purge resumes where it
+// stopped (a log it was purging is purged again; each removal finds what
+// it already did done). After redo, every slot whose log is active is a
+// transaction a crash interrupted: its records are read back and rolled
+// back (the undone ones skipped), and its log emptied.
+//
+// Latch order: the rollback segment page before any undo log page (a
+// commit that links its log latches the rseg page, then its own first
+// page, then the previous tail's; purge the rseg page, then the head's).
 //
 // The redo log therefore never has to keep a transaction's records: a
 // checkpoint may drop everything before its LSN, however old the oldest
@@ -74,27 +96,32 @@ import (
 const (
 	undoSpace = 0
 	rsegPage  = 1
-	rsegMagic = 0x53524c45 // "ELRS" little-endian
+	rsegMagic = 0x48524c45 // "ELRH" little-endian (the layout with the history list)
 
-	offRsegMagic  = page.HeaderSize
-	offRsegNSlots = page.HeaderSize + 4
-	offRsegMaxTx  = page.HeaderSize + 8
-	offRsegSlots  = page.HeaderSize + 16
-	maxRsegSlots  = 1024
+	offRsegMagic     = page.HeaderSize
+	offRsegNSlots    = page.HeaderSize + 4
+	offRsegMaxTx     = page.HeaderSize + 8
+	offRsegHistLen   = page.HeaderSize + 16
+	offRsegHistFirst = page.HeaderSize + 20
+	offRsegHistLast  = page.HeaderSize + 24
+	offRsegSlots     = page.HeaderSize + 32
+	maxRsegSlots     = 1024
 
-	offUndoState = page.HeaderSize
-	offUndoSlot  = page.HeaderSize + 2
-	offUndoFree  = page.HeaderSize + 4
-	offUndoTx    = page.HeaderSize + 8
-	offUndoNext  = page.HeaderSize + 16
-	offUndoLast  = page.HeaderSize + 20
-	undoRecStart = page.HeaderSize + 24
+	offUndoState    = page.HeaderSize
+	offUndoSlot     = page.HeaderSize + 2
+	offUndoFree     = page.HeaderSize + 4
+	offUndoTx       = page.HeaderSize + 8
+	offUndoNext     = page.HeaderSize + 16
+	offUndoLast     = page.HeaderSize + 20
+	offUndoHistNext = page.HeaderSize + 24
+	undoRecStart    = page.HeaderSize + 28
 
 	undoRecHeader = 3 // length, flags
 	undoMoved     = 6 // the moved row pointer after a heap step's body
 
-	undoCached = 0
-	undoActive = 1
+	undoCached  = 0
+	undoActive  = 1
+	undoToPurge = 2 // committed, kept for older read views (TRX_UNDO_TO_PURGE)
 
 	txIDMargin = 256
 
@@ -134,6 +161,7 @@ func hasMoved(kind byte) bool { return kind == stepHeapDelete || kind == stepHea
 // txUndo is a transaction's undo log.
 type txUndo struct {
 	first, last uint32 // pages (0: none yet)
+	free        uint32 // where the next record goes on last (active logs)
 	slot        int
 }
 
@@ -145,6 +173,18 @@ type undoSys struct {
 	cached    []txUndo // emptied undo logs ready for reuse
 	maxTx     uint64   // the rseg's max tx id
 	losers    []*loser // found at recovery
+	// history mirrors the history list on the pages: the committed undo
+	// logs kept for read views, in commit order; purged from the front.
+	// A commit appends under the rseg page's latch, so the order is the
+	// pages' order.
+	history []histLog
+	purgeMu sync.Mutex // one purge at a time (guards nothing in undoSys)
+}
+
+// histLog is a committed undo log on the history list.
+type histLog struct {
+	l     txUndo
+	trxID uint64
 }
 
 // openUndo opens the rollback segment, creating the system space on a new
@@ -161,11 +201,15 @@ func (db *DB) openUndo() error {
 	pg.RLatch()
 	b := pg.Data()
 	var slots []uint32
+	var histLen, histFirst, histLast uint32
 	if page.KindOf(b) != page.KindUndo || binary.LittleEndian.Uint32(b[offRsegMagic:]) != rsegMagic {
 		err = fmt.Errorf("%w: rollback segment page %s: kind %s, magic %08x", cache.ErrBadFormat, pg.ID(), page.KindOf(b), binary.LittleEndian.Uint32(b[offRsegMagic:]))
 	} else {
 		u.nslots = int(binary.LittleEndian.Uint16(b[offRsegNSlots:]))
 		u.maxTx = binary.LittleEndian.Uint64(b[offRsegMaxTx:])
+		histLen = binary.LittleEndian.Uint32(b[offRsegHistLen:])
+		histFirst = binary.LittleEndian.Uint32(b[offRsegHistFirst:])
+		histLast = binary.LittleEndian.Uint32(b[offRsegHistLast:])
 		if u.nslots > (len(b)-offRsegSlots)/4 {
 			err = fmt.Errorf("%w: rollback segment has %d slots", cache.ErrBadFormat, u.nslots)
 		} else {
@@ -191,9 +235,12 @@ func (db *DB) openUndo() error {
 		if first == 0 {
 			continue
 		}
-		l, err := db.readUndo(first, i)
+		l, state, err := db.readUndo(first, i)
 		if err != nil {
 			return err
+		}
+		if state == undoToPurge {
+			return fmt.Errorf("%w: undo slot %d holds a committed log (page %d), which belongs on the history list", cache.ErrBadFormat, i, first)
 		}
 		if l == nil {
 			u.cached = append(u.cached, txUndo{first: first, last: first, slot: i})
@@ -201,6 +248,41 @@ func (db *DB) openUndo() error {
 		}
 		u.losers = append(u.losers, l)
 	}
+	return db.readHistory(histLen, histFirst, histLast)
+}
+
+// readHistory reads the history list from its base node (length, first
+// and last log) by following each log's "hist next": the committed logs a
+// crash left for purge, resumed once recovery is done.
+func (db *DB) readHistory(n, first, last uint32) error {
+	u := &db.undo
+	prev := uint32(0)
+	for no := first; no != 0; {
+		if len(u.history) >= int(n) {
+			return fmt.Errorf("%w: the history list runs past its length %d", cache.ErrBadFormat, n)
+		}
+		id := page.ID{Space: undoSpace, Page: no}
+		pg, err := db.pool.Fetch(nil, id)
+		if err != nil {
+			return fmt.Errorf("engine: read the history list: %w", err)
+		}
+		pg.RLatch()
+		b := pg.Data()
+		kind, state := page.KindOf(b), b[offUndoState]
+		tx := binary.LittleEndian.Uint64(b[offUndoTx:])
+		next := binary.LittleEndian.Uint32(b[offUndoHistNext:])
+		pg.RUnlatch()
+		pg.Unpin(false)
+		if kind != page.KindUndo || state != undoToPurge {
+			return fmt.Errorf("%w: history list entry %s has kind %s, state %d", cache.ErrBadFormat, id, kind, state)
+		}
+		u.history = append(u.history, histLog{l: txUndo{first: no, last: no, slot: -1}, trxID: tx})
+		prev, no = no, next
+	}
+	if len(u.history) != int(n) || prev != last {
+		return fmt.Errorf("%w: the history list has %d logs ending at page %d, its base node says %d ending at %d", cache.ErrBadFormat, len(u.history), prev, n, last)
+	}
+	db.recovered.HistoryLogs = int64(n)
 	return nil
 }
 
@@ -237,16 +319,17 @@ func (db *DB) createUndo() error {
 	return nil
 }
 
-// readUndo reads the undo log that starts at page first (slot slot): nil
-// if it is cached, else the interrupted transaction with its steps, the
-// undone ones marked.
-func (db *DB) readUndo(first uint32, slot int) (*loser, error) {
+// readUndo reads the undo log that starts at page first (slot slot) and
+// returns its state; if it is active, the interrupted transaction with
+// its steps, the undone ones marked.
+func (db *DB) readUndo(first uint32, slot int) (*loser, byte, error) {
 	var l *loser
+	var state byte
 	for no, hops := first, 0; no != 0; hops++ {
 		id := page.ID{Space: undoSpace, Page: no}
 		pg, err := db.pool.Fetch(nil, id)
 		if err != nil {
-			return nil, fmt.Errorf("engine: read undo log of slot %d: %w", slot, err)
+			return nil, 0, fmt.Errorf("engine: read undo log of slot %d: %w", slot, err)
 		}
 		pg.RLatch()
 		b := pg.Data()
@@ -255,7 +338,11 @@ func (db *DB) readUndo(first uint32, slot int) (*loser, error) {
 				return fmt.Errorf("%w: undo page %s has kind %s", cache.ErrBadFormat, id, page.KindOf(b))
 			}
 			if no == first {
-				if b[offUndoState] != undoActive {
+				state = b[offUndoState]
+				if state != undoActive {
+					if state != undoCached && state != undoToPurge {
+						return fmt.Errorf("%w: undo page %s has state %d", cache.ErrBadFormat, id, state)
+					}
 					return nil
 				}
 				l = &loser{id: binary.LittleEndian.Uint64(b[offUndoTx:]),
@@ -304,11 +391,11 @@ func (db *DB) readUndo(first uint32, slot int) (*loser, error) {
 		pg.RUnlatch()
 		pg.Unpin(false)
 		if err != nil || l == nil {
-			return nil, err
+			return nil, state, err
 		}
 		no = next
 	}
-	return l, nil
+	return l, state, nil
 }
 
 // undoHeader writes an undo page's header fields after its page header.
@@ -325,10 +412,22 @@ func undoHeader(mt *cache.Mtr, pg *cache.Page, state byte, slot int, tx uint64, 
 // undoBegin gives tx an undo log, in mt (the mini-transaction of its first
 // change): a cached one when there is one, else a new page in a free slot.
 func (tx *Tx) undoBegin(mt *cache.Mtr) error {
-	db := tx.db
-	u := &db.undo
+	l, raise, maxTx, err := tx.undoTake()
+	if err != nil {
+		return err
+	}
+	return tx.undoStart(mt, l, raise, maxTx)
+}
+
+// undoTake takes an undo log for tx from the rollback segment's memory
+// (a cached log, else a free slot with no page yet: l.first == 0), and
+// says whether its start must raise the max tx id, to what. The pages are
+// written by undoStart.
+func (tx *Tx) undoTake() (l txUndo, raise bool, maxTx uint64, err error) {
+	tx.assignTrxID()
+	u := &tx.db.undo
 	u.mu.Lock()
-	var l txUndo
+	defer u.mu.Unlock()
 	if n := len(u.cached); n > 0 {
 		l = u.cached[n-1]
 		u.cached = u.cached[:n-1]
@@ -336,16 +435,20 @@ func (tx *Tx) undoBegin(mt *cache.Mtr) error {
 		l.slot = u.freeSlots[n-1]
 		u.freeSlots = u.freeSlots[:n-1]
 	} else {
-		u.mu.Unlock()
-		return fmt.Errorf("%w: all %d undo slots are in use by active transactions", ErrTooManyTransactions, u.nslots)
+		return l, false, 0, fmt.Errorf("%w: all %d undo slots are in use by active transactions", ErrTooManyTransactions, u.nslots)
 	}
-	raise := tx.id >= u.maxTx
+	raise = tx.trxID >= u.maxTx
 	if raise {
-		u.maxTx = tx.id + txIDMargin
+		u.maxTx = tx.trxID + txIDMargin
 	}
-	maxTx := u.maxTx
-	u.mu.Unlock()
+	return l, raise, u.maxTx, nil
+}
 
+// undoStart writes, in mt, the start of undo log l for tx (undoTake):
+// its first page's header (allocating the page for a new slot) and, if
+// raise, the rollback segment's new max tx id.
+func (tx *Tx) undoStart(mt *cache.Mtr, l txUndo, raise bool, maxTx uint64) error {
+	db := tx.db
 	m := mt.Meter()
 	var rseg *cache.Page
 	if raise || l.first == 0 {
@@ -363,7 +466,7 @@ func (tx *Tx) undoBegin(mt *cache.Mtr) error {
 		}
 		l.first, l.last = pg.ID().Page, pg.ID().Page
 		mt.Write32(rseg, offRsegSlots+4*l.slot, l.first)
-		undoHeader(mt, pg, undoActive, l.slot, tx.id, l.first)
+		undoHeader(mt, pg, undoActive, l.slot, tx.trxID, l.first)
 		mt.Release(pg, true)
 	} else {
 		pg, err := db.pool.Fetch(m, page.ID{Space: undoSpace, Page: l.first})
@@ -374,7 +477,7 @@ func (tx *Tx) undoBegin(mt *cache.Mtr) error {
 			return tx.undoBeginFailed(l, err)
 		}
 		mt.Latch(pg)
-		undoHeader(mt, pg, undoActive, l.slot, tx.id, l.first)
+		undoHeader(mt, pg, undoActive, l.slot, tx.trxID, l.first)
 		mt.Release(pg, true)
 	}
 	if rseg != nil {
@@ -385,7 +488,9 @@ func (tx *Tx) undoBegin(mt *cache.Mtr) error {
 		}
 		mt.Release(rseg, true)
 	}
+	l.free = undoRecStart
 	tx.undo = l
+	tx.logged = true
 	return nil
 }
 
@@ -407,10 +512,7 @@ func (tx *Tx) undoAppend(mt *cache.Mtr, body []byte, moved bool) (undoPos, error
 	db := tx.db
 	m := mt.Meter()
 	ps := db.pool.PageSize()
-	need := undoRecHeader + len(body)
-	if moved {
-		need += undoMoved
-	}
+	need := undoRecSize(body, moved)
 	if need > ps-undoRecStart {
 		return undoPos{}, fmt.Errorf("%w: undo record of %d bytes does not fit an undo page", ErrInconsistent, len(body))
 	}
@@ -421,27 +523,10 @@ func (tx *Tx) undoAppend(mt *cache.Mtr, body []byte, moved bool) (undoPos, error
 	mt.Latch(pg)
 	free := int(binary.LittleEndian.Uint32(pg.Data()[offUndoFree:]))
 	if free+need > ps {
-		npg, err := db.pool.AllocPage(mt, nil, undoSpace, page.KindUndo)
+		npg, err := tx.undoExtend(mt, pg)
 		if err != nil {
-			mt.Release(pg, false)
 			return undoPos{}, err
 		}
-		undoHeader(mt, npg, undoActive, tx.undo.slot, tx.id, 0)
-		mt.Write32(pg, offUndoNext, npg.ID().Page)
-		mt.Release(pg, true)
-		if tx.undo.last != tx.undo.first {
-			fpg, err := db.pool.Fetch(m, page.ID{Space: undoSpace, Page: tx.undo.first})
-			if err != nil {
-				mt.Release(npg, true)
-				return undoPos{}, err
-			}
-			mt.Latch(fpg)
-			mt.Write32(fpg, offUndoLast, npg.ID().Page)
-			mt.Release(fpg, true)
-		} else {
-			mt.Write32(pg, offUndoLast, npg.ID().Page)
-		}
-		tx.undo.last = npg.ID().Page
 		pg, free = npg, undoRecStart
 	}
 	rec := mt.Payload()
@@ -456,9 +541,108 @@ func (tx *Tx) undoAppend(mt *cache.Mtr, body []byte, moved bool) (undoPos, error
 	binary.LittleEndian.PutUint32(d[offUndoFree:], uint32(free+len(rec)))
 	mt.Log(pg, kindUndoAppend, rec)
 	mt.Release(pg, true)
+	tx.undo.free = uint32(free + len(rec))
 	tx.m.UndoRecords++
 	tx.m.UndoBytes += int64(len(rec))
 	return undoPos{page: pg.ID().Page, off: uint32(free), moved: uint32(free + undoRecHeader + len(body))}, nil
+}
+
+// undoRecSize is the bytes a record of body takes on its undo page.
+func undoRecSize(body []byte, moved bool) int {
+	n := undoRecHeader + len(body)
+	if moved {
+		n += undoMoved
+	}
+	return n
+}
+
+// undoExtend gives tx's undo log a new last page, in mt, which holds pg
+// (the old last page, latched; released here), and returns it latched.
+func (tx *Tx) undoExtend(mt *cache.Mtr, pg *cache.Page) (*cache.Page, error) {
+	db := tx.db
+	m := mt.Meter()
+	npg, err := db.pool.AllocPage(mt, nil, undoSpace, page.KindUndo)
+	if err != nil {
+		mt.Release(pg, false)
+		return nil, err
+	}
+	undoHeader(mt, npg, undoActive, tx.undo.slot, tx.trxID, 0)
+	mt.Write32(pg, offUndoNext, npg.ID().Page)
+	mt.Release(pg, true)
+	if tx.undo.last != tx.undo.first {
+		fpg, err := db.pool.Fetch(m, page.ID{Space: undoSpace, Page: tx.undo.first})
+		if err != nil {
+			mt.Release(npg, true)
+			return nil, err
+		}
+		mt.Latch(fpg)
+		mt.Write32(fpg, offUndoLast, npg.ID().Page)
+		mt.Release(fpg, true)
+	} else {
+		mt.Write32(pg, offUndoLast, npg.ID().Page)
+	}
+	tx.undo.last = npg.ID().Page
+	tx.undo.free = undoRecStart
+	return npg, nil
+}
+
+// undoReserve makes room in tx's undo log for a record of need bytes
+// (undoRecSize) and returns where it will go, so that a clustered record
+// can carry its roll pointer before the record is appended (clustWrite).
+// What needs a page latch beyond tx's own last undo page (taking a new
+// slot's first page, growing the log by a page) it does in a
+// mini-transaction of its own, before the change's: the change's
+// mini-transaction then latches the tree's pages and that one undo page,
+// which no other transaction writes. A transaction with no undo log yet
+// that finds a cached one gets it back as pending (started, with the
+// max tx id raised if due, in the change's own mini-transaction by
+// undoStart), so that its first change is still one log record.
+func (tx *Tx) undoReserve(need int) (pos undoPos, pending *txUndoPending, err error) {
+	ps := tx.db.pool.PageSize()
+	if need > ps-undoRecStart {
+		return undoPos{}, nil, fmt.Errorf("%w: undo record of %d bytes does not fit an undo page", ErrInconsistent, need)
+	}
+	if !tx.logged {
+		l, raise, maxTx, err := tx.undoTake()
+		if err != nil {
+			return undoPos{}, nil, err
+		}
+		if l.first != 0 {
+			return undoPos{page: l.first, off: undoRecStart}, &txUndoPending{l: l, raise: raise, maxTx: maxTx}, nil
+		}
+		mt := tx.mtr()
+		err = tx.undoStart(mt, l, raise, maxTx)
+		mt.Commit()
+		if err != nil {
+			return undoPos{}, nil, err
+		}
+	}
+	if int(tx.undo.free)+need > ps {
+		mt := tx.mtr()
+		pg, err := tx.db.pool.Fetch(mt.Meter(), page.ID{Space: undoSpace, Page: tx.undo.last})
+		if err != nil {
+			mt.Commit()
+			return undoPos{}, nil, err
+		}
+		mt.Latch(pg)
+		npg, err := tx.undoExtend(mt, pg)
+		if err == nil {
+			mt.Release(npg, true)
+		}
+		mt.Commit()
+		if err != nil {
+			return undoPos{}, nil, err
+		}
+	}
+	return undoPos{page: tx.undo.last, off: tx.undo.free}, nil, nil
+}
+
+// txUndoPending is an undo log undoReserve took for a transaction's first
+// change, to be started in that change's mini-transaction.
+type txUndoPending struct {
+	l     txUndo
+	raise bool
+	maxTx uint64
 }
 
 // markUndone marks the record at pos undone (moved: where a heap undo put
@@ -530,4 +714,160 @@ func sortLosers(ls []*loser) {
 		}
 		return 0
 	})
+}
+
+// undoCommit ends tx's undo log at its commit, in mt (the commit's
+// mini-transaction). A log with records that build older versions of
+// clustered records (tx.versions) goes to the history list
+// (trx_purge_add_undo_to_history, see the top of this file): linked at
+// the tail, on the pages and in memory, under the rseg page's latch, its
+// slot freed (cleared on the rseg page here, handed to the next
+// transaction by historyAdded once mt commits). Any other is emptied and
+// cached at once (undoEnd), as InnoDB frees an insert undo log at commit.
+// It reports whether the log went to the history list.
+func (tx *Tx) undoCommit(mt *cache.Mtr) (bool, error) {
+	db := tx.db
+	if !tx.versions {
+		return false, db.undoEnd(mt, tx.undo)
+	}
+	m := mt.Meter()
+	rseg, err := db.pool.Fetch(m, page.ID{Space: undoSpace, Page: rsegPage})
+	if err != nil {
+		return false, err
+	}
+	mt.Latch(rseg)
+	pg, err := db.pool.Fetch(m, page.ID{Space: undoSpace, Page: tx.undo.first})
+	if err != nil {
+		mt.Release(rseg, false)
+		return false, err
+	}
+	mt.Latch(pg)
+	rb := rseg.Data()
+	n := binary.LittleEndian.Uint32(rb[offRsegHistLen:])
+	last := binary.LittleEndian.Uint32(rb[offRsegHistLast:])
+	mt.Write(pg, offUndoState, []byte{undoToPurge})
+	mt.Write32(pg, offUndoHistNext, 0)
+	mt.Release(pg, true)
+	if last != 0 {
+		tail, err := db.pool.Fetch(m, page.ID{Space: undoSpace, Page: last})
+		if err != nil {
+			mt.Release(rseg, true)
+			return false, err
+		}
+		mt.Latch(tail)
+		mt.Write32(tail, offUndoHistNext, tx.undo.first)
+		mt.Release(tail, true)
+	} else {
+		mt.Write32(rseg, offRsegHistFirst, tx.undo.first)
+	}
+	mt.Write32(rseg, offRsegHistLast, tx.undo.first)
+	mt.Write32(rseg, offRsegHistLen, n+1)
+	mt.Write32(rseg, offRsegSlots+4*tx.undo.slot, 0)
+	u := &db.undo
+	u.mu.Lock()
+	u.history = append(u.history, histLog{l: txUndo{first: tx.undo.first, last: tx.undo.first, slot: -1}, trxID: tx.trxID})
+	u.mu.Unlock()
+	mt.Release(rseg, true)
+	return true, nil
+}
+
+// historyAdded frees the slot of tx's log, which its committed
+// mini-transaction put on the history list.
+func (tx *Tx) historyAdded() {
+	u := &tx.db.undo
+	u.mu.Lock()
+	u.freeSlots = append(u.freeSlots, tx.undo.slot)
+	u.mu.Unlock()
+}
+
+// historyRemove takes log h, purged, off the head of the history list in
+// one mini-transaction charged to m: the base node's first (and last, if
+// it was the only one) and length; its pages after the first go to the
+// free list, and its first page, emptied, to a free slot as a cached log
+// (to the free list too if no slot is free).
+func (db *DB) historyRemove(m *cache.Meter, h histLog) error {
+	u := &db.undo
+	slot := -1
+	u.mu.Lock()
+	if n := len(u.freeSlots); n > 0 {
+		slot = u.freeSlots[n-1]
+		u.freeSlots = u.freeSlots[:n-1]
+	}
+	u.mu.Unlock()
+	err := db.historyUnlink(m, h, slot)
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if err != nil {
+		if slot >= 0 {
+			u.freeSlots = append(u.freeSlots, slot)
+		}
+		return err
+	}
+	u.history = u.history[1:]
+	if slot >= 0 {
+		u.cached = append(u.cached, txUndo{first: h.l.first, last: h.l.first, slot: slot})
+	}
+	return nil
+}
+
+func (db *DB) historyUnlink(m *cache.Meter, h histLog, slot int) error {
+	mt := db.pool.BeginMtr(m)
+	defer mt.Commit()
+	rseg, err := db.pool.Fetch(m, page.ID{Space: undoSpace, Page: rsegPage})
+	if err != nil {
+		return err
+	}
+	mt.Latch(rseg)
+	rb := rseg.Data()
+	n := binary.LittleEndian.Uint32(rb[offRsegHistLen:])
+	if first := binary.LittleEndian.Uint32(rb[offRsegHistFirst:]); first != h.l.first || n == 0 {
+		mt.Release(rseg, false)
+		return fmt.Errorf("%w: the history list starts at page %d (length %d), purge freed page %d", ErrCorrupt, first, n, h.l.first)
+	}
+	pg, err := db.pool.Fetch(m, page.ID{Space: undoSpace, Page: h.l.first})
+	if err != nil {
+		mt.Release(rseg, false)
+		return err
+	}
+	mt.Latch(pg)
+	next := binary.LittleEndian.Uint32(pg.Data()[offUndoHistNext:])
+	mt.Write32(rseg, offRsegHistFirst, next)
+	if next == 0 {
+		mt.Write32(rseg, offRsegHistLast, 0)
+	}
+	mt.Write32(rseg, offRsegHistLen, n-1)
+	for no := binary.LittleEndian.Uint32(pg.Data()[offUndoNext:]); no != 0; {
+		npg, err := db.pool.Fetch(m, page.ID{Space: undoSpace, Page: no})
+		if err != nil {
+			mt.Release(pg, true)
+			mt.Release(rseg, true)
+			return err
+		}
+		mt.Latch(npg)
+		next := binary.LittleEndian.Uint32(npg.Data()[offUndoNext:])
+		if err := db.pool.FreePage(mt, nil, npg); err != nil {
+			mt.Release(npg, false)
+			mt.Release(pg, true)
+			mt.Release(rseg, true)
+			return err
+		}
+		mt.Release(npg, true)
+		no = next
+	}
+	if slot >= 0 {
+		undoHeader(mt, pg, undoCached, slot, 0, h.l.first)
+		mt.Write32(rseg, offRsegSlots+4*slot, h.l.first)
+		mt.Release(pg, true)
+	} else {
+		err = db.pool.FreePage(mt, nil, pg)
+		mt.Release(pg, err == nil)
+	}
+	mt.Release(rseg, true)
+	return err
+}
+
+func (u *undoSys) historyLen() int {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return len(u.history)
 }

@@ -284,11 +284,10 @@ func (t *Terminal) Run(ctx context.Context) error {
 	return ctx.Err()
 }
 
-// retryable says a transaction ended as a deadlock victim or a lock
-// timeout: it is already rolled back and runs again.
-func retryable(err error) bool {
-	return errors.Is(err, engine.ErrDeadlock) || errors.Is(err, engine.ErrLockTimeout)
-}
+// retryable says a transaction ended as a deadlock victim, a lock
+// timeout or a serialization failure: it is already rolled back and runs
+// again.
+func retryable(err error) bool { return engine.Retryable(err) }
 
 // execute draws kind's inputs and runs it until it completes, retrying
 // deadlock victims with the same inputs. m is charged every attempt.
