@@ -31,8 +31,10 @@ import (
 // Payloads (every integer an unsigned varint; "key" is a uvarint length
 // and the bytes):
 //
-//	leaf-insert    i, shared, suffix, value (the rest)   node.insertLeaf(i, key, value),
-//	               key = the first "shared" bytes of key i-1, then suffix
+//	leaf-insert    i, shared, suffix, vshared, vsuffix (the rest)
+//	               node.insertLeaf(i, key, value): key = the first "shared"
+//	               bytes of key i-1, then suffix; value = the first
+//	               "vshared" bytes of value i-1, then vsuffix
 //	inner-insert   i, child, key                   node.insertInner(i, key, child)
 //	remove         i                               node.remove(i)
 //	replace        i, edit (the rest)              node.replaceVal(i, the edit applied to the value)
@@ -97,18 +99,24 @@ func insertLeaf(mt *cache.Mtr, pg *cache.Page, i int, key, val []byte) bool {
 		return false
 	}
 	if mt.Logging() {
-		// The key as the bytes it shares with the key before it and the
-		// rest, as InnoDB's MLOG_REC_INSERT logs a record as its mismatch
-		// with the cursor record: consecutive keys share most of their
-		// bytes (an order's lines differ in the line number only).
-		shared := 0
+		// The key and the value each as the bytes it shares with the
+		// entry before it and the rest, as MariaDB's page_cur_insert_rec_low
+		// logs a record as its mismatch with the cursor record (the bytes
+		// it copies from the preceding record, then its own): consecutive
+		// keys share most of their bytes (an order's lines differ in the
+		// line number only), and so do the values a transaction inserts
+		// next to each other (the same DB_TRX_ID, a roll pointer into the
+		// same undo page).
+		shared, vshared := 0, 0
 		if i > 0 {
 			shared = commonPrefix(n.key(i-1), key)
+			vshared = commonPrefix(n.val(i-1), val)
 		}
 		p := binary.AppendUvarint(mt.Payload(), uint64(i))
 		p = binary.AppendUvarint(p, uint64(shared))
 		p = appendKey(p, key[shared:])
-		mt.Log(pg, kindLeafInsert, append(p, val...))
+		p = binary.AppendUvarint(p, uint64(vshared))
+		mt.Log(pg, kindLeafInsert, append(p, val[vshared:]...))
 	} else {
 		mt.Log(pg, kindLeafInsert, nil)
 	}
@@ -274,11 +282,14 @@ func applyLeafInsert(_ page.ID, buf, payload []byte) error {
 	i := r.Int(len(buf))
 	shared := r.Int(len(buf))
 	suffix := r.Prefixed()
-	val := r.Rest()
+	vshared := r.Int(len(buf))
+	vsuffix := r.Rest()
 	if err := r.Err(); err != nil {
 		return err
 	}
-	if !nodeOK(n) || !n.isLeaf() || i > n.count() || (shared > 0 && (i == 0 || shared > len(n.key(i-1)))) {
+	if !nodeOK(n) || !n.isLeaf() || i > n.count() ||
+		(shared > 0 && (i == 0 || shared > len(n.key(i-1)))) ||
+		(vshared > 0 && (i == 0 || vshared > len(n.val(i-1)))) {
 		return fmt.Errorf("leaf insert at %d: %w", i, errBadOp)
 	}
 	var stack [256]byte
@@ -287,6 +298,12 @@ func applyLeafInsert(_ page.ID, buf, payload []byte) error {
 		key = append(key, n.key(i - 1)[:shared]...)
 	}
 	key = append(key, suffix...)
+	val := vsuffix
+	if vshared > 0 {
+		// Copied out before the insert moves the entries.
+		var vstack [512]byte
+		val = append(append(vstack[:0], n.val(i - 1)[:vshared]...), vsuffix...)
+	}
 	if !n.insertLeaf(i, key, val) {
 		return fmt.Errorf("leaf insert at %d: %w", i, errBadOp)
 	}
