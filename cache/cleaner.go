@@ -368,9 +368,11 @@ func (p *Pool) WakeCleaner() {
 }
 
 // StopCleaner stops the cleaner goroutine, if there is one, and returns
-// once it has returned (a pass under way finishes first). Close calls
-// it; it is safe to call more than once.
+// once it has returned (a pass under way finishes first), and the
+// WaffleLRU sender goroutine likewise. Close calls it; it is safe to call
+// more than once.
 func (p *Pool) StopCleaner() {
+	p.sender.halt()
 	c := &p.cleaner
 	c.mu.Lock()
 	stop, done := c.stop, c.done

@@ -122,6 +122,18 @@ type Meter struct {
 	// to the tier.
 	TierBytesIn  int64
 	TierBytesOut int64
+	// WaffleLRU's asynchronous SETs (Options.WaffleSetQueue):
+	// TierSetsQueued counts evicted pages queued for a later SET (the
+	// SET itself is a TierPuts of whoever sends it, SendStep's meter),
+	// TierSetWaits evictions that found the queue full and waited, sending
+	// its oldest SET themselves (QueueFullWait), TierQueueDrops evicted
+	// pages not sent because the queue was full (QueueFullDrop), and
+	// TierQueueHits misses served from the queue: a page wanted back
+	// before its SET went out, with no request to the tier.
+	TierSetsQueued int64
+	TierSetWaits   int64
+	TierQueueDrops int64
+	TierQueueHits  int64
 }
 
 // PageRequestsTotal sums PageRequests over all kinds.
@@ -195,6 +207,10 @@ func (m *Meter) combine(o *Meter, sign int64) {
 	m.TierDeletes += sign * o.TierDeletes
 	m.TierBytesIn += sign * o.TierBytesIn
 	m.TierBytesOut += sign * o.TierBytesOut
+	m.TierSetsQueued += sign * o.TierSetsQueued
+	m.TierSetWaits += sign * o.TierSetWaits
+	m.TierQueueDrops += sign * o.TierQueueDrops
+	m.TierQueueHits += sign * o.TierQueueHits
 }
 
 // String lists the non-zero counters, for test failures and debugging.
@@ -249,5 +265,9 @@ func (m *Meter) String() string {
 	add("tier-deletes", m.TierDeletes)
 	add("tier-bytes-in", m.TierBytesIn)
 	add("tier-bytes-out", m.TierBytesOut)
+	add("tier-sets-queued", m.TierSetsQueued)
+	add("tier-set-waits", m.TierSetWaits)
+	add("tier-queue-drops", m.TierQueueDrops)
+	add("tier-queue-hits", m.TierQueueHits)
 	return strings.TrimSpace(b.String())
 }

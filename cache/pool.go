@@ -121,8 +121,36 @@ type Options struct {
 	// it). Its staleness guarantee rests on LSNs: every page change must be
 	// logged (Wiring.Log), so that a newer image carries a newer LSN.
 	Tier tier.Tier
-	// TierMode is where pages enter the tier; default tier.Exclusive.
+	// TierMode is where pages enter the tier; default tier.Exclusive (or
+	// the one Waffle implies).
 	TierMode tier.Mode
+	// Waffle selects one of Waffle Grid's tier modes, by the names Waffle
+	// Grid gave them: WaffleLRU (exclusive: SET on eviction, DELETE on
+	// read-back) or WaffleNonLRU (inclusive: SET after every store read
+	// and write, on the background meter). It sets TierMode, which may be
+	// left empty or must agree. Default none: the pool's own protocol
+	// (waffle.go has the table of requests per page event).
+	Waffle WaffleMode
+	// WaffleSetQueue, with WaffleLRU, makes the SET of an evicted page
+	// asynchronous: the evicting caller queues a sealed copy
+	// (Meter.TierSetsQueued) and its frame is free at once; the queue
+	// holds at most this many pages, sent oldest first by SendStep (or
+	// the pool's sender goroutine in real mode). Default 0: synchronous,
+	// as Waffle Grid sent them (the frame is free once the SET has gone
+	// out). Not negative.
+	WaffleSetQueue int
+	// WaffleQueueFull is what an eviction does when the SET queue is
+	// full: QueueFullWait (the default) or QueueFullDrop. Only with a
+	// queue.
+	WaffleQueueFull QueueFull
+	// WaffleKeepOnRead, with WaffleLRU, leaves a page read back from the
+	// tier there instead of deleting it: Waffle Grid's first releases,
+	// which relied on memcached to evict a page once it had been read
+	// back, with the MRU patch they made to memcached (slab.Options.
+	// MRUPatch: a GET moves the item to the eviction end of its LRU)
+	// or, before it, with plain memcached's LRU. Default off: the DELETE
+	// (Waffle Grid's "expire on read").
+	WaffleKeepOnRead bool
 	// ReadAhead turns on linear read-ahead (InnoDB's): when a caller
 	// first touches the last page of an extent and at least
 	// ReadAheadThreshold pages of that extent were first touched in
@@ -273,6 +301,9 @@ func (o Options) Validate(pageSize int) error {
 	if o.LRUScanDepth < 1 {
 		return fmt.Errorf("cache: %w: LRU scan depth %d: want at least 1", ErrInvalidOptions, o.LRUScanDepth)
 	}
+	if err := o.validateWaffle(); err != nil {
+		return err
+	}
 	switch o.TierMode {
 	case tier.Exclusive, tier.Inclusive:
 	default:
@@ -298,7 +329,15 @@ func (o *Options) ensureDefaults() {
 		o.OldBlocksTime = time.Second
 	}
 	if o.TierMode == "" {
-		o.TierMode = tier.Exclusive
+		switch o.Waffle {
+		case WaffleNonLRU:
+			o.TierMode = tier.Inclusive
+		default:
+			o.TierMode = tier.Exclusive
+		}
+	}
+	if o.WaffleSetQueue > 0 && o.WaffleQueueFull == "" {
+		o.WaffleQueueFull = QueueFullWait
 	}
 	if o.ReadAheadThreshold == 0 {
 		o.ReadAheadThreshold = 56
@@ -497,6 +536,11 @@ type Pool struct {
 	logCap  int64       // Wiring.LogCapacity
 	cleaner cleanerLoop // Wiring.Cleaner == CleanerGoroutine
 
+	// setQ is WaffleLRU's asynchronous SET queue (WaffleSetQueue; cap 0:
+	// none), and sender its real-mode goroutine (waffle.go).
+	setQ   setQueue
+	sender senderLoop
+
 	// dw is Wiring.Doublewrite with TornPagesDoublewrite, else nil: the
 	// file every batch of page writes goes through first (batch.go).
 	dw *Doublewrite
@@ -575,8 +619,12 @@ func NewPool(st store.Store, o *Options, w *Wiring) (*Pool, error) {
 		p.mu.free = append(p.mu.free, f)
 	}
 	p.scratch.New = func() any { b := make([]byte, ps); return &b }
+	p.setQ.cap = opts.WaffleSetQueue
 	if wire.Cleaner == CleanerGoroutine && p.log != nil {
 		p.cleaner.start(p)
+	}
+	if wire.Cleaner == CleanerGoroutine && p.setQ.cap > 0 {
+		p.sender.start(p)
 	}
 	return p, nil
 }
@@ -853,7 +901,7 @@ func (p *Pool) load(m *Meter, r *Reservation, id page.ID, create bool, k page.Ki
 				}
 			}
 			if err == nil && p.opts.Tier != nil && p.opts.TierMode == tier.Inclusive {
-				p.tierPut(m, id, f.buf) // the frame is still private: a store image, sealed
+				p.tierStoreCopy(m, id, f.buf) // the frame is still private: a store image, sealed
 			}
 		}
 		if err == nil {
@@ -961,7 +1009,7 @@ func (p *Pool) grabFrameLocked(m *Meter) (*Page, error) {
 			// The store already holds this image (a dirty page was
 			// written first); the tier only saves a store read.
 			p.mu.Unlock()
-			p.tierPush(m, v.id, v.buf)
+			p.tierEvict(m, v.id, v.buf)
 			p.mu.Lock()
 		}
 		return v, nil
@@ -1033,9 +1081,10 @@ func (p *Pool) flushLocked(m *Meter, f *Page, id page.ID) error {
 
 // Close stops the page cleaner, flushes every dirty page, syncs the store
 // (a StoreSyncs on the background meter) and refuses further fetches. It
-// does not close the store.
+// does not close the store. WaffleLRU SETs still queued are discarded.
 func (p *Pool) Close() error {
 	p.StopCleaner()
+	p.dropQueued()
 	if err := p.FlushAll(nil); err != nil {
 		return err
 	}
