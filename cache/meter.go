@@ -97,6 +97,16 @@ type Meter struct {
 	ReadAheads      int64
 	ReadAheadMisses int64
 	ReadAheadUnused int64
+	// ReadAheadTriggers counts the times linear read-ahead decided to
+	// read an area (whatever it then found to read). The random
+	// read-ahead's (Options.RandomReadAhead, background too):
+	// RandomReadAheadTriggers counts its decisions, RandomReadAheads the
+	// pages it read, RandomReadAheadUnused those evicted before any
+	// caller used them.
+	ReadAheadTriggers       int64
+	RandomReadAheadTriggers int64
+	RandomReadAheads        int64
+	RandomReadAheadUnused   int64
 
 	// cache: the remote page tier behind the pool (Tier).
 
@@ -196,6 +206,10 @@ func (m *Meter) combine(o *Meter, sign int64) {
 	m.ReadAheads += sign * o.ReadAheads
 	m.ReadAheadMisses += sign * o.ReadAheadMisses
 	m.ReadAheadUnused += sign * o.ReadAheadUnused
+	m.ReadAheadTriggers += sign * o.ReadAheadTriggers
+	m.RandomReadAheadTriggers += sign * o.RandomReadAheadTriggers
+	m.RandomReadAheads += sign * o.RandomReadAheads
+	m.RandomReadAheadUnused += sign * o.RandomReadAheadUnused
 	m.TierGets += sign * o.TierGets
 	m.TierHits += sign * o.TierHits
 	m.TierMisses += sign * o.TierMisses
@@ -254,6 +268,10 @@ func (m *Meter) String() string {
 	add("read-aheads", m.ReadAheads)
 	add("read-ahead-misses", m.ReadAheadMisses)
 	add("read-ahead-unused", m.ReadAheadUnused)
+	add("read-ahead-triggers", m.ReadAheadTriggers)
+	add("random-read-ahead-triggers", m.RandomReadAheadTriggers)
+	add("random-read-aheads", m.RandomReadAheads)
+	add("random-read-ahead-unused", m.RandomReadAheadUnused)
 	add("tier-gets", m.TierGets)
 	add("tier-hits", m.TierHits)
 	add("tier-misses", m.TierMisses)

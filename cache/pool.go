@@ -161,6 +161,18 @@ type Options struct {
 	// ReadAheadThreshold is innodb_read_ahead_threshold: default 56 of
 	// the ExtentPages (64); allowed 0 to 64.
 	ReadAheadThreshold int
+	// ReadAheadLinear says whose linear read-ahead ReadAhead turns on
+	// (readahead.go): LinearPool (the default, the pool's own, above),
+	// Linear51 (MySQL 5.1's built-in InnoDB: 3/8 of an area accessed) or
+	// LinearPlugin (the InnoDB plugin's: ReadAheadThreshold of an area
+	// accessed in order).
+	ReadAheadLinear LinearReadAhead
+	// RandomReadAhead turns on MySQL 5.1's random read-ahead
+	// (buf_read_ahead_random): a miss whose area holds 5 + area/8
+	// recently used pages reads the rest of the area in the background.
+	// The InnoDB plugin removed it: leave it off to model the plugin.
+	// Independent of ReadAhead. Off by default.
+	RandomReadAhead bool
 	// TornPages is the torn-page protection the pool pays for (see
 	// TornPages): default none.
 	TornPages TornPages
@@ -286,6 +298,11 @@ func (o Options) Validate(pageSize int) error {
 	if o.OldBlocksTime < 0 {
 		return fmt.Errorf("cache: %w: old blocks time %v is negative", ErrInvalidOptions, o.OldBlocksTime)
 	}
+	switch o.ReadAheadLinear {
+	case LinearPool, Linear51, LinearPlugin:
+	default:
+		return fmt.Errorf("cache: %w: linear read-ahead %q: want %q, %q or %q", ErrInvalidOptions, o.ReadAheadLinear, LinearPool, Linear51, LinearPlugin)
+	}
 	if o.ReadAheadThreshold < 0 || o.ReadAheadThreshold > ExtentPages {
 		return fmt.Errorf("cache: %w: read-ahead threshold %d: want 0 to %d", ErrInvalidOptions, o.ReadAheadThreshold, ExtentPages)
 	}
@@ -341,6 +358,9 @@ func (o *Options) ensureDefaults() {
 	}
 	if o.ReadAheadThreshold == 0 {
 		o.ReadAheadThreshold = 56
+	}
+	if o.ReadAheadLinear == "" {
+		o.ReadAheadLinear = LinearPool
 	}
 	if o.IOCapacity == 0 {
 		o.IOCapacity = 200
@@ -398,9 +418,13 @@ type Page struct {
 	// firstAccess is the pool's access sequence number at the first time
 	// a caller fetched the page since it was read in (0: not yet); linear
 	// read-ahead reads the order of an extent's pages from it. readAhead
-	// says read-ahead brought the page in and no caller has used it yet.
+	// says which read-ahead brought the page in, while no caller has used
+	// it yet (raNone once one has). lruPos is InnoDB's LRU_position: the
+	// replacer's clock when the page last went to the head of the LRU
+	// (see replacer.recentLimit); random read-ahead reads recency from it.
 	firstAccess uint64
-	readAhead   bool
+	readAhead   raKind
+	lruPos      uint64
 	ready       *int64 // the Runtime's cell for the read that brought the page in
 	loadedAt    time.Time
 	youngAt     uint64 // midpoint policy: its removal count when made young
@@ -796,19 +820,40 @@ func (p *Pool) create(m *Meter, r *Reservation, id page.ID, k page.Kind) (*Page,
 }
 
 func (p *Pool) get(m *Meter, r *Reservation, id page.ID, create bool, k page.Kind) (*Page, error) {
-	f, first, err := p.load(m, r, id, create, k, false)
+	var random bool
+	var rp *bool
+	if p.opts.RandomReadAhead {
+		rp = &random
+	}
+	f, first, err := p.load(m, r, id, create, k, raNone, rp)
+	if err != nil || create {
+		return f, err
+	}
+	if random {
+		p.randomReadAhead(id)
+	}
 	// InnoDB looks at an extent when its border page is touched for the
 	// first time since it was read in, not at every touch (a leaf being
 	// filled is touched thousands of times).
-	if err == nil && first && p.opts.ReadAhead && !create && id.Page%ExtentPages == ExtentPages-1 {
-		p.maybeReadAhead(id)
+	if first && p.opts.ReadAhead {
+		switch p.opts.ReadAheadLinear {
+		case LinearPool:
+			if id.Page%ExtentPages == ExtentPages-1 {
+				p.maybeReadAhead(id)
+			}
+		case Linear51, LinearPlugin:
+			p.linearReadAhead(id)
+		}
 	}
 	return f, err
 }
 
-// load is get's work; readAhead says read-ahead is bringing the page in
-// (not a caller's use of it: it stays unaccessed).
-func (p *Pool) load(m *Meter, r *Reservation, id page.ID, create bool, k page.Kind, readAhead bool) (*Page, bool, error) {
+// load is get's work; readAhead says which read-ahead is bringing the
+// page in (not a caller's use of it: it stays unaccessed), raNone for a
+// caller. With random read-ahead on, *random is set on a caller's miss
+// when the page's area qualifies for it (buf_read_ahead_random, judged
+// before the page's own read, as InnoDB's buf_read_page does).
+func (p *Pool) load(m *Meter, r *Reservation, id page.ID, create bool, k page.Kind, readAhead raKind, random *bool) (*Page, bool, error) {
 	p.mu.Lock()
 	for {
 		if p.mu.closed {
@@ -833,7 +878,7 @@ func (p *Pool) load(m *Meter, r *Reservation, id page.ID, create bool, k page.Ki
 			}
 			f.pins++
 			first := false
-			if !readAhead {
+			if readAhead == raNone {
 				p.repl.access(f, p.clock)
 				first = p.firstAccessLocked(f)
 			}
@@ -863,6 +908,9 @@ func (p *Pool) load(m *Meter, r *Reservation, id page.ID, create bool, k page.Ki
 	}
 
 	// Miss.
+	if random != nil && !create && readAhead == raNone {
+		*random = p.randomReadAheadDueLocked(id)
+	}
 	ok, paid := p.takeLocked(r)
 	if !ok {
 		p.mu.Unlock()
@@ -931,10 +979,10 @@ func (p *Pool) load(m *Meter, r *Reservation, id page.ID, create bool, k page.Ki
 	f.resident = true
 	f.firstAccess, f.readAhead, f.ready = 0, readAhead, nil
 	if p.timer != nil && !create {
-		f.ready = p.timer.Loading(fromTier, readAhead)
+		f.ready = p.timer.Loading(fromTier, readAhead != raNone)
 	}
 	first := false
-	if !readAhead {
+	if readAhead == raNone {
 		first = p.firstAccessLocked(f)
 	}
 	p.mu.table.put(id, f)
@@ -999,10 +1047,13 @@ func (p *Pool) grabFrameLocked(m *Meter) (*Page, error) {
 		if m != nil {
 			m.Evictions++
 		}
-		if v.readAhead {
-			p.mu.bg.ReadAheadUnused++ // read for nothing
-			v.readAhead = false
+		switch v.readAhead { // read for nothing
+		case raLinear:
+			p.mu.bg.ReadAheadUnused++
+		case raRandom:
+			p.mu.bg.RandomReadAheadUnused++
 		}
+		v.readAhead = raNone
 		if p.opts.Tier != nil && p.opts.TierMode == tier.Exclusive && v.kind != page.KindFree {
 			// The frame is now private to this caller (out of the table,
 			// unpinned, clean), so the push can copy it without the lock.
