@@ -83,6 +83,16 @@ type Meter struct {
 	CleanerPasses         int64
 	CleanerLRUPages       int64
 	CleanerFlushListPages int64
+	// MySQL 5.1's flushing (Flushing51): the master thread's rounds
+	// (MasterStep), the tenth rounds' checkpoint marks, and the pages its
+	// flush-list batches wrote (background); the LRU batches foreground
+	// callers made themselves (buf_flush_free_margin) and the pages they
+	// wrote (on the caller's meter). All writes are also StoreWrites.
+	MasterRounds         int64
+	MasterCheckpoints    int64
+	MasterFlushListPages int64
+	LRUFlushBatches      int64
+	LRUFlushPages        int64
 	// LogFreeCheckWaits counts the times a transaction found the
 	// checkpoint age past the log's sync point and flushed pages itself
 	// (counted in PageFlushes and StoreWrites) before it went on: InnoDB's
@@ -203,6 +213,11 @@ func (m *Meter) combine(o *Meter, sign int64) {
 	m.CleanerLRUPages += sign * o.CleanerLRUPages
 	m.CleanerFlushListPages += sign * o.CleanerFlushListPages
 	m.LogFreeCheckWaits += sign * o.LogFreeCheckWaits
+	m.MasterRounds += sign * o.MasterRounds
+	m.MasterCheckpoints += sign * o.MasterCheckpoints
+	m.MasterFlushListPages += sign * o.MasterFlushListPages
+	m.LRUFlushBatches += sign * o.LRUFlushBatches
+	m.LRUFlushPages += sign * o.LRUFlushPages
 	m.ReadAheads += sign * o.ReadAheads
 	m.ReadAheadMisses += sign * o.ReadAheadMisses
 	m.ReadAheadUnused += sign * o.ReadAheadUnused
@@ -265,6 +280,11 @@ func (m *Meter) String() string {
 	add("cleaner-lru-pages", m.CleanerLRUPages)
 	add("cleaner-flush-list-pages", m.CleanerFlushListPages)
 	add("log-free-check-waits", m.LogFreeCheckWaits)
+	add("master-rounds", m.MasterRounds)
+	add("master-checkpoints", m.MasterCheckpoints)
+	add("master-flush-list-pages", m.MasterFlushListPages)
+	add("lru-flush-batches", m.LRUFlushBatches)
+	add("lru-flush-pages", m.LRUFlushPages)
 	add("read-aheads", m.ReadAheads)
 	add("read-ahead-misses", m.ReadAheadMisses)
 	add("read-ahead-unused", m.ReadAheadUnused)

@@ -200,6 +200,12 @@ type Options struct {
 	// memory a long one takes. Off by default here (the command turns it
 	// on).
 	PoolPopulate bool
+	// Flushing selects who writes dirty pages in the background:
+	// FlushingCleaner (the default: the page cleaner, cleaner.go) or
+	// Flushing51 (MySQL 5.1's built-in InnoDB: no page cleaner, the
+	// master thread (MasterStep) and the foreground threads writing from
+	// the LRU's end themselves; flush51.go).
+	Flushing FlushingPolicy
 	// LRUScanDepth is how far from the LRU tail the page cleaner looks for
 	// dirty pages to write, so that a fetch finds a clean victim there
 	// (innodb_lru_scan_depth). Default 1024, InnoDB's (per buffer pool
@@ -315,6 +321,11 @@ func (o Options) Validate(pageSize int) error {
 	if o.MaxDirtyPagesPctLWM < 0 || o.MaxDirtyPagesPctLWM > MaxDirtyPagesPct {
 		return fmt.Errorf("cache: %w: max dirty pages pct lwm %d: want 0 to %d", ErrInvalidOptions, o.MaxDirtyPagesPctLWM, MaxDirtyPagesPct)
 	}
+	switch o.Flushing {
+	case FlushingCleaner, Flushing51:
+	default:
+		return fmt.Errorf("cache: %w: flushing %q: want %q or %q", ErrInvalidOptions, o.Flushing, FlushingCleaner, Flushing51)
+	}
 	if o.LRUScanDepth < 1 {
 		return fmt.Errorf("cache: %w: LRU scan depth %d: want at least 1", ErrInvalidOptions, o.LRUScanDepth)
 	}
@@ -370,6 +381,9 @@ func (o *Options) ensureDefaults() {
 	}
 	if o.LRUScanDepth == 0 {
 		o.LRUScanDepth = 1024
+	}
+	if o.Flushing == "" {
+		o.Flushing = FlushingCleaner
 	}
 }
 
@@ -565,6 +579,9 @@ type Pool struct {
 	setQ   setQueue
 	sender senderLoop
 
+	// master is MySQL 5.1's master thread (Flushing51, flush51.go).
+	master master
+
 	// dw is Wiring.Doublewrite with TornPagesDoublewrite, else nil: the
 	// file every batch of page writes goes through first (batch.go).
 	dw *Doublewrite
@@ -644,6 +661,7 @@ func NewPool(st store.Store, o *Options, w *Wiring) (*Pool, error) {
 	}
 	p.scratch.New = func() any { b := make([]byte, ps); return &b }
 	p.setQ.cap = opts.WaffleSetQueue
+	p.master.untilNext = MasterInterval
 	if wire.Cleaner == CleanerGoroutine && p.log != nil {
 		p.cleaner.start(p)
 	}
@@ -820,17 +838,19 @@ func (p *Pool) create(m *Meter, r *Reservation, id page.ID, k page.Kind) (*Page,
 }
 
 func (p *Pool) get(m *Meter, r *Reservation, id page.ID, create bool, k page.Kind) (*Page, error) {
-	var random bool
-	var rp *bool
-	if p.opts.RandomReadAhead {
-		rp = &random
-	}
-	f, first, err := p.load(m, r, id, create, k, raNone, rp)
+	var note loadNote
+	f, first, err := p.load(m, r, id, create, k, raNone, &note)
 	if err != nil || create {
 		return f, err
 	}
-	if random {
+	if note.random {
 		p.randomReadAhead(id)
+	}
+	if note.missed && p.opts.Flushing == Flushing51 {
+		// buf_read_page ends with buf_flush_free_margin: the reader
+		// keeps the LRU's end replaceable, writing from it if need be.
+		// A failed write leaves its page dirty for a later flush.
+		_, _ = p.freeMargin(m)
 	}
 	// InnoDB looks at an extent when its border page is touched for the
 	// first time since it was read in, not at every touch (a leaf being
@@ -848,12 +868,18 @@ func (p *Pool) get(m *Meter, r *Reservation, id page.ID, create bool, k page.Kin
 	return f, err
 }
 
+// loadNote is what load tells get about a caller's request: that it
+// missed (the page was read in), and, with random read-ahead on, that the
+// page's area qualified for it (buf_read_ahead_random, judged before the
+// page's own read, as InnoDB's buf_read_page does).
+type loadNote struct {
+	missed, random bool
+}
+
 // load is get's work; readAhead says which read-ahead is bringing the
 // page in (not a caller's use of it: it stays unaccessed), raNone for a
-// caller. With random read-ahead on, *random is set on a caller's miss
-// when the page's area qualifies for it (buf_read_ahead_random, judged
-// before the page's own read, as InnoDB's buf_read_page does).
-func (p *Pool) load(m *Meter, r *Reservation, id page.ID, create bool, k page.Kind, readAhead raKind, random *bool) (*Page, bool, error) {
+// caller, whose get passes a note to fill (read-ahead passes nil).
+func (p *Pool) load(m *Meter, r *Reservation, id page.ID, create bool, k page.Kind, readAhead raKind, note *loadNote) (*Page, bool, error) {
 	p.mu.Lock()
 	for {
 		if p.mu.closed {
@@ -908,8 +934,11 @@ func (p *Pool) load(m *Meter, r *Reservation, id page.ID, create bool, k page.Ki
 	}
 
 	// Miss.
-	if random != nil && !create && readAhead == raNone {
-		*random = p.randomReadAheadDueLocked(id)
+	if note != nil && !create {
+		note.missed = true
+		if p.opts.RandomReadAhead {
+			note.random = p.randomReadAheadDueLocked(id)
+		}
 	}
 	ok, paid := p.takeLocked(r)
 	if !ok {
@@ -1006,6 +1035,13 @@ func (p *Pool) load(m *Meter, r *Reservation, id page.ID, create bool, k page.Ki
 // lock is released, and a victim that was pinned meanwhile is given up.
 // REQUIRES: p.mu held; held again on return.
 func (p *Pool) grabFrameLocked(m *Meter) (*Page, error) {
+	if p.opts.Flushing == Flushing51 {
+		// InnoDB 5.1's buf_LRU_get_free_block (flush51.go), which falls
+		// back to the loop below only when it finds nothing to do.
+		if f, err := p.grabFrame51Locked(m); f != nil || err != nil {
+			return f, err
+		}
+	}
 	for {
 		if n := len(p.mu.free); n > 0 {
 			f := p.mu.free[n-1]
@@ -1040,31 +1076,39 @@ func (p *Pool) grabFrameLocked(m *Meter) (*Page, error) {
 				continue // someone wanted it back while it was written
 			}
 		}
-		p.repl.remove(v)
-		p.mu.table.remove(v.id)
-		v.resident = false
-		p.fl.drop(v) // written above, so already off the list
-		if m != nil {
-			m.Evictions++
-		}
-		switch v.readAhead { // read for nothing
-		case raLinear:
-			p.mu.bg.ReadAheadUnused++
-		case raRandom:
-			p.mu.bg.RandomReadAheadUnused++
-		}
-		v.readAhead = raNone
-		if p.opts.Tier != nil && p.opts.TierMode == tier.Exclusive && v.kind != page.KindFree {
-			// The frame is now private to this caller (out of the table,
-			// unpinned, clean), so the push can copy it without the lock.
-			// The store already holds this image (a dirty page was
-			// written first); the tier only saves a store read.
-			p.mu.Unlock()
-			p.tierEvict(m, v.id, v.buf)
-			p.mu.Lock()
-		}
-		return v, nil
+		return p.evictLocked(m, v), nil
 	}
+}
+
+// evictLocked takes v, an evictable clean frame, from its page and
+// returns it, sending the page to the tier in exclusive mode (on m: the
+// caller's path).
+// REQUIRES: p.mu held; held again on return.
+func (p *Pool) evictLocked(m *Meter, v *Page) *Page {
+	p.repl.remove(v)
+	p.mu.table.remove(v.id)
+	v.resident = false
+	p.fl.drop(v) // written before, so already off the list
+	if m != nil {
+		m.Evictions++
+	}
+	switch v.readAhead { // read for nothing
+	case raLinear:
+		p.mu.bg.ReadAheadUnused++
+	case raRandom:
+		p.mu.bg.RandomReadAheadUnused++
+	}
+	v.readAhead = raNone
+	if p.opts.Tier != nil && p.opts.TierMode == tier.Exclusive && v.kind != page.KindFree {
+		// The frame is now private to this caller (out of the table,
+		// unpinned, clean), so the push can copy it without the lock.
+		// The store already holds this image (a dirty page was
+		// written first); the tier only saves a store read.
+		p.mu.Unlock()
+		p.tierEvict(m, v.id, v.buf)
+		p.mu.Lock()
+	}
+	return v
 }
 
 func evictable(f *Page) bool { return f.pins == 0 && !f.busy }

@@ -186,6 +186,11 @@ func (p *Pool) linearReadAhead(id page.ID) {
 	p.readArea(&bg, id.Space, from, from+area, page.ID{}, raLinear)
 	bg.ReadAheads, bg.ReadAheadMisses = bg.PoolMisses, bg.PoolMisses
 	bg.PoolMisses = 0
+	if p.opts.Flushing == Flushing51 {
+		// buf_read_ahead_linear ends with buf_flush_free_margin. A
+		// failed write leaves its page dirty for a later flush.
+		_, _ = p.freeMargin(&bg)
+	}
 	p.ChargeBackground(&bg)
 }
 
