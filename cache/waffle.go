@@ -194,7 +194,7 @@ func (p *Pool) QueuedSets() int {
 	return len(p.setQ.items)
 }
 
-// SendStep sends up to max of the queued WaffleLRU SETs (WaffleSetQueue),
+// SendStep sends up to limit of the queued WaffleLRU SETs (WaffleSetQueue),
 // oldest first, and returns how many it sent: the sender of the
 // asynchronous SETs. They are charged to m, or to the pool's background
 // meter if m is nil. Who calls it is the owner's choice, as for CleanStep:
@@ -202,7 +202,7 @@ func (p *Pool) QueuedSets() int {
 // Wiring.Cleaner CleanerGoroutine the pool runs a sender goroutine of its
 // own that sends every SET as soon as it is queued. Without a queue it
 // does nothing.
-func (p *Pool) SendStep(m *Meter, max int) int {
+func (p *Pool) SendStep(m *Meter, limit int) int {
 	q := &p.setQ
 	var local Meter
 	mm := m
@@ -211,7 +211,7 @@ func (p *Pool) SendStep(m *Meter, max int) int {
 		defer p.ChargeBackground(&local)
 	}
 	n := 0
-	for n < max {
+	for n < limit {
 		q.mu.Lock()
 		if len(q.items) == 0 {
 			q.mu.Unlock()
