@@ -273,7 +273,7 @@ func (b *batcher) flush() error {
 			p.fl.written(w.f, w.lsn)
 			p.noteLSN(w.id, w.lsn)
 			if p.opts.Tier != nil && p.opts.TierMode == tier.Inclusive {
-				p.tierPut(m, w.id, *w.bp) // sealed
+				p.tierStoreCopy(m, w.id, *w.bp) // sealed
 			}
 			b.n++
 			if w.count != nil {

@@ -148,9 +148,10 @@ type cleanTarget struct {
 // (SyncLog; counted on the meter), as InnoDB's page cleaner waits in
 // log_write_up_to; otherwise it skips such pages. Writes go on m, or on
 // the pool's background meter if m is nil. A failed write stops the pass;
-// the page stays dirty. Without a log it does nothing.
+// the page stays dirty. Without a log, or with Flushing51 (MySQL 5.1 has
+// no page cleaner: see MasterStep), it does nothing.
 func (p *Pool) CleanStep(m *Meter, budget int, sync bool) (int, error) {
-	if p.log == nil {
+	if p.log == nil || p.opts.Flushing == Flushing51 {
 		return 0, nil
 	}
 	var local Meter
@@ -330,6 +331,10 @@ type cleanerLoop struct {
 
 func (c *cleanerLoop) start(p *Pool) {
 	c.stop, c.done, c.wake = make(chan struct{}), make(chan struct{}), make(chan struct{}, 1)
+	if p.opts.Flushing == Flushing51 {
+		go p.runMaster(c.stop, c.done) // WakeCleaner's signal is not read
+		return
+	}
 	go p.runCleaner(c.stop, c.done, c.wake)
 }
 
@@ -368,9 +373,11 @@ func (p *Pool) WakeCleaner() {
 }
 
 // StopCleaner stops the cleaner goroutine, if there is one, and returns
-// once it has returned (a pass under way finishes first). Close calls
-// it; it is safe to call more than once.
+// once it has returned (a pass under way finishes first), and the
+// WaffleLRU sender goroutine likewise. Close calls it; it is safe to call
+// more than once.
 func (p *Pool) StopCleaner() {
+	p.sender.halt()
 	c := &p.cleaner
 	c.mu.Lock()
 	stop, done := c.stop, c.done

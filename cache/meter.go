@@ -83,6 +83,16 @@ type Meter struct {
 	CleanerPasses         int64
 	CleanerLRUPages       int64
 	CleanerFlushListPages int64
+	// MySQL 5.1's flushing (Flushing51): the master thread's rounds
+	// (MasterStep), the tenth rounds' checkpoint marks, and the pages its
+	// flush-list batches wrote (background); the LRU batches foreground
+	// callers made themselves (buf_flush_free_margin) and the pages they
+	// wrote (on the caller's meter). All writes are also StoreWrites.
+	MasterRounds         int64
+	MasterCheckpoints    int64
+	MasterFlushListPages int64
+	LRUFlushBatches      int64
+	LRUFlushPages        int64
 	// LogFreeCheckWaits counts the times a transaction found the
 	// checkpoint age past the log's sync point and flushed pages itself
 	// (counted in PageFlushes and StoreWrites) before it went on: InnoDB's
@@ -97,6 +107,16 @@ type Meter struct {
 	ReadAheads      int64
 	ReadAheadMisses int64
 	ReadAheadUnused int64
+	// ReadAheadTriggers counts the times linear read-ahead decided to
+	// read an area (whatever it then found to read). The random
+	// read-ahead's (Options.RandomReadAhead, background too):
+	// RandomReadAheadTriggers counts its decisions, RandomReadAheads the
+	// pages it read, RandomReadAheadUnused those evicted before any
+	// caller used them.
+	ReadAheadTriggers       int64
+	RandomReadAheadTriggers int64
+	RandomReadAheads        int64
+	RandomReadAheadUnused   int64
 
 	// cache: the remote page tier behind the pool (Tier).
 
@@ -122,6 +142,18 @@ type Meter struct {
 	// to the tier.
 	TierBytesIn  int64
 	TierBytesOut int64
+	// WaffleLRU's asynchronous SETs (Options.WaffleSetQueue):
+	// TierSetsQueued counts evicted pages queued for a later SET (the
+	// SET itself is a TierPuts of whoever sends it, SendStep's meter),
+	// TierSetWaits evictions that found the queue full and waited, sending
+	// its oldest SET themselves (QueueFullWait), TierQueueDrops evicted
+	// pages not sent because the queue was full (QueueFullDrop), and
+	// TierQueueHits misses served from the queue: a page wanted back
+	// before its SET went out, with no request to the tier.
+	TierSetsQueued int64
+	TierSetWaits   int64
+	TierQueueDrops int64
+	TierQueueHits  int64
 }
 
 // PageRequestsTotal sums PageRequests over all kinds.
@@ -181,9 +213,18 @@ func (m *Meter) combine(o *Meter, sign int64) {
 	m.CleanerLRUPages += sign * o.CleanerLRUPages
 	m.CleanerFlushListPages += sign * o.CleanerFlushListPages
 	m.LogFreeCheckWaits += sign * o.LogFreeCheckWaits
+	m.MasterRounds += sign * o.MasterRounds
+	m.MasterCheckpoints += sign * o.MasterCheckpoints
+	m.MasterFlushListPages += sign * o.MasterFlushListPages
+	m.LRUFlushBatches += sign * o.LRUFlushBatches
+	m.LRUFlushPages += sign * o.LRUFlushPages
 	m.ReadAheads += sign * o.ReadAheads
 	m.ReadAheadMisses += sign * o.ReadAheadMisses
 	m.ReadAheadUnused += sign * o.ReadAheadUnused
+	m.ReadAheadTriggers += sign * o.ReadAheadTriggers
+	m.RandomReadAheadTriggers += sign * o.RandomReadAheadTriggers
+	m.RandomReadAheads += sign * o.RandomReadAheads
+	m.RandomReadAheadUnused += sign * o.RandomReadAheadUnused
 	m.TierGets += sign * o.TierGets
 	m.TierHits += sign * o.TierHits
 	m.TierMisses += sign * o.TierMisses
@@ -195,6 +236,10 @@ func (m *Meter) combine(o *Meter, sign int64) {
 	m.TierDeletes += sign * o.TierDeletes
 	m.TierBytesIn += sign * o.TierBytesIn
 	m.TierBytesOut += sign * o.TierBytesOut
+	m.TierSetsQueued += sign * o.TierSetsQueued
+	m.TierSetWaits += sign * o.TierSetWaits
+	m.TierQueueDrops += sign * o.TierQueueDrops
+	m.TierQueueHits += sign * o.TierQueueHits
 }
 
 // String lists the non-zero counters, for test failures and debugging.
@@ -235,9 +280,18 @@ func (m *Meter) String() string {
 	add("cleaner-lru-pages", m.CleanerLRUPages)
 	add("cleaner-flush-list-pages", m.CleanerFlushListPages)
 	add("log-free-check-waits", m.LogFreeCheckWaits)
+	add("master-rounds", m.MasterRounds)
+	add("master-checkpoints", m.MasterCheckpoints)
+	add("master-flush-list-pages", m.MasterFlushListPages)
+	add("lru-flush-batches", m.LRUFlushBatches)
+	add("lru-flush-pages", m.LRUFlushPages)
 	add("read-aheads", m.ReadAheads)
 	add("read-ahead-misses", m.ReadAheadMisses)
 	add("read-ahead-unused", m.ReadAheadUnused)
+	add("read-ahead-triggers", m.ReadAheadTriggers)
+	add("random-read-ahead-triggers", m.RandomReadAheadTriggers)
+	add("random-read-aheads", m.RandomReadAheads)
+	add("random-read-ahead-unused", m.RandomReadAheadUnused)
 	add("tier-gets", m.TierGets)
 	add("tier-hits", m.TierHits)
 	add("tier-misses", m.TierMisses)
@@ -249,5 +303,9 @@ func (m *Meter) String() string {
 	add("tier-deletes", m.TierDeletes)
 	add("tier-bytes-in", m.TierBytesIn)
 	add("tier-bytes-out", m.TierBytesOut)
+	add("tier-sets-queued", m.TierSetsQueued)
+	add("tier-set-waits", m.TierSetWaits)
+	add("tier-queue-drops", m.TierQueueDrops)
+	add("tier-queue-hits", m.TierQueueHits)
 	return strings.TrimSpace(b.String())
 }

@@ -17,6 +17,30 @@ type replacer interface {
 	// tail calls fn on up to n frames in eviction order, least valuable
 	// first, until fn returns false (the page cleaner's LRU scan).
 	tail(n int, fn func(*Page) bool)
+	// recentLimit is InnoDB 5.1's buf_LRU_get_recent_limit: a page is
+	// recent (random read-ahead counts it) if its lruPos is above it.
+	// Each policy stamps a page's lruPos with a clock that ticks each
+	// time a page goes to the head of its list, as InnoDB's LRU_position
+	// (buf_pool_clock_tic); the limit is the head's stamp less an eighth
+	// of the list's length (BUF_LRU_INITIAL_RATIO), in unsigned
+	// arithmetic as InnoDB's, or 0 (every page recent) while the list is
+	// shorter than BUF_LRU_OLD_MIN_LEN (80).
+	recentLimit() uint64
+}
+
+// The LRU list's constants of InnoDB 5.1 (buf0lru.h, buf0lru.c).
+const (
+	lruOldMinLen    = 80 // BUF_LRU_OLD_MIN_LEN
+	lruInitialRatio = 8  // BUF_LRU_INITIAL_RATIO
+)
+
+// recentLimitOf computes recentLimit for a list of n pages whose head
+// carries the stamp head.
+func recentLimitOf(n int, head *Page) uint64 {
+	if n < lruOldMinLen || head == nil {
+		return 0
+	}
+	return head.lruPos - uint64(n/lruInitialRatio)
 }
 
 // frameList is an intrusive doubly linked list of frames, head first. A
@@ -87,15 +111,25 @@ func (l *frameList) walkTail(n int, fn func(*Page) bool) int {
 
 // lru is plain least-recently-used: every hit moves a page to the head, the
 // victim is the unpinned page nearest the tail.
-type lru struct{ l frameList }
+type lru struct {
+	l     frameList
+	clock uint64 // lruPos stamps
+}
 
-func (r *lru) insert(f *Page, _ time.Time) { r.l.pushFront(f) }
+func (r *lru) insert(f *Page, _ time.Time) {
+	r.clock++
+	f.lruPos = r.clock
+	r.l.pushFront(f)
+}
 func (r *lru) access(f *Page, _ Clock) {
 	if r.l.head != f {
 		r.l.remove(f)
+		r.clock++
+		f.lruPos = r.clock
 		r.l.pushFront(f)
 	}
 }
+func (r *lru) recentLimit() uint64              { return recentLimitOf(r.l.n, r.l.head) }
 func (r *lru) remove(f *Page)                   { r.l.remove(f) }
 func (r *lru) victim(ok func(*Page) bool) *Page { return r.l.victimFromTail(ok) }
 func (r *lru) tail(n int, fn func(*Page) bool)  { r.l.walkTail(n, fn) }
@@ -119,12 +153,38 @@ type midpoint struct {
 	oldPct     int
 	oldTime    time.Duration
 	removed    uint64 // pages removed from the list so far
+	clock      uint64 // lruPos stamps
 }
 
+// insert puts a page read in at the head of the old sublist. Its lruPos
+// is, as InnoDB's buf_LRU_add_block_low gives a block inserted at
+// LRU_old, its neighbour's (the old sublist's head, or the young
+// sublist's tail), or a new tick while the list is shorter than
+// BUF_LRU_OLD_MIN_LEN (InnoDB puts a block at the head then).
 func (r *midpoint) insert(f *Page, now time.Time) {
 	f.loadedAt = now
+	switch {
+	case r.young.n+r.old.n < lruOldMinLen:
+		r.clock++
+		f.lruPos = r.clock
+	case r.old.head != nil:
+		f.lruPos = r.old.head.lruPos
+	case r.young.tail != nil:
+		f.lruPos = r.young.tail.lruPos
+	default:
+		r.clock++
+		f.lruPos = r.clock
+	}
 	r.old.pushFront(f)
 	r.balance()
+}
+
+func (r *midpoint) recentLimit() uint64 {
+	head := r.young.head
+	if head == nil {
+		head = r.old.head
+	}
+	return recentLimitOf(r.young.n+r.old.n, head)
 }
 
 func (r *midpoint) access(f *Page, clock Clock) {
@@ -134,6 +194,8 @@ func (r *midpoint) access(f *Page, clock Clock) {
 			return
 		}
 		r.old.remove(f)
+		r.clock++
+		f.lruPos = r.clock
 		r.young.pushFront(f)
 		f.youngAt = r.removed
 		r.balance()
@@ -142,6 +204,8 @@ func (r *midpoint) access(f *Page, clock Clock) {
 			return
 		}
 		r.young.remove(f)
+		r.clock++
+		f.lruPos = r.clock
 		r.young.pushFront(f)
 		f.youngAt = r.removed
 	}

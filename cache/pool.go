@@ -121,8 +121,36 @@ type Options struct {
 	// it). Its staleness guarantee rests on LSNs: every page change must be
 	// logged (Wiring.Log), so that a newer image carries a newer LSN.
 	Tier tier.Tier
-	// TierMode is where pages enter the tier; default tier.Exclusive.
+	// TierMode is where pages enter the tier; default tier.Exclusive (or
+	// the one Waffle implies).
 	TierMode tier.Mode
+	// Waffle selects one of Waffle Grid's tier modes, by the names Waffle
+	// Grid gave them: WaffleLRU (exclusive: SET on eviction, DELETE on
+	// read-back) or WaffleNonLRU (inclusive: SET after every store read
+	// and write, on the background meter). It sets TierMode, which may be
+	// left empty or must agree. Default none: the pool's own protocol
+	// (waffle.go has the table of requests per page event).
+	Waffle WaffleMode
+	// WaffleSetQueue, with WaffleLRU, makes the SET of an evicted page
+	// asynchronous: the evicting caller queues a sealed copy
+	// (Meter.TierSetsQueued) and its frame is free at once; the queue
+	// holds at most this many pages, sent oldest first by SendStep (or
+	// the pool's sender goroutine in real mode). Default 0: synchronous,
+	// as Waffle Grid sent them (the frame is free once the SET has gone
+	// out). Not negative.
+	WaffleSetQueue int
+	// WaffleQueueFull is what an eviction does when the SET queue is
+	// full: QueueFullWait (the default) or QueueFullDrop. Only with a
+	// queue.
+	WaffleQueueFull QueueFull
+	// WaffleKeepOnRead, with WaffleLRU, leaves a page read back from the
+	// tier there instead of deleting it: Waffle Grid's first releases,
+	// which relied on memcached to evict a page once it had been read
+	// back, with the MRU patch they made to memcached (slab.Options.
+	// MRUPatch: a GET moves the item to the eviction end of its LRU)
+	// or, before it, with plain memcached's LRU. Default off: the DELETE
+	// (Waffle Grid's "expire on read").
+	WaffleKeepOnRead bool
 	// ReadAhead turns on linear read-ahead (InnoDB's): when a caller
 	// first touches the last page of an extent and at least
 	// ReadAheadThreshold pages of that extent were first touched in
@@ -133,6 +161,18 @@ type Options struct {
 	// ReadAheadThreshold is innodb_read_ahead_threshold: default 56 of
 	// the ExtentPages (64); allowed 0 to 64.
 	ReadAheadThreshold int
+	// ReadAheadLinear says whose linear read-ahead ReadAhead turns on
+	// (readahead.go): LinearPool (the default, the pool's own, above),
+	// Linear51 (MySQL 5.1's built-in InnoDB: 3/8 of an area accessed) or
+	// LinearPlugin (the InnoDB plugin's: ReadAheadThreshold of an area
+	// accessed in order).
+	ReadAheadLinear LinearReadAhead
+	// RandomReadAhead turns on MySQL 5.1's random read-ahead
+	// (buf_read_ahead_random): a miss whose area holds 5 + area/8
+	// recently used pages reads the rest of the area in the background.
+	// The InnoDB plugin removed it: leave it off to model the plugin.
+	// Independent of ReadAhead. Off by default.
+	RandomReadAhead bool
 	// TornPages is the torn-page protection the pool pays for (see
 	// TornPages): default none.
 	TornPages TornPages
@@ -160,6 +200,12 @@ type Options struct {
 	// memory a long one takes. Off by default here (the command turns it
 	// on).
 	PoolPopulate bool
+	// Flushing selects who writes dirty pages in the background:
+	// FlushingCleaner (the default: the page cleaner, cleaner.go) or
+	// Flushing51 (MySQL 5.1's built-in InnoDB: no page cleaner, the
+	// master thread (MasterStep) and the foreground threads writing from
+	// the LRU's end themselves; flush51.go).
+	Flushing FlushingPolicy
 	// LRUScanDepth is how far from the LRU tail the page cleaner looks for
 	// dirty pages to write, so that a fetch finds a clean victim there
 	// (innodb_lru_scan_depth). Default 1024, InnoDB's (per buffer pool
@@ -258,6 +304,11 @@ func (o Options) Validate(pageSize int) error {
 	if o.OldBlocksTime < 0 {
 		return fmt.Errorf("cache: %w: old blocks time %v is negative", ErrInvalidOptions, o.OldBlocksTime)
 	}
+	switch o.ReadAheadLinear {
+	case LinearPool, Linear51, LinearPlugin:
+	default:
+		return fmt.Errorf("cache: %w: linear read-ahead %q: want %q, %q or %q", ErrInvalidOptions, o.ReadAheadLinear, LinearPool, Linear51, LinearPlugin)
+	}
 	if o.ReadAheadThreshold < 0 || o.ReadAheadThreshold > ExtentPages {
 		return fmt.Errorf("cache: %w: read-ahead threshold %d: want 0 to %d", ErrInvalidOptions, o.ReadAheadThreshold, ExtentPages)
 	}
@@ -270,8 +321,16 @@ func (o Options) Validate(pageSize int) error {
 	if o.MaxDirtyPagesPctLWM < 0 || o.MaxDirtyPagesPctLWM > MaxDirtyPagesPct {
 		return fmt.Errorf("cache: %w: max dirty pages pct lwm %d: want 0 to %d", ErrInvalidOptions, o.MaxDirtyPagesPctLWM, MaxDirtyPagesPct)
 	}
+	switch o.Flushing {
+	case FlushingCleaner, Flushing51:
+	default:
+		return fmt.Errorf("cache: %w: flushing %q: want %q or %q", ErrInvalidOptions, o.Flushing, FlushingCleaner, Flushing51)
+	}
 	if o.LRUScanDepth < 1 {
 		return fmt.Errorf("cache: %w: LRU scan depth %d: want at least 1", ErrInvalidOptions, o.LRUScanDepth)
+	}
+	if err := o.validateWaffle(); err != nil {
+		return err
 	}
 	switch o.TierMode {
 	case tier.Exclusive, tier.Inclusive:
@@ -298,10 +357,21 @@ func (o *Options) ensureDefaults() {
 		o.OldBlocksTime = time.Second
 	}
 	if o.TierMode == "" {
-		o.TierMode = tier.Exclusive
+		switch o.Waffle {
+		case WaffleNonLRU:
+			o.TierMode = tier.Inclusive
+		default:
+			o.TierMode = tier.Exclusive
+		}
+	}
+	if o.WaffleSetQueue > 0 && o.WaffleQueueFull == "" {
+		o.WaffleQueueFull = QueueFullWait
 	}
 	if o.ReadAheadThreshold == 0 {
 		o.ReadAheadThreshold = 56
+	}
+	if o.ReadAheadLinear == "" {
+		o.ReadAheadLinear = LinearPool
 	}
 	if o.IOCapacity == 0 {
 		o.IOCapacity = 200
@@ -311,6 +381,9 @@ func (o *Options) ensureDefaults() {
 	}
 	if o.LRUScanDepth == 0 {
 		o.LRUScanDepth = 1024
+	}
+	if o.Flushing == "" {
+		o.Flushing = FlushingCleaner
 	}
 }
 
@@ -359,9 +432,13 @@ type Page struct {
 	// firstAccess is the pool's access sequence number at the first time
 	// a caller fetched the page since it was read in (0: not yet); linear
 	// read-ahead reads the order of an extent's pages from it. readAhead
-	// says read-ahead brought the page in and no caller has used it yet.
+	// says which read-ahead brought the page in, while no caller has used
+	// it yet (raNone once one has). lruPos is InnoDB's LRU_position: the
+	// replacer's clock when the page last went to the head of the LRU
+	// (see replacer.recentLimit); random read-ahead reads recency from it.
 	firstAccess uint64
-	readAhead   bool
+	readAhead   raKind
+	lruPos      uint64
 	ready       *int64 // the Runtime's cell for the read that brought the page in
 	loadedAt    time.Time
 	youngAt     uint64 // midpoint policy: its removal count when made young
@@ -497,6 +574,14 @@ type Pool struct {
 	logCap  int64       // Wiring.LogCapacity
 	cleaner cleanerLoop // Wiring.Cleaner == CleanerGoroutine
 
+	// setQ is WaffleLRU's asynchronous SET queue (WaffleSetQueue; cap 0:
+	// none), and sender its real-mode goroutine (waffle.go).
+	setQ   setQueue
+	sender senderLoop
+
+	// master is MySQL 5.1's master thread (Flushing51, flush51.go).
+	master master
+
 	// dw is Wiring.Doublewrite with TornPagesDoublewrite, else nil: the
 	// file every batch of page writes goes through first (batch.go).
 	dw *Doublewrite
@@ -575,8 +660,13 @@ func NewPool(st store.Store, o *Options, w *Wiring) (*Pool, error) {
 		p.mu.free = append(p.mu.free, f)
 	}
 	p.scratch.New = func() any { b := make([]byte, ps); return &b }
+	p.setQ.cap = opts.WaffleSetQueue
+	p.master.untilNext = MasterInterval
 	if wire.Cleaner == CleanerGoroutine && p.log != nil {
 		p.cleaner.start(p)
+	}
+	if wire.Cleaner == CleanerGoroutine && p.setQ.cap > 0 {
+		p.sender.start(p)
 	}
 	return p, nil
 }
@@ -748,19 +838,48 @@ func (p *Pool) create(m *Meter, r *Reservation, id page.ID, k page.Kind) (*Page,
 }
 
 func (p *Pool) get(m *Meter, r *Reservation, id page.ID, create bool, k page.Kind) (*Page, error) {
-	f, first, err := p.load(m, r, id, create, k, false)
+	var note loadNote
+	f, first, err := p.load(m, r, id, create, k, raNone, &note)
+	if err != nil || create {
+		return f, err
+	}
+	if note.random {
+		p.randomReadAhead(id)
+	}
+	if note.missed && p.opts.Flushing == Flushing51 {
+		// buf_read_page ends with buf_flush_free_margin: the reader
+		// keeps the LRU's end replaceable, writing from it if need be.
+		// A failed write leaves its page dirty for a later flush.
+		_, _ = p.freeMargin(m)
+	}
 	// InnoDB looks at an extent when its border page is touched for the
 	// first time since it was read in, not at every touch (a leaf being
 	// filled is touched thousands of times).
-	if err == nil && first && p.opts.ReadAhead && !create && id.Page%ExtentPages == ExtentPages-1 {
-		p.maybeReadAhead(id)
+	if first && p.opts.ReadAhead {
+		switch p.opts.ReadAheadLinear {
+		case LinearPool:
+			if id.Page%ExtentPages == ExtentPages-1 {
+				p.maybeReadAhead(id)
+			}
+		case Linear51, LinearPlugin:
+			p.linearReadAhead(id)
+		}
 	}
 	return f, err
 }
 
-// load is get's work; readAhead says read-ahead is bringing the page in
-// (not a caller's use of it: it stays unaccessed).
-func (p *Pool) load(m *Meter, r *Reservation, id page.ID, create bool, k page.Kind, readAhead bool) (*Page, bool, error) {
+// loadNote is what load tells get about a caller's request: that it
+// missed (the page was read in), and, with random read-ahead on, that the
+// page's area qualified for it (buf_read_ahead_random, judged before the
+// page's own read, as InnoDB's buf_read_page does).
+type loadNote struct {
+	missed, random bool
+}
+
+// load is get's work; readAhead says which read-ahead is bringing the
+// page in (not a caller's use of it: it stays unaccessed), raNone for a
+// caller, whose get passes a note to fill (read-ahead passes nil).
+func (p *Pool) load(m *Meter, r *Reservation, id page.ID, create bool, k page.Kind, readAhead raKind, note *loadNote) (*Page, bool, error) {
 	p.mu.Lock()
 	for {
 		if p.mu.closed {
@@ -785,7 +904,7 @@ func (p *Pool) load(m *Meter, r *Reservation, id page.ID, create bool, k page.Ki
 			}
 			f.pins++
 			first := false
-			if !readAhead {
+			if readAhead == raNone {
 				p.repl.access(f, p.clock)
 				first = p.firstAccessLocked(f)
 			}
@@ -815,6 +934,12 @@ func (p *Pool) load(m *Meter, r *Reservation, id page.ID, create bool, k page.Ki
 	}
 
 	// Miss.
+	if note != nil && !create {
+		note.missed = true
+		if p.opts.RandomReadAhead {
+			note.random = p.randomReadAheadDueLocked(id)
+		}
+	}
 	ok, paid := p.takeLocked(r)
 	if !ok {
 		p.mu.Unlock()
@@ -853,7 +978,7 @@ func (p *Pool) load(m *Meter, r *Reservation, id page.ID, create bool, k page.Ki
 				}
 			}
 			if err == nil && p.opts.Tier != nil && p.opts.TierMode == tier.Inclusive {
-				p.tierPut(m, id, f.buf) // the frame is still private: a store image, sealed
+				p.tierStoreCopy(m, id, f.buf) // the frame is still private: a store image, sealed
 			}
 		}
 		if err == nil {
@@ -883,10 +1008,10 @@ func (p *Pool) load(m *Meter, r *Reservation, id page.ID, create bool, k page.Ki
 	f.resident = true
 	f.firstAccess, f.readAhead, f.ready = 0, readAhead, nil
 	if p.timer != nil && !create {
-		f.ready = p.timer.Loading(fromTier, readAhead)
+		f.ready = p.timer.Loading(fromTier, readAhead != raNone)
 	}
 	first := false
-	if !readAhead {
+	if readAhead == raNone {
 		first = p.firstAccessLocked(f)
 	}
 	p.mu.table.put(id, f)
@@ -910,6 +1035,13 @@ func (p *Pool) load(m *Meter, r *Reservation, id page.ID, create bool, k page.Ki
 // lock is released, and a victim that was pinned meanwhile is given up.
 // REQUIRES: p.mu held; held again on return.
 func (p *Pool) grabFrameLocked(m *Meter) (*Page, error) {
+	if p.opts.Flushing == Flushing51 {
+		// InnoDB 5.1's buf_LRU_get_free_block (flush51.go), which falls
+		// back to the loop below only when it finds nothing to do.
+		if f, err := p.grabFrame51Locked(m); f != nil || err != nil {
+			return f, err
+		}
+	}
 	for {
 		if n := len(p.mu.free); n > 0 {
 			f := p.mu.free[n-1]
@@ -944,28 +1076,39 @@ func (p *Pool) grabFrameLocked(m *Meter) (*Page, error) {
 				continue // someone wanted it back while it was written
 			}
 		}
-		p.repl.remove(v)
-		p.mu.table.remove(v.id)
-		v.resident = false
-		p.fl.drop(v) // written above, so already off the list
-		if m != nil {
-			m.Evictions++
-		}
-		if v.readAhead {
-			p.mu.bg.ReadAheadUnused++ // read for nothing
-			v.readAhead = false
-		}
-		if p.opts.Tier != nil && p.opts.TierMode == tier.Exclusive && v.kind != page.KindFree {
-			// The frame is now private to this caller (out of the table,
-			// unpinned, clean), so the push can copy it without the lock.
-			// The store already holds this image (a dirty page was
-			// written first); the tier only saves a store read.
-			p.mu.Unlock()
-			p.tierPush(m, v.id, v.buf)
-			p.mu.Lock()
-		}
-		return v, nil
+		return p.evictLocked(m, v), nil
 	}
+}
+
+// evictLocked takes v, an evictable clean frame, from its page and
+// returns it, sending the page to the tier in exclusive mode (on m: the
+// caller's path).
+// REQUIRES: p.mu held; held again on return.
+func (p *Pool) evictLocked(m *Meter, v *Page) *Page {
+	p.repl.remove(v)
+	p.mu.table.remove(v.id)
+	v.resident = false
+	p.fl.drop(v) // written before, so already off the list
+	if m != nil {
+		m.Evictions++
+	}
+	switch v.readAhead { // read for nothing
+	case raLinear:
+		p.mu.bg.ReadAheadUnused++
+	case raRandom:
+		p.mu.bg.RandomReadAheadUnused++
+	}
+	v.readAhead = raNone
+	if p.opts.Tier != nil && p.opts.TierMode == tier.Exclusive && v.kind != page.KindFree {
+		// The frame is now private to this caller (out of the table,
+		// unpinned, clean), so the push can copy it without the lock.
+		// The store already holds this image (a dirty page was
+		// written first); the tier only saves a store read.
+		p.mu.Unlock()
+		p.tierEvict(m, v.id, v.buf)
+		p.mu.Lock()
+	}
+	return v
 }
 
 func evictable(f *Page) bool { return f.pins == 0 && !f.busy }
@@ -1033,9 +1176,10 @@ func (p *Pool) flushLocked(m *Meter, f *Page, id page.ID) error {
 
 // Close stops the page cleaner, flushes every dirty page, syncs the store
 // (a StoreSyncs on the background meter) and refuses further fetches. It
-// does not close the store.
+// does not close the store. WaffleLRU SETs still queued are discarded.
 func (p *Pool) Close() error {
 	p.StopCleaner()
+	p.dropQueued()
 	if err := p.FlushAll(nil); err != nil {
 		return err
 	}

@@ -17,10 +17,22 @@ func (p *Pool) tierKey(id page.ID) tier.Key {
 // tierGet asks the tier for page id into buf (a private frame) and reports
 // whether buf now holds a page the pool may use: found, with a checksum
 // and header that hold, and the newest LSN the pool knows for the page.
-// In exclusive mode the tier's copy is deleted once read back.
+// In exclusive mode the tier's copy is deleted once read back (unless
+// WaffleKeepOnRead), and a page whose WaffleLRU SET is still queued is
+// taken back from the queue without asking the tier (Meter.TierQueueHits).
 func (p *Pool) tierGet(m *Meter, id page.ID, buf []byte) bool {
 	t := p.opts.Tier
 	want := p.KnownLSN(id)
+	if p.takeQueued(id, buf) {
+		if page.Verify(id, buf, p.pageSize) == nil && page.LSN(buf) == want {
+			if m != nil {
+				m.TierQueueHits++
+			}
+			return true
+		}
+		// Cannot happen (the queue holds the image the pool evicted);
+		// ask the tier as if it had not been queued.
+	}
 	found, err := t.Get(p.tierKey(id), want, buf)
 	if m != nil {
 		m.TierGets++
@@ -56,7 +68,7 @@ func (p *Pool) tierGet(m *Meter, id page.ID, buf []byte) bool {
 		m.TierHits++
 		m.TierBytesIn += int64(p.pageSize)
 	}
-	if p.opts.TierMode == tier.Exclusive {
+	if p.opts.TierMode == tier.Exclusive && !p.opts.WaffleKeepOnRead {
 		err := t.Delete(p.tierKey(id))
 		if m != nil {
 			m.TierDeletes++

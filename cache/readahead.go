@@ -21,7 +21,7 @@ import "github.com/enginelab/enginelab/cache/page"
 // reports whether this was it.
 // REQUIRES: p.mu held.
 func (p *Pool) firstAccessLocked(f *Page) bool {
-	f.readAhead = false
+	f.readAhead = raNone
 	if f.firstAccess != 0 {
 		return false
 	}
@@ -55,7 +55,7 @@ func (p *Pool) maybeReadAhead(last page.ID) {
 		if p.Resident(id) {
 			continue
 		}
-		f, _, err := p.load(&bg, nil, id, false, 0, true)
+		f, _, err := p.load(&bg, nil, id, false, 0, raLinear, nil)
 		if err != nil {
 			// Past the end of the space, a full pool, a failing store:
 			// read-ahead is a hint, never a caller's error.
@@ -66,5 +66,181 @@ func (p *Pool) maybeReadAhead(last page.ID) {
 	}
 	// The pages count as read ahead, not as pool misses of a caller.
 	bg.ReadAheadMisses, bg.PoolMisses = bg.PoolMisses, 0
+	bg.ReadAheadTriggers++
+	p.ChargeBackground(&bg)
+}
+
+// raKind says which read-ahead brought a page in (Page.readAhead).
+type raKind uint8
+
+const (
+	raNone   raKind = iota // a caller's read, or used since
+	raLinear               // linear read-ahead, any of its kinds
+	raRandom               // random read-ahead
+)
+
+// LinearReadAhead names a linear read-ahead (Options.ReadAheadLinear).
+type LinearReadAhead string
+
+// The linear read-aheads.
+const (
+	// LinearPool is the pool's own (maybeReadAhead, above): an extent
+	// of ExtentPages, ascending only, ReadAheadThreshold of its pages
+	// first touched in ascending order.
+	LinearPool LinearReadAhead = "pool"
+	// Linear51 is MySQL 5.1's built-in InnoDB's buf_read_ahead_linear
+	// (buf0rea.c): considered at the first access of a border page of
+	// an area of BUF_READ_AHEAD_AREA pages (ReadAheadArea), it reads the
+	// next area (the last page of the area touched) or the previous one
+	// (the first page touched) when no more than area − 3·area/8 of the
+	// area's pages are missing or not yet accessed: at least 24 of 64
+	// accessed (BUF_READ_AHEAD_LINEAR_THRESHOLD). The code means to
+	// count accesses out of order as failures too, but its pred_block is
+	// never set, so the order check never runs: 5.1 reads ahead after
+	// any 24 accesses of an area, in any order, once its border page is
+	// touched. ReadAheadThreshold is not used.
+	Linear51 LinearReadAhead = "5.1"
+	// LinearPlugin is the InnoDB plugin's (1.0, MySQL 5.1's plugin and
+	// 5.5's built-in): the same area and border pages; a page not
+	// accessed, or first accessed out of the direction's order against
+	// the last accessed page before it, is a failure, and more than
+	// 64 − innodb_read_ahead_threshold (ReadAheadThreshold, 56: 8)
+	// failures stop it.
+	LinearPlugin LinearReadAhead = "plugin"
+)
+
+// ReadAheadArea is BUF_READ_AHEAD_AREA for a pool of frames frames, the
+// pages Linear51, LinearPlugin and random read-ahead look at and read:
+// ut_min(64, ut_2_power_up(curr_size / 32)), so 64 from 2,048 frames up
+// and fewer in smaller pools (1 below 64 frames).
+func ReadAheadArea(frames int) uint32 {
+	a := 1
+	for a < frames/32 {
+		a *= 2
+	}
+	return uint32(min(64, a))
+}
+
+// Thresholds of MySQL 5.1's read-ahead for an area of area pages
+// (buf0rea.c).
+func linearThreshold51(area uint32) uint32 { return 3 * area / 8 } // BUF_READ_AHEAD_LINEAR_THRESHOLD
+func randomThreshold(area uint32) uint32   { return 5 + area/8 }   // BUF_READ_AHEAD_RANDOM_THRESHOLD
+
+// linearReadAhead is Linear51's and LinearPlugin's buf_read_ahead_linear,
+// after a caller's first access of id. InnoDB then reads the border page's
+// FIL_PAGE_PREV and FIL_PAGE_NEXT and goes on only if the neighbour on
+// the scan's side is the adjacent page number; the pool cannot read a
+// layer's links, so it takes page n's neighbours to be n−1 and n+1, as
+// a B+tree loaded in key order (DBT2's load) lays its leaves out. InnoDB
+// also gives up when the area is not whole within the space; the pool
+// does not know a space's size, and reads until a read fails (one store
+// read past the end).
+func (p *Pool) linearReadAhead(id page.ID) {
+	area := ReadAheadArea(len(p.frames))
+	low := id.Page / area * area
+	high := low + area
+	if id.Page != low && id.Page != high-1 {
+		return // not a border page
+	}
+	desc := id.Page == low // InnoDB tests low first: an area of 1 reads back
+	var maxFail uint32
+	plugin := p.opts.ReadAheadLinear == LinearPlugin
+	if plugin {
+		maxFail = min(uint32(ExtentPages-p.opts.ReadAheadThreshold), area)
+	} else {
+		maxFail = area - linearThreshold51(area)
+	}
+	fail := uint32(0)
+	p.mu.Lock()
+	var pred *Page
+	for no := low; no < high; no++ {
+		f := p.mu.table.get(page.ID{Space: id.Space, Page: no})
+		switch {
+		case f == nil || f.firstAccess == 0:
+			fail++
+		case plugin && pred != nil:
+			// ut_ulint_cmp of the first access times: out of the
+			// direction's order is a failure.
+			if (f.firstAccess > pred.firstAccess) == desc {
+				fail++
+			}
+		}
+		if fail > maxFail {
+			p.mu.Unlock()
+			return
+		}
+		if plugin && f != nil && f.firstAccess != 0 {
+			pred = f
+		}
+	}
+	p.mu.Unlock()
+	from := high // the next area
+	if desc {
+		if low == 0 {
+			return // page 0 has no predecessor (FIL_NULL)
+		}
+		from = low - area
+	}
+	var bg Meter
+	bg.ReadAheadTriggers++
+	p.readArea(&bg, id.Space, from, from+area, page.ID{}, raLinear)
+	bg.ReadAheads, bg.ReadAheadMisses = bg.PoolMisses, bg.PoolMisses
+	bg.PoolMisses = 0
+	if p.opts.Flushing == Flushing51 {
+		// buf_read_ahead_linear ends with buf_flush_free_margin. A
+		// failed write leaves its page dirty for a later flush.
+		_, _ = p.freeMargin(&bg)
+	}
+	p.ChargeBackground(&bg)
+}
+
+// readArea reads, in the background, the pages from..to-1 of space that
+// are not resident, except skip, charging bg (PoolMisses counts them);
+// a failed read ends it (past the end of the space, a full pool, a
+// failing store: read-ahead is a hint, never a caller's error).
+func (p *Pool) readArea(bg *Meter, space, from, to uint32, skip page.ID, kind raKind) {
+	for no := from; no < to; no++ {
+		id := page.ID{Space: space, Page: no}
+		if id == skip || p.Resident(id) {
+			continue
+		}
+		f, _, err := p.load(bg, nil, id, false, 0, kind, nil)
+		if err != nil {
+			break
+		}
+		f.Unpin(false)
+	}
+}
+
+// randomReadAheadDueLocked is buf_read_ahead_random's test at a caller's
+// miss of id, before the page is read: whether at least 5 + area/8 pages
+// of id's area are resident, accessed since they were read in, and
+// recent: their LRU_position above buf_LRU_get_recent_limit
+// (replacer.recentLimit).
+// REQUIRES: p.mu held.
+func (p *Pool) randomReadAheadDueLocked(id page.ID) bool {
+	area := ReadAheadArea(len(p.frames))
+	low := id.Page / area * area
+	limit := p.repl.recentLimit()
+	recent := uint32(0)
+	for no := low; no < low+area; no++ {
+		f := p.mu.table.get(page.ID{Space: id.Space, Page: no})
+		if f != nil && f.firstAccess != 0 && f.lruPos > limit {
+			recent++
+		}
+	}
+	return recent >= randomThreshold(area)
+}
+
+// randomReadAhead reads the rest of id's area in the background (InnoDB
+// also issues id's own read there, asynchronously, and then waits for it;
+// here the caller has read it).
+func (p *Pool) randomReadAhead(id page.ID) {
+	area := ReadAheadArea(len(p.frames))
+	low := id.Page / area * area
+	var bg Meter
+	bg.RandomReadAheadTriggers++
+	p.readArea(&bg, id.Space, low, low+area, id, raRandom)
+	bg.RandomReadAheads, bg.PoolMisses = bg.PoolMisses, 0
 	p.ChargeBackground(&bg)
 }

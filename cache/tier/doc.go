@@ -7,6 +7,8 @@
 //	tier/lru        an exact LRU with a byte budget, in process
 //	tier/slru       memcached's segmented LRU (HOT, WARM, COLD), in process
 //	tier/ristretto  a ristretto cache (TinyLFU admission), in process
+//	tier/slab       a model of one memcached server's memory (its slab
+//	                allocator, per release and pointer size), in process
 //	tier/memcached  one or more memcached servers
 //	tier/tiertest   the conformance checks every backend's tests run
 //
