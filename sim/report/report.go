@@ -46,7 +46,7 @@ type Report struct {
 }
 
 // IsolationNote is in every report (the README's "Isolation").
-const IsolationNote = "isolation: strict two-phase locking on rows, reads take shared locks (InnoDB's SERIALIZABLE) and there is no MVCC, so lock waits are higher than a multi-version engine would show"
+const IsolationNote = "isolation: strict two-phase locking on rows, reads take shared locks (InnoDB's SERIALIZABLE): TPC-C does not yet read from snapshots, so lock waits are higher than a multi-version engine would show"
 
 // RowPointerNote goes with reports on the row-pointer heap.
 const RowPointerNote = "heap-rowptr: an index-only scan is PostgreSQL's best case (every page all-visible, no visibility-map misses)"
