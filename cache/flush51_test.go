@@ -165,17 +165,7 @@ func TestPoolStress51(t *testing.T) {
 	)
 	rng := seed(t)
 	st := newStore(t)
-	setup := newPool(t, st, frames, cache.Options{})
-	require.NoError(t, setup.CreateSpace(nil, 1))
-	for range pages {
-		mt := setup.BeginMtr(nil)
-		pg, err := setup.AllocPage(mt, nil, 1, page.KindHeap)
-		require.NoError(t, err)
-		writeCounter(mt, pg, 0)
-		mt.Release(pg, true)
-		mt.Commit()
-	}
-	require.NoError(t, setup.Close())
+	createCounterPages(t, st, frames, pages)
 
 	p := newPool(t, st, frames, cache.Options{Policy: cache.PolicyLRU, Flushing: cache.Flushing51,
 		ReadAhead: true, ReadAheadLinear: cache.Linear51, RandomReadAhead: true})

@@ -297,6 +297,23 @@ func setCounter(pg *cache.Page, v uint64) {
 }
 
 // writeCounter sets the counter inside mt: two logged writes of 8 bytes.
+// createCounterPages creates space 1 in st with pages heap pages, each
+// holding a counter of 0, through a pool of frames frames that it closes.
+func createCounterPages(t *testing.T, st store.Store, frames, pages int) {
+	t.Helper()
+	setup := newPool(t, st, frames, cache.Options{})
+	require.NoError(t, setup.CreateSpace(nil, 1))
+	for range pages {
+		mt := setup.BeginMtr(nil)
+		pg, err := setup.AllocPage(mt, nil, 1, page.KindHeap)
+		require.NoError(t, err)
+		writeCounter(mt, pg, 0)
+		mt.Release(pg, true)
+		mt.Commit()
+	}
+	require.NoError(t, setup.Close())
+}
+
 func writeCounter(mt *cache.Mtr, pg *cache.Page, v uint64) {
 	var b [8]byte
 	binary.LittleEndian.PutUint64(b[:], v)

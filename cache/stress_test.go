@@ -30,17 +30,7 @@ func TestPoolStress(t *testing.T) {
 		t.Run(string(policy), func(t *testing.T) {
 			rng := seed(t)
 			st := newStore(t)
-			setup := newPool(t, st, frames, cache.Options{})
-			require.NoError(t, setup.CreateSpace(nil, 1))
-			for range pages {
-				mt := setup.BeginMtr(nil)
-				pg, err := setup.AllocPage(mt, nil, 1, page.KindHeap)
-				require.NoError(t, err)
-				writeCounter(mt, pg, 0)
-				mt.Release(pg, true)
-				mt.Commit()
-			}
-			require.NoError(t, setup.Close())
+			createCounterPages(t, st, frames, pages)
 
 			// OldBlocksTime 1ns on the wall clock: pages move between the
 			// sublists all the time.

@@ -49,7 +49,7 @@ type Report struct {
 
 // IsolationNote is in every report of a run at Serializable (the
 // README's "Isolation"); IsolationNoteFor gives the note of each level.
-const IsolationNote = "isolation: strict two-phase locking on rows, reads take shared locks (InnoDB's SERIALIZABLE) and there is no MVCC, so lock waits are higher than a multi-version engine would show"
+const IsolationNote = "isolation: serializable: strict two-phase locking on rows, plain reads take shared locks (InnoDB's SERIALIZABLE), so lock waits are higher than under repeatable-read, where plain reads are consistent reads"
 
 // IsolationNoteFor is the isolation note of a report at level (as
 // engine.Isolation prints it): IsolationNote for serializable.

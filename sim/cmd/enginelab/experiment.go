@@ -127,29 +127,13 @@ func experimentCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	var progress func(string)
-	if file, ok := stderr.(*os.File); ok && !quiet && term.IsTerminal(int(file.Fd())) {
-		start := time.Now()
-		progress = func(s string) { fmt.Fprintf(stderr, "[%5.1fs] %s\n", time.Since(start).Seconds(), s) }
-	}
+	progress := experimentProgress(stderr, quiet)
 	res, err := experiment.Run(ctx, e, p, progress)
 	if err != nil {
-		fmt.Fprintf(stderr, "enginelab experiment %s: %v\n", e.Name, err)
-		if errors.Is(err, sim.ErrInvalidConfig) || errors.Is(err, hw.ErrUnknownProfile) {
-			return 2
-		}
-		return 1
+		return experimentFailed(stderr, e.Name, err)
 	}
-	if asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(res); err != nil {
-			fmt.Fprintf(stderr, "enginelab experiment: %v\n", err)
-			return 1
-		}
-	} else if err := res.WriteTable(stdout); err != nil {
-		fmt.Fprintf(stderr, "enginelab experiment: %v\n", err)
-		return 1
+	if code := writeExperiment(stdout, stderr, asJSON, res); code != 0 {
+		return code
 	}
 	for i, r := range res.Sides {
 		if !r.Passed() {
@@ -172,4 +156,44 @@ func listExperiments(w io.Writer) {
 	}
 	fmt.Fprintf(tw, "%s\t%s\n", experiment.SortKeysName, experiment.SortKeysQuestion)
 	_ = tw.Flush()
+}
+
+// experimentProgress returns the progress callback of an experiment: a
+// timed line on standard error when it is a terminal and --quiet is not
+// given, else nil.
+func experimentProgress(stderr io.Writer, quiet bool) func(string) {
+	file, ok := stderr.(*os.File)
+	if !ok || quiet || !term.IsTerminal(int(file.Fd())) {
+		return nil
+	}
+	start := time.Now()
+	return func(s string) { fmt.Fprintf(stderr, "[%5.1fs] %s\n", time.Since(start).Seconds(), s) }
+}
+
+// experimentFailed reports an experiment that could not run and returns
+// its exit status: 2 for a configuration it refused, else 1.
+func experimentFailed(stderr io.Writer, name string, err error) int {
+	fmt.Fprintf(stderr, "enginelab experiment %s: %v\n", name, err)
+	if errors.Is(err, sim.ErrInvalidConfig) || errors.Is(err, hw.ErrUnknownProfile) {
+		return 2
+	}
+	return 1
+}
+
+// writeExperiment prints an experiment's result as one indented JSON
+// document or as its table, and returns the exit status.
+func writeExperiment(stdout, stderr io.Writer, asJSON bool, res interface{ WriteTable(io.Writer) error }) int {
+	var err error
+	if asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		err = enc.Encode(res)
+	} else {
+		err = res.WriteTable(stdout)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "enginelab experiment: %v\n", err)
+		return 1
+	}
+	return 0
 }

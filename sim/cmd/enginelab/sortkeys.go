@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -11,14 +10,9 @@ import (
 	"os/signal"
 	"strconv"
 	"strings"
-	"time"
-
-	"golang.org/x/term"
 
 	"github.com/enginelab/enginelab/engine"
-	"github.com/enginelab/enginelab/sim"
 	"github.com/enginelab/enginelab/sim/experiment"
-	"github.com/enginelab/enginelab/sim/hw"
 )
 
 // sortKeysCmd is `enginelab experiment sort-keys [flags]`: not a TPC-C
@@ -84,31 +78,10 @@ func sortKeysCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	var progress func(string)
-	if file, ok := stderr.(*os.File); ok && !quiet && term.IsTerminal(int(file.Fd())) {
-		start := time.Now()
-		progress = func(s string) { fmt.Fprintf(stderr, "[%5.1fs] %s\n", time.Since(start).Seconds(), s) }
-	}
+	progress := experimentProgress(stderr, quiet)
 	rep, err := experiment.SortKeys(ctx, c, progress)
 	if err != nil {
-		fmt.Fprintf(stderr, "enginelab experiment %s: %v\n", experiment.SortKeysName, err)
-		if errors.Is(err, sim.ErrInvalidConfig) || errors.Is(err, hw.ErrUnknownProfile) {
-			return 2
-		}
-		return 1
+		return experimentFailed(stderr, experiment.SortKeysName, err)
 	}
-	if asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
-			fmt.Fprintf(stderr, "enginelab experiment: %v\n", err)
-			return 1
-		}
-		return 0
-	}
-	if err := rep.WriteTable(stdout); err != nil {
-		fmt.Fprintf(stderr, "enginelab experiment: %v\n", err)
-		return 1
-	}
-	return 0
+	return writeExperiment(stdout, stderr, asJSON, rep)
 }
