@@ -283,9 +283,15 @@ func New(machine hw.Machine, pageSize int, tier bool) *Scheduler {
 var _ engine.Runtime = (*Scheduler)(nil)
 
 // Install makes the scheduler o's Runtime: the database's clock, lock and
-// log waits, sync starts, call boundaries and frame ready times.
+// log waits, sync starts, call boundaries and frame ready times. Purge
+// at its default becomes engine.PurgeManual: the scheduler runs it as a
+// background actor (Attach), at virtual times of its own, rather than on
+// the committing terminal after every commit.
 func (s *Scheduler) Install(o *engine.Options) {
 	o.Runtime = s
+	if o.Purge == engine.PurgeDefault {
+		o.Purge = engine.PurgeManual
+	}
 }
 
 // Attach gives the scheduler the database: its pool, whose background
@@ -941,7 +947,12 @@ func (s *Scheduler) background(v *vterm) {
 			s.cleanerPass(t)
 			s.queueBackground(t)
 		}
-		if t >= s.nextMaint {
+		// Nor while a terminal leads a log sync (parked in SyncStart, the
+		// log's sync in flight): a step that writes a dirty victim to
+		// free a frame must wait for that sync (the WAL rule), and with
+		// no terminal current that wait would block the scheduler itself.
+		// The step runs at the first yield point after the sync.
+		if t >= s.nextMaint && s.syncLeader == nil {
 			s.nextMaint = t + int64(PurgeInterval)
 			s.maintain(t)
 		}
