@@ -21,6 +21,10 @@ type SortCursor struct {
 	stats SortStats
 	// avoided is the scan itself, when its index gave the order.
 	avoided *Cursor
+	// view is the scan's read view when it was a consistent read: the
+	// re-fetch of a row reference builds the version the scan saw, as
+	// InnoDB's rnd_pos reads through the statement's read view.
+	view *ReadView
 	// The sorted records in memory (no run was written): buf holds them,
 	// recs their offsets in order.
 	buf  []byte
@@ -124,8 +128,10 @@ func (s *SortCursor) Next() bool {
 // refetch reads the row a reference names (rr_from_pointers: the
 // handler's rnd_pos): by primary key in the clustered tree, or in the
 // primary index and then the heap (HeapPrimaryKey), or straight from the
-// heap by its pointer (HeapRowPointer). The row is locked already: the
-// scan locked it shared, and a transaction keeps its locks.
+// heap by its pointer (HeapRowPointer). A locking scan locked the row
+// already, and a transaction keeps its locks, so the latest version is the
+// one it sorted; a consistent scan's row is rebuilt through the same read
+// view. Either way the row is there: a missing one is ErrInconsistent.
 func (s *SortCursor) refetch(ref []byte) error {
 	tx, t, p := s.tx, s.t, s.p
 	m := tx.m
@@ -145,11 +151,17 @@ func (s *SortCursor) refetch(ref []byte) error {
 	} else {
 		m.SortRefetchPrimary++
 		var found bool
-		if img, _, found, err = tx.lookup(t, pk, false); err != nil {
+		if img, _, found, err = tx.lookup(t, pk, s.view != nil); err != nil {
 			return err
 		}
+		if found && s.view != nil {
+			m.ConsistentReads++
+			if img, found, err = tx.buildVersion(s.view, tx.recHdr, img); err != nil {
+				return err
+			}
+		}
 		if !found {
-			return fmt.Errorf("a sorted row is gone")
+			return fmt.Errorf("%w: a sorted row is gone from the table", ErrInconsistent)
 		}
 		if t.org == Clustered { // lookup counted the heap-pk fetch itself
 			m.RowFetches++
@@ -419,6 +431,7 @@ func (s *SortCursor) run(ix *index, o *SortOptions) error {
 	if err != nil {
 		return err
 	}
+	s.view = cur.view
 	s.buf = make([]byte, p.bufferBytes)
 	var (
 		runFile *tempFile
@@ -446,7 +459,7 @@ func (s *SortCursor) run(ix *index, o *SortOptions) error {
 			return p.appendAddon(dst, row), nil
 		}
 		var err error
-		if refBuf, err = s.refOf(refBuf[:0], row); err != nil {
+		if refBuf, err = s.refOf(refBuf[:0], row, cur.ptr); err != nil {
 			return dst, err
 		}
 		return p.appendRef(dst, refBuf), nil
@@ -523,24 +536,17 @@ func (s *SortCursor) run(ix *index, o *SortOptions) error {
 }
 
 // refOf appends row's reference: its primary key's encoding, or in a
-// HeapRowPointer table its heap row pointer. (The scan held the pointer
-// when it read the row; the cursor does not hand it out, so it is looked
-// up again here in the primary-key index, uncharged: a real engine has it
-// in hand.)
-func (s *SortCursor) refOf(dst []byte, row Row) ([]byte, error) {
+// HeapRowPointer table the heap row pointer ptr the scan read it through
+// (the cursor's, as the handler's position() hands it over).
+func (s *SortCursor) refOf(dst []byte, row Row, ptr heap.RowPtr) ([]byte, error) {
 	t := s.t
-	dst = appendKey(dst, t.info.def.Columns, t.info.pk, row)
 	if t.org != HeapRowPointer {
-		return dst, nil
+		return appendKey(dst, t.info.def.Columns, t.info.pk, row), nil
 	}
-	v, found, err := t.ixs[0].tree.Get(nil, dst, nil)
-	if err != nil {
-		return nil, err
+	if ptr == (heap.RowPtr{}) {
+		return nil, fmt.Errorf("%w: table %s: sort: a scanned row has no heap pointer", ErrInconsistent, t.info.def.Name)
 	}
-	if !found || len(v) != heap.RowPtrSize {
-		return nil, fmt.Errorf("engine: table %s: sort: a scanned row has no primary index entry", t.info.def.Name)
-	}
-	return append(dst[:0], v...), nil
+	return ptr.Append(dst), nil
 }
 
 // isFull is Filesort_buffer::isfull: the buffer was sized for
