@@ -73,6 +73,11 @@ func (s *SortCursor) Close() error {
 		}
 	}
 	s.files = nil
+	// The plan's buffers go back to the transaction for its next sort
+	// (the rows this cursor returned are no longer valid).
+	if b := s.tx.opBufs; b != nil && !s.tx.done && b.sort == nil {
+		b.sort = s.p
+	}
 	return s.err
 }
 
@@ -184,7 +189,11 @@ func (tx *Tx) Sort(t *TableHandle, o SortOptions) (*SortCursor, error) {
 	if err := tx.check(t); err != nil {
 		return nil, err
 	}
-	p, err := planSort(t, &o)
+	var spare *sortParam
+	if b := tx.opBufs; b != nil {
+		spare, b.sort = b.sort, nil
+	}
+	p, err := planSort(t, &o, spare)
 	if err != nil {
 		return nil, err
 	}
@@ -192,12 +201,14 @@ func (tx *Tx) Sort(t *TableHandle, o SortOptions) (*SortCursor, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &SortCursor{tx: tx, t: t, p: p, row: make(Row, len(t.info.def.Columns))}
+	s := &SortCursor{tx: tx, t: t, p: p, row: zeroed(p.row, len(t.info.def.Columns)), want: p.cursorWant}
+	p.row = s.row
 	for c, sel := range p.selected {
 		if sel {
 			s.want = append(s.want, c)
 		}
 	}
+	p.cursorWant = s.want
 	if reverse, ok := p.indexOrder(ix, &o); ok {
 		// The index gives the order: the scan is the result.
 		so := o.ScanOptions

@@ -306,7 +306,7 @@ func FuzzSortKey(f *testing.F) {
 		}
 		tb := &TableHandle{info: info, org: Clustered}
 		for _, format := range []KeyFormat{KeyFormatFixed, KeyFormatPacked} {
-			p, err := planSort(tb, &SortOptions{OrderBy: []SortKey{{Column: "v", Desc: desc, Collation: coll.Name()}}, KeyFormat: format, MaxLengthForSortData: 16})
+			p, err := planSort(tb, &SortOptions{OrderBy: []SortKey{{Column: "v", Desc: desc, Collation: coll.Name()}}, KeyFormat: format, MaxLengthForSortData: 16}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
