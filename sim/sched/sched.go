@@ -139,6 +139,15 @@ type Scheduler struct {
 	syncLeader *vterm
 	urgent     *vterm
 
+	// The tier server's worker threads (SetTierServer): when each is
+	// next free; nil: the server is not a resource.
+	tierThreads   []int64
+	tierServerOcc int64
+	// MySQL 5.1's master thread (cache.Flushing51), driven instead of the
+	// page cleaner (masterWork), and the asynchronous SET sender of
+	// Waffle Grid's LRU mode (senderWork).
+	wl waffleState
+
 	types   [tpcc.NumTxTypes]TypeTime
 	stalls  int64
 	cpuBusy int64
@@ -281,6 +290,7 @@ func (s *Scheduler) Install(o *engine.Options) {
 func (s *Scheduler) Attach(db *engine.DB) {
 	s.pool = db.Pool()
 	s.lastBg = s.pool.BackgroundMeter()
+	s.attachWaffle(db)
 }
 
 // Now is the virtual time: the running terminal's clock, or the
@@ -337,6 +347,7 @@ func (s *Scheduler) Run(fs []func() error) []error {
 		// not the run's.
 		s.lastBg = s.pool.BackgroundMeter()
 		s.nextClean = s.base + int64(cache.CleanerInterval)
+		s.startWaffle()
 	}
 	for i, f := range fs {
 		v := s.terms[i]
@@ -813,6 +824,7 @@ func (s *Scheduler) netRequest(v *vterm, t int64, bytes int64) int64 {
 	start := max(t, s.net.free)
 	s.net.free = start + occ
 	s.net.busy += occ
+	start = s.tierServe(start)
 	done := start + s.netRTT + occ + s.tierCPUps/1000
 	v.spent[TimeQueue] += start - t
 	v.spent[TimeTier] += done - start
@@ -835,6 +847,7 @@ func (s *Scheduler) background(v *vterm) {
 				start := max(t, s.net.free)
 				s.net.free = start + s.netOcc
 				s.net.busy += s.netOcc
+				start = s.tierServe(start)
 				*l.cell = start + s.netPage
 				continue
 			}
@@ -866,7 +879,12 @@ func (s *Scheduler) background(v *vterm) {
 	// their own clocks. Without this, a device slower than the cleaner's
 	// rate would let writes pile up unpriced while the pool counted their
 	// pages clean.
+	s.senderWork(t)
 	s.queueBackground(t)
+	if s.wl.flushing51 {
+		s.masterWork(t)
+		return
+	}
 	if s.urgent == nil {
 		for t >= s.nextClean {
 			s.nextClean += int64(cache.CleanerInterval)
@@ -909,6 +927,7 @@ func (s *Scheduler) queueBackground(t int64) {
 		start := max(t, s.net.free)
 		s.net.free = start + s.netOcc
 		s.net.busy += s.netOcc
+		s.tierServe(start)
 	}
 }
 
