@@ -52,6 +52,7 @@ type waffleState struct {
 	sendFree int64 // when the sender is free for its next SET
 	sendSeen int64 // the last time senderWork looked
 	sent     int64
+	served   int64 // tier requests priced (tierServe)
 }
 
 // SetTierServer makes the tier's server a resource of threads worker
@@ -71,6 +72,7 @@ func (s *Scheduler) SetTierServer(threads int) {
 // arriving at t, and returns when the server starts it (t on an idle
 // server).
 func (s *Scheduler) tierServe(t int64) int64 {
+	s.wl.served++
 	if len(s.tierThreads) == 0 {
 		return t
 	}
@@ -179,3 +181,7 @@ func (s *Scheduler) MasterWaits() int64 { return s.wl.masterWaits }
 
 // SenderSETs is how many queued SETs the asynchronous sender sent.
 func (s *Scheduler) SenderSETs() int64 { return s.wl.sent }
+
+// TierRequests is how many requests to the tier were priced: a
+// terminal's GETs, SETs and DELETEs, and the background SETs and reads.
+func (s *Scheduler) TierRequests() int64 { return s.wl.served }
