@@ -91,13 +91,13 @@ const (
 // The published sizes, at the published scale (20 warehouses, full
 // population); waffleSizes scales them with the base pool.
 const (
-	wafflePool      = 768 << 20      // innodb_buffer_pool_size=768M (every post)
-	waffleBigPool   = 1536 << 20     // "everything in a 1.5 GB local buffer pool" (1,500 MB, bigdbahead.com/?p=80)
-	waffleHugePool  = 5 << 30        // the double-write post's 5 GB pool
-	waffleMemcached = 768 << 20      // memcached -m 768 (limit_maxbytes 805,306,368)
-	waffleTier1G    = 1 << 30        // the modes post's 1 GB of memcached
-	waffleTierAll   = 3 << 30        // "a tier that holds everything": more than the database's pages in 17,192-byte chunks, within a 32-bit process
-	waffleSlabPtr   = 4              // a 32-bit build (1.2.5's published stats)
+	wafflePool      = 768 << 20  // innodb_buffer_pool_size=768M (every post)
+	waffleBigPool   = 1536 << 20 // "everything in a 1.5 GB local buffer pool" (1,500 MB, bigdbahead.com/?p=80)
+	waffleHugePool  = 5 << 30    // the double-write post's 5 GB pool
+	waffleMemcached = 768 << 20  // memcached -m 768 (limit_maxbytes 805,306,368)
+	waffleTier1G    = 1 << 30    // the modes post's 1 GB of memcached
+	waffleTierAll   = 3 << 30    // "a tier that holds everything": more than the database's pages in 17,192-byte chunks, within a 32-bit process
+	waffleSlabPtr   = 4          // a 32-bit build (1.2.5's published stats)
 )
 
 // waffleSizes are the experiment's sizes for params p: the published
