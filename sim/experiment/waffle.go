@@ -92,7 +92,7 @@ const (
 // population); waffleSizes scales them with the base pool.
 const (
 	wafflePool      = 768 << 20  // innodb_buffer_pool_size=768M (every post)
-	waffleBigPool   = 1536 << 20 // "everything in a 1.5 GB local buffer pool" (1,500 MB, bigdbahead.com/?p=80)
+	waffleBigPool   = 1500 << 20 // "everything in a 1.5 GB local buffer pool": innodb_buffer_pool_size 1,500 MB (bigdbahead.com/?p=80)
 	waffleHugePool  = 5 << 30    // the double-write post's 5 GB pool
 	waffleMemcached = 768 << 20  // memcached -m 768 (limit_maxbytes 805,306,368)
 	waffleTier1G    = 1 << 30    // the modes post's 1 GB of memcached
@@ -417,7 +417,11 @@ func (t *WaffleTable) WriteWaffle(w io.Writer) error {
 	for _, ra := range t.ReadAhead {
 		var parts []string
 		for _, s := range ra.Spaces {
-			parts = append(parts, fmt.Sprintf("%s.%s %d/%d", s.Table, s.Index, s.Linear, s.Random))
+			name := s.Table
+			if s.Index != "" {
+				name += "." + s.Index
+			}
+			parts = append(parts, fmt.Sprintf("%s %d/%d", name, s.Linear, s.Random))
 		}
 		if len(parts) == 0 {
 			parts = []string{"none"}
