@@ -253,7 +253,7 @@ func (c *TPCCConfig) Validate() error {
 		switch c.Remote.Backend {
 		case "", "none", "lru", "slru", slabBackend125, slabBackend132, slabBackend1618:
 		default:
-			return fmt.Errorf("sim: %w: --remote %s cannot run in simulated mode: its evictions (ristretto's sampling) or its timing (a real server) are not deterministic; use lru, slru or a memcached model (memcached-1.2.5, memcached-1.3.2, memcached-1.6.18), the deterministic ones",
+			return fmt.Errorf("sim: %w: --remote %s cannot run in simulated mode: its evictions (ristretto's sampling) or its timing (a real server) are not deterministic; use lru or slru, the deterministic models, or a memcached model (memcached-1.2.5, memcached-1.3.2, memcached-1.6.18)",
 				ErrInvalidConfig, c.Remote)
 		}
 		if _, err := c.Hardware.Resolve(); err != nil {

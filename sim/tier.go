@@ -58,7 +58,7 @@ type RemoteSpec struct {
 }
 
 // RemoteBackends lists --remote's accepted forms.
-const RemoteBackends = "none, ristretto, lru, slru, memcached-1.2.5, memcached-1.3.2, memcached-1.6.18 (models of one memcached server: its slab allocator), memcached=host:port[,host:port...]"
+const RemoteBackends = "none, ristretto, lru, slru, memcached=host:port[,host:port...], memcached-1.2.5, memcached-1.3.2, memcached-1.6.18 (models of one memcached server: its slab allocator)"
 
 // ParseRemote parses --remote's value.
 func ParseRemote(s string) (RemoteSpec, error) {
