@@ -17,13 +17,13 @@ import (
 var rewrite = flag.Bool("rewrite", false, "write the golden files from what the experiments do now")
 
 // waffleGoldenParams is the waffle experiment at a reduced scale: one
-// warehouse of 2,000 items and 60 customers a district (about 3 MiB of
-// pages), a 1 MiB pool (every size scaled with it: memcached's 768 MB is
-// 1 MiB, one slab page of 60 pages), 16 terminals for 2 virtual seconds
-// after 1: fourteen loads and runs in seconds, under the race detector
+// warehouse of 500 items and 20 customers a district, a pool of 32
+// frames (every size scaled with it: memcached's 768 MB is 512 KiB, one
+// slab page of 60 pages), 16 terminals for 3 virtual seconds after one:
+// fourteen loads and runs in seconds, under the race detector
 // too.
-var waffleGoldenParams = Params{Warehouses: 1, Scale: tpcc.Scale{Items: 2000, CustomersPerDistrict: 60}, Terminals: 16,
-	Duration: 2 * time.Second, Warmup: time.Second, PoolSize: 1 << 20}
+var waffleGoldenParams = Params{Warehouses: 1, Scale: tpcc.Scale{Items: 500, CustomersPerDistrict: 20}, Terminals: 16,
+	Duration: 3 * time.Second, Warmup: time.Second, PoolSize: 512 << 10}
 
 // The waffle experiment's table is deterministic for one seed: at the
 // reduced scale it is testdata/waffle.golden, byte for byte (go test
