@@ -17,13 +17,13 @@ import (
 var rewrite = flag.Bool("rewrite", false, "write the golden files from what the experiments do now")
 
 // waffleGoldenParams is the waffle experiment at a reduced scale: one
-// warehouse of 500 items and 20 customers a district, a pool of 32
+// warehouse of 200 items and 10 customers a district, a pool of 32
 // frames (every size scaled with it: memcached's 768 MB is 512 KiB, one
-// slab page of 60 pages), 16 terminals for 3 virtual seconds after one:
-// fourteen loads and runs in seconds, under the race detector
+// slab page of 60 pages), 16 terminals for 2 virtual seconds after half a
+// second: fourteen loads and runs in seconds, under the race detector
 // too.
-var waffleGoldenParams = Params{Warehouses: 1, Scale: tpcc.Scale{Items: 500, CustomersPerDistrict: 20}, Terminals: 16,
-	Duration: 3 * time.Second, Warmup: time.Second, PoolSize: 512 << 10}
+var waffleGoldenParams = Params{Warehouses: 1, Scale: tpcc.Scale{Items: 200, CustomersPerDistrict: 10}, Terminals: 16,
+	Duration: 2 * time.Second, Warmup: 500 * time.Millisecond, PoolSize: 512 << 10}
 
 // The waffle experiment's table is deterministic for one seed: at the
 // reduced scale it is testdata/waffle.golden, byte for byte (go test
