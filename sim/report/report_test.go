@@ -80,7 +80,7 @@ func TestReportTable(t *testing.T) {
 	for _, w := range []string{"2 warehouses", "org heap-pk", "profile sysbench", "seed 9", "--org=heap-pk --seed=9",
 		"page size 8192, pool 64 MiB (lru)", "1200000 rows in 6.00 s, 200000 rows/s", "new-order", "1.500", "9.250",
 		"150.5", "24000", "tpmC 25", "efficiency 97.5% of 12.86 tpmC per warehouse", "SPACE: 7 pages", "50.0%",
-		"5 records, 2.0 KiB, 1 syncs for 3 synced commits", "note: isolation: strict two-phase locking",
+		"5 records, 2.0 KiB, 1 syncs for 3 synced commits", "note: isolation: serializable: strict two-phase locking",
 		"REMOTE TIER: slru (inclusive), 64 MiB: hit rate 75.0% (6 hits of 8 gets; 1 stale, 0 corrupt, 1 errors), 9 puts (2 dropped)",
 		"128 pages read ahead (3 evicted unused)",
 		"RECOVERY (the database was not shut down cleanly): 1.50 s (redo 1.50 s, rollback 0 µs, checkpoint 0 µs)",

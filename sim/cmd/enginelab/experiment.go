@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/enginelab/enginelab/engine"
 	"github.com/enginelab/enginelab/sim"
 	"github.com/enginelab/enginelab/sim/experiment"
 	"github.com/enginelab/enginelab/sim/hw"
@@ -51,6 +52,9 @@ func experimentCmd(args []string, stdout, stderr io.Writer) int {
 	var pool, remote, memoryLimit size
 	var asJSON, quiet bool
 	scale := choice{"full", tpcc.ScaleNames()}
+	org := choice{"", []string{"clustered", "heap-rowptr", "heap-pk"}}
+	isolation := choice{"serializable", []string{"read-committed", "repeatable-read", "serializable"}}
+	lockRel := choice{"", []string{"true", "false"}}
 	fs.IntVar(&p.Warehouses, "warehouses", 0, "W (0: the experiment's, 1 unless it says)")
 	fs.Var(&scale, "scale", "the population of every side's load: full (the specification's) or small (a tenth: 10,000 items, 300 customers a district; an experiment that sizes its pool against the data sizes it for the small scale)")
 	fs.IntVar(&p.Terminals, "terminals", 0, "terminals (0: the experiment's)")
@@ -67,6 +71,9 @@ func experimentCmd(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&p.Hardware.Network, "network", "", "the network to the remote tier (default: the experiment's)")
 	fs.StringVar(&p.Hardware.ProfilesFile, "profiles", "", "a JSON `file` of profiles (README, \"Simulated mode\")")
 	fs.Var(&p.TornPages, "torn-pages", "torn-page protection every side pays for (the store writes pages atomically, so it protects nothing here): none, full-page-writes (PostgreSQL's) or doublewrite (InnoDB's doublewrite buffer)")
+	fs.Var(&org, "org", "the organization of every side that does not set its own (default: clustered)")
+	fs.Var(&isolation, "isolation", "every side's isolation level: serializable, repeatable-read or read-committed (tpcc --isolation)")
+	fs.Var(&lockRel, "early-lock-release", "every side's lock release: true (before the commit's log sync, InnoDB) or false (after it, PostgreSQL); empty: the organization's")
 	fs.BoolVar(&asJSON, "json", false, "print the result as one JSON document")
 	fs.BoolVar(&quiet, "quiet", false, "no progress lines")
 	fs.Var(&memoryLimit, "memory-limit", "the memory each side may use, such as 8GiB: sides whose estimate is larger are refused before the first loads (0: this process's cgroup limit, else the machine's available memory)")
@@ -102,6 +109,22 @@ func experimentCmd(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	p.Scale = sc
+	if org.value != "" {
+		if p.Org, err = engine.ParseOrg(org.value); err != nil {
+			fmt.Fprintf(stderr, "enginelab experiment: --org: %v\n", err)
+			return 2
+		}
+	}
+	if p.Isolation, err = engine.ParseIsolation(isolation.value); err != nil {
+		fmt.Fprintf(stderr, "enginelab experiment: --isolation: %v\n", err)
+		return 2
+	}
+	switch lockRel.value {
+	case "true":
+		p.EarlyLockRelease = engine.EarlyRelease
+	case "false":
+		p.EarlyLockRelease = engine.LateRelease
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	progress := experimentProgress(stderr, quiet)
