@@ -127,6 +127,9 @@ type opBufs struct {
 	// spare is a closed cursor's buffers, for the transaction's next scan
 	// (nil: none).
 	spare *cursorBufs
+	// sort is a closed sort's plan, whose buffers the next sort reuses
+	// (nil: none).
+	sort *sortParam
 }
 
 // opBufPool holds the operation buffers of ended transactions (*opBufs).
@@ -160,9 +163,13 @@ func (tx *Tx) putOpBufs() {
 	b := tx.opBufs
 	*b = opBufs{key: small(b.key), key2: small(b.key2), val: small(b.val), row: small(b.row),
 		oldImg: small(b.oldImg), rec: small(b.rec), oldRec: small(b.oldRec), old: smallRow(b.old), cur: smallRow(b.cur), scratch: small(b.scratch),
-		changed: small(b.changed), lo: small(b.lo), hi: small(b.hi), spare: b.spare}
+		changed: small(b.changed), lo: small(b.lo), hi: small(b.hi), spare: b.spare, sort: b.sort}
 	if s := b.spare; s != nil {
 		s.reset()
+	}
+	if p := b.sort; p != nil {
+		*p = sortParam{fields: small(p.fields), addon: small(p.addon), want: small(p.want), selected: small(p.selected),
+			sel: small(p.sel), wantCol: small(p.wantCol), row: smallRow(p.row), cursorWant: small(p.cursorWant)}
 	}
 	opBufPool.Put(b)
 	tx.opBufs = nil

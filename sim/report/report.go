@@ -306,6 +306,10 @@ type MeterAverages struct {
 	NonHOTUpdates    float64 `json:"non_hot_updates"`
 	HeapVersionsRead float64 `json:"heap_versions_read"`
 	DurableReadWaits float64 `json:"durable_read_waits"`
+	// Sorting (ORDER BY): sorts run, and sorts avoided because an index
+	// gave the order (TPC-C's by-name reads through idx_customer_name).
+	Sorts        float64 `json:"sorts"`
+	SortsAvoided float64 `json:"sorts_avoided"`
 }
 
 // Purge is the purge of committed undo logs (the clustered organization's

@@ -60,7 +60,8 @@ func TestReportTable(t *testing.T) {
 		Load:     &Load{TotalRows: 1200000, ElapsedSeconds: 6, RowsPerSecond: 200000},
 		Run: &Run{Terminals: 8, MeasuredSeconds: 30, TpmC: 25.08, TxPerMinute: 55.7, Efficiency: &eff,
 			Types: []Type{{Type: "new-order", Count: 12, MixPct: 45, LatencyMs: Percentiles{P50: 1.5, P99: 9.25},
-				PerTx: MeterAverages{NodeVisits: 150.5, LogBytes: 24000}}}},
+				PerTx: MeterAverages{NodeVisits: 150.5, LogBytes: 24000}},
+				{Type: "payment", Count: 10, MixPct: 43, PerTx: MeterAverages{SortsAvoided: 0.6}}}},
 		Space: []Space{{Table: "stock", Index: "heap", Pages: 7, Fill: 0.5}},
 		Log:   &Log{Records: 5, Bytes: 2048, Syncs: 1, SyncedCommits: 3},
 		Notes: []string{IsolationNote},
@@ -91,6 +92,9 @@ func TestReportTable(t *testing.T) {
 		"redo log: 1.8 KiB logged, 450 per committed transaction, over 4 commits"} {
 		require.Contains(t, out, w)
 	}
+	require.Contains(t, out, "ORDER BY per transaction")
+	require.Regexp(t, `(?m)^\s+payment\s+0\.00\s+0\.60\s*$`, out, "payment's by-name reads: sorts avoided")
+	require.NotRegexp(t, `(?m)^\s+new-order\s+0\.00\s+0\.00\s*$`, out, "no ORDER BY, no row")
 	require.Regexp(t, `(?m)^\s+redo\s+2\.0 KiB\s+7\s+5\s+0\s+0\s+0\s+500\s*$`, out)
 	require.Regexp(t, `(?m)^\s+wal\s+5\.9 KiB\s+0\s+0\s+0\s+0\s+0\s+1500\s*$`, out)
 	require.Regexp(t, `(?m)^\s+total\s+7\.8 KiB\s+7\s+5\s+0\s+0\s+0\s+2000\s*$`, out)

@@ -95,6 +95,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 		}
 		_ = tw.Flush()
 		writeVersions(&b, run.Types)
+		writeSorts(&b, run.Types)
 		if fs != nil && fs.Run != nil {
 			writeFSSpan(&b, fs.Run)
 		}
@@ -220,6 +221,27 @@ func writeVersions(b *strings.Builder, types []Type) {
 		p := &t.PerTx
 		fmt.Fprintf(tw, "%s\t%.2f\t%.1f\t%.2f\t%.1f\t%.2f\t%.2f\t%.2f\t%.3f\t%d\t\n", t.Type, p.ReadViews, p.ConsistentReads, p.UndoVersionsRead,
 			p.UndoRecords, p.HOTUpdates, p.NonHOTUpdates, p.HeapVersionsRead, p.DurableReadWaits, t.SerializationFailures)
+	}
+	_ = tw.Flush()
+}
+
+// writeSorts prints the ORDER BYs per transaction of the types that have
+// any: sorts run and sorts an index made unnecessary.
+func writeSorts(b *strings.Builder, types []Type) {
+	var rows []Type
+	for _, t := range types {
+		if t.PerTx.Sorts > 0 || t.PerTx.SortsAvoided > 0 {
+			rows = append(rows, t)
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "\nORDER BY per transaction (averages; avoided: an index gave the order, no sort ran)\n")
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "type\tsorts\tsorts avoided\t")
+	for _, t := range rows {
+		fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t\n", t.Type, t.PerTx.Sorts, t.PerTx.SortsAvoided)
 	}
 	_ = tw.Flush()
 }

@@ -240,15 +240,19 @@ type vterm struct {
 	waitCell  *int64          // parkedCell
 	parkAt    int64
 
-	meter   *engine.Meter // the transaction's, while one runs
-	last    hw.Vector     // its counters at the last pricing
-	loads   []load        // page reads since the last pricing
-	bgLoads []load        // read-ahead since the last pricing
-	readyAt int64         // the latest ready time of a frame hit since the last pricing
-	hits    []*int64      // frames hit whose read another terminal had not yet booked
-	ownHits []*int64      // frames hit that this terminal's own read-ahead brought in
-	carry   [2]int64      // CPU picoseconds not yet a whole nanosecond: pool, engine
-	unsafe  int           // page writes under way that may wait for the log (PageWriteWait)
+	meter *engine.Meter // the transaction's, while one runs
+	last  hw.Vector     // its counters at the last pricing
+	// lastSort is its sort counters at the last pricing: an ORDER BY's
+	// CPU and temporary-file I/O are priced by hw.SortTime, not by the
+	// event vector.
+	lastSort engine.SortCounts
+	loads    []load   // page reads since the last pricing
+	bgLoads  []load   // read-ahead since the last pricing
+	readyAt  int64    // the latest ready time of a frame hit since the last pricing
+	hits     []*int64 // frames hit whose read another terminal had not yet booked
+	ownHits  []*int64 // frames hit that this terminal's own read-ahead brought in
+	carry    [2]int64 // CPU picoseconds not yet a whole nanosecond: pool, engine
+	unsafe   int      // page writes under way that may wait for the log (PageWriteWait)
 
 	spent   [NumTimeKinds]int64
 	txSpent [NumTimeKinds]int64
@@ -635,12 +639,19 @@ func (s *Scheduler) step(v *vterm) { s.switchFrom(v) }
 // when no other terminal's clock is earlier.
 func (s *Scheduler) price(v *vterm) {
 	var d hw.Vector
+	var sortCPU, sortIO time.Duration
 	if v.meter != nil {
 		cur := hw.VectorOf(v.meter)
 		for i := range d {
 			d[i] = cur[i] - v.last[i]
 		}
 		v.last = cur
+		if sc := &v.meter.SortCounts; *sc != v.lastSort {
+			delta := *sc
+			delta.Sub(&v.lastSort)
+			v.lastSort = *sc
+			sortCPU, sortIO = hw.SortTime(&s.machine, &hw.DefaultSortCosts, &delta)
+		}
 	}
 	// 1. Pages the work found in the pool that others were still reading.
 	if v.readyAt > v.now {
@@ -685,6 +696,13 @@ func (s *Scheduler) price(v *vterm) {
 		s.step(v)
 		v.now = s.storeBooked(v, v.now, op)
 	})
+	if sortIO > 0 {
+		// A sort's temporary files: its run writes and merge reads
+		// (hw.SortTime, each request's latency and transfer) hold the
+		// store device as one booking.
+		s.step(v)
+		v.now = s.storeBooked(v, v.now, storeOp{occ: int64(sortIO), resp: int64(sortIO)})
+	}
 	if s.tier { // a trace's null tier is free
 		for range d[hw.EventTierPut] {
 			s.step(v)
@@ -704,6 +722,7 @@ func (s *Scheduler) price(v *vterm) {
 		}
 		ps[share] += d[i] * s.ev[i]
 	}
+	ps[1] += sortCPU.Nanoseconds() * 1000 // ps: the events' costs are in ps
 	var ns [2]int64
 	for i := range ps {
 		ps[i] += v.carry[i]
@@ -1086,7 +1105,7 @@ func (s *Scheduler) BeforeCall(m *engine.Meter) {
 	if m != v.meter {
 		// Counts already on a meter the scheduler did not watch are not
 		// this terminal's to pay.
-		v.meter, v.last = m, hw.VectorOf(m)
+		v.meter, v.last, v.lastSort = m, hw.VectorOf(m), m.SortCounts
 	}
 	s.switchFrom(v)
 }
@@ -1285,7 +1304,7 @@ func (v *vterm) TxEnd(kind tpcc.TxType, measured bool, _ *engine.Meter) {
 			tt.Spent[k] += v.spent[k] - v.txSpent[k]
 		}
 	}
-	v.meter, v.last = nil, hw.Vector{}
+	v.meter, v.last, v.lastSort = nil, hw.Vector{}, engine.SortCounts{}
 }
 
 // Types returns the measured response times' breakdown by type.

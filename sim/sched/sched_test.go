@@ -249,3 +249,50 @@ func TestSimVacuumHook(t *testing.T) {
 	require.Equal(t, int64(2), v.Meter.HeapPrunes)
 	require.Equal(t, []string{"purge", "vacuum", "purge", "vacuum"}, order)
 }
+
+// A terminal's ORDER BY is priced by hw.SortTime: its CPU on a core and
+// its temporary files' requests on the store device. With a CPU profile
+// that prices no other event and the table's pages already in the pool,
+// the sort's call takes exactly that time.
+func TestSimSortPriced(t *testing.T) {
+	dev := hw.Device{ReadLatency: hw.Duration(50 * time.Microsecond), WriteLatency: hw.Duration(50 * time.Microsecond),
+		SyncLatency: hw.Duration(time.Millisecond), ReadBandwidth: 1 << 62, WriteBandwidth: 1 << 62}
+	sd := openSimRows(t, testHW(hw.CPUProfile{}, dev), engine.NoSyncCommit, 300, false, "a")
+	tb := sd.t["a"]
+	var m engine.Meter
+	var took int64
+	sd.run(t, func(env tpcc.Env) error {
+		tx := sd.db.Begin(&m)
+		defer func() { _ = tx.Commit() }()
+		c, err := tx.Scan(tb, engine.ScanOptions{}) // brings the pages in
+		if err != nil {
+			return err
+		}
+		for c.Next() {
+		}
+		if err := c.Close(); err != nil {
+			return err
+		}
+		before := m.SortCounts
+		start := at(env)
+		// A buffer too small for the rows: runs on temporary files.
+		s, err := tx.Sort(tb, engine.SortOptions{OrderBy: []engine.SortKey{{Column: "pad", Desc: true}, {Column: "k"}},
+			SortBufferSize: engine.MinSortBufferSize, ScanOptions: engine.ScanOptions{Columns: []string{"k", "v"}}})
+		if err != nil {
+			return err
+		}
+		for s.Next() {
+		}
+		if err := s.Close(); err != nil {
+			return err
+		}
+		took = at(env) - start
+		m.SortCounts.Sub(&before)
+		return nil
+	})
+	require.Positive(t, m.SortTempWrites, "the sort wrote runs")
+	require.Positive(t, m.SortCounts.Compares()+m.SortCounts.SortCollCompareTotal(), "%s", m.SortCounts.String())
+	cpu, io := hw.SortTime(&sd.s.machine, &hw.DefaultSortCosts, &m.SortCounts)
+	require.Positive(t, io)
+	require.Equal(t, int64(cpu+io), took, "sort cpu %v, temporary files %v", cpu, io)
+}
