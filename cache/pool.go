@@ -581,6 +581,8 @@ type Pool struct {
 
 	// master is MySQL 5.1's master thread (Flushing51, flush51.go).
 	master master
+	// raBySpace counts read-ahead decisions per space (readahead.go).
+	raBySpace raTriggers
 
 	// dw is Wiring.Doublewrite with TornPagesDoublewrite, else nil: the
 	// file every batch of page writes goes through first (batch.go).

@@ -1,6 +1,10 @@
 package cache
 
-import "github.com/enginelab/enginelab/cache/page"
+import (
+	"sync"
+
+	"github.com/enginelab/enginelab/cache/page"
+)
 
 // Linear read-ahead, as InnoDB's (buf_read_ahead_linear), made
 // deterministic: it runs inside the call that triggers it, never on a
@@ -67,6 +71,7 @@ func (p *Pool) maybeReadAhead(last page.ID) {
 	// The pages count as read ahead, not as pool misses of a caller.
 	bg.ReadAheadMisses, bg.PoolMisses = bg.PoolMisses, 0
 	bg.ReadAheadTriggers++
+	p.raBySpace.count(last.Space, false)
 	p.ChargeBackground(&bg)
 }
 
@@ -183,6 +188,7 @@ func (p *Pool) linearReadAhead(id page.ID) {
 	}
 	var bg Meter
 	bg.ReadAheadTriggers++
+	p.raBySpace.count(id.Space, false)
 	p.readArea(&bg, id.Space, from, from+area, page.ID{}, raLinear)
 	bg.ReadAheads, bg.ReadAheadMisses = bg.PoolMisses, bg.PoolMisses
 	bg.PoolMisses = 0
@@ -240,7 +246,50 @@ func (p *Pool) randomReadAhead(id page.ID) {
 	low := id.Page / area * area
 	var bg Meter
 	bg.RandomReadAheadTriggers++
+	p.raBySpace.count(id.Space, true)
 	p.readArea(&bg, id.Space, low, low+area, id, raRandom)
 	bg.RandomReadAheads, bg.PoolMisses = bg.PoolMisses, 0
 	p.ChargeBackground(&bg)
+}
+
+// raTriggers counts read-ahead decisions per space, so that a report can
+// say which tables' accesses trigger each kind (Meter.ReadAheadTriggers
+// and RandomReadAheadTriggers are their sums).
+type raTriggers struct {
+	mu sync.Mutex
+	by map[uint32]SpaceReadAhead
+}
+
+// SpaceReadAhead is one space's read-ahead decisions: linear
+// (Meter.ReadAheadTriggers) and random (Meter.RandomReadAheadTriggers).
+type SpaceReadAhead struct {
+	Linear, Random int64
+}
+
+func (r *raTriggers) count(space uint32, random bool) {
+	r.mu.Lock()
+	if r.by == nil {
+		r.by = make(map[uint32]SpaceReadAhead)
+	}
+	c := r.by[space]
+	if random {
+		c.Random++
+	} else {
+		c.Linear++
+	}
+	r.by[space] = c
+	r.mu.Unlock()
+}
+
+// ReadAheadTriggersBySpace returns the read-ahead decisions made so far,
+// by space (only spaces with one).
+func (p *Pool) ReadAheadTriggersBySpace() map[uint32]SpaceReadAhead {
+	r := &p.raBySpace
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make(map[uint32]SpaceReadAhead, len(r.by))
+	for k, v := range r.by {
+		out[k] = v
+	}
+	return out
 }

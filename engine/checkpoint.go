@@ -31,6 +31,19 @@ func (db *DB) Checkpoint() error {
 	return db.checkpointLocked()
 }
 
+// FuzzyCheckpoint takes a fuzzy checkpoint now (see
+// fuzzyCheckpointLocked), its store sync on the pool's background meter:
+// MySQL 5.1's master thread's log_checkpoint every tenth round
+// (cache.MasterPass.Checkpoints), which its owner makes. If a checkpoint
+// is under way it does nothing.
+func (db *DB) FuzzyCheckpoint() error {
+	if !db.ckptMu.TryLock() {
+		return nil
+	}
+	defer db.ckptMu.Unlock()
+	return db.fuzzyCheckpointLocked(nil)
+}
+
 // checkpointLocked takes a sharp checkpoint. REQUIRES: db.ckptMu held.
 //
 // The checkpoint record it saves with the log's SaveCheckpoint, which

@@ -99,6 +99,40 @@ type TPCCConfig struct {
 	RemoteSize int64
 	// ReadAhead turns on the pool's linear read-ahead.
 	ReadAhead bool
+	// ReadAheadLinear is whose linear read-ahead ReadAhead turns on
+	// (--read-ahead-linear, cache.Options.ReadAheadLinear): the pool's
+	// own (default), MySQL 5.1's built-in InnoDB's ("5.1") or the InnoDB
+	// plugin's ("plugin", with ReadAheadThreshold).
+	ReadAheadLinear cache.LinearReadAhead
+	// ReadAheadThreshold is innodb_read_ahead_threshold
+	// (--read-ahead-threshold; 0: 56).
+	ReadAheadThreshold int
+	// RandomReadAhead turns on MySQL 5.1's random read-ahead
+	// (--random-read-ahead, cache.Options.RandomReadAhead).
+	RandomReadAhead bool
+	// Flushing is who writes dirty pages in the background (--flushing,
+	// cache.Options.Flushing): the page cleaner (default) or MySQL 5.1's
+	// master thread ("5.1"), which the scheduler drives in simulated
+	// mode (cache.Pool.MasterStep).
+	Flushing cache.FlushingPolicy
+	// Waffle is one of Waffle Grid's tier modes (--waffle,
+	// cache.Options.Waffle): "lru" (exclusive: SET on the eviction path,
+	// DELETE on read-back) or "non-lru" (inclusive: SETs off the
+	// foreground path); it sets the tier mode. WaffleSetQueue
+	// (--waffle-set-queue) makes lru's SETs asynchronous through a queue
+	// of that many pages, sent by a sender the scheduler drives
+	// (cache.Pool.SendStep); WaffleKeepOnRead (--waffle-keep-on-read)
+	// leaves a page read back in the tier (Waffle Grid's 2008 releases).
+	Waffle           cache.WaffleMode
+	WaffleSetQueue   int
+	WaffleKeepOnRead bool
+	// SlabPointerSize is the pointer size, in bytes, of the modeled
+	// memcached build (--slab-pointer-size: 4 or 8; 0: 4 for 1.2.5 and
+	// 1.3.2, a 32-bit build as Waffle Grid's, 8 for 1.6.18), and
+	// SlabMRUPatch Waffle Grid's MRU patch to it (--slab-mru-patch), for
+	// the slab model backends (--remote memcached-1.2.5 and the like).
+	SlabPointerSize int
+	SlabMRUPatch    bool
 	// TornPages is the torn-page protection the engine pays for
 	// (cache.TornPages; default none): full-page writes (PostgreSQL's)
 	// or the doublewrite buffer (InnoDB's), whose batches and syncs the
@@ -172,7 +206,9 @@ const DefaultRemoteSize = 1 << 30
 // (CheckMemory, in Validate) counts what the engine's would and the data.
 func (c *TPCCConfig) EngineOptions() *engine.Options {
 	o := &engine.Options{Dir: c.Dir, PageSize: c.PageSize, Options: cache.Options{PoolSize: c.PoolSize, Policy: c.PoolPolicy, TierMode: c.RemoteMode, ReadAhead: c.ReadAhead,
-		TornPages: c.TornPages, IOCapacity: c.IOCapacity, MaxDirtyPagesPctLWM: c.MaxDirtyPagesPctLWM, PoolPopulate: c.PoolPopulate},
+		TornPages: c.TornPages, IOCapacity: c.IOCapacity, MaxDirtyPagesPctLWM: c.MaxDirtyPagesPctLWM, PoolPopulate: c.PoolPopulate,
+		ReadAheadLinear: c.ReadAheadLinear, ReadAheadThreshold: c.ReadAheadThreshold, RandomReadAhead: c.RandomReadAhead,
+		Flushing: c.Flushing, Waffle: c.Waffle, WaffleSetQueue: c.WaffleSetQueue, WaffleKeepOnRead: c.WaffleKeepOnRead},
 		HeapUpdate: c.HeapUpdate, CountRewrite: c.CountRewrite, Commit: engine.NoSyncCommit, EarlyLockRelease: c.LockRelease(),
 		LogSize: c.LogSize, MemTableSize: c.MemTableSize, BlockCacheSize: c.BlockCacheSize, SkipMemoryCheck: true}
 	if o.PoolSize == 0 {
@@ -221,6 +257,10 @@ func (c *TPCCConfig) Validate() error {
 		return fmt.Errorf("sim: %w: --warmup %v: want zero or more", ErrInvalidConfig, c.Warmup)
 	case c.RemoteSize < 0:
 		return fmt.Errorf("sim: %w: --remote-size %d: want zero or more", ErrInvalidConfig, c.RemoteSize)
+	case c.SlabPointerSize != 0 && c.SlabPointerSize != 4 && c.SlabPointerSize != 8:
+		return fmt.Errorf("sim: %w: --slab-pointer-size %d: want 4 (a 32-bit build) or 8", ErrInvalidConfig, c.SlabPointerSize)
+	case (c.SlabPointerSize != 0 || c.SlabMRUPatch) && !isSlab(c.Remote.Backend):
+		return fmt.Errorf("sim: %w: --slab-pointer-size and --slab-mru-patch need a memcached model (--remote memcached-1.2.5, memcached-1.3.2 or memcached-1.6.18), not %s", ErrInvalidConfig, c.Remote)
 	case c.MemoryLimit < 0:
 		return fmt.Errorf("sim: %w: --memory-limit %d: want zero or more", ErrInvalidConfig, c.MemoryLimit)
 	case c.Mode != "" && c.Mode != ModeReal && c.Mode != ModeSim:
@@ -241,13 +281,18 @@ func (c *TPCCConfig) Validate() error {
 	}
 	if c.Mode == ModeSim {
 		switch c.Remote.Backend {
-		case "", "none", "lru", "slru":
+		case "", "none", "lru", "slru", slabBackend125, slabBackend132, slabBackend1618:
 		default:
-			return fmt.Errorf("sim: %w: --remote %s cannot run in simulated mode: its evictions (ristretto's sampling) or its timing (a real server) are not deterministic; use lru or slru, the deterministic models",
+			return fmt.Errorf("sim: %w: --remote %s cannot run in simulated mode: its evictions (ristretto's sampling) or its timing (a real server) are not deterministic; use lru or slru, the deterministic models, or a memcached model (memcached-1.2.5, memcached-1.3.2, memcached-1.6.18)",
 				ErrInvalidConfig, c.Remote)
 		}
 		if _, err := c.Hardware.Resolve(); err != nil {
 			return err
+		}
+	}
+	if isSlab(c.Remote.Backend) {
+		if err := c.SlabParams(c.remoteSize(), nil).Validate(); err != nil {
+			return fmt.Errorf("sim: %w: --remote %s: %w", ErrInvalidConfig, c.Remote, err)
 		}
 	}
 	if err := c.EngineOptions().Validate(); err != nil {

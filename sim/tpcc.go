@@ -4,11 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"time"
 
+	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/cache/page"
 	"github.com/enginelab/enginelab/cache/tier"
+	"github.com/enginelab/enginelab/cache/tier/slab"
 	"github.com/enginelab/enginelab/engine"
 	"github.com/enginelab/enginelab/sim/report"
 	"github.com/enginelab/enginelab/sim/sched"
@@ -186,18 +190,28 @@ type job struct {
 	// without one.
 	trace     *tier.TraceTier
 	traceFile *os.File
+	// slab is the backend when it is a memcached model, nil otherwise;
+	// slabAtRun its stats as the run began.
+	slab      *slab.Tier
+	slabAtRun slab.Stats
+	// raAtRun is the pool's read-ahead decisions by space as the run
+	// began.
+	raAtRun map[uint32]cache.SpaceReadAhead
 	// sched is simulated mode's scheduler; nil in real mode.
-	sched  *sched.Scheduler
-	opts   *engine.Options
-	db     *engine.DB
-	loaded tpcc.Loaded
+	sched *sched.Scheduler
+	// started is when open began: a memcached model's clock in real
+	// mode.
+	started time.Time
+	opts    *engine.Options
+	db      *engine.DB
+	loaded  tpcc.Loaded
 }
 
 // open starts c's job: its report, the remote tier and the page trace
 // (openTier), the scheduler in simulated mode, and the database. On an
 // error it closes what it opened and returns no job.
 func open(c *TPCCConfig) (*job, error) {
-	j := &job{cfg: c, rep: newReport(c), opts: c.EngineOptions(), pageSize: c.PageSize, tierSize: c.RemoteSize}
+	j := &job{cfg: c, rep: newReport(c), opts: c.EngineOptions(), pageSize: c.PageSize, tierSize: c.RemoteSize, started: time.Now()}
 	if j.pageSize == 0 {
 		j.pageSize = page.DefaultSize
 	}
@@ -218,6 +232,10 @@ func open(c *TPCCConfig) (*job, error) {
 		}
 		j.sched = sched.New(machine, j.pageSize, j.backend) // a trace's null tier costs nothing
 		j.sched.Install(j.opts)
+		if j.slab != nil {
+			// memcached's worker threads (-t) serve the requests.
+			j.sched.SetTierServer(j.slab.MemcachedStats().Threads)
+		}
 		j.rep.Sim = &report.Sim{Hardware: machine}
 	}
 	db, err := engine.Open(j.opts)
@@ -318,6 +336,10 @@ func (j *job) run(ctx context.Context, hooks Hooks) error {
 		Warmup: c.Warmup, Seed: c.Seed, LoadConstants: l.Constants, Profile: c.Profile,
 		StockLevelNoLowerBound: c.StockLevelNoLowerBound, KeyingAndThink: c.KeyingAndThink, Isolation: c.IsolationLevel()}
 	mark := j.markFS()
+	if j.slab != nil {
+		j.slabAtRun = j.slab.MemcachedStats()
+	}
+	j.raAtRun = j.db.Pool().ReadAheadTriggersBySpace()
 	purged := j.db.Purge().Purged
 	start := time.Now()
 	var stats *tpcc.RunReport
@@ -374,6 +396,9 @@ func (j *job) run(ctx context.Context, hooks Hooks) error {
 func (j *job) reportTier() {
 	if j.backend {
 		j.rep.Tier = newTierReport(j.cfg, j.tierSize, j.tier, j.rep.Run)
+		if j.slab != nil {
+			j.rep.Tier.Memcached = newMemcachedStats(j.slab, j.slabAtRun)
+		}
 	}
 }
 
@@ -402,10 +427,62 @@ func (j *job) reportEnd() error {
 	rep.Background = &report.Background{ReadAheads: bg.ReadAheads, ReadAheadUnused: bg.ReadAheadUnused,
 		StoreReads: bg.StoreReads, StoreWrites: bg.StoreWrites, StoreSyncs: bg.StoreSyncs, TierPuts: bg.TierPuts,
 		DoublewriteWrites: bg.DoublewriteWrites, DoublewritePages: bg.DoublewritePages, DoublewriteBytes: bg.DoublewriteBytes,
-		DoublewriteSyncs: bg.DoublewriteSyncs}
+		DoublewriteSyncs: bg.DoublewriteSyncs, ReadAheadTriggers: bg.ReadAheadTriggers, RandomReadAheadTriggers: bg.RandomReadAheadTriggers,
+		RandomReadAheads: bg.RandomReadAheads, RandomReadAheadUnused: bg.RandomReadAheadUnused,
+		MasterRounds: bg.MasterRounds, MasterFlushListPages: bg.MasterFlushListPages, MasterCheckpoints: bg.MasterCheckpoints,
+		ReadAheadBySpace: readAheadBySpace(space, j.db.Pool().ReadAheadTriggersBySpace(), j.raAtRun)}
 	l := j.db.LogStats()
 	rep.Log = &report.Log{Records: l.Records, Bytes: l.Bytes, Syncs: l.Syncs, SyncedCommits: l.SyncedCommits, Checkpoints: l.Checkpoints}
 	rep.Host.StoreBytes = j.db.StoreMemoryBytes()
 	rep.Host.MaxRSSBytes = report.MaxRSS()
 	return nil
+}
+
+// newMemcachedStats is a memcached model's stats for the report: its
+// counters since from (the run's start; the load's SETs and evictions
+// are not the run's), its levels as they are.
+func newMemcachedStats(t *slab.Tier, from slab.Stats) *report.MemcachedStats {
+	st := t.MemcachedStats()
+	st.TotalItems -= from.TotalItems
+	st.Evictions -= from.Evictions
+	st.CmdGet -= from.CmdGet
+	st.CmdSet -= from.CmdSet
+	st.GetHits -= from.GetHits
+	st.GetMisses -= from.GetMisses
+	st.DeleteHits -= from.DeleteHits
+	r := &report.MemcachedStats{Release: string(t.Params().Release), PointerSize: st.PointerSize, Threads: st.Threads,
+		LimitMaxbytes: st.LimitMaxbytes, CurrItems: st.CurrItems, TotalItems: st.TotalItems, Bytes: st.Bytes,
+		Evictions: st.Evictions, CmdGet: st.CmdGet, CmdSet: st.CmdSet, GetHits: st.GetHits, GetMisses: st.GetMisses,
+		DeleteHits: st.DeleteHits}
+	if st.CmdGet > 0 {
+		r.HitRate = float64(st.GetHits) / float64(st.CmdGet)
+	}
+	return r
+}
+
+// readAheadBySpace names the spaces of by, less from (the run's start),
+// with their tables and indexes (space, the database's space report), in
+// the space report's order.
+func readAheadBySpace(space []engine.SpaceStats, by, from map[uint32]cache.SpaceReadAhead) []report.ReadAheadSpace {
+	for k, v := range by {
+		v.Linear -= from[k].Linear
+		v.Random -= from[k].Random
+		if v == (cache.SpaceReadAhead{}) {
+			delete(by, k)
+		} else {
+			by[k] = v
+		}
+	}
+	var out []report.ReadAheadSpace
+	for _, s := range space {
+		if c, ok := by[s.Space]; ok {
+			out = append(out, report.ReadAheadSpace{Table: s.Table, Index: s.Index, Linear: c.Linear, Random: c.Random})
+			delete(by, s.Space)
+		}
+	}
+	for _, sp := range slices.Sorted(maps.Keys(by)) {
+		c := by[sp]
+		out = append(out, report.ReadAheadSpace{Table: fmt.Sprintf("space %d", sp), Linear: c.Linear, Random: c.Random})
+	}
+	return out
 }

@@ -40,6 +40,10 @@ func TestTPCCConfigValidate(t *testing.T) {
 		{func(c *TPCCConfig) { c.Mode = ModeSim; c.Hardware.Network = "carrier-pigeon" }, `network "carrier-pigeon"`, hw.ErrUnknownProfile},
 		{func(c *TPCCConfig) { c.Mode = ModeSim; c.Hardware.Cores = -1 }, "--cores -1", ErrInvalidConfig},
 		{func(c *TPCCConfig) { c.Mode = ModeSim; c.Hardware.ProfilesFile = "/nonexistent/profiles.json" }, "--profiles", ErrInvalidConfig},
+		{func(c *TPCCConfig) { c.Remote = RemoteSpec{Backend: "memcached-1.2.5"}; c.SlabPointerSize = 2 }, "--slab-pointer-size 2", ErrInvalidConfig},
+		{func(c *TPCCConfig) { c.Remote = RemoteSpec{Backend: "lru"}; c.SlabMRUPatch = true }, "need a memcached model", ErrInvalidConfig},
+		{func(c *TPCCConfig) { c.Waffle = "mru" }, "Waffle mode", ErrInvalidConfig},
+		{func(c *TPCCConfig) { c.Flushing = "5.0" }, "flushing", ErrInvalidConfig},
 	} {
 		c := good
 		tc.change(&c)
@@ -48,4 +52,23 @@ func TestTPCCConfigValidate(t *testing.T) {
 		require.ErrorContains(t, err, tc.want)
 		require.True(t, errors.Is(err, tc.is))
 	}
+}
+
+// The memcached models' parameters: Waffle Grid's 32-bit build unless
+// said otherwise (1.6.18, the release installed for the real-server test,
+// is 64-bit), the tier's budget as -m, the MRU patch.
+func TestSlabParams(t *testing.T) {
+	c := TPCCConfig{Remote: RemoteSpec{Backend: "memcached-1.2.5"}, SlabMRUPatch: true}
+	p := c.SlabParams(768<<20, nil)
+	require.Equal(t, "1.2.5", string(p.Release))
+	require.Equal(t, 4, p.PointerSize)
+	require.Equal(t, int64(768<<20), p.MaxBytes)
+	require.True(t, p.MRUPatch)
+	c.Remote.Backend = "memcached-1.6.18"
+	require.Equal(t, 8, c.SlabParams(1<<30, nil).PointerSize)
+	c.Remote.Backend, c.SlabPointerSize = "memcached-1.3.2", 8
+	require.Equal(t, 8, c.SlabParams(1<<30, nil).PointerSize)
+	r, err := ParseRemote("memcached-1.3.2")
+	require.NoError(t, err)
+	require.Equal(t, "memcached-1.3.2", r.String())
 }

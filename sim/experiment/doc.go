@@ -21,9 +21,16 @@
 // its one side and replays it into every tier policy (package replay)
 // instead.
 //
+// The waffle experiment (waffle.go) is of another kind: it runs Waffle
+// Grid's published configurations (MySQL 5.1's InnoDB with memcached
+// behind its buffer pool, 2008-2009) at the published scale, one side per
+// distinct configuration, and judges each published row by its ratio
+// against its post's baseline, with one parameter set for every row, each
+// parameter printed with its source and the set's hash (WaffleTable).
+//
 // The experiments, in the README's order: count-rewrite, delivery-limit,
-// stocklevel-bound, io-bound, tier-policy, hot-index, wide-key (All lists
-// them, Lookup finds one by name).
+// stocklevel-bound, io-bound, tier-policy, hot-index, wide-key, waffle
+// (All lists them, Lookup finds one by name).
 //
 // # Usage
 //

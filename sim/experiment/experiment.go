@@ -58,6 +58,9 @@ type Experiment struct {
 	// pairs lists the (base, side) pairs the explanation compares;
 	// nil: every side against the first.
 	pairs [][2]int
+	// finish, if set, completes the report after held and headline: an
+	// experiment's own table (waffle's), and its verdict.
+	finish func(res *Report)
 }
 
 // Params scale an experiment; zero fields take its defaults.
@@ -125,6 +128,8 @@ type Report struct {
 	// Replay is the tier policies' hit ratios on the first side's page
 	// trace (the tier-policy experiment).
 	Replay *replay.Report `json:"replay,omitempty"`
+	// Waffle is the waffle experiment's table.
+	Waffle *WaffleTable `json:"waffle,omitempty"`
 }
 
 // Explanation is one transaction type's difference between a side and
@@ -213,6 +218,9 @@ func Run(ctx context.Context, e *Experiment, p Params, progress func(string)) (*
 	}
 	res.Held, res.Verdict = e.held(res.Sides)
 	res.Headline = e.headline(res.Sides)
+	if e.finish != nil {
+		e.finish(res)
+	}
 	pairs := e.pairs
 	if pairs == nil {
 		for i := 1; i < len(res.Sides); i++ {
@@ -458,6 +466,12 @@ func (r *Report) WriteTable(w io.Writer) error {
 	if r.Replay != nil {
 		b.WriteString("\n")
 		if err := r.Replay.WriteTable(&b); err != nil {
+			return err
+		}
+	}
+	if r.Waffle != nil {
+		b.WriteString("\npublished against simulated\n")
+		if err := r.Waffle.WriteWaffle(&b); err != nil {
 			return err
 		}
 	}

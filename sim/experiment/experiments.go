@@ -262,6 +262,7 @@ var experiments = []*Experiment{
 			return headline("clustered idx_customer_name pages as loaded, narrow → wide key", loadedIndexPages(r[0]), loadedIndexPages(r[1]))
 		},
 	},
+	waffleExperiment,
 }
 
 // wideKeyBytes is the wide-key experiment's c_key: a 64-byte varchar, the

@@ -68,8 +68,14 @@ type Network struct {
 	// time included (a memcached get of a small item).
 	RoundTrip Duration `json:"round_trip"`
 	// Bandwidth is bytes a second, each way.
-	Bandwidth int64  `json:"bandwidth"`
-	Source    string `json:"source,omitempty"`
+	Bandwidth int64 `json:"bandwidth"`
+	// ServerRequest is the time a request holds one of the tier server's
+	// worker threads (memcached's -t; the tier says how many,
+	// sched.Scheduler.SetTierServer): inside RoundTrip on an idle server,
+	// a queue when the server's threads are busy. 0: the server is not a
+	// resource (the threads are never busy).
+	ServerRequest Duration `json:"server_request,omitempty"`
+	Source        string   `json:"source,omitempty"`
 }
 
 // CPUProfile is the CPU cost of each metered event, in nanoseconds
@@ -155,6 +161,14 @@ var (
 		"nvme-plp": {ReadLatency: Duration(85 * time.Microsecond), WriteLatency: Duration(20 * time.Microsecond),
 			SyncLatency: Duration(30 * time.Microsecond), IOPS: 645000, ReadBandwidth: 3200e6, WriteBandwidth: 2000e6,
 			Source: "Intel DC P4500 (Lenovo product guide): 85 µs random read, 645K IOPS, 3.2 GB/s read; flush 12-58 µs on power-loss-protected drives (Mark Callaghan, 2026); write figures are estimates"},
+		// Waffle Grid's disks (2009): two 10,000 rpm disks striped.
+		// A 16 KiB page is one request on one disk (a stripe unit is
+		// larger), so a request's latency is one disk's; two requests
+		// run at once, one on each disk, so the pair starts twice one
+		// disk's requests a second, and streams at twice its bandwidth.
+		"disk-10k-x2-2009": {ReadLatency: Duration(7200 * time.Microsecond), WriteLatency: Duration(7200 * time.Microsecond),
+			SyncLatency: Duration(6 * time.Millisecond), IOPS: 278, ReadBandwidth: 240e6, WriteBandwidth: 240e6,
+			Source: "Waffle Grid's DBT2 server: two striped 10K RPM disks (bigdbahead.com, 2009); per disk the WD VelociRaptor WD3000HLFS (2008) data sheet: 4.2 ms average read seek, 3.0 ms average latency (half a revolution at 10,000 rpm), 120 MB/s sustained; 139 requests a second a disk (1/7.2 ms), two disks 278; flush = one revolution (6 ms)"},
 		// Memory: a page copy.
 		"ram": {ReadLatency: Duration(100 * time.Nanosecond), WriteLatency: Duration(100 * time.Nanosecond),
 			SyncLatency: 0, IOPS: 0, ReadBandwidth: 10e9, WriteBandwidth: 10e9,
@@ -164,6 +178,10 @@ var (
 	Networks = map[string]Network{
 		"gigabit": {RoundTrip: Duration(100 * time.Microsecond), Bandwidth: 117e6,
 			Source: "memcached get over 1 Gb/s Ethernet without a router: 85-104 µs over TCP (RAMCloud wiki, RPC performance numbers); 121 MB/s of frames at most, about 117 MB/s of TCP payload (estimate)"},
+		// Waffle Grid's link to memcached, and memcached's time a
+		// request.
+		"gigabit-2009": {RoundTrip: Duration(175 * time.Microsecond), Bandwidth: 117e6, ServerRequest: Duration(20 * time.Microsecond),
+			Source: "Waffle Grid's gigabit Ethernet: 0.15-0.20 ms a round trip, as its authors measured it (bigdbahead.com, 2008-2009; the midpoint 0.175 ms); 117 MB/s of TCP payload as gigabit; memcached's time a request: stock Linux and memcached served 50,000 requests a second a server (Paul Saab, \"Scaling memcached at Facebook\", Facebook Engineering, 2008-12-12), 20 µs a request of a worker thread"},
 		"10-gigabit": {RoundTrip: Duration(30 * time.Microsecond), Bandwidth: 1170e6,
 			Source: "30 µs round trip on tuned 10 Gb/s Ethernet (Cloudflare, 2015), taken for a memcached get (estimate); about 1.17 GB/s of payload (estimate, 99% of the link)"},
 	}
@@ -316,8 +334,9 @@ func (hw *Machine) validate() error {
 			return fmt.Errorf("sim: %w: device %q: bandwidth must be more than zero and at most %d bytes a second", ErrInvalidConfig, d.name, int64(maxBandwidth))
 		}
 	}
-	if n := hw.Network; n.RoundTrip < 0 || n.RoundTrip > maxLatency || n.Bandwidth <= 0 || n.Bandwidth > maxBandwidth {
-		return fmt.Errorf("sim: %w: network %q: want a round trip from 0 to %v and a bandwidth above zero, at most %d bytes a second",
+	if n := hw.Network; n.RoundTrip < 0 || n.RoundTrip > maxLatency || n.Bandwidth <= 0 || n.Bandwidth > maxBandwidth ||
+		n.ServerRequest < 0 || n.ServerRequest > maxLatency {
+		return fmt.Errorf("sim: %w: network %q: want a round trip and a server request from 0 to %v and a bandwidth above zero, at most %d bytes a second",
 			ErrInvalidConfig, hw.NetworkName, time.Duration(maxLatency), int64(maxBandwidth))
 	}
 	for _, c := range hw.CPU.Costs() {

@@ -65,7 +65,7 @@ func TestProfilesFile(t *testing.T) {
 	require.ErrorContains(t, err, `cpu "default"`)
 	_, err = Spec{Store: "tape"}.Resolve()
 	require.ErrorIs(t, err, ErrUnknownProfile)
-	require.ErrorContains(t, err, "disk-2009, nvme-plp, nvme-ssd, ram, sata-ssd")
+	require.ErrorContains(t, err, "disk-10k-x2-2009, disk-2009, nvme-plp, nvme-ssd, ram, sata-ssd")
 }
 
 // The cost names are the profile's JSON names, and ProfileOf inverts

@@ -350,6 +350,30 @@ type Tier struct {
 	BytesIn      int64      `json:"bytes_in"`
 	BytesOut     int64      `json:"bytes_out"`
 	BackendStats tier.Stats `json:"backend_stats"`
+	// Memcached is a memcached model's own stats (--remote
+	// memcached-1.2.5 and the like), in the names of memcached's "stats":
+	// its counters over the run (warm-up included), its levels (items,
+	// bytes) at the end.
+	Memcached *MemcachedStats `json:"memcached,omitempty"`
+}
+
+// MemcachedStats are a memcached model's counters, named as memcached's
+// "stats" names them.
+type MemcachedStats struct {
+	Release       string  `json:"release"`
+	PointerSize   int     `json:"pointer_size"` // bits
+	Threads       int     `json:"threads"`
+	LimitMaxbytes int64   `json:"limit_maxbytes"`
+	CurrItems     int64   `json:"curr_items"`
+	TotalItems    int64   `json:"total_items"`
+	Bytes         int64   `json:"bytes"`
+	Evictions     int64   `json:"evictions"`
+	CmdGet        int64   `json:"cmd_get"`
+	CmdSet        int64   `json:"cmd_set"`
+	GetHits       int64   `json:"get_hits"`
+	GetMisses     int64   `json:"get_misses"`
+	DeleteHits    int64   `json:"delete_hits"`
+	HitRate       float64 `json:"hit_rate"` // get_hits / cmd_get
 }
 
 // Background is the work no transaction waited for, since the
@@ -367,6 +391,27 @@ type Background struct {
 	DoublewritePages  int64 `json:"doublewrite_pages"`
 	DoublewriteBytes  int64 `json:"doublewrite_bytes"`
 	DoublewriteSyncs  int64 `json:"doublewrite_syncs"`
+	// Read-ahead's decisions (linear, and MySQL 5.1's random: its pages
+	// and those never used), and the run's (warm-up included) by table
+	// and index.
+	ReadAheadTriggers       int64            `json:"read_ahead_triggers,omitempty"`
+	RandomReadAheadTriggers int64            `json:"random_read_ahead_triggers,omitempty"`
+	RandomReadAheads        int64            `json:"random_read_aheads,omitempty"`
+	RandomReadAheadUnused   int64            `json:"random_read_ahead_unused,omitempty"`
+	ReadAheadBySpace        []ReadAheadSpace `json:"read_ahead_by_space,omitempty"`
+	// MySQL 5.1's master thread (--flushing 5.1): its rounds, the pages
+	// of its flush-list batches and its checkpoints.
+	MasterRounds         int64 `json:"master_rounds,omitempty"`
+	MasterFlushListPages int64 `json:"master_flush_list_pages,omitempty"`
+	MasterCheckpoints    int64 `json:"master_checkpoints,omitempty"`
+}
+
+// ReadAheadSpace is one table's or index's read-ahead decisions.
+type ReadAheadSpace struct {
+	Table  string `json:"table"`
+	Index  string `json:"index"`
+	Linear int64  `json:"linear"`
+	Random int64  `json:"random"`
 }
 
 // Log is the redo log's activity since the database was opened.

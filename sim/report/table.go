@@ -145,6 +145,10 @@ func (r *Report) WriteTable(w io.Writer) error {
 		fmt.Fprintf(&b, "\nREMOTE TIER: %s (%s), %s: hit rate %.1f%% (%d hits of %d gets; %d stale, %d corrupt, %d errors), %d puts (%d dropped), %d deletes, %s in, %s out\n",
 			t.Backend, t.Mode, FormatBytes(t.SizeBytes), 100*t.HitRate, t.Hits, t.Gets, t.Stale, t.Corrupt, t.Errors,
 			t.Puts, t.Drops, t.Deletes, FormatBytes(t.BytesIn), FormatBytes(t.BytesOut))
+		if m := t.Memcached; m != nil {
+			fmt.Fprintf(&b, "memcached %s (%d-bit, threads %d, limit_maxbytes %d), over the run (warm-up and read-ahead included): get_hits %d, get_misses %d (%.1f%%), cmd_set %d, evictions %d, delete_hits %d; curr_items %d, bytes %d\n",
+				m.Release, m.PointerSize, m.Threads, m.LimitMaxbytes, m.GetHits, m.GetMisses, 100*m.HitRate, m.CmdSet, m.Evictions, m.DeleteHits, m.CurrItems, m.Bytes)
+		}
 	}
 	if bg := r.Background; bg != nil && (bg.ReadAheads > 0 || bg.StoreWrites > 0 || bg.StoreSyncs > 0) {
 		fmt.Fprintf(&b, "\nBACKGROUND: %d pages read ahead (%d evicted unused), %d store reads, %d store writes, %d store syncs, %d tier puts\n",
@@ -152,6 +156,23 @@ func (r *Report) WriteTable(w io.Writer) error {
 		if bg.DoublewriteWrites > 0 {
 			fmt.Fprintf(&b, "doublewrite: %d batches of %d pages (%s), %d syncs\n",
 				bg.DoublewriteWrites, bg.DoublewritePages, FormatBytes(bg.DoublewriteBytes), bg.DoublewriteSyncs)
+		}
+		if bg.MasterRounds > 0 {
+			fmt.Fprintf(&b, "MySQL 5.1's master thread: %d rounds, %d flush-list pages, %d checkpoints\n", bg.MasterRounds, bg.MasterFlushListPages, bg.MasterCheckpoints)
+		}
+		if bg.RandomReadAheadTriggers > 0 {
+			fmt.Fprintf(&b, "random read-ahead: %d decisions, %d pages (%d evicted unused)\n", bg.RandomReadAheadTriggers, bg.RandomReadAheads, bg.RandomReadAheadUnused)
+		}
+		if len(bg.ReadAheadBySpace) > 0 {
+			var parts []string
+			for _, s := range bg.ReadAheadBySpace {
+				name := s.Table
+				if s.Index != "" {
+					name += "." + s.Index
+				}
+				parts = append(parts, fmt.Sprintf("%s %d/%d", name, s.Linear, s.Random))
+			}
+			fmt.Fprintf(&b, "read-ahead decisions during the run (linear/random): %s\n", strings.Join(parts, ", "))
 		}
 	}
 	if p := r.Purge; p != nil && (p.Purged > 0 || p.HistoryLength > 0 || p.ActorSteps > 0) {

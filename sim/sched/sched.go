@@ -151,6 +151,15 @@ type Scheduler struct {
 	syncLeader *vterm
 	urgent     *vterm
 
+	// The tier server's worker threads (SetTierServer): when each is
+	// next free; nil: the server is not a resource.
+	tierThreads   []int64
+	tierServerOcc int64
+	// MySQL 5.1's master thread (cache.Flushing51), driven instead of the
+	// page cleaner (masterWork), and the asynchronous SET sender of
+	// Waffle Grid's LRU mode (senderWork).
+	wl waffleState
+
 	types   [tpcc.NumTxTypes]TypeTime
 	stalls  int64
 	cpuBusy int64
@@ -311,6 +320,7 @@ func (s *Scheduler) Attach(db *engine.DB) {
 	// is attached here, after purge, in the same deterministic order:
 	//	s.vacuum = func(m *engine.Meter) (int, error) { return db.VacuumStep(m, VacuumBatch) }
 	// Until then SetVacuum installs one (nil: none).
+	s.attachWaffle(db)
 }
 
 // BackgroundStep is one step of a background actor: bounded work charged
@@ -408,6 +418,7 @@ func (s *Scheduler) Run(fs []func() error) []error {
 		s.lastBg = s.pool.BackgroundMeter()
 		s.nextClean = s.base + int64(cache.CleanerInterval)
 		s.nextMaint = s.base + int64(PurgeInterval)
+		s.startWaffle()
 	}
 	for i, f := range fs {
 		v := s.terms[i]
@@ -899,6 +910,7 @@ func (s *Scheduler) netRequest(v *vterm, t int64, bytes int64) int64 {
 	start := max(t, s.net.free)
 	s.net.free = start + occ
 	s.net.busy += occ
+	start = s.tierServe(start)
 	done := start + s.netRTT + occ + s.tierCPUps/1000
 	v.spent[TimeQueue] += start - t
 	v.spent[TimeTier] += done - start
@@ -921,6 +933,7 @@ func (s *Scheduler) background(v *vterm) {
 				start := max(t, s.net.free)
 				s.net.free = start + s.netOcc
 				s.net.busy += s.netOcc
+				start = s.tierServe(start)
 				*l.cell = start + s.netPage
 				continue
 			}
@@ -952,9 +965,13 @@ func (s *Scheduler) background(v *vterm) {
 	// their own clocks. Without this, a device slower than the cleaner's
 	// rate would let writes pile up unpriced while the pool counted their
 	// pages clean.
+	s.senderWork(t)
 	s.queueBackground(t)
+	if s.wl.flushing51 {
+		s.masterWork(t) // MySQL 5.1 has no page cleaner
+	}
 	if s.urgent == nil {
-		for t >= s.nextClean {
+		for !s.wl.flushing51 && t >= s.nextClean {
 			s.nextClean += int64(cache.CleanerInterval)
 			// What the device did of the last batch by the pass's time,
 			// requests of terminals or not.
@@ -1049,6 +1066,7 @@ func (s *Scheduler) queueBackground(t int64) {
 		start := max(t, s.net.free)
 		s.net.free = start + s.netOcc
 		s.net.busy += s.netOcc
+		s.tierServe(start)
 	}
 }
 

@@ -15,7 +15,7 @@ import (
 func TestExperimentCommand(t *testing.T) {
 	st, out, _ := enginelab("experiment", "list")
 	require.Zero(t, st)
-	for _, name := range []string{"count-rewrite", "delivery-limit", "stocklevel-bound", "io-bound", "tier-policy", "hot-index", "wide-key"} {
+	for _, name := range []string{"count-rewrite", "delivery-limit", "stocklevel-bound", "io-bound", "tier-policy", "hot-index", "wide-key", "waffle"} {
 		require.Contains(t, out, name)
 	}
 	require.Contains(t, out, "Delivery reading every undelivered order versus LIMIT 1")

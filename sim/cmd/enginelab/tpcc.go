@@ -97,14 +97,19 @@ type tpccFlags struct {
 	remote                          remote
 	remoteMode, readAhead, mode     choice
 	tornPages, isolation, lockRel   choice
-	cores, ioCapacity, dirtyLWM     int
-	cpu, storeDev, logDev, network  string
-	profiles, trace, cpuProfile     string
-	countRewrite, stockNoLower      bool
-	keyingThink, syncCommit, check  bool
-	dir, out, null, compare         string
-	schema                          choice
-	asJSON, quiet                   bool
+	// Waffle Grid and MySQL 5.1 (issue 20).
+	waffle, raLinear, flushing     choice
+	waffleQueue, raThreshold       int
+	slabPtr                        int
+	waffleKeep, randomRA, slabMRU  bool
+	cores, ioCapacity, dirtyLWM    int
+	cpu, storeDev, logDev, network string
+	profiles, trace, cpuProfile    string
+	countRewrite, stockNoLower     bool
+	keyingThink, syncCommit, check bool
+	dir, out, null, compare        string
+	schema                         choice
+	asJSON, quiet                  bool
 }
 
 // The subcommands and what they do.
@@ -187,6 +192,18 @@ func newTPCCFlags(sub string, stderr io.Writer) *tpccFlags {
 		fs.Var(&f.remoteSize, "remote-size", "the in-process tier's budget, such as 1GiB (0: 1GiB; memcached's is the servers' own -m)")
 		f.readAhead = choice{"on", []string{"on", "off"}}
 		fs.Var(&f.readAhead, "read-ahead", "linear read-ahead, as InnoDB's (56 of an extent's 64 pages touched in order read the next extent): on or off")
+		f.raLinear = choice{"pool", []string{"pool", "5.1", "plugin"}}
+		fs.Var(&f.raLinear, "read-ahead-linear", "whose linear read-ahead --read-ahead turns on: pool (this pool's own), 5.1 (MySQL 5.1's built-in InnoDB: 24 of a 64-page area accessed, at its border page) or plugin (the InnoDB plugin's: --read-ahead-threshold of an area accessed in order)")
+		fs.IntVar(&f.raThreshold, "read-ahead-threshold", 0, "innodb_read_ahead_threshold, 0 to 64 (0: 56)")
+		fs.BoolVar(&f.randomRA, "random-read-ahead", false, "MySQL 5.1's random read-ahead: a miss in an area with 13 recently used pages reads the rest of it (the InnoDB plugin removed it)")
+		f.flushing = choice{"cleaner", []string{"cleaner", "5.1"}}
+		fs.Var(&f.flushing, "flushing", "who writes dirty pages in the background: cleaner (the page cleaner) or 5.1 (MySQL 5.1's built-in InnoDB: the master thread, 100 pages a second past 90% dirty and a checkpoint every ten seconds, and foreground threads writing from the LRU's end)")
+		f.waffle = choice{"none", []string{"none", "lru", "non-lru"}}
+		fs.Var(&f.waffle, "waffle", "Waffle Grid's tier mode: none (--remote-mode's), lru (exclusive: an evicted page SET on the evicting thread's path, DELETEd from the tier when read back) or non-lru (inclusive: SET after every store read and write, off the foreground path)")
+		fs.IntVar(&f.waffleQueue, "waffle-set-queue", 0, "with --waffle lru, queue up to this many evicted pages for an asynchronous sender instead of SETting them on the eviction path (0: synchronous)")
+		fs.BoolVar(&f.waffleKeep, "waffle-keep-on-read", false, "with --waffle lru, leave a page read back in the tier (Waffle Grid's 2008 releases) instead of deleting it")
+		fs.IntVar(&f.slabPtr, "slab-pointer-size", 0, "the modeled memcached build's pointer size in bytes, 4 or 8 (0: 4 for memcached-1.2.5 and memcached-1.3.2, as Waffle Grid's 32-bit build; 8 for memcached-1.6.18)")
+		fs.BoolVar(&f.slabMRU, "slab-mru-patch", false, "Waffle Grid's MRU patch to the modeled memcached: a GET hit moves the item to the eviction end of its LRU")
 		f.tornPages = choice{"none", []string{"none", "full-page-writes", "doublewrite"}}
 		fs.Var(&f.tornPages, "torn-pages", "torn-page protection the engine pays for (the store writes pages atomically, so it protects nothing here): none, full-page-writes (PostgreSQL's: the first change to a page after a checkpoint logs the whole page) or doublewrite (InnoDB's doublewrite buffer: each batch of page writes goes to a doublewrite file of 128 page slots, synced, before the pages are written in place)")
 		fs.IntVar(&f.ioCapacity, "io-capacity", 200, "the page cleaner's base rate, in page writes a second (innodb_io_capacity; at least 100): the adaptive flushing's percentages are of it, and it caps at the larger of 2000 and twice it")
@@ -236,7 +253,10 @@ func (f *tpccFlags) config() (sim.TPCCConfig, error) {
 		PoolPolicy: cache.PolicyKind(f.policy.value), SyncCommit: f.syncCommit, Dir: f.dir,
 		Remote: f.remote.spec, RemoteMode: tier.Mode(f.remoteMode.value), RemoteSize: f.remoteSize.n,
 		MemoryLimit: f.memoryLimit.n, IgnoreMemoryLimit: f.ignoreMemoryLimit, InMemoryOnly: f.compare != "",
-		ReadAhead:  f.readAhead.value == "on",
+		ReadAhead:       f.readAhead.value == "on",
+		ReadAheadLinear: cache.LinearReadAhead(f.raLinear.value), ReadAheadThreshold: f.raThreshold, RandomReadAhead: f.randomRA,
+		Flushing: cache.FlushingPolicy(f.flushing.value), WaffleSetQueue: f.waffleQueue, WaffleKeepOnRead: f.waffleKeep,
+		SlabPointerSize: f.slabPtr, SlabMRUPatch: f.slabMRU,
 		IOCapacity: f.ioCapacity, MaxDirtyPagesPctLWM: f.dirtyLWM,
 		Mode:  sim.Mode(f.mode.value),
 		Trace: f.trace,
@@ -244,6 +264,12 @@ func (f *tpccFlags) config() (sim.TPCCConfig, error) {
 			ProfilesFile: f.profiles},
 		Flags: map[string]string{}}
 	c.Phases.Check = c.Phases.Check && f.check
+	if f.waffle.value != "none" && f.waffle.value != "" {
+		c.Waffle = cache.WaffleMode(f.waffle.value)
+		if f.fs.Lookup("remote-mode") != nil && !flagSet(f.fs, "remote-mode") {
+			c.RemoteMode = "" // the Waffle mode's
+		}
+	}
 	if err := c.TornPages.Set(f.tornPages.value); err != nil {
 		return c, err
 	}
@@ -633,4 +659,11 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(ks)
 	return ks
+}
+
+// flagSet says whether the command line set the flag name.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(fl *flag.Flag) { set = set || fl.Name == name })
+	return set
 }

@@ -27,6 +27,8 @@ func enginelab(args ...string) (int, string, string) {
 func TestTPCCHelp(t *testing.T) {
 	for sub, flags := range map[string][]string{
 		"": {"warehouses", "scale", "terminals", "duration", "warmup", "org", "profile", "count-rewrite", "page-size", "pool", "pool-policy", "heap-update", "sync-commit", "seed", "dir", "json", "compare", "keying-think", "stocklevel-no-lower-bound", "check", "quiet", "remote", "remote-mode", "remote-size", "read-ahead",
+			"read-ahead-linear", "read-ahead-threshold", "random-read-ahead", "flushing", "waffle", "waffle-set-queue", "waffle-keep-on-read",
+			"slab-pointer-size", "slab-mru-patch",
 			"pool-populate", "memtable-size", "block-cache", "mode", "cores", "cpu", "store-device", "log-device", "network", "profiles",
 			"isolation", "early-lock-release", "cpuprofile"},
 		"load":   {"warehouses", "scale", "org", "page-size", "pool", "seed", "dir", "json", "mode"},
@@ -91,6 +93,13 @@ func TestTPCCBadFlags(t *testing.T) {
 		{[]string{"--remote-mode", "both"}, []string{"-remote-mode", "exclusive, inclusive"}},
 		{[]string{"--remote-size", "lots"}, []string{"-remote-size", "64MiB"}},
 		{[]string{"--read-ahead", "yes"}, []string{"-read-ahead", "on, off"}},
+		{[]string{"--waffle", "mru"}, []string{"-waffle", "none, lru, non-lru"}},
+		{[]string{"--flushing", "5.0"}, []string{"-flushing", "cleaner, 5.1"}},
+		{[]string{"--read-ahead-linear", "5.0"}, []string{"-read-ahead-linear", "pool, 5.1, plugin"}},
+		{[]string{"--remote", "memcached-1.2.5", "--slab-pointer-size", "5"}, []string{"--slab-pointer-size 5", "want 4"}},
+		{[]string{"--remote", "lru", "--slab-mru-patch"}, []string{"need a memcached model", "not lru"}},
+		{[]string{"--remote", "lru", "--waffle", "non-lru", "--waffle-set-queue", "4"}, []string{"WaffleSetQueue"}},
+		{[]string{"--remote", "lru", "--waffle", "lru", "--remote-mode", "inclusive"}, []string{"contradicts"}},
 		{[]string{"--isolation", "snapshot"}, []string{"-isolation", "read-committed, repeatable-read, serializable"}},
 		{[]string{"--early-lock-release", "maybe"}, []string{"-early-lock-release", "true, false"}},
 		{[]string{"--compare", "org", "--cpuprofile", filepath.Join(empty, "cpu.out")}, []string{"--cpuprofile of one run"}},
@@ -284,4 +293,31 @@ func TestTPCCCompare(t *testing.T) {
 		require.Equal(t, "small", side.Config.Scale)
 		require.EqualValues(t, 3_000, side.Load.Rows[tpcc.Customer])
 	}
+}
+
+// Waffle Grid's options run in simulated mode through the flags: the
+// memcached model's stats in memcached's terms (a 32-bit 1.2.5 with one
+// thread), LRU mode's DELETE for every hit, MySQL 5.1's master thread's
+// rounds, read-ahead decisions by table.
+func TestTPCCWaffleFlags(t *testing.T) {
+	st, out, errs := enginelab("tpcc", "--mode", "sim", "--scale", "small", "--pool", "3MiB", "--remote", "memcached-1.2.5", "--remote-size", "4MiB",
+		"--waffle", "lru", "--flushing", "5.1", "--random-read-ahead", "--read-ahead-linear", "5.1", "--store-device", "disk-10k-x2-2009",
+		"--network", "gigabit-2009", "--terminals", "8", "--duration", "2s", "--warmup", "1s", "--check=false", "--quiet", "--json")
+	require.Zero(t, st, errs)
+	var r report.Report
+	require.NoError(t, json.Unmarshal([]byte(out), &r))
+	require.NotNil(t, r.Tier)
+	require.Equal(t, "exclusive", r.Tier.Mode)
+	require.Positive(t, r.Tier.Hits)
+	require.Equal(t, r.Tier.Hits, r.Tier.Deletes, "LRU mode expires every page read back")
+	mc := r.Tier.Memcached
+	require.NotNil(t, mc)
+	require.Equal(t, "1.2.5", mc.Release)
+	require.Equal(t, 32, mc.PointerSize)
+	require.Equal(t, 1, mc.Threads)
+	require.Equal(t, int64(4<<20), mc.LimitMaxbytes)
+	require.Equal(t, mc.GetHits, mc.DeleteHits)
+	require.Positive(t, r.Background.MasterRounds)
+	require.NotEmpty(t, r.Background.ReadAheadBySpace)
+	require.Equal(t, "disk-10k-x2-2009", r.Sim.Hardware.StoreName)
 }

@@ -1,0 +1,80 @@
+package experiment
+
+import (
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/enginelab/enginelab/tpcc"
+)
+
+var rewrite = flag.Bool("rewrite", false, "write the golden files from what the experiments do now")
+
+// waffleGoldenParams is the waffle experiment at a reduced scale: one
+// warehouse of 200 items and 10 customers a district, a pool of 32
+// frames (every size scaled with it: memcached's 768 MB is 512 KiB, one
+// slab page of 60 pages), 16 terminals for 2 virtual seconds after half a
+// second: fourteen loads and runs in seconds, under the race detector
+// too.
+var waffleGoldenParams = Params{Warehouses: 1, Scale: tpcc.Scale{Items: 200, CustomersPerDistrict: 10}, Terminals: 16,
+	Duration: 2 * time.Second, Warmup: 500 * time.Millisecond, PoolSize: 512 << 10}
+
+// The waffle experiment's table is deterministic for one seed: at the
+// reduced scale it is testdata/waffle.golden, byte for byte (go test
+// ./sim/experiment -run TestWaffleGolden -rewrite writes it; read the
+// diff). The rows map onto the distinct configurations (identical rows
+// share a run), and every row's ratio is against its group's reference.
+func TestWaffleGolden(t *testing.T) {
+	e, err := Lookup("waffle")
+	require.NoError(t, err)
+	sides := e.Sides(waffleGoldenParams)
+	require.Len(t, sides, 14, "17 rows, 3 of them the same configuration as another")
+	res, err := Run(context.Background(), e, waffleGoldenParams, nil)
+	require.NoError(t, err)
+	require.NotNil(t, res.Waffle)
+	require.Len(t, res.Waffle.Rows, len(waffleRows))
+	for _, r := range res.Sides {
+		require.True(t, r.Passed(), "%v %v", r.Errors, r.Run.Errors)
+	}
+	for _, r := range res.Waffle.Rows {
+		require.Positive(t, r.SimTpmC, r.Label)
+	}
+	// Identical configurations ran once: the no-tier rows of 5.1.30 and
+	// of Cream, the MRU-patch rows of 5.1.30 and of the releases post.
+	rows := res.Waffle.Rows
+	require.Equal(t, rows[0].Side, rows[8].Side)
+	require.Equal(t, rows[2].Side, rows[11].Side)
+	require.Equal(t, rows[4].Side, rows[9].Side)
+	var b strings.Builder
+	require.NoError(t, res.Waffle.WriteWaffle(&b))
+	golden := filepath.Join("testdata", "waffle.golden")
+	if *rewrite {
+		require.NoError(t, os.WriteFile(golden, []byte(b.String()), 0o644))
+	}
+	want, err := os.ReadFile(golden)
+	require.NoError(t, err)
+	require.Equal(t, string(want), b.String())
+}
+
+// The verdict's rules: the published direction and the ratio within 25%;
+// a pair published as equal within 10%.
+func TestWaffleVerdict(t *testing.T) {
+	for _, tc := range []struct {
+		pub, sim float64
+		equal    bool
+		held     bool
+	}{
+		{2, 2.4, false, true}, {2, 2.6, false, false}, {2, 1.6, false, true}, {2, 1.4, false, false},
+		{2, 0.9, false, false}, {0.65, 0.8, false, true}, {0.65, 1.05, false, false},
+		{1, 1.09, true, true}, {1, 0.89, true, false}, {1.07, 0.95, false, false},
+	} {
+		held, v := waffleVerdict(tc.pub, tc.sim, tc.equal)
+		require.Equal(t, tc.held, held, "%+v: %s", tc, v)
+	}
+}

@@ -1,0 +1,187 @@
+package sched
+
+import (
+	"time"
+
+	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/engine"
+)
+
+// Waffle Grid's setting as the scheduler prices it (issue 20's
+// reproduction): three background actors and one server beside the
+// page cleaner of sched.go.
+//
+//   - The tier server's worker threads (SetTierServer): memcached serves
+//     each request on one of its threads (-t: one for 1.2.5 as Waffle
+//     Grid ran it, four by default from 1.3), holding it for the
+//     network profile's ServerRequest. A request that finds every thread
+//     busy waits (queueing share); on an idle server the time is inside
+//     the round trip. Every request pays it: a terminal's GETs, SETs and
+//     DELETEs, the background SETs of inclusive mode and of the sender,
+//     the tier reads of read-ahead.
+//   - MySQL 5.1's master thread (cache.Flushing51), instead of the page
+//     cleaner: cache.Pool.MasterStep once a second of virtual time; after
+//     a round that flushed for the dirty share (MasterPass.Next 0) the
+//     next starts as soon as that batch's writes are done, and a round
+//     due while the store device still has background writes queued
+//     waits for them (buf_flush_wait_batch_end), as the cleaner's passes
+//     do. Each MasterPass.Checkpoints is a fuzzy checkpoint
+//     (engine.DB.FuzzyCheckpoint: a store sync, no page writes). It runs
+//     with no terminal current, like a cleaner pass, and never while a
+//     page write waits for a log sync (urgent) or a terminal leads one: a
+//     batch may sync the log itself, which it cannot wait for then.
+//   - The asynchronous SET sender of Waffle Grid's LRU mode with a queue
+//     (cache.Options.WaffleSetQueue): one sender, a SET at a time, each
+//     holding it for a round trip and the page's transfer, so by virtual
+//     time t it has sent what fits since it was last idle
+//     (cache.Pool.SendStep, one SET per step; they go on the background
+//     meter, whose tier puts queueBackground books on the link and the
+//     server).
+type waffleState struct {
+	db         *engine.DB
+	flushing51 bool
+	setQueue   bool
+
+	nextMaster int64 // when the master thread's next round is due
+	masterLast int64 // the virtual time of its last MasterStep
+	afterBatch bool  // the next round waits for the last batch's writes
+	// masterWaits counts rounds that found the last batch's writes still
+	// queued on the store device and waited for them.
+	masterWaits int64
+
+	sendFree int64 // when the sender is free for its next SET
+	sendSeen int64 // the last time senderWork looked
+	sent     int64
+	served   int64 // tier requests priced (tierServe)
+}
+
+// SetTierServer makes the tier's server a resource of threads worker
+// threads, each request holding one for the network profile's
+// ServerRequest (no effect if that is 0). Call it before Run.
+func (s *Scheduler) SetTierServer(threads int) {
+	occ := int64(s.machine.Network.ServerRequest)
+	if threads < 1 || occ == 0 {
+		s.tierThreads, s.tierServerOcc = nil, 0
+		return
+	}
+	s.tierThreads = make([]int64, threads)
+	s.tierServerOcc = occ
+}
+
+// tierServe books the tier server's first free thread for one request
+// arriving at t, and returns when the server starts it (t on an idle
+// server).
+func (s *Scheduler) tierServe(t int64) int64 {
+	s.wl.served++
+	if len(s.tierThreads) == 0 {
+		return t
+	}
+	c := 0
+	for i := range s.tierThreads {
+		if s.tierThreads[i] < s.tierThreads[c] {
+			c = i
+		}
+	}
+	start := max(t, s.tierThreads[c])
+	s.tierThreads[c] = start + s.tierServerOcc
+	return start
+}
+
+// attachWaffle reads the pool's flushing policy and SET queue.
+func (s *Scheduler) attachWaffle(db *engine.DB) {
+	o := s.pool.Options()
+	s.wl.db = db
+	s.wl.flushing51 = o.Flushing == cache.Flushing51
+	s.wl.setQueue = o.Waffle == cache.WaffleLRU && o.WaffleSetQueue > 0
+}
+
+// startWaffle sets the background actors' clocks at the start of a run:
+// the master thread's first round one interval on.
+func (s *Scheduler) startWaffle() {
+	s.wl.nextMaster = s.base + int64(cache.MasterInterval)
+	s.wl.masterLast = s.base
+	s.wl.afterBatch = false
+	s.wl.sendFree, s.wl.sendSeen = s.base, s.base
+}
+
+// masterWork runs the master thread's rounds due by t, the earliest
+// clock (see waffleState).
+func (s *Scheduler) masterWork(t int64) {
+	w := &s.wl
+	if s.urgent != nil || s.syncLeader != nil {
+		return
+	}
+	for t >= w.nextMaster {
+		s.drainBg(t)
+		if s.bgPending > 0 {
+			if !w.afterBatch {
+				w.masterWaits++
+				w.afterBatch = true
+			}
+			return
+		}
+		at := w.nextMaster
+		if w.afterBatch {
+			at = max(at, min(t, s.store.free)) // its batch's writes done
+		}
+		cur := s.cur
+		s.cur = nil
+		var m cache.Meter
+		// A failed write leaves its page dirty for a later round or an
+		// eviction to write and report.
+		pass, _ := s.pool.MasterStep(&m, time.Duration(at-w.masterLast))
+		for range pass.Checkpoints {
+			if w.db != nil {
+				_ = w.db.FuzzyCheckpoint() // its store sync on the background meter
+			}
+		}
+		s.cur = cur
+		w.masterLast = at
+		s.pool.ChargeBackground(&m)
+		for range m.LogSyncs {
+			lat := int64(s.machine.Log.SyncLatency)
+			start := max(at, s.log.free)
+			s.log.free = start + lat
+			s.log.busy += lat
+		}
+		s.queueBackground(t)
+		w.afterBatch = pass.Next == 0
+		w.nextMaster = at + int64(pass.Next)
+		if w.afterBatch {
+			return // due again once this batch's writes are done: a later yield point
+		}
+	}
+}
+
+// senderWork sends the queued SETs the sender had time for by t (see
+// waffleState).
+func (s *Scheduler) senderWork(t int64) {
+	w := &s.wl
+	if !w.setQueue {
+		return
+	}
+	for s.pool.QueuedSets() > 0 {
+		start := max(w.sendFree, w.sendSeen)
+		if start > t {
+			break
+		}
+		if s.pool.SendStep(nil, 1) == 0 {
+			break
+		}
+		w.sent++
+		w.sendFree = start + s.netPage
+	}
+	w.sendSeen = t
+}
+
+// MasterWaits is how many of MySQL 5.1's master thread rounds found the
+// last batch's writes still queued on the store device and waited for
+// them.
+func (s *Scheduler) MasterWaits() int64 { return s.wl.masterWaits }
+
+// SenderSETs is how many queued SETs the asynchronous sender sent.
+func (s *Scheduler) SenderSETs() int64 { return s.wl.sent }
+
+// TierRequests is how many requests to the tier were priced: a
+// terminal's GETs, SETs and DELETEs, and the background SETs and reads.
+func (s *Scheduler) TierRequests() int64 { return s.wl.served }
