@@ -7,8 +7,8 @@ import (
 	"github.com/enginelab/enginelab/engine"
 )
 
-// Waffle Grid's setting as the scheduler prices it (issue 20's
-// reproduction): three background actors and one server beside the
+// Waffle Grid's setting as the scheduler prices it (the waffle
+// experiment's reproduction): three background actors and one server beside the
 // page cleaner of sched.go.
 //
 //   - The tier server's worker threads (SetTierServer): memcached serves

@@ -97,7 +97,7 @@ type tpccFlags struct {
 	remote                          remote
 	remoteMode, readAhead, mode     choice
 	tornPages, isolation, lockRel   choice
-	// Waffle Grid and MySQL 5.1 (issue 20).
+	// Waffle Grid and MySQL 5.1: memcached tier modes, slab model, read-ahead and flushing.
 	waffle, raLinear, flushing     choice
 	waffleQueue, raThreshold       int
 	slabPtr                        int
