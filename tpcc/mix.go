@@ -146,6 +146,7 @@ func (s *TypeStats) Percentile(q float64) time.Duration {
 // Results are the per-type statistics of a run.
 type Results struct {
 	Types [NumTxTypes]TypeStats
+	Steps [NumSteps]StepStats // the engine calls of measured transactions, by step
 }
 
 // NewResults returns empty results.
@@ -154,6 +155,9 @@ func NewResults() *Results {
 	for i := range r.Types {
 		r.Types[i] = newTypeStats()
 	}
+	for i := range r.Steps {
+		r.Steps[i] = newStepStats()
+	}
 	return r
 }
 
@@ -161,6 +165,9 @@ func NewResults() *Results {
 func (r *Results) Merge(o *Results) {
 	for i := range r.Types {
 		r.Types[i].Merge(&o.Types[i])
+	}
+	for i := range r.Steps {
+		r.Steps[i].Merge(&o.Steps[i])
 	}
 }
 
