@@ -199,6 +199,7 @@ func newRunReport(c *TPCCConfig, s *tpcc.RunReport, elapsed time.Duration) *repo
 				TierGets:         float64(m.TierGets) / n, TierHits: float64(m.TierHits) / n,
 			}
 		}
+		t.Steps = newSteps(res, tpcc.TxType(k), ts.Count)
 		r.Types = append(r.Types, t)
 	}
 	return r
@@ -220,4 +221,46 @@ func remoteMode(m tier.Mode) string {
 		return string(tier.Exclusive)
 	}
 	return string(m)
+}
+
+// newTimeline is the report's timeline: tpmC and transactions per minute
+// in each interval of tl's series.
+func newTimeline(tl *tpcc.Timeline) *report.Timeline {
+	step := tl.Step()
+	r := &report.Timeline{IntervalSeconds: step.Seconds()}
+	for i, counts := range tl.Series() {
+		var all int64
+		for _, n := range counts {
+			all += n
+		}
+		r.Points = append(r.Points, report.TimelinePoint{StartSeconds: (time.Duration(i) * step).Seconds(),
+			TpmC: float64(counts[tpcc.NewOrderTx]) / step.Minutes(), TxPerMinute: float64(all) / step.Minutes()})
+	}
+	return r
+}
+
+// newSteps is type k's steps that ran, in the order the transaction runs
+// them, over count completed transactions.
+func newSteps(res *tpcc.Results, k tpcc.TxType, count int64) []report.Step {
+	var out []report.Step
+	for s := range tpcc.NumSteps {
+		st := &res.Steps[s]
+		if s.Tx() != k || st.Count == 0 {
+			continue
+		}
+		n := float64(st.Count)
+		us := func(ns float64) float64 { return ns / 1e3 }
+		step := report.Step{Step: s.String(), Count: st.Count,
+			LatencyUs: report.StepFigures{Mean: us(float64(st.LatencySum) / n), Min: us(float64(st.LatencyMin)),
+				Max: us(float64(st.LatencyMax)), P99: us(float64(st.Latency.ValueAtQuantile(99))),
+				TrimmedMean: us(tpcc.TrimmedMean(st.Latency, 0.05))},
+			NodeVisits: report.StepFigures{Mean: float64(st.NodesSum) / n, Min: float64(st.NodesMin),
+				Max: float64(st.NodesMax), P99: float64(st.Nodes.ValueAtQuantile(99)),
+				TrimmedMean: tpcc.TrimmedMean(st.Nodes, 0.05)}}
+		if count > 0 {
+			step.PerTx = n / float64(count)
+		}
+		out = append(out, step)
+	}
+	return out
 }

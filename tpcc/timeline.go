@@ -90,10 +90,11 @@ func (tl *Timeline) Record(kind TxType, end time.Time, latency time.Duration) {
 	}
 	at := max(0, end.Sub(tl.from))
 	// A transaction begun in the measured interval may end after it: it
-	// counts in the last series interval.
+	// counts in the last interval.
 	i := min(int(at/tl.step), len(tl.series)-1)
 	tl.series[i][kind]++
-	for p := int(at / tl.print); tl.cur < p; {
+	last := max(0, int((tl.duration-1)/tl.print)) // late completions too: as in the series
+	for p := min(int(at/tl.print), last); tl.cur < p; {
 		tl.emit(false)
 	}
 	tl.counts[kind]++

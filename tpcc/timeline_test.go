@@ -36,7 +36,7 @@ func TestTimeline(t *testing.T) {
 	require.Equal(t, int64(1), got[0].Types[PaymentTx].Count)
 	require.Equal(t, 60.0, got[0].PerMinute(2))
 	require.Zero(t, got[1].Types[NewOrderTx].Count)
-	tl.Record(DeliveryTx, at(5300*time.Millisecond), time.Millisecond) // begun inside, ended after
+	tl.Record(DeliveryTx, at(6300*time.Millisecond), time.Millisecond) // begun inside, ended after: in the last interval
 	tl.Finish()
 	require.Len(t, got, 3)
 	require.Equal(t, 4*time.Second, got[2].Start)

@@ -159,6 +159,8 @@ type Run struct {
 	Efficiency *float64 `json:"efficiency_pct,omitempty"`
 	Types      []Type   `json:"types"`
 	Errors     []string `json:"errors,omitempty"`
+	// Timeline is tpmC over the measured interval, interval by interval.
+	Timeline *Timeline `json:"timeline,omitempty"`
 
 	// Total is every type's meters summed (not in the JSON form).
 	Total engine.Meter `json:"-"`
@@ -181,6 +183,8 @@ type Type struct {
 	// Time splits the mean response time by where it went (simulated
 	// mode only).
 	Time *TimeShares `json:"time,omitempty"`
+	// Steps splits the type into its engine calls (the steps it ran).
+	Steps []Step `json:"steps,omitempty"`
 
 	// Sum is the type's meters summed, for explanations (not in the JSON
 	// form: PerTx has its averages).
