@@ -1,9 +1,12 @@
 package sim
 
 import (
+	"math"
 	"runtime/debug"
 	"strings"
 	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/enginelab/enginelab/cache/page"
 	"github.com/enginelab/enginelab/cache/redo"
@@ -183,6 +186,7 @@ func newRunReport(c *TPCCConfig, s *tpcc.RunReport, elapsed time.Duration) *repo
 			t.LatencyMs = report.Percentiles{P50: ms(ts.Percentile(50)), P90: ms(ts.Percentile(90)),
 				P95: ms(ts.Percentile(95)), P99: ms(ts.Percentile(99)),
 				Max: float64(ts.Latency.Max()) / 1000}
+			t.LatencyDist = newLatencyDist(ts.Latency)
 			n := float64(ts.Count)
 			m := &ts.Meter
 			t.PerTx = report.MeterAverages{
@@ -263,4 +267,35 @@ func newSteps(res *tpcc.Results, k tpcc.TxType, count int64) []report.Step {
 		out = append(out, step)
 	}
 	return out
+}
+
+// newLatencyDist is the chart form of a latency histogram of
+// microseconds: its counts in bins of a tenth of a decade, from the bin
+// of its smallest value to that of its largest, and its percentile curve.
+func newLatencyDist(h *hdrhistogram.Histogram) *report.LatencyDist {
+	if h.TotalCount() == 0 {
+		return nil
+	}
+	d := &report.LatencyDist{}
+	// Bin i holds values in (10^((i-1)/10), 10^(i/10)] µs.
+	bin := func(us int64) int { return int(math.Ceil(10 * math.Log10(float64(max(1, us))))) }
+	lo := bin(h.Min())
+	counts := make([]int64, bin(h.Max())-lo+1)
+	for _, b := range h.Distribution() {
+		if b.Count > 0 {
+			counts[min(max(0, bin(b.To)-lo), len(counts)-1)] += b.Count
+		}
+	}
+	for i, n := range counts {
+		le := math.Pow(10, float64(lo+i)/10) / 1000
+		d.Buckets = append(d.Buckets, report.LatencyBucket{LeMs: math.Round(le*1e6) / 1e6, Count: n})
+	}
+	for _, p := range report.DistPercentiles {
+		v := h.ValueAtQuantile(p)
+		if p == 0 {
+			v = h.Min()
+		}
+		d.Percentiles = append(d.Percentiles, report.LatencyPercentile{Pct: p, Ms: float64(v) / 1000})
+	}
+	return d
 }
