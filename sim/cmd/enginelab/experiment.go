@@ -50,6 +50,7 @@ func experimentCmd(args []string, stdout, stderr io.Writer) int {
 	var p experiment.Params
 	var pool, remote, memoryLimit size
 	var asJSON, quiet bool
+	var htmlFile string
 	scale := choice{"full", tpcc.ScaleNames()}
 	fs.IntVar(&p.Warehouses, "warehouses", 0, "W (0: the experiment's, 1 unless it says)")
 	fs.Var(&scale, "scale", "the population of every side's load: full (the specification's) or small (a tenth: 10,000 items, 300 customers a district; an experiment that sizes its pool against the data sizes it for the small scale)")
@@ -69,6 +70,7 @@ func experimentCmd(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&p.TornPages, "torn-pages", "torn-page protection every side pays for (the store writes pages atomically, so it protects nothing here): none, full-page-writes (PostgreSQL's) or doublewrite (InnoDB's doublewrite buffer)")
 	fs.BoolVar(&asJSON, "json", false, "print the result as one JSON document")
 	fs.BoolVar(&quiet, "quiet", false, "no progress lines")
+	fs.StringVar(&htmlFile, "html", "", "also write the result as one self-contained HTML `file` with charts (no script or font fetched; printable)")
 	fs.Var(&memoryLimit, "memory-limit", "the memory each side may use, such as 8GiB: sides whose estimate is larger are refused before the first loads (0: this process's cgroup limit, else the machine's available memory)")
 	fs.BoolVar(&p.IgnoreMemoryLimit, "ignore-memory-limit", false, "run even if a side's memory estimate is larger than --memory-limit")
 	if err := fs.Parse(args[1:]); err != nil {
@@ -111,6 +113,11 @@ func experimentCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	if code := writeExperiment(stdout, stderr, asJSON, res); code != 0 {
 		return code
+	}
+	if htmlFile != "" {
+		if code := writeHTML(stderr, htmlFile, experimentPage(res)); code != 0 {
+			return code
+		}
 	}
 	for i, r := range res.Sides {
 		if !r.Passed() {
