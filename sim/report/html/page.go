@@ -1,6 +1,7 @@
 package html
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -205,7 +206,9 @@ func configSection(setting string, sides []side) (section, error) {
 		if err != nil {
 			return s, err
 		}
-		if err := json.Unmarshal(b, &cols[i]); err != nil {
+		d := json.NewDecoder(bytes.NewReader(b))
+		d.UseNumber() // sizes as written, not 8.388608e+06
+		if err := d.Decode(&cols[i]); err != nil {
 			return s, err
 		}
 		for k := range cols[i] {
@@ -524,7 +527,9 @@ func costSection(_ string, sides []side) (section, error) {
 				continue
 			}
 			p := &ty.PerTx
-			f := func(fig string, v float64, prec int) cell { return cell{Text: num(v, prec), Figure: fig, Type: name, Side: i} }
+			f := func(fig string, v float64, prec int) cell {
+				return cell{Text: num(v, prec), Figure: fig, Type: name, Side: i}
+			}
 			t.Rows = append(t.Rows, row{{Text: name}, {Text: sd.Name}, f("node_visits", p.NodeVisits, 1), f("row_fetches", p.RowFetches, 1),
 				f("heap_fetches", p.HeapFetches, 1), f("rows_examined", p.RowsExamined, 1), f("pool_hits", p.PoolHits, 1),
 				f("pool_misses", p.PoolMisses, 2), f("tier_hits", p.TierHits, 2), f("store_reads", p.StoreReads, 2),
@@ -584,7 +589,9 @@ func stepsSection(_ string, sides []side) (section, error) {
 				Head: []string{"step", "calls", "per tx", "mean µs", "min", "max", "p99", "trimmed", "nodes mean", "min", "max", "p99", "trimmed"}}
 			for _, st := range ty.Steps {
 				l, n := &st.LatencyUs, &st.NodeVisits
-				f := func(fig, text string) cell { return cell{Text: text, Figure: "step." + st.Step + "." + fig, Type: name, Side: i} }
+				f := func(fig, text string) cell {
+					return cell{Text: text, Figure: "step." + st.Step + "." + fig, Type: name, Side: i}
+				}
 				t.Rows = append(t.Rows, row{{Text: st.Step}, f("count", fmt.Sprint(st.Count)), f("per_tx", num(st.PerTx, 2)),
 					f("latency_mean", num(l.Mean, 1)), f("latency_min", num(l.Min, 1)), f("latency_max", num(l.Max, 1)),
 					f("latency_p99", num(l.P99, 1)), f("latency_trimmed", num(l.TrimmedMean, 1)),
