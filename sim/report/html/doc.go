@@ -12,7 +12,6 @@
 //
 // # The page
 //
-//	configuration        each setting, a column per side
 //	summary              tpmC, transactions/min, the consistency verdict, per side
 //	side by side         (several sides) tpmC and each type's p90 as grouped bars, and
 //	                     the comparison table: each figure with its ratio to the first side
@@ -22,8 +21,9 @@
 //	                     (pool, tier, store), row and index work, redo bytes, lock waits
 //	modeled time         (simulated) per type and side, the mean split by where it went
 //	steps                per type and side: each engine call's count, latency and node visits
+//	configuration        each setting, a column per side
 //	further charts, tables
-//	host                 where it ran, wall-clock figures
+//	host, notes          where it ran, wall-clock figures; what to keep in mind
 //
 // Cells holding a report's figure carry data-figure (and data-side,
 // data-type) attributes naming it, so that a test can read them back.

@@ -112,7 +112,7 @@ func TestRenderReport(t *testing.T) {
 	}
 	want = append(want, "cost-pages", "cost-rows", "cost-redo", "cost-locks", "time-shares")
 	require.Equal(t, want, got, "the charts, in order; no comparison charts for one report")
-	for _, id := range []string{"config", "summary", "timeline", "cost", "time", "steps", "host", "notes"} {
+	for _, id := range []string{"summary", "timeline", "cost", "time", "steps", "config", "host", "notes"} {
 		contains(t, doc, `<section id="`+id+`">`)
 	}
 	require.False(t, strings.Contains(doc, `<section id="compare">`))

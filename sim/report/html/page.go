@@ -137,7 +137,7 @@ func (v *view) reports(setting string, sides []side) error {
 	if len(sides) == 0 {
 		return nil
 	}
-	build := []func(string, []side) (section, error){configSection, summarySection, compareSection, timelineSection}
+	build := []func(string, []side) (section, error){summarySection, compareSection, timelineSection}
 	for _, f := range build {
 		s, err := f(setting, sides)
 		if err != nil {
@@ -155,7 +155,7 @@ func (v *view) reports(setting string, sides []side) error {
 		return err
 	}
 	v.Sections = append(v.Sections, types...)
-	for _, f := range []func(string, []side) (section, error){costSection, timeSection, stepsSection} {
+	for _, f := range []func(string, []side) (section, error){costSection, timeSection, stepsSection, configSection} {
 		s, err := f(setting, sides)
 		if err != nil {
 			return err
@@ -405,7 +405,7 @@ func timelineSection(_ string, sides []side) (section, error) {
 func typeSections(sides []side) ([]section, error) {
 	var out []section
 	for _, name := range typeNames(sides) {
-		s := section{ID: "type-" + name, Title: "Transaction type " + name}
+		s := section{ID: "type-" + name, Title: name}
 		t := table{Head: []string{"side", "count", "mix %", "retries", "rollbacks", "p50 ms", "p90 ms", "p95 ms", "p99 ms", "max ms", "modeled mean ms"}}
 		hist := LineChart{Title: name + ": latency histogram", XLabel: "latency (ms, log scale; each bin a tenth of a decade)", YLabel: "transactions", LogX: true}
 		curve := LineChart{Title: name + ": latency by percentile", XLabel: "percentile", YLabel: "latency (ms, log scale)", LogY: true}
@@ -492,7 +492,7 @@ func stacked(title, ylabel string, sides []side, parts []string, get func(t *rep
 
 // costSection draws the engine's cost per transaction, by type (and side).
 func costSection(_ string, sides []side) (section, error) {
-	s := section{ID: "cost", Title: "Engine cost per transaction"}
+	s := section{ID: "cost", Title: "Engine cost"}
 	charts := []struct {
 		name  string
 		chart BarChart
@@ -543,7 +543,7 @@ func costSection(_ string, sides []side) (section, error) {
 // timeSection draws, in simulated mode, where each type's modeled mean
 // went.
 func timeSection(_ string, sides []side) (section, error) {
-	s := section{ID: "time", Title: "Where the modeled time went"}
+	s := section{ID: "time", Title: "Modeled time"}
 	if sides[0].Rep.Sim == nil {
 		return s, nil
 	}
@@ -573,7 +573,7 @@ func timeSection(_ string, sides []side) (section, error) {
 
 // stepsSection lists each type's steps, per side.
 func stepsSection(_ string, sides []side) (section, error) {
-	s := section{ID: "steps", Title: "Steps: each transaction's engine calls"}
+	s := section{ID: "steps", Title: "Steps"}
 	clock := "wall clock"
 	if sides[0].Rep.Sim != nil {
 		clock = "modeled"
