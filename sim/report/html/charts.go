@@ -60,8 +60,17 @@ const (
 // errEmpty means a chart has nothing to draw: it is left out.
 var errEmpty = errors.New("html: empty chart")
 
-// svg draws p as an inline SVG element (no XML prolog).
-func svg(p *plot.Plot, w, h vg.Length) (template.HTML, error) {
+// errDraw means gonum/plot could not draw a chart.
+var errDraw = errors.New("html: cannot draw the chart")
+
+// svg draws p as an inline SVG element (no XML prolog). gonum/plot
+// panics on data it cannot draw; that is an error here.
+func svg(p *plot.Plot, w, h vg.Length) (out template.HTML, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			out, err = "", fmt.Errorf("%w: %v", errDraw, r)
+		}
+	}()
 	c := vgsvg.NewWith(vgsvg.UseWH(w, h))
 	p.Draw(draw.New(c))
 	var b bytes.Buffer
@@ -98,6 +107,10 @@ func (lc *LineChart) Render() (template.HTML, error) {
 		p.X.Tick.Marker = lc.xTicks
 	}
 	n := 0
+	// The data's range on a log axis: gonum widens an empty range by one
+	// on each side, below zero for small values, where a log axis panics.
+	lo := [2]float64{math.Inf(1), math.Inf(1)}
+	hi := [2]float64{math.Inf(-1), math.Inf(-1)}
 	for i, s := range lc.Series {
 		var pts plotter.XYs
 		for k := range s.X {
@@ -106,6 +119,8 @@ func (lc *LineChart) Render() (template.HTML, error) {
 				continue
 			}
 			pts = append(pts, plotter.XY{X: x, Y: y})
+			lo[0], hi[0] = math.Min(lo[0], x), math.Max(hi[0], x)
+			lo[1], hi[1] = math.Min(lo[1], y), math.Max(hi[1], y)
 		}
 		if len(pts) == 0 {
 			continue
@@ -127,6 +142,11 @@ func (lc *LineChart) Render() (template.HTML, error) {
 	}
 	if n == 0 {
 		return "", errEmpty
+	}
+	for k, ax := range []*plot.Axis{&p.X, &p.Y} {
+		if log := (k == 0 && lc.LogX) || (k == 1 && lc.LogY); log && lo[k] == hi[k] {
+			ax.Min, ax.Max = lo[k]/2, hi[k]*2
+		}
 	}
 	return svg(p, chartWidth, chartHeight)
 }

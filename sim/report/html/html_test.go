@@ -201,6 +201,19 @@ func TestRenderExtras(t *testing.T) {
 	require.False(t, strings.Contains(doc, `<section id="host">`))
 }
 
+// A log axis over a single value (one latency bin, one size) draws
+// around it instead of failing.
+func TestLogAxisOneValue(t *testing.T) {
+	for _, lc := range []LineChart{
+		{Title: "x", LogX: true, Series: []Series{{Name: "a", X: []float64{0.02}, Y: []float64{3}}}},
+		{Title: "y", LogY: true, Series: []Series{{Name: "a", X: []float64{1, 2}, Y: []float64{0.03, 0.03}}}},
+	} {
+		s, err := lc.Render()
+		require.NoError(t, err, lc.Title)
+		require.True(t, strings.HasPrefix(string(s), "<svg"))
+	}
+}
+
 func TestNinesTicks(t *testing.T) {
 	ts := ninesTicks{maxX: 5}.Ticks(0, 5)
 	var labels []string
