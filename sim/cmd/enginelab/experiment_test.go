@@ -23,7 +23,7 @@ func TestExperimentCommand(t *testing.T) {
 
 	st, out, _ = enginelab("experiment", "io-bound", "--help")
 	require.Zero(t, st)
-	for _, f := range []string{"warehouses", "scale", "terminals", "duration", "warmup", "seed", "pool", "remote-size", "cores", "io-capacity", "store-device", "network", "json"} {
+	for _, f := range []string{"warehouses", "scale", "terminals", "duration", "warmup", "seed", "pool", "remote-size", "cores", "io-capacity", "store-device", "network", "json", "html"} {
 		require.Regexp(t, `(?m)^  -`+f+`( |$)`, out, "--%s documented", f)
 	}
 	require.Contains(t, out, "expects:")

@@ -27,9 +27,10 @@ func enginelab(args ...string) (int, string, string) {
 func TestTPCCHelp(t *testing.T) {
 	for sub, flags := range map[string][]string{
 		"": {"warehouses", "scale", "terminals", "duration", "warmup", "org", "profile", "count-rewrite", "page-size", "pool", "pool-policy", "heap-update", "sync-commit", "seed", "dir", "json", "compare", "keying-think", "stocklevel-no-lower-bound", "check", "quiet", "remote", "remote-mode", "remote-size", "read-ahead",
-			"pool-populate", "memtable-size", "block-cache", "mode", "cores", "cpu", "store-device", "log-device", "network", "profiles"},
+			"pool-populate", "memtable-size", "block-cache", "mode", "cores", "cpu", "store-device", "log-device", "network", "profiles",
+			"html", "steps", "interval"},
 		"load":   {"warehouses", "scale", "org", "page-size", "pool", "seed", "dir", "json", "mode"},
-		"run":    {"terminals", "duration", "warmup", "profile", "count-rewrite", "seed", "dir", "json", "mode", "store-device", "network"},
+		"run":    {"terminals", "duration", "warmup", "profile", "count-rewrite", "seed", "dir", "json", "mode", "store-device", "network", "html", "steps", "interval"},
 		"check":  {"dir", "json"},
 		"export": {"dir", "out", "null", "schema"},
 	} {
