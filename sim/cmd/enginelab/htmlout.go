@@ -98,3 +98,54 @@ func replayParts(r *replay.Report) (html.LineChart, html.Table) {
 	}
 	return c, t
 }
+
+// sortKeysPage is the sort-keys experiment as a page: per query, the
+// modeled time over N, a line per collation and key format, and every
+// case in a table.
+func sortKeysPage(r *experiment.SortKeysReport) *html.Page {
+	held := "held"
+	if !r.Held {
+		held = "did NOT hold"
+	}
+	p := &html.Page{Title: "enginelab experiment " + r.Name,
+		Intro: []string{"Question: " + r.Question, "Expects: " + r.Expect,
+			fmt.Sprintf("%d rows; %s.", r.Rows, r.Machine), fmt.Sprintf("The expectation %s: %s", held, r.Verdict)}}
+	var queries []string
+	lines := map[string]map[string]*html.Series{}
+	var order []string
+	t := html.Table{Title: "every case", Head: []string{"query", "N", "collation", "format", "mode", "packed", "priority queue",
+		"sort length", "runs", "merge passes", "key bytes", "compares", "compare bytes", "temp bytes", "modeled ms", "real median ms"}}
+	for _, c := range r.Cases {
+		if lines[c.Query] == nil {
+			lines[c.Query] = map[string]*html.Series{}
+			queries = append(queries, c.Query)
+		}
+		name := c.Collation + " " + c.Format
+		s := lines[c.Query][name]
+		if s == nil {
+			s = &html.Series{Name: name}
+			lines[c.Query][name] = s
+			order = append(order, c.Query+"\x00"+name)
+		}
+		s.X = append(s.X, float64(c.N))
+		s.Y = append(s.Y, c.ModeledMs)
+		median := "-"
+		if c.RealMedianMs > 0 {
+			median = fmt.Sprintf("%.2f", c.RealMedianMs)
+		}
+		t.Rows = append(t.Rows, []string{c.Query, fmt.Sprint(c.N), c.Collation, c.Format, c.Mode, fmt.Sprint(c.PackedKeys),
+			fmt.Sprint(c.PriorityQueue), fmt.Sprint(c.SortLength), fmt.Sprint(c.Runs), fmt.Sprint(c.MergePasses), fmt.Sprint(c.KeyBytes),
+			fmt.Sprint(c.Compares), fmt.Sprint(c.CompareBytes), fmt.Sprint(c.TempBytes), fmt.Sprintf("%.3f", c.ModeledMs), median})
+	}
+	for _, q := range queries {
+		c := html.LineChart{Title: q + ": modeled time by N", XLabel: "N of VARCHAR(N) (log scale)", YLabel: "ms", LogX: true}
+		for _, key := range order {
+			if qq, name, _ := strings.Cut(key, "\x00"); qq == q {
+				c.Series = append(c.Series, *lines[q][name])
+			}
+		}
+		p.Charts = append(p.Charts, c)
+	}
+	p.Tables = []html.Table{t}
+	return p
+}
