@@ -60,6 +60,10 @@ const (
 // errEmpty means a chart has nothing to draw: it is left out.
 var errEmpty = errors.New("html: empty chart")
 
+// legendRoom is how much higher than the data an axis goes so that a
+// legend of n entries, drawn in the top right corner, stays clear of it.
+func legendRoom(n int) float64 { return 1 + 0.09*float64(n+1) }
+
 // errDraw means gonum/plot could not draw a chart.
 var errDraw = errors.New("html: cannot draw the chart")
 
@@ -148,6 +152,9 @@ func (lc *LineChart) Render() (template.HTML, error) {
 			ax.Min, ax.Max = lo[k]/2, hi[k]*2
 		}
 	}
+	if !lc.LogY && len(lc.Series) > 1 && hi[1] > lo[1] {
+		p.Y.Max = lo[1] + (hi[1]-lo[1])*legendRoom(n) // the legend above the lines
+	}
 	return svg(p, chartWidth, chartHeight)
 }
 
@@ -163,6 +170,8 @@ func (bc *BarChart) Render() (template.HTML, error) {
 	}
 	var below *plotter.BarChart
 	any := false
+	top := 0.0 // the highest bar, stacked or not
+	totals := make([]float64, len(bc.Categories))
 	for i, g := range bc.Groups {
 		b, err := plotter.NewBarChart(plotter.Values(g.Values), width)
 		if err != nil {
@@ -180,8 +189,14 @@ func (bc *BarChart) Render() (template.HTML, error) {
 		}
 		p.Add(b)
 		p.Legend.Add(g.Name, b)
-		for _, v := range g.Values {
+		for k, v := range g.Values {
 			any = any || v != 0
+			if bc.Stacked {
+				totals[k] += v
+				top = math.Max(top, totals[k])
+			} else {
+				top = math.Max(top, v)
+			}
 		}
 	}
 	if !any {
@@ -192,7 +207,7 @@ func (bc *BarChart) Render() (template.HTML, error) {
 		p.X.Tick.Label.Rotation = math.Pi / 6
 		p.X.Tick.Label.XAlign, p.X.Tick.Label.YAlign = draw.XRight, draw.YCenter
 	}
-	p.Y.Min = 0
+	p.Y.Min, p.Y.Max = 0, top*legendRoom(len(bc.Groups))
 	return svg(p, chartWidth, chartHeight+vg.Inch/2)
 }
 
