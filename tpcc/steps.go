@@ -97,17 +97,21 @@ func (s Step) String() string {
 	return "unknown step"
 }
 
-// Step histograms: nanoseconds up to a minute and node visits up to ten
-// million, two significant digits (1%): about 50 KB a step, allocated once
-// per terminal, so that recording never allocates.
+// Step histograms: nanoseconds up to 10 s and node visits up to a
+// million, two significant digits (1%): about 45 KB a step, allocated at a
+// terminal's first call of the step, so that recording allocates once per
+// terminal and step, never per call. A value above the range is recorded
+// as its top (the exact maximum and sum are kept beside: a lock wait of
+// 50 s stays 50 s there).
 const (
-	stepLatencyMax = int64(time.Minute)
-	stepNodesMax   = 10_000_000
+	stepLatencyMax = int64(10 * time.Second)
+	stepNodesMax   = 1_000_000
 )
 
 // StepStats are one step's calls: exact count, sum, minimum and maximum of
 // the latency (nanoseconds) and of the node visits, and their
-// distributions for percentiles and the trimmed mean.
+// distributions for percentiles and the trimmed mean (nil until the first
+// call).
 type StepStats struct {
 	Count                        int64
 	LatencySum, LatencyMin       int64 // nanoseconds
@@ -116,14 +120,19 @@ type StepStats struct {
 	Latency, Nodes               *hdrhistogram.Histogram
 }
 
-func newStepStats() StepStats {
-	return StepStats{Latency: hdrhistogram.New(1, stepLatencyMax, 2), Nodes: hdrhistogram.New(1, stepNodesMax, 2)}
+func newStepStats() StepStats { return StepStats{} }
+
+// histograms allocates s's histograms if it has none.
+func (s *StepStats) histograms() {
+	if s.Latency == nil {
+		s.Latency, s.Nodes = hdrhistogram.New(1, stepLatencyMax, 2), hdrhistogram.New(1, stepNodesMax, 2)
+	}
 }
 
 // record adds one call that took d and visited nodes B+tree nodes.
 func (s *StepStats) record(d time.Duration, nodes int64) {
-	ns := max(0, min(int64(d), stepLatencyMax))
-	nodes = max(0, min(nodes, stepNodesMax))
+	s.histograms()
+	ns, nodes := max(0, int64(d)), max(0, nodes)
 	if s.Count == 0 || ns < s.LatencyMin {
 		s.LatencyMin = ns
 	}
@@ -134,8 +143,8 @@ func (s *StepStats) record(d time.Duration, nodes int64) {
 	s.Count++
 	s.LatencySum += ns
 	s.NodesSum += nodes
-	_ = s.Latency.RecordValue(ns) // within range by construction
-	_ = s.Nodes.RecordValue(nodes)
+	_ = s.Latency.RecordValue(min(ns, stepLatencyMax)) // within range by construction
+	_ = s.Nodes.RecordValue(min(nodes, stepNodesMax))
 }
 
 // Merge adds o into s.
@@ -143,6 +152,7 @@ func (s *StepStats) Merge(o *StepStats) {
 	if o.Count == 0 {
 		return
 	}
+	s.histograms()
 	if s.Count == 0 {
 		s.LatencyMin, s.NodesMin = o.LatencyMin, o.NodesMin
 	}
@@ -159,6 +169,9 @@ func (s *StepStats) Merge(o *StepStats) {
 // frac of them (Analyze.pl's 5%-trimmed average: frac = 0.05), each value
 // taken at the middle of its histogram bucket (within h's precision).
 func TrimmedMean(h *hdrhistogram.Histogram, frac float64) float64 {
+	if h == nil {
+		return 0
+	}
 	n := h.TotalCount()
 	if n == 0 {
 		return 0

@@ -124,6 +124,7 @@ func TestTrimmedMean(t *testing.T) {
 // Merging step statistics keeps exact minima, maxima and sums.
 func TestStepStatsMerge(t *testing.T) {
 	a, b := newStepStats(), newStepStats()
+	require.Nil(t, a.Latency, "no histogram before the first call")
 	a.record(5*time.Microsecond, 3)
 	a.record(7*time.Microsecond, 9)
 	b.record(2*time.Microsecond, 4)
@@ -141,4 +142,12 @@ func TestStepStatsMerge(t *testing.T) {
 	require.Equal(t, int64(9), a.NodesMax)
 	require.Equal(t, int64(16), a.NodesSum)
 	require.Equal(t, int64(3), a.Nodes.TotalCount())
+
+	// Above the histograms' range: the exact maximum and sum keep it.
+	a.record(50*time.Second, 2_000_000)
+	require.Equal(t, int64(50*time.Second), a.LatencyMax)
+	require.Equal(t, int64(2_000_000), a.NodesMax)
+	require.Equal(t, int64(2_000_016), a.NodesSum)
+	require.InDelta(t, float64(stepLatencyMax), float64(a.Latency.Max()), float64(stepLatencyMax)/50)
+	require.Zero(t, TrimmedMean(nil, 0.05))
 }
