@@ -109,3 +109,38 @@ func TestAllocsReadTransaction(t *testing.T) {
 	require.EqualValues(t, 1, testing.AllocsPerRun(100, read))
 	require.EqualValues(t, 101+1, m.Commits)
 }
+
+// A sort the index makes unnecessary (TPC-C's by-name read) allocates its
+// cursor and the scan's: the plan's buffers are the transaction's, reused
+// from its last sort.
+func TestAllocsAvoidedSort(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector's sync.Pool drops pooled iterators: the count is checked by go test without -race")
+	}
+	db, err := Open(&Options{Options: cache.Options{PoolSize: 8 << 20}})
+	require.NoError(t, err)
+	defer db.Close()
+	tb := costLoad(t, db, Clustered, 300, 50)
+	var m Meter
+	tx := db.Begin(&m)
+	defer tx.Commit()
+	key := []Value{Str("s041")}
+	o := SortOptions{ScanOptions: ScanOptions{Index: "ix_s", Lower: key, Upper: key, Columns: []string{"id"}},
+		OrderBy: []SortKey{{Column: "s"}}}
+	var n int
+	sort := func() {
+		s, err := tx.Sort(tb, o)
+		if err != nil {
+			panic(err)
+		}
+		for n = 0; s.Next(); n++ {
+		}
+		if err := s.Close(); err != nil {
+			panic(err)
+		}
+	}
+	sort()
+	require.True(t, m.SortsAvoided == 1 && m.Sorts == 0, "%s", m.SortCounts.String())
+	require.Positive(t, n)
+	require.EqualValues(t, 2, testing.AllocsPerRun(100, sort))
+}

@@ -107,6 +107,12 @@ type Options struct {
 	// PurgeBackground (a goroutine) with the real runtime, else
 	// PurgeAfterCommit.
 	Purge PurgeMode
+	// EarlyLockRelease says whether a committing transaction releases its
+	// locks and makes its commit visible before or after its commit record
+	// is durable (see LockRelease); default: the organization of
+	// DefaultOrg's engine, EarlyRelease for Clustered (InnoDB),
+	// LateRelease for the heap organizations (PostgreSQL).
+	EarlyLockRelease LockRelease
 	// Runtime is the database's time and how it waits and yields: the
 	// lock manager's and the pool's clock, lock waits, log waits and
 	// syncs, call boundaries and the frames' ready times (see Runtime).
@@ -205,6 +211,9 @@ func (o *Options) Validate() error {
 	}
 	if o.Commit > NoSyncCommit {
 		return fmt.Errorf("engine: %w: commit mode %d", ErrInvalidOptions, o.Commit)
+	}
+	if o.EarlyLockRelease > LateRelease {
+		return fmt.Errorf("engine: %w: lock release %d", ErrInvalidOptions, o.EarlyLockRelease)
 	}
 	if o.CheckpointBytes < 0 {
 		return fmt.Errorf("engine: %w: checkpoint interval of %d log bytes is negative", ErrInvalidOptions, o.CheckpointBytes)
@@ -308,6 +317,12 @@ type DB struct {
 	purgeErr   error
 	purgeMeter Meter
 	purger     *purger
+	// visibleEnd is the log end up to which commits have been made
+	// visible: the largest commit record end (its LSN + 1) of a
+	// transaction whose locks went. Under EarlyRelease a read-only
+	// transaction's SyncCommit waits until the log is durable up to it
+	// (see LockRelease).
+	visibleEnd atomic.Uint64
 
 	// mu guards the table map, the next free space (and the catalog's
 	// record of it: CreateTable holds mu while it writes the catalog) and
@@ -395,7 +410,9 @@ func Open(o *Options) (*DB, error) {
 	if opts.Isolation == IsolationDefault {
 		opts.Isolation = Serializable
 	}
-
+	if opts.EarlyLockRelease == LockReleaseDefault {
+		opts.EarlyLockRelease = DefaultLockRelease(opts.DefaultOrg)
+	}
 	if opts.Runtime == nil {
 		opts.Runtime = RealRuntime{}
 	}

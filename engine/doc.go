@@ -148,7 +148,10 @@
 // undo logs), or, if the log holds records that build older versions of
 // clustered records, links it into the history list for purge in that
 // mini-transaction instead; with Options.Commit = SyncCommit it returns
-// once that record is durable. Commits that arrive while another commit's sync is running
+// once that record is durable. Its locks go, and its commit becomes
+// visible, before that sync (EarlyRelease, InnoDB's, the default for
+// Clustered) or after it (LateRelease, PostgreSQL's): LockRelease states
+// the rule that keeps both crash-safe. Commits that arrive while another commit's sync is running
 // wait for it (through the Runtime's Wait) and the first of them then
 // syncs once for all: group commit, counted by the Meter's LogSyncs and
 // LogSyncWaits. NoSyncCommit returns at once; such a commit is durable

@@ -118,6 +118,10 @@ type Meter struct {
 	Commits     int64
 	SyncCommits int64
 	Rollbacks   int64
+	// DurableReadWaits counts read-only commits that waited for the log
+	// to be durable up to the commits made visible before them
+	// (EarlyRelease in SyncCommit mode: see LockRelease).
+	DurableReadWaits int64
 
 	// Index holds per-index counters, by the index's number in its
 	// database (DB.IndexName names it).
@@ -228,6 +232,7 @@ func (m *Meter) combine(o *Meter, sign int64) {
 	m.SyncCommits += sign * o.SyncCommits
 	m.Rollbacks += sign * o.Rollbacks
 	m.SortCounts.combine(&o.SortCounts, sign)
+	m.DurableReadWaits += sign * o.DurableReadWaits
 	for i := range o.Index {
 		x := m.ix(i)
 		x.NodeVisits += sign * o.Index[i].NodeVisits
@@ -281,6 +286,7 @@ func (m *Meter) String() string {
 	if s := m.SortCounts.String(); s != "" {
 		b.WriteString(" " + s)
 	}
+	add("durable-read-waits", m.DurableReadWaits)
 	for i, x := range m.Index {
 		add(fmt.Sprintf("ix%d.nodes", i), x.NodeVisits)
 		add(fmt.Sprintf("ix%d.written", i), x.EntriesWritten)

@@ -69,8 +69,8 @@ type PurgeMode uint8
 // Purge modes.
 const (
 	// PurgeDefault is the database's default: PurgeBackground with the
-	// real runtime, PurgeAfterCommit with another (the simulator's, until
-	// it runs purge as an actor of its own with PurgeManual).
+	// real runtime, PurgeAfterCommit with another. The simulator's
+	// scheduler sets PurgeManual and runs purge as an actor of its own.
 	PurgeDefault PurgeMode = iota
 	// PurgeBackground runs purge on a goroutine of its own (InnoDB's
 	// purge coordinator, innodb_purge_threads=1; the work of a batch is

@@ -82,6 +82,11 @@ type Cursor struct {
 	// nil, makes the scan a consistent read through it (no locks).
 	mode lock.Mode
 	view *ReadView
+	// ptr is the current row's heap pointer in a heap organization, once
+	// load has it (from the entry, or from the primary index in
+	// HeapPrimaryKey): what a sort keeps as the row's reference in
+	// HeapRowPointer (the handler's position(), ha_heap's pointer).
+	ptr  heap.RowPtr
 	full Row // a consistent read's whole version, to check a secondary entry
 }
 
@@ -374,6 +379,7 @@ func (c *Cursor) load() error {
 	t, ix, tx := c.t, c.ix, c.tx
 	cols := t.info.def.Columns
 	clear(c.row)
+	c.ptr = heap.RowPtr{}
 	c.buf = c.buf[:0] // the previous row's strings are no longer valid
 	key, val := c.it.Key(), c.it.Value()
 	if c.view != nil {
@@ -444,6 +450,7 @@ func (c *Cursor) load() error {
 			return c.reread(pk)
 		}
 	}
+	c.ptr = ptr
 	if c.indexOnly {
 		if pk != nil {
 			_, c.buf, err = decodeKeyInto(pk, cols, t.info.pk, c.row, c.buf)
@@ -497,6 +504,7 @@ func (c *Cursor) load() error {
 		}
 		if err == nil && t.org == HeapPrimaryKey {
 			if ptr, err = heap.DecodeRowPtr(img); err == nil {
+				c.ptr = ptr
 				img, err = t.heap.Fetch(tx.m, ptr, img)
 			}
 		}
@@ -555,13 +563,14 @@ func (c *Cursor) lockRow(pk []byte) (bool, error) {
 func (c *Cursor) reread(pk []byte) error {
 	tx, t := c.tx, c.t
 	pk = append(c.pkBuf[:0:0], pk...) // lookup reuses the buffers pk may alias
-	img, _, found, err := tx.lookup(t, pk, false)
+	img, ptr, found, err := tx.lookup(t, pk, false)
 	if err != nil {
 		return err
 	}
 	if !found {
 		return errSkip
 	}
+	c.ptr = ptr
 	if t.org == Clustered { // lookup counted the heap fetch itself
 		tx.m.RowFetches++
 		tx.m.RowFetchesPrimary++

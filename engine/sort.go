@@ -271,6 +271,12 @@ type sortParam struct {
 	maxLengthForSortData             int
 	want                             []int // the columns the scan reads
 	selected                         []bool
+	// sel and wantCol are planSort's scratch; row and cursorWant the
+	// SortCursor's row and columns, kept with the plan for reuse.
+	sel        []int
+	wantCol    []bool
+	row        Row
+	cursorWant []int
 }
 
 // fieldMaxLen is a column's max_packed_col_length: a string's bytes and
@@ -321,9 +327,17 @@ func (t *TableHandle) maxRefLen() int {
 // planSort validates o and makes the plan: sortlength, get_addon_fields,
 // check_if_pq_applicable, try_to_pack_sortkeys, try_to_pack_addons and the
 // buffer's size, as filesort() does before it reads a row.
-func planSort(t *TableHandle, o *SortOptions) (*sortParam, error) {
+//
+// p, if not nil, is a plan of an earlier sort whose slices are reused
+// (a transaction keeps one: see SortCursor.Close).
+func planSort(t *TableHandle, o *SortOptions, p *sortParam) (*sortParam, error) {
 	name := t.info.def.Name
-	p := &sortParam{t: t, memory: o.SortBufferSize, maxLengthForSortData: o.MaxLengthForSortData, limit: noLimit}
+	if p == nil {
+		p = &sortParam{}
+	}
+	*p = sortParam{t: t, memory: o.SortBufferSize, maxLengthForSortData: o.MaxLengthForSortData, limit: noLimit,
+		fields: p.fields[:0], addon: p.addon[:0], want: p.want[:0], selected: p.selected[:0], sel: p.sel[:0], wantCol: p.wantCol[:0],
+		row: p.row, cursorWant: p.cursorWant[:0]}
 	if p.memory == 0 {
 		p.memory = DefaultSortBufferSize
 	}
@@ -406,19 +420,21 @@ func planSort(t *TableHandle, o *SortOptions) (*sortParam, error) {
 	p.fixedKeyLen += nullable
 	p.packedKeyLen += nullable
 	// The columns the rows come back with.
-	p.selected = make([]bool, len(cols))
-	var sel []int
+	p.selected = slices.Grow(p.selected, len(cols))[:len(cols)]
+	clear(p.selected)
+	sel := p.sel
 	if o.Columns == nil {
 		for i := range cols {
 			sel = append(sel, i)
 		}
 	} else {
 		var err error
-		if sel, err = t.info.resolveInto(nil, "sort", o.Columns); err != nil {
+		if sel, err = t.info.resolveInto(sel, "sort", o.Columns); err != nil {
 			return nil, err
 		}
 		slices.Sort(sel)
 	}
+	p.sel = sel
 	for _, c := range sel {
 		p.selected[c] = true
 	}
@@ -455,7 +471,7 @@ func planSort(t *TableHandle, o *SortOptions) (*sortParam, error) {
 		p.addonLen = length
 		p.resLength = length
 	} else {
-		p.addon = nil
+		p.addon = p.addon[:0]
 		p.resLength = p.refLen
 		p.sortLength += p.refLen // the reference is compared last
 	}
@@ -500,7 +516,9 @@ func planSort(t *TableHandle, o *SortOptions) (*sortParam, error) {
 	}
 	// The scan reads the key columns and the addon columns, or the
 	// primary key for the reference.
-	want := make([]bool, len(cols))
+	want := slices.Grow(p.wantCol, len(cols))[:len(cols)]
+	clear(want)
+	p.wantCol = want
 	for _, f := range p.fields {
 		want[f.col] = true
 	}

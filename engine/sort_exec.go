@@ -21,6 +21,10 @@ type SortCursor struct {
 	stats SortStats
 	// avoided is the scan itself, when its index gave the order.
 	avoided *Cursor
+	// view is the scan's read view when it was a consistent read: the
+	// re-fetch of a row reference builds the version the scan saw, as
+	// InnoDB's rnd_pos reads through the statement's read view.
+	view *ReadView
 	// The sorted records in memory (no run was written): buf holds them,
 	// recs their offsets in order.
 	buf  []byte
@@ -69,6 +73,11 @@ func (s *SortCursor) Close() error {
 		}
 	}
 	s.files = nil
+	// The plan's buffers go back to the transaction for its next sort
+	// (the rows this cursor returned are no longer valid).
+	if b := s.tx.opBufs; b != nil && !s.tx.done && b.sort == nil {
+		b.sort = s.p
+	}
 	return s.err
 }
 
@@ -124,8 +133,10 @@ func (s *SortCursor) Next() bool {
 // refetch reads the row a reference names (rr_from_pointers: the
 // handler's rnd_pos): by primary key in the clustered tree, or in the
 // primary index and then the heap (HeapPrimaryKey), or straight from the
-// heap by its pointer (HeapRowPointer). The row is locked already: the
-// scan locked it shared, and a transaction keeps its locks.
+// heap by its pointer (HeapRowPointer). A locking scan locked the row
+// already, and a transaction keeps its locks, so the latest version is the
+// one it sorted; a consistent scan's row is rebuilt through the same read
+// view. Either way the row is there: a missing one is ErrInconsistent.
 func (s *SortCursor) refetch(ref []byte) error {
 	tx, t, p := s.tx, s.t, s.p
 	m := tx.m
@@ -145,11 +156,17 @@ func (s *SortCursor) refetch(ref []byte) error {
 	} else {
 		m.SortRefetchPrimary++
 		var found bool
-		if img, _, found, err = tx.lookup(t, pk, false); err != nil {
+		if img, _, found, err = tx.lookup(t, pk, s.view != nil); err != nil {
 			return err
 		}
+		if found && s.view != nil {
+			m.ConsistentReads++
+			if img, found, err = tx.buildVersion(s.view, tx.recHdr, img); err != nil {
+				return err
+			}
+		}
 		if !found {
-			return fmt.Errorf("a sorted row is gone")
+			return fmt.Errorf("%w: a sorted row is gone from the table", ErrInconsistent)
 		}
 		if t.org == Clustered { // lookup counted the heap-pk fetch itself
 			m.RowFetches++
@@ -172,7 +189,11 @@ func (tx *Tx) Sort(t *TableHandle, o SortOptions) (*SortCursor, error) {
 	if err := tx.check(t); err != nil {
 		return nil, err
 	}
-	p, err := planSort(t, &o)
+	var spare *sortParam
+	if b := tx.opBufs; b != nil {
+		spare, b.sort = b.sort, nil
+	}
+	p, err := planSort(t, &o, spare)
 	if err != nil {
 		return nil, err
 	}
@@ -180,12 +201,14 @@ func (tx *Tx) Sort(t *TableHandle, o SortOptions) (*SortCursor, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &SortCursor{tx: tx, t: t, p: p, row: make(Row, len(t.info.def.Columns))}
+	s := &SortCursor{tx: tx, t: t, p: p, row: zeroed(p.row, len(t.info.def.Columns)), want: p.cursorWant}
+	p.row = s.row
 	for c, sel := range p.selected {
 		if sel {
 			s.want = append(s.want, c)
 		}
 	}
+	p.cursorWant = s.want
 	if reverse, ok := p.indexOrder(ix, &o); ok {
 		// The index gives the order: the scan is the result.
 		so := o.ScanOptions
@@ -419,6 +442,7 @@ func (s *SortCursor) run(ix *index, o *SortOptions) error {
 	if err != nil {
 		return err
 	}
+	s.view = cur.view
 	s.buf = make([]byte, p.bufferBytes)
 	var (
 		runFile *tempFile
@@ -446,7 +470,7 @@ func (s *SortCursor) run(ix *index, o *SortOptions) error {
 			return p.appendAddon(dst, row), nil
 		}
 		var err error
-		if refBuf, err = s.refOf(refBuf[:0], row); err != nil {
+		if refBuf, err = s.refOf(refBuf[:0], row, cur.ptr); err != nil {
 			return dst, err
 		}
 		return p.appendRef(dst, refBuf), nil
@@ -523,24 +547,17 @@ func (s *SortCursor) run(ix *index, o *SortOptions) error {
 }
 
 // refOf appends row's reference: its primary key's encoding, or in a
-// HeapRowPointer table its heap row pointer. (The scan held the pointer
-// when it read the row; the cursor does not hand it out, so it is looked
-// up again here in the primary-key index, uncharged: a real engine has it
-// in hand.)
-func (s *SortCursor) refOf(dst []byte, row Row) ([]byte, error) {
+// HeapRowPointer table the heap row pointer ptr the scan read it through
+// (the cursor's, as the handler's position() hands it over).
+func (s *SortCursor) refOf(dst []byte, row Row, ptr heap.RowPtr) ([]byte, error) {
 	t := s.t
-	dst = appendKey(dst, t.info.def.Columns, t.info.pk, row)
 	if t.org != HeapRowPointer {
-		return dst, nil
+		return appendKey(dst, t.info.def.Columns, t.info.pk, row), nil
 	}
-	v, found, err := t.ixs[0].tree.Get(nil, dst, nil)
-	if err != nil {
-		return nil, err
+	if ptr == (heap.RowPtr{}) {
+		return nil, fmt.Errorf("%w: table %s: sort: a scanned row has no heap pointer", ErrInconsistent, t.info.def.Name)
 	}
-	if !found || len(v) != heap.RowPtrSize {
-		return nil, fmt.Errorf("engine: table %s: sort: a scanned row has no primary index entry", t.info.def.Name)
-	}
-	return append(dst[:0], v...), nil
+	return ptr.Append(dst), nil
 }
 
 // isFull is Filesort_buffer::isfull: the buffer was sized for

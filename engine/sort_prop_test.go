@@ -160,6 +160,66 @@ func TestSortRefetch(t *testing.T) {
 	}
 }
 
+// TestSortRefetchSnapshot: under RepeatableRead the sort's scan is a
+// consistent read, and the re-fetch of each row reference rebuilds the
+// version that scan saw, not the latest: rows a later transaction changed
+// come back as they were, each through one more undo version.
+func TestSortRefetchSnapshot(t *testing.T) {
+	db, tb := sortTable(t, Clustered, 200, 40, 11, randWord)
+	var m Meter
+	r := db.BeginTx(&m, TxOptions{Isolation: RepeatableRead})
+	if _, _, err := r.Get(tb, []Value{Int(0)}, nil); err != nil { // opens the view
+		t.Fatal(err)
+	}
+	w := db.Begin(nil)
+	for id := range 50 {
+		if err := w.Update(tb, []Value{Int(int64(id))}, []Set{{Column: "v", Value: Str("changed")}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	// The same rows by a plain consistent scan, and its cost.
+	before := m
+	c, err := r.Scan(tb, ScanOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[int64]string{}
+	for c.Next() {
+		want[c.Row()[0].I] = string(c.Row()[2].B)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	scanReads, scanVersions := m.ConsistentReads-before.ConsistentReads, m.UndoVersionsRead-before.UndoVersionsRead
+	if len(want) != 200 || scanVersions != 50 {
+		t.Fatalf("scan: %d rows, %d undo versions read", len(want), scanVersions)
+	}
+	before = m
+	rows, st := collect(t, r, tb, SortOptions{OrderBy: []SortKey{{Column: "a"}}, MaxLengthForSortData: 16})
+	if st.Mode != SortRowRefs || len(rows) != 200 {
+		t.Fatalf("%+v, %d rows", st, len(rows))
+	}
+	for _, row := range rows {
+		if got := string(row[2].B); got != want[row[0].I] {
+			t.Fatalf("row %d: v %q, the snapshot has %q", row[0].I, got, want[row[0].I])
+		}
+	}
+	// The re-fetch: a consistent read a row, and one undo version for
+	// each row changed after the view.
+	if got := m.ConsistentReads - before.ConsistentReads; got != scanReads+200 {
+		t.Fatalf("consistent reads %d, want %d", got, scanReads+200)
+	}
+	if got := m.UndoVersionsRead - before.UndoVersionsRead; got != scanVersions+50 {
+		t.Fatalf("undo versions read %d, want %d", got, scanVersions+50)
+	}
+	if err := r.Commit(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestSortAvoided: an index whose next columns after the equal bounds are
 // the ORDER BY returns the rows in order, and no sort runs.
 func TestSortAvoided(t *testing.T) {
@@ -246,7 +306,7 @@ func FuzzSortKey(f *testing.F) {
 		}
 		tb := &TableHandle{info: info, org: Clustered}
 		for _, format := range []KeyFormat{KeyFormatFixed, KeyFormatPacked} {
-			p, err := planSort(tb, &SortOptions{OrderBy: []SortKey{{Column: "v", Desc: desc, Collation: coll.Name()}}, KeyFormat: format, MaxLengthForSortData: 16})
+			p, err := planSort(tb, &SortOptions{OrderBy: []SortKey{{Column: "v", Desc: desc, Collation: coll.Name()}}, KeyFormat: format, MaxLengthForSortData: 16}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -127,6 +127,9 @@ type opBufs struct {
 	// spare is a closed cursor's buffers, for the transaction's next scan
 	// (nil: none).
 	spare *cursorBufs
+	// sort is a closed sort's plan, whose buffers the next sort reuses
+	// (nil: none).
+	sort *sortParam
 }
 
 // opBufPool holds the operation buffers of ended transactions (*opBufs).
@@ -160,9 +163,13 @@ func (tx *Tx) putOpBufs() {
 	b := tx.opBufs
 	*b = opBufs{key: small(b.key), key2: small(b.key2), val: small(b.val), row: small(b.row),
 		oldImg: small(b.oldImg), rec: small(b.rec), oldRec: small(b.oldRec), old: smallRow(b.old), cur: smallRow(b.cur), scratch: small(b.scratch),
-		changed: small(b.changed), lo: small(b.lo), hi: small(b.hi), spare: b.spare}
+		changed: small(b.changed), lo: small(b.lo), hi: small(b.hi), spare: b.spare, sort: b.sort}
 	if s := b.spare; s != nil {
 		s.reset()
+	}
+	if p := b.sort; p != nil {
+		*p = sortParam{fields: small(p.fields), addon: small(p.addon), want: small(p.want), selected: small(p.selected),
+			sel: small(p.sel), wantCol: small(p.wantCol), row: smallRow(p.row), cursorWant: small(p.cursorWant)}
 	}
 	opBufPool.Put(b)
 	tx.opBufs = nil
@@ -280,43 +287,150 @@ func (c CommitMode) String() string {
 	return fmt.Sprintf("CommitMode(%d)", uint8(c))
 }
 
+// LockRelease says when a committing transaction releases its row locks
+// and leaves the active list (makes its commit visible to new read
+// views), relative to its commit record becoming durable in SyncCommit
+// mode (Options.EarlyLockRelease). In both choices the locks go and the
+// commit becomes visible at one instant, so a lock waiter granted a row
+// and a read view opened after it see the same commit.
+//
+//   - EarlyRelease, InnoDB's: the locks go as soon as the commit record
+//     is in the log, and the sync follows (trx_commit_in_memory erases the
+//     transaction from the read-write list and releases its locks,
+//     trx_release_impl_and_expl_locks, before trx_flush_log_if_needed
+//     writes and syncs the log). Commit still returns only once its
+//     record is durable; others see the commit one sync earlier.
+//   - LateRelease, PostgreSQL's: the locks go once the commit record is
+//     durable (RecordTransactionCommit's XLogFlush comes before
+//     ProcArrayEndTransaction and the release of the locks), so a commit
+//     is never seen before it is durable, and the locks are held through
+//     the sync.
+//
+// The crash-safety rule of EarlyRelease. A crash may lose a commit that
+// others have seen. Durability is a prefix of the log: every record
+// before a durable one is durable. So:
+//
+//   - a writer that saw the commit (read its changes, or was granted a
+//     lock it held) appends its own commit record after the seen one,
+//     which was in the log before the locks went; in SyncCommit mode its
+//     Commit returns once its own record is durable, and so the seen one
+//     is: a crash loses the writer with the commit it saw, or neither;
+//   - a read-only transaction appends no record, so in SyncCommit mode
+//     its Commit waits until the log is durable up to the highest commit
+//     made visible before it ends (the end of that commit's record, kept
+//     by the database as commits are made visible; Meter.DurableReadWaits
+//     counts the commits that had to wait). Before it ends, not before it
+//     began: a locking read, and a ReadCommitted statement's read view,
+//     see commits made visible after the transaction began. Usually
+//     nothing is left to wait for, or it joins the group sync in progress.
+//
+// A Rollback waits for nothing (it reports nothing), and in NoSyncCommit
+// mode no commit waits, in either choice: a crash loses a suffix of the
+// commits, seen or not, never a hole.
+//
+// In simulated mode the order is priced as it happens: a lock released
+// before the sync is granted at the end of the committer's priced work
+// before the sync (SyncStart prices that work first), one released after
+// it once the sync's latency has passed.
+type LockRelease uint8
+
+// Lock release choices.
+const (
+	// LockReleaseDefault is the organization's choice
+	// (DefaultLockRelease of Options.DefaultOrg).
+	LockReleaseDefault LockRelease = iota
+	// EarlyRelease releases before the commit record is durable
+	// (InnoDB).
+	EarlyRelease
+	// LateRelease releases after it (PostgreSQL).
+	LateRelease
+)
+
+// DefaultLockRelease is the choice of the engine an organization models:
+// EarlyRelease for Clustered (InnoDB), LateRelease for the heap
+// organizations (PostgreSQL).
+func DefaultLockRelease(org Org) LockRelease {
+	if org == Clustered || org == OrgDefault {
+		return EarlyRelease
+	}
+	return LateRelease
+}
+
+// String is "true" for EarlyRelease and "false" for LateRelease, as the
+// command's --early-lock-release takes them.
+func (r LockRelease) String() string {
+	switch r {
+	case LockReleaseDefault:
+		return "default"
+	case EarlyRelease:
+		return "true"
+	case LateRelease:
+		return "false"
+	}
+	return fmt.Sprintf("LockRelease(%d)", uint8(r))
+}
+
 // Commit ends the transaction: its commit record is logged (and, in
-// SyncCommit mode, durable before Commit returns), then its locks are
-// released. The commit that takes the log past CheckpointBytes since the
-// last checkpoint takes one (fuzzy: no page writes).
+// SyncCommit mode, durable before Commit returns), and its locks are
+// released and its commit made visible before or after the record is
+// durable, as Options.EarlyLockRelease says (see LockRelease, which also
+// says what a read-only transaction waits for). The commit that takes the
+// log past CheckpointBytes since the last checkpoint takes one (fuzzy: no
+// page writes).
 func (tx *Tx) Commit() error {
 	tx.enter()
 	if tx.done {
 		return ErrTxDone
 	}
 	tx.done = true
+	db := tx.db
+	sync := db.opts.Commit == SyncCommit
+	early := db.opts.EarlyLockRelease == EarlyRelease
+	released := false
 	var err error
 	kept := false
 	if tx.logged {
 		// The commit is the mini-transaction that empties the undo log
 		// (undoEnd): once it is in the log, recovery finds the log cached,
 		// not active, and the transaction stays.
-		mt := tx.db.pool.BeginMtr(tx.cm())
+		mt := db.pool.BeginMtr(tx.cm())
 		kept, err = tx.undoCommit(mt)
-		lsn := mt.Commit()
+		end := mt.Commit() + 1 // the commit record's end
 		if err == nil {
 			if kept {
 				tx.historyAdded()
 			} else {
-				tx.db.cacheUndo(tx.undo)
+				db.cacheUndo(tx.undo)
 			}
-			if tx.db.opts.Commit == SyncCommit {
-				err = tx.db.log.SyncTo(&tx.cm().Counts, lsn+1)
+			if early {
+				tx.release(end)
+				released = true
+			}
+			if sync {
+				err = db.log.SyncTo(&tx.cm().Counts, end)
 				tx.m.SyncCommits++
 			}
+			if !released {
+				tx.release(end)
+				released = true
+			}
+		}
+	} else if sync && early {
+		// A read-only transaction: its locks protect nothing it will
+		// write, so they go at once; what it read is durable when it
+		// returns (see LockRelease).
+		tx.release(0)
+		released = true
+		if end := db.visibleEnd.Load(); end > db.log.Durable() {
+			err = db.log.SyncTo(&tx.cm().Counts, end)
+			tx.m.DurableReadWaits++
 		}
 	}
 	tx.m.Commits++
-	// The commit becomes visible to new read views at the instant the
-	// locks go.
-	tx.leaveTrxSys()
-	tx.db.locks.Release(&tx.owner)
-	tx.db.putUndoBufs(tx)
+	if !released {
+		tx.release(0)
+	}
+	db.putUndoBufs(tx)
 	tx.putOpBufs()
 	if err != nil {
 		return fmt.Errorf("engine: commit of transaction %d: %w", tx.id, err)
@@ -334,11 +448,30 @@ func (tx *Tx) Commit() error {
 			tx.db.wakePurge()
 		}
 	}
-	if err := tx.db.maybeCheckpoint(tx.cm()); err != nil {
+	if err := db.maybeCheckpoint(tx.cm()); err != nil {
 		return fmt.Errorf("engine: transaction %d committed, but the checkpoint after it failed: %w", tx.id, err)
 	}
 	return nil
 }
+
+// release makes tx's commit visible to new read views and releases its
+// locks, at one instant. end, if not 0, is the end of its commit record:
+// it is noted as made visible first, so that whoever sees the commit
+// (through the transaction system's mutex or the lock manager's) also
+// finds it in DB.visibleEnd.
+func (tx *Tx) release(end uint64) {
+	if end != 0 {
+		v := &tx.db.visibleEnd
+		for old := v.Load(); end > old && !v.CompareAndSwap(old, end); old = v.Load() {
+		}
+	}
+	tx.leaveTrxSys()
+	tx.db.locks.Release(&tx.owner)
+}
+
+// Isolation returns the transaction's isolation level (the database's
+// when it began with none).
+func (tx *Tx) Isolation() Isolation { return tx.iso }
 
 func (tx *Tx) check(t *TableHandle) error {
 	if tx.done {

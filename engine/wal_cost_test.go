@@ -116,11 +116,13 @@ func TestLogCosts(t *testing.T) {
 // TestGroupCommitFakeScheduler: a commit that arrives while another's sync
 // is running waits through the Runtime's Wait (the simulator's seam) and is
 // covered by a later sync it or another waiter leads; no page latch is held
-// while it waits (a reader gets through).
+// while it waits (a reader gets through). The locks go after the sync
+// (LateRelease): with EarlyRelease the reader's commit would itself wait
+// for the held sync, which TestEarlyLockRelease covers.
 func TestGroupCommitFakeScheduler(t *testing.T) {
 	waits := make(chan (<-chan struct{}))
 	w := &fakeWaiter{waits: waits}
-	db, err := Open(&Options{Options: cache.Options{PoolSize: 8 << 20}, Runtime: w})
+	db, err := Open(&Options{Options: cache.Options{PoolSize: 8 << 20}, Runtime: w, EarlyLockRelease: LateRelease})
 	require.NoError(t, err)
 	defer db.Close()
 	tb := costLoad(t, db, Clustered, 10, 20)

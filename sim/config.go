@@ -78,6 +78,16 @@ type TPCCConfig struct {
 	MemTableSize, BlockCacheSize int64
 	HeapUpdate                   engine.HeapUpdate
 	SyncCommit                   bool
+	// Isolation is the level of the terminals' transactions
+	// (--isolation, tpcc.RunConfig.Isolation); IsolationDefault is
+	// Serializable, the engine's default.
+	Isolation engine.Isolation
+	// EarlyLockRelease says whether a commit releases its locks before
+	// its log sync or after it (--early-lock-release,
+	// engine.Options.EarlyLockRelease); LockReleaseDefault: the
+	// organization's, InnoDB's early release for clustered, PostgreSQL's
+	// late release for the heap organizations (LockRelease).
+	EarlyLockRelease engine.LockRelease
 	// Dir keeps the database in a directory; "" keeps it in memory.
 	Dir string
 	// Remote is the page tier behind the pool (none by default),
@@ -167,7 +177,7 @@ const DefaultRemoteSize = 1 << 30
 func (c *TPCCConfig) EngineOptions() *engine.Options {
 	o := &engine.Options{Dir: c.Dir, PageSize: c.PageSize, Options: cache.Options{PoolSize: c.PoolSize, Policy: c.PoolPolicy, TierMode: c.RemoteMode, ReadAhead: c.ReadAhead,
 		TornPages: c.TornPages, IOCapacity: c.IOCapacity, MaxDirtyPagesPctLWM: c.MaxDirtyPagesPctLWM, PoolPopulate: c.PoolPopulate},
-		HeapUpdate: c.HeapUpdate, CountRewrite: c.CountRewrite, Commit: engine.NoSyncCommit,
+		HeapUpdate: c.HeapUpdate, CountRewrite: c.CountRewrite, Commit: engine.NoSyncCommit, EarlyLockRelease: c.LockRelease(),
 		LogSize: c.LogSize, MemTableSize: c.MemTableSize, BlockCacheSize: c.BlockCacheSize, SkipMemoryCheck: true}
 	if o.PoolSize == 0 {
 		o.PoolSize = int64(max(1, c.Warehouses)) * PoolPerWarehouse
@@ -176,6 +186,24 @@ func (c *TPCCConfig) EngineOptions() *engine.Options {
 		o.Commit = engine.SyncCommit
 	}
 	return o
+}
+
+// LockRelease is the job's lock release, its default resolved: the
+// organization's (engine.DefaultLockRelease).
+func (c *TPCCConfig) LockRelease() engine.LockRelease {
+	if c.EarlyLockRelease != engine.LockReleaseDefault {
+		return c.EarlyLockRelease
+	}
+	return engine.DefaultLockRelease(c.Org)
+}
+
+// IsolationLevel is the terminals' level, its default resolved
+// (Serializable).
+func (c *TPCCConfig) IsolationLevel() engine.Isolation {
+	if c.Isolation == engine.IsolationDefault {
+		return engine.Serializable
+	}
+	return c.Isolation
 }
 
 // Validate checks c before anything is opened, its memory estimate last
@@ -203,6 +231,8 @@ func (c *TPCCConfig) Validate() error {
 		return fmt.Errorf("sim: %w: --interval %v: want more than zero", ErrInvalidConfig, c.Interval)
 	case c.Mode != "" && c.Mode != ModeReal && c.Mode != ModeSim:
 		return fmt.Errorf("sim: %w: --mode %s: want real or sim", ErrInvalidConfig, c.Mode)
+	case c.Isolation > engine.Serializable:
+		return fmt.Errorf("sim: %w: --isolation %v: want read-committed, repeatable-read or serializable", ErrInvalidConfig, c.Isolation)
 	}
 	// The store's sizes, checked alone first so that the error names
 	// the flag.

@@ -137,11 +137,11 @@ func newReport(c *TPCCConfig) *report.Report {
 			MemTableBytes: so.MemTableSize, BlockCacheBytes: so.BlockCacheSize, HeapUpdate: heapUpdate,
 			ReadAhead: c.ReadAhead, TornPages: c.TornPages.String(),
 			IOCapacity: ioCapacity, MaxDirtyPagesPctLWM: c.MaxDirtyPagesPctLWM, LogBytes: logSize, Remote: c.Remote.String(), RemoteMode: remoteMode(c.RemoteMode),
-			SyncCommit: c.SyncCommit, Dir: c.Dir},
+			SyncCommit: c.SyncCommit, Dir: c.Dir, Isolation: c.IsolationLevel().String(), EarlyLockRelease: c.LockRelease() == engine.EarlyRelease},
 		Flags:   c.Flags,
 		Version: version(),
 		Host:    report.LocalHost(),
-		Notes:   []string{report.IsolationNote},
+		Notes:   []string{report.IsolationNoteFor(c.IsolationLevel().String())},
 	}
 }
 
@@ -178,7 +178,7 @@ func newRunReport(c *TPCCConfig, s *tpcc.RunReport, elapsed time.Duration) *repo
 		ts := &res.Types[k]
 		r.Total.Add(&ts.Meter)
 		t := report.Type{Type: tpcc.TxType(k).String(), Count: ts.Count, Retries: ts.Retries,
-			Rollbacks: ts.Rollbacks, Skipped: ts.Skipped, Sum: ts.Meter.Clone()}
+			SerializationFailures: ts.SerializationFailures, Rollbacks: ts.Rollbacks, Skipped: ts.Skipped, Sum: ts.Meter.Clone()}
 		if total > 0 {
 			t.MixPct = 100 * float64(ts.Count) / float64(total)
 		}
@@ -201,6 +201,11 @@ func newRunReport(c *TPCCConfig, s *tpcc.RunReport, elapsed time.Duration) *repo
 				DoublewriteBytes: float64(m.DoublewriteBytes) / n,
 				HeapRowsScans:    float64(m.HeapRowsScanned) / n,
 				TierGets:         float64(m.TierGets) / n, TierHits: float64(m.TierHits) / n,
+				ReadViews: float64(m.ReadViews) / n, ConsistentReads: float64(m.ConsistentReads) / n,
+				UndoVersionsRead: float64(m.UndoVersionsRead) / n, UndoRecords: float64(m.UndoRecords) / n,
+				HOTUpdates: float64(m.HeapHOTUpdates) / n, NonHOTUpdates: float64(m.HeapNonHOTUpdates) / n,
+				HeapVersionsRead: float64(m.HeapVersionsRead) / n, DurableReadWaits: float64(m.DurableReadWaits) / n,
+				Sorts: float64(m.Sorts) / n, SortsAvoided: float64(m.SortsAvoided) / n,
 			}
 		}
 		t.Steps = newSteps(res, tpcc.TxType(k), ts.Count)

@@ -123,6 +123,11 @@ func (c *TPCCConfig) adoptStored() (engine.RecoveryStats, error) {
 		return rec, fmt.Errorf("sim: %w: --warehouses %d, but the database in %s holds %d", ErrInvalidConfig, c.Warehouses, c.Dir, l.Warehouses)
 	}
 	c.Warehouses = l.Warehouses
+	if c.Org == engine.OrgDefault {
+		// The stored organization: the lock release's default and the
+		// report's configuration follow it.
+		c.Org = l.Org
+	}
 	if !c.Scale.IsFull() && c.Scale != l.Scale {
 		return rec, fmt.Errorf("sim: %w: --scale %v, but the database in %s was loaded at %v scale", ErrInvalidConfig, c.Scale, c.Dir, l.Scale)
 	}
@@ -343,7 +348,7 @@ func (j *job) run(ctx context.Context, hooks Hooks) error {
 	c, l := j.cfg, &j.loaded
 	rc := tpcc.RunConfig{Warehouses: l.Warehouses, Scale: l.Scale, Terminals: c.Terminals, Duration: c.Duration,
 		Warmup: c.Warmup, Seed: c.Seed, LoadConstants: l.Constants, Profile: c.Profile,
-		StockLevelNoLowerBound: c.StockLevelNoLowerBound, KeyingAndThink: c.KeyingAndThink}
+		StockLevelNoLowerBound: c.StockLevelNoLowerBound, KeyingAndThink: c.KeyingAndThink, Isolation: c.IsolationLevel()}
 	interval := c.Interval
 	if interval <= 0 {
 		interval = DefaultInterval
@@ -355,6 +360,7 @@ func (j *job) run(ctx context.Context, hooks Hooks) error {
 	tl.OnInterval = hooks.Interval
 	rc.Timeline = tl
 	mark := j.markFS()
+	purged := j.db.Purge().Purged
 	start := time.Now()
 	var stats *tpcc.RunReport
 	var elapsed time.Duration
@@ -391,9 +397,16 @@ func (j *job) run(ctx context.Context, hooks Hooks) error {
 		if wall > 0 {
 			rep.Host.TxPerSecond = float64(stats.Results.Total()) / wall.Seconds()
 		}
+		p := j.db.Purge()
+		rep.Purge = &report.Purge{Purged: p.Purged - purged, HistoryLength: p.Lag}
 		if j.sched != nil {
 			fillSim(rep.Sim, j.sched, elapsed, rep.Run)
 			rep.Host.VirtualPerWall = elapsed.Seconds() / wall.Seconds()
+			a := j.sched.Purge()
+			rep.Purge.ActorSteps, rep.Purge.ActorPurged, rep.Purge.MaxHistoryLength = a.Steps, a.Done, a.MaxHistory
+			if a.Err != nil {
+				err = errors.Join(err, fmt.Errorf("sim: the purge actor: %w", a.Err))
+			}
 		}
 	}
 	return err

@@ -16,8 +16,7 @@ import (
 //
 // # What Check reads, and in which transactions
 //
-// Check reads each table it needs once, in three kinds of read
-// transaction, each committed before the next begins:
+// Check reads each table it needs once, in three parts:
 //
 //  1. WAREHOUSE and DISTRICT, whole (conditions 1, 8 and 9 compare them
 //     with sums computed elsewhere);
@@ -29,18 +28,25 @@ import (
 //     each a primary-key range scan on the (warehouse, district) prefix
 //     (conditions 2 to 7, 10, 11 and 12).
 //
-// A cursor locks every row it returns until its transaction ends, so a
-// transaction per district bounds the locks Check holds at once to about one
-// district's rows (some 40,000 after a load) instead of the whole database.
+// The parts run in one RepeatableRead transaction: on tables with versions
+// (the clustered organization) its reads are consistent reads of one read
+// view, a snapshot of the committed database that takes no lock, so Check
+// can run while terminals run, and what it checks is one committed state,
+// in which every condition holds. On tables without versions (the heap
+// organizations, for now) every read locks its row, shared, until its
+// transaction ends: from the first part that took a lock, each part then
+// commits its transaction, which bounds the locks Check holds at once to
+// about one district's rows (some 40,000 after a load) instead of the whole
+// database. Such a Check must run while no transaction writes: there are no
+// gap locks (phantoms are possible) and its reads span several
+// transactions, so a concurrent Payment or Delivery can make a consistent
+// database look inconsistent. (snapshotReads decides, from the
+// transaction's lock requests.)
+//
 // Rows are streamed, never all held: the memory Check keeps is one entry per
 // customer with HISTORY rows (the per-customer sums, consumed as each
 // district's customers are read), and per district its orders (id, customer,
 // carrier NULL or not, O_OL_CNT, lines seen) and its NEW_ORDER ids.
-//
-// Run Check while no transaction writes. Locks are shared and held, but
-// there are no gap locks (phantoms are possible) and the reads span several
-// transactions, so a concurrent Payment or Delivery can make a consistent
-// database look inconsistent.
 //
 // # What counts as a difference
 //
@@ -400,30 +406,22 @@ func checkScan(tx *engine.Tx, t *engine.TableHandle, prefix []engine.Value, cols
 	return nil
 }
 
-// inTx runs fn in a read transaction and commits it.
-func (ck *checker) inTx(fn func(tx *engine.Tx) error) error {
-	tx := ck.db.Begin(ck.opts.Meter)
-	if err := fn(tx); err != nil {
-		_ = tx.Rollback() // may already be rolled back (a lock error)
-		return err
-	}
-	return tx.Commit()
-}
-
 func (ck *checker) run() error {
-	if err := ck.inTx(ck.readWarehousesAndDistricts); err != nil {
+	r := &snapshotReads{db: ck.db, m: ck.opts.Meter}
+	defer r.abort()
+	if err := r.part(ck.readWarehousesAndDistricts); err != nil {
 		return err
 	}
-	if err := ck.inTx(ck.readHistory); err != nil {
+	if err := r.part(ck.readHistory); err != nil {
 		return err
 	}
 	ck.checkYTD()
 	for _, d := range ck.dists {
-		if err := ck.inTx(func(tx *engine.Tx) error { return ck.checkDistrict(tx, d) }); err != nil {
+		if err := r.part(func(tx *engine.Tx) error { return ck.checkDistrict(tx, d) }); err != nil {
 			return err
 		}
 	}
-	return nil
+	return r.end()
 }
 
 func (ck *checker) readWarehousesAndDistricts(tx *engine.Tx) error {

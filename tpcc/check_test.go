@@ -214,7 +214,15 @@ func TestCheckConsistent(t *testing.T) {
 			// read was returned once: 1 + 2 + 8 history + 4 + 8 + 15
 			// order lines + 6 customers.
 			require.Equal(t, int64(1+2+8+4+8+15+6), m.RowsReturned)
-			require.Equal(t, int64(2+2), m.Commits, "one read transaction for W and D, one for HISTORY, one per district")
+			if org == engine.Clustered {
+				// Consistent reads: one snapshot, one read view, no lock.
+				require.Equal(t, int64(1), m.Commits, "one read transaction, a snapshot")
+				require.Equal(t, int64(1), m.ReadViews)
+				require.Zero(t, m.LockRequests)
+			} else {
+				// Reads that lock: a transaction per part.
+				require.Equal(t, int64(2+2), m.Commits, "one read transaction for W and D, one for HISTORY, one per district")
+			}
 		})
 	}
 }

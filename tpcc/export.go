@@ -39,8 +39,10 @@ type ExportConfig struct {
 	// and closed, with its table's name in the schema (ExportFile.Table)
 	// and the rows written.
 	Progress func(table string, rows int64)
-	// RowsPerTx is how many rows one read transaction reads, and so how
-	// many shared locks it holds at most; 0 means 10,000.
+	// RowsPerTx is how many rows one part of the export reads; 0 means
+	// 10,000. On tables without versions, whose reads lock, a part is a
+	// read transaction, so it is how many shared locks one holds at most
+	// (see Export's Transactions).
 	RowsPerTx int
 }
 
@@ -174,12 +176,17 @@ const defaultExportRowsPerTx = 10_000
 //
 // # Transactions
 //
-// A cursor keeps a shared lock on every row it returns until its
-// transaction ends, so one transaction per table would lock all of STOCK
-// or ORDER_LINE at once (100,000 and some 300,000 rows a warehouse). Each
-// table is read instead in chunks of ExportConfig.RowsPerTx rows in
-// primary-key order, one read transaction a chunk, each chunk starting
-// after the last key of the one before. The export is therefore not a
+// Each table is read in chunks of ExportConfig.RowsPerTx rows in
+// primary-key order, each chunk starting after the last key of the one
+// before, all in one RepeatableRead transaction: on tables with versions
+// (the clustered organization) its reads are consistent reads of one read
+// view, so the files are one committed state of the database, taken
+// without a lock, and Export can run while terminals run. On tables
+// without versions (the heap organizations, for now) a cursor keeps a
+// shared lock on every row it returns until its transaction ends, and one
+// transaction would lock all of STOCK or ORDER_LINE at once (100,000 and
+// some 300,000 rows a warehouse): from the first chunk that took a lock,
+// each chunk commits its transaction, and the export is then no
 // snapshot: run it while no transaction writes, as Check.
 //
 // # Errors
@@ -218,9 +225,11 @@ func Export(db *engine.DB, dir string, opts ExportConfig) (ExportReport, error) 
 		return ExportReport{}, fmt.Errorf("tpcc: export: create directory %s: %w", dir, err)
 	}
 	stats := ExportReport{Rows: make(map[string]int64, len(plans))}
+	r := &snapshotReads{db: db}
+	defer r.abort()
 	for i := range plans {
 		p := &plans[i]
-		rows, size, err := exportFile(db, p, filepath.Join(dir, p.file.Name), layout.timeLayout, &opts)
+		rows, size, err := exportFile(r, p, filepath.Join(dir, p.file.Name), layout.timeLayout, &opts)
 		if err != nil {
 			return ExportReport{}, err
 		}
@@ -230,6 +239,9 @@ func Export(db *engine.DB, dir string, opts ExportConfig) (ExportReport, error) 
 		if opts.Progress != nil {
 			opts.Progress(p.file.Table, rows)
 		}
+	}
+	if err := r.end(); err != nil {
+		return ExportReport{}, fmt.Errorf("tpcc: export: commit of the read transaction: %w", err)
 	}
 	stats.Elapsed = time.Since(start)
 	return stats, nil
@@ -331,7 +343,7 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 // exportFile writes the file of plan p to path and returns its rows and
 // its size. A file it created is removed on an error, so that no
 // truncated table is left looking complete.
-func exportFile(db *engine.DB, p *exportPlan, path, timeLayout string, opts *ExportConfig) (rows, size int64, err error) {
+func exportFile(r *snapshotReads, p *exportPlan, path, timeLayout string, opts *ExportConfig) (rows, size int64, err error) {
 	f, err := os.Create(path)
 	if err != nil {
 		return 0, 0, fmt.Errorf("tpcc: export: create %s: %w", path, err)
@@ -344,7 +356,7 @@ func exportFile(db *engine.DB, p *exportPlan, path, timeLayout string, opts *Exp
 		}
 	}()
 	bw := bufio.NewWriterSize(cw, 256<<10)
-	if rows, err = exportRows(db, p, bw, path, timeLayout, opts); err != nil {
+	if rows, err = exportRows(r, p, bw, path, timeLayout, opts); err != nil {
 		return 0, 0, err
 	}
 	if err = bw.Flush(); err != nil {
@@ -357,9 +369,9 @@ func exportFile(db *engine.DB, p *exportPlan, path, timeLayout string, opts *Exp
 }
 
 // exportRows writes p's header, if it has one, and rows to w, the
-// buffered writer of path, RowsPerTx rows a read transaction, and returns
+// buffered writer of path, RowsPerTx rows a part of r's reads, and returns
 // the rows written.
-func exportRows(db *engine.DB, p *exportPlan, w io.Writer, path, timeLayout string, opts *ExportConfig) (int64, error) {
+func exportRows(r *snapshotReads, p *exportPlan, w io.Writer, path, timeLayout string, opts *ExportConfig) (int64, error) {
 	var line, scratch []byte
 	if p.file.Header {
 		for i, c := range p.file.Columns {
@@ -403,64 +415,64 @@ func exportRows(db *engine.DB, p *exportPlan, w io.Writer, path, timeLayout stri
 	)
 	for {
 		n := 0
-		tx := db.Begin(nil)
-		so := engine.ScanOptions{Limit: opts.RowsPerTx}
-		if after != nil {
-			so.Lower, so.LowerExclusive = after, true
-		}
-		cur, err := tx.Scan(h, so)
-		if err != nil {
-			_ = tx.Rollback()
-			return rows, fmt.Errorf("tpcc: export: scan of %s: %w", h.Name(), err)
-		}
-		var werr error
-		for cur.Next() {
-			r := cur.Row()
-			line = line[:0]
-			for i, c := range p.fields {
-				if i > 0 {
-					line = append(line, ',')
-				}
-				if c == rowNumberField {
-					num := rows + int64(n) + 1
-					if num > math.MaxInt32 {
-						werr = fmt.Errorf("row %d: %s is an integer column in the %s schema, at most %d",
-							num, p.file.Columns[i], SchemaBenchmarkSQL, math.MaxInt32)
-						break
+		err := r.part(func(tx *engine.Tx) error {
+			so := engine.ScanOptions{Limit: opts.RowsPerTx}
+			if after != nil {
+				so.Lower, so.LowerExclusive = after, true
+			}
+			cur, err := tx.Scan(h, so)
+			if err != nil {
+				return fmt.Errorf("tpcc: export: scan of %s: %w", h.Name(), err)
+			}
+			var werr error
+			for cur.Next() {
+				r := cur.Row()
+				line = line[:0]
+				for i, c := range p.fields {
+					if i > 0 {
+						line = append(line, ',')
 					}
-					line = strconv.AppendInt(line, num, 10)
-					continue
+					if c == rowNumberField {
+						num := rows + int64(n) + 1
+						if num > math.MaxInt32 {
+							werr = fmt.Errorf("row %d: %s is an integer column in the %s schema, at most %d",
+								num, p.file.Columns[i], SchemaBenchmarkSQL, math.MaxInt32)
+							break
+						}
+						line = strconv.AppendInt(line, num, 10)
+						continue
+					}
+					line, scratch = appendExportValue(line, scratch, r[c], &cols[c], opts.NullString, timeLayout)
 				}
-				line, scratch = appendExportValue(line, scratch, r[c], &cols[c], opts.NullString, timeLayout)
+				if werr != nil {
+					break
+				}
+				line = append(line, '\n')
+				if _, werr = w.Write(line); werr != nil {
+					break
+				}
+				n++
+				// The row's bytes are the cursor's until its next step:
+				// keep a copy of the key to start the next chunk from.
+				after = after[:0]
+				for _, c := range pk {
+					v := r[c]
+					v.B = bytes.Clone(v.B)
+					after = append(after, v)
+				}
 			}
+			rows += int64(n)
+			cerr := cur.Close()
 			if werr != nil {
-				break
+				return fmt.Errorf("tpcc: export: write %s: %w", path, werr)
 			}
-			line = append(line, '\n')
-			if _, werr = w.Write(line); werr != nil {
-				break
+			if cerr != nil {
+				return fmt.Errorf("tpcc: export: scan of %s: %w", h.Name(), cerr)
 			}
-			n++
-			// The row's bytes are the cursor's until its next step: keep
-			// a copy of the key to start the next chunk from.
-			after = after[:0]
-			for _, c := range pk {
-				v := r[c]
-				v.B = bytes.Clone(v.B)
-				after = append(after, v)
-			}
-		}
-		rows += int64(n)
-		cerr := cur.Close()
-		if werr != nil || cerr != nil {
-			_ = tx.Rollback() // may already be rolled back (a lock error)
-			if werr != nil {
-				return rows, fmt.Errorf("tpcc: export: write %s: %w", path, werr)
-			}
-			return rows, fmt.Errorf("tpcc: export: scan of %s: %w", h.Name(), cerr)
-		}
-		if err := tx.Commit(); err != nil {
-			return rows, fmt.Errorf("tpcc: export: commit of a read of %s: %w", h.Name(), err)
+			return nil
+		})
+		if err != nil {
+			return rows, err
 		}
 		if n < opts.RowsPerTx {
 			return rows, nil

@@ -107,12 +107,16 @@ const latencyMax = int64(time.Minute / time.Microsecond)
 
 // TypeStats are the results of one transaction type.
 type TypeStats struct {
-	Count     int64 // completed (committed, or rolled back by the specification's 1%)
-	Retries   int64 // deadlock victims retried
-	Rollbacks int64 // New-Order's unused-item rollbacks
-	Skipped   int64 // Delivery: districts with no undelivered order
-	Latency   *hdrhistogram.Histogram
-	Meter     engine.Meter // summed over completed transactions
+	Count   int64 // completed (committed, or rolled back by the specification's 1%)
+	Retries int64 // attempts retried: deadlock victims, lock timeouts, serialization failures
+	// SerializationFailures counts the retries that were serialization
+	// failures (engine.ErrSerialization: a write or locking read under a
+	// snapshot met a row changed since).
+	SerializationFailures int64
+	Rollbacks             int64 // New-Order's unused-item rollbacks
+	Skipped               int64 // Delivery: districts with no undelivered order
+	Latency               *hdrhistogram.Histogram
+	Meter                 engine.Meter // summed over completed transactions
 }
 
 func newTypeStats() TypeStats {
@@ -124,6 +128,7 @@ func newTypeStats() TypeStats {
 func (s *TypeStats) Merge(o *TypeStats) {
 	s.Count += o.Count
 	s.Retries += o.Retries
+	s.SerializationFailures += o.SerializationFailures
 	s.Rollbacks += o.Rollbacks
 	s.Skipped += o.Skipped
 	s.Latency.Merge(o.Latency)

@@ -38,6 +38,11 @@ type RunConfig struct {
 	// [5.2.5]; off (throughput runs) a terminal submits its next
 	// transaction at once.
 	KeyingAndThink bool
+	// Isolation is the level the terminals' transactions run at
+	// (engine.TxOptions); IsolationDefault: the database's
+	// (engine.Options.Isolation). See Executor for what each
+	// transaction reads with and without locks.
+	Isolation engine.Isolation
 	// Env reads time and waits; nil: RealEnv.
 	Env Env
 	// Transactions, if not 0, stops each terminal after that many
@@ -61,6 +66,8 @@ func (c *RunConfig) validate() error {
 		return fmt.Errorf("tpcc: %w: warm-up %v is negative", ErrInvalidConfig, c.Warmup)
 	case c.Profile < 0 || c.Profile >= numProfiles:
 		return fmt.Errorf("%w: %v", ErrBadProfile, c.Profile)
+	case c.Isolation > engine.Serializable:
+		return fmt.Errorf("tpcc: %w: isolation level %v", ErrInvalidConfig, c.Isolation)
 	}
 	if err := c.Scale.Validate(); err != nil {
 		return err
@@ -80,8 +87,9 @@ func (s *RunReport) TpmC() float64 { return s.Results.TpmC(s.Measured) }
 
 // Run drives db with cfg.Terminals terminals until the warm-up and the
 // measured interval have passed on cfg.Env's clock, and returns what was
-// measured. A transaction that ends as a deadlock victim or a lock
-// timeout is retried, and counted. Each terminal is a goroutine: real
+// measured. A transaction that ends as a deadlock victim, a lock timeout
+// or a serialization failure (engine.Retryable) is retried with the same
+// inputs, and counted. Each terminal is a goroutine: real
 // mode. A simulator that schedules terminals itself uses NewTerminals.
 func Run(ctx context.Context, db *engine.DB, cfg RunConfig) (*RunReport, error) {
 	terms, err := NewTerminals(db, cfg)
@@ -149,6 +157,7 @@ func NewTerminals(db *engine.DB, cfg RunConfig) ([]*Terminal, error) {
 		term.rnd.SetScale(cfg.Scale)
 		term.deck = NewDeck(rand.New(rand.NewPCG(cfg.Seed, uint64(t))))
 		term.think = rand.New(rand.NewPCG(cfg.Seed^0x7417, uint64(t)))
+		term.backoff = rand.New(rand.NewPCG(cfg.Seed^0xbac0ff, uint64(t)))
 		if term.hseq, err = lastHistorySeq(db, handles, term.w, t/cfg.Warehouses+1); err != nil {
 			return nil, err
 		}
@@ -204,6 +213,20 @@ type TerminalEnvs interface {
 	ForTerminal(num int) Env
 }
 
+// Backoffer, when a terminal's Env implements it, waits a retry's
+// backoff (the simulator counts it as lock wait, part of the
+// transaction's response time); otherwise the Env's Sleep does.
+type Backoffer interface {
+	Backoff(d time.Duration)
+}
+
+// Retry backoff: before its n-th retry a transaction waits a time drawn
+// uniformly below RetryBackoff << min(n-1, maxBackoffShift).
+const (
+	RetryBackoff    = 100 * time.Microsecond
+	maxBackoffShift = 10
+)
+
 // TxObserver, when a terminal's Env implements it, hears each transaction
 // begin and end: the simulator splits response times by where they went.
 // Measured says whether the transaction counts in the results; its meter
@@ -226,6 +249,7 @@ type Terminal struct {
 	rnd       *Rand
 	deck      *Deck
 	think     *rand.Rand
+	backoff   *rand.Rand // retries' backoffs
 	x         *Executor
 	res       *Results
 	from, end time.Time
@@ -272,7 +296,7 @@ func (t *Terminal) Run(ctx context.Context) error {
 		*m = engine.Meter{Index: m.Index[:0]} // the index counters grow again from zero
 		measured := !begin.Before(t.from) && begin.Before(t.end)
 		t.steps.on = measured
-		retries, rolledBack, skipped, err := t.execute(kind, m)
+		retries, serial, rolledBack, skipped, err := t.execute(kind, m)
 		if t.obs != nil {
 			t.obs.TxEnd(kind, measured && err == nil, m)
 		}
@@ -289,6 +313,7 @@ func (t *Terminal) Run(ctx context.Context) error {
 			s.Record(now.Sub(begin), m)
 			s.Retries += retries
 			s.Skipped += skipped
+			s.SerializationFailures += serial
 			if rolledBack {
 				s.Rollbacks++
 			}
@@ -306,8 +331,9 @@ func (t *Terminal) Run(ctx context.Context) error {
 func retryable(err error) bool { return engine.Retryable(err) }
 
 // execute draws kind's inputs and runs it until it completes, retrying
-// deadlock victims with the same inputs. m is charged every attempt.
-func (t *Terminal) execute(kind TxType, m *engine.Meter) (retries int64, rolledBack bool, skipped int64, err error) {
+// deadlock victims, lock timeouts and serialization failures with the
+// same inputs (serial counts the last). m is charged every attempt.
+func (t *Terminal) execute(kind TxType, m *engine.Meter) (retries, serial int64, rolledBack bool, skipped int64, err error) {
 	env := t.env
 	r := t.rnd
 	W := int64(t.cfg.Warehouses)
@@ -362,22 +388,41 @@ func (t *Terminal) execute(kind TxType, m *engine.Meter) (retries int64, rolledB
 		in := StockLevelInput{WID: t.w, DID: t.d, Threshold: r.Int64(10, 20)}
 		attempt = func(tx *engine.Tx) error { _, err := t.x.StockLevel(tx, &in); return err }
 	}
+	opts := engine.TxOptions{Isolation: t.cfg.Isolation}
 	for {
-		tx := t.db.Begin(m)
+		tx := t.db.BeginTx(m, opts)
 		err := attempt(tx)
 		switch {
 		case err == nil:
 			t.x.step(commitStep[kind])
-			return retries, false, skipped, tx.Commit()
+			return retries, serial, false, skipped, tx.Commit()
 		case errors.Is(err, ErrUnusedItem):
-			return retries, true, skipped, nil // rolled back by the transaction itself
+			return retries, serial, true, skipped, nil // rolled back by the transaction itself
 		case retryable(err):
 			retries++ // already rolled back
+			if errors.Is(err, engine.ErrSerialization) {
+				serial++
+			}
+			t.backOff(retries)
 		default:
 			_ = tx.Rollback()
-			return retries, false, skipped, err
+			return retries, serial, false, skipped, err
 		}
 	}
+}
+
+// backOff waits before retry n (from 1): a random time, as a client's
+// retry loop would, so that two transactions that met in a deadlock do
+// not meet again in lockstep. In simulated mode, whose time is
+// deterministic, the same inputs retried at once can repeat the same
+// interleaving, and so the same deadlock, forever.
+func (t *Terminal) backOff(n int64) {
+	d := time.Duration(t.backoff.Int64N(int64(RetryBackoff << min(n-1, maxBackoffShift))))
+	if b, ok := t.env.(Backoffer); ok {
+		b.Backoff(d)
+		return
+	}
+	t.env.Sleep(d)
 }
 
 // lastHistorySeq returns the largest sequence number terminal slot of

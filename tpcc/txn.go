@@ -139,6 +139,7 @@ func (x *Executor) step(s Step) {
 // (SELECT c_balance, c_first, c_middle, c_id ... ORDER BY c_first), so
 // that it reads no customer row after it.
 var (
+	byFirst    = [1]engine.SortKey{{Column: "c_first"}}
 	byNameIDs  = []string{"c_id"}
 	byNameRows = []string{"c_balance", "c_first", "c_middle", "c_id"}
 )
@@ -192,7 +193,12 @@ func (x *Executor) customerByName(tx *engine.Tx, w, d int64, last string, cols [
 		so.Limit = int((n + 1) / 2) // read only up to the chosen row
 	}
 	x.step(scan)
-	cur, err := tx.Scan(x.T.Customer, so)
+	// ORDER BY c_first: idx_customer_name (c_w_id, c_d_id, c_last,
+	// c_first) gives the order after its three equal columns, so no sort
+	// runs (the report's sorts_avoided).
+	limit := so.Limit
+	so.Limit = 0 // the sort's
+	cur, err := tx.Sort(x.T.Customer, engine.SortOptions{ScanOptions: so, OrderBy: byFirst[:], Limit: limit})
 	if err != nil {
 		return 0, err
 	}
@@ -263,6 +269,11 @@ func (x *Executor) read(tx *engine.Tx, t *engine.TableHandle, update bool, pk []
 
 // NewOrder runs a New-Order [2.4.2]. An unused item id (the 1% case) rolls
 // the transaction back and returns ErrUnusedItem.
+//
+// As go-tpc and BenchmarkSQL phrase it, the warehouse, the customer and the
+// items are plain reads (under ReadCommitted and RepeatableRead, on tables
+// with versions, consistent reads that take no lock), and the district and
+// each stock row, which it updates from what it read, are read FOR UPDATE.
 func (x *Executor) NewOrder(tx *engine.Tx, in *NewOrderInput) (NewOrderOutput, error) {
 	var out NewOrderOutput
 	i := engine.Int
@@ -369,6 +380,9 @@ type PaymentInput struct {
 }
 
 // Payment runs a Payment [2.5.2]. It returns the customer's id.
+//
+// The warehouse, the district and the customer, which it updates from what
+// it read, are read FOR UPDATE; a by-name lookup is a plain read.
 func (x *Executor) Payment(tx *engine.Tx, in *PaymentInput) (int64, error) {
 	i := engine.Int
 	x.step(PWarehouse)
@@ -508,11 +522,21 @@ type DeliveryInput struct {
 
 // Delivery runs a Delivery [2.7.4] over the ten districts and returns how
 // many it skipped for want of an undelivered order.
+//
+// Under ReadCommitted and RepeatableRead its two scans are locking reads
+// (ScanOptions.ForUpdate), as the kits phrase them: the oldest new order
+// is go-tpc's SELECT ... FOR UPDATE (two Deliveries then queue for it
+// rather than both taking it), and the order's lines, which it updates,
+// are read as its UPDATE reads them, the latest committed version (a
+// snapshot read could miss the lines of an order committed after the
+// snapshot whose new order the locking scan found). Under Serializable
+// every read locks, shared, as it always has.
 func (x *Executor) Delivery(tx *engine.Tx, in *DeliveryInput) (skipped int, err error) {
 	i := engine.Int
+	locking := tx.Isolation() != engine.Serializable
 	for d := int64(1); d <= 10; d++ {
 		prefix := bound3(&x.lo, i(in.WID), i(d))
-		so := engine.ScanOptions{Lower: prefix, Upper: prefix, Columns: deliveryNewOrder}
+		so := engine.ScanOptions{Lower: prefix, Upper: prefix, Columns: deliveryNewOrder, ForUpdate: locking}
 		if x.Profile != BenchmarkSQL {
 			so.Limit = 1
 		}
@@ -550,7 +574,7 @@ func (x *Executor) Delivery(tx *engine.Tx, in *DeliveryInput) (skipped int, err 
 		}
 		op := bound3(&x.lo, i(in.WID), i(d), i(oid))
 		x.step(DOrderLines)
-		lines, err := tx.Scan(x.T.OrderLine, engine.ScanOptions{Lower: op, Upper: op, Columns: deliveryLines})
+		lines, err := tx.Scan(x.T.OrderLine, engine.ScanOptions{Lower: op, Upper: op, Columns: deliveryLines, ForUpdate: locking})
 		if err != nil {
 			return skipped, err
 		}

@@ -722,11 +722,14 @@ func TestTxProfilesSameCustomer(t *testing.T) {
 			sizes[len(n.ids)] = true
 			for _, p := range txtProfiles {
 				var out OrderStatusOutput
-				_, err := d.exec(p, func(x *Executor, tx *engine.Tx) (err error) {
+				m, err := d.exec(p, func(x *Executor, tx *engine.Tx) (err error) {
 					out, err = x.OrderStatus(tx, &OrderStatusInput{WID: 1, DID: di, CLast: n.last})
 					return err
 				})
 				require.NoError(t, err)
+				// ORDER BY c_first comes from idx_customer_name: no sort.
+				require.Equal(t, int64(1), m.SortsAvoided, "%s", p)
+				require.Zero(t, m.Sorts, "%s", p)
 				require.Equal(t, n.want(), out.CID, "%s: district %d, %s (%d customers)", p, di, n.last, len(n.ids))
 			}
 		}

@@ -79,6 +79,13 @@ type Params struct {
 	// TornPages is the torn-page protection every side pays for (the
 	// command's --torn-pages; default none): the sides' reports show it.
 	TornPages cache.TornPages `json:"-"`
+	// Org is the organization of every side that does not set its own
+	// (OrgDefault: clustered); Isolation and EarlyLockRelease are every
+	// side's (sim.TPCCConfig's; their defaults: Serializable, the
+	// organization's lock release). The sides' reports show them.
+	Org              engine.Org         `json:"-"`
+	Isolation        engine.Isolation   `json:"-"`
+	EarlyLockRelease engine.LockRelease `json:"-"`
 	// MemoryLimit and IgnoreMemoryLimit go to every side's job
 	// (sim.TPCCConfig): each side is checked before the first one loads.
 	MemoryLimit       int64 `json:"-"`
@@ -303,7 +310,7 @@ func (p *Params) base() sim.TPCCConfig {
 	return sim.TPCCConfig{Mode: sim.ModeSim, Hardware: p.Hardware, Warehouses: p.Warehouses, Scale: p.Scale, Terminals: p.Terminals,
 		Duration: p.Duration, Warmup: p.Warmup, Seed: p.Seed, PoolSize: p.PoolSize, RemoteSize: p.RemoteSize,
 		ReadAhead: true, TornPages: p.TornPages, MemoryLimit: p.MemoryLimit, IgnoreMemoryLimit: p.IgnoreMemoryLimit, InMemoryOnly: true,
-		ScaledPool: p.poolPerWarehouse, IOCapacity: p.IOCapacity}
+		ScaledPool: p.poolPerWarehouse, IOCapacity: p.IOCapacity, Org: p.Org, Isolation: p.Isolation, EarlyLockRelease: p.EarlyLockRelease}
 }
 
 // The counters an explanation looks at, with their per-transaction value

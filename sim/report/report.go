@@ -36,6 +36,8 @@ type Report struct {
 	// Recovery is what opening a stored database recovered, when it
 	// recovered anything (a crash); nil after a clean shutdown.
 	Recovery *Recovery `json:"recovery,omitempty"`
+	// Purge is the purge of the versions' undo logs over the run.
+	Purge *Purge `json:"purge,omitempty"`
 	// Sim is simulated mode's own section: the modeled hardware and how
 	// busy it was.
 	Sim    *Sim     `json:"sim,omitempty"`
@@ -45,8 +47,21 @@ type Report struct {
 	Notes []string `json:"notes"`
 }
 
-// IsolationNote is in every report (the README's "Isolation").
-const IsolationNote = "isolation: strict two-phase locking on rows, reads take shared locks (InnoDB's SERIALIZABLE): TPC-C does not yet read from snapshots, so lock waits are higher than a multi-version engine would show"
+// IsolationNote is in every report of a run at Serializable (the
+// README's "Isolation"); IsolationNoteFor gives the note of each level.
+const IsolationNote = "isolation: serializable: strict two-phase locking on rows, plain reads take shared locks (InnoDB's SERIALIZABLE), so lock waits are higher than under repeatable-read, where plain reads are consistent reads"
+
+// IsolationNoteFor is the isolation note of a report at level (as
+// engine.Isolation prints it): IsolationNote for serializable.
+func IsolationNoteFor(level string) string {
+	switch level {
+	case "read-committed", "repeatable-read":
+		return "isolation: " + level + ": plain reads of clustered tables are consistent reads (InnoDB's versions built from undo, no row locks; " +
+			map[string]string{"read-committed": "a read view per statement", "repeatable-read": "one read view per transaction"}[level] +
+			"), writes and FOR UPDATE reads lock and read the latest version; heap tables have no versions yet, so their plain reads still take shared locks; no gap locks"
+	}
+	return IsolationNote
+}
 
 // RowPointerNote goes with reports on the row-pointer heap.
 const RowPointerNote = "heap-rowptr: an index-only scan is PostgreSQL's best case (every page all-visible, no visibility-map misses)"
@@ -83,7 +98,13 @@ type Config struct {
 	RemoteMode          string `json:"remote_mode"`
 	HeapUpdate          string `json:"heap_update"`
 	SyncCommit          bool   `json:"sync_commit"`
-	Dir                 string `json:"dir"` // "" in memory
+	// Isolation is the terminals' level (read-committed,
+	// repeatable-read, serializable) and EarlyLockRelease whether a
+	// commit releases its locks before its log sync (InnoDB) or after it
+	// (PostgreSQL), defaults resolved.
+	Isolation        string `json:"isolation"`
+	EarlyLockRelease bool   `json:"early_lock_release"`
+	Dir              string `json:"dir"` // "" in memory
 }
 
 // Host says where the job ran and how long it took there: every
@@ -168,12 +189,15 @@ type Run struct {
 
 // Type is one transaction type's figures.
 type Type struct {
-	Type      string  `json:"type"`
-	Count     int64   `json:"count"`
-	MixPct    float64 `json:"mix_pct"` // share of all completed transactions
-	Retries   int64   `json:"retries"`
-	Rollbacks int64   `json:"rollbacks"`
-	Skipped   int64   `json:"skipped,omitempty"` // Delivery: districts without a new order
+	Type    string  `json:"type"`
+	Count   int64   `json:"count"`
+	MixPct  float64 `json:"mix_pct"` // share of all completed transactions
+	Retries int64   `json:"retries"`
+	// SerializationFailures counts the retries that were serialization
+	// failures.
+	SerializationFailures int64 `json:"serialization_failures"`
+	Rollbacks             int64 `json:"rollbacks"`
+	Skipped               int64 `json:"skipped,omitempty"` // Delivery: districts without a new order
 	// Latency in milliseconds, from an HDR histogram of microseconds
 	// (three significant digits).
 	LatencyMs Percentiles `json:"latency_ms"`
@@ -299,6 +323,41 @@ type MeterAverages struct {
 	TierGets          float64 `json:"tier_gets"`
 	TierHits          float64 `json:"tier_hits"`
 	HeapRowsScans     float64 `json:"heap_rows_scanned"`
+	// Multi-versioning: read views opened, rows read without a lock
+	// through one, older versions built from undo records for them
+	// (InnoDB's), undo records written (every write's, for rollback and
+	// versions), heap-only and other versioned heap updates and heap
+	// versions tested (PostgreSQL's), and read-only commits that waited
+	// for the commits they may have read to be durable (early lock
+	// release with sync commit).
+	ReadViews        float64 `json:"read_views"`
+	ConsistentReads  float64 `json:"consistent_reads"`
+	UndoVersionsRead float64 `json:"undo_versions_read"`
+	UndoRecords      float64 `json:"undo_records"`
+	HOTUpdates       float64 `json:"hot_updates"`
+	NonHOTUpdates    float64 `json:"non_hot_updates"`
+	HeapVersionsRead float64 `json:"heap_versions_read"`
+	DurableReadWaits float64 `json:"durable_read_waits"`
+	// Sorting (ORDER BY): sorts run, and sorts avoided because an index
+	// gave the order (TPC-C's by-name reads through idx_customer_name).
+	Sorts        float64 `json:"sorts"`
+	SortsAvoided float64 `json:"sorts_avoided"`
+}
+
+// Purge is the purge of committed undo logs (the clustered organization's
+// versions: InnoDB's history list) over the run.
+type Purge struct {
+	// Purged counts the undo logs purged during the run (after a commit,
+	// or by the purge actor in simulated mode).
+	Purged int64 `json:"undo_logs_purged"`
+	// HistoryLength is the purge lag at the end of the run: committed
+	// undo logs not purged yet (InnoDB's history list length).
+	HistoryLength int64 `json:"history_length"`
+	// Simulated mode's purge actor: its steps, the logs they purged, and
+	// the longest history it met at a step.
+	ActorSteps       int64 `json:"actor_steps,omitempty"`
+	ActorPurged      int64 `json:"actor_purged,omitempty"`
+	MaxHistoryLength int64 `json:"max_history_length,omitempty"`
 }
 
 // Tier is the remote tier's activity during the run: what the

@@ -60,7 +60,8 @@ func TestReportTable(t *testing.T) {
 		Load:     &Load{TotalRows: 1200000, ElapsedSeconds: 6, RowsPerSecond: 200000},
 		Run: &Run{Terminals: 8, MeasuredSeconds: 30, TpmC: 25.08, TxPerMinute: 55.7, Efficiency: &eff,
 			Types: []Type{{Type: "new-order", Count: 12, MixPct: 45, LatencyMs: Percentiles{P50: 1.5, P99: 9.25},
-				PerTx: MeterAverages{NodeVisits: 150.5, LogBytes: 24000}}}},
+				PerTx: MeterAverages{NodeVisits: 150.5, LogBytes: 24000}},
+				{Type: "payment", Count: 10, MixPct: 43, PerTx: MeterAverages{SortsAvoided: 0.6}}}},
 		Space: []Space{{Table: "stock", Index: "heap", Pages: 7, Fill: 0.5}},
 		Log:   &Log{Records: 5, Bytes: 2048, Syncs: 1, SyncedCommits: 3},
 		Notes: []string{IsolationNote},
@@ -80,7 +81,7 @@ func TestReportTable(t *testing.T) {
 	for _, w := range []string{"2 warehouses", "org heap-pk", "profile sysbench", "seed 9", "--org=heap-pk --seed=9",
 		"page size 8192, pool 64 MiB (lru)", "1200000 rows in 6.00 s, 200000 rows/s", "new-order", "1.500", "9.250",
 		"150.5", "24000", "tpmC 25", "efficiency 97.5% of 12.86 tpmC per warehouse", "SPACE: 7 pages", "50.0%",
-		"5 records, 2.0 KiB, 1 syncs for 3 synced commits", "note: isolation: strict two-phase locking",
+		"5 records, 2.0 KiB, 1 syncs for 3 synced commits", "note: isolation: serializable: strict two-phase locking",
 		"REMOTE TIER: slru (inclusive), 64 MiB: hit rate 75.0% (6 hits of 8 gets; 1 stale, 0 corrupt, 1 errors), 9 puts (2 dropped)",
 		"128 pages read ahead (3 evicted unused)",
 		"RECOVERY (the database was not shut down cleanly): 1.50 s (redo 1.50 s, rollback 0 µs, checkpoint 0 µs)",
@@ -91,6 +92,9 @@ func TestReportTable(t *testing.T) {
 		"redo log: 1.8 KiB logged, 450 per committed transaction, over 4 commits"} {
 		require.Contains(t, out, w)
 	}
+	require.Contains(t, out, "ORDER BY per transaction")
+	require.Regexp(t, `(?m)^\s+payment\s+0\.00\s+0\.60\s*$`, out, "payment's by-name reads: sorts avoided")
+	require.NotRegexp(t, `(?m)^\s+new-order\s+0\.00\s+0\.00\s*$`, out, "no ORDER BY, no row")
 	require.Regexp(t, `(?m)^\s+redo\s+2\.0 KiB\s+7\s+5\s+0\s+0\s+0\s+500\s*$`, out)
 	require.Regexp(t, `(?m)^\s+wal\s+5\.9 KiB\s+0\s+0\s+0\s+0\s+0\s+1500\s*$`, out)
 	require.Regexp(t, `(?m)^\s+total\s+7\.8 KiB\s+7\s+5\s+0\s+0\s+0\s+2000\s*$`, out)

@@ -32,6 +32,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 	fmt.Fprintf(&b, "engine: page size %d, pool %s (%s), heap update %s, count rewrite %v, sync commit %v, %s\n",
 		r.Database.PageSize, FormatBytes(r.Database.PoolBytes), c.PoolPolicy, c.HeapUpdate, c.CountRewrite, c.SyncCommit,
 		storage(c.Dir))
+	if c.Isolation != "" {
+		fmt.Fprintf(&b, "isolation %s, early lock release %v\n", c.Isolation, c.EarlyLockRelease)
+	}
 
 	if rc := r.Recovery; rc != nil {
 		secs := rc.RedoSeconds + rc.RollbackSeconds + rc.CheckpointSeconds
@@ -91,6 +94,8 @@ func (r *Report) WriteTable(w io.Writer) error {
 				p.RowsExamined, p.PoolHits, p.PoolMisses, p.LogBytes, p.LockWaits)
 		}
 		_ = tw.Flush()
+		writeVersions(&b, run.Types)
+		writeSorts(&b, run.Types)
 		if fs != nil && fs.Run != nil {
 			writeFSSpan(&b, fs.Run)
 		}
@@ -149,6 +154,13 @@ func (r *Report) WriteTable(w io.Writer) error {
 				bg.DoublewriteWrites, bg.DoublewritePages, FormatBytes(bg.DoublewriteBytes), bg.DoublewriteSyncs)
 		}
 	}
+	if p := r.Purge; p != nil && (p.Purged > 0 || p.HistoryLength > 0 || p.ActorSteps > 0) {
+		fmt.Fprintf(&b, "\nPURGE: %d undo logs purged during the run, history length %d at its end", p.Purged, p.HistoryLength)
+		if p.ActorSteps > 0 {
+			fmt.Fprintf(&b, "; the purge actor took %d steps, purged %d, met a history of %d at most", p.ActorSteps, p.ActorPurged, p.MaxHistoryLength)
+		}
+		b.WriteString("\n")
+	}
 	if l := r.Log; l != nil {
 		fmt.Fprintf(&b, "\nREDO LOG: %d records, %s, %d syncs for %d synced commits, %d checkpoints\n",
 			l.Records, FormatBytes(l.Bytes), l.Syncs, l.SyncedCommits, l.Checkpoints)
@@ -164,6 +176,53 @@ func (r *Report) WriteTable(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeVersions prints the multi-versioning figures per transaction of
+// the types that have any (none at Serializable on clustered tables
+// without versioned heaps: then nothing is printed).
+func writeVersions(b *strings.Builder, types []Type) {
+	var rows []Type
+	for _, t := range types {
+		p := &t.PerTx
+		if t.SerializationFailures > 0 || p.ReadViews > 0 || p.ConsistentReads > 0 || p.UndoVersionsRead > 0 || p.HOTUpdates > 0 ||
+			p.NonHOTUpdates > 0 || p.HeapVersionsRead > 0 || p.DurableReadWaits > 0 {
+			rows = append(rows, t)
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "\nmulti-versioning per transaction (averages; serialization failures: retries in all)\n")
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "type\tread views\tconsistent reads\tversions read\tundo records\tHOT updates\tnon-HOT updates\theap versions read\tdurable-read waits\tserialization failures\t")
+	for _, t := range rows {
+		p := &t.PerTx
+		fmt.Fprintf(tw, "%s\t%.2f\t%.1f\t%.2f\t%.1f\t%.2f\t%.2f\t%.2f\t%.3f\t%d\t\n", t.Type, p.ReadViews, p.ConsistentReads, p.UndoVersionsRead,
+			p.UndoRecords, p.HOTUpdates, p.NonHOTUpdates, p.HeapVersionsRead, p.DurableReadWaits, t.SerializationFailures)
+	}
+	_ = tw.Flush()
+}
+
+// writeSorts prints the ORDER BYs per transaction of the types that have
+// any: sorts run and sorts an index made unnecessary.
+func writeSorts(b *strings.Builder, types []Type) {
+	var rows []Type
+	for _, t := range types {
+		if t.PerTx.Sorts > 0 || t.PerTx.SortsAvoided > 0 {
+			rows = append(rows, t)
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "\nORDER BY per transaction (averages; avoided: an index gave the order, no sort ran)\n")
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "type\tsorts\tsorts avoided\t")
+	for _, t := range rows {
+		fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t\n", t.Type, t.PerTx.Sorts, t.PerTx.SortsAvoided)
+	}
+	_ = tw.Flush()
 }
 
 // writeFSSpan prints a run's writes to files: a line per class of file,

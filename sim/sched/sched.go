@@ -131,6 +131,18 @@ type Scheduler struct {
 	// still had background writes queued (skipped: see background).
 	cleanerSkips int64
 
+	// Purge and vacuum, background actors after the cleaner (see
+	// maintain): a step each every PurgeInterval of virtual time, at the
+	// first yield point at or after nextMaint. purge is DB.PurgeStep
+	// (Attach); vacuum the hook for PostgreSQL's vacuum (SetVacuum), nil
+	// until the engine has one. Each charges a meter of its own.
+	purge, vacuum BackgroundStep
+	nextMaint     int64
+	purgeWork     Maintenance
+	vacuumWork    Maintenance
+	// history reads the purge lag (DB.Purge().Lag).
+	history func() int64
+
 	// syncLeader is the terminal leading the log sync in progress while
 	// it yields inside SyncStart; urgent is a terminal whose page write
 	// waits for that sync while it may hold page latches (PageWriteWait):
@@ -219,15 +231,19 @@ type vterm struct {
 	waitCell  *int64          // parkedCell
 	parkAt    int64
 
-	meter   *engine.Meter // the transaction's, while one runs
-	last    hw.Vector     // its counters at the last pricing
-	loads   []load        // page reads since the last pricing
-	bgLoads []load        // read-ahead since the last pricing
-	readyAt int64         // the latest ready time of a frame hit since the last pricing
-	hits    []*int64      // frames hit whose read another terminal had not yet booked
-	ownHits []*int64      // frames hit that this terminal's own read-ahead brought in
-	carry   [2]int64      // CPU picoseconds not yet a whole nanosecond: pool, engine
-	unsafe  int           // page writes under way that may wait for the log (PageWriteWait)
+	meter *engine.Meter // the transaction's, while one runs
+	last  hw.Vector     // its counters at the last pricing
+	// lastSort is its sort counters at the last pricing: an ORDER BY's
+	// CPU and temporary-file I/O are priced by hw.SortTime, not by the
+	// event vector.
+	lastSort engine.SortCounts
+	loads    []load   // page reads since the last pricing
+	bgLoads  []load   // read-ahead since the last pricing
+	readyAt  int64    // the latest ready time of a frame hit since the last pricing
+	hits     []*int64 // frames hit whose read another terminal had not yet booked
+	ownHits  []*int64 // frames hit that this terminal's own read-ahead brought in
+	carry    [2]int64 // CPU picoseconds not yet a whole nanosecond: pool, engine
+	unsafe   int      // page writes under way that may wait for the log (PageWriteWait)
 
 	spent   [NumTimeKinds]int64
 	txSpent [NumTimeKinds]int64
@@ -271,17 +287,71 @@ func New(machine hw.Machine, pageSize int, tier bool) *Scheduler {
 var _ engine.Runtime = (*Scheduler)(nil)
 
 // Install makes the scheduler o's Runtime: the database's clock, lock and
-// log waits, sync starts, call boundaries and frame ready times.
+// log waits, sync starts, call boundaries and frame ready times. Purge
+// at its default becomes engine.PurgeManual: the scheduler runs it as a
+// background actor (Attach), at virtual times of its own, rather than on
+// the committing terminal after every commit.
 func (s *Scheduler) Install(o *engine.Options) {
 	o.Runtime = s
+	if o.Purge == engine.PurgeDefault {
+		o.Purge = engine.PurgeManual
+	}
 }
 
-// Attach gives the scheduler the database's pool, whose background meter
-// it prices.
+// Attach gives the scheduler the database: its pool, whose background
+// meter it prices and whose page cleaner it runs, and its purge, which it
+// runs as a background actor (DB.PurgeStep, PurgeBatch logs a step).
 func (s *Scheduler) Attach(db *engine.DB) {
 	s.pool = db.Pool()
 	s.lastBg = s.pool.BackgroundMeter()
+	s.purge = func(m *engine.Meter) (int, error) { return db.PurgeStep(m, PurgeBatch) }
+	s.history = func() int64 { return db.Purge().Lag }
+	// HOOK(vacuum): once the engine has PostgreSQL's vacuum for the heap
+	// organizations (a DB.VacuumStep of the same form as PurgeStep), it
+	// is attached here, after purge, in the same deterministic order:
+	//	s.vacuum = func(m *engine.Meter) (int, error) { return db.VacuumStep(m, VacuumBatch) }
+	// Until then SetVacuum installs one (nil: none).
 }
+
+// BackgroundStep is one step of a background actor: bounded work charged
+// to m, returning how many units (undo logs purged, pages vacuumed) it
+// did.
+type BackgroundStep func(m *engine.Meter) (int, error)
+
+// PurgeInterval is how often, in virtual time, the purge actor (and the
+// vacuum actor, if any) takes a step: InnoDB's purge coordinator works in
+// batches while the history list has work and sleeps between them
+// (srv_purge_coordinator_thread); PurgeBatch is its batch, in undo logs
+// here (innodb_purge_batch_size is 300 undo pages).
+const (
+	PurgeInterval = 10 * time.Millisecond
+	PurgeBatch    = 300
+)
+
+// Maintenance is a background actor's work so far (Purge, Vacuum).
+type Maintenance struct {
+	// Steps counts the steps taken, Done the units they did (undo logs
+	// purged, pages vacuumed).
+	Steps, Done int64
+	// Meter is the actor's own meter, every step's work summed.
+	Meter engine.Meter
+	// MaxHistory and History are the purge lag (the history list's
+	// length, DB.Purge().Lag) at its longest when a step began, and after
+	// the last step (purge only).
+	MaxHistory, History int64
+	// Err is the first error a step returned (the actor then stops).
+	Err error
+}
+
+// SetVacuum installs the vacuum actor's step, run after purge's at the
+// same points (see Attach's HOOK); nil: none.
+func (s *Scheduler) SetVacuum(step BackgroundStep) { s.vacuum = step }
+
+// Purge returns the purge actor's work so far.
+func (s *Scheduler) Purge() Maintenance { return s.purgeWork }
+
+// Vacuum returns the vacuum actor's work so far (none without SetVacuum).
+func (s *Scheduler) Vacuum() Maintenance { return s.vacuumWork }
 
 // Now is the virtual time: the running terminal's clock, or the
 // scheduler's own between runs. It never yields (the pool reads it under
@@ -337,6 +407,7 @@ func (s *Scheduler) Run(fs []func() error) []error {
 		// not the run's.
 		s.lastBg = s.pool.BackgroundMeter()
 		s.nextClean = s.base + int64(cache.CleanerInterval)
+		s.nextMaint = s.base + int64(PurgeInterval)
 	}
 	for i, f := range fs {
 		v := s.terms[i]
@@ -557,12 +628,19 @@ func (s *Scheduler) step(v *vterm) { s.switchFrom(v) }
 // when no other terminal's clock is earlier.
 func (s *Scheduler) price(v *vterm) {
 	var d hw.Vector
+	var sortCPU, sortIO time.Duration
 	if v.meter != nil {
 		cur := hw.VectorOf(v.meter)
 		for i := range d {
 			d[i] = cur[i] - v.last[i]
 		}
 		v.last = cur
+		if sc := &v.meter.SortCounts; *sc != v.lastSort {
+			delta := *sc
+			delta.Sub(&v.lastSort)
+			v.lastSort = *sc
+			sortCPU, sortIO = hw.SortTime(&s.machine, &hw.DefaultSortCosts, &delta)
+		}
 	}
 	// 1. Pages the work found in the pool that others were still reading.
 	if v.readyAt > v.now {
@@ -607,6 +685,13 @@ func (s *Scheduler) price(v *vterm) {
 		s.step(v)
 		v.now = s.storeBooked(v, v.now, op)
 	})
+	if sortIO > 0 {
+		// A sort's temporary files: its run writes and merge reads
+		// (hw.SortTime, each request's latency and transfer) hold the
+		// store device as one booking.
+		s.step(v)
+		v.now = s.storeBooked(v, v.now, storeOp{occ: int64(sortIO), resp: int64(sortIO)})
+	}
 	if s.tier { // a trace's null tier is free
 		for range d[hw.EventTierPut] {
 			s.step(v)
@@ -626,6 +711,7 @@ func (s *Scheduler) price(v *vterm) {
 		}
 		ps[share] += d[i] * s.ev[i]
 	}
+	ps[1] += sortCPU.Nanoseconds() * 1000 // ps: the events' costs are in ps
 	var ns [2]int64
 	for i := range ps {
 		ps[i] += v.carry[i]
@@ -880,7 +966,61 @@ func (s *Scheduler) background(v *vterm) {
 			s.cleanerPass(t)
 			s.queueBackground(t)
 		}
+		// Nor while a terminal leads a log sync (parked in SyncStart, the
+		// log's sync in flight): a step that writes a dirty victim to
+		// free a frame must wait for that sync (the WAL rule), and with
+		// no terminal current that wait would block the scheduler itself.
+		// The step runs at the first yield point after the sync.
+		if t >= s.nextMaint && s.syncLeader == nil {
+			s.nextMaint = t + int64(PurgeInterval)
+			s.maintain(t)
+		}
 	}
+}
+
+// maintain takes a step of each maintenance actor due at t, in a fixed
+// order (purge, then vacuum), with no terminal current: their work is
+// background work. Their page reads, and the writes and syncs they made
+// (a dirty victim written to free a frame), queue on the store device as
+// background requests; nobody's clock waits for them (the pages they
+// dirty are the cleaner's to write). Their CPU is not priced, as no
+// background work's is.
+func (s *Scheduler) maintain(t int64) {
+	step := func(w *Maintenance, f BackgroundStep) {
+		if f == nil || w.Err != nil {
+			return
+		}
+		cur := s.cur
+		s.cur = nil
+		before, readsBefore := hw.VectorOf(&w.Meter), w.Meter.StoreReads
+		n, err := f(&w.Meter)
+		s.cur = cur
+		w.Steps++
+		w.Done += int64(n)
+		if err != nil {
+			w.Err = err
+		}
+		d := hw.VectorOf(&w.Meter)
+		for i := range d {
+			d[i] -= before[i]
+		}
+		reads := w.Meter.StoreReads - readsBefore
+		if len(s.bg) == 0 {
+			s.store.free = max(s.store.free, t)
+		}
+		for range reads {
+			s.queueBg(s.storeOcc[0])
+		}
+		s.storeOps(&d, func(op storeOp) { s.queueBg(op.occ) })
+	}
+	if s.history != nil {
+		s.purgeWork.MaxHistory = max(s.purgeWork.MaxHistory, s.history())
+	}
+	step(&s.purgeWork, s.purge)
+	if s.history != nil {
+		s.purgeWork.History = s.history()
+	}
+	step(&s.vacuumWork, s.vacuum)
 }
 
 // queueBackground queues the pool's background page writes and tier puts
@@ -947,7 +1087,7 @@ func (s *Scheduler) BeforeCall(m *engine.Meter) {
 	if m != v.meter {
 		// Counts already on a meter the scheduler did not watch are not
 		// this terminal's to pay.
-		v.meter, v.last = m, hw.VectorOf(m)
+		v.meter, v.last, v.lastSort = m, hw.VectorOf(m), m.SortCounts
 	}
 	s.switchFrom(v)
 }
@@ -1119,6 +1259,15 @@ func (v *vterm) Sleep(d time.Duration) {
 	v.s.switchFrom(v)
 }
 
+// Backoff implements tpcc.Backoffer: a retry's backoff passes in virtual
+// time and counts as lock wait (the conflict that made the retry).
+func (v *vterm) Backoff(d time.Duration) {
+	v.s.settle(v)
+	v.spent[TimeLock] += int64(d)
+	v.now += int64(d)
+	v.s.switchFrom(v)
+}
+
 // TxBegin implements tpcc.TxObserver.
 func (v *vterm) TxBegin(tpcc.TxType) {
 	v.txSpent, v.txBegin = v.spent, v.now
@@ -1137,7 +1286,7 @@ func (v *vterm) TxEnd(kind tpcc.TxType, measured bool, _ *engine.Meter) {
 			tt.Spent[k] += v.spent[k] - v.txSpent[k]
 		}
 	}
-	v.meter, v.last = nil, hw.Vector{}
+	v.meter, v.last, v.lastSort = nil, hw.Vector{}, engine.SortCounts{}
 }
 
 // Types returns the measured response times' breakdown by type.

@@ -2,6 +2,7 @@ package sched
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -52,12 +53,13 @@ type simDB struct {
 // which opening the tables reads. Lock waits time out after 1 s.
 func openSimRows(t *testing.T, machine hw.Machine, commit engine.CommitMode, rows int64, readAhead bool, names ...string) *simDB {
 	t.Helper()
-	return openSimTorn(t, machine, commit, rows, readAhead, cache.TornPagesNone, names...)
+	return openSimTorn(t, machine, commit, rows, readAhead, cache.TornPagesNone, engine.LockReleaseDefault, names...)
 }
 
-// openSimTorn is openSimRows with a torn-page protection for the
-// simulated open.
-func openSimTorn(t *testing.T, machine hw.Machine, commit engine.CommitMode, rows int64, readAhead bool, torn cache.TornPages, names ...string) *simDB {
+// openSimTorn is openSimRows with a torn-page protection and a lock
+// release for the simulated open.
+func openSimTorn(t *testing.T, machine hw.Machine, commit engine.CommitMode, rows int64, readAhead bool, torn cache.TornPages,
+	release engine.LockRelease, names ...string) *simDB {
 	t.Helper()
 	dir := t.TempDir()
 	db, err := engine.Open(&engine.Options{Dir: dir, Options: cache.Options{PoolSize: 4 << 20}})
@@ -78,7 +80,8 @@ func openSimTorn(t *testing.T, machine hw.Machine, commit engine.CommitMode, row
 	require.NoError(t, err)
 	require.NoError(t, db.Close())
 
-	o := &engine.Options{Dir: dir, Options: cache.Options{PoolSize: 16 << 20, ReadAhead: readAhead, TornPages: torn}, Commit: commit, LockTimeout: time.Second}
+	o := &engine.Options{Dir: dir, Options: cache.Options{PoolSize: 16 << 20, ReadAhead: readAhead, TornPages: torn}, Commit: commit,
+		LockTimeout: time.Second, EarlyLockRelease: release}
 	s := New(machine, 16384, false)
 	s.Install(o)
 	db, err = engine.Open(o)
@@ -158,4 +161,138 @@ func TestSimReadAheadPagesAreReadyWhenDelivered(t *testing.T) {
 		require.GreaterOrEqual(t, ends[i], storeBusy)
 	}
 	require.Less(t, ends[1], ends[0], "read-ahead reads whole extents with one seek each")
+}
+
+// The purge actor: a step every PurgeInterval of virtual time, at the
+// first yield point at or after it, with no terminal current. A read view
+// held by terminal 0 keeps the undo logs of terminal 1's three committed
+// updates on the history list (the purge after each commit may not free
+// them); terminal 0 ends its transaction with a rollback, which purges
+// nothing, so the three logs are the actor's: its next step purges all
+// three, on its own meter. Twice, the same steps: it is deterministic.
+func TestSimPurgeActor(t *testing.T) {
+	var first Maintenance
+	for run := range 2 {
+		sd := openSimRows(t, testHW(hw.CPUProfile{}, freeDevice), engine.NoSyncCommit, 100, false, "a")
+		tb := sd.t["a"]
+		var rolledBackAt int64
+		sd.run(t, func(env tpcc.Env) error {
+			tx := sd.db.BeginTx(nil, engine.TxOptions{Isolation: engine.RepeatableRead})
+			if _, _, err := tx.Get(tb, key(1), nil); err != nil { // opens the view
+				return err
+			}
+			env.Sleep(3 * time.Millisecond)
+			if err := tx.Rollback(); err != nil {
+				return err
+			}
+			rolledBackAt = at(env)
+			if lag := sd.db.Purge().Lag; lag != 3 {
+				return fmt.Errorf("history length %d after the view closed, want 3: the logs wait for the actor", lag)
+			}
+			env.Sleep(2 * PurgeInterval)
+			at(env)
+			return nil
+		}, func(env tpcc.Env) error {
+			env.Sleep(time.Millisecond)
+			for k := int64(1); k <= 3; k++ {
+				tx := sd.db.Begin(nil)
+				if err := tx.Update(tb, key(k), []engine.Set{{Column: "v", Value: engine.Int(k)}}); err != nil {
+					return err
+				}
+				if err := tx.Commit(); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		p := sd.s.Purge()
+		require.NoError(t, p.Err)
+		require.Equal(t, int64(3), p.Done, "the actor purged the three logs")
+		require.Equal(t, int64(3), p.Meter.UndoLogsPurged)
+		require.Equal(t, int64(3), p.MaxHistory)
+		require.Zero(t, p.History)
+		require.Zero(t, sd.db.Purge().Lag)
+		require.Less(t, rolledBackAt, int64(3*PurgeInterval))
+		require.Positive(t, p.Steps)
+		require.Zero(t, sd.s.Vacuum().Steps, "no vacuum actor without SetVacuum")
+		if run == 0 {
+			first = p
+		} else {
+			require.Equal(t, first.Steps, p.Steps, "deterministic")
+			require.Equal(t, first.Meter.String(), p.Meter.String(), "deterministic")
+		}
+	}
+}
+
+// SetVacuum's step runs after purge's, at the same points, on a meter of
+// its own (the hook the heap organizations' vacuum takes).
+func TestSimVacuumHook(t *testing.T) {
+	sd := openSimRows(t, testHW(hw.CPUProfile{}, freeDevice), engine.NoSyncCommit, 10, false, "a")
+	var order []string
+	purge := sd.s.purge
+	sd.s.purge = func(m *engine.Meter) (int, error) { order = append(order, "purge"); return purge(m) }
+	sd.s.SetVacuum(func(m *engine.Meter) (int, error) {
+		order = append(order, "vacuum")
+		m.HeapPrunes++
+		return 1, nil
+	})
+	sd.run(t, func(env tpcc.Env) error {
+		env.Sleep(PurgeInterval)
+		at(env)
+		env.Sleep(PurgeInterval)
+		at(env)
+		return nil
+	})
+	v := sd.s.Vacuum()
+	require.Equal(t, int64(2), v.Steps)
+	require.Equal(t, int64(2), v.Done)
+	require.Equal(t, int64(2), v.Meter.HeapPrunes)
+	require.Equal(t, []string{"purge", "vacuum", "purge", "vacuum"}, order)
+}
+
+// A terminal's ORDER BY is priced by hw.SortTime: its CPU on a core and
+// its temporary files' requests on the store device. With a CPU profile
+// that prices no other event and the table's pages already in the pool,
+// the sort's call takes exactly that time.
+func TestSimSortPriced(t *testing.T) {
+	dev := hw.Device{ReadLatency: hw.Duration(50 * time.Microsecond), WriteLatency: hw.Duration(50 * time.Microsecond),
+		SyncLatency: hw.Duration(time.Millisecond), ReadBandwidth: 1 << 62, WriteBandwidth: 1 << 62}
+	sd := openSimRows(t, testHW(hw.CPUProfile{}, dev), engine.NoSyncCommit, 300, false, "a")
+	tb := sd.t["a"]
+	var m engine.Meter
+	var took int64
+	sd.run(t, func(env tpcc.Env) error {
+		tx := sd.db.Begin(&m)
+		defer func() { _ = tx.Commit() }()
+		c, err := tx.Scan(tb, engine.ScanOptions{}) // brings the pages in
+		if err != nil {
+			return err
+		}
+		for c.Next() {
+		}
+		if err := c.Close(); err != nil {
+			return err
+		}
+		before := m.SortCounts
+		start := at(env)
+		// A buffer too small for the rows: runs on temporary files.
+		s, err := tx.Sort(tb, engine.SortOptions{OrderBy: []engine.SortKey{{Column: "pad", Desc: true}, {Column: "k"}},
+			SortBufferSize: engine.MinSortBufferSize, ScanOptions: engine.ScanOptions{Columns: []string{"k", "v"}}})
+		if err != nil {
+			return err
+		}
+		for s.Next() {
+		}
+		if err := s.Close(); err != nil {
+			return err
+		}
+		took = at(env) - start
+		m.SortCounts.Sub(&before)
+		return nil
+	})
+	require.Positive(t, m.SortTempWrites, "the sort wrote runs")
+	require.Positive(t, m.SortCounts.Compares()+m.SortCounts.SortCollCompareTotal(), "%s", m.SortCounts.String())
+	cpu, io := hw.SortTime(&sd.s.machine, &hw.DefaultSortCosts, &m.SortCounts)
+	require.Positive(t, io)
+	require.Equal(t, int64(cpu+io), took, "sort cpu %v, temporary files %v", cpu, io)
 }

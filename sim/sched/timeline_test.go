@@ -24,7 +24,7 @@ package sched
 //	    (nothing costs time but a 5 ms sync) or a shipped profile
 //	    (hw.Devices). Prints what a page and a sync cost on it.
 //
-//	open tables=(NAME, ...) [rows=N] [sync-commit] [read-ahead] [doublewrite]
+//	open tables=(NAME, ...) [rows=N] [sync-commit] [read-ahead] [doublewrite] [early-lock-release=true|false]
 //	    Makes the tables, N rows each (default 100): columns k (the key,
 //	    1..N), v (0) and a 1,000-byte pad, 15 rows a leaf, so 100 rows are
 //	    a tree of two levels with seven leaves. Then closes the database
@@ -33,7 +33,10 @@ package sched
 //	    the tables reads. Commits do not wait for the log's sync unless
 //	    sync-commit; a lock wait times out after 1 s. With doublewrite,
 //	    page writes go through the doublewrite buffer
-//	    (cache.TornPagesDoublewrite). Prints each table's pages.
+//	    (cache.TornPagesDoublewrite). A commit releases its locks before
+//	    its log sync (early-lock-release=true, the default: the tables are
+//	    clustered) or after it (false; engine.LockRelease). Prints each
+//	    table's pages.
 //
 //	setup
 //	<step>...
@@ -253,6 +256,7 @@ func (tl *timeline) open(t *testing.T, td *datadriven.TestData) string {
 	var names []string
 	rows := int64(100)
 	commit, readAhead, torn := engine.NoSyncCommit, false, cache.TornPagesNone
+	release := engine.LockReleaseDefault
 	for _, a := range td.CmdArgs {
 		switch a.Key {
 		case "tables":
@@ -269,8 +273,17 @@ func (tl *timeline) open(t *testing.T, td *datadriven.TestData) string {
 			readAhead = true
 		case "doublewrite":
 			torn = cache.TornPagesDoublewrite
+		case "early-lock-release":
+			switch a.SingleVal(t) {
+			case "true":
+				release = engine.EarlyRelease
+			case "false":
+				release = engine.LateRelease
+			default:
+				td.Fatalf(t, "early-lock-release=%s: want true or false", a.SingleVal(t))
+			}
 		default:
-			td.Fatalf(t, "unknown argument %s: want tables, rows, sync-commit, read-ahead or doublewrite", a.Key)
+			td.Fatalf(t, "unknown argument %s: want tables, rows, sync-commit, read-ahead, doublewrite or early-lock-release", a.Key)
 		}
 	}
 	if len(names) == 0 {
@@ -279,7 +292,7 @@ func (tl *timeline) open(t *testing.T, td *datadriven.TestData) string {
 	if tl.sd != nil {
 		require.NoError(t, tl.sd.db.Close())
 	}
-	tl.sd = openSimTorn(t, tl.machine, commit, rows, readAhead, torn, names...)
+	tl.sd = openSimTorn(t, tl.machine, commit, rows, readAhead, torn, release, names...)
 	tl.scripts = nil
 	var b strings.Builder
 	for _, s := range tl.sd.space {

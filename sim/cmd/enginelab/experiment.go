@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/enginelab/enginelab/engine"
 	"github.com/enginelab/enginelab/sim"
 	"github.com/enginelab/enginelab/sim/experiment"
 	"github.com/enginelab/enginelab/sim/hw"
@@ -153,12 +154,16 @@ type experimentFlags struct {
 	p                         experiment.Params
 	pool, remote, memoryLimit size
 	scale                     choice
+	org, isolation, lockRel   choice
 	asJSON, quiet             bool
 	html                      string
 }
 
 func newExperimentFlags(name string, stderr io.Writer) *experimentFlags {
-	x := &experimentFlags{fs: flag.NewFlagSet(name, flag.ContinueOnError), scale: choice{"full", tpcc.ScaleNames()}}
+	x := &experimentFlags{fs: flag.NewFlagSet(name, flag.ContinueOnError), scale: choice{"full", tpcc.ScaleNames()},
+		org:       choice{"", []string{"clustered", "heap-rowptr", "heap-pk"}},
+		isolation: choice{"serializable", []string{"read-committed", "repeatable-read", "serializable"}},
+		lockRel:   choice{"", []string{"true", "false"}}}
 	fs, p := x.fs, &x.p
 	fs.SetOutput(stderr)
 	fs.Usage = func() {}
@@ -178,6 +183,9 @@ func newExperimentFlags(name string, stderr io.Writer) *experimentFlags {
 	fs.StringVar(&p.Hardware.Network, "network", "", "the network to the remote tier (default: the experiment's)")
 	fs.StringVar(&p.Hardware.ProfilesFile, "profiles", "", "a JSON `file` of profiles (README, \"Simulated mode\")")
 	fs.Var(&p.TornPages, "torn-pages", "torn-page protection every side pays for (the store writes pages atomically, so it protects nothing here): none, full-page-writes (PostgreSQL's) or doublewrite (InnoDB's doublewrite buffer)")
+	fs.Var(&x.org, "org", "the organization of every side that does not set its own (default: clustered)")
+	fs.Var(&x.isolation, "isolation", "every side's isolation level: serializable, repeatable-read or read-committed (tpcc --isolation)")
+	fs.Var(&x.lockRel, "early-lock-release", "every side's lock release: true (before the commit's log sync, InnoDB) or false (after it, PostgreSQL); empty: the organization's")
 	fs.BoolVar(&x.asJSON, "json", false, "print the result as one JSON document")
 	fs.BoolVar(&x.quiet, "quiet", false, "no progress lines")
 	fs.StringVar(&x.html, "html", "", "also write the result as one self-contained HTML `file` with charts (no script or font fetched; printable)")
@@ -204,5 +212,19 @@ func (x *experimentFlags) params() (experiment.Params, error) {
 		return p, fmt.Errorf("--scale: %w", err)
 	}
 	p.Scale = sc
+	if x.org.value != "" {
+		if p.Org, err = engine.ParseOrg(x.org.value); err != nil {
+			return p, fmt.Errorf("--org: %w", err)
+		}
+	}
+	if p.Isolation, err = engine.ParseIsolation(x.isolation.value); err != nil {
+		return p, fmt.Errorf("--isolation: %w", err)
+	}
+	switch x.lockRel.value {
+	case "true":
+		p.EarlyLockRelease = engine.EarlyRelease
+	case "false":
+		p.EarlyLockRelease = engine.LateRelease
+	}
 	return p, nil
 }

@@ -21,7 +21,7 @@ import (
 
 // sweepable are the experiment flags a sweep may vary.
 var sweepable = []string{"warehouses", "scale", "terminals", "duration", "warmup", "seed", "pool", "remote-size", "io-capacity",
-	"cores", "cpu", "store-device", "log-device", "network", "torn-pages"}
+	"cores", "cpu", "store-device", "log-device", "network", "torn-pages", "org", "isolation", "early-lock-release"}
 
 // sweepCmd is "enginelab experiment sweep --base NAME --vary FLAG=V1,V2,...
 // [flags]": the experiment once per value, in simulated mode, as a table

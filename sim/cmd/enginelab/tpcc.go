@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"time"
@@ -96,10 +97,10 @@ type tpccFlags struct {
 	ignoreMemoryLimit               bool
 	remote                          remote
 	remoteMode, readAhead, mode     choice
-	tornPages                       choice
+	tornPages, isolation, lockRel   choice
 	cores, ioCapacity, dirtyLWM     int
 	cpu, storeDev, logDev, network  string
-	profiles, trace                 string
+	profiles, trace, cpuProfile     string
 	countRewrite, stockNoLower      bool
 	keyingThink, syncCommit, check  bool
 	dir, out, null, compare         string
@@ -171,6 +172,11 @@ func newTPCCFlags(sub string, stderr io.Writer) *tpccFlags {
 		fs.DurationVar(&f.interval, "interval", 0, "print a progress line per transaction type every `interval` of the run's clock (virtual in sim mode), and a summary at the end (default 10s, and only when standard output is a terminal and --json is not given; given, always: on standard error with --json)")
 		fs.BoolVar(&f.steps, "steps", false, "add each transaction type's steps (its engine calls: count, latency and node visits) to the table report (the JSON and HTML reports always have them)")
 		fs.StringVar(&f.html, "html", "", "also write the report as one self-contained HTML `file` with charts (no script or font fetched; printable)")
+		f.isolation = choice{"serializable", []string{"read-committed", "repeatable-read", "serializable"}}
+		fs.Var(&f.isolation, "isolation", "the terminals' isolation level: serializable (strict two-phase locking, reads take shared locks), repeatable-read (InnoDB's: plain reads of clustered tables read one snapshot without locks, FOR UPDATE reads and writes lock) or read-committed (a snapshot per statement); heap tables have no versions yet and lock their reads at every level")
+		f.lockRel = choice{"", []string{"true", "false"}}
+		fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the run phase (warm-up and measured interval, not the load or the check) to this `file`, for go tool pprof")
+		fs.Var(&f.lockRel, "early-lock-release", "true: a commit releases its locks and becomes visible before its log sync (InnoDB); false: after it (PostgreSQL); empty, the default: the organization's (true for clustered, false for the heap organizations). Both are crash-safe: a read-only commit waits for the log to be durable up to the commits made visible before it")
 	}
 	if sub != "export" {
 		fs.BoolVar(&f.countRewrite, "count-rewrite", false, "the engine counts count(col) of a NOT NULL column as count(*)")
@@ -274,6 +280,19 @@ func (f *tpccFlags) config() (sim.TPCCConfig, error) {
 		}
 		c.Profile = p
 	}
+	if f.isolation.value != "" {
+		iso, err := engine.ParseIsolation(f.isolation.value)
+		if err != nil {
+			return c, fmt.Errorf("sim: %w: --isolation: %w", sim.ErrInvalidConfig, err)
+		}
+		c.Isolation = iso
+	}
+	switch f.lockRel.value {
+	case "true":
+		c.EarlyLockRelease = engine.EarlyRelease
+	case "false":
+		c.EarlyLockRelease = engine.LateRelease
+	}
 	f.fs.VisitAll(func(fl *flag.Flag) { c.Flags[fl.Name] = fl.Value.String() })
 	if f.fs.Lookup("cores") != nil && f.cores < 1 {
 		return c, fmt.Errorf("sim: %w: --cores %d: want 1 to 1024", sim.ErrInvalidConfig, f.cores)
@@ -293,6 +312,8 @@ var comparable = map[string][]string{
 	"pool-policy":               {"midpoint", "lru"},
 	"heap-update":               {"in-place", "new-version"},
 	"sync-commit":               {"true", "false"},
+	"isolation":                 {"serializable", "repeatable-read", "read-committed"},
+	"early-lock-release":        {"true", "false"},
 	"stocklevel-no-lower-bound": {"false", "true"},
 	"remote-mode":               {"exclusive", "inclusive"},
 	"read-ahead":                {"on", "off"},
@@ -309,7 +330,7 @@ func parseCompare(fs *flag.FlagSet, spec string) (string, []string, error) {
 	var ok []string
 	fs.VisitAll(func(fl *flag.Flag) {
 		switch fl.Name {
-		case "compare", "dir", "json", "quiet", "check", "memory-limit", "ignore-memory-limit", "html", "steps", "interval":
+		case "compare", "dir", "json", "quiet", "check", "memory-limit", "ignore-memory-limit", "cpuprofile", "html", "steps", "interval":
 		default:
 			ok = append(ok, fl.Name)
 		}
@@ -368,7 +389,20 @@ func tpccCmd(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	lines := f.progress(stdout, stderr, "")
-	rep, err := sim.TPCC(ctx, cfg, f.hooks(stderr, "", lines))
+	hooks := f.hooks(stderr, "", lines)
+	if f.cpuProfile != "" {
+		stop, err := profileRun(&hooks, f.cpuProfile)
+		if err != nil {
+			fmt.Fprintf(stderr, "enginelab tpcc: --cpuprofile: %v\n", err)
+			return 2
+		}
+		defer func() {
+			if err := stop(); err != nil {
+				fmt.Fprintf(stderr, "enginelab tpcc: --cpuprofile: %v\n", err)
+			}
+		}()
+	}
+	rep, err := sim.TPCC(ctx, cfg, hooks)
 	lines.summary(rep)
 	status := printReport(rep, err, f.asJSON, stdout, stderr, func(w io.Writer) error {
 		if err := rep.WriteTable(w); err != nil || !f.steps {
@@ -428,6 +462,9 @@ func compare(ctx context.Context, f *tpccFlags, args []string, stdout, stderr io
 	}
 	if err == nil && f.trace != "" {
 		err = fmt.Errorf("sim: %w: --compare runs several sides; record a --trace from one run", sim.ErrInvalidConfig)
+	}
+	if err == nil && f.cpuProfile != "" {
+		err = fmt.Errorf("sim: %w: --compare runs several sides; take a --cpuprofile of one run", sim.ErrInvalidConfig)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "enginelab tpcc: %v\n", err)
@@ -543,6 +580,33 @@ func export(f *tpccFlags, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "wrote %d rows, %s, into %s in %.1f s\n\n%s\n%s", stats.TotalRows, report.FormatBytes(stats.Bytes), out,
 		stats.Elapsed.Seconds(), pg, my)
 	return 0
+}
+
+// profileRun makes h profile the CPU into a new file at path from the
+// run's beginning to its end (inside the hooks h already has). stop
+// closes the file; it reports an error of the profile's.
+func profileRun(h *sim.Hooks, path string) (stop func() error, err error) {
+	file, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	var perr error
+	begin, end := h.RunBegin, h.RunEnd
+	h.RunBegin = func(warmup, duration time.Duration, elapsed func() time.Duration) {
+		perr = pprof.StartCPUProfile(file)
+		if begin != nil {
+			begin(warmup, duration, elapsed)
+		}
+	}
+	h.RunEnd = func() {
+		if end != nil {
+			end()
+		}
+		if perr == nil {
+			pprof.StopCPUProfile()
+		}
+	}
+	return func() error { return errors.Join(perr, file.Close()) }, nil
 }
 
 // hooks draws progress bars on stderr when it is a terminal, and hands

@@ -28,9 +28,9 @@ func TestTPCCHelp(t *testing.T) {
 	for sub, flags := range map[string][]string{
 		"": {"warehouses", "scale", "terminals", "duration", "warmup", "org", "profile", "count-rewrite", "page-size", "pool", "pool-policy", "heap-update", "sync-commit", "seed", "dir", "json", "compare", "keying-think", "stocklevel-no-lower-bound", "check", "quiet", "remote", "remote-mode", "remote-size", "read-ahead",
 			"pool-populate", "memtable-size", "block-cache", "mode", "cores", "cpu", "store-device", "log-device", "network", "profiles",
-			"html", "steps", "interval"},
+			"isolation", "early-lock-release", "cpuprofile", "html", "steps", "interval"},
 		"load":   {"warehouses", "scale", "org", "page-size", "pool", "seed", "dir", "json", "mode"},
-		"run":    {"terminals", "duration", "warmup", "profile", "count-rewrite", "seed", "dir", "json", "mode", "store-device", "network", "html", "steps", "interval"},
+		"run":    {"terminals", "duration", "warmup", "profile", "count-rewrite", "seed", "dir", "json", "mode", "store-device", "network", "isolation", "early-lock-release", "html", "steps", "interval"},
 		"check":  {"dir", "json"},
 		"export": {"dir", "out", "null", "schema"},
 	} {
@@ -91,6 +91,9 @@ func TestTPCCBadFlags(t *testing.T) {
 		{[]string{"--remote-mode", "both"}, []string{"-remote-mode", "exclusive, inclusive"}},
 		{[]string{"--remote-size", "lots"}, []string{"-remote-size", "64MiB"}},
 		{[]string{"--read-ahead", "yes"}, []string{"-read-ahead", "on, off"}},
+		{[]string{"--isolation", "snapshot"}, []string{"-isolation", "read-committed, repeatable-read, serializable"}},
+		{[]string{"--early-lock-release", "maybe"}, []string{"-early-lock-release", "true, false"}},
+		{[]string{"--compare", "org", "--cpuprofile", filepath.Join(empty, "cpu.out")}, []string{"--cpuprofile of one run"}},
 		{[]string{"--compare", "bogus"}, []string{"--compare bogus", "org, ", "profile"}},
 		{[]string{"--compare", "pool"}, []string{"--compare pool", "pool=V1,V2"}},
 		{[]string{"--compare", "terminals=4"}, []string{"at least two values"}},
@@ -172,9 +175,15 @@ func TestTPCCStoredDatabase(t *testing.T) {
 
 	rep = report.Report{}
 	st, out, errs = enginelab("tpcc", "run", "--dir", dir, "--json", "--duration", "1s", "--terminals", "2",
-		"--profile", "benchmarksql", "--sync-commit=false")
+		"--profile", "benchmarksql", "--sync-commit=false", "--isolation", "repeatable-read")
 	require.Zero(t, st, errs)
 	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	require.Equal(t, "repeatable-read", rep.Config.Isolation)
+	require.True(t, rep.Config.EarlyLockRelease, "the stored organization's default: clustered, InnoDB's early release")
+	require.NotNil(t, rep.Purge)
+	require.Contains(t, rep.Notes[0], "isolation: repeatable-read")
+	require.Equal(t, "order-status", rep.Run.Types[tpcc.OrderStatusTx].Type)
+	require.Positive(t, rep.Run.Types[tpcc.OrderStatusTx].PerTx.ConsistentReads, "its reads take no lock")
 	require.NotNil(t, rep.Run)
 	require.Nil(t, rep.Load)
 	require.Equal(t, 1, rep.Database.Warehouses, "as loaded")

@@ -1,0 +1,69 @@
+package tpcc
+
+import (
+	"fmt"
+
+	"github.com/enginelab/enginelab/engine"
+)
+
+// snapshotReads groups the reads of a Check or an Export into
+// transactions. They run in one RepeatableRead transaction, one snapshot,
+// as long as the engine reads the tables without row locks (tables with
+// versions, whose plain reads are consistent reads): the job then sees
+// one committed state of the whole database, holds no lock, and runs
+// beside terminals. A table without versions is read with shared row locks
+// whatever the level; from the first part whose reads took a lock, each
+// part ends its transaction, so that the locks held at once stay bounded
+// (one district's rows, one chunk of a table), and the reads are then no
+// snapshot: such a job must run while nothing writes.
+type snapshotReads struct {
+	db *engine.DB
+	m  *engine.Meter // charged; nil: each transaction's own
+	tx *engine.Tx    // the transaction open, nil: none
+	// locks is the meter's LockRequests when tx began, and locking says a
+	// part's reads took row locks.
+	locks   int64
+	locking bool
+}
+
+// part runs fn, one part of the job's reads, in the snapshot's
+// transaction (begun if need be). On an error the transaction is rolled
+// back and the next part begins another.
+func (r *snapshotReads) part(fn func(tx *engine.Tx) error) error {
+	if r.tx == nil {
+		r.tx = r.db.BeginTx(r.m, engine.TxOptions{Isolation: engine.RepeatableRead})
+		r.locks = r.tx.Meter().LockRequests
+	}
+	if err := fn(r.tx); err != nil {
+		_ = r.tx.Rollback() // may already be rolled back (a lock error)
+		r.tx = nil
+		return err
+	}
+	if r.tx.Meter().LockRequests != r.locks {
+		r.locking = true
+	}
+	if r.locking {
+		if err := r.end(); err != nil {
+			return fmt.Errorf("tpcc: commit of a read transaction: %w", err)
+		}
+	}
+	return nil
+}
+
+// end commits the transaction open, if any.
+func (r *snapshotReads) end() error {
+	tx := r.tx
+	if tx == nil {
+		return nil
+	}
+	r.tx = nil
+	return tx.Commit()
+}
+
+// abort rolls back the transaction open, if any.
+func (r *snapshotReads) abort() {
+	if r.tx != nil {
+		_ = r.tx.Rollback()
+		r.tx = nil
+	}
+}
