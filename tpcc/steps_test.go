@@ -151,3 +151,29 @@ func TestStepStatsMerge(t *testing.T) {
 	require.InDelta(t, float64(stepLatencyMax), float64(a.Latency.Max()), float64(stepLatencyMax)/50)
 	require.Zero(t, TrimmedMean(nil, 0.05))
 }
+
+// Marking a step and recording it allocate nothing once the step's
+// histograms exist (its first call): the per-step statistics cost no
+// allocation per engine call.
+func TestStepMarkAllocs(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	env := tickEnv{&now, time.Microsecond}
+	var m engine.Meter
+	var stats [NumSteps]StepStats
+	c := stepClock{env: env, m: &m, stats: &stats, on: true}
+	x := &Executor{steps: &c}
+	x.step(NOWarehouse)
+	x.step(NODistrict)
+	c.close(env.Now()) // the two steps' first calls: their histograms
+	allocs := testing.AllocsPerRun(1000, func() {
+		x.step(NOWarehouse)
+		x.step(NODistrict)
+		c.close(env.Now())
+	})
+	require.Zero(t, allocs)
+	require.Equal(t, int64(1+1+1000), stats[NOWarehouse].Count) // the first, AllocsPerRun's warm-up and its runs
+	c.on = false
+	x.step(NOItem) // not measured: nothing recorded
+	require.Zero(t, stats[NOItem].Count)
+	require.Nil(t, stats[NOItem].Latency)
+}
