@@ -146,6 +146,10 @@ type TPCCConfig struct {
 	// (cache.Options.MaxDirtyPagesPctLWM, innodb_max_dirty_pages_pct_lwm;
 	// 0, the default: only past 90% dirty).
 	MaxDirtyPagesPctLWM int
+	// Interval is the progress interval (Hooks.Interval hears each; 0:
+	// DefaultInterval), on the run's clock. The report's timeline uses it,
+	// or a shorter one when the run is short (TimelineStep).
+	Interval time.Duration
 	// LoadSpace records the space report right after the load, before
 	// the run changes it, in the report's load section (report.Load.Space).
 	LoadSpace bool
@@ -263,6 +267,8 @@ func (c *TPCCConfig) Validate() error {
 		return fmt.Errorf("sim: %w: --slab-pointer-size and --slab-mru-patch need a memcached model (--remote memcached-1.2.5, memcached-1.3.2 or memcached-1.6.18), not %s", ErrInvalidConfig, c.Remote)
 	case c.MemoryLimit < 0:
 		return fmt.Errorf("sim: %w: --memory-limit %d: want zero or more", ErrInvalidConfig, c.MemoryLimit)
+	case c.Interval < 0:
+		return fmt.Errorf("sim: %w: --interval %v: want more than zero", ErrInvalidConfig, c.Interval)
 	case c.Mode != "" && c.Mode != ModeReal && c.Mode != ModeSim:
 		return fmt.Errorf("sim: %w: --mode %s: want real or sim", ErrInvalidConfig, c.Mode)
 	case c.Isolation > engine.Serializable:

@@ -1,9 +1,12 @@
 package sim
 
 import (
+	"math"
 	"runtime/debug"
 	"strings"
 	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/enginelab/enginelab/cache/page"
 	"github.com/enginelab/enginelab/cache/redo"
@@ -183,6 +186,7 @@ func newRunReport(c *TPCCConfig, s *tpcc.RunReport, elapsed time.Duration) *repo
 			t.LatencyMs = report.Percentiles{P50: ms(ts.Percentile(50)), P90: ms(ts.Percentile(90)),
 				P95: ms(ts.Percentile(95)), P99: ms(ts.Percentile(99)),
 				Max: float64(ts.Latency.Max()) / 1000}
+			t.LatencyDist = newLatencyDist(ts.Latency)
 			n := float64(ts.Count)
 			m := &ts.Meter
 			t.PerTx = report.MeterAverages{
@@ -204,6 +208,7 @@ func newRunReport(c *TPCCConfig, s *tpcc.RunReport, elapsed time.Duration) *repo
 				Sorts: float64(m.Sorts) / n, SortsAvoided: float64(m.SortsAvoided) / n,
 			}
 		}
+		t.Steps = newSteps(res, tpcc.TxType(k), ts.Count)
 		r.Types = append(r.Types, t)
 	}
 	return r
@@ -225,4 +230,77 @@ func remoteMode(m tier.Mode) string {
 		return string(tier.Exclusive)
 	}
 	return string(m)
+}
+
+// newTimeline is the report's timeline: tpmC and transactions per minute
+// in each interval of tl's series.
+func newTimeline(tl *tpcc.Timeline) *report.Timeline {
+	step := tl.Step()
+	r := &report.Timeline{IntervalSeconds: step.Seconds()}
+	for i, counts := range tl.Series() {
+		var all int64
+		for _, n := range counts {
+			all += n
+		}
+		r.Points = append(r.Points, report.TimelinePoint{StartSeconds: (time.Duration(i) * step).Seconds(),
+			TpmC: float64(counts[tpcc.NewOrderTx]) / step.Minutes(), TxPerMinute: float64(all) / step.Minutes()})
+	}
+	return r
+}
+
+// newSteps is type k's steps that ran, in the order the transaction runs
+// them, over count completed transactions.
+func newSteps(res *tpcc.Results, k tpcc.TxType, count int64) []report.Step {
+	var out []report.Step
+	for s := range tpcc.NumSteps {
+		st := &res.Steps[s]
+		if s.Tx() != k || st.Count == 0 {
+			continue
+		}
+		n := float64(st.Count)
+		us := func(ns float64) float64 { return ns / 1e3 }
+		step := report.Step{Step: s.String(), Count: st.Count,
+			LatencyUs: report.StepFigures{Mean: us(float64(st.LatencySum) / n), Min: us(float64(st.LatencyMin)),
+				Max: us(float64(st.LatencyMax)), P99: us(float64(st.Latency.ValueAtQuantile(99))),
+				TrimmedMean: us(tpcc.TrimmedMean(st.Latency, 0.05))},
+			NodeVisits: report.StepFigures{Mean: float64(st.NodesSum) / n, Min: float64(st.NodesMin),
+				Max: float64(st.NodesMax), P99: float64(st.Nodes.ValueAtQuantile(99)),
+				TrimmedMean: tpcc.TrimmedMean(st.Nodes, 0.05)}}
+		if count > 0 {
+			step.PerTx = n / float64(count)
+		}
+		out = append(out, step)
+	}
+	return out
+}
+
+// newLatencyDist is the chart form of a latency histogram of
+// microseconds: its counts in bins of a tenth of a decade, from the bin
+// of its smallest value to that of its largest, and its percentile curve.
+func newLatencyDist(h *hdrhistogram.Histogram) *report.LatencyDist {
+	if h.TotalCount() == 0 {
+		return nil
+	}
+	d := &report.LatencyDist{}
+	// Bin i holds values in (10^((i-1)/10), 10^(i/10)] µs.
+	bin := func(us int64) int { return int(math.Ceil(10 * math.Log10(float64(max(1, us))))) }
+	lo := bin(h.Min())
+	counts := make([]int64, bin(h.Max())-lo+1)
+	for _, b := range h.Distribution() {
+		if b.Count > 0 {
+			counts[min(max(0, bin(b.To)-lo), len(counts)-1)] += b.Count
+		}
+	}
+	for i, n := range counts {
+		le := math.Pow(10, float64(lo+i)/10) / 1000
+		d.Buckets = append(d.Buckets, report.LatencyBucket{LeMs: math.Round(le*1e6) / 1e6, Count: n})
+	}
+	for _, p := range report.DistPercentiles {
+		v := h.ValueAtQuantile(p)
+		if p == 0 {
+			v = h.Min()
+		}
+		d.Percentiles = append(d.Percentiles, report.LatencyPercentile{Pct: p, Ms: float64(v) / 1000})
+	}
+	return d
 }

@@ -95,16 +95,22 @@ func TestSimTPCCDeterministic(t *testing.T) {
 	require.ErrorContains(t, err, "--scale items=5000 customers_per_district=300, but the database in "+dirs[0]+" was loaded at small scale")
 
 	var runs [3]*report.Report
+	var intervals []tpcc.Interval
 	for i := range 3 {
 		c := base
 		c.Phases, c.Dir = Phases{Run: true}, dirs[i]
+		hooks := Hooks{}
+		if i == 0 {
+			c.Interval = 500 * time.Millisecond
+			hooks.Interval = func(iv tpcc.Interval) { intervals = append(intervals, iv) }
+		}
 		if i == 2 {
 			c.Seed = 2
 		}
 		if i == 1 {
 			c.Scale = tpcc.FullScale // the default: as stored
 		}
-		rep, err := TPCC(ctx, c, Hooks{})
+		rep, err := TPCC(ctx, c, hooks)
 		require.NoError(t, err)
 		require.Empty(t, rep.Run.Errors)
 		runs[i] = rep
@@ -130,4 +136,47 @@ func TestSimTPCCDeterministic(t *testing.T) {
 	}
 	require.Zero(t, r.Sim.Stalls)
 	require.Greater(t, r.Host.RunSeconds, 0.0, "wall-clock figures go in host")
+
+	// The progress intervals (a run's --interval does not change its
+	// report) and the timeline count every measured transaction; the
+	// steps of a type take no more than its response time.
+	require.Len(t, intervals, 4, "2 s in 500 ms intervals")
+	require.Equal(t, 100*time.Millisecond, TimelineStep(2*time.Second, 0))
+	require.Len(t, r.Run.Timeline.Points, 20)
+	var newOrders float64
+	for _, p := range r.Run.Timeline.Points {
+		newOrders += p.TpmC * r.Run.Timeline.IntervalSeconds / 60
+	}
+	require.InDelta(t, float64(r.Run.Types[0].Count), newOrders, 1e-6)
+	for k, ty := range r.Run.Types {
+		var n int64
+		for _, iv := range intervals {
+			n += iv.Types[k].Count
+		}
+		require.Equal(t, ty.Count, n, ty.Type)
+		require.NotEmpty(t, ty.Steps, ty.Type)
+		var stepsUs float64
+		for _, st := range ty.Steps {
+			stepsUs += st.LatencyUs.Mean * float64(st.Count)
+		}
+		require.LessOrEqual(t, stepsUs/1e3, ty.Time.MeanMs*float64(ty.Count)*1.0001, ty.Type)
+		require.Greater(t, stepsUs/1e3, ty.Time.MeanMs*float64(ty.Count)/2, "%s: the steps are most of the time", ty.Type)
+	}
+}
+
+// The timeline's interval: the progress interval, or a twentieth of a
+// short run rounded down to 1, 2 or 5 times a power of ten.
+func TestTimelineStep(t *testing.T) {
+	for _, c := range []struct{ duration, interval, want time.Duration }{
+		{30 * time.Second, 0, time.Second},
+		{5 * time.Second, 0, 200 * time.Millisecond},
+		{time.Hour, 0, 10 * time.Second},
+		{10 * time.Minute, time.Minute, 20 * time.Second},
+		{30 * time.Second, 500 * time.Millisecond, 500 * time.Millisecond},
+		{100 * time.Millisecond, 0, 10 * time.Millisecond},
+		{2 * time.Second, 0, 100 * time.Millisecond},
+		{60 * time.Second, 0, 2 * time.Second},
+	} {
+		require.Equal(t, c.want, TimelineStep(c.duration, c.interval), "%v %v", c.duration, c.interval)
+	}
 }

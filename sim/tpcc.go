@@ -29,6 +29,38 @@ type Hooks struct {
 	// goroutine); RunEnd when they have stopped.
 	RunBegin func(warmup, duration time.Duration, elapsed func() time.Duration)
 	RunEnd   func()
+	// Interval hears each progress interval of the measured run as it
+	// ends (TPCCConfig.Interval; tpcc.Timeline.OnInterval), the last one
+	// before RunEnd.
+	Interval func(tpcc.Interval)
+}
+
+// DefaultInterval is the progress interval when TPCCConfig.Interval is 0,
+// go-tpc's.
+const DefaultInterval = 10 * time.Second
+
+// TimelineStep is the interval of the report's timeline for a run of
+// duration with progress interval (0: DefaultInterval): that interval, or
+// for a run shorter than 20 of them about a twentieth of the run, rounded
+// down to 1, 2 or 5 times a power of ten, at least 10 ms.
+func TimelineStep(duration, interval time.Duration) time.Duration {
+	if interval <= 0 {
+		interval = DefaultInterval
+	}
+	want := duration / 20
+	if want >= interval {
+		return interval
+	}
+	// 10 ms, 20 ms, 50 ms, 100 ms, ...: the largest not above want.
+	step := 10 * time.Millisecond
+	for p := step; p <= want; p *= 10 {
+		for _, m := range []time.Duration{1, 2, 5} {
+			if p*m <= want {
+				step = p * m
+			}
+		}
+	}
+	return min(step, interval)
 }
 
 // TPCC runs the phases of cfg on one database and reports. On an error
@@ -335,6 +367,16 @@ func (j *job) run(ctx context.Context, hooks Hooks) error {
 	rc := tpcc.RunConfig{Warehouses: l.Warehouses, Scale: l.Scale, Terminals: c.Terminals, Duration: c.Duration,
 		Warmup: c.Warmup, Seed: c.Seed, LoadConstants: l.Constants, Profile: c.Profile,
 		StockLevelNoLowerBound: c.StockLevelNoLowerBound, KeyingAndThink: c.KeyingAndThink, Isolation: c.IsolationLevel()}
+	interval := c.Interval
+	if interval <= 0 {
+		interval = DefaultInterval
+	}
+	tl, err := tpcc.NewTimeline(TimelineStep(c.Duration, interval), interval)
+	if err != nil {
+		return err
+	}
+	tl.OnInterval = hooks.Interval
+	rc.Timeline = tl
 	mark := j.markFS()
 	if j.slab != nil {
 		j.slabAtRun = j.slab.MemcachedStats()
@@ -344,7 +386,6 @@ func (j *job) run(ctx context.Context, hooks Hooks) error {
 	start := time.Now()
 	var stats *tpcc.RunReport
 	var elapsed time.Duration
-	var err error
 	if s := j.sched; s == nil {
 		if hooks.RunBegin != nil {
 			hooks.RunBegin(c.Warmup, c.Duration, func() time.Duration { return time.Since(start) })
@@ -364,6 +405,7 @@ func (j *job) run(ctx context.Context, hooks Hooks) error {
 		}
 		elapsed = s.Elapsed() - from
 	}
+	tl.Finish()
 	if hooks.RunEnd != nil {
 		hooks.RunEnd()
 	}
@@ -371,6 +413,7 @@ func (j *job) run(ctx context.Context, hooks Hooks) error {
 	if stats != nil {
 		rep := j.rep
 		rep.Run = newRunReport(c, stats, elapsed)
+		rep.Run.Timeline = newTimeline(tl)
 		j.fsSection().Run = j.fsSpan(mark, true)
 		rep.Host.RunSeconds = wall.Seconds()
 		if wall > 0 {

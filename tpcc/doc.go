@@ -124,6 +124,23 @@
 // once the caller has run them (sim/sched runs them as coroutines in
 // virtual time).
 //
+// # Steps and the timeline
+//
+// Results.Steps splits each type into its steps (Step: the engine calls
+// of the transaction, named as a kit's SQL would be: New-Order's "read
+// warehouse", "read district for update", ..., "insert order line",
+// "commit"), as Juice's Analyze.pl split a run by query: for each, the
+// calls, the exact sum, minimum and maximum of their latency and of their
+// B+tree node visits, and HDR histograms (two significant digits) for the
+// 99th percentile and TrimmedMean. The Executor marks each step's start
+// (a field store and, for a terminal's measured transactions, a reading of
+// the Env's clock and of the meter's node visits); a step lasts until the
+// next mark or the end of the commit. The histograms are allocated once a
+// terminal, so marking never allocates. RunConfig.Timeline (a Timeline)
+// follows the measured transactions over the run's clock: a count per
+// type and interval, and progress intervals with each type's count and
+// percentiles, handed to its OnInterval as they end.
+//
 // # Consistency [3.3.2]
 //
 // Check verifies conditions 1 to 12 warehouse by warehouse and district by

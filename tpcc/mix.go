@@ -151,6 +151,7 @@ func (s *TypeStats) Percentile(q float64) time.Duration {
 // Results are the per-type statistics of a run.
 type Results struct {
 	Types [NumTxTypes]TypeStats
+	Steps [NumSteps]StepStats // the engine calls of measured transactions, by step
 }
 
 // NewResults returns empty results.
@@ -159,6 +160,9 @@ func NewResults() *Results {
 	for i := range r.Types {
 		r.Types[i] = newTypeStats()
 	}
+	for i := range r.Steps {
+		r.Steps[i] = newStepStats()
+	}
 	return r
 }
 
@@ -166,6 +170,9 @@ func NewResults() *Results {
 func (r *Results) Merge(o *Results) {
 	for i := range r.Types {
 		r.Types[i].Merge(&o.Types[i])
+	}
+	for i := range r.Steps {
+		r.Steps[i].Merge(&o.Steps[i])
 	}
 }
 

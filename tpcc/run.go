@@ -49,6 +49,9 @@ type RunConfig struct {
 	// transactions (warm-up ones included), whatever the clock says: tests
 	// and deterministic runs use it.
 	Transactions int
+	// Timeline, if set, follows the measured transactions over time (the
+	// caller calls its Finish after the run).
+	Timeline *Timeline
 }
 
 func (c *RunConfig) validate() error {
@@ -131,6 +134,9 @@ func NewTerminals(db *engine.DB, cfg RunConfig) ([]*Terminal, error) {
 	start := cfg.Env.Now()
 	measureFrom := start.Add(cfg.Warmup)
 	end := measureFrom.Add(cfg.Duration)
+	if cfg.Timeline != nil {
+		cfg.Timeline.Start(measureFrom, cfg.Duration)
+	}
 	c := &cfg
 	terms := make([]*Terminal, cfg.Terminals)
 	for t := range cfg.Terminals {
@@ -146,6 +152,8 @@ func NewTerminals(db *engine.DB, cfg RunConfig) ([]*Terminal, error) {
 			term.env = te.ForTerminal(t)
 		}
 		term.obs, _ = term.env.(TxObserver)
+		term.steps = stepClock{env: term.env, m: &term.m, stats: &term.res.Steps}
+		term.x.steps = &term.steps
 		term.rnd.SetScale(cfg.Scale)
 		term.deck = NewDeck(rand.New(rand.NewPCG(cfg.Seed, uint64(t))))
 		term.think = rand.New(rand.NewPCG(cfg.Seed^0x7417, uint64(t)))
@@ -250,6 +258,8 @@ type Terminal struct {
 	// m is the meter of the transaction running, reset for each (its
 	// per-index counters keep their room).
 	m engine.Meter
+	// steps times the steps of measured transactions (x marks them).
+	steps stepClock
 }
 
 // hid returns the next h_id of this terminal: terminal slot t/W+1 of its
@@ -284,8 +294,9 @@ func (t *Terminal) Run(ctx context.Context) error {
 		}
 		m := &t.m
 		*m = engine.Meter{Index: m.Index[:0]} // the index counters grow again from zero
-		retries, serial, rolledBack, skipped, err := t.execute(kind, m)
 		measured := !begin.Before(t.from) && begin.Before(t.end)
+		t.steps.on = measured
+		retries, serial, rolledBack, skipped, err := t.execute(kind, m)
 		if t.obs != nil {
 			t.obs.TxEnd(kind, measured && err == nil, m)
 		}
@@ -293,8 +304,13 @@ func (t *Terminal) Run(ctx context.Context) error {
 			return fmt.Errorf("%s: %w", kind, err)
 		}
 		if measured {
+			now := env.Now()
+			t.steps.close(now)
+			if tl := t.cfg.Timeline; tl != nil {
+				tl.Record(kind, now, now.Sub(begin))
+			}
 			s := &t.res.Types[kind]
-			s.Record(env.Now().Sub(begin), m)
+			s.Record(now.Sub(begin), m)
 			s.Retries += retries
 			s.Skipped += skipped
 			s.SerializationFailures += serial
@@ -378,6 +394,7 @@ func (t *Terminal) execute(kind TxType, m *engine.Meter) (retries, serial int64,
 		err := attempt(tx)
 		switch {
 		case err == nil:
+			t.x.step(commitStep[kind])
 			return retries, serial, false, skipped, tx.Commit()
 		case errors.Is(err, ErrUnusedItem):
 			return retries, serial, true, skipped, nil // rolled back by the transaction itself

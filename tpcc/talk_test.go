@@ -38,7 +38,7 @@ func lookupFetches(t *testing.T, db *engine.DB, p Profile, d int64, last string,
 	x := &Executor{T: h, Profile: p}
 	var m engine.Meter
 	tx := db.Begin(&m)
-	cid, err := x.customerByName(tx, 1, d, last, cols)
+	cid, err := x.customerByName(tx, 1, d, last, cols, PByNameCount, PByNameScan)
 	require.NoError(t, err)
 	require.NoError(t, tx.Commit())
 	return m.RowFetches, cid

@@ -121,6 +121,16 @@ type Executor struct {
 	cpk  [4]engine.Value // customerPK's key
 	lo   [3]engine.Value // a scan's lower bound
 	hi   [3]engine.Value // a scan's upper bound
+	// steps times the steps of a terminal's transactions (nil: the
+	// executor of a test or a tool, which times nothing).
+	steps *stepClock
+}
+
+// step marks the start of step s (see Step).
+func (x *Executor) step(s Step) {
+	if x.steps != nil {
+		x.steps.mark(s)
+	}
 }
 
 // Columns a by-name lookup reads of each match: the c_id list (every
@@ -153,11 +163,15 @@ func bound3(b *[3]engine.Value, vals ...engine.Value) []engine.Value {
 // customerByName finds the customer of a by-name lookup: the one at position
 // ceil(n/2) of the matches ordered by c_first [2.5.2.2], as the profile
 // phrases it, reading cols of each match. It returns the customer's id.
-func (x *Executor) customerByName(tx *engine.Tx, w, d int64, last string, cols []string) (int64, error) {
+// The count and the scan are the steps count and scan of the caller's type.
+func (x *Executor) customerByName(tx *engine.Tx, w, d int64, last string, cols []string, count, scan Step) (int64, error) {
 	x.last = append(x.last[:0], last...)
 	prefix := bound3(&x.lo, engine.Int(w), engine.Int(d), engine.Bytes(x.last))
 	so := engine.ScanOptions{Index: CustomerByName, Lower: prefix, Upper: prefix, Columns: cols}
 	var n int64
+	if x.Profile != BenchmarkSQL {
+		x.step(count)
+	}
 	switch x.Profile {
 	case Optimized:
 		c, _, err := tx.Count(x.T.Customer, engine.CountOptions{ScanOptions: so})
@@ -178,6 +192,7 @@ func (x *Executor) customerByName(tx *engine.Tx, w, d int64, last string, cols [
 		}
 		so.Limit = int((n + 1) / 2) // read only up to the chosen row
 	}
+	x.step(scan)
 	// ORDER BY c_first: idx_customer_name (c_w_id, c_d_id, c_last,
 	// c_first) gives the order after its three equal columns, so no sort
 	// runs (the report's sorts_avoided).
@@ -262,19 +277,23 @@ func (x *Executor) read(tx *engine.Tx, t *engine.TableHandle, update bool, pk []
 func (x *Executor) NewOrder(tx *engine.Tx, in *NewOrderInput) (NewOrderOutput, error) {
 	var out NewOrderOutput
 	i := engine.Int
+	x.step(NOWarehouse)
 	w, err := x.get(tx, x.T.Warehouse, i(in.WID))
 	if err != nil {
 		return out, err
 	}
 	wTax := w[WTax].I
+	x.step(NODistrict)
 	d, err := x.getForUpdate(tx, x.T.District, i(in.WID), i(in.DID))
 	if err != nil {
 		return out, err
 	}
 	dTax, oid := d[DTax].I, d[DNextOID].I
+	x.step(NODistrictUpdate)
 	if err := tx.Update(x.T.District, []engine.Value{i(in.WID), i(in.DID)}, []engine.Set{{Column: "d_next_o_id", Value: i(oid + 1)}}); err != nil {
 		return out, err
 	}
+	x.step(NOCustomer)
 	c, err := x.get(tx, x.T.Customer, x.customerPK(in.WID, in.DID, in.CID)...)
 	if err != nil {
 		return out, err
@@ -287,21 +306,25 @@ func (x *Executor) NewOrder(tx *engine.Tx, in *NewOrderInput) (NewOrderOutput, e
 		}
 	}
 	entry := engine.Time(in.EntryD)
+	x.step(NOInsertOrder)
 	if err := tx.Insert(x.T.Orders, engine.Row{i(oid), i(in.DID), i(in.WID), i(in.CID), entry, engine.Null,
 		i(int64(len(in.Lines))), i(allLocal)}); err != nil {
 		return out, err
 	}
+	x.step(NOInsertNewOrder)
 	if err := tx.Insert(x.T.NewOrder, engine.Row{i(oid), i(in.DID), i(in.WID)}); err != nil {
 		return out, err
 	}
 	var sum int64
 	for n, l := range in.Lines {
+		x.step(NOItem)
 		item, found, err := tx.Get(x.T.Item, []engine.Value{i(l.IID)}, x.row)
 		if err != nil {
 			return out, err
 		}
 		if !found {
 			// 2.4.2.3: the unused item rolls the whole transaction back.
+			x.step(NORollback)
 			if err := tx.Rollback(); err != nil {
 				return out, err
 			}
@@ -309,6 +332,7 @@ func (x *Executor) NewOrder(tx *engine.Tx, in *NewOrderInput) (NewOrderOutput, e
 		}
 		x.row = item
 		price := item[IPrice].I
+		x.step(NOStock)
 		s, err := x.getForUpdate(tx, x.T.Stock, i(l.SupplyWID), i(l.IID))
 		if err != nil {
 			return out, err
@@ -324,6 +348,7 @@ func (x *Executor) NewOrder(tx *engine.Tx, in *NewOrderInput) (NewOrderOutput, e
 			remote++
 		}
 		distInfo := string(s[SDist01+int(in.DID)-1].B)
+		x.step(NOStockUpdate)
 		if err := tx.Update(x.T.Stock, []engine.Value{i(l.SupplyWID), i(l.IID)}, []engine.Set{
 			{Column: "s_quantity", Value: i(qty)}, {Column: "s_ytd", Value: i(s[SYtd].I + l.Quantity)},
 			{Column: "s_order_cnt", Value: i(s[SOrderCnt].I + 1)}, {Column: "s_remote_cnt", Value: i(remote)}}); err != nil {
@@ -331,6 +356,7 @@ func (x *Executor) NewOrder(tx *engine.Tx, in *NewOrderInput) (NewOrderOutput, e
 		}
 		amount := l.Quantity * price
 		sum += amount
+		x.step(NOInsertOrderLine)
 		if err := tx.Insert(x.T.OrderLine, engine.Row{i(oid), i(in.DID), i(in.WID), i(int64(n + 1)), i(l.IID),
 			i(l.SupplyWID), engine.Null, i(l.Quantity), engine.Dec(amount), engine.Str(distInfo)}); err != nil {
 			return out, err
@@ -359,28 +385,33 @@ type PaymentInput struct {
 // it read, are read FOR UPDATE; a by-name lookup is a plain read.
 func (x *Executor) Payment(tx *engine.Tx, in *PaymentInput) (int64, error) {
 	i := engine.Int
+	x.step(PWarehouse)
 	w, err := x.getForUpdate(tx, x.T.Warehouse, i(in.WID))
 	if err != nil {
 		return 0, err
 	}
 	wName := string(w[WName].B)
+	x.step(PWarehouseUpdate)
 	if err := tx.Update(x.T.Warehouse, []engine.Value{i(in.WID)}, []engine.Set{{Column: "w_ytd", Value: engine.Dec(w[WYtd].I + in.Amount)}}); err != nil {
 		return 0, err
 	}
+	x.step(PDistrict)
 	d, err := x.getForUpdate(tx, x.T.District, i(in.WID), i(in.DID))
 	if err != nil {
 		return 0, err
 	}
 	dName := string(d[DName].B)
+	x.step(PDistrictUpdate)
 	if err := tx.Update(x.T.District, []engine.Value{i(in.WID), i(in.DID)}, []engine.Set{{Column: "d_ytd", Value: engine.Dec(d[DYtd].I + in.Amount)}}); err != nil {
 		return 0, err
 	}
 	cid := in.CID
 	if in.CLast != "" {
-		if cid, err = x.customerByName(tx, in.CWID, in.CDID, in.CLast, byNameIDs); err != nil {
+		if cid, err = x.customerByName(tx, in.CWID, in.CDID, in.CLast, byNameIDs, PByNameCount, PByNameScan); err != nil {
 			return 0, err
 		}
 	}
+	x.step(PCustomer)
 	c, err := x.getForUpdate(tx, x.T.Customer, x.customerPK(in.CWID, in.CDID, cid)...)
 	if err != nil {
 		return 0, err
@@ -400,10 +431,12 @@ func (x *Executor) Payment(tx *engine.Tx, in *PaymentInput) (int64, error) {
 		}
 		set = append(set, engine.Set{Column: "c_data", Value: engine.Str(data)})
 	}
+	x.step(PCustomerUpdate)
 	if err := tx.Update(x.T.Customer, x.customerPK(in.CWID, in.CDID, cid), set); err != nil {
 		return 0, err
 	}
 	hData := wName + "    " + dName // 2.5.2.2
+	x.step(PInsertHistory)
 	if err := tx.Insert(x.T.History, engine.Row{i(in.HID), i(cid), i(in.CDID), i(in.CWID), i(in.DID), i(in.WID),
 		engine.Time(in.Date), engine.Dec(in.Amount), engine.Str(hData)}); err != nil {
 		return 0, err
@@ -444,17 +477,19 @@ func (x *Executor) OrderStatus(tx *engine.Tx, in *OrderStatusInput) (OrderStatus
 		if x.Profile == Sysbench {
 			cols = byNameRows
 		}
-		if cid, err = x.customerByName(tx, in.WID, in.DID, in.CLast, cols); err != nil {
+		if cid, err = x.customerByName(tx, in.WID, in.DID, in.CLast, cols, OSByNameCount, OSByNameScan); err != nil {
 			return out, err
 		}
 	}
 	if !byName || x.Profile != Sysbench { // sysbench's list carried the customer's columns
+		x.step(OSCustomer)
 		if _, err := x.get(tx, x.T.Customer, x.customerPK(in.WID, in.DID, cid)...); err != nil {
 			return out, err
 		}
 	}
 	out.CID = cid
 	prefix := bound3(&x.lo, i(in.WID), i(in.DID), i(cid))
+	x.step(OSOrder)
 	cur, err := tx.Scan(x.T.Orders, engine.ScanOptions{Index: OrdersByCustomer, Lower: prefix, Upper: prefix,
 		Reverse: true, Limit: 1, Columns: orderStatusOrder})
 	if err != nil {
@@ -468,6 +503,7 @@ func (x *Executor) OrderStatus(tx *engine.Tx, in *OrderStatusInput) (OrderStatus
 		return out, err
 	}
 	op := bound3(&x.lo, i(in.WID), i(in.DID), i(out.OID))
+	x.step(OSOrderLines)
 	lines, err := tx.Scan(x.T.OrderLine, engine.ScanOptions{Lower: op, Upper: op, Columns: orderStatusLines})
 	if err != nil {
 		return out, err
@@ -504,6 +540,7 @@ func (x *Executor) Delivery(tx *engine.Tx, in *DeliveryInput) (skipped int, err 
 		if x.Profile != BenchmarkSQL {
 			so.Limit = 1
 		}
+		x.step(DNewOrder)
 		cur, err := tx.Scan(x.T.NewOrder, so)
 		if err != nil {
 			return skipped, err
@@ -521,18 +558,22 @@ func (x *Executor) Delivery(tx *engine.Tx, in *DeliveryInput) (skipped int, err 
 			skipped++ // 2.7.4.2
 			continue
 		}
+		x.step(DDeleteNewOrder)
 		if err := tx.Delete(x.T.NewOrder, []engine.Value{i(in.WID), i(d), i(oid)}); err != nil {
 			return skipped, err
 		}
+		x.step(DOrder)
 		o, err := x.getForUpdate(tx, x.T.Orders, i(in.WID), i(d), i(oid))
 		if err != nil {
 			return skipped, err
 		}
 		cid := o[OCID].I
+		x.step(DOrderUpdate)
 		if err := tx.Update(x.T.Orders, []engine.Value{i(in.WID), i(d), i(oid)}, []engine.Set{{Column: "o_carrier_id", Value: i(in.CarrierID)}}); err != nil {
 			return skipped, err
 		}
 		op := bound3(&x.lo, i(in.WID), i(d), i(oid))
+		x.step(DOrderLines)
 		lines, err := tx.Scan(x.T.OrderLine, engine.ScanOptions{Lower: op, Upper: op, Columns: deliveryLines, ForUpdate: locking})
 		if err != nil {
 			return skipped, err
@@ -547,15 +588,18 @@ func (x *Executor) Delivery(tx *engine.Tx, in *DeliveryInput) (skipped int, err 
 			return skipped, err
 		}
 		for _, n := range x.nums {
+			x.step(DOrderLineUpdate)
 			if err := tx.Update(x.T.OrderLine, []engine.Value{i(in.WID), i(d), i(oid), i(n)},
 				[]engine.Set{{Column: "ol_delivery_d", Value: engine.Time(in.Date)}}); err != nil {
 				return skipped, err
 			}
 		}
+		x.step(DCustomer)
 		c, err := x.getForUpdate(tx, x.T.Customer, x.customerPK(in.WID, d, cid)...)
 		if err != nil {
 			return skipped, err
 		}
+		x.step(DCustomerUpdate)
 		if err := tx.Update(x.T.Customer, x.customerPK(in.WID, d, cid), []engine.Set{
 			{Column: "c_balance", Value: engine.Dec(c[CBalance].I + sum)},
 			{Column: "c_delivery_cnt", Value: i(c[CDeliveryCnt].I + 1)}}); err != nil {
@@ -575,6 +619,7 @@ type StockLevelInput struct {
 // Read-only.
 func (x *Executor) StockLevel(tx *engine.Tx, in *StockLevelInput) (int, error) {
 	i := engine.Int
+	x.step(SLDistrict)
 	d, err := x.get(tx, x.T.District, i(in.WID), i(in.DID))
 	if err != nil {
 		return 0, err
@@ -586,6 +631,7 @@ func (x *Executor) StockLevel(tx *engine.Tx, in *StockLevelInput) (int, error) {
 	if x.StockLevelNoLowerBound {
 		so.Lower = bound3(&x.lo, i(in.WID), i(in.DID))
 	}
+	x.step(SLOrderLines)
 	cur, err := tx.Scan(x.T.OrderLine, so)
 	if err != nil {
 		return 0, err
@@ -603,6 +649,7 @@ func (x *Executor) StockLevel(tx *engine.Tx, in *StockLevelInput) (int, error) {
 	slices.Sort(x.ids)
 	low := 0
 	for _, item := range slices.Compact(x.ids) {
+		x.step(SLStock)
 		s, err := x.get(tx, x.T.Stock, i(in.WID), i(item))
 		if err != nil {
 			return 0, err

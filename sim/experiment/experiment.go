@@ -167,12 +167,9 @@ type CounterDelta struct {
 // starts from the same pages). progress, if not nil, hears what runs.
 func Run(ctx context.Context, e *Experiment, p Params, progress func(string)) (*Report, error) {
 	p = e.params(p)
-	sides := e.sides(&p)
-	for i := range sides {
-		sides[i].Config.Phases = sim.Phases{Load: true, Run: true}
-		if err := sides[i].Config.Validate(); err != nil {
-			return nil, fmt.Errorf("experiment %s, side %q: %w", e.Name, sides[i].Label, err)
-		}
+	sides, err := e.validSides(&p)
+	if err != nil {
+		return nil, err
 	}
 	res := &Report{Name: e.Name, Question: e.Question, Expect: e.Expect, Context: e.Context, Params: p}
 	var trace string
@@ -235,6 +232,19 @@ func Run(ctx context.Context, e *Experiment, p Params, progress func(string)) (*
 		res.Explanations = append(res.Explanations, x...)
 	}
 	return res, nil
+}
+
+// validSides are e's sides for p (its defaults filled in), each to load
+// and run, validated.
+func (e *Experiment) validSides(p *Params) ([]Side, error) {
+	sides := e.sides(p)
+	for i := range sides {
+		sides[i].Config.Phases = sim.Phases{Load: true, Run: true}
+		if err := sides[i].Config.Validate(); err != nil {
+			return nil, fmt.Errorf("experiment %s, side %q: %w", e.Name, sides[i].Label, err)
+		}
+	}
+	return sides, nil
 }
 
 // Sides returns the jobs of e's sides for p, its zero fields filled from

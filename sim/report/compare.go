@@ -146,14 +146,36 @@ func (c *Comparison) WriteTable(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, "ratios are against %s=%s\n\n", c.Setting, c.Values[0])
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	head := []string{c.Setting}
+	head, rows := c.Table()
+	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
+	for _, cells := range rows {
+		fmt.Fprintln(tw, strings.Join(cells, "\t")+"\t")
+	}
+	_ = tw.Flush()
+	b.WriteString("\n")
+	for i, s := range c.Sides {
+		fmt.Fprintf(&b, "%s=%s: %s\n", c.Setting, c.Values[i], s.Verdict())
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// Table is the side-by-side table WriteTable prints: its head (the
+// setting, each side's value and, after every side but the first, its
+// ratio to the first) and a row of cells per figure ("-" where a side has
+// no such figure).
+func (c *Comparison) Table() (head []string, rows [][]string) {
+	if len(c.Sides) == 0 {
+		return nil, nil
+	}
+	first := c.Sides[0]
+	head = []string{c.Setting}
 	for i, v := range c.Values {
 		head = append(head, v)
 		if i > 0 {
 			head = append(head, "ratio")
 		}
 	}
-	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
 	for _, row := range c.rows() {
 		base, baseOK := row.get(first)
 		cells := []string{row.name}
@@ -174,25 +196,25 @@ func (c *Comparison) WriteTable(w io.Writer) error {
 				cells = append(cells, "-")
 			}
 		}
-		fmt.Fprintln(tw, strings.Join(cells, "\t")+"\t")
+		rows = append(rows, cells)
 	}
-	_ = tw.Flush()
-	b.WriteString("\n")
-	for i, s := range c.Sides {
-		verdict := "no check"
-		if s.Check != nil {
-			if s.Check.Passed() {
-				verdict = "consistent"
-			} else {
-				verdict = fmt.Sprintf("INCONSISTENT: conditions %v fail", s.Check.Failed())
-			}
+	return head, rows
+}
+
+// Verdict is the report's consistency verdict, with the run's first
+// error if it had any: "consistent", "INCONSISTENT: conditions [...]
+// fail" or "no check".
+func (r *Report) Verdict() string {
+	verdict := "no check"
+	if r.Check != nil {
+		if r.Check.Passed() {
+			verdict = "consistent"
+		} else {
+			verdict = fmt.Sprintf("INCONSISTENT: conditions %v fail", r.Check.Failed())
 		}
-		errs := ""
-		if s.Run != nil && len(s.Run.Errors) > 0 {
-			errs = fmt.Sprintf(", %d errors: %s", len(s.Run.Errors), s.Run.Errors[0])
-		}
-		fmt.Fprintf(&b, "%s=%s: %s%s\n", c.Setting, c.Values[i], verdict, errs)
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	if r.Run != nil && len(r.Run.Errors) > 0 {
+		verdict += fmt.Sprintf(", %d errors: %s", len(r.Run.Errors), r.Run.Errors[0])
+	}
+	return verdict
 }

@@ -15,8 +15,12 @@
 // part did not run: Config (every setting, by its flag name), Host (where
 // it ran, and every wall-clock figure of a simulated job), Database (as
 // loaded), Load, Run (a Type per transaction type: its count, mix,
-// latency percentiles, averages of the engine's meters per transaction
-// and, in simulated mode, TimeShares, where its mean response time went),
+// latency percentiles and LatencyDist (the histogram in bins of a tenth of
+// a decade and a percentile curve, for charts), averages of the engine's
+// meters per transaction, its Steps (each engine call's count, latency and
+// node visits: mean, minimum, maximum, p99 and 5%-trimmed mean) and, in
+// simulated mode, TimeShares, where its mean response time went; and the
+// run's Timeline, tpmC interval by interval),
 // Check (tpcc.CheckReport), Space (per index or heap), Log, Tier (the
 // remote page tier), Background (work no transaction waited for) and Sim
 // (the modeled machine and how busy it was). Notes say what a reader must
@@ -25,8 +29,10 @@
 //
 // A Comparison is one workload run under several values of one setting:
 // Sides[i] ran with Setting = Values[i], and WriteTable prints each figure
-// of each side with its ratio to the first side's, then each side's
-// consistency verdict.
+// of each side with its ratio to the first side's (Table gives those
+// cells), then each side's consistency verdict (Report.Verdict).
+// WriteSteps prints a report's steps (the command's --steps); package
+// report/html renders reports as an HTML page.
 //
 // # Usage
 //

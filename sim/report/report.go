@@ -180,6 +180,8 @@ type Run struct {
 	Efficiency *float64 `json:"efficiency_pct,omitempty"`
 	Types      []Type   `json:"types"`
 	Errors     []string `json:"errors,omitempty"`
+	// Timeline is tpmC over the measured interval, interval by interval.
+	Timeline *Timeline `json:"timeline,omitempty"`
 
 	// Total is every type's meters summed (not in the JSON form).
 	Total engine.Meter `json:"-"`
@@ -199,12 +201,17 @@ type Type struct {
 	// Latency in milliseconds, from an HDR histogram of microseconds
 	// (three significant digits).
 	LatencyMs Percentiles `json:"latency_ms"`
+	// LatencyDist is the same histogram as a histogram and a percentile
+	// curve, for charts.
+	LatencyDist *LatencyDist `json:"latency_dist,omitempty"`
 	// PerTx averages the meters over the completed transactions (retried
 	// attempts included in their cost).
 	PerTx MeterAverages `json:"per_tx"`
 	// Time splits the mean response time by where it went (simulated
 	// mode only).
 	Time *TimeShares `json:"time,omitempty"`
+	// Steps splits the type into its engine calls (the steps it ran).
+	Steps []Step `json:"steps,omitempty"`
 
 	// Sum is the type's meters summed, for explanations (not in the JSON
 	// form: PerTx has its averages).
@@ -264,6 +271,31 @@ type Percentiles struct {
 	P99 float64 `json:"p99"`
 	Max float64 `json:"max"`
 }
+
+// LatencyDist is a latency distribution for charts: the histogram's
+// counts in bins of a tenth of a decade (bin i holds the latencies in
+// (LeMs[i-1], LeMs[i]]), and the latency at the percentiles of
+// DistPercentiles.
+type LatencyDist struct {
+	Buckets     []LatencyBucket     `json:"buckets"`
+	Percentiles []LatencyPercentile `json:"percentiles"`
+}
+
+// LatencyBucket is one bin of a LatencyDist: the latencies up to LeMs
+// milliseconds (above the bin before).
+type LatencyBucket struct {
+	LeMs  float64 `json:"le_ms"`
+	Count int64   `json:"count"`
+}
+
+// LatencyPercentile is the latency at a percentile.
+type LatencyPercentile struct {
+	Pct float64 `json:"pct"`
+	Ms  float64 `json:"ms"`
+}
+
+// DistPercentiles are the percentiles of a LatencyDist's curve.
+var DistPercentiles = []float64{0, 10, 20, 30, 40, 50, 60, 70, 80, 90, 95, 97, 98, 99, 99.5, 99.9, 99.95, 99.99, 100}
 
 // MeterAverages are per-transaction averages of the engine's meters.
 type MeterAverages struct {

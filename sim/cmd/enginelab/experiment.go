@@ -40,91 +40,35 @@ func experimentCmd(args []string, stdout, stderr io.Writer) int {
 	if args[0] == experiment.SortKeysName {
 		return sortKeysCmd(args[1:], stdout, stderr)
 	}
+	if args[0] == "sweep" {
+		return sweepCmd(args[1:], stdout, stderr)
+	}
 	e, err := experiment.Lookup(args[0])
 	if err != nil {
 		fmt.Fprintf(stderr, "enginelab experiment: %v (enginelab experiment list)\n", err)
 		return 2
 	}
-	fs := flag.NewFlagSet("enginelab experiment "+e.Name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {}
-	var p experiment.Params
-	var pool, remote, memoryLimit size
-	var asJSON, quiet bool
-	scale := choice{"full", tpcc.ScaleNames()}
-	org := choice{"", []string{"clustered", "heap-rowptr", "heap-pk"}}
-	isolation := choice{"serializable", []string{"read-committed", "repeatable-read", "serializable"}}
-	lockRel := choice{"", []string{"true", "false"}}
-	fs.IntVar(&p.Warehouses, "warehouses", 0, "W (0: the experiment's, 1 unless it says)")
-	fs.Var(&scale, "scale", "the population of every side's load: full (the specification's) or small (a tenth: 10,000 items, 300 customers a district; an experiment that sizes its pool against the data sizes it for the small scale)")
-	fs.IntVar(&p.Terminals, "terminals", 0, "terminals (0: the experiment's)")
-	fs.DurationVar(&p.Duration, "duration", 0, "measured virtual time (0: the experiment's)")
-	fs.DurationVar(&p.Warmup, "warmup", 0, "virtual warm-up before it (0: the experiment's)")
-	fs.Uint64Var(&p.Seed, "seed", 1, "seed of the load and of every side's run")
-	fs.Var(&pool, "pool", "buffer pool size (0: the experiment's, per warehouse)")
-	fs.Var(&remote, "remote-size", "remote tier size where the experiment has one (0: the experiment's, per warehouse)")
-	fs.IntVar(&p.IOCapacity, "io-capacity", 0, "the page cleaner's base rate in page writes a second, innodb_io_capacity (0: the experiment's, else 200; at least 100)")
-	fs.IntVar(&p.Hardware.Cores, "cores", 0, "modeled CPU cores (0: the experiment's)")
-	fs.StringVar(&p.Hardware.CPU, "cpu", "", "CPU cost profile (default: the experiment's)")
-	fs.StringVar(&p.Hardware.Store, "store-device", "", "the store's device (default: the experiment's)")
-	fs.StringVar(&p.Hardware.Log, "log-device", "", "the log's device (default: the store's)")
-	fs.StringVar(&p.Hardware.Network, "network", "", "the network to the remote tier (default: the experiment's)")
-	fs.StringVar(&p.Hardware.ProfilesFile, "profiles", "", "a JSON `file` of profiles (README, \"Simulated mode\")")
-	fs.Var(&p.TornPages, "torn-pages", "torn-page protection every side pays for (the store writes pages atomically, so it protects nothing here): none, full-page-writes (PostgreSQL's) or doublewrite (InnoDB's doublewrite buffer)")
-	fs.Var(&org, "org", "the organization of every side that does not set its own (default: clustered)")
-	fs.Var(&isolation, "isolation", "every side's isolation level: serializable, repeatable-read or read-committed (tpcc --isolation)")
-	fs.Var(&lockRel, "early-lock-release", "every side's lock release: true (before the commit's log sync, InnoDB) or false (after it, PostgreSQL); empty: the organization's")
-	fs.BoolVar(&asJSON, "json", false, "print the result as one JSON document")
-	fs.BoolVar(&quiet, "quiet", false, "no progress lines")
-	fs.Var(&memoryLimit, "memory-limit", "the memory each side may use, such as 8GiB: sides whose estimate is larger are refused before the first loads (0: this process's cgroup limit, else the machine's available memory)")
-	fs.BoolVar(&p.IgnoreMemoryLimit, "ignore-memory-limit", false, "run even if a side's memory estimate is larger than --memory-limit")
-	if err := fs.Parse(args[1:]); err != nil {
+	x := newExperimentFlags("enginelab experiment "+e.Name, stderr)
+	if err := x.fs.Parse(args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintf(stdout, "usage: enginelab experiment %s [flags]\n\n%s\nexpects: %s\n\nflags:\n", e.Name, e.Question, e.Expect)
-			fs.SetOutput(stdout)
-			fs.PrintDefaults()
+			x.fs.SetOutput(stdout)
+			x.fs.PrintDefaults()
 			return 0
 		}
 		fmt.Fprintf(stderr, "run 'enginelab experiment %s --help' for the flags\n", e.Name)
 		return 2
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "enginelab experiment: unexpected argument %q\n", fs.Arg(0))
+	if x.fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "enginelab experiment: unexpected argument %q\n", x.fs.Arg(0))
 		return 2
 	}
-	for _, c := range []struct {
-		name string
-		bad  bool
-	}{{"--warehouses", p.Warehouses < 0}, {"--terminals", p.Terminals < 0}, {"--duration", p.Duration < 0},
-		{"--warmup", p.Warmup < 0}, {"--cores", p.Hardware.Cores < 0}, {"--io-capacity", p.IOCapacity < 0}} {
-		if c.bad {
-			fmt.Fprintf(stderr, "enginelab experiment: %s must not be negative\n", c.name)
-			return 2
-		}
-	}
-	p.PoolSize, p.RemoteSize, p.MemoryLimit = pool.n, remote.n, memoryLimit.n
-	sc, err := tpcc.ParseScale(scale.value)
-	if err != nil { // the flag accepted only the scales' names
-		fmt.Fprintf(stderr, "enginelab experiment: --scale: %v\n", err)
+	p, err := x.params()
+	if err != nil {
+		fmt.Fprintf(stderr, "enginelab experiment: %v\n", err)
 		return 2
 	}
-	p.Scale = sc
-	if org.value != "" {
-		if p.Org, err = engine.ParseOrg(org.value); err != nil {
-			fmt.Fprintf(stderr, "enginelab experiment: --org: %v\n", err)
-			return 2
-		}
-	}
-	if p.Isolation, err = engine.ParseIsolation(isolation.value); err != nil {
-		fmt.Fprintf(stderr, "enginelab experiment: --isolation: %v\n", err)
-		return 2
-	}
-	switch lockRel.value {
-	case "true":
-		p.EarlyLockRelease = engine.EarlyRelease
-	case "false":
-		p.EarlyLockRelease = engine.LateRelease
-	}
+	asJSON, quiet, htmlFile := x.asJSON, x.quiet, x.html
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	progress := experimentProgress(stderr, quiet)
@@ -134,6 +78,11 @@ func experimentCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	if code := writeExperiment(stdout, stderr, asJSON, res); code != 0 {
 		return code
+	}
+	if htmlFile != "" {
+		if code := writeHTML(stderr, htmlFile, experimentPage(res)); code != 0 {
+			return code
+		}
 	}
 	for i, r := range res.Sides {
 		if !r.Passed() {
@@ -196,4 +145,86 @@ func writeExperiment(stdout, stderr io.Writer, asJSON bool, res interface{ Write
 		return 1
 	}
 	return 0
+}
+
+// experimentFlags are the flags of an experiment (and of a sweep, which
+// adds its own).
+type experimentFlags struct {
+	fs                        *flag.FlagSet
+	p                         experiment.Params
+	pool, remote, memoryLimit size
+	scale                     choice
+	org, isolation, lockRel   choice
+	asJSON, quiet             bool
+	html                      string
+}
+
+func newExperimentFlags(name string, stderr io.Writer) *experimentFlags {
+	x := &experimentFlags{fs: flag.NewFlagSet(name, flag.ContinueOnError), scale: choice{"full", tpcc.ScaleNames()},
+		org:       choice{"", []string{"clustered", "heap-rowptr", "heap-pk"}},
+		isolation: choice{"serializable", []string{"read-committed", "repeatable-read", "serializable"}},
+		lockRel:   choice{"", []string{"true", "false"}}}
+	fs, p := x.fs, &x.p
+	fs.SetOutput(stderr)
+	fs.Usage = func() {}
+	fs.IntVar(&p.Warehouses, "warehouses", 0, "W (0: the experiment's, 1 unless it says)")
+	fs.Var(&x.scale, "scale", "the population of every side's load: full (the specification's) or small (a tenth: 10,000 items, 300 customers a district; an experiment that sizes its pool against the data sizes it for the small scale)")
+	fs.IntVar(&p.Terminals, "terminals", 0, "terminals (0: the experiment's)")
+	fs.DurationVar(&p.Duration, "duration", 0, "measured virtual time (0: the experiment's)")
+	fs.DurationVar(&p.Warmup, "warmup", 0, "virtual warm-up before it (0: the experiment's)")
+	fs.Uint64Var(&p.Seed, "seed", 1, "seed of the load and of every side's run")
+	fs.Var(&x.pool, "pool", "buffer pool size (0: the experiment's, per warehouse)")
+	fs.Var(&x.remote, "remote-size", "remote tier size where the experiment has one (0: the experiment's, per warehouse)")
+	fs.IntVar(&p.IOCapacity, "io-capacity", 0, "the page cleaner's base rate in page writes a second, innodb_io_capacity (0: the experiment's, else 200; at least 100)")
+	fs.IntVar(&p.Hardware.Cores, "cores", 0, "modeled CPU cores (0: the experiment's)")
+	fs.StringVar(&p.Hardware.CPU, "cpu", "", "CPU cost profile (default: the experiment's)")
+	fs.StringVar(&p.Hardware.Store, "store-device", "", "the store's device (default: the experiment's)")
+	fs.StringVar(&p.Hardware.Log, "log-device", "", "the log's device (default: the store's)")
+	fs.StringVar(&p.Hardware.Network, "network", "", "the network to the remote tier (default: the experiment's)")
+	fs.StringVar(&p.Hardware.ProfilesFile, "profiles", "", "a JSON `file` of profiles (README, \"Simulated mode\")")
+	fs.Var(&p.TornPages, "torn-pages", "torn-page protection every side pays for (the store writes pages atomically, so it protects nothing here): none, full-page-writes (PostgreSQL's) or doublewrite (InnoDB's doublewrite buffer)")
+	fs.Var(&x.org, "org", "the organization of every side that does not set its own (default: clustered)")
+	fs.Var(&x.isolation, "isolation", "every side's isolation level: serializable, repeatable-read or read-committed (tpcc --isolation)")
+	fs.Var(&x.lockRel, "early-lock-release", "every side's lock release: true (before the commit's log sync, InnoDB) or false (after it, PostgreSQL); empty: the organization's")
+	fs.BoolVar(&x.asJSON, "json", false, "print the result as one JSON document")
+	fs.BoolVar(&x.quiet, "quiet", false, "no progress lines")
+	fs.StringVar(&x.html, "html", "", "also write the result as one self-contained HTML `file` with charts (no script or font fetched; printable)")
+	fs.Var(&x.memoryLimit, "memory-limit", "the memory each side may use, such as 8GiB: sides whose estimate is larger are refused before the first loads (0: this process's cgroup limit, else the machine's available memory)")
+	fs.BoolVar(&p.IgnoreMemoryLimit, "ignore-memory-limit", false, "run even if a side's memory estimate is larger than --memory-limit")
+	return x
+}
+
+// params checks the parsed flags and returns the experiment's parameters.
+func (x *experimentFlags) params() (experiment.Params, error) {
+	p := x.p
+	for _, c := range []struct {
+		name string
+		bad  bool
+	}{{"--warehouses", p.Warehouses < 0}, {"--terminals", p.Terminals < 0}, {"--duration", p.Duration < 0},
+		{"--warmup", p.Warmup < 0}, {"--cores", p.Hardware.Cores < 0}, {"--io-capacity", p.IOCapacity < 0}} {
+		if c.bad {
+			return p, fmt.Errorf("%s must not be negative", c.name)
+		}
+	}
+	p.PoolSize, p.RemoteSize, p.MemoryLimit = x.pool.n, x.remote.n, x.memoryLimit.n
+	sc, err := tpcc.ParseScale(x.scale.value)
+	if err != nil { // the flag accepted only the scales' names
+		return p, fmt.Errorf("--scale: %w", err)
+	}
+	p.Scale = sc
+	if x.org.value != "" {
+		if p.Org, err = engine.ParseOrg(x.org.value); err != nil {
+			return p, fmt.Errorf("--org: %w", err)
+		}
+	}
+	if p.Isolation, err = engine.ParseIsolation(x.isolation.value); err != nil {
+		return p, fmt.Errorf("--isolation: %w", err)
+	}
+	switch x.lockRel.value {
+	case "true":
+		p.EarlyLockRelease = engine.EarlyRelease
+	case "false":
+		p.EarlyLockRelease = engine.LateRelease
+	}
+	return p, nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -22,7 +23,7 @@ func TestExperimentCommand(t *testing.T) {
 
 	st, out, _ = enginelab("experiment", "io-bound", "--help")
 	require.Zero(t, st)
-	for _, f := range []string{"warehouses", "scale", "terminals", "duration", "warmup", "seed", "pool", "remote-size", "cores", "io-capacity", "store-device", "network", "json"} {
+	for _, f := range []string{"warehouses", "scale", "terminals", "duration", "warmup", "seed", "pool", "remote-size", "cores", "io-capacity", "store-device", "network", "json", "html"} {
 		require.Regexp(t, `(?m)^  -`+f+`( |$)`, out, "--%s documented", f)
 	}
 	require.Contains(t, out, "expects:")
@@ -51,7 +52,8 @@ func TestExperimentCommand(t *testing.T) {
 // result carries the scale, in its parameters and every side's config,
 // and its expectation holds.
 func TestExperimentCommandRuns(t *testing.T) {
-	st, out, errs := enginelab("experiment", "stocklevel-bound", "--scale", "small", "--duration", "50ms", "--warmup", "10ms", "--json")
+	page := filepath.Join(t.TempDir(), "e.html")
+	st, out, errs := enginelab("experiment", "stocklevel-bound", "--scale", "small", "--duration", "50ms", "--warmup", "10ms", "--json", "--html", page)
 	require.Zero(t, st, errs)
 	var res experiment.Report
 	require.NoError(t, json.Unmarshal([]byte(out), &res))
@@ -63,4 +65,12 @@ func TestExperimentCommandRuns(t *testing.T) {
 		require.Equal(t, 0.05, r.Config.DurationSeconds)
 		require.EqualValues(t, 10_000, r.Load.Rows[tpcc.Item])
 	}
+	// --html: the question, the verdict, the sides side by side and why.
+	doc := readPage(t, page)
+	has(t, doc, "<title>enginelab experiment stocklevel-bound</title>")
+	has(t, doc, "<p>Question: "+res.Question+"</p>")
+	has(t, doc, "The expectation held: ")
+	has(t, doc, `data-chart="compare-tpmc"`)
+	has(t, doc, "why: each type")
+	has(t, doc, "rows examined")
 }

@@ -19,6 +19,8 @@ commands:
   count [flags]           count(c_id) by last name in the three table organizations
   experiment list         the experiments: each answers one of the design's questions
   experiment NAME [flags] run one in simulated mode, sides side by side, and say why they differ
+  experiment sweep --base NAME --vary FLAG=V1,V2,...
+                          run one at each value of a setting: each side's tpmC and the ratios
   tier-replay [flags] TRACE
                           replay a page trace (tpcc --trace) into every tier policy at several sizes
   calibrate [flags]       fit simulated mode's CPU costs to real-mode runs on this machine

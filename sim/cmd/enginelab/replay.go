@@ -14,6 +14,7 @@ import (
 
 	"github.com/enginelab/enginelab/cache/tier"
 	"github.com/enginelab/enginelab/sim/replay"
+	"github.com/enginelab/enginelab/sim/report/html"
 )
 
 // sizeList is --sizes: byte counts with units, comma-separated (16MiB,64MiB).
@@ -84,11 +85,13 @@ func tierReplayCmd(args []string, stdout, stderr io.Writer) int {
 		policies = policyList{slices.Clone(replay.Policies)}
 		runs     int
 		asJSON   bool
+		htmlFile string
 	)
 	fs.Var(&sizes, "sizes", "comma-separated `list` of tier budgets, such as 16MiB,64MiB,256MiB (default: 1/16, 1/8, 1/4, 1/2 and 1 times the trace's pages)")
 	fs.Var(&policies, "policies", "comma-separated `list` of policies to replay, some of "+strings.Join(replay.Policies, ","))
 	fs.IntVar(&runs, "ristretto-runs", 5, "`N` replays of ristretto at each size (it is not deterministic): at least 1")
 	fs.BoolVar(&asJSON, "json", false, "print the report as one JSON document")
+	fs.StringVar(&htmlFile, "html", "", "also write the hit ratios as one self-contained HTML `file` with a chart (no script or font fetched; printable)")
 	// The flag package prints a bad flag's error; the whole usage is for
 	// --help only.
 	fs.Usage = func() {}
@@ -164,6 +167,11 @@ func tierReplayCmd(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", name, err)
 		return 1
+	}
+	if htmlFile != "" {
+		c, t := replayParts(rep)
+		return writeHTML(stderr, htmlFile, &html.Page{Title: name + " " + trace[0], Intro: []string{tierReplayAbout},
+			Charts: []html.LineChart{c}, Tables: []html.Table{t}})
 	}
 	return 0
 }

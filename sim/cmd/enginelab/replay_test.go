@@ -82,7 +82,7 @@ func TestTierReplayHelp(t *testing.T) {
 	st, out, _ := tierReplay("--help")
 	require.Zero(t, st)
 	require.Contains(t, out, "usage: enginelab tier-replay [flags] TRACE")
-	for _, f := range []string{"sizes", "policies", "ristretto-runs", "json"} {
+	for _, f := range []string{"sizes", "policies", "ristretto-runs", "json", "html"} {
 		require.Regexp(t, `(?m)^  -`+f+`( |$)`, out, "--%s documented", f)
 	}
 }

@@ -25,6 +25,7 @@ func sortKeysCmd(args []string, stdout, stderr io.Writer) int {
 	var ns, colls, org string
 	var buf size
 	var asJSON, quiet bool
+	var htmlFile string
 	fs.IntVar(&c.Rows, "rows", 100000, "rows in the table")
 	fs.StringVar(&ns, "n", "10,50,100,200,500,1000", "the VARCHAR(N) lengths, comma-separated")
 	fs.StringVar(&colls, "collations", "latin1_swedish_ci,utf8mb4_general_ci,utf8mb4_unicode_ci", "collations, comma-separated: "+strings.Join(engine.Collations(), ", "))
@@ -37,6 +38,7 @@ func sortKeysCmd(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&c.Hardware.ProfilesFile, "profiles", "", "a JSON `file` of profiles (README, \"Simulated mode\")")
 	fs.BoolVar(&asJSON, "json", false, "print the result as one JSON document")
 	fs.BoolVar(&quiet, "quiet", false, "no progress lines")
+	fs.StringVar(&htmlFile, "html", "", "also write the result as one self-contained HTML `file` with charts (no script or font fetched; printable)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintf(stdout, "usage: enginelab experiment %s [flags]\n\n%s\nexpects: %s\n\nflags:\n", experiment.SortKeysName, experiment.SortKeysQuestion, experiment.SortKeysExpect)
@@ -83,5 +85,8 @@ func sortKeysCmd(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return experimentFailed(stderr, experiment.SortKeysName, err)
 	}
-	return writeExperiment(stdout, stderr, asJSON, rep)
+	if code := writeExperiment(stdout, stderr, asJSON, rep); code != 0 || htmlFile == "" {
+		return code
+	}
+	return writeHTML(stderr, htmlFile, sortKeysPage(rep))
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/enginelab/enginelab/sim"
 	"github.com/enginelab/enginelab/sim/hw"
 	"github.com/enginelab/enginelab/sim/report"
+	"github.com/enginelab/enginelab/sim/report/html"
 	"github.com/enginelab/enginelab/tpcc"
 )
 
@@ -110,6 +111,10 @@ type tpccFlags struct {
 	dir, out, null, compare        string
 	schema                         choice
 	asJSON, quiet                  bool
+	// Output: --html FILE, --steps, --interval (and whether it was given).
+	html     string
+	steps    bool
+	interval time.Duration
 }
 
 // The subcommands and what they do.
@@ -169,6 +174,9 @@ func newTPCCFlags(sub string, stderr io.Writer) *tpccFlags {
 		fs.Var(&f.profile, "profile", "client access profile: optimized (count(*), LIMIT 1), sysbench (count(c_id) then the rows; LIMIT 1), benchmarksql (the c_id list, then the row; Delivery reads every new order)")
 		fs.BoolVar(&f.stockNoLower, "stocklevel-no-lower-bound", false, "Stock-Level scans its district's order lines without the lower bound on ol_o_id (the optimizer bug)")
 		fs.BoolVar(&f.keyingThink, "keying-think", false, "wait the specification's keying and think times (gives the efficiency figure; off: throughput runs)")
+		fs.DurationVar(&f.interval, "interval", 0, "print a progress line per transaction type every `interval` of the run's clock (virtual in sim mode), and a summary at the end (default 10s, and only when standard output is a terminal and --json is not given; given, always: on standard error with --json)")
+		fs.BoolVar(&f.steps, "steps", false, "add each transaction type's steps (its engine calls: count, latency and node visits) to the table report (the JSON and HTML reports always have them)")
+		fs.StringVar(&f.html, "html", "", "also write the report as one self-contained HTML `file` with charts (no script or font fetched; printable)")
 		f.isolation = choice{"serializable", []string{"read-committed", "repeatable-read", "serializable"}}
 		fs.Var(&f.isolation, "isolation", "the terminals' isolation level: serializable (strict two-phase locking, reads take shared locks), repeatable-read (InnoDB's: plain reads of clustered tables read one snapshot without locks, FOR UPDATE reads and writes lock) or read-committed (a snapshot per statement); heap tables have no versions yet and lock their reads at every level")
 		f.lockRel = choice{"", []string{"true", "false"}}
@@ -258,8 +266,9 @@ func (f *tpccFlags) config() (sim.TPCCConfig, error) {
 		Flushing: cache.FlushingPolicy(f.flushing.value), WaffleSetQueue: f.waffleQueue, WaffleKeepOnRead: f.waffleKeep,
 		SlabPointerSize: f.slabPtr, SlabMRUPatch: f.slabMRU,
 		IOCapacity: f.ioCapacity, MaxDirtyPagesPctLWM: f.dirtyLWM,
-		Mode:  sim.Mode(f.mode.value),
-		Trace: f.trace,
+		Mode:     sim.Mode(f.mode.value),
+		Trace:    f.trace,
+		Interval: f.interval,
 		Hardware: hw.Spec{Cores: f.cores, CPU: f.cpu, Store: f.storeDev, Log: f.logDev, Network: f.network,
 			ProfilesFile: f.profiles},
 		Flags: map[string]string{}}
@@ -347,7 +356,7 @@ func parseCompare(fs *flag.FlagSet, spec string) (string, []string, error) {
 	var ok []string
 	fs.VisitAll(func(fl *flag.Flag) {
 		switch fl.Name {
-		case "compare", "dir", "json", "quiet", "check", "memory-limit", "ignore-memory-limit", "cpuprofile":
+		case "compare", "dir", "json", "quiet", "check", "memory-limit", "ignore-memory-limit", "cpuprofile", "html", "steps", "interval":
 		default:
 			ok = append(ok, fl.Name)
 		}
@@ -405,7 +414,8 @@ func tpccCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "enginelab tpcc: %v\n", err)
 		return 2
 	}
-	hooks := f.hooks(stderr, "")
+	lines := f.progress(stdout, stderr, "")
+	hooks := f.hooks(stderr, "", lines)
 	if f.cpuProfile != "" {
 		stop, err := profileRun(&hooks, f.cpuProfile)
 		if err != nil {
@@ -419,7 +429,21 @@ func tpccCmd(args []string, stdout, stderr io.Writer) int {
 		}()
 	}
 	rep, err := sim.TPCC(ctx, cfg, hooks)
-	return printReport(rep, err, f.asJSON, stdout, stderr, func(w io.Writer) error { return rep.WriteTable(w) }, rep)
+	lines.summary(rep)
+	status := printReport(rep, err, f.asJSON, stdout, stderr, func(w io.Writer) error {
+		if err := rep.WriteTable(w); err != nil || !f.steps {
+			return err
+		}
+		return rep.WriteSteps(w)
+	}, rep)
+	if rep != nil && f.html != "" {
+		title := "enginelab tpcc"
+		if f.sub != "" {
+			title += " " + f.sub
+		}
+		status = max(status, writeHTML(stderr, f.html, &html.Page{Title: title, Report: rep}))
+	}
+	return status
 }
 
 // printReport prints a result (table or JSON) and returns the exit status: 1
@@ -491,7 +515,10 @@ func compare(ctx context.Context, f *tpccFlags, args []string, stdout, stderr io
 	cmp := &report.Comparison{Setting: name, Values: values}
 	status := 0
 	for i, cfg := range cfgs {
-		rep, err := sim.TPCC(ctx, cfg, f.hooks(stderr, name+"="+values[i]+": "))
+		label := name + "=" + values[i] + ": "
+		lines := f.progress(stdout, stderr, label)
+		rep, err := sim.TPCC(ctx, cfg, f.hooks(stderr, label, lines))
+		lines.summary(rep)
 		if err != nil {
 			fmt.Fprintf(stderr, "enginelab tpcc: %s=%s: %v\n", name, values[i], err)
 			status = 1
@@ -505,8 +532,24 @@ func compare(ctx context.Context, f *tpccFlags, args []string, stdout, stderr io
 			break
 		}
 	}
-	if st := printReport(nil, nil, f.asJSON, stdout, stderr, cmp.WriteTable, cmp); st != 0 {
+	if st := printReport(nil, nil, f.asJSON, stdout, stderr, func(w io.Writer) error {
+		if err := cmp.WriteTable(w); err != nil || !f.steps {
+			return err
+		}
+		for i, s := range cmp.Sides {
+			fmt.Fprintf(w, "\n%s=%s:", name, values[i])
+			if err := s.WriteSteps(w); err != nil {
+				return err
+			}
+		}
+		return nil
+	}, cmp); st != 0 {
 		return st
+	}
+	if f.html != "" {
+		if st := writeHTML(stderr, f.html, &html.Page{Title: "enginelab tpcc --compare " + name, Comparison: cmp}); st != 0 {
+			return st
+		}
 	}
 	if !cmp.Passed() {
 		status = 1
@@ -592,13 +635,18 @@ func profileRun(h *sim.Hooks, path string) (stop func() error, err error) {
 	return func() error { return errors.Join(perr, file.Close()) }, nil
 }
 
-// hooks draws progress bars on stderr when it is a terminal.
-func (f *tpccFlags) hooks(stderr io.Writer, label string) sim.Hooks {
+// hooks draws progress bars on stderr when it is a terminal, and hands
+// the run's intervals to lines (if on: then the run has no bar, which
+// would share the terminal with the lines).
+func (f *tpccFlags) hooks(stderr io.Writer, label string, lines *progressLines) sim.Hooks {
+	var h sim.Hooks
+	if lines != nil {
+		h.Interval = lines.interval
+	}
 	file, ok := stderr.(*os.File)
 	if f.quiet || !ok || !term.IsTerminal(int(file.Fd())) {
-		return sim.Hooks{}
+		return h
 	}
-	var h sim.Hooks
 	var load *progressbar.ProgressBar
 	h.LoadProgress = func(done, total int64) {
 		if load == nil {
@@ -645,6 +693,9 @@ func (f *tpccFlags) hooks(stderr io.Writer, label string) sim.Hooks {
 	h.RunEnd = func() {
 		close(stopRun)
 		<-done
+	}
+	if lines != nil {
+		h.RunBegin, h.RunEnd = nil, nil
 	}
 	return h
 }

@@ -30,9 +30,9 @@ func TestTPCCHelp(t *testing.T) {
 			"read-ahead-linear", "read-ahead-threshold", "random-read-ahead", "flushing", "waffle", "waffle-set-queue", "waffle-keep-on-read",
 			"slab-pointer-size", "slab-mru-patch",
 			"pool-populate", "memtable-size", "block-cache", "mode", "cores", "cpu", "store-device", "log-device", "network", "profiles",
-			"isolation", "early-lock-release", "cpuprofile"},
+			"isolation", "early-lock-release", "cpuprofile", "html", "steps", "interval"},
 		"load":   {"warehouses", "scale", "org", "page-size", "pool", "seed", "dir", "json", "mode"},
-		"run":    {"terminals", "duration", "warmup", "profile", "count-rewrite", "seed", "dir", "json", "mode", "store-device", "network", "isolation", "early-lock-release"},
+		"run":    {"terminals", "duration", "warmup", "profile", "count-rewrite", "seed", "dir", "json", "mode", "store-device", "network", "isolation", "early-lock-release", "html", "steps", "interval"},
 		"check":  {"dir", "json"},
 		"export": {"dir", "out", "null", "schema"},
 	} {
