@@ -83,18 +83,12 @@ func (s *SweepReport) Ratio(i, k int) float64 {
 	return p.TpmC[k] / p.TpmC[0]
 }
 
-// WriteTable prints the sweep: a line per value with each side's tpmC, its
-// ratio to the first side's, the headline and whether the expectation
-// held.
-func (s *SweepReport) WriteTable(w io.Writer) error {
-	var b strings.Builder
-	fmt.Fprintf(&b, "sweep of experiment %s over --%s (simulated, seed %d; ratios against %s)\n", s.Base, s.Setting, s.Seed, first(s.Labels))
-	fmt.Fprintf(&b, "question: %s\n", s.Question)
-	if len(s.Points) > 0 {
-		fmt.Fprintf(&b, "headline: %s\n\n", s.Points[0].Headline.Figure)
-	}
-	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	head := []string{s.Setting}
+// Cells is the sweep's table as text cells: its head, and a row per value
+// with each side's tpmC, its ratio to the first side's, the headline and
+// whether the expectation held (with the verdict when it did not, if
+// verdicts).
+func (s *SweepReport) Cells(verdicts bool) (head []string, rows [][]string) {
+	head = []string{s.Setting}
 	for k, l := range s.Labels {
 		head = append(head, l+" tpmC")
 		if k > 0 {
@@ -102,7 +96,6 @@ func (s *SweepReport) WriteTable(w io.Writer) error {
 		}
 	}
 	head = append(head, "headline base", "side", "ratio", "held")
-	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
 	for i, p := range s.Points {
 		cells := []string{p.Value}
 		for k, v := range p.TpmC {
@@ -114,9 +107,30 @@ func (s *SweepReport) WriteTable(w io.Writer) error {
 		held := "yes"
 		if !p.Held {
 			held = "NO"
+			if verdicts {
+				held += ": " + p.Verdict
+			}
 		}
 		h := p.Headline
-		cells = append(cells, fmt.Sprintf("%.4g", h.Base), fmt.Sprintf("%.4g", h.Side), fmt.Sprintf("%.3f", h.Ratio), held)
+		rows = append(rows, append(cells, fmt.Sprintf("%.4g", h.Base), fmt.Sprintf("%.4g", h.Side), fmt.Sprintf("%.3f", h.Ratio), held))
+	}
+	return head, rows
+}
+
+// WriteTable prints the sweep: a line per value with each side's tpmC, its
+// ratio to the first side's, the headline and whether the expectation
+// held.
+func (s *SweepReport) WriteTable(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "sweep of experiment %s over --%s (simulated, seed %d; ratios against %s)\n", s.Base, s.Setting, s.Seed, first(s.Labels))
+	fmt.Fprintf(&b, "question: %s\n", s.Question)
+	if len(s.Points) > 0 {
+		fmt.Fprintf(&b, "headline: %s\n\n", s.Points[0].Headline.Figure)
+	}
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	head, rows := s.Cells(false)
+	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
+	for _, cells := range rows {
 		fmt.Fprintln(tw, strings.Join(cells, "\t")+"\t")
 	}
 	_ = tw.Flush()

@@ -194,29 +194,8 @@ func sweepPage(s *experiment.SweepReport) *html.Page {
 			ratio.Series = append(ratio.Series, r)
 		}
 	}
-	t := html.Table{Title: "each value", Head: []string{s.Setting}}
-	for k, l := range s.Labels {
-		t.Head = append(t.Head, l+" tpmC")
-		if k > 0 {
-			t.Head = append(t.Head, "ratio")
-		}
-	}
-	t.Head = append(t.Head, "headline base", "side", "ratio", "held")
-	for i, p := range s.Points {
-		row := []string{p.Value}
-		for k, v := range p.TpmC {
-			row = append(row, fmt.Sprintf("%.0f", v))
-			if k > 0 {
-				row = append(row, fmt.Sprintf("%.2f", s.Ratio(i, k)))
-			}
-		}
-		held := "yes"
-		if !p.Held {
-			held = "NO: " + p.Verdict
-		}
-		row = append(row, fmt.Sprintf("%.4g", p.Headline.Base), fmt.Sprintf("%.4g", p.Headline.Side), fmt.Sprintf("%.3f", p.Headline.Ratio), held)
-		t.Rows = append(t.Rows, row)
-	}
+	t := html.Table{Title: "each value"}
+	t.Head, t.Rows = s.Cells(true)
 	return &html.Page{Title: "enginelab experiment sweep --base " + s.Base + " --vary " + s.Setting + "=" + strings.Join(s.Values, ","),
 		Intro:  []string{"Question: " + s.Question, fmt.Sprintf("Simulated, seed %d: the same seed and settings give the same sweep.", s.Seed)},
 		Charts: []html.LineChart{tpm, ratio, head}, Tables: []html.Table{t}}
