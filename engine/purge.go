@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"slices"
 
 	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/cache/page"
@@ -17,11 +18,17 @@ import (
 // list's oldest end, in commit order, as long as the purge view sees
 // their transaction:
 //
-//	purge view: a copy of the oldest open read view, without its creator
-//	            (trx_sys.clone_oldest_view); a view of now if none is
-//	            open. A transaction it sees is seen by every open view
+//	purge view: a view of now merged with every open read view, without
+//	            creators (MariaDB's trx_sys.clone_oldest_view, which
+//	            appends each open view with ReadViewBase::append): the
+//	            smallest low limit, and the union of the views' active ids
+//	            below it. A transaction it sees is seen by every open view
 //	            and every later one, so no view needs a version older than
-//	            that transaction's change.
+//	            that transaction's change. Copying the one view with the
+//	            smallest low limit is not enough: two views made with no
+//	            transaction id handed out between them share their low
+//	            limit, and the later one lacks the ids that committed in
+//	            between, which the earlier one must still not see.
 //
 // For each undo record of such a log (row_purge_record):
 //
@@ -112,21 +119,31 @@ func (db *DB) purgeView() ReadView {
 	s := &db.trx
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var oldest *ReadView
-	for v := range s.views {
-		if oldest == nil || v.lowLimit < oldest.lowLimit {
-			oldest = v
+	v := ReadView{lowLimit: db.txSeq.Load() + 1, ids: append([]uint64(nil), s.rw...)}
+	for o := range s.views {
+		v.merge(o)
+	}
+	v.upLimit = v.lowLimit
+	if len(v.ids) > 0 {
+		v.upLimit = v.ids[0]
+	}
+	return v
+}
+
+// merge makes v see only what both v and o see, as ReadViewBase::append:
+// the smaller low limit, and the union of both views' ids below it (both
+// ascending). The creator is left out: purge is no view's creator. v's up
+// limit is left for the caller to set.
+func (v *ReadView) merge(o *ReadView) {
+	v.lowLimit = min(v.lowLimit, o.lowLimit)
+	ids := v.ids
+	for _, id := range o.ids {
+		if i, found := slices.BinarySearch(ids, id); !found {
+			ids = slices.Insert(ids, i, id)
 		}
 	}
-	if oldest == nil {
-		v := ReadView{lowLimit: db.txSeq.Load() + 1, ids: append([]uint64(nil), s.rw...)}
-		v.upLimit = v.lowLimit
-		if len(v.ids) > 0 {
-			v.upLimit = v.ids[0]
-		}
-		return v
-	}
-	return ReadView{lowLimit: oldest.lowLimit, upLimit: oldest.upLimit, ids: append([]uint64(nil), oldest.ids...)}
+	i, _ := slices.BinarySearch(ids, v.lowLimit)
+	v.ids = ids[:i]
 }
 
 // PurgeStats say what purge has done since Open and what it has left.

@@ -288,3 +288,59 @@ func TestPurgeBackground(t *testing.T) {
 	require.Equal(t, int64(1), pm.PurgeSecondaryRemoved)
 	require.NoError(t, db.PurgeErr())
 }
+
+// TestPurgeViewMergesViews: two read views made with no transaction id
+// handed out between them share their low limit, and the later one lacks
+// the writers that committed in between. The purge view must keep what
+// the earlier one cannot see: it merges every open view (MariaDB's
+// clone_oldest_view), so it sees neither writer, and purge keeps both
+// logs until the earlier view closes. Taking the one view with the
+// smallest low limit would pick either at random (a map's order) and,
+// half the time, free the undo the earlier view still reads: the
+// simulator's stock-level once failed on exactly that.
+func TestPurgeViewMergesViews(t *testing.T) {
+	db, err := Open(&Options{Options: cache.Options{PoolSize: 8 << 20}, Purge: PurgeManual})
+	require.NoError(t, err)
+	defer db.Close()
+	tb, err := db.CreateTable(mvccTable(Clustered))
+	require.NoError(t, err)
+	load := db.Begin(nil)
+	require.NoError(t, load.Insert(tb, Row{Int(1), Int(10)}))
+	require.NoError(t, load.Insert(tb, Row{Int(2), Int(20)}))
+	require.NoError(t, load.Commit())
+
+	a, b := db.Begin(nil), db.Begin(nil)
+	require.NoError(t, a.Update(tb, []Value{Int(1)}, []Set{{Column: "v", Value: Int(11)}}))
+	require.NoError(t, b.Update(tb, []Value{Int(2)}, []Set{{Column: "v", Value: Int(21)}}))
+	early := db.BeginTx(nil, TxOptions{Isolation: RepeatableRead})
+	early.openView()
+	require.NoError(t, a.Commit())
+	require.NoError(t, b.Commit())
+	// Several late views, so that a wrong choice among equal low limits
+	// cannot pass by luck.
+	var late []*Tx
+	for range 8 {
+		tx := db.BeginTx(nil, TxOptions{Isolation: RepeatableRead})
+		v := tx.openView()
+		require.Equal(t, early.view.lowLimit, v.lowLimit)
+		require.Empty(t, v.ids)
+		late = append(late, tx)
+	}
+	pv := db.purgeView()
+	require.Equal(t, early.view.lowLimit, pv.lowLimit)
+	require.Equal(t, []uint64{a.trxID, b.trxID}, pv.ids)
+	require.False(t, pv.changesVisible(a.trxID))
+
+	n, _ := purgeAll(t, db)
+	require.Zero(t, n, "purge keeps the logs the early view needs")
+	row, found, err := early.Get(tb, []Value{Int(1)}, nil)
+	require.NoError(t, err)
+	require.True(t, found)
+	require.Equal(t, int64(10), row[1].I, "the early view reads the version before a's update")
+	require.NoError(t, early.Commit())
+	for _, tx := range late {
+		require.NoError(t, tx.Commit())
+	}
+	n, _ = purgeAll(t, db)
+	require.Equal(t, 2, n)
+}
