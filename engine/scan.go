@@ -103,6 +103,7 @@ type cursorBufs struct {
 	buf      []byte
 	pkBuf    []byte
 	keyBuf   []byte
+	full     Row
 }
 
 // cursorBufs takes the transaction's spare cursor buffers, or new ones.
@@ -141,6 +142,8 @@ func zeroed[S ~[]E, E any](s S, n int) S {
 func (b *cursorBufs) reset() {
 	clear(b.row[:cap(b.row)])
 	b.row = b.row[:0]
+	clear(b.full[:cap(b.full)])
+	b.full = b.full[:0]
 }
 
 // errSkip says the current entry led to a row that is gone: the scan
@@ -229,7 +232,7 @@ func (tx *Tx) openCursor(t *TableHandle, ix *index, o ScanOptions, b *cursorBufs
 	want, ncol := b.want, len(t.info.def.Columns)
 	c := &Cursor{tx: tx, t: t, ix: ix, bufs: b, want: want, indexOnly: ix.covers(want), reverse: o.Reverse,
 		limit: o.Limit, row: zeroed(b.row, ncol), wanted: zeroed(b.wanted, ncol),
-		buf: b.buf[:0], pkBuf: b.pkBuf[:0], keyBuf: b.keyBuf[:0]}
+		buf: b.buf[:0], pkBuf: b.pkBuf[:0], keyBuf: b.keyBuf[:0], full: b.full}
 	for _, w := range want {
 		c.wanted[w] = true
 	}
@@ -316,7 +319,7 @@ func (c *Cursor) Close() error {
 		_ = c.it.Close()
 		c.it = nil
 		b := c.bufs
-		b.want, b.wanted, b.row, b.buf, b.pkBuf, b.keyBuf = c.want, c.wanted, c.row, c.buf, c.pkBuf, c.keyBuf
+		b.want, b.wanted, b.row, b.buf, b.pkBuf, b.keyBuf, b.full = c.want, c.wanted, c.row, c.buf, c.pkBuf, c.keyBuf, c.full
 		if c.lockWant != nil {
 			b.lockWant = c.lockWant
 		}

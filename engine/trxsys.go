@@ -189,7 +189,7 @@ func (tx *Tx) openView() *ReadView {
 	s := &tx.db.trx
 	v := tx.view
 	if v == nil {
-		v = &ReadView{}
+		v = &tx.opBufs.view
 	}
 	s.mu.Lock()
 	v.lowLimit = tx.db.txSeq.Load() + 1

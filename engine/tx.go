@@ -130,6 +130,11 @@ type opBufs struct {
 	// sort is a closed sort's plan, whose buffers the next sort reuses
 	// (nil: none).
 	sort *sortParam
+	// view is the transaction's read view, as InnoDB keeps one ReadView
+	// in each trx_t and opens and closes it in place (trx->read_view):
+	// openView fills it, leaveTrxSys closes it before the buffers are
+	// recycled, so no one holds it once the transaction has ended.
+	view ReadView
 }
 
 // opBufPool holds the operation buffers of ended transactions (*opBufs).
@@ -163,7 +168,8 @@ func (tx *Tx) putOpBufs() {
 	b := tx.opBufs
 	*b = opBufs{key: small(b.key), key2: small(b.key2), val: small(b.val), row: small(b.row),
 		oldImg: small(b.oldImg), rec: small(b.rec), oldRec: small(b.oldRec), old: smallRow(b.old), cur: smallRow(b.cur), scratch: small(b.scratch),
-		changed: small(b.changed), lo: small(b.lo), hi: small(b.hi), spare: b.spare, sort: b.sort}
+		changed: small(b.changed), lo: small(b.lo), hi: small(b.hi), spare: b.spare, sort: b.sort,
+		view: ReadView{ids: small(b.view.ids)}}
 	if s := b.spare; s != nil {
 		s.reset()
 	}
