@@ -100,8 +100,9 @@ type Options struct {
 	// default SyncCommit.
 	Commit CommitMode
 	// Isolation is the level of transactions that name none (Begin, and
-	// BeginTx with IsolationDefault); default Serializable (strict
-	// two-phase locking, as the engine has always run).
+	// BeginTx with IsolationDefault); default RepeatableRead, InnoDB's
+	// default (transaction_isolation = REPEATABLE-READ): plain reads of
+	// clustered tables read a snapshot without row locks.
 	Isolation Isolation
 	// Purge says who runs purge (purge.go): PurgeDefault is
 	// PurgeBackground (a goroutine) with the real runtime, else
@@ -408,7 +409,7 @@ func Open(o *Options) (*DB, error) {
 		opts.DefaultOrg = Clustered
 	}
 	if opts.Isolation == IsolationDefault {
-		opts.Isolation = Serializable
+		opts.Isolation = RepeatableRead
 	}
 	if opts.EarlyLockRelease == LockReleaseDefault {
 		opts.EarlyLockRelease = DefaultLockRelease(opts.DefaultOrg)

@@ -91,10 +91,11 @@
 // Writes lock rows, keyed by table and primary key, through one lock
 // manager (package engine/lock): Insert, Update and Delete take an
 // exclusive lock, held until Commit or Rollback. Reads depend on the
-// transaction's Isolation (trxsys.go): under Serializable (the default)
+// transaction's Isolation (trxsys.go): under Serializable
 // Get and a Cursor's rows take a shared lock, held to the end (strict
 // two-phase locking, InnoDB's SERIALIZABLE without gap locks); under
-// ReadCommitted and RepeatableRead a plain read of a clustered table takes
+// ReadCommitted and RepeatableRead (the default, as InnoDB's) a plain
+// read of a clustered table takes
 // no lock and reads the version its read view sees, built from undo
 // (clust.go, InnoDB's consistent read), while GetForUpdate and
 // ScanOptions.ForUpdate lock and read the latest version. A clustered

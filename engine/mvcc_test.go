@@ -44,7 +44,7 @@ func TestTrxIDAtFirstWrite(t *testing.T) {
 	db := mvccOpen(t)
 	tb, err := db.CreateTable(mvccTable(Clustered))
 	require.NoError(t, err)
-	require.Equal(t, Serializable, db.Options().Isolation)
+	require.Equal(t, RepeatableRead, db.Options().Isolation, "InnoDB's default level")
 
 	a := db.BeginTx(nil, TxOptions{Isolation: RepeatableRead})
 	require.Equal(t, RepeatableRead, a.iso)
@@ -76,7 +76,7 @@ func TestTrxIDAtFirstWrite(t *testing.T) {
 
 	// Begin keeps the database's level.
 	c := db.Begin(nil)
-	require.Equal(t, Serializable, c.iso)
+	require.Equal(t, RepeatableRead, c.iso)
 	require.NoError(t, c.Commit())
 }
 

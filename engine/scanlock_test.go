@@ -11,7 +11,8 @@ import (
 	"github.com/enginelab/enginelab/heap"
 )
 
-// TestScanLocks: a scan locks each row it returns (shared, until the
+// TestScanLocks: under Serializable (below it a plain scan is a
+// consistent read, and locks nothing), a scan locks each row it returns (shared, until the
 // transaction ends), waits for a writer's lock without holding a latch, and
 // after the wait reads the row as the writer left it, skipping it if the
 // writer deleted it. Counts and index-only scans of row-pointer indexes
@@ -21,7 +22,7 @@ func TestScanLocks(t *testing.T) {
 		for _, index := range []string{"", "ix_s"} {
 			t.Run(fmt.Sprintf("%s/index=%q", org, index), func(t *testing.T) {
 				parked := make(chan *lock.Wait)
-				db, err := Open(&Options{Options: cache.Options{PoolSize: 8 << 20}, Runtime: signalParker{parked: parked}})
+				db, err := Open(&Options{Options: cache.Options{PoolSize: 8 << 20}, Runtime: signalParker{parked: parked}, Isolation: Serializable})
 				require.NoError(t, err)
 				defer db.Close()
 				tb := costLoad(t, db, org, 6, 10)

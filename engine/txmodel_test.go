@@ -151,11 +151,11 @@ func (p signalParker) Park(w *lock.Wait) bool {
 func makeVictim(t *testing.T, db *DB, tb *TableHandle, tx *Tx, parked chan *lock.Wait, a, b [2]int64) {
 	t.Helper()
 	other := db.Begin(nil)
-	_, _, err := other.Get(tb, []Value{Int(b[0]), Int(b[1])}, nil)
+	_, _, err := other.GetForUpdate(tb, []Value{Int(b[0]), Int(b[1])}, nil)
 	require.NoError(t, err)
 	done := make(chan error, 1)
 	go func() {
-		_, _, err := other.Get(tb, []Value{Int(a[0]), Int(a[1])}, nil)
+		_, _, err := other.GetForUpdate(tb, []Value{Int(a[0]), Int(a[1])}, nil)
 		done <- err
 	}()
 	w := <-parked

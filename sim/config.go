@@ -80,7 +80,7 @@ type TPCCConfig struct {
 	SyncCommit                   bool
 	// Isolation is the level of the terminals' transactions
 	// (--isolation, tpcc.RunConfig.Isolation); IsolationDefault is
-	// Serializable, the engine's default.
+	// RepeatableRead, the engine's default.
 	Isolation engine.Isolation
 	// EarlyLockRelease says whether a commit releases its locks before
 	// its log sync or after it (--early-lock-release,
@@ -234,10 +234,10 @@ func (c *TPCCConfig) LockRelease() engine.LockRelease {
 }
 
 // IsolationLevel is the terminals' level, its default resolved
-// (Serializable).
+// (RepeatableRead, the engine's and InnoDB's default).
 func (c *TPCCConfig) IsolationLevel() engine.Isolation {
 	if c.Isolation == engine.IsolationDefault {
-		return engine.Serializable
+		return engine.RepeatableRead
 	}
 	return c.Isolation
 }

@@ -84,7 +84,7 @@ type Params struct {
 	TornPages cache.TornPages `json:"-"`
 	// Org is the organization of every side that does not set its own
 	// (OrgDefault: clustered); Isolation and EarlyLockRelease are every
-	// side's (sim.TPCCConfig's; their defaults: Serializable, the
+	// side's (sim.TPCCConfig's; their defaults: RepeatableRead, the
 	// organization's lock release). The sides' reports show them.
 	Org              engine.Org         `json:"-"`
 	Isolation        engine.Isolation   `json:"-"`

@@ -66,7 +66,9 @@ package sched
 //
 // The steps:
 //
-//	begin                 a transaction, charged to the terminal's meter
+//	begin [LEVEL]         a transaction, charged to the terminal's meter, at
+//	                      the engine's default level (repeatable-read: plain
+//	                      reads lock nothing) or LEVEL (serializable: they lock)
 //	get TABLE KEY...      point reads (a missing row is an error)
 //	update TABLE KEYS v=N set v of the rows KEYS (K, or K1-K2)
 //	insert TABLE KEY      a row (KEY, 0, "x")
@@ -332,7 +334,15 @@ func (tl *timeline) step(env tpcc.Env, m *engine.Meter, st *termState, line stri
 	}
 	switch f[0] {
 	case "begin":
-		st.tx = sd.db.Begin(m)
+		var o engine.TxOptions
+		if len(f) > 1 {
+			iso, err := engine.ParseIsolation(f[1])
+			if err != nil {
+				return err
+			}
+			o.Isolation = iso
+		}
+		st.tx = sd.db.BeginTx(m, o)
 		return nil
 	case "commit":
 		if err := needTx(); err != nil {

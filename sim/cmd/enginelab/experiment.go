@@ -162,7 +162,7 @@ type experimentFlags struct {
 func newExperimentFlags(name string, stderr io.Writer) *experimentFlags {
 	x := &experimentFlags{fs: flag.NewFlagSet(name, flag.ContinueOnError), scale: choice{"full", tpcc.ScaleNames()},
 		org:       choice{"", []string{"clustered", "heap-rowptr", "heap-pk"}},
-		isolation: choice{"serializable", []string{"read-committed", "repeatable-read", "serializable"}},
+		isolation: choice{"repeatable-read", []string{"read-committed", "repeatable-read", "serializable"}},
 		lockRel:   choice{"", []string{"true", "false"}}}
 	fs, p := x.fs, &x.p
 	fs.SetOutput(stderr)
@@ -184,7 +184,7 @@ func newExperimentFlags(name string, stderr io.Writer) *experimentFlags {
 	fs.StringVar(&p.Hardware.ProfilesFile, "profiles", "", "a JSON `file` of profiles (README, \"Simulated mode\")")
 	fs.Var(&p.TornPages, "torn-pages", "torn-page protection every side pays for (the store writes pages atomically, so it protects nothing here): none, full-page-writes (PostgreSQL's) or doublewrite (InnoDB's doublewrite buffer)")
 	fs.Var(&x.org, "org", "the organization of every side that does not set its own (default: clustered)")
-	fs.Var(&x.isolation, "isolation", "every side's isolation level: serializable, repeatable-read or read-committed (tpcc --isolation)")
+	fs.Var(&x.isolation, "isolation", "every side's isolation level: repeatable-read, serializable or read-committed (tpcc --isolation)")
 	fs.Var(&x.lockRel, "early-lock-release", "every side's lock release: true (before the commit's log sync, InnoDB) or false (after it, PostgreSQL); empty: the organization's")
 	fs.BoolVar(&x.asJSON, "json", false, "print the result as one JSON document")
 	fs.BoolVar(&x.quiet, "quiet", false, "no progress lines")
