@@ -791,6 +791,24 @@ func TestScanRowShowsOnlyWantedColumns(t *testing.T) {
 					require.NoError(t, cur.Close())
 				}
 			})
+			require.NoError(t, tx.Commit())
+
+			// A consistent read of a committed row, with no column
+			// wanted: a secondary entry its view trusts is read
+			// index-only, and must still show no column.
+			t.Run("consistent read with no column wanted", func(t *testing.T) {
+				rd := db.BeginTx(nil, TxOptions{Isolation: RepeatableRead})
+				defer rd.Rollback()
+				for _, ix := range []string{"", "ix_u", "ix_name"} {
+					for _, reverse := range []bool{false, true} {
+						cur, err := rd.Scan(tb, ScanOptions{Index: ix, Columns: []string{}, Reverse: reverse})
+						require.NoError(t, err)
+						require.True(t, cur.Next())
+						require.Equal(t, Row{Null, Null, Null, Null, Null, Null}, cur.Row(), "index %q reverse %v path %+v", ix, reverse, cur.Path())
+						require.NoError(t, cur.Close())
+					}
+				}
+			})
 		})
 	}
 }

@@ -671,7 +671,11 @@ func (c *Cursor) loadConsistent(key, val []byte) error {
 		pk = rest
 		if seen && c.indexOnly {
 			if len(c.want) == 0 {
-				return nil // count(*): the entry is the row's
+				// count(*), or no column wanted: the entry is the row's,
+				// and the row shows no column (decodeKeyInto filled the
+				// index's).
+				clear(c.row)
+				return nil
 			}
 			_, c.buf, err = decodeKeyInto(pk, cols, t.info.pk, c.row, c.buf)
 			for i := range c.row {
