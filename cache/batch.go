@@ -96,16 +96,16 @@ func (b *batcher) add(f *Page, id page.ID, wait bool, count *int64) error {
 				p.mu.Lock()
 				continue
 			}
-			p.mu.waiters++
+			p.waiters.Add(1)
 			p.mu.cond.Wait()
-			p.mu.waiters--
+			p.waiters.Add(-1)
 			continue
 		}
 		if !f.resident || f.id != id || !f.dirty.Load() {
 			p.mu.Unlock()
 			return nil
 		}
-		if f.pins == 0 {
+		if f.pins.Load() == 0 {
 			// An unpinned page needs a slot while it is busy, so that the
 			// flush never eats a frame promised to a reservation.
 			if ok, _ := p.takeLocked(nil); !ok {
@@ -311,9 +311,9 @@ func (p *Pool) endWrite(f *Page) {
 	f.busy = false
 	if f.claim {
 		f.claim = false
-		p.mu.used--
+		p.free.Add(1)
 	}
-	if p.mu.waiters > 0 {
+	if p.waiters.Load() > 0 {
 		p.mu.cond.Broadcast()
 	}
 	p.mu.Unlock()

@@ -36,6 +36,38 @@ func BenchmarkPoolFetchHit(b *testing.B) {
 	}
 }
 
+// BenchmarkPoolFetchHitParallel is BenchmarkPoolFetchHit from every
+// GOMAXPROCS goroutine at once, on eight pages they share: what a pool
+// hit costs when terminals on every core fetch the same hot pages (B+tree
+// roots, the warehouse and district rows).
+func BenchmarkPoolFetchHitParallel(b *testing.B) {
+	for _, policy := range []cache.PolicyKind{cache.PolicyMidpoint, cache.PolicyLRU} {
+		b.Run("policy="+string(policy), func(b *testing.B) {
+			st := newStore(b)
+			putPages(b, st, 1, 1, 8)
+			p := newPool(b, st, 16, cache.Options{Policy: policy})
+			for n := uint32(1); n <= 8; n++ {
+				touch(b, p, nil, pid(1, n))
+			}
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				var m cache.Meter
+				for i := 0; pb.Next(); i++ {
+					pg, err := p.Fetch(&m, pid(1, uint32(i%8)+1))
+					if err != nil {
+						b.Error(err)
+						return
+					}
+					pg.Unpin(false)
+				}
+				if m.PoolMisses != 0 {
+					b.Errorf("hit benchmark missed: %s", m.String())
+				}
+			})
+		})
+	}
+}
+
 // BenchmarkPoolFetchMiss cycles through four times more pages than the pool
 // holds, so that every fetch reads a page from the (in-memory) store and
 // evicts a clean one.

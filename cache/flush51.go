@@ -280,7 +280,10 @@ func (p *Pool) grabFrame51Locked(m *Meter) (*Page, error) {
 			return true
 		})
 		if v != nil {
-			return p.evictLocked(m, v), nil
+			if f := p.evictLocked(m, v); f != nil {
+				return f, nil
+			}
+			continue // a hit pinned it meanwhile: look again
 		}
 		p.mu.Unlock()
 		_, err := p.freeMargin(m)

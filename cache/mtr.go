@@ -537,7 +537,7 @@ func (p *Pool) Redo(m *Meter, lsn uint64, pr *redo.PageRedo) (bool, error) {
 	page.SetLSN(pg.buf, lsn)
 	k := page.KindOf(pg.buf)
 	p.mu.Lock()
-	pg.kind = k
+	pg.kind.Store(uint32(k))
 	p.mu.Unlock()
 	pg.dirty.Store(true)
 	pg.Unlatch()

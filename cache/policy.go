@@ -1,6 +1,9 @@
 package cache
 
-import "time"
+import (
+	"sync/atomic"
+	"time"
+)
 
 // replacer decides which unpinned frame to evict. It is called with the
 // pool's lock held and never blocks.
@@ -10,6 +13,13 @@ type replacer interface {
 	// access records a hit on a resident frame. It reads the clock only if
 	// its decision depends on the time (a hot path: most hits do not).
 	access(f *Page, clock Clock)
+	// quiet reports that access(f, clock) would change nothing. Unlike
+	// the other methods it is called without the pool's lock, on a
+	// pinned frame, so it reads only what is safe to read so (atomics,
+	// and what does not change while the frame holds its page); a stale
+	// answer costs an access under the lock, or a hit that does not move
+	// a page another hit just moved.
+	quiet(f *Page, clock Clock) bool
 	// remove drops a frame (its page was evicted or dropped).
 	remove(f *Page)
 	// victim returns the least valuable frame for which ok is true, or nil.
@@ -48,6 +58,9 @@ func recentLimitOf(n int, head *Page) uint64 {
 type frameList struct {
 	head, tail *Page
 	n          int
+	// size mirrors n for readers without the pool's lock
+	// (midpoint.quiet).
+	size atomic.Int64
 }
 
 func (l *frameList) pushFront(f *Page) {
@@ -59,6 +72,7 @@ func (l *frameList) pushFront(f *Page) {
 	}
 	l.head = f
 	l.n++
+	l.size.Store(int64(l.n))
 }
 
 func (l *frameList) pushBack(f *Page) {
@@ -70,6 +84,7 @@ func (l *frameList) pushBack(f *Page) {
 	}
 	l.tail = f
 	l.n++
+	l.size.Store(int64(l.n))
 }
 
 func (l *frameList) remove(f *Page) {
@@ -85,6 +100,7 @@ func (l *frameList) remove(f *Page) {
 	}
 	f.list, f.prev, f.next = nil, nil, nil
 	l.n--
+	l.size.Store(int64(l.n))
 }
 
 // victimFromTail walks l from its least recently used end.
@@ -129,6 +145,10 @@ func (r *lru) access(f *Page, _ Clock) {
 		r.l.pushFront(f)
 	}
 }
+
+// quiet: plain LRU moves every page it finds away from the head, and
+// which page is at the head changes under the lock, so a hit takes it.
+func (r *lru) quiet(*Page, Clock) bool          { return false }
 func (r *lru) recentLimit() uint64              { return recentLimitOf(r.l.n, r.l.head) }
 func (r *lru) remove(f *Page)                   { r.l.remove(f) }
 func (r *lru) victim(ok func(*Page) bool) *Page { return r.l.victimFromTail(ok) }
@@ -152,8 +172,10 @@ type midpoint struct {
 	young, old frameList
 	oldPct     int
 	oldTime    time.Duration
-	removed    uint64 // pages removed from the list so far
-	clock      uint64 // lruPos stamps
+	// removed counts the pages removed from the list so far; written
+	// under the pool's lock, read by quiet without it.
+	removed atomic.Uint64
+	clock   uint64 // lruPos stamps
 }
 
 // insert puts a page read in at the head of the old sublist. Its lruPos
@@ -176,6 +198,7 @@ func (r *midpoint) insert(f *Page, now time.Time) {
 		f.lruPos = r.clock
 	}
 	r.old.pushFront(f)
+	f.old.Store(true)
 	r.balance()
 }
 
@@ -194,21 +217,37 @@ func (r *midpoint) access(f *Page, clock Clock) {
 			return
 		}
 		r.old.remove(f)
+		f.old.Store(false)
 		r.clock++
 		f.lruPos = r.clock
 		r.young.pushFront(f)
-		f.youngAt = r.removed
+		f.youngAt.Store(r.removed.Load())
 		r.balance()
 	case &r.young:
-		if r.removed-f.youngAt <= uint64(r.young.n/4) {
+		if r.youngRecent(f) {
 			return
 		}
 		r.young.remove(f)
 		r.clock++
 		f.lruPos = r.clock
 		r.young.pushFront(f)
-		f.youngAt = r.removed
+		f.youngAt.Store(r.removed.Load())
 	}
+}
+
+// youngRecent is buf_page_peek_if_young: fewer pages than a quarter of
+// the young sublist left the pool since f was last made young.
+func (r *midpoint) youngRecent(f *Page) bool {
+	return r.removed.Load()-f.youngAt.Load() <= uint64(r.young.size.Load()/4)
+}
+
+// quiet is access's decision without its moves: a page on the old
+// sublist read in less than oldTime ago, or a young page that is recent.
+func (r *midpoint) quiet(f *Page, clock Clock) bool {
+	if f.old.Load() {
+		return clock.Now().Sub(f.loadedAt) < r.oldTime
+	}
+	return r.youngRecent(f)
 }
 
 // remove does not rebalance: an eviction is followed by an insert at the
@@ -216,7 +255,8 @@ func (r *midpoint) access(f *Page, clock Clock) {
 // young sublist.
 func (r *midpoint) remove(f *Page) {
 	f.list.remove(f)
-	r.removed++
+	f.old.Store(false)
+	r.removed.Add(1)
 }
 
 // balance moves the midpoint so that the old sublist holds oldPct percent
@@ -227,11 +267,13 @@ func (r *midpoint) balance() {
 		f := r.young.tail
 		r.young.remove(f)
 		r.old.pushFront(f)
+		f.old.Store(true)
 	}
 	for r.old.n > target && r.old.n > 0 {
 		f := r.old.head
 		r.old.remove(f)
 		r.young.pushBack(f)
+		f.old.Store(false)
 	}
 }
 

@@ -419,32 +419,54 @@ type Page struct {
 	// Guarded by latch.
 	modCount uint64
 
-	// Guarded by pool.mu.
-	id    page.ID
-	kind  page.Kind
-	pins  int32
-	busy  bool // being written out
-	claim bool // a flush took a slot for it (see Pool.mu.used)
+	// pins counts the callers holding the page. It changes under pinMu
+	// (with paidBy) and is read without it: a pin taken under a page-table
+	// partition's shared latch cannot race with an eviction, which
+	// re-checks it under that latch held exclusively (pageTable).
+	pinMu sync.Mutex
+	pins  atomic.Int32
 	// paidBy is the reservation whose frame this page's pins use; the
 	// last unpin, by whoever makes it, gives the frame back to it.
-	paidBy   *Reservation
-	resident bool // in the page table
+	// Guarded by pinMu.
+	paidBy *Reservation
+
 	// firstAccess is the pool's access sequence number at the first time
 	// a caller fetched the page since it was read in (0: not yet); linear
-	// read-ahead reads the order of an extent's pages from it. readAhead
-	// says which read-ahead brought the page in, while no caller has used
-	// it yet (raNone once one has). lruPos is InnoDB's LRU_position: the
+	// read-ahead reads the order of an extent's pages from it. Written
+	// under pool.mu, read without it by a hit, which needs the lock only
+	// while it is 0.
+	firstAccess atomic.Uint64
+	// old and youngAt are the midpoint policy's: whether the page is on
+	// the old sublist, and its removal count when it was last made young.
+	// Written under pool.mu, read without it by a hit deciding whether
+	// it must move the page (midpoint.quiet).
+	old     atomic.Bool
+	youngAt atomic.Uint64
+
+	// kind is the page's kind, for the meters; it changes under pool.mu
+	// and a hit reads it without the lock.
+	kind atomic.Uint32
+
+	// Guarded by pool.mu.
+	id       page.ID
+	busy     bool // being written out
+	claim    bool // a flush took a slot for it (see Pool.free)
+	resident bool // in the page table
+	// readAhead says which read-ahead brought the page in, while no
+	// caller has used it yet (raNone once one has: it is raNone whenever
+	// firstAccess is set). lruPos is InnoDB's LRU_position: the
 	// replacer's clock when the page last went to the head of the LRU
 	// (see replacer.recentLimit); random read-ahead reads recency from it.
-	firstAccess uint64
-	readAhead   raKind
-	lruPos      uint64
-	ready       *int64 // the Runtime's cell for the read that brought the page in
-	loadedAt    time.Time
-	youngAt     uint64 // midpoint policy: its removal count when made young
-	prev        *Page
-	next        *Page
-	list        *frameList
+	readAhead raKind
+	lruPos    uint64
+	ready     *int64 // the Runtime's cell for the read that brought the page in
+	// loadedAt is when the page was read in; set before the page is in
+	// the table and not changed while it is, so a pinned page's is read
+	// without the lock.
+	loadedAt time.Time
+	prev     *Page
+	next     *Page
+	list     *frameList
 
 	// The flush list's fields (flushlist.go), guarded by pool.fl: the
 	// LSN of the first change since the page was last clean
@@ -494,32 +516,63 @@ func (p *Page) Unpin(dirty bool) {
 		p.dirty.Store(true)
 	}
 	pl := p.pool
-	pl.mu.Lock()
-	p.pins--
-	switch {
-	case p.pins == 0:
-		pl.mu.used--
-		pl.refundLocked(p.paidBy)
-		p.paidBy = nil
-		if pl.mu.waiters > 0 {
-			pl.mu.cond.Broadcast()
-		}
-	case p.pins < 0:
-		pl.mu.Unlock()
+	p.pinMu.Lock()
+	n := p.pins.Load() - 1
+	if n < 0 {
+		p.pinMu.Unlock()
 		panic(fmt.Sprintf("cache: page %s unpinned more often than pinned", p.id))
 	}
-	pl.mu.Unlock()
+	var paid *Reservation
+	if n == 0 {
+		// Cleared before the pin count says 0: from then on an evictor
+		// may take the frame for another page, with a paidBy of its own.
+		paid, p.paidBy = p.paidBy, nil
+	}
+	p.pins.Store(n)
+	p.pinMu.Unlock()
+	if n > 0 {
+		return
+	}
+	// The last pin is gone: its slot goes back to the reservation that
+	// paid for it, or to the pool. Until then the accounting counts one
+	// frame less than there is, never more.
+	if paid == nil {
+		pl.free.Add(1)
+	} else {
+		pl.mu.Lock()
+		pl.refundLocked(paid)
+		pl.mu.Unlock()
+	}
+	pl.wake()
+}
+
+// wake wakes the callers waiting for a frame, if there are any. A waiter
+// counts itself in waiters before it looks for an unpinned frame, and an
+// unpin drops its pin before it reads waiters, so one of the two sees the
+// other: either the waiter finds the frame, or the unpin finds the waiter
+// (and its broadcast, under the lock the waiter holds until it waits,
+// reaches it).
+func (p *Pool) wake() {
+	if p.waiters.Load() > 0 {
+		p.mu.Lock()
+		p.mu.cond.Broadcast()
+		p.mu.Unlock()
+	}
 }
 
 // Pool is the buffer pool: a fixed set of page-sized frames in front of a
 // store.Store. It is safe for concurrent use.
 //
-// Accounting invariant: mu.used counts the frames that are not free for
-// eviction: frames with pins, pages being read in, and unpinned pages a
-// flush is writing. mu.reserved counts frames promised to reservations. A
-// request that needs a new frame goes ahead only while
-// len(frames) - used - reserved is at least one (or its reservation covers
-// it), so a reserved frame is always there when its holder asks.
+// Accounting invariant: the frames that are not free for eviction (used:
+// frames with pins, pages being read in, and unpinned pages a flush is
+// writing) and the frames promised to reservations (mu.reserved) leave
+// free = len(frames) - used - reserved. A request that needs a new frame
+// goes ahead only while free is at least one (or its reservation covers
+// it), so a reserved frame is always there when its holder asks. free is
+// an atomic counter so that a hit and an unpin, which take and give back a
+// slot, need not take the pool's lock; it only ever counts fewer frames
+// than there are, for the moments between a frame coming free and the
+// counter learning it.
 type Pool struct {
 	// fpiHorizon is the redo LSN of the last checkpoint: with full-page
 	// writes, a page whose LSN is below it gets a full-page image in the
@@ -534,20 +587,28 @@ type Pool struct {
 
 	scratch sync.Pool // *[]byte write-out buffers
 
+	// free is the accounting invariant's count of frames neither used
+	// nor reserved (see Pool). waiters counts the callers waiting on
+	// mu.cond (see wake). closed is set under mu by Close.
+	free    atomic.Int64
+	waiters atomic.Int32
+	closed  atomic.Bool
+
+	// table maps resident pages to frames; its partitions have latches of
+	// their own (pageTable), and it changes only under mu.
+	table pageTable
+
 	// mu guards the fields inside it, and the frames' fields marked
 	// "Guarded by pool.mu" (Page). It is never held during I/O, a tier
-	// call or a latch wait.
+	// call or a latch wait. Lock order: mu, then a table partition's
+	// latch, then a frame's pinMu.
 	mu struct {
 		sync.Mutex
 		cond     sync.Cond // signalled when a pin drops to zero or a load ends
-		waiters  int
-		table    pageTable
 		loading  map[page.ID]chan struct{}
 		free     []*Page
-		used     int
 		reserved int
 		bg       Meter
-		closed   bool
 		accesses uint64 // first accesses so far (Page.firstAccess)
 	}
 
@@ -652,7 +713,8 @@ func NewPool(st store.Store, o *Options, w *Wiring) (*Pool, error) {
 		populate(arena)
 	}
 	p.mu.cond.L = &p.mu.Mutex
-	p.mu.table = newPageTable()
+	p.table.init()
+	p.free.Store(int64(n))
 	p.mu.loading = make(map[page.ID]chan struct{})
 	p.mu.free = make([]*Page, 0, n)
 	for i := n - 1; i >= 0; i-- {
@@ -705,7 +767,7 @@ func (p *Pool) ChargeBackground(m *Meter) {
 func (p *Pool) Resident(id page.ID) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.mu.table.get(id) != nil
+	return p.table.get(id) != nil
 }
 
 // Stats is a snapshot of the pool's occupancy.
@@ -721,7 +783,8 @@ type Stats struct {
 func (p *Pool) Stats() Stats {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	s := Stats{Frames: len(p.frames), Resident: p.mu.table.len(), Pinned: p.mu.used, Reserved: p.mu.reserved}
+	s := Stats{Frames: len(p.frames), Resident: p.table.len(), Reserved: p.mu.reserved}
+	s.Pinned = s.Frames - int(p.free.Load()) - s.Reserved
 	for i := range p.frames {
 		if f := &p.frames[i]; f.resident && f.dirty.Load() {
 			s.Dirty++
@@ -763,8 +826,14 @@ func (p *Pool) ReserveInto(r *Reservation, n int) error {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if avail := len(p.frames) - p.mu.used - p.mu.reserved; avail < n {
-		return fmt.Errorf("%w: %d frames asked for, %d of %d available", ErrPoolExhausted, n, avail, len(p.frames))
+	for {
+		avail := p.free.Load()
+		if avail < int64(n) {
+			return fmt.Errorf("%w: %d frames asked for, %d of %d available", ErrPoolExhausted, n, avail, len(p.frames))
+		}
+		if p.free.CompareAndSwap(avail, avail-int64(n)) {
+			break
+		}
 	}
 	p.mu.reserved += n
 	r.p, r.left = p, n
@@ -781,13 +850,16 @@ func (r *Reservation) Left() int {
 	return r.left
 }
 
-// refundLocked gives a frame back to the reservation that paid for it, if
-// it is still held. REQUIRES: p.mu held.
+// refundLocked gives the slot of a frame whose last pin went back to the
+// reservation that paid for it, if it is still held, else to the pool.
+// REQUIRES: p.mu held.
 func (p *Pool) refundLocked(r *Reservation) {
 	if r != nil && r.p == p {
 		p.mu.reserved++
 		r.left++
+		return
 	}
+	p.free.Add(1)
 }
 
 // Release returns the unused frames of r to the pool. It is safe to call
@@ -799,8 +871,9 @@ func (r *Reservation) Release() {
 	p := r.p
 	p.mu.Lock()
 	p.mu.reserved -= r.left
+	p.free.Add(int64(r.left))
 	r.p, r.left = nil, 0
-	if p.mu.waiters > 0 {
+	if p.waiters.Load() > 0 {
 		p.mu.cond.Broadcast()
 	}
 	p.mu.Unlock()
@@ -815,15 +888,23 @@ func (r *Reservation) Unpin(pg *Page, dirty bool) { pg.Unpin(dirty) }
 func (p *Pool) takeLocked(r *Reservation) (ok bool, paid *Reservation) {
 	if r != nil && r.left > 0 {
 		r.left--
-		p.mu.reserved--
-		p.mu.used++
+		p.mu.reserved-- // and used++: free is unchanged
 		return true, r
 	}
-	if len(p.frames)-p.mu.used-p.mu.reserved < 1 {
-		return false, nil
+	return p.takeFree(), nil
+}
+
+// takeFree claims a slot from the unreserved frames, if one is left.
+func (p *Pool) takeFree() bool {
+	for {
+		v := p.free.Load()
+		if v < 1 {
+			return false
+		}
+		if p.free.CompareAndSwap(v, v-1) {
+			return true
+		}
 	}
-	p.mu.used++
-	return true, nil
 }
 
 // Fetch returns page id pinned, reading it from the store on a miss. It
@@ -882,43 +963,44 @@ type loadNote struct {
 // page in (not a caller's use of it: it stays unaccessed), raNone for a
 // caller, whose get passes a note to fill (read-ahead passes nil).
 func (p *Pool) load(m *Meter, r *Reservation, id page.ID, create bool, k page.Kind, readAhead raKind, note *loadNote) (*Page, bool, error) {
+	if r == nil && !create && readAhead == raNone {
+		if f, first, ok := p.hit(m, id); ok {
+			return f, first, nil
+		}
+	}
 	p.mu.Lock()
 	for {
-		if p.mu.closed {
+		if p.closed.Load() {
 			p.mu.Unlock()
 			return nil, false, ErrClosed
 		}
-		if f := p.mu.table.get(id); f != nil {
+		if f := p.table.get(id); f != nil {
 			if create {
 				p.mu.Unlock()
 				return nil, false, fmt.Errorf("cache: page %s created while resident (allocation state is broken)", id)
 			}
-			if f.pins == 0 {
+			f.pinMu.Lock()
+			if f.pins.Load() == 0 {
 				// The pin needs a slot of its own, even on a page a flush
 				// holds a slot for: the flush gives that one back when it
 				// ends, whoever holds pins then.
 				ok, paid := p.takeLocked(r)
 				if !ok {
+					f.pinMu.Unlock()
 					p.mu.Unlock()
 					return nil, false, fmt.Errorf("%w: fetching page %s", ErrPoolExhausted, id)
 				}
 				f.paidBy = paid
 			}
-			f.pins++
+			f.pins.Add(1)
+			f.pinMu.Unlock()
 			first := false
 			if readAhead == raNone {
 				p.repl.access(f, p.clock)
 				first = p.firstAccessLocked(f)
 			}
-			kind, ready := f.kind, f.ready
 			p.mu.Unlock()
-			if ready != nil {
-				p.timer.Hit(ready)
-			}
-			if m != nil {
-				m.PoolHits++
-				m.PageRequests[kind]++
-			}
+			p.hitDone(m, f)
 			return f, first, nil
 		}
 		ch := p.mu.loading[id]
@@ -951,7 +1033,6 @@ func (p *Pool) load(m *Meter, r *Reservation, id page.ID, create bool, k page.Ki
 	p.mu.loading[id] = ch
 	f, err := p.grabFrameLocked(m)
 	if err != nil {
-		p.mu.used--
 		p.refundLocked(paid)
 		delete(p.mu.loading, id)
 		close(ch)
@@ -995,20 +1076,20 @@ func (p *Pool) load(m *Meter, r *Reservation, id page.ID, create bool, k page.Ki
 	close(ch)
 	if err != nil {
 		// Only a store read fails here; a created page cannot.
-		p.mu.used--
 		p.refundLocked(paid)
 		p.mu.free = append(p.mu.free, f)
-		if p.mu.waiters > 0 {
+		if p.waiters.Load() > 0 {
 			p.mu.cond.Broadcast()
 		}
 		p.mu.Unlock()
 		return nil, false, err
 	}
-	f.kind = k
-	f.pins = 1
+	f.kind.Store(uint32(k))
+	f.pins.Store(1) // the frame is private until it is in the table
 	f.paidBy = paid
 	f.resident = true
-	f.firstAccess, f.readAhead, f.ready = 0, readAhead, nil
+	f.firstAccess.Store(0)
+	f.readAhead, f.ready = readAhead, nil
 	if p.timer != nil && !create {
 		f.ready = p.timer.Loading(fromTier, readAhead != raNone)
 	}
@@ -1016,8 +1097,10 @@ func (p *Pool) load(m *Meter, r *Reservation, id page.ID, create bool, k page.Ki
 	if readAhead == raNone {
 		first = p.firstAccessLocked(f)
 	}
-	p.mu.table.put(id, f)
+	// The replacer stamps the frame before the table publishes it: a hit
+	// reads loadedAt without the lock.
 	p.repl.insert(f, p.clock.Now())
+	p.table.put(id, f)
 	p.mu.Unlock()
 	if m != nil {
 		if create {
@@ -1028,6 +1111,58 @@ func (p *Pool) load(m *Meter, r *Reservation, id page.ID, create bool, k page.Ki
 		m.PageRequests[k]++
 	}
 	return f, first, nil
+}
+
+// hit is load's fast path, for a caller's fetch without a reservation: a
+// resident page is pinned under its page-table partition's shared latch,
+// as InnoDB's buf_page_get_gen buffer-fixes a block under its page hash
+// latch, without the pool's lock. The lock is taken only when the page
+// must move in the LRU list (the replacer's quiet says whether) or it is
+// the page's first access since it was read in. Done in one goroutine,
+// this is exactly what the slow path does. ok is false when the page is
+// not resident, or a first pin finds no free slot: the slow path decides
+// then, under the lock.
+func (p *Pool) hit(m *Meter, id page.ID) (f *Page, first, ok bool) {
+	if p.closed.Load() {
+		return nil, false, false
+	}
+	l := p.table.lockShared(id)
+	if f = p.table.get(id); f == nil {
+		l.RUnlock()
+		return nil, false, false
+	}
+	f.pinMu.Lock()
+	if f.pins.Load() == 0 {
+		if !p.takeFree() {
+			f.pinMu.Unlock()
+			l.RUnlock()
+			return nil, false, false
+		}
+		f.paidBy = nil
+	}
+	f.pins.Add(1)
+	f.pinMu.Unlock()
+	l.RUnlock()
+	if f.firstAccess.Load() == 0 || !p.repl.quiet(f, p.clock) {
+		p.mu.Lock()
+		p.repl.access(f, p.clock)
+		first = p.firstAccessLocked(f)
+		p.mu.Unlock()
+	}
+	p.hitDone(m, f)
+	return f, first, true
+}
+
+// hitDone counts a hit on f, pinned, and tells the runtime, which may
+// make the caller wait for the read that brought the page in.
+func (p *Pool) hitDone(m *Meter, f *Page) {
+	if f.ready != nil {
+		p.timer.Hit(f.ready)
+	}
+	if m != nil {
+		m.PoolHits++
+		m.PageRequests[page.Kind(f.kind.Load())]++
+	}
 }
 
 // grabFrameLocked returns a frame that holds no page, evicting one if need
@@ -1053,11 +1188,15 @@ func (p *Pool) grabFrameLocked(m *Meter) (*Page, error) {
 		v := p.repl.victim(evictable)
 		if v == nil {
 			// Every unpinned frame is being written by someone else; the
-			// invariant says one of them will come free.
-			p.mu.waiters++
-			p.mu.cond.Wait()
-			p.mu.waiters--
-			continue
+			// invariant says one of them will come free. Counted as a
+			// waiter first, then look again (see wake).
+			p.waiters.Add(1)
+			if v = p.repl.victim(evictable); v == nil {
+				p.mu.cond.Wait()
+				p.waiters.Add(-1)
+				continue
+			}
+			p.waiters.Add(-1)
 		}
 		if v.dirty.Load() {
 			v.busy = true
@@ -1065,7 +1204,7 @@ func (p *Pool) grabFrameLocked(m *Meter) (*Page, error) {
 			err := p.writeOne(m, v)
 			p.mu.Lock()
 			v.busy = false
-			if p.mu.waiters > 0 {
+			if p.waiters.Load() > 0 {
 				p.mu.cond.Broadcast() // a flush may be waiting for this write
 			}
 			if err != nil {
@@ -1074,21 +1213,26 @@ func (p *Pool) grabFrameLocked(m *Meter) (*Page, error) {
 			if m != nil {
 				m.DirtyWriteBacks++
 			}
-			if v.pins != 0 || v.dirty.Load() {
+			if v.pins.Load() != 0 || v.dirty.Load() {
 				continue // someone wanted it back while it was written
 			}
 		}
-		return p.evictLocked(m, v), nil
+		if f := p.evictLocked(m, v); f != nil {
+			return f, nil
+		}
 	}
 }
 
 // evictLocked takes v, an evictable clean frame, from its page and
 // returns it, sending the page to the tier in exclusive mode (on m: the
-// caller's path).
+// caller's path). It returns nil, changing nothing, if a hit pinned v
+// since it was chosen (a hit needs no pool lock).
 // REQUIRES: p.mu held; held again on return.
 func (p *Pool) evictLocked(m *Meter, v *Page) *Page {
+	if !p.table.removeUnpinned(v.id, v) {
+		return nil
+	}
 	p.repl.remove(v)
-	p.mu.table.remove(v.id)
 	v.resident = false
 	p.fl.drop(v) // written before, so already off the list
 	if m != nil {
@@ -1101,7 +1245,7 @@ func (p *Pool) evictLocked(m *Meter, v *Page) *Page {
 		p.mu.bg.RandomReadAheadUnused++
 	}
 	v.readAhead = raNone
-	if p.opts.Tier != nil && p.opts.TierMode == tier.Exclusive && v.kind != page.KindFree {
+	if p.opts.Tier != nil && p.opts.TierMode == tier.Exclusive && page.Kind(v.kind.Load()) != page.KindFree {
 		// The frame is now private to this caller (out of the table,
 		// unpinned, clean), so the push can copy it without the lock.
 		// The store already holds this image (a dirty page was
@@ -1113,13 +1257,13 @@ func (p *Pool) evictLocked(m *Meter, v *Page) *Page {
 	return v
 }
 
-func evictable(f *Page) bool { return f.pins == 0 && !f.busy }
+func evictable(f *Page) bool { return f.pins.Load() == 0 && !f.busy }
 
 // FlushPage writes page id out if it is resident and dirty. A nil meter
 // charges the pool's background meter.
 func (p *Pool) FlushPage(m *Meter, id page.ID) error {
 	p.mu.Lock()
-	f := p.mu.table.get(id)
+	f := p.table.get(id)
 	// A write in flight has already cleared dirty: wait for it too.
 	if f == nil || (!f.dirty.Load() && !f.busy) {
 		p.mu.Unlock()
@@ -1189,7 +1333,7 @@ func (p *Pool) Close() error {
 		return err
 	}
 	p.mu.Lock()
-	p.mu.closed = true
+	p.closed.Store(true)
 	p.mu.Unlock()
 	return nil
 }

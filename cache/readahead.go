@@ -26,11 +26,11 @@ import (
 // REQUIRES: p.mu held.
 func (p *Pool) firstAccessLocked(f *Page) bool {
 	f.readAhead = raNone
-	if f.firstAccess != 0 {
+	if f.firstAccess.Load() != 0 {
 		return false
 	}
 	p.mu.accesses++
-	f.firstAccess = p.mu.accesses
+	f.firstAccess.Store(p.mu.accesses)
 	return true
 }
 
@@ -42,12 +42,12 @@ func (p *Pool) maybeReadAhead(last page.ID) {
 	inOrder, prev := 0, uint64(0)
 	p.mu.Lock()
 	for no := first; no <= last.Page; no++ {
-		f := p.mu.table.get(page.ID{Space: last.Space, Page: no})
-		if f == nil || f.firstAccess == 0 || f.firstAccess < prev {
+		f := p.table.get(page.ID{Space: last.Space, Page: no})
+		if f == nil || f.firstAccess.Load() == 0 || f.firstAccess.Load() < prev {
 			continue
 		}
 		inOrder++
-		prev = f.firstAccess
+		prev = f.firstAccess.Load()
 	}
 	p.mu.Unlock()
 	if inOrder < p.opts.ReadAheadThreshold {
@@ -159,14 +159,14 @@ func (p *Pool) linearReadAhead(id page.ID) {
 	p.mu.Lock()
 	var pred *Page
 	for no := low; no < high; no++ {
-		f := p.mu.table.get(page.ID{Space: id.Space, Page: no})
+		f := p.table.get(page.ID{Space: id.Space, Page: no})
 		switch {
-		case f == nil || f.firstAccess == 0:
+		case f == nil || f.firstAccess.Load() == 0:
 			fail++
 		case plugin && pred != nil:
 			// ut_ulint_cmp of the first access times: out of the
 			// direction's order is a failure.
-			if (f.firstAccess > pred.firstAccess) == desc {
+			if (f.firstAccess.Load() > pred.firstAccess.Load()) == desc {
 				fail++
 			}
 		}
@@ -174,7 +174,7 @@ func (p *Pool) linearReadAhead(id page.ID) {
 			p.mu.Unlock()
 			return
 		}
-		if plugin && f != nil && f.firstAccess != 0 {
+		if plugin && f != nil && f.firstAccess.Load() != 0 {
 			pred = f
 		}
 	}
@@ -230,8 +230,8 @@ func (p *Pool) randomReadAheadDueLocked(id page.ID) bool {
 	limit := p.repl.recentLimit()
 	recent := uint32(0)
 	for no := low; no < low+area; no++ {
-		f := p.mu.table.get(page.ID{Space: id.Space, Page: no})
-		if f != nil && f.firstAccess != 0 && f.lruPos > limit {
+		f := p.table.get(page.ID{Space: id.Space, Page: no})
+		if f != nil && f.firstAccess.Load() != 0 && f.lruPos > limit {
 			recent++
 		}
 	}

@@ -248,7 +248,7 @@ func (p *Pool) format(pg *Page, k page.Kind) {
 	page.Init(pg.buf, pg.id, k)
 	page.SetLSN(pg.buf, lsn)
 	p.mu.Lock()
-	pg.kind = k
+	pg.kind.Store(uint32(k))
 	p.mu.Unlock()
 }
 
@@ -257,7 +257,7 @@ func (p *Pool) format(pg *Page, k page.Kind) {
 func (pg *Page) SetKind(k page.Kind) {
 	page.SetKind(pg.buf, k)
 	pg.pool.mu.Lock()
-	pg.kind = k
+	pg.kind.Store(uint32(k))
 	pg.pool.mu.Unlock()
 }
 

@@ -1,67 +1,116 @@
 package cache
 
-import "github.com/enginelab/enginelab/cache/page"
+import (
+	"sync"
+
+	"github.com/enginelab/enginelab/cache/page"
+)
+
+// tableShards is the number of partitions of the page table, as InnoDB
+// partitions its page hash (innodb_page_hash_locks): a hit takes one
+// partition's latch in shared mode, so hits on pages of different
+// partitions touch no common cache line, and hits on one partition share
+// its latch.
+const tableShards = 64
 
 // pageTable maps resident page ids to their frames. Page numbers of a
-// space are dense (allocated from 1 upward), so each space gets a slice
-// indexed by page number instead of a hash table: a lookup is one small-map
-// probe for the space (a handful of entries, always in cache) and one slice
-// index, where a hash map over every resident page would add a cache miss
-// or two to each hit on a large pool. The cost is 8 bytes for every page
-// number up to the highest one resident in each space.
+// space are dense (allocated from 1 upward), so within a partition each
+// space gets a slice indexed by page number instead of a hash table: a
+// lookup is one small-map probe for the space (a handful of entries, always
+// in cache) and one slice index, where a hash map over every resident page
+// would add a cache miss or two to each hit on a large pool. Page n of a
+// space lives in partition (n + space) mod tableShards, at index n /
+// tableShards, so the partitions' slices together cost 8 bytes for every
+// page number up to the highest one resident in each space, as one slice
+// would.
 //
-// Not safe for concurrent use: the pool's lock guards it.
+// Concurrency: readers (get) hold the partition's latch shared (getShared
+// takes it) or the pool's lock; writers (put, remove) hold both the pool's
+// lock and the partition's latch exclusively. A frame found under the
+// shared latch stays in the table while the latch is held, so a pin taken
+// then is on the page the caller asked for (the evictor re-checks the pins
+// under the exclusive latch before it removes a page).
 type pageTable struct {
+	shards [tableShards]tableShard
+}
+
+type tableShard struct {
+	mu     sync.RWMutex
 	spaces map[uint32][]*Page
 	n      int
-	// last caches the most recent space's slice: most lookups in a row
-	// are in one space.
-	lastSpace uint32
-	last      []*Page
+	// Keeps two partitions' latches off one cache line.
+	_ [64]byte
 }
 
-func newPageTable() pageTable {
-	return pageTable{spaces: make(map[uint32][]*Page), lastSpace: ^uint32(0)}
-}
-
-func (t *pageTable) slice(space uint32) []*Page {
-	if space == t.lastSpace {
-		return t.last
+func (t *pageTable) init() {
+	for i := range t.shards {
+		t.shards[i].spaces = make(map[uint32][]*Page)
 	}
-	s := t.spaces[space]
-	t.lastSpace, t.last = space, s
-	return s
 }
 
+func (t *pageTable) shard(id page.ID) (*tableShard, int) {
+	return &t.shards[(id.Page+id.Space)%tableShards], int(id.Page / tableShards)
+}
+
+// get returns the frame holding id, or nil. REQUIRES: the pool's lock or
+// id's partition latch held.
 func (t *pageTable) get(id page.ID) *Page {
-	s := t.slice(id.Space)
-	if int(id.Page) < len(s) {
-		return s[id.Page]
+	s, i := t.shard(id)
+	if sl := s.spaces[id.Space]; i < len(sl) {
+		return sl[i]
 	}
 	return nil
 }
 
+// lockShared takes the latch of id's partition shared and returns it, for
+// RUnlock.
+func (t *pageTable) lockShared(id page.ID) *sync.RWMutex {
+	s, _ := t.shard(id)
+	s.mu.RLock()
+	return &s.mu
+}
+
+// put maps id to f. REQUIRES: the pool's lock held.
 func (t *pageTable) put(id page.ID, f *Page) {
-	s := t.slice(id.Space)
-	if int(id.Page) >= len(s) {
-		ns := make([]*Page, max(int(id.Page)+1, 2*len(s), 64))
-		copy(ns, s)
-		s = ns
-		t.spaces[id.Space] = s
-		t.lastSpace, t.last = id.Space, s
+	s, i := t.shard(id)
+	s.mu.Lock()
+	sl := s.spaces[id.Space]
+	if i >= len(sl) {
+		ns := make([]*Page, max(i+1, 2*len(sl), 64))
+		copy(ns, sl)
+		sl = ns
+		s.spaces[id.Space] = sl
 	}
-	if s[id.Page] == nil {
-		t.n++
+	if sl[i] == nil {
+		s.n++
 	}
-	s[id.Page] = f
+	sl[i] = f
+	s.mu.Unlock()
 }
 
-func (t *pageTable) remove(id page.ID) {
-	s := t.slice(id.Space)
-	if int(id.Page) < len(s) && s[id.Page] != nil {
-		s[id.Page] = nil
-		t.n--
+// removeUnpinned removes id's mapping to f if f has no pins, and reports
+// whether it did. Under the partition's exclusive latch no hit can pin f
+// meanwhile. REQUIRES: the pool's lock held.
+func (t *pageTable) removeUnpinned(id page.ID, f *Page) bool {
+	s, i := t.shard(id)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if f.pins.Load() != 0 {
+		return false
 	}
+	if sl := s.spaces[id.Space]; i < len(sl) && sl[i] != nil {
+		sl[i] = nil
+		s.n--
+	}
+	return true
 }
 
-func (t *pageTable) len() int { return t.n }
+// len returns the number of resident pages. REQUIRES: the pool's lock
+// held.
+func (t *pageTable) len() int {
+	n := 0
+	for i := range t.shards {
+		n += t.shards[i].n
+	}
+	return n
+}
