@@ -105,7 +105,7 @@ func (b *batcher) add(f *Page, id page.ID, wait bool, count *int64) error {
 			p.mu.Unlock()
 			return nil
 		}
-		if f.pins.Load() == 0 {
+		if f.pinCount() == 0 {
 			// An unpinned page needs a slot while it is busy, so that the
 			// flush never eats a frame promised to a reservation.
 			if ok, _ := p.takeLocked(nil); !ok {

@@ -216,7 +216,7 @@ func (p *Pool) cleanTargets(lru, fl []cleanTarget, budget, want int, durable uin
 		if len(lru) >= budget {
 			return false
 		}
-		if f.pins.Load() == 0 && !f.busy && f.dirty.Load() && f.newest < durable {
+		if f.pinCount() == 0 && !f.busy && f.dirty.Load() && f.newest < durable {
 			lru = append(lru, cleanTarget{f, f.id, f.newest})
 		}
 		return true

@@ -419,15 +419,19 @@ type Page struct {
 	// Guarded by latch.
 	modCount uint64
 
-	// pins counts the callers holding the page. It changes under pinMu
-	// (with paidBy) and is read without it: a pin taken under a page-table
-	// partition's shared latch cannot race with an eviction, which
-	// re-checks it under that latch held exclusively (pageTable).
-	pinMu sync.Mutex
-	pins  atomic.Int32
-	// paidBy is the reservation whose frame this page's pins use; the
-	// last unpin, by whoever makes it, gives the frame back to it.
-	// Guarded by pinMu.
+	// pins counts the callers holding the page, in its low bits, and
+	// says with slotKept that the frame keeps a slot of the pool's free
+	// frames while no one holds it (see slotKept). It changes by
+	// compare-and-swap, without the pool's lock: a pin taken under a
+	// page-table partition's shared latch cannot race with an eviction,
+	// which re-checks it under that latch held exclusively (pageTable).
+	pins atomic.Int32
+	// paidBy is the reservation whose frame this page's pins use (nil:
+	// the pool's free frames); the last unpin, by whoever makes it, gives
+	// the frame back to it. The caller whose pin takes pins from 0 to 1
+	// sets it before it returns the page, and the caller whose unpin takes
+	// pins from 1 to 0 reads it first: the pin count's compare-and-swaps
+	// order the two.
 	paidBy *Reservation
 
 	// firstAccess is the pool's access sequence number at the first time
@@ -516,22 +520,31 @@ func (p *Page) Unpin(dirty bool) {
 		p.dirty.Store(true)
 	}
 	pl := p.pool
-	p.pinMu.Lock()
-	n := p.pins.Load() - 1
-	if n < 0 {
-		p.pinMu.Unlock()
-		panic(fmt.Sprintf("cache: page %s unpinned more often than pinned", p.id))
-	}
 	var paid *Reservation
-	if n == 0 {
-		// Cleared before the pin count says 0: from then on an evictor
-		// may take the frame for another page, with a paidBy of its own.
-		paid, p.paidBy = p.paidBy, nil
-	}
-	p.pins.Store(n)
-	p.pinMu.Unlock()
-	if n > 0 {
-		return
+	for {
+		w := p.pins.Load()
+		n := w & pinCountMask
+		if n == 0 {
+			panic(fmt.Sprintf("cache: page %s unpinned more often than pinned", p.id))
+		}
+		if n > 1 {
+			if p.pins.CompareAndSwap(w, w-1) {
+				return
+			}
+			continue
+		}
+		paid = p.paidBy
+		if paid == nil && pl.free.Load() > pl.keepAbove {
+			// Keep the slot for the next pin (see slotKept).
+			if p.pins.CompareAndSwap(1, slotKept) {
+				pl.wake() // the frame can be evicted now
+				return
+			}
+			continue
+		}
+		if p.pins.CompareAndSwap(1, 0) {
+			break
+		}
 	}
 	// The last pin is gone: its slot goes back to the reservation that
 	// paid for it, or to the pool. Until then the accounting counts one
@@ -593,6 +606,9 @@ type Pool struct {
 	free    atomic.Int64
 	waiters atomic.Int32
 	closed  atomic.Bool
+	// keepAbove is the free count above which an unpin keeps its frame's
+	// slot (slotKept): a quarter of the frames.
+	keepAbove int64
 
 	// table maps resident pages to frames; its partitions have latches of
 	// their own (pageTable), and it changes only under mu.
@@ -601,7 +617,7 @@ type Pool struct {
 	// mu guards the fields inside it, and the frames' fields marked
 	// "Guarded by pool.mu" (Page). It is never held during I/O, a tier
 	// call or a latch wait. Lock order: mu, then a table partition's
-	// latch, then a frame's pinMu.
+	// latch.
 	mu struct {
 		sync.Mutex
 		cond     sync.Cond // signalled when a pin drops to zero or a load ends
@@ -715,6 +731,7 @@ func NewPool(st store.Store, o *Options, w *Wiring) (*Pool, error) {
 	p.mu.cond.L = &p.mu.Mutex
 	p.table.init()
 	p.free.Store(int64(n))
+	p.keepAbove = int64(n / 4)
 	p.mu.loading = make(map[page.ID]chan struct{})
 	p.mu.free = make([]*Page, 0, n)
 	for i := n - 1; i >= 0; i-- {
@@ -784,7 +801,7 @@ func (p *Pool) Stats() Stats {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	s := Stats{Frames: len(p.frames), Resident: p.table.len(), Reserved: p.mu.reserved}
-	s.Pinned = s.Frames - int(p.free.Load()) - s.Reserved
+	s.Pinned = s.Frames - int(p.free.Load()) - s.Reserved - p.keptSlots()
 	for i := range p.frames {
 		if f := &p.frames[i]; f.resident && f.dirty.Load() {
 			s.Dirty++
@@ -826,9 +843,14 @@ func (p *Pool) ReserveInto(r *Reservation, n int) error {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for {
+	for reclaimed := false; ; {
 		avail := p.free.Load()
 		if avail < int64(n) {
+			if !reclaimed {
+				reclaimed = true
+				p.reclaimKeptLocked()
+				continue
+			}
 			return fmt.Errorf("%w: %d frames asked for, %d of %d available", ErrPoolExhausted, n, avail, len(p.frames))
 		}
 		if p.free.CompareAndSwap(avail, avail-int64(n)) {
@@ -891,7 +913,10 @@ func (p *Pool) takeLocked(r *Reservation) (ok bool, paid *Reservation) {
 		p.mu.reserved-- // and used++: free is unchanged
 		return true, r
 	}
-	return p.takeFree(), nil
+	if p.takeFree() {
+		return true, nil
+	}
+	return p.reclaimKeptLocked() && p.takeFree(), nil
 }
 
 // takeFree claims a slot from the unreserved frames, if one is left.
@@ -963,7 +988,9 @@ type loadNote struct {
 // page in (not a caller's use of it: it stays unaccessed), raNone for a
 // caller, whose get passes a note to fill (read-ahead passes nil).
 func (p *Pool) load(m *Meter, r *Reservation, id page.ID, create bool, k page.Kind, readAhead raKind, note *loadNote) (*Page, bool, error) {
-	if r == nil && !create && readAhead == raNone {
+	if r == nil && !create && readAhead == raNone && p.opts.Policy != PolicyLRU {
+		// Plain LRU moves nearly every page it hits, under the lock: its
+		// hits take the lock at once.
 		if f, first, ok := p.hit(m, id); ok {
 			return f, first, nil
 		}
@@ -979,21 +1006,10 @@ func (p *Pool) load(m *Meter, r *Reservation, id page.ID, create bool, k page.Ki
 				p.mu.Unlock()
 				return nil, false, fmt.Errorf("cache: page %s created while resident (allocation state is broken)", id)
 			}
-			f.pinMu.Lock()
-			if f.pins.Load() == 0 {
-				// The pin needs a slot of its own, even on a page a flush
-				// holds a slot for: the flush gives that one back when it
-				// ends, whoever holds pins then.
-				ok, paid := p.takeLocked(r)
-				if !ok {
-					f.pinMu.Unlock()
-					p.mu.Unlock()
-					return nil, false, fmt.Errorf("%w: fetching page %s", ErrPoolExhausted, id)
-				}
-				f.paidBy = paid
+			if err := p.pinLocked(f, r); err != nil {
+				p.mu.Unlock()
+				return nil, false, err
 			}
-			f.pins.Add(1)
-			f.pinMu.Unlock()
 			first := false
 			if readAhead == raNone {
 				p.repl.access(f, p.clock)
@@ -1131,18 +1147,11 @@ func (p *Pool) hit(m *Meter, id page.ID) (f *Page, first, ok bool) {
 		l.RUnlock()
 		return nil, false, false
 	}
-	f.pinMu.Lock()
-	if f.pins.Load() == 0 {
-		if !p.takeFree() {
-			f.pinMu.Unlock()
-			l.RUnlock()
-			return nil, false, false
-		}
-		f.paidBy = nil
-	}
-	f.pins.Add(1)
-	f.pinMu.Unlock()
+	pinned := p.pinFree(f)
 	l.RUnlock()
+	if !pinned {
+		return nil, false, false
+	}
 	if f.firstAccess.Load() == 0 || !p.repl.quiet(f, p.clock) {
 		p.mu.Lock()
 		p.repl.access(f, p.clock)
@@ -1151,6 +1160,107 @@ func (p *Pool) hit(m *Meter, id page.ID) (f *Page, first, ok bool) {
 	}
 	p.hitDone(m, f)
 	return f, first, true
+}
+
+// pinFree adds a pin to f, resident; a first pin takes a slot from the
+// pool's free frames (paid by no reservation), and fails if there is
+// none. REQUIRES: f's page-table partition latched, or p.mu held.
+func (p *Pool) pinFree(f *Page) bool {
+	for {
+		switch w := f.pins.Load(); {
+		case w == slotKept:
+			if f.pins.CompareAndSwap(slotKept, 1) {
+				f.paidBy = nil
+				return true
+			}
+		case w > 0:
+			if f.pins.CompareAndSwap(w, w+1) {
+				return true
+			}
+		default:
+			if !p.takeFree() {
+				return false
+			}
+			if f.pins.CompareAndSwap(0, 1) {
+				f.paidBy = nil
+				return true
+			}
+			p.free.Add(1) // another caller pinned it first: its slot, not ours
+		}
+	}
+}
+
+// pinLocked adds a pin to f, resident; a first pin takes the slot the
+// frame kept, or one from r if it has any left, else one from the pool's
+// free frames. The pin needs a slot of its own even on a page a flush
+// holds a slot for: the flush gives that one back when it ends, whoever
+// holds pins then. REQUIRES: p.mu held.
+func (p *Pool) pinLocked(f *Page, r *Reservation) error {
+	for {
+		switch w := f.pins.Load(); {
+		case w == slotKept:
+			if f.pins.CompareAndSwap(slotKept, 1) {
+				f.paidBy = nil
+				return nil
+			}
+		case w > 0:
+			if f.pins.CompareAndSwap(w, w+1) {
+				return nil
+			}
+		default:
+			ok, paid := p.takeLocked(r)
+			if !ok {
+				return fmt.Errorf("%w: fetching page %s", ErrPoolExhausted, f.id)
+			}
+			if f.pins.CompareAndSwap(0, 1) {
+				f.paidBy = paid
+				return nil
+			}
+			p.refundLocked(paid) // another caller pinned it first
+		}
+	}
+}
+
+// slotKept, in a frame's pins, says that the frame holds no pin but keeps
+// the slot its last pin took from the pool's free frames, so that the
+// next pin takes it back without touching the pool's free count: a page
+// pinned and unpinned again and again (a B+tree's root, a hot row's leaf)
+// then costs no write to a counter every core shares. An unpin keeps the
+// slot only while more than a quarter of the frames are free (keepAbove),
+// a frame evicted gives its kept slot back, and a caller that finds no
+// free slot takes every kept one back first (reclaimKeptLocked), so kept
+// slots never make a fetch fail that would have succeeded. pinCountMask
+// selects the count.
+const (
+	slotKept     int32 = 1 << 30
+	pinCountMask       = slotKept - 1
+)
+
+// pinCount returns the number of pins f holds.
+func (f *Page) pinCount() int32 { return f.pins.Load() & pinCountMask }
+
+// reclaimKeptLocked gives the pool back the slots unpinned frames kept,
+// and reports whether there were any. REQUIRES: p.mu held.
+func (p *Pool) reclaimKeptLocked() bool {
+	any := false
+	for i := range p.frames {
+		if f := &p.frames[i]; f.pins.Load() == slotKept && f.pins.CompareAndSwap(slotKept, 0) {
+			p.free.Add(1)
+			any = true
+		}
+	}
+	return any
+}
+
+// keptSlots counts the frames that keep a slot.
+func (p *Pool) keptSlots() int {
+	n := 0
+	for i := range p.frames {
+		if p.frames[i].pins.Load() == slotKept {
+			n++
+		}
+	}
+	return n
 }
 
 // hitDone counts a hit on f, pinned, and tells the runtime, which may
@@ -1213,7 +1323,7 @@ func (p *Pool) grabFrameLocked(m *Meter) (*Page, error) {
 			if m != nil {
 				m.DirtyWriteBacks++
 			}
-			if v.pins.Load() != 0 || v.dirty.Load() {
+			if v.pinCount() != 0 || v.dirty.Load() {
 				continue // someone wanted it back while it was written
 			}
 		}
@@ -1257,7 +1367,7 @@ func (p *Pool) evictLocked(m *Meter, v *Page) *Page {
 	return v
 }
 
-func evictable(f *Page) bool { return f.pins.Load() == 0 && !f.busy }
+func evictable(f *Page) bool { return f.pinCount() == 0 && !f.busy }
 
 // FlushPage writes page id out if it is resident and dirty. A nil meter
 // charges the pool's background meter.

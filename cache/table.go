@@ -95,7 +95,15 @@ func (t *pageTable) removeUnpinned(id page.ID, f *Page) bool {
 	s, i := t.shard(id)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if f.pins.Load() != 0 {
+	switch f.pins.Load() {
+	case 0:
+	case slotKept:
+		// No pin can come meanwhile (a hit needs this latch, a pin under
+		// the pool's lock the lock the caller holds): the kept slot goes
+		// back to the pool with the page.
+		f.pins.Store(0)
+		f.pool.free.Add(1)
+	default:
 		return false
 	}
 	if sl := s.spaces[id.Space]; i < len(sl) && sl[i] != nil {
