@@ -24,6 +24,8 @@ commands:
   tier-replay [flags] TRACE
                           replay a page trace (tpcc --trace) into every tier policy at several sizes
   calibrate [flags]       fit simulated mode's CPU costs to real-mode runs on this machine
+  bench [flags]           tpmC at 1, 4 and 16 warehouses and terminals, in memory, with the load's time:
+                          this machine's speed as a table (or --json)
 
 "enginelab <command> --help" lists a command's flags.
 `
@@ -50,11 +52,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return tierReplayCmd(args[1:], stdout, stderr)
 	case "calibrate":
 		return calibrateCmd(args[1:], stdout, stderr)
+	case "bench":
+		return benchCmd(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
 	default:
-		fmt.Fprintf(stderr, "enginelab: unknown command %q: want tpcc, count, experiment, tier-replay or calibrate\n\n%s", args[0], usage)
+		fmt.Fprintf(stderr, "enginelab: unknown command %q: want tpcc, count, experiment, tier-replay, calibrate or bench\n\n%s", args[0], usage)
 		return 2
 	}
 }

@@ -1,0 +1,269 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/enginelab/enginelab/sim"
+)
+
+// benchCell is one warehouse count and terminal count of `enginelab
+// bench`: its runs, each on a database loaded for it.
+type benchCell struct {
+	Warehouses int        `json:"warehouses"`
+	Terminals  int        `json:"terminals"`
+	Runs       []benchRun `json:"runs"`
+	// BestTpmC and MedianTpmC are over the runs; LoadSeconds and
+	// LoadRowsPerSecond are the fastest load's.
+	BestTpmC          float64 `json:"best_tpmc"`
+	MedianTpmC        float64 `json:"median_tpmc"`
+	LoadSeconds       float64 `json:"load_s"`
+	LoadRowsPerSecond float64 `json:"load_rows_per_s"`
+}
+
+type benchRun struct {
+	TpmC              float64 `json:"tpmc"`
+	TxPerMinute       float64 `json:"tx_per_min"`
+	LoadSeconds       float64 `json:"load_s"`
+	LoadRowsPerSecond float64 `json:"load_rows_per_s"`
+}
+
+// benchResult is what `enginelab bench --json` prints.
+type benchResult struct {
+	// Settings are the flags every run had, as `enginelab tpcc` takes
+	// them; Version, GoVersion and CPUs say what ran where.
+	Settings  []string    `json:"settings"`
+	Version   string      `json:"version"`
+	GoVersion string      `json:"go_version"`
+	CPUs      int         `json:"cpus"`
+	Cells     []benchCell `json:"cells"`
+}
+
+const benchUsage = `usage: enginelab bench [flags] [-- tpcc flags]
+
+enginelab bench measures this machine: for each warehouse count and each
+terminal count, it loads a new in-memory database and runs the README's first
+command on it (real mode, commit not synced, repeatable read, the clustered
+organization) with --check=false, and prints tpmC and the load's time as a
+table, or as JSON with --json. Flags after -- go to every run as they would
+to enginelab tpcc (--org heap-rowptr, --isolation serializable, ...).
+
+flags:
+`
+
+// benchCmd is `enginelab bench`.
+func benchCmd(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("enginelab bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	whs := fs.String("warehouses", "1,4,16", "warehouse counts, comma-separated")
+	terms := fs.String("terminals", "1,4,16", "terminal counts, comma-separated")
+	duration := fs.Duration("duration", 10*time.Second, "measured interval of each run")
+	runs := fs.Int("runs", 1, "runs of each cell, each on a new load: the table shows the best tpmC (and the median with more than one)")
+	asJSON := fs.Bool("json", false, "print the result as one JSON document")
+	quiet := fs.Bool("quiet", false, "no progress lines")
+	fs.Usage = func() {}
+	own, extra := args, []string(nil)
+	if i := slices.Index(args, "--"); i >= 0 {
+		own, extra = args[:i], args[i+1:]
+	}
+	if err := fs.Parse(own); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, benchUsage)
+			fs.SetOutput(stdout)
+			fs.PrintDefaults()
+			return 0
+		}
+		fmt.Fprintln(stderr, "run 'enginelab bench --help' for the flags")
+		return 2
+	}
+	fail := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "enginelab bench: "+format+"\n", a...)
+		return 2
+	}
+	if fs.NArg() > 0 {
+		return fail("unexpected argument %q (flags for the runs come after --)", fs.Arg(0))
+	}
+	ws, err := positiveList("--warehouses", *whs)
+	if err != nil {
+		return fail("%v", err)
+	}
+	ts, err := positiveList("--terminals", *terms)
+	if err != nil {
+		return fail("%v", err)
+	}
+	if *runs < 1 {
+		return fail("--runs %d: want at least 1", *runs)
+	}
+	if *duration <= 0 {
+		return fail("--duration %v: want a positive duration", *duration)
+	}
+	for _, a := range extra {
+		for _, own := range []string{"warehouses", "terminals", "duration", "json", "mode", "dir", "compare"} {
+			if n := strings.TrimLeft(a, "-"); n == own || strings.HasPrefix(n, own+"=") {
+				return fail("%s after --: bench sets it (--mode and --dir: it measures real mode in memory)", a)
+			}
+		}
+	}
+
+	// Every configuration is built and checked before the first load.
+	settings := append([]string{"--duration=" + duration.String(), "--check=false", "--quiet"}, extra...)
+	type job struct {
+		w, t int
+		cfg  sim.TPCCConfig
+	}
+	var jobs []job
+	for _, w := range ws {
+		for _, t := range ts {
+			f := newTPCCFlags("", stderr)
+			cell := append([]string{"--warehouses=" + strconv.Itoa(w), "--terminals=" + strconv.Itoa(t)}, settings...)
+			if err := f.fs.Parse(cell); err != nil {
+				return 2
+			}
+			cfg, err := f.config()
+			if err == nil {
+				err = cfg.CheckMemory()
+			}
+			if err != nil {
+				return fail("W%d T%d: %v", w, t, err)
+			}
+			jobs = append(jobs, job{w, t, cfg})
+		}
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	res := benchResult{Settings: settings, GoVersion: runtime.Version(), CPUs: runtime.GOMAXPROCS(0)}
+	start := time.Now()
+	for i, j := range jobs {
+		cell := benchCell{Warehouses: j.w, Terminals: j.t}
+		for r := range *runs {
+			if !*quiet {
+				fmt.Fprintf(stderr, "bench: %d/%d: %d warehouse(s), %d terminal(s), run %d of %d (%s so far)\n",
+					i+1, len(jobs), j.w, j.t, r+1, *runs, time.Since(start).Round(time.Second))
+			}
+			rep, err := sim.TPCC(ctx, j.cfg, sim.Hooks{})
+			if err == nil && (rep == nil || rep.Run == nil) {
+				err = errors.New("the run reported nothing")
+			}
+			if err != nil {
+				fmt.Fprintf(stderr, "enginelab bench: W%d T%d: %v\n", j.w, j.t, err)
+				return 1
+			}
+			res.Version = rep.Version
+			cell.Runs = append(cell.Runs, benchRun{TpmC: rep.Run.TpmC, TxPerMinute: rep.Run.TxPerMinute,
+				LoadSeconds: rep.Host.LoadSeconds, LoadRowsPerSecond: rep.Host.LoadRowsPerSecond})
+		}
+		cell.summarize()
+		res.Cells = append(res.Cells, cell)
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(res); err != nil {
+			fmt.Fprintf(stderr, "enginelab bench: %v\n", err)
+			return 1
+		}
+		return 0
+	}
+	if err := res.writeTable(stdout, ws, ts, *runs); err != nil {
+		fmt.Fprintf(stderr, "enginelab bench: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// summarize fills the cell's best and median tpmC and its fastest load.
+func (c *benchCell) summarize() {
+	tpm := make([]float64, len(c.Runs))
+	for i, r := range c.Runs {
+		tpm[i] = r.TpmC
+		if c.LoadSeconds == 0 || r.LoadSeconds < c.LoadSeconds {
+			c.LoadSeconds, c.LoadRowsPerSecond = r.LoadSeconds, r.LoadRowsPerSecond
+		}
+	}
+	slices.Sort(tpm)
+	c.BestTpmC = tpm[len(tpm)-1]
+	if n := len(tpm); n%2 == 1 {
+		c.MedianTpmC = tpm[n/2]
+	} else {
+		c.MedianTpmC = (tpm[n/2-1] + tpm[n/2]) / 2
+	}
+}
+
+// writeTable prints one row per warehouse count: the load (the fastest
+// of its cells'), then the tpmC at each terminal count.
+func (r *benchResult) writeTable(w io.Writer, ws, ts []int, runs int) error {
+	fmt.Fprintf(w, "enginelab bench: real mode, in memory, %d CPUs, %s; every run: %s\n", r.CPUs, r.GoVersion, strings.Join(r.Settings, " "))
+	what := "tpmC"
+	if runs > 1 {
+		what = fmt.Sprintf("tpmC, best of %d (median)", runs)
+	}
+	fmt.Fprintf(w, "each cell a new load; %s\n\n", what)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprint(tw, "warehouses\tload s\tload rows/s\t")
+	for _, t := range ts {
+		fmt.Fprintf(tw, "T%d\t", t)
+	}
+	fmt.Fprintln(tw)
+	for _, wh := range ws {
+		var row []benchCell
+		for _, c := range r.Cells {
+			if c.Warehouses == wh {
+				row = append(row, c)
+			}
+		}
+		load := row[0]
+		for _, c := range row {
+			if c.LoadSeconds < load.LoadSeconds {
+				load = c
+			}
+		}
+		fmt.Fprintf(tw, "%d\t%.1f\t%s\t", wh, load.LoadSeconds, thousands(load.LoadRowsPerSecond))
+		for _, c := range row {
+			if runs > 1 {
+				fmt.Fprintf(tw, "%s (%s)\t", thousands(c.BestTpmC), thousands(c.MedianTpmC))
+			} else {
+				fmt.Fprintf(tw, "%s\t", thousands(c.BestTpmC))
+			}
+		}
+		fmt.Fprintln(tw)
+	}
+	return tw.Flush()
+}
+
+// positiveList parses a comma-separated list of positive integers.
+func positiveList(name, s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("%s %q: want positive whole numbers separated by commas", name, s)
+		}
+		if slices.Contains(out, n) {
+			return nil, fmt.Errorf("%s %q: %d twice", name, s, n)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// thousands prints v rounded, with commas between thousands.
+func thousands(v float64) string {
+	s := strconv.FormatInt(int64(v+0.5), 10)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
