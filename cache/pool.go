@@ -916,7 +916,10 @@ func (p *Pool) takeLocked(r *Reservation) (ok bool, paid *Reservation) {
 	if p.takeFree() {
 		return true, nil
 	}
-	return p.reclaimKeptLocked() && p.takeFree(), nil
+	// Kept slots back, then a second look (an unpin may also have given
+	// one back meanwhile).
+	p.reclaimKeptLocked()
+	return p.takeFree(), nil
 }
 
 // takeFree claims a slot from the unreserved frames, if one is left.

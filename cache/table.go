@@ -95,7 +95,11 @@ func (t *pageTable) removeUnpinned(id page.ID, f *Page) bool {
 	s, i := t.shard(id)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	switch f.pins.Load() {
+	w := f.pins.Load()
+	if w&pinCountMask == 0 && f.dirty.Load() {
+		return false // pinned, changed and unpinned since it was chosen clean
+	}
+	switch w {
 	case 0:
 	case slotKept:
 		// No pin can come meanwhile (a hit needs this latch, a pin under
