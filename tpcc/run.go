@@ -153,6 +153,7 @@ func NewTerminals(db *engine.DB, cfg RunConfig) ([]*Terminal, error) {
 		}
 		term.obs, _ = term.env.(TxObserver)
 		term.steps = stepClock{env: term.env, m: &term.m, stats: &term.res.Steps}
+		term.steps.obs, _ = term.env.(StepObserver)
 		term.x.steps = &term.steps
 		term.rnd.SetScale(cfg.Scale)
 		term.deck = NewDeck(rand.New(rand.NewPCG(cfg.Seed, uint64(t))))
@@ -235,6 +236,14 @@ const (
 type TxObserver interface {
 	TxBegin(kind TxType)
 	TxEnd(kind TxType, measured bool, m *engine.Meter)
+}
+
+// StepObserver, when a terminal's Env implements it, hears each step of
+// every transaction as it starts, measured or not (warm-up, retries), with
+// the transaction's meter: a client model's view of the statements the
+// transaction sends (the simulator's client and server cost layer).
+type StepObserver interface {
+	Step(s Step, m *engine.Meter)
 }
 
 // Terminal is one emulated terminal: a home warehouse and district, its own
