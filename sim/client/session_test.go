@@ -195,3 +195,17 @@ func TestTerminalDelivery(t *testing.T) {
 }
 
 var testNet = hwNetwork()
+
+func TestParseSpec(t *testing.T) {
+	c, err := ParseSpec("pgjdbc,defaults,fetch-size=100,batch")
+	require.NoError(t, err)
+	require.Equal(t, &Config{Personality: "pgjdbc", Settings: Settings{ServerPrepare: true, PrepareThreshold: 5, PlanCache: true,
+		FetchSize: 100, Batch: true}}, c)
+	c, err = ParseSpec("mysql-jdbc,prepared,cursor-fetch,fetch-size=10,rewrite-batched")
+	require.NoError(t, err)
+	require.Equal(t, Settings{ServerPrepare: true, CursorFetch: true, FetchSize: 10, RewriteBatched: true}, c.Settings)
+	for _, bad := range []string{"oracle-jdbc", "mysql-jdbc,fetch-size=-1", "mysql-jdbc,fetch-size", "mysql-jdbc,turbo"} {
+		_, err := ParseSpec(bad)
+		require.ErrorIs(t, err, ErrInvalidConfig, bad)
+	}
+}
