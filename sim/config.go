@@ -53,8 +53,11 @@ type TPCCConfig struct {
 	Duration, Warmup       time.Duration
 	Profile                tpcc.Profile
 	StockLevelNoLowerBound bool
-	KeyingAndThink         bool
-	Seed                   uint64
+	// DeliveryLimit1 makes the BenchmarkSQL profile's Delivery take the
+	// oldest new order with LIMIT 1 (tpcc.RunConfig.DeliveryLimit1).
+	DeliveryLimit1 bool
+	KeyingAndThink bool
+	Seed           uint64
 
 	// The engine.
 	Org engine.Org

@@ -374,7 +374,7 @@ func (j *job) run(ctx context.Context, hooks Hooks) error {
 	c, l := j.cfg, &j.loaded
 	rc := tpcc.RunConfig{Warehouses: l.Warehouses, Scale: l.Scale, Terminals: c.Terminals, Duration: c.Duration,
 		Warmup: c.Warmup, Seed: c.Seed, LoadConstants: l.Constants, Profile: c.Profile,
-		StockLevelNoLowerBound: c.StockLevelNoLowerBound, KeyingAndThink: c.KeyingAndThink, Isolation: c.IsolationLevel()}
+		StockLevelNoLowerBound: c.StockLevelNoLowerBound, DeliveryLimit1: c.DeliveryLimit1, KeyingAndThink: c.KeyingAndThink, Isolation: c.IsolationLevel()}
 	interval := c.Interval
 	if interval <= 0 {
 		interval = DefaultInterval

@@ -34,6 +34,8 @@ type RunConfig struct {
 	// Profile and StockLevelNoLowerBound: see Executor.
 	Profile                Profile
 	StockLevelNoLowerBound bool
+	// DeliveryLimit1: see Executor.
+	DeliveryLimit1 bool
 	// KeyingAndThink waits the specification's keying and think times
 	// [5.2.5]; off (throughput runs) a terminal submits its next
 	// transaction at once.
@@ -144,7 +146,7 @@ func NewTerminals(db *engine.DB, cfg RunConfig) ([]*Terminal, error) {
 			db: db, cfg: c, num: t, env: cfg.Env,
 			w: int64(t%cfg.Warehouses + 1), d: int64((t/cfg.Warehouses)%DistrictsPerWarehouse + 1),
 			rnd:  NewRand(cfg.Seed^uint64(t+1)*0x9e3779b97f4a7c15, runC),
-			x:    &Executor{T: handles, Profile: cfg.Profile, StockLevelNoLowerBound: cfg.StockLevelNoLowerBound},
+			x:    &Executor{T: handles, Profile: cfg.Profile, StockLevelNoLowerBound: cfg.StockLevelNoLowerBound, DeliveryLimit1: cfg.DeliveryLimit1},
 			res:  NewResults(),
 			from: measureFrom, end: end,
 		}
