@@ -60,11 +60,15 @@ func (s *Session) Exec(st *Statement, rows int) Counts {
 	var c Counts
 	switch {
 	case st.Batched && s.S.Batch:
-		if n := len(s.batch); n > 0 && s.batch[n-1].st.ID == st.ID {
-			s.batch[n-1].n++
-		} else {
-			s.batch = append(s.batch, batched{st, 1})
+		// One batch per PreparedStatement (addBatch on each object in the
+		// loop, executeBatch on each after it).
+		for i := range s.batch {
+			if s.batch[i].st.ID == st.ID {
+				s.batch[i].n++
+				return c
+			}
 		}
+		s.batch = append(s.batch, batched{st, 1})
 		return c
 	case st.Kind == Commit:
 		c = s.Flush()
@@ -76,8 +80,8 @@ func (s *Session) Exec(st *Statement, rows int) Counts {
 	return c
 }
 
-// Flush sends the batches held, in the order the kit added them (one
-// executeBatch for each run of one statement), and returns their counts.
+// Flush sends the batches held, one executeBatch per statement, in the
+// order the kit first added to them, and returns their counts.
 func (s *Session) Flush() Counts {
 	var c Counts
 	for _, b := range s.batch {

@@ -209,3 +209,31 @@ func TestParseSpec(t *testing.T) {
 		require.ErrorIs(t, err, ErrInvalidConfig, bad)
 	}
 }
+
+// BenchmarkSQL's New-Order adds a stock update and an order line to two
+// batches per line, interleaved: each statement's batch goes as one
+// executeBatch at the commit.
+func TestNewOrderBatches(t *testing.T) {
+	p, _ := Lookup("mysql-jdbc")
+	rts := func(s Settings) int64 {
+		term := NewTerminal(p, s, BenchmarkSQL, false, &DefaultParams, testNet)
+		var m engine.Meter
+		for _, st := range []tpcc.Step{tpcc.NOWarehouse, tpcc.NODistrict, tpcc.NODistrictUpdate, tpcc.NOCustomer, tpcc.NOInsertOrder, tpcc.NOInsertNewOrder} {
+			term.Step(st, &m)
+		}
+		for range 10 {
+			for _, st := range []tpcc.Step{tpcc.NOItem, tpcc.NOStock, tpcc.NOStockUpdate, tpcc.NOInsertOrderLine} {
+				term.Step(st, &m)
+			}
+		}
+		term.Step(tpcc.NOCommit, &m)
+		term.End(&m)
+		require.Equal(t, int64(46), term.Counts.Statements)
+		return term.Counts.RoundTrips
+	}
+	// 5 statements, 10 lines of 4, the commit: 46 round trips.
+	require.Equal(t, int64(46), rts(Settings{}))
+	require.Equal(t, int64(46), rts(Settings{Batch: true}), "Connector/J without the rewrite: one by one")
+	// Rewritten: each batch one round trip: 5 + 20 + 2 + 1.
+	require.Equal(t, int64(28), rts(Settings{Batch: true, RewriteBatched: true}))
+}
