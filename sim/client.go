@@ -1,12 +1,23 @@
 package sim
 
 import (
+	"fmt"
+
 	"github.com/enginelab/enginelab/sim/client"
 	"github.com/enginelab/enginelab/sim/hw"
 	"github.com/enginelab/enginelab/sim/report"
 	"github.com/enginelab/enginelab/sim/sched"
 	"github.com/enginelab/enginelab/tpcc"
 )
+
+// clientName is the cost layer's personality and settings for the
+// report's configuration ("" when off).
+func (c *TPCCConfig) clientName() string {
+	if c.Client == nil {
+		return ""
+	}
+	return fmt.Sprintf("%s %+v", c.Client.Personality, c.Client.Settings)
+}
 
 // setClients turns the cost layer on: each terminal the scheduler makes
 // gets a client model of the configured personality, sending the

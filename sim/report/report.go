@@ -78,18 +78,22 @@ type Config struct {
 	WarmupSeconds          float64 `json:"warmup_s"`
 	Profile                string  `json:"profile"`
 	StockLevelNoLowerBound bool    `json:"stocklevel_no_lower_bound"`
-	KeyingAndThink         bool    `json:"keying_and_think"`
-	Seed                   uint64  `json:"seed"`
-	Org                    string  `json:"org"`
-	CountRewrite           bool    `json:"count_rewrite"`
-	PageSize               int     `json:"page_size"`
-	PoolBytes              int64   `json:"pool_bytes"`
-	PoolPolicy             string  `json:"pool_policy"`
-	PoolPopulate           bool    `json:"pool_populate"`
-	MemTableBytes          int64   `json:"memtable_bytes"`    // the store's memtable size, default applied
-	BlockCacheBytes        int64   `json:"block_cache_bytes"` // the store's block cache, default applied
-	ReadAhead              bool    `json:"read_ahead"`
-	TornPages              string  `json:"torn_pages,omitempty"`
+	// DeliveryLimit1 and Client (the --client value's personality and
+	// settings) are set only when on.
+	DeliveryLimit1  bool   `json:"delivery_limit_1,omitempty"`
+	Client          string `json:"client,omitempty"`
+	KeyingAndThink  bool   `json:"keying_and_think"`
+	Seed            uint64 `json:"seed"`
+	Org             string `json:"org"`
+	CountRewrite    bool   `json:"count_rewrite"`
+	PageSize        int    `json:"page_size"`
+	PoolBytes       int64  `json:"pool_bytes"`
+	PoolPolicy      string `json:"pool_policy"`
+	PoolPopulate    bool   `json:"pool_populate"`
+	MemTableBytes   int64  `json:"memtable_bytes"`    // the store's memtable size, default applied
+	BlockCacheBytes int64  `json:"block_cache_bytes"` // the store's block cache, default applied
+	ReadAhead       bool   `json:"read_ahead"`
+	TornPages       string `json:"torn_pages,omitempty"`
 	// The page cleaner's settings and the redo log's capacity, defaults
 	// applied (0 where the run has no log: a report from before them).
 	IOCapacity          int    `json:"io_capacity,omitempty"`
