@@ -68,7 +68,7 @@ pg() {
   done
   # Per statement: 1/tps × clients is a transaction's time; the prepared
   # saving of select-only is one parse and one plan of a point query.
-  say "note: parse+plan (ns) = (1/tps_simple - 1/tps_prepared) * clients * 1e9 on the select-only lines, when the server is CPU-bound"
+  say "note: parse+plan (ns) = (1/tps_simple - 1/tps_prepared) * cores * 1e9 on the select-only lines, when the machine's $(nproc) cores are busy (pgbench runs on them too)"
 }
 
 mysql() {
