@@ -237,3 +237,32 @@ func TestNewOrderBatches(t *testing.T) {
 	// Rewritten: each batch one round trip: 5 + 20 + 2 + 1.
 	require.Equal(t, int64(28), rts(Settings{Batch: true, RewriteBatched: true}))
 }
+
+// MariaDB Connector/J: the same packets as Connector/J's, one read for
+// the response (its 16 KiB buffer); a C client likewise.
+func TestMariaDBAndCClientReads(t *testing.T) {
+	want := Counts{Statements: 1, RoundTrips: 1, MessagesSent: 1, MessagesReceived: 6, ClientSyscalls: 2, ServerSyscalls: 2,
+		BytesSent: 23, BytesReceived: 92, RowsSent: 3, Parses: 1, Plans: 1}
+	require.Equal(t, want, session(t, "mariadb-connector", Settings{}).Exec(&sel, 3))
+	require.Equal(t, want, session(t, "mysql-jdbc", Settings{CClient: true}).Exec(&sel, 3))
+	// 2,000 rows of 8 bytes: 16,068 bytes, still one buffer; 2,100 rows
+	// (16,868 bytes) take two reads, and the server two writes.
+	c := session(t, "mariadb-connector", Settings{}).Exec(&sel, 2100)
+	require.Equal(t, int64(5+52+2100*8+11), c.BytesReceived)
+	require.Equal(t, int64(1+2), c.ClientSyscalls)
+	require.Equal(t, int64(1+2), c.ServerSyscalls)
+}
+
+// pgjdbc's commit: Parse, Bind, Execute, Sync of "COMMIT" (6 bytes):
+// Parse 5+1+6+1+2 = 15, Bind 5+1+1+2+2+2 = 13, Execute 10, Sync 5;
+// ParseComplete, BindComplete, CommandComplete, ReadyForQuery.
+func TestPgJDBCCommit(t *testing.T) {
+	p, _ := Lookup("pgjdbc")
+	s := NewSession(p, p.Defaults)
+	commit := Statement{ID: 9, Kind: Commit, SQL: "COMMIT"}
+	want := Counts{Statements: 1, RoundTrips: 1, MessagesSent: 4, MessagesReceived: 4, ClientSyscalls: 2, ServerSyscalls: 2,
+		BytesSent: 43, BytesReceived: 33, Parses: 1}
+	for range 7 {
+		require.Equal(t, want, s.Exec(&commit, 0), "never prepared")
+	}
+}
