@@ -35,11 +35,28 @@ type Personality struct {
 	// larger than it takes more than one read (pgjdbc's
 	// VisibleBufferedInputStream: 8192; MariaDB Connector/J's: 16384).
 	ReadBuffer int
+	// Batching is how the driver sends an executeBatch.
+	Batching Batching
 	// Defaults are the driver's defaults, as a kit that sets nothing
 	// gets them.
 	Defaults Settings
 	Source   string
 }
+
+// Batching is how a driver sends an executeBatch.
+type Batching uint8
+
+const (
+	// BatchOneByOne: one executeUpdate after another, unless
+	// rewriteBatchedStatements (Connector/J).
+	BatchOneByOne Batching = iota
+	// BatchPipelined: every statement written, then every result read,
+	// or with useBulkStmts one COM_STMT_BULK_EXECUTE (MariaDB
+	// Connector/J).
+	BatchPipelined
+	// BatchOneSync: every Bind/Execute before one Sync (pgjdbc).
+	BatchOneSync
+)
 
 // Settings are the driver and server settings a terminal runs with.
 type Settings struct {
@@ -87,11 +104,11 @@ type Settings struct {
 
 // Personalities by name.
 var Personalities = map[string]Personality{
-	"mysql-jdbc": {Name: "mysql-jdbc", Driver: "MySQL Connector/J 8.0.33", Protocol: MySQL, HeaderRead: true,
+	"mysql-jdbc": {Name: "mysql-jdbc", Driver: "MySQL Connector/J 8.0.33", Protocol: MySQL, HeaderRead: true, Batching: BatchOneByOne,
 		Source: "Connector/J 8.0.33 reference (configuration properties: useServerPrepStmts=false, useCursorFetch=false, rewriteBatchedStatements=false, defaultFetchSize=0); com.mysql.cj.protocol.a.SimplePacketReader reads the 4-byte header, then the payload"},
-	"mariadb-connector": {Name: "mariadb-connector", Driver: "MariaDB Connector/J 3.3.3", Protocol: MySQL, ReadBuffer: 16384,
+	"mariadb-connector": {Name: "mariadb-connector", Driver: "MariaDB Connector/J 3.3.3", Protocol: MySQL, ReadBuffer: 16384, Batching: BatchPipelined,
 		Source: "MariaDB Connector/J 3.x documentation: useServerPrepStmts=false, useBulkStmts=false since 3.2.0, batches pipelined (disablePipeline=false); the packet reader fills a 16 KiB buffer"},
-	"pgjdbc": {Name: "pgjdbc", Driver: "PostgreSQL JDBC 42.7.3", Protocol: PostgreSQL, ReadBuffer: 8192,
+	"pgjdbc": {Name: "pgjdbc", Driver: "PostgreSQL JDBC 42.7.3", Protocol: PostgreSQL, ReadBuffer: 8192, Batching: BatchOneSync,
 		Defaults: Settings{ServerPrepare: true, PrepareThreshold: 5, PlanCache: true},
 		Source:   "pgjdbc 42.7 documentation: prepareThreshold=5, defaultRowFetchSize=0 (a fetch size is honoured only with autocommit off), executeBatch sends every Bind/Execute before one Sync; VisibleBufferedInputStream of 8192 bytes; PostgreSQL's plan_cache_mode=auto (generic plan after five custom ones)"},
 }

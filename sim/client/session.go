@@ -316,7 +316,7 @@ func (s *Session) execBatch(st *Statement, n int) Counts {
 	var c Counts
 	N := int64(n)
 	switch {
-	case s.P.Protocol == MySQL && s.P.Name == "mysql-jdbc" && s.S.RewriteBatched && (st.Insert || n > 3):
+	case s.P.Batching == BatchOneByOne && s.S.RewriteBatched && (st.Insert || n > 3):
 		// One COM_QUERY: a multi-row INSERT, or the statements joined
 		// with ';' as a multi-statement query (text either way, each
 		// statement parsed and planned).
@@ -334,7 +334,7 @@ func (s *Session) execBatch(st *Statement, n int) Counts {
 		c.Parses, c.Plans = N, N
 		s.rt(&c, mysqlPacket(1+N*text+(N-1)), 1, N*mysqlPacket(mysqlOK), N, N)
 		return c
-	case s.P.Protocol == MySQL && s.P.Name == "mariadb-connector":
+	case s.P.Batching == BatchPipelined:
 		if s.S.BulkStmts {
 			// COM_STMT_BULK_EXECUTE of a prepared statement (prepared
 			// first if need be): one message, one OK.
@@ -353,7 +353,7 @@ func (s *Session) execBatch(st *Statement, n int) Counts {
 		}
 		// Pipelined: every statement written, then every result read.
 		return s.pipelined(st, n)
-	case s.P.Protocol == PostgreSQL:
+	case s.P.Batching == BatchOneSync:
 		return s.pipelined(st, n)
 	}
 	// Connector/J without the rewrite: one executeUpdate after another.

@@ -17,7 +17,7 @@ func ParseSpec(spec string) (*Config, error) {
 	parts := strings.Split(spec, ",")
 	p, err := Lookup(parts[0])
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("--client %s: %w", spec, err)
 	}
 	c := &Config{Personality: p.Name}
 	s := &c.Settings
