@@ -1,6 +1,7 @@
 package client
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -265,4 +266,29 @@ func TestPgJDBCCommit(t *testing.T) {
 	for range 7 {
 		require.Equal(t, want, s.Exec(&commit, 0), "never prepared")
 	}
+}
+
+// Every engine step is a statement or part of one in each kit, and one
+// statement id is one SQL text within a kit.
+func TestStatementTables(t *testing.T) {
+	for _, k := range []Kit{BenchmarkSQL, SysbenchTPCC} {
+		for _, star := range []bool{false, true} {
+			steps := k.Steps(star)
+			sql := map[int]string{}
+			for s := range tpcc.NumSteps {
+				ss := steps[s]
+				if ss.Join == Merged {
+					require.Nil(t, ss.Stmt, "%v %v", k, s)
+					continue
+				}
+				require.NotNil(t, ss.Stmt, "%v %v", k, s)
+				if prev, ok := sql[ss.Stmt.ID]; ok {
+					require.Equal(t, prev, ss.Stmt.SQL, "%v %v: id %d", k, s, ss.Stmt.ID)
+				}
+				sql[ss.Stmt.ID] = ss.Stmt.SQL
+			}
+		}
+	}
+	require.Equal(t, "count(c_id)", strings.Split(strings.Split(SysbenchTPCC.Steps(false)[tpcc.PByNameCount].Stmt.SQL, "SELECT ")[1], " ")[0])
+	require.Equal(t, Merged, BenchmarkSQL.Steps(false)[tpcc.PByNameCount].Join, "BenchmarkSQL sends no count")
 }

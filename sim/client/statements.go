@@ -215,13 +215,13 @@ var benchmarkSQLSteps = [tpcc.NumSteps]StepStatement{
 
 // count(*) as the Optimized profile sends it (sysbench-tpcc's count, with
 // the rewrite done by the client).
-var countStarStmt = Statement{ID: 60, Kind: Select, Params: 3, Columns: 1, RowBytes: 4, Rows: 1,
+var countStarStmt = Statement{ID: 70, Kind: Select, Params: 3, Columns: 1, RowBytes: 4, Rows: 1,
 	SQL: "SELECT count(*) AS namecnt FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_last = ?"}
 
 // sysbench-tpcc's statements (tpcc_run.lua), in the order of the engine
 // steps; text, with the values formatted in.
 var sysbenchSteps = [tpcc.NumSteps]StepStatement{
-	tpcc.NOWarehouse: own(Statement{ID: 31 + 1, Kind: Select, Params: 3, Columns: 4, RowBytes: 30,
+	tpcc.NOWarehouse: own(Statement{ID: 32, Kind: Select, Params: 3, Columns: 4, RowBytes: 30,
 		SQL: "SELECT c_discount, c_last, c_credit, w_tax FROM customer, warehouse WHERE w_id = ? AND c_w_id = w_id AND c_d_id = ? AND c_id = ?"}),
 	tpcc.NODistrict: own(Statement{ID: 33, Kind: Select, Params: 2, Columns: 2, RowBytes: 10,
 		SQL: "SELECT d_next_o_id, d_tax FROM district WHERE d_w_id = ? AND d_id = ? FOR UPDATE"}),
