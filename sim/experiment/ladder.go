@@ -87,6 +87,16 @@ var ladderSteps = []ladderStep{
 	}, talk: [2]float64{1.7 / 1.4, 1.7 / 1.4}, claimed: true, note: "executeBatch (Connector/J: rewriteBatchedStatements=true); the talk: 1.7M against 1.4M"},
 }
 
+// ladderStepNamed returns the step called name (nil: none).
+func ladderStepNamed(name string) *ladderStep {
+	for i := range ladderSteps {
+		if ladderSteps[i].name == name {
+			return &ladderSteps[i]
+		}
+	}
+	return nil
+}
+
 // LadderRow is one step on one side.
 type LadderRow struct {
 	Step       string  `json:"step"`
@@ -169,7 +179,9 @@ func Ladder(ctx context.Context, p Params, progress func(string)) (*LadderReport
 				// The 2×2's corner without LIMIT 1 and with a fetch size.
 				corner := c
 				cs := s
-				ladderSteps[k+2].apply(&corner, &cs, person)
+				if f := ladderStepNamed("fetch size"); f != nil {
+					f.apply(&corner, &cs, person)
+				}
 				corner.Client = &client.Config{Personality: person, Settings: cs}
 				cr, err := runOne(corner, person+": fetch size without LIMIT 1")
 				if err != nil {
