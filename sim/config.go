@@ -9,6 +9,7 @@ import (
 	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/cache/tier"
 	"github.com/enginelab/enginelab/engine"
+	"github.com/enginelab/enginelab/sim/client"
 	"github.com/enginelab/enginelab/sim/hw"
 	"github.com/enginelab/enginelab/tpcc"
 )
@@ -52,11 +53,20 @@ type TPCCConfig struct {
 	Duration, Warmup       time.Duration
 	Profile                tpcc.Profile
 	StockLevelNoLowerBound bool
-	KeyingAndThink         bool
-	Seed                   uint64
+	// DeliveryLimit1 makes the BenchmarkSQL profile's Delivery take the
+	// oldest new order with LIMIT 1 (tpcc.RunConfig.DeliveryLimit1).
+	DeliveryLimit1 bool
+	KeyingAndThink bool
+	Seed           uint64
 
 	// The engine.
 	Org engine.Org
+	// Client, if not nil, turns on the client and server cost layer in
+	// simulated mode (--client; package sim/client): each statement the
+	// profile's kit sends is priced as the named driver sends it, beside
+	// the engine's work, which it does not change. nil (the default): the
+	// engine's time alone.
+	Client *client.Config
 	// ExtraIndexes are secondary indexes the load adds, and
 	// WideCustomerKey the width of a varchar it adds to CUSTOMER's primary
 	// key (tpcc.LoadConfig).
@@ -246,6 +256,9 @@ func (c *TPCCConfig) IsolationLevel() engine.Isolation {
 // (CheckMemory).
 func (c *TPCCConfig) Validate() error {
 	p := c.Phases
+	if err := c.validateClient(); err != nil {
+		return err
+	}
 	switch {
 	case !p.Load && !p.Run && !p.Check:
 		return fmt.Errorf("sim: %w: nothing to do (no phase)", ErrInvalidConfig)
@@ -320,4 +333,27 @@ func (c *TPCCConfig) Validate() error {
 		}
 	}
 	return c.CheckMemory()
+}
+
+// validateClient checks the cost layer's settings: simulated mode only, a
+// known personality, prices in range.
+func (c *TPCCConfig) validateClient() error {
+	if c.Client == nil {
+		return nil
+	}
+	if c.Mode != ModeSim {
+		return fmt.Errorf("sim: %w: --client prices statements on modeled hardware: it needs --mode sim", ErrInvalidConfig)
+	}
+	if _, err := client.Lookup(c.Client.Personality); err != nil {
+		return fmt.Errorf("sim: %w: --client: %w", ErrInvalidConfig, err)
+	}
+	if c.Client.Params != nil {
+		if err := c.Client.Params.Validate(); err != nil {
+			return fmt.Errorf("sim: %w: --client: %w", ErrInvalidConfig, err)
+		}
+	}
+	if s := c.Client.Settings; s.FetchSize < 0 || s.PrepareThreshold < 0 {
+		return fmt.Errorf("sim: %w: --client: fetch size and prepare threshold must not be negative", ErrInvalidConfig)
+	}
+	return nil
 }

@@ -89,6 +89,14 @@
 // build on jobs; a job's TPCCConfig.Trace records the page trace replay
 // reads.
 //
+// Package client is simulated mode's client and server cost layer
+// (TPCCConfig.Client, the command's --client, off by default): each
+// statement the profile's kit sends, priced as a named driver sends it
+// (round trips on the modeled network, parse and plan CPU on the modeled
+// cores, the driver's and the system calls' time), beside the engine's
+// work, which it does not change; the report's sim section gets its
+// counts and its share of each response time.
+//
 // # Concurrency and lifetimes
 //
 // A job owns its database for its duration: run jobs one after another,

@@ -131,7 +131,7 @@ func newReport(c *TPCCConfig) *report.Report {
 	return &report.Report{
 		Config: report.Config{Mode: string(mode), Phases: strings.Join(phases, "+"), Warehouses: c.Warehouses,
 			Scale: c.Scale.String(), Terminals: c.Terminals, DurationSeconds: c.Duration.Seconds(), WarmupSeconds: c.Warmup.Seconds(),
-			Profile: c.Profile.String(), StockLevelNoLowerBound: c.StockLevelNoLowerBound,
+			Profile: c.Profile.String(), StockLevelNoLowerBound: c.StockLevelNoLowerBound, DeliveryLimit1: c.DeliveryLimit1, Client: c.clientName(),
 			KeyingAndThink: c.KeyingAndThink, Seed: c.Seed, Org: orgName(c.Org), CountRewrite: c.CountRewrite,
 			PageSize: pageSize, PoolBytes: o.PoolSize, PoolPolicy: policy, PoolPopulate: c.PoolPopulate,
 			MemTableBytes: so.MemTableSize, BlockCacheBytes: so.BlockCacheSize, HeapUpdate: heapUpdate,

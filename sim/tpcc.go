@@ -14,6 +14,7 @@ import (
 	"github.com/enginelab/enginelab/cache/tier"
 	"github.com/enginelab/enginelab/cache/tier/slab"
 	"github.com/enginelab/enginelab/engine"
+	"github.com/enginelab/enginelab/sim/client"
 	"github.com/enginelab/enginelab/sim/report"
 	"github.com/enginelab/enginelab/sim/sched"
 	"github.com/enginelab/enginelab/tpcc"
@@ -237,6 +238,10 @@ type job struct {
 	opts    *engine.Options
 	db      *engine.DB
 	loaded  tpcc.Loaded
+	// clients are the terminals' client models when the cost layer is on
+	// (TPCCConfig.Client), by terminal number; person their personality.
+	clients []*client.Terminal
+	person  client.Personality
 }
 
 // open starts c's job: its report, the remote tier and the page trace
@@ -269,6 +274,9 @@ func open(c *TPCCConfig) (*job, error) {
 			j.sched.SetTierServer(j.slab.MemcachedStats().Threads)
 		}
 		j.rep.Sim = &report.Sim{Hardware: machine}
+		if c.Client != nil {
+			j.setClients(machine.Network)
+		}
 	}
 	db, err := engine.Open(j.opts)
 	if err != nil {
@@ -366,7 +374,7 @@ func (j *job) run(ctx context.Context, hooks Hooks) error {
 	c, l := j.cfg, &j.loaded
 	rc := tpcc.RunConfig{Warehouses: l.Warehouses, Scale: l.Scale, Terminals: c.Terminals, Duration: c.Duration,
 		Warmup: c.Warmup, Seed: c.Seed, LoadConstants: l.Constants, Profile: c.Profile,
-		StockLevelNoLowerBound: c.StockLevelNoLowerBound, KeyingAndThink: c.KeyingAndThink, Isolation: c.IsolationLevel()}
+		StockLevelNoLowerBound: c.StockLevelNoLowerBound, DeliveryLimit1: c.DeliveryLimit1, KeyingAndThink: c.KeyingAndThink, Isolation: c.IsolationLevel()}
 	interval := c.Interval
 	if interval <= 0 {
 		interval = DefaultInterval
@@ -423,6 +431,9 @@ func (j *job) run(ctx context.Context, hooks Hooks) error {
 		rep.Purge = &report.Purge{Purged: p.Purged - purged, HistoryLength: p.Lag}
 		if j.sched != nil {
 			fillSim(rep.Sim, j.sched, elapsed, rep.Run)
+			if j.clients != nil {
+				rep.Sim.Client = j.clientReport()
+			}
 			rep.Host.VirtualPerWall = elapsed.Seconds() / wall.Seconds()
 			a := j.sched.Purge()
 			rep.Purge.ActorSteps, rep.Purge.ActorPurged, rep.Purge.MaxHistoryLength = a.Steps, a.Done, a.MaxHistory

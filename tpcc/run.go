@@ -34,6 +34,8 @@ type RunConfig struct {
 	// Profile and StockLevelNoLowerBound: see Executor.
 	Profile                Profile
 	StockLevelNoLowerBound bool
+	// DeliveryLimit1: see Executor.
+	DeliveryLimit1 bool
 	// KeyingAndThink waits the specification's keying and think times
 	// [5.2.5]; off (throughput runs) a terminal submits its next
 	// transaction at once.
@@ -144,7 +146,7 @@ func NewTerminals(db *engine.DB, cfg RunConfig) ([]*Terminal, error) {
 			db: db, cfg: c, num: t, env: cfg.Env,
 			w: int64(t%cfg.Warehouses + 1), d: int64((t/cfg.Warehouses)%DistrictsPerWarehouse + 1),
 			rnd:  NewRand(cfg.Seed^uint64(t+1)*0x9e3779b97f4a7c15, runC),
-			x:    &Executor{T: handles, Profile: cfg.Profile, StockLevelNoLowerBound: cfg.StockLevelNoLowerBound},
+			x:    &Executor{T: handles, Profile: cfg.Profile, StockLevelNoLowerBound: cfg.StockLevelNoLowerBound, DeliveryLimit1: cfg.DeliveryLimit1},
 			res:  NewResults(),
 			from: measureFrom, end: end,
 		}
@@ -153,6 +155,7 @@ func NewTerminals(db *engine.DB, cfg RunConfig) ([]*Terminal, error) {
 		}
 		term.obs, _ = term.env.(TxObserver)
 		term.steps = stepClock{env: term.env, m: &term.m, stats: &term.res.Steps}
+		term.steps.obs, _ = term.env.(StepObserver)
 		term.x.steps = &term.steps
 		term.rnd.SetScale(cfg.Scale)
 		term.deck = NewDeck(rand.New(rand.NewPCG(cfg.Seed, uint64(t))))
@@ -235,6 +238,14 @@ const (
 type TxObserver interface {
 	TxBegin(kind TxType)
 	TxEnd(kind TxType, measured bool, m *engine.Meter)
+}
+
+// StepObserver, when a terminal's Env implements it, hears each step of
+// every transaction as it starts, measured or not (warm-up, retries), with
+// the transaction's meter: a client model's view of the statements the
+// transaction sends (the simulator's client and server cost layer).
+type StepObserver interface {
+	Step(s Step, m *engine.Meter)
 }
 
 // Terminal is one emulated terminal: a home warehouse and district, its own

@@ -202,6 +202,7 @@ func TrimmedMean(h *hdrhistogram.Histogram, frac float64) float64 {
 // its calls.
 type stepClock struct {
 	env   Env
+	obs   StepObserver // env's, if it is one
 	m     *engine.Meter
 	stats *[NumSteps]StepStats
 	on    bool
@@ -213,6 +214,9 @@ type stepClock struct {
 
 // mark ends the step running, if any, and starts s.
 func (c *stepClock) mark(s Step) {
+	if c.obs != nil {
+		c.obs.Step(s, c.m)
+	}
 	if !c.on {
 		return
 	}

@@ -113,6 +113,10 @@ type Executor struct {
 	// lower bound on ol_o_id (the optimizer bug in the talk): every order
 	// line of the district is read and filtered.
 	StockLevelNoLowerBound bool
+	// DeliveryLimit1 makes BenchmarkSQL's Delivery ask for the oldest new
+	// order with LIMIT 1, as the other profiles do (the talk's fix), and
+	// changes nothing else of the profile.
+	DeliveryLimit1 bool
 
 	row  engine.Row
 	ids  []int64
@@ -537,7 +541,7 @@ func (x *Executor) Delivery(tx *engine.Tx, in *DeliveryInput) (skipped int, err 
 	for d := int64(1); d <= 10; d++ {
 		prefix := bound3(&x.lo, i(in.WID), i(d))
 		so := engine.ScanOptions{Lower: prefix, Upper: prefix, Columns: deliveryNewOrder, ForUpdate: locking}
-		if x.Profile != BenchmarkSQL {
+		if x.Profile != BenchmarkSQL || x.DeliveryLimit1 {
 			so.Limit = 1
 		}
 		x.step(DNewOrder)

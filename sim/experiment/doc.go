@@ -30,7 +30,11 @@
 //
 // The experiments, in the README's order: count-rewrite, delivery-limit,
 // stocklevel-bound, io-bound, tier-policy, hot-index, wide-key, waffle
-// (All lists them, Lookup finds one by name).
+// (All lists them, Lookup finds one by name). The talk ladder (ladder.go,
+// Ladder; enginelab experiment talk-ladder) is of a third kind: the
+// talk's steps in order for two client personalities with the client and
+// server cost layer on (package client), each step's tpmC against the
+// step before and the talk's figure.
 //
 // # Usage
 //

@@ -6,6 +6,7 @@ import (
 	"github.com/enginelab/enginelab/cache/store"
 	"github.com/enginelab/enginelab/cache/tier"
 	"github.com/enginelab/enginelab/engine"
+	"github.com/enginelab/enginelab/sim/client"
 	"github.com/enginelab/enginelab/sim/hw"
 	"github.com/enginelab/enginelab/tpcc"
 )
@@ -77,18 +78,22 @@ type Config struct {
 	WarmupSeconds          float64 `json:"warmup_s"`
 	Profile                string  `json:"profile"`
 	StockLevelNoLowerBound bool    `json:"stocklevel_no_lower_bound"`
-	KeyingAndThink         bool    `json:"keying_and_think"`
-	Seed                   uint64  `json:"seed"`
-	Org                    string  `json:"org"`
-	CountRewrite           bool    `json:"count_rewrite"`
-	PageSize               int     `json:"page_size"`
-	PoolBytes              int64   `json:"pool_bytes"`
-	PoolPolicy             string  `json:"pool_policy"`
-	PoolPopulate           bool    `json:"pool_populate"`
-	MemTableBytes          int64   `json:"memtable_bytes"`    // the store's memtable size, default applied
-	BlockCacheBytes        int64   `json:"block_cache_bytes"` // the store's block cache, default applied
-	ReadAhead              bool    `json:"read_ahead"`
-	TornPages              string  `json:"torn_pages,omitempty"`
+	// DeliveryLimit1 and Client (the --client value's personality and
+	// settings) are set only when on.
+	DeliveryLimit1  bool   `json:"delivery_limit_1,omitempty"`
+	Client          string `json:"client,omitempty"`
+	KeyingAndThink  bool   `json:"keying_and_think"`
+	Seed            uint64 `json:"seed"`
+	Org             string `json:"org"`
+	CountRewrite    bool   `json:"count_rewrite"`
+	PageSize        int    `json:"page_size"`
+	PoolBytes       int64  `json:"pool_bytes"`
+	PoolPolicy      string `json:"pool_policy"`
+	PoolPopulate    bool   `json:"pool_populate"`
+	MemTableBytes   int64  `json:"memtable_bytes"`    // the store's memtable size, default applied
+	BlockCacheBytes int64  `json:"block_cache_bytes"` // the store's block cache, default applied
+	ReadAhead       bool   `json:"read_ahead"`
+	TornPages       string `json:"torn_pages,omitempty"`
 	// The page cleaner's settings and the redo log's capacity, defaults
 	// applied (0 where the run has no log: a report from before them).
 	IOCapacity          int    `json:"io_capacity,omitempty"`
@@ -261,6 +266,9 @@ type Sim struct {
 	// CheckpointWaits counts checkpoints that began while the last one's
 	// writes were still queued, so that a transaction waited for them.
 	CheckpointWaits int64 `json:"checkpoint_waits,omitempty"`
+	// Client is the client and server cost layer's section; nil when it
+	// is off (TPCCConfig.Client).
+	Client *Client `json:"client,omitempty"`
 }
 
 // Percentiles of a latency distribution.
@@ -591,4 +599,39 @@ func (r *Report) TotalPages() int {
 		n += s.Pages
 	}
 	return n
+}
+
+// Client is the client and server cost layer's section (simulated mode
+// with a personality; package sim/client): who sent the statements, with
+// what settings and prices, what crossed the wire, and its part of the
+// measured response times.
+type Client struct {
+	Personality string          `json:"personality"`
+	Driver      string          `json:"driver"`
+	Kit         string          `json:"kit"`
+	Settings    client.Settings `json:"settings"`
+	Params      client.Params   `json:"params"`
+	// Counts are every statement's of the run, warm-up included; ByKind
+	// split by statement kind (select, update, commit, rollback).
+	Counts client.Counts            `json:"counts"`
+	ByKind map[string]client.Counts `json:"by_kind"`
+	// Per transaction type, the measured response time's mean and the
+	// client layer's part of it, in milliseconds: the server's CPU, its
+	// queue for a core, the client's time and the wire's; OutsidePct is
+	// their sum's share of the response time.
+	Types []ClientType `json:"types"`
+	// OutsidePct is the share of all measured response time spent outside
+	// the engine.
+	OutsidePct float64 `json:"outside_engine_pct"`
+}
+
+// ClientType is one transaction type's client layer time.
+type ClientType struct {
+	Type       string  `json:"type"`
+	MeanMs     float64 `json:"mean_ms"`
+	ServerMs   float64 `json:"server_ms"`
+	QueueMs    float64 `json:"queue_ms"`
+	ClientMs   float64 `json:"client_ms"`
+	WireMs     float64 `json:"wire_ms"`
+	OutsidePct float64 `json:"outside_engine_pct"`
 }

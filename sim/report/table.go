@@ -115,6 +115,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 			if sr.Stalls > 0 {
 				fmt.Fprintf(&b, "warning: the scheduler broke %d stalled waits\n", sr.Stalls)
 			}
+			if c := sr.Client; c != nil {
+				writeClient(&b, c)
+			}
 		}
 		fmt.Fprintf(&b, "\ntpmC %.0f   transactions/min %.0f", run.TpmC, run.TxPerMinute)
 		if run.Efficiency != nil {
@@ -293,4 +296,24 @@ func plural(n int) string {
 		return ""
 	}
 	return "s"
+}
+
+// writeClient prints the client and server cost layer's section.
+func writeClient(b *strings.Builder, c *Client) {
+	fmt.Fprintf(b, "\nclient and server layer: %s (%s), %s's statements, settings %+v\n", c.Personality, c.Driver, c.Kit, c.Settings)
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "type\tmean ms\tserver ms\tcore queue ms\tclient ms\twire ms\toutside engine %\t")
+	for _, t := range c.Types {
+		fmt.Fprintf(tw, "%s\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.1f\t\n", t.Type, t.MeanMs, t.ServerMs, t.QueueMs, t.ClientMs, t.WireMs, t.OutsidePct)
+	}
+	_ = tw.Flush()
+	tw = tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "statements\tkind\tround trips\tmsgs sent\tmsgs recv\tclient syscalls\tserver syscalls\tbytes sent\tbytes recv\trows sent\tparses\tplans\tplan hits\t")
+	for _, k := range []string{"select", "update", "commit", "rollback"} {
+		x := c.ByKind[k]
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t\n", x.Statements, k, x.RoundTrips, x.MessagesSent, x.MessagesReceived,
+			x.ClientSyscalls, x.ServerSyscalls, x.BytesSent, x.BytesReceived, x.RowsSent, x.Parses, x.Plans, x.PlanCacheHits)
+	}
+	_ = tw.Flush()
+	fmt.Fprintf(b, "outside the engine: %.1f%% of the measured response time (warm-up included in the counts)\n", c.OutsidePct)
 }

@@ -88,10 +88,13 @@ import (
 //   - Keying and think times move the terminal's clock and are no share
 //     of any response time.
 type Scheduler struct {
-	machine  hw.Machine
-	epoch    time.Time
-	pageSize int64
-	tier     bool
+	// clients makes each terminal's client model (SetClients); nil: none.
+	clients     func(num int) ClientTerminal
+	clientTypes [tpcc.NumTxTypes]ClientTime
+	machine     hw.Machine
+	epoch       time.Time
+	pageSize    int64
+	tier        bool
 
 	ev                      [hw.NumEvents]int64 // CPU picoseconds per event
 	storeCPUps, tierCPUps   int64
@@ -257,6 +260,13 @@ type vterm struct {
 	spent   [NumTimeKinds]int64
 	txSpent [NumTimeKinds]int64
 	txBegin int64
+
+	// client is the terminal's client model (Scheduler.SetClients; nil:
+	// none); clientSpent its time so far, txClient at the transaction's
+	// start.
+	client      ClientTerminal
+	clientSpent ClientTime
+	txClient    ClientTime
 }
 
 type load struct {
@@ -383,6 +393,9 @@ func (s *Scheduler) Elapsed() time.Duration { return time.Duration(s.base) }
 // ForTerminal implements tpcc.TerminalEnvs: terminal num's coroutine.
 func (s *Scheduler) ForTerminal(num int) tpcc.Env {
 	v := &vterm{s: s, num: num, now: s.base, resume: make(chan struct{}, 1)}
+	if s.clients != nil {
+		v.client = s.clients(num)
+	}
 	s.terms = append(s.terms, v)
 	return v
 }
@@ -1288,15 +1301,23 @@ func (v *vterm) Backoff(d time.Duration) {
 
 // TxBegin implements tpcc.TxObserver.
 func (v *vterm) TxBegin(tpcc.TxType) {
-	v.txSpent, v.txBegin = v.spent, v.now
+	v.txSpent, v.txBegin, v.txClient = v.spent, v.now, v.clientSpent
 }
 
 // TxEnd implements tpcc.TxObserver: the transaction's shares go to its
 // type's if it was measured.
-func (v *vterm) TxEnd(kind tpcc.TxType, measured bool, _ *engine.Meter) {
+func (v *vterm) TxEnd(kind tpcc.TxType, measured bool, m *engine.Meter) {
 	s := v.s
+	if v.client != nil {
+		v.charge(v.client.End(m))
+	}
 	s.settle(v)
 	if measured {
+		ct := &s.clientTypes[kind]
+		ct.Server += v.clientSpent.Server - v.txClient.Server
+		ct.Queue += v.clientSpent.Queue - v.txClient.Queue
+		ct.Client += v.clientSpent.Client - v.txClient.Client
+		ct.Wire += v.clientSpent.Wire - v.txClient.Wire
 		tt := &s.types[kind]
 		tt.Count++
 		tt.Response += v.now - v.txBegin

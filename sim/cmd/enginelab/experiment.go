@@ -43,6 +43,9 @@ func experimentCmd(args []string, stdout, stderr io.Writer) int {
 	if args[0] == "sweep" {
 		return sweepCmd(args[1:], stdout, stderr)
 	}
+	if args[0] == experiment.LadderName {
+		return ladderCmd(args[1:], stdout, stderr)
+	}
 	e, err := experiment.Lookup(args[0])
 	if err != nil {
 		fmt.Fprintf(stderr, "enginelab experiment: %v (enginelab experiment list)\n", err)
@@ -104,6 +107,7 @@ func listExperiments(w io.Writer) {
 		fmt.Fprintf(tw, "%s\t%s\n", e.Name, e.Question)
 	}
 	fmt.Fprintf(tw, "%s\t%s\n", experiment.SortKeysName, experiment.SortKeysQuestion)
+	fmt.Fprintf(tw, "%s\t%s\n", experiment.LadderName, experiment.LadderQuestion)
 	_ = tw.Flush()
 }
 

@@ -24,6 +24,7 @@ import (
 	"github.com/enginelab/enginelab/cache/tier"
 	"github.com/enginelab/enginelab/engine"
 	"github.com/enginelab/enginelab/sim"
+	"github.com/enginelab/enginelab/sim/client"
 	"github.com/enginelab/enginelab/sim/hw"
 	"github.com/enginelab/enginelab/sim/report"
 	"github.com/enginelab/enginelab/sim/report/html"
@@ -106,6 +107,7 @@ type tpccFlags struct {
 	cores, ioCapacity, dirtyLWM    int
 	cpu, storeDev, logDev, network string
 	profiles, trace, cpuProfile    string
+	client                         string
 	countRewrite, stockNoLower     bool
 	keyingThink, syncCommit, check bool
 	dir, out, null, compare        string
@@ -172,6 +174,7 @@ func newTPCCFlags(sub string, stderr io.Writer) *tpccFlags {
 		fs.DurationVar(&f.warmup, "warmup", 0, "workload run before the measured interval, not measured")
 		f.profile = choice{"optimized", []string{"optimized", "sysbench", "benchmarksql"}}
 		fs.Var(&f.profile, "profile", "client access profile: optimized (count(*), LIMIT 1), sysbench (count(c_id) then the rows; LIMIT 1), benchmarksql (the c_id list, then the row; Delivery reads every new order)")
+		fs.StringVar(&f.client, "client", "", "sim: price the client and server layer as a driver sends the profile's kit's statements: `personality[,setting...]`, personality mysql-jdbc, mariadb-connector or pgjdbc, settings defaults, prepared, plan-cache, fetch-size=N, cursor-fetch, batch, rewrite-batched, bulk, prepare-threshold=N, c-client (default: off, the engine's time alone)")
 		fs.BoolVar(&f.stockNoLower, "stocklevel-no-lower-bound", false, "Stock-Level scans its district's order lines without the lower bound on ol_o_id (the optimizer bug)")
 		fs.BoolVar(&f.keyingThink, "keying-think", false, "wait the specification's keying and think times (gives the efficiency figure; off: throughput runs)")
 		fs.DurationVar(&f.interval, "interval", 0, "print a progress line per transaction type every `interval` of the run's clock (virtual in sim mode), and a summary at the end (default 10s, and only when standard output is a terminal and --json is not given; given, always: on standard error with --json)")
@@ -305,6 +308,13 @@ func (f *tpccFlags) config() (sim.TPCCConfig, error) {
 			return c, err
 		}
 		c.Profile = p
+	}
+	if f.client != "" {
+		cc, err := client.ParseSpec(f.client)
+		if err != nil {
+			return c, fmt.Errorf("sim: %w: %w", sim.ErrInvalidConfig, err)
+		}
+		c.Client = cc
 	}
 	if f.isolation.value != "" {
 		iso, err := engine.ParseIsolation(f.isolation.value)
