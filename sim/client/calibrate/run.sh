@@ -5,10 +5,9 @@
 # Usage (as root, on the machine whose figures the defaults should be):
 #   sim/client/calibrate/run.sh [setup] [pg] [mysql] [pingpong]   (default: pg mysql pingpong)
 #
-#   setup    : installs PostgreSQL and MariaDB from Debian's packages and
-#              starts both on loopback (through
-#              /work/shared/peers/run-go-tpc-peers.sh setup when it exists,
-#              else apt-get install postgresql mariadb-server sysbench)
+#   setup    : installs PostgreSQL, MariaDB and sysbench from Debian's
+#              packages (apt-get install postgresql mariadb-server sysbench),
+#              which start both servers on loopback
 #   pg       : pgbench -S (select-only) and the TPC-B-like script with
 #              --protocol simple, extended and prepared, four clients:
 #              the prepared/simple ratio is parse+plan against the rest,
@@ -43,11 +42,7 @@ steps=("$@")
 say() { echo "$@" | tee -a "$OUT"; }
 
 setup() {
-  if [ -x /work/shared/peers/run-go-tpc-peers.sh ]; then
-    /work/shared/peers/run-go-tpc-peers.sh setup
-  else
-    apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y postgresql mariadb-server
-  fi
+  apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y postgresql mariadb-server
   command -v sysbench >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y sysbench
 }
 
