@@ -87,6 +87,9 @@ type Meter struct {
 	ConsistentReads        int64
 	UndoVersionsRead       int64
 	SecondaryClusterChecks int64
+	// SerializationFailures counts the statements of versioned heap
+	// tables that failed with ErrSerialization (heapmvcc.go).
+	SerializationFailures int64
 
 	// Purge (purge.go), on the meter DB.PurgeStep charges:
 	// UndoLogsPurged counts the committed undo logs it freed,
@@ -223,6 +226,7 @@ func (m *Meter) combine(o *Meter, sign int64) {
 	m.ConsistentReads += sign * o.ConsistentReads
 	m.UndoVersionsRead += sign * o.UndoVersionsRead
 	m.SecondaryClusterChecks += sign * o.SecondaryClusterChecks
+	m.SerializationFailures += sign * o.SerializationFailures
 	m.LockRequests += sign * o.LockRequests
 	m.LockWaits += sign * o.LockWaits
 	m.LockWaitNanos += sign * o.LockWaitNanos
@@ -275,6 +279,7 @@ func (m *Meter) String() string {
 	add("consistent-reads", m.ConsistentReads)
 	add("undo-versions-read", m.UndoVersionsRead)
 	add("secondary-cluster-checks", m.SecondaryClusterChecks)
+	add("serialization-failures", m.SerializationFailures)
 	add("lock-requests", m.LockRequests)
 	add("lock-waits", m.LockWaits)
 	add("lock-wait-ns", m.LockWaitNanos)

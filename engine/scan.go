@@ -473,8 +473,12 @@ func (c *Cursor) load() error {
 	switch {
 	case ix.carry == carryPtr || (ix.primary && t.org != Clustered):
 		tx.m.RowFetchesHeap++
-		img, err = t.heap.Fetch(tx.m, ptr, tx.val)
-		if ix.carry == carryPtr && errors.Is(err, heap.ErrRowNotFound) {
+		if t.versioned() {
+			img, err = tx.versionFetch(t, ptr)
+		} else {
+			img, err = t.heap.Fetch(tx.m, ptr, tx.val)
+		}
+		if (ix.carry == carryPtr || t.versioned()) && errors.Is(err, heap.ErrRowNotFound) {
 			// The entry was read without a lock: a writer that moved
 			// or deleted the row has freed its slot and not yet removed
 			// the entry. The row is gone from this position.
@@ -508,7 +512,13 @@ func (c *Cursor) load() error {
 		if err == nil && t.org == HeapPrimaryKey {
 			if ptr, err = heap.DecodeRowPtr(img); err == nil {
 				c.ptr = ptr
-				img, err = t.heap.Fetch(tx.m, ptr, img)
+				if t.versioned() {
+					if img, err = tx.versionFetch(t, ptr); errors.Is(err, heap.ErrRowNotFound) {
+						return errSkip // deleted: the entry stays for older snapshots
+					}
+				} else {
+					img, err = t.heap.Fetch(tx.m, ptr, img)
+				}
 			}
 		}
 	}
