@@ -364,3 +364,105 @@ func (tx *Tx) readOldVersion(t *TableHandle, key []byte, pk []Value) (head, at h
 	}
 	return head, at, nil
 }
+
+// indexOnlyVisible decides, for an index-only scan of a versioned table,
+// whether the entry (primary key pk or row pointer ptr) may be returned
+// without visiting the heap, as PostgreSQL's IndexOnlyNext does: when the
+// visibility map says the chain head's page all-visible, every tuple on
+// it is visible to every snapshot, so the head is the row's live version
+// and the entry's columns are its own. Otherwise the heap is visited
+// (IndexOnlyHeapFetches) and an entry whose row no version of which the
+// scan sees is skipped. The entry's columns are returned either way: an
+// update that changes them replaces the entry.
+func (c *Cursor) indexOnlyVisible(ix *index, pk []byte, ptr heap.RowPtr) error {
+	tx, t := c.tx, c.t
+	if !ix.primary && ix.carry != carryPtr {
+		// The entry carries the primary key: the head comes from the
+		// primary index.
+		prim := t.ixs[0]
+		b := tx.m.NodeVisitsTotal()
+		v, found, err := prim.tree.Get(tx.m, pk, tx.val)
+		tx.charge(prim, b)
+		if err != nil {
+			return err
+		}
+		if !found {
+			return errSkip
+		}
+		if ptr, err = heap.DecodeRowPtr(v); err != nil {
+			return fmt.Errorf("engine: table %s: primary index entry: %w", t.info.def.Name, err)
+		}
+	}
+	tx.m.IndexOnlyVMChecks++
+	vis, err := t.heap.AllVisible(tx.m, ptr.Page)
+	if err != nil || vis {
+		return err
+	}
+	tx.m.IndexOnlyHeapFetches++
+	if _, err := tx.versionFetch(t, ptr); err != nil {
+		if errors.Is(err, heap.ErrRowNotFound) {
+			return errSkip
+		}
+		return err
+	}
+	return nil
+}
+
+// VacuumStats is what Vacuum did.
+type VacuumStats struct {
+	// PagesScanned counts the heap pages examined, PagesAllVisible those
+	// marked all-visible (now or before).
+	PagesScanned, PagesAllVisible int
+}
+
+// Vacuum is the visibility-map pass of PostgreSQL's lazy vacuum over
+// t's heap (lazy_scan_heap's visibilitymap_set): every page whose tuples
+// all committed below the horizon (the oldest transaction any running
+// transaction or open view may still see as running) and are not deleted
+// gets its all-visible bit, logged with PD_ALL_VISIBLE in one
+// mini-transaction (heap.Heap.MarkVisible). It removes nothing: pruning
+// and dead-tuple removal are not built (a pruned chain head would become
+// a redirect, which the engine's chain walk does not follow yet). A
+// table that keeps no versions is left alone. m may be nil.
+func (db *DB) Vacuum(m *Meter, t *TableHandle) (VacuumStats, error) {
+	var st VacuumStats
+	if !t.versioned() {
+		return st, nil
+	}
+	if m == nil {
+		m = new(Meter)
+	}
+	horizon := db.vacuumHorizon()
+	cs := db.clog.Load()
+	hw := t.heap.HighWater()
+	for no := uint32(1); no < hw; no++ {
+		res, err := t.heap.MarkVisible(m, no, horizon, cs, false)
+		if errors.Is(err, heap.ErrRowNotFound) {
+			continue // not a heap page (the map's or the free space map's)
+		}
+		if err != nil {
+			return st, fmt.Errorf("engine: vacuum %s: %w", t.info.def.Name, err)
+		}
+		st.PagesScanned++
+		if res.Bits&heap.VMAllVisible != 0 {
+			st.PagesAllVisible++
+		}
+	}
+	return st, nil
+}
+
+// vacuumHorizon is PostgreSQL's OldestXmin: the smallest of the next
+// transaction id, the active writers' ids and the open views' xmin.
+func (db *DB) vacuumHorizon() uint64 {
+	s := &db.trx
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	h := db.txSeq.Load() + 1
+	if len(s.rw) > 0 {
+		h = min(h, s.rw[0])
+	}
+	for v := range s.views {
+		h = min(h, v.upLimit)
+	}
+	return h
+}

@@ -280,3 +280,66 @@ func TestHeapVersionsCrash(t *testing.T) {
 }
 
 var _ = errors.Is
+
+// TestHeapVersionsVisibilityMap: an index-only lookup fetches the heap
+// page unless the visibility map says it all-visible; Vacuum sets the
+// bit, an update clears it; a count sees no deleted row. Exact counts.
+func TestHeapVersionsVisibilityMap(t *testing.T) {
+	for _, org := range hvOrgs {
+		t.Run(org.String(), func(t *testing.T) {
+			db := hvOpen(t)
+			tb, err := db.CreateTable(hvTable(org))
+			require.NoError(t, err)
+			tx := db.BeginTx(nil, TxOptions{Isolation: RepeatableRead})
+			require.NoError(t, tx.Insert(tb, Row{Int(1), Int(10), Int(100)}))
+			require.NoError(t, tx.Insert(tb, Row{Int(2), Int(20), Int(200)}))
+			require.NoError(t, tx.Commit())
+
+			lookup := func() Meter {
+				t.Helper()
+				var m Meter
+				tx := db.BeginTx(&m, TxOptions{Isolation: RepeatableRead})
+				c, err := tx.Scan(tb, ScanOptions{Index: "by_v", Lower: []Value{Int(10)}, Upper: []Value{Int(10)}, Columns: []string{"v"}})
+				require.NoError(t, err)
+				require.True(t, c.Next())
+				require.EqualValues(t, 10, c.Row()[1].I)
+				require.False(t, c.Next())
+				require.NoError(t, c.Close())
+				require.NoError(t, tx.Commit())
+				return m
+			}
+			m := lookup()
+			require.EqualValues(t, 1, m.IndexOnlyVMChecks)
+			require.EqualValues(t, 1, m.IndexOnlyHeapFetches, "not all-visible: one heap fetch")
+
+			st, err := db.Vacuum(nil, tb)
+			require.NoError(t, err)
+			require.Equal(t, VacuumStats{PagesScanned: 1, PagesAllVisible: 1}, st)
+			m = lookup()
+			require.EqualValues(t, 1, m.IndexOnlyVMChecks)
+			require.EqualValues(t, 0, m.IndexOnlyHeapFetches, "all-visible: no heap fetch")
+			require.EqualValues(t, 0, m.HeapFetches)
+
+			tx = db.BeginTx(nil, TxOptions{Isolation: RepeatableRead})
+			require.NoError(t, tx.Update(tb, []Value{Int(2)}, []Set{{Column: "w", Value: Int(201)}}))
+			require.NoError(t, tx.Commit())
+			m = lookup()
+			require.EqualValues(t, 1, m.IndexOnlyHeapFetches, "the update cleared the page's bit")
+
+			// A view open across the vacuum keeps the updated page from
+			// being all-visible: the old version is dead only to later views.
+			st, err = db.Vacuum(nil, tb)
+			require.NoError(t, err)
+			require.Equal(t, VacuumStats{PagesScanned: 1, PagesAllVisible: 0}, st, "a dead version is on the page (no pruning)")
+
+			tx = db.BeginTx(nil, TxOptions{Isolation: RepeatableRead})
+			require.NoError(t, tx.Delete(tb, []Value{Int(2)}))
+			require.NoError(t, tx.Commit())
+			tx = db.BeginTx(nil, TxOptions{Isolation: RepeatableRead})
+			n, _, err := tx.Count(tb, CountOptions{})
+			require.NoError(t, err)
+			require.EqualValues(t, 1, n, "the deleted row is not counted")
+			require.NoError(t, tx.Commit())
+		})
+	}
+}

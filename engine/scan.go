@@ -391,7 +391,7 @@ func (c *Cursor) load() error {
 	if t.org == Clustered && ((ix.primary && clustDeleted(val)) || (!ix.primary && secDeleted(val))) {
 		return c.skipMarked(key, val)
 	}
-	if len(c.want) == 0 {
+	if len(c.want) == 0 && !t.versioned() {
 		return nil // count(*): the entry's existence is all
 	}
 	// What identifies the row: the primary key's encoding, or a pointer.
@@ -454,6 +454,12 @@ func (c *Cursor) load() error {
 		}
 	}
 	c.ptr = ptr
+	if c.indexOnly && t.versioned() {
+		// The entry alone answers only on an all-visible page.
+		if err := c.indexOnlyVisible(ix, pk, ptr); err != nil {
+			return err
+		}
+	}
 	if c.indexOnly {
 		if pk != nil {
 			_, c.buf, err = decodeKeyInto(pk, cols, t.info.pk, c.row, c.buf)
