@@ -828,6 +828,19 @@ func (tx *Tx) lookup(t *TableHandle, pk []byte, marked bool) (img []byte, ptr he
 	}
 	tx.m.RowFetches++
 	tx.m.RowFetchesHeap++
+	if t.versioned() {
+		// The latest committed version (or the transaction's own): the
+		// callers lock the row or recheck what they read.
+		img, err = tx.versionFetch(t, ptr)
+		if errors.Is(err, heap.ErrRowNotFound) {
+			return nil, ptr, false, nil
+		}
+		if err != nil {
+			return nil, ptr, false, err
+		}
+		tx.val = img
+		return img, ptr, true, nil
+	}
 	if img, err = t.heap.Fetch(tx.m, ptr, tx.val); err != nil {
 		return nil, ptr, false, err
 	}
