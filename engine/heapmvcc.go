@@ -174,7 +174,16 @@ func (tx *Tx) walkVersions(t *TableHandle, head heap.RowPtr, snap *heap.Snapshot
 // that a locking access sees (the latest committed), for scans; no
 // visible version is heap.ErrRowNotFound.
 func (tx *Tx) versionFetch(t *TableHandle, head heap.RowPtr) ([]byte, error) {
-	row, _, _, found, err := tx.walkVersions(t, head, tx.latestSnap())
+	return tx.versionFetchSnap(t, head, nil)
+}
+
+// versionFetchSnap is versionFetch with snapshot snap (nil: the latest
+// committed, as versionFetch).
+func (tx *Tx) versionFetchSnap(t *TableHandle, head heap.RowPtr, snap *heap.Snapshot) ([]byte, error) {
+	if snap == nil {
+		snap = tx.latestSnap()
+	}
+	row, _, _, found, err := tx.walkVersions(t, head, snap)
 	if err == nil && !found {
 		err = fmt.Errorf("%w: table %s: no version of %s visible", heap.ErrRowNotFound, t.info.def.Name, head)
 	}
@@ -399,7 +408,7 @@ func (c *Cursor) indexOnlyVisible(ix *index, pk []byte, ptr heap.RowPtr) error {
 		return err
 	}
 	tx.m.IndexOnlyHeapFetches++
-	if _, err := tx.versionFetch(t, ptr); err != nil {
+	if _, err := tx.versionFetchSnap(t, ptr, c.hsnap); err != nil {
 		if errors.Is(err, heap.ErrRowNotFound) {
 			return errSkip
 		}
@@ -465,4 +474,45 @@ func (db *DB) vacuumHorizon() uint64 {
 		h = min(h, v.upLimit)
 	}
 	return h
+}
+
+// anyLive reports whether an entry of the unique index ix from it's
+// current one on (every one starting with the n-byte key prefix) names a
+// row with a live version: committed and not deleted, or the
+// transaction's own (PostgreSQL's _bt_check_unique tests the heap tuple
+// of each equal entry). A version written by a transaction still in
+// progress is not seen: PostgreSQL would wait for it; here a concurrent
+// insert of the same unique value under another primary key is not
+// caught (the primary key's own row lock catches one of the same key).
+func (tx *Tx) anyLive(t *TableHandle, ix *index, it interface {
+	Key() []byte
+	Next() bool
+}, n int) (bool, error) {
+	var rest []byte
+	for ok := true; ok; ok = it.Next() {
+		rest = append(rest[:0], it.Key()[n:]...)
+		var head heap.RowPtr
+		var err error
+		if ix.carry == carryPtr {
+			head, err = heap.DecodeRowPtr(rest)
+		} else {
+			prim := t.ixs[0]
+			v, found, gerr := prim.tree.Get(tx.m, rest, tx.val)
+			if gerr != nil || !found {
+				if gerr != nil {
+					return false, gerr
+				}
+				continue
+			}
+			head, err = heap.DecodeRowPtr(v)
+		}
+		if err != nil {
+			return false, fmt.Errorf("engine: table %s: index %s entry: %w", t.info.def.Name, ix.name, err)
+		}
+		_, _, _, live, err := tx.walkVersions(t, head, tx.latestSnap())
+		if err != nil || live {
+			return live, err
+		}
+	}
+	return false, nil
 }

@@ -343,3 +343,83 @@ func TestHeapVersionsVisibilityMap(t *testing.T) {
 		})
 	}
 }
+
+// TestHeapVersionsPhantom: a plain scan under RepeatableRead reads its
+// snapshot without row locks: a row inserted and committed after the
+// snapshot does not appear (no phantom), nor does a deletion show; under
+// ReadCommitted each scan sees the commits before it.
+func TestHeapVersionsPhantom(t *testing.T) {
+	for _, org := range hvOrgs {
+		t.Run(org.String(), func(t *testing.T) {
+			db := hvOpen(t)
+			tb, err := db.CreateTable(hvTable(org))
+			require.NoError(t, err)
+			tx := db.BeginTx(nil, TxOptions{Isolation: RepeatableRead})
+			require.NoError(t, tx.Insert(tb, Row{Int(1), Int(10), Int(100)}))
+			require.NoError(t, tx.Insert(tb, Row{Int(2), Int(10), Int(200)}))
+			require.NoError(t, tx.Commit())
+			scan := func(tx *Tx, index string) []int64 {
+				t.Helper()
+				var m Meter
+				c, err := tx.Scan(tb, ScanOptions{Index: index, Lower: []Value{Int(10)}, Upper: []Value{Int(10)}})
+				if index == "" {
+					c, err = tx.Scan(tb, ScanOptions{})
+				}
+				require.NoError(t, err)
+				var ids []int64
+				for c.Next() {
+					ids = append(ids, c.Row()[0].I)
+				}
+				require.NoError(t, c.Close())
+				require.Zero(t, m.LockRequests)
+				return ids
+			}
+			rr := db.BeginTx(nil, TxOptions{Isolation: RepeatableRead})
+			rc := db.BeginTx(nil, TxOptions{Isolation: ReadCommitted})
+			for _, ix := range []string{"", "by_v"} {
+				require.Equal(t, []int64{1, 2}, scan(rr, ix))
+			}
+			w := db.BeginTx(nil, TxOptions{Isolation: RepeatableRead})
+			require.NoError(t, w.Insert(tb, Row{Int(3), Int(10), Int(300)}))
+			require.NoError(t, w.Delete(tb, []Value{Int(1)}))
+			for _, ix := range []string{"", "by_v"} {
+				require.Equal(t, []int64{1, 2}, scan(rc, ix), "%s: uncommitted changes unseen", ix)
+			}
+			require.NoError(t, w.Commit())
+			for _, ix := range []string{"", "by_v"} {
+				require.Equal(t, []int64{1, 2}, scan(rr, ix), "%s: no phantom, the deleted row still read", ix)
+				require.Equal(t, []int64{2, 3}, scan(rc, ix), "%s: read committed sees the commit", ix)
+			}
+			require.Zero(t, rr.Meter().LockRequests, "snapshot scans take no row lock")
+			require.NoError(t, rr.Commit())
+			require.NoError(t, rc.Commit())
+		})
+	}
+}
+
+// TestHeapVersionsUnique: a unique index's check looks at visibility: the
+// entry of a deleted (committed) row is no duplicate, a live row's is.
+func TestHeapVersionsUnique(t *testing.T) {
+	for _, org := range hvOrgs {
+		t.Run(org.String(), func(t *testing.T) {
+			db := hvOpen(t)
+			def := hvTable(org)
+			def.Indexes[0].Unique = true
+			tb, err := db.CreateTable(def)
+			require.NoError(t, err)
+			tx := db.BeginTx(nil, TxOptions{Isolation: RepeatableRead})
+			require.NoError(t, tx.Insert(tb, Row{Int(1), Int(5), Int(0)}))
+			require.NoError(t, tx.Commit())
+			tx = db.BeginTx(nil, TxOptions{Isolation: RepeatableRead})
+			require.ErrorIs(t, tx.Insert(tb, Row{Int(2), Int(5), Int(0)}), ErrDuplicateKey, "a live row's entry")
+			require.NoError(t, tx.Rollback())
+			tx = db.BeginTx(nil, TxOptions{Isolation: RepeatableRead})
+			require.NoError(t, tx.Delete(tb, []Value{Int(1)}))
+			require.NoError(t, tx.Commit())
+			tx = db.BeginTx(nil, TxOptions{Isolation: RepeatableRead})
+			require.NoError(t, tx.Insert(tb, Row{Int(2), Int(5), Int(0)}), "a deleted row's entry is no duplicate")
+			require.ErrorIs(t, tx.Insert(tb, Row{Int(3), Int(5), Int(0)}), ErrDuplicateKey, "the transaction's own row")
+			require.NoError(t, tx.Rollback())
+		})
+	}
+}

@@ -82,6 +82,11 @@ type Cursor struct {
 	// nil, makes the scan a consistent read through it (no locks).
 	mode lock.Mode
 	view *ReadView
+	// hsnap, for a plain scan of a versioned heap table under
+	// ReadCommitted or RepeatableRead, is the snapshot its rows are read
+	// with, without row locks (heapmvcc.go); nil: rows are locked and
+	// read at their latest committed version.
+	hsnap *heap.Snapshot
 	// ptr is the current row's heap pointer in a heap organization, once
 	// load has it (from the entry, or from the primary index in
 	// HeapPrimaryKey): what a sort keeps as the row's reference in
@@ -241,6 +246,9 @@ func (tx *Tx) openCursor(t *TableHandle, ix *index, o ScanOptions, b *cursorBufs
 		c.mode = lock.Exclusive
 	} else if tx.consistent(t) {
 		c.view = tx.readView(true)
+	} else if t.versioned() && tx.iso != Serializable {
+		c.hsnap = tx.snapOfView(tx.readView(true))
+		tx.m.ConsistentReads++
 	}
 	if ix.carry == carryPtr && !c.indexOnly && len(want) > 0 {
 		c.lockWant = append(b.lockWant[:0], want...)
@@ -441,7 +449,7 @@ func (c *Cursor) load() error {
 	// nothing). The iterator holds a pin but no latch between steps, so
 	// a wait here holds no latch. After a wait the row is read again by
 	// its key: the holder may have changed or deleted it.
-	if pk != nil && !c.counting {
+	if pk != nil && !c.counting && c.hsnap == nil {
 		waited, err := c.lockRow(pk)
 		if err != nil {
 			return err
@@ -480,7 +488,7 @@ func (c *Cursor) load() error {
 	case ix.carry == carryPtr || (ix.primary && t.org != Clustered):
 		tx.m.RowFetchesHeap++
 		if t.versioned() {
-			img, err = tx.versionFetch(t, ptr)
+			img, err = tx.versionFetchSnap(t, ptr, c.hsnap)
 		} else {
 			img, err = t.heap.Fetch(tx.m, ptr, tx.val)
 		}
@@ -519,7 +527,7 @@ func (c *Cursor) load() error {
 			if ptr, err = heap.DecodeRowPtr(img); err == nil {
 				c.ptr = ptr
 				if t.versioned() {
-					if img, err = tx.versionFetch(t, ptr); errors.Is(err, heap.ErrRowNotFound) {
+					if img, err = tx.versionFetchSnap(t, ptr, c.hsnap); errors.Is(err, heap.ErrRowNotFound) {
 						return errSkip // deleted: the entry stays for older snapshots
 					}
 				} else {
@@ -552,6 +560,9 @@ func (c *Cursor) load() error {
 		if !c.wanted[i] {
 			c.row[i] = Null
 		}
+	}
+	if c.hsnap != nil {
+		return nil // a snapshot read: no lock
 	}
 	waited, err := c.lockRow(c.pkBuf)
 	if err != nil {

@@ -621,7 +621,14 @@ func (tx *Tx) checkUnique(t *TableHandle, row Row, skip func(ix *index) bool) er
 			cb := tx.cursorBufs()
 			ix.tree.InitIter(&cb.it, tx.m, &btree.IterOptions{Lower: btree.Incl(prefix), Upper: hi})
 			found = cb.it.First()
-			err = cb.it.Close()
+			if found && t.versioned() {
+				// Entries of dead rows stay until vacuum: only a live
+				// row's entry is a duplicate.
+				found, err = tx.anyLive(t, ix, &cb.it, len(prefix))
+			}
+			if cerr := cb.it.Close(); err == nil {
+				err = cerr
+			}
 			tx.putCursorBufs(cb)
 			tx.charge(ix, b)
 		}
@@ -753,6 +760,11 @@ func (tx *Tx) Insert(t *TableHandle, row Row) error {
 		b := tx.m.NodeVisitsTotal()
 		err := tx.treeInsert(ix, tx.key2, nil, 0)
 		tx.charge(ix, b)
+		if t.versioned() && errors.Is(err, btree.ErrDuplicateKey) {
+			// The entry of the key's dead versions, which the new one
+			// continues (versionedInsertRow): it names the same chain.
+			continue
+		}
 		if err != nil {
 			return fmt.Errorf("engine: table %s: index %s: %w", t.info.def.Name, ix.name, err)
 		}
@@ -1160,6 +1172,14 @@ func (tx *Tx) delete(t *TableHandle, pk []Value) error {
 	if t.org == Clustered {
 		return tx.clustDelete(t, key) // delete-marks (delmark.go)
 	}
+	if t.versioned() {
+		// The version's xmax is stamped; the index entries stay for the
+		// snapshots that still see the row (PostgreSQL removes them at
+		// vacuum).
+		tx.assignTrxID()
+		tx.hv = true
+		return t.heap.DeleteVersion(tx.m, at, tx.trxID)
+	}
 	for _, ix := range t.ixs[1:] {
 		tx.key2 = t.entryKey(tx.key2, ix, tx.old, key, ptr)
 		b := tx.m.NodeVisitsTotal()
@@ -1169,13 +1189,6 @@ func (tx *Tx) delete(t *TableHandle, pk []Value) error {
 			return fmt.Errorf("engine: table %s: index %s: %w", t.info.def.Name, ix.name, err)
 		}
 		tx.deleted(ix)
-	}
-	if t.versioned() {
-		// The version's xmax is stamped; the primary entry stays for
-		// the snapshots that still see the row.
-		tx.assignTrxID()
-		tx.hv = true
-		return t.heap.DeleteVersion(tx.m, at, tx.trxID)
 	}
 	prim := t.ixs[0]
 	oldVal := tx.oldRec
