@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/enginelab/enginelab/heap/xact"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -88,6 +89,12 @@ type Options struct {
 	DefaultOrg Org
 	// HeapUpdate is the update mode of heap tables; default InPlace.
 	HeapUpdate HeapUpdate
+	// HeapVersions makes new heap-organized tables keep PostgreSQL's row
+	// versions (heapmvcc.go): tuples with xmin and xmax, a commit log,
+	// snapshots deciding what a plain read sees, HOT updates. Default
+	// false: heap rows are updated as HeapUpdate says and every read
+	// locks. A table keeps the choice it was created with.
+	HeapVersions bool
 	// CountRewrite rewrites count(col) to count(*) when col is NOT NULL,
 	// so that a count never fetches rows for a column it need not read.
 	// DB.SetCountRewrite switches it on an open database, as an optimizer
@@ -289,6 +296,10 @@ type DB struct {
 
 	countRewrite atomic.Bool // Options.CountRewrite, switchable at run time
 
+	// clog is the commit log of versioned heap tables (nil until the
+	// first one is created, under mu).
+	clog atomic.Pointer[xact.Log]
+
 	spaceMu sync.RWMutex         // guards spaces
 	spaces  map[uint32]structure // what each space holds, for undo
 
@@ -391,6 +402,9 @@ type catalogEntry struct {
 	// Indexes holds the space of each secondary index, in declaration
 	// order.
 	Indexes []uint32 `json:"indexes"`
+	// Versioned says the heap holds versioned tuples (Options.HeapVersions
+	// when the table was created).
+	Versioned bool `json:"versioned,omitempty"`
 }
 
 // Open opens (creating if needed) the database o describes.
@@ -524,7 +538,13 @@ func Open(o *Options) (*DB, error) {
 		return fail(err)
 	}
 	t3 := time.Now()
+	if err := db.openXact(); err != nil {
+		return fail(err)
+	}
 	if err := db.rollBackLosers(); err != nil {
+		return fail(fmt.Errorf("engine: recovery: %w", err))
+	}
+	if err := db.abortCrashed(); err != nil {
 		return fail(fmt.Errorf("engine: recovery: %w", err))
 	}
 	// Purge resumes: no read view survived the crash, so every
@@ -640,7 +660,13 @@ func (db *DB) CreateTable(def Table) (*TableHandle, error) {
 	if _, ok := db.mu.tables[def.Name]; ok {
 		return nil, fmt.Errorf("%w: %s", ErrTableExists, def.Name)
 	}
-	e := catalogEntry{Version: catalogVersion, Table: def, Org: def.Org}
+	e := catalogEntry{Version: catalogVersion, Table: def, Org: def.Org,
+		Versioned: db.opts.HeapVersions && def.Org != Clustered}
+	if e.Versioned {
+		if err := db.ensureXactLocked(); err != nil {
+			return nil, err
+		}
+	}
 	if e.Primary, err = db.allocSpaceLocked(); err != nil {
 		return nil, err
 	}

@@ -87,6 +87,16 @@ type Meter struct {
 	ConsistentReads        int64
 	UndoVersionsRead       int64
 	SecondaryClusterChecks int64
+	// SerializationFailures counts the statements of versioned heap
+	// tables that failed with ErrSerialization (heapmvcc.go).
+	SerializationFailures int64
+	// IndexOnlyHeapFetches counts the entries an index-only scan of a
+	// versioned heap table had to confirm in the heap because the
+	// visibility map did not say their page all-visible (PostgreSQL's
+	// "Heap Fetches" in EXPLAIN ANALYZE); IndexOnlyVMChecks the map
+	// lookups it made.
+	IndexOnlyHeapFetches int64
+	IndexOnlyVMChecks    int64
 
 	// Purge (purge.go), on the meter DB.PurgeStep charges:
 	// UndoLogsPurged counts the committed undo logs it freed,
@@ -223,6 +233,9 @@ func (m *Meter) combine(o *Meter, sign int64) {
 	m.ConsistentReads += sign * o.ConsistentReads
 	m.UndoVersionsRead += sign * o.UndoVersionsRead
 	m.SecondaryClusterChecks += sign * o.SecondaryClusterChecks
+	m.SerializationFailures += sign * o.SerializationFailures
+	m.IndexOnlyHeapFetches += sign * o.IndexOnlyHeapFetches
+	m.IndexOnlyVMChecks += sign * o.IndexOnlyVMChecks
 	m.LockRequests += sign * o.LockRequests
 	m.LockWaits += sign * o.LockWaits
 	m.LockWaitNanos += sign * o.LockWaitNanos
@@ -275,6 +288,9 @@ func (m *Meter) String() string {
 	add("consistent-reads", m.ConsistentReads)
 	add("undo-versions-read", m.UndoVersionsRead)
 	add("secondary-cluster-checks", m.SecondaryClusterChecks)
+	add("serialization-failures", m.SerializationFailures)
+	add("index-only-heap-fetches", m.IndexOnlyHeapFetches)
+	add("index-only-vm-checks", m.IndexOnlyVMChecks)
 	add("lock-requests", m.LockRequests)
 	add("lock-waits", m.LockWaits)
 	add("lock-wait-ns", m.LockWaitNanos)

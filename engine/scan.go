@@ -82,6 +82,11 @@ type Cursor struct {
 	// nil, makes the scan a consistent read through it (no locks).
 	mode lock.Mode
 	view *ReadView
+	// hsnap, for a plain scan of a versioned heap table under
+	// ReadCommitted or RepeatableRead, is the snapshot its rows are read
+	// with, without row locks (heapmvcc.go); nil: rows are locked and
+	// read at their latest committed version.
+	hsnap *heap.Snapshot
 	// ptr is the current row's heap pointer in a heap organization, once
 	// load has it (from the entry, or from the primary index in
 	// HeapPrimaryKey): what a sort keeps as the row's reference in
@@ -241,6 +246,9 @@ func (tx *Tx) openCursor(t *TableHandle, ix *index, o ScanOptions, b *cursorBufs
 		c.mode = lock.Exclusive
 	} else if tx.consistent(t) {
 		c.view = tx.readView(true)
+	} else if t.versioned() && tx.iso != Serializable {
+		c.hsnap = tx.snapOfView(tx.readView(true))
+		tx.m.ConsistentReads++
 	}
 	if ix.carry == carryPtr && !c.indexOnly && len(want) > 0 {
 		c.lockWant = append(b.lockWant[:0], want...)
@@ -391,7 +399,7 @@ func (c *Cursor) load() error {
 	if t.org == Clustered && ((ix.primary && clustDeleted(val)) || (!ix.primary && secDeleted(val))) {
 		return c.skipMarked(key, val)
 	}
-	if len(c.want) == 0 {
+	if len(c.want) == 0 && !t.versioned() {
 		return nil // count(*): the entry's existence is all
 	}
 	// What identifies the row: the primary key's encoding, or a pointer.
@@ -441,7 +449,7 @@ func (c *Cursor) load() error {
 	// nothing). The iterator holds a pin but no latch between steps, so
 	// a wait here holds no latch. After a wait the row is read again by
 	// its key: the holder may have changed or deleted it.
-	if pk != nil && !c.counting {
+	if pk != nil && !c.counting && c.hsnap == nil {
 		waited, err := c.lockRow(pk)
 		if err != nil {
 			return err
@@ -454,6 +462,12 @@ func (c *Cursor) load() error {
 		}
 	}
 	c.ptr = ptr
+	if c.indexOnly && t.versioned() {
+		// The entry alone answers only on an all-visible page.
+		if err := c.indexOnlyVisible(ix, pk, ptr); err != nil {
+			return err
+		}
+	}
 	if c.indexOnly {
 		if pk != nil {
 			_, c.buf, err = decodeKeyInto(pk, cols, t.info.pk, c.row, c.buf)
@@ -473,8 +487,12 @@ func (c *Cursor) load() error {
 	switch {
 	case ix.carry == carryPtr || (ix.primary && t.org != Clustered):
 		tx.m.RowFetchesHeap++
-		img, err = t.heap.Fetch(tx.m, ptr, tx.val)
-		if ix.carry == carryPtr && errors.Is(err, heap.ErrRowNotFound) {
+		if t.versioned() {
+			img, err = tx.versionFetchSnap(t, ptr, c.hsnap)
+		} else {
+			img, err = t.heap.Fetch(tx.m, ptr, tx.val)
+		}
+		if (ix.carry == carryPtr || t.versioned()) && errors.Is(err, heap.ErrRowNotFound) {
 			// The entry was read without a lock: a writer that moved
 			// or deleted the row has freed its slot and not yet removed
 			// the entry. The row is gone from this position.
@@ -508,7 +526,13 @@ func (c *Cursor) load() error {
 		if err == nil && t.org == HeapPrimaryKey {
 			if ptr, err = heap.DecodeRowPtr(img); err == nil {
 				c.ptr = ptr
-				img, err = t.heap.Fetch(tx.m, ptr, img)
+				if t.versioned() {
+					if img, err = tx.versionFetchSnap(t, ptr, c.hsnap); errors.Is(err, heap.ErrRowNotFound) {
+						return errSkip // deleted: the entry stays for older snapshots
+					}
+				} else {
+					img, err = t.heap.Fetch(tx.m, ptr, img)
+				}
 			}
 		}
 	}
@@ -536,6 +560,9 @@ func (c *Cursor) load() error {
 		if !c.wanted[i] {
 			c.row[i] = Null
 		}
+	}
+	if c.hsnap != nil {
+		return nil // a snapshot read: no lock
 	}
 	waited, err := c.lockRow(c.pkBuf)
 	if err != nil {

@@ -150,7 +150,12 @@ func (s *SortCursor) refetch(ref []byte) error {
 		m.SortRefetchHeap++
 		m.RowFetches++
 		m.RowFetchesHeap++
-		if img, err = t.heap.Fetch(m, ptr, tx.val); err != nil {
+		if t.versioned() {
+			img, err = tx.versionFetch(t, ptr)
+		} else {
+			img, err = t.heap.Fetch(m, ptr, tx.val)
+		}
+		if err != nil {
 			return err
 		}
 	} else {

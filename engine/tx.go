@@ -95,13 +95,18 @@ type Tx struct {
 	// of clustered records (updates): it goes to the history list at
 	// commit.
 	versions bool
-	group    uint32    // row operations so far: the group of the next steps
-	steps    []step    // undo, oldest first
-	arena    []byte    // the steps' bytes
-	note     []byte    // the undo record being written
-	patch    []byte    // an update's undo patch
-	undo     txUndo    // the undo log (logged: taken)
-	bufs     *undoBufs // the box the buffers came in, reused to return them
+	// hv says the transaction wrote versioned heap tuples: its commit or
+	// abort goes into the commit log (heapmvcc.go).
+	hv    bool
+	hsnap heap.Snapshot // the latest-committed snapshot of a locking access
+	hview heap.Snapshot // the read view as a snapshot
+	group uint32        // row operations so far: the group of the next steps
+	steps []step        // undo, oldest first
+	arena []byte        // the steps' bytes
+	note  []byte        // the undo record being written
+	patch []byte        // an update's undo patch
+	undo  txUndo        // the undo log (logged: taken)
+	bufs  *undoBufs     // the box the buffers came in, reused to return them
 
 	*opBufs // the operations' buffers; nil once the transaction ended
 }
@@ -255,6 +260,9 @@ func (tx *Tx) Rollback() error {
 			tx.db.cacheUndo(tx.undo)
 		}
 	}
+	if serr := tx.commitStatus(nil, heap.XidAborted); serr != nil && err == nil {
+		err = serr
+	}
 	tx.m.Rollbacks++
 	tx.leaveTrxSys()
 	tx.db.locks.Release(&tx.owner)
@@ -401,6 +409,10 @@ func (tx *Tx) Commit() error {
 		// not active, and the transaction stays.
 		mt := db.pool.BeginMtr(tx.cm())
 		kept, err = tx.undoCommit(mt)
+		if err == nil {
+			// The commit log's status is durable with the commit.
+			err = tx.commitStatus(mt, heap.XidCommitted)
+		}
 		end := mt.Commit() + 1 // the commit record's end
 		if err == nil {
 			if kept {
@@ -408,6 +420,26 @@ func (tx *Tx) Commit() error {
 			} else {
 				db.cacheUndo(tx.undo)
 			}
+			if early {
+				tx.release(end)
+				released = true
+			}
+			if sync {
+				err = db.log.SyncTo(&tx.cm().Counts, end)
+				tx.m.SyncCommits++
+			}
+			if !released {
+				tx.release(end)
+				released = true
+			}
+		}
+	} else if tx.hv {
+		// Versioned heap writes without an undo record (a HOT update,
+		// a delete): the commit is the commit log's status alone.
+		mt := db.pool.BeginMtr(tx.cm())
+		err = tx.commitStatus(mt, heap.XidCommitted)
+		end := mt.Commit() + 1
+		if err == nil {
 			if early {
 				tx.release(end)
 				released = true
@@ -589,7 +621,14 @@ func (tx *Tx) checkUnique(t *TableHandle, row Row, skip func(ix *index) bool) er
 			cb := tx.cursorBufs()
 			ix.tree.InitIter(&cb.it, tx.m, &btree.IterOptions{Lower: btree.Incl(prefix), Upper: hi})
 			found = cb.it.First()
-			err = cb.it.Close()
+			if found && t.versioned() {
+				// Entries of dead rows stay until vacuum: only a live
+				// row's entry is a duplicate.
+				found, err = tx.anyLive(t, ix, &cb.it, len(prefix))
+			}
+			if cerr := cb.it.Close(); err == nil {
+				err = cerr
+			}
 			tx.putCursorBufs(cb)
 			tx.charge(ix, b)
 		}
@@ -652,6 +691,9 @@ func (tx *Tx) Insert(t *TableHandle, row Row) error {
 	cols := t.info.def.Columns
 	pk := appendKey(tx.key[:0], cols, t.info.pk, row)
 	tx.key = pk
+	if t.versioned() {
+		tx.stmtView()
+	}
 	if err := tx.lock(t, pk, lock.Exclusive); err != nil {
 		return err
 	}
@@ -659,7 +701,7 @@ func (tx *Tx) Insert(t *TableHandle, row Row) error {
 	dup := func() error {
 		return fmt.Errorf("%w: table %s: primary key %s", ErrDuplicateKey, t.info.def.Name, t.describeKey(t.info.pk, row))
 	}
-	if t.org != Clustered {
+	if t.org != Clustered && !t.versioned() {
 		b := tx.m.NodeVisitsTotal()
 		found, err := prim.tree.Has(tx.m, pk)
 		tx.charge(prim, b)
@@ -697,6 +739,8 @@ func (tx *Tx) Insert(t *TableHandle, row Row) error {
 			tx.wrote(prim)
 			return tx.clustInsertSecondaries(t, row, pk)
 		}
+	} else if t.versioned() {
+		ptr, err = tx.versionedInsertRow(t, pk, dup)
 	} else {
 		if ptr, err = tx.heapInsert(t, tx.row); err == nil {
 			p := ptr.Encode()
@@ -716,6 +760,11 @@ func (tx *Tx) Insert(t *TableHandle, row Row) error {
 		b := tx.m.NodeVisitsTotal()
 		err := tx.treeInsert(ix, tx.key2, nil, 0)
 		tx.charge(ix, b)
+		if t.versioned() && errors.Is(err, btree.ErrDuplicateKey) {
+			// The entry of the key's dead versions, which the new one
+			// continues (versionedInsertRow): it names the same chain.
+			continue
+		}
 		if err != nil {
 			return fmt.Errorf("engine: table %s: index %s: %w", t.info.def.Name, ix.name, err)
 		}
@@ -791,6 +840,19 @@ func (tx *Tx) lookup(t *TableHandle, pk []byte, marked bool) (img []byte, ptr he
 	}
 	tx.m.RowFetches++
 	tx.m.RowFetchesHeap++
+	if t.versioned() {
+		// The latest committed version (or the transaction's own): the
+		// callers lock the row or recheck what they read.
+		img, err = tx.versionFetch(t, ptr)
+		if errors.Is(err, heap.ErrRowNotFound) {
+			return nil, ptr, false, nil
+		}
+		if err != nil {
+			return nil, ptr, false, err
+		}
+		tx.val = img
+		return img, ptr, true, nil
+	}
 	if img, err = t.heap.Fetch(tx.m, ptr, tx.val); err != nil {
 		return nil, ptr, false, err
 	}
@@ -818,6 +880,9 @@ func (tx *Tx) get(t *TableHandle, pk []Value, dst Row, mode lock.Mode) (Row, boo
 	key, err := tx.keyOf(t, pk)
 	if err != nil {
 		return nil, false, err
+	}
+	if t.versioned() {
+		return tx.versionedGet(t, key, dst, mode)
 	}
 	// A plain read under ReadCommitted or RepeatableRead is a consistent
 	// read: no lock, the version the read view sees.
@@ -887,10 +952,18 @@ func (tx *Tx) update(t *TableHandle, pk []Value, set []Set) error {
 		}
 		changed[c] = true
 	}
+	if t.versioned() {
+		tx.stmtView()
+	}
 	if err := tx.lock(t, key, lock.Exclusive); err != nil {
 		return err
 	}
-	ptr, err := tx.readOld(t, key, pk)
+	var ptr, at heap.RowPtr
+	if t.versioned() {
+		ptr, at, err = tx.readOldVersion(t, key, pk)
+	} else {
+		ptr, err = tx.readOld(t, key, pk)
+	}
 	if err != nil {
 		return err
 	}
@@ -951,6 +1024,21 @@ func (tx *Tx) update(t *TableHandle, pk []Value, set []Set) error {
 		err := tx.clustWrite(prim, &s, tx.row)
 		tx.charge(prim, b)
 		if err != nil {
+			return err
+		}
+		return tx.reindex(t, key, ptr, ptr, touched)
+	}
+
+	if t.versioned() {
+		// A new version, heap-only when no index is touched. Entries
+		// carry the chain's head, which does not move.
+		hotOK := true
+		for _, ix := range t.ixs[1:] {
+			hotOK = hotOK && !touched(ix)
+		}
+		tx.assignTrxID()
+		tx.hv = true
+		if _, _, err := t.heap.UpdateVersion(tx.m, at, tx.trxID, tx.row, hotOK); err != nil {
 			return err
 		}
 		return tx.reindex(t, key, ptr, ptr, touched)
@@ -1066,15 +1154,31 @@ func (tx *Tx) delete(t *TableHandle, pk []Value) error {
 	if err != nil {
 		return err
 	}
+	if t.versioned() {
+		tx.stmtView()
+	}
 	if err := tx.lock(t, key, lock.Exclusive); err != nil {
 		return err
 	}
-	ptr, err := tx.readOld(t, key, pk)
+	var ptr, at heap.RowPtr
+	if t.versioned() {
+		ptr, at, err = tx.readOldVersion(t, key, pk)
+	} else {
+		ptr, err = tx.readOld(t, key, pk)
+	}
 	if err != nil {
 		return err
 	}
 	if t.org == Clustered {
 		return tx.clustDelete(t, key) // delete-marks (delmark.go)
+	}
+	if t.versioned() {
+		// The version's xmax is stamped; the index entries stay for the
+		// snapshots that still see the row (PostgreSQL removes them at
+		// vacuum).
+		tx.assignTrxID()
+		tx.hv = true
+		return t.heap.DeleteVersion(tx.m, at, tx.trxID)
 	}
 	for _, ix := range t.ixs[1:] {
 		tx.key2 = t.entryKey(tx.key2, ix, tx.old, key, ptr)

@@ -476,3 +476,32 @@ func (h *Heap) setHints(pm *cache.Meter, hc *HeapCounts, pg *cache.Page, hints [
 	mt.Release(pg, changed)
 	mt.Commit()
 }
+
+// LinkVersion points the ctid of the version ptr names at next, keeping
+// its xmax and infomask: the engine chains a row inserted again under a
+// key whose versions are all dead (deleted and committed, or aborted)
+// after the last of them, so that a snapshot that still sees the deleted
+// version finds it, and a later one walks on to next. One
+// mini-transaction, logged as heap-xmax.
+func (h *Heap) LinkVersion(m Account, ptr, next RowPtr) error {
+	if err := h.checkPtr(ptr); err != nil {
+		return err
+	}
+	pm, _ := accounts(m)
+	mt := h.pool.BeginMtr(pm)
+	defer mt.Commit()
+	pg, err := h.pool.Fetch(mt.Meter(), h.id(ptr.Page))
+	if err != nil {
+		return fmt.Errorf("heap: link version %s in space %d: %w", ptr, h.space, err)
+	}
+	mt.Latch(pg)
+	_, t, err := h.versionAt(pg, ptr)
+	if err != nil {
+		mt.Release(pg, false)
+		return err
+	}
+	old := t.header()
+	heapXmax(mt, pg, int(ptr.Slot), old.Xmax, next, old.Infomask2, old.Infomask)
+	mt.Release(pg, true)
+	return nil
+}

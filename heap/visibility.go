@@ -219,3 +219,11 @@ func vacuumState(t TupleHeader, horizon uint64, cs CommitStatus) (VacuumState, u
 	}
 	return TupleRecentlyDead, hints, nil
 }
+
+// Visible reports whether the version with header t is visible to snap
+// (HeapTupleSatisfiesMVCC), for a caller that walks versions itself with
+// ReadVersion. It sets no hint bits.
+func Visible(t TupleHeader, snap *Snapshot, cs CommitStatus) (bool, error) {
+	ok, _, err := visible(t, snap, cs)
+	return ok, err
+}

@@ -1,0 +1,61 @@
+package tpcc
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/engine"
+)
+
+// TestRunHeapVersions runs eight terminals under ReadCommitted and
+// RepeatableRead on heap tables that keep PostgreSQL's row versions
+// (engine.Options.HeapVersions), after a vacuum of every table as the
+// kits run VACUUM after the load, and requires the consistency
+// conditions to hold. Plain reads there are snapshot reads
+// (ConsistentReads), updates of non-indexed columns HOT.
+func TestRunHeapVersions(t *testing.T) {
+	for _, org := range []engine.Org{engine.HeapRowPointer, engine.HeapPrimaryKey} {
+		t.Run(org.String(), func(t *testing.T) {
+			db, err := engine.Open(&engine.Options{Options: cache.Options{PoolSize: 512 << 20}, Commit: engine.NoSyncCommit, HeapVersions: true})
+			require.NoError(t, err)
+			defer func() { require.NoError(t, db.Close()) }()
+			_, err = Load(context.Background(), db, LoadConfig{Warehouses: 1, Scale: SmallScale, Seed: testSeed, Org: org})
+			require.NoError(t, err)
+			allVisible := 0
+			for _, name := range db.Tables() {
+				tb, err := db.Table(name)
+				require.NoError(t, err)
+				st, err := db.Vacuum(nil, tb)
+				require.NoError(t, err)
+				allVisible += st.PagesAllVisible
+			}
+			require.Positive(t, allVisible)
+			for j, iso := range []engine.Isolation{engine.ReadCommitted, engine.RepeatableRead} {
+				stats, err := Run(context.Background(), db, RunConfig{Warehouses: 1, Scale: SmallScale, Terminals: 8, Duration: time.Minute,
+					Seed: 21 + uint64(j), LoadConstants: NewLoadConstants(testSeed), Isolation: iso,
+					Env: frozenEnv{time.Unix(1_800_000_000, 0)}, Transactions: 60})
+				require.NoError(t, err, "%s", iso)
+				res := stats.Results
+				require.Equal(t, int64(8*60), res.Total(), "%s: every terminal ran its budget", iso)
+				var m engine.Meter
+				var serial int64
+				for k := range NumTxTypes {
+					require.Positive(t, res.Types[k].Count, "%s: %s ran", iso, k)
+					m.Add(&res.Types[k].Meter)
+					serial += res.Types[k].SerializationFailures
+				}
+				require.Positive(t, m.ConsistentReads, "%s: plain reads are snapshot reads", iso)
+				require.Positive(t, m.HeapHOTUpdates, "%s", iso)
+				t.Logf("%s: %s; consistent reads %d, versions read %d, HOT %d, non-HOT %d, serialization failures %d (meter %d), index-only heap fetches %d",
+					iso, summary(res), m.ConsistentReads, m.HeapVersionsRead, m.HeapHOTUpdates, m.HeapNonHOTUpdates, serial, m.SerializationFailures, m.IndexOnlyHeapFetches)
+				rep, err := Check(db, CheckConfig{Scale: SmallScale})
+				require.NoError(t, err)
+				require.True(t, rep.Passed(), "%s: %s", iso, rep)
+			}
+		})
+	}
+}
