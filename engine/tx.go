@@ -401,6 +401,24 @@ func (tx *Tx) Commit() error {
 	sync := db.opts.Commit == SyncCommit
 	early := db.opts.EarlyLockRelease == EarlyRelease
 	released := false
+	// releaseAndSync ends a writer whose commit record ends at end: its
+	// locks go and its commit becomes visible before the log sync or
+	// after it, as LockRelease says.
+	releaseAndSync := func(end uint64) (err error) {
+		if early {
+			tx.release(end)
+			released = true
+		}
+		if sync {
+			err = db.log.SyncTo(&tx.cm().Counts, end)
+			tx.m.SyncCommits++
+		}
+		if !released {
+			tx.release(end)
+			released = true
+		}
+		return err
+	}
 	var err error
 	kept := false
 	if tx.logged {
@@ -420,18 +438,7 @@ func (tx *Tx) Commit() error {
 			} else {
 				db.cacheUndo(tx.undo)
 			}
-			if early {
-				tx.release(end)
-				released = true
-			}
-			if sync {
-				err = db.log.SyncTo(&tx.cm().Counts, end)
-				tx.m.SyncCommits++
-			}
-			if !released {
-				tx.release(end)
-				released = true
-			}
+			err = releaseAndSync(end)
 		}
 	} else if tx.hv {
 		// Versioned heap writes without an undo record (a HOT update,
@@ -440,18 +447,7 @@ func (tx *Tx) Commit() error {
 		err = tx.commitStatus(mt, heap.XidCommitted)
 		end := mt.Commit() + 1
 		if err == nil {
-			if early {
-				tx.release(end)
-				released = true
-			}
-			if sync {
-				err = db.log.SyncTo(&tx.cm().Counts, end)
-				tx.m.SyncCommits++
-			}
-			if !released {
-				tx.release(end)
-				released = true
-			}
+			err = releaseAndSync(end)
 		}
 	} else if sync && early {
 		// A read-only transaction: its locks protect nothing it will
