@@ -3,29 +3,17 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 )
 
 // TestBench runs `enginelab bench` on the small population: every cell
-// is a load and a run, the JSON has them all, and the table has a row
-// per warehouse count and a column per terminal count.
+// is a load and a run, and the JSON has them all.
 func TestBench(t *testing.T) {
-	args := []string{"bench", "--warehouses", "1", "--terminals", "1,2", "--duration", "300ms", "--runs", "2", "--quiet", "--", "--scale", "small"}
+	args := []string{"bench", "--json", "--warehouses", "1", "--terminals", "1,2", "--duration", "300ms", "--quiet", "--", "--scale", "small", "--warmup", "0s"}
 	var out, errb bytes.Buffer
-	require.Equal(t, 0, run(append(args, "--warmup", "0s"), &out, &errb), errb.String())
-	require.Contains(t, out.String(), "each cell a new load; tpmC, best of 2 (median)")
-	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	require.Regexp(t, `^\s*warehouses\s+load s\s+load rows/s\s+T1\s+T2$`, lines[len(lines)-2])
-	require.Regexp(t, `^\s*1\s+[0-9.]+\s+[0-9,]+\s+[0-9,]+ \([0-9,]+\)\s+[0-9,]+ \([0-9,]+\)$`, lines[len(lines)-1])
-
-	out.Reset()
-	args[8] = "1" // one run
-	require.Equal(t, "--runs", args[7])
-	jsonArgs := append([]string{"bench", "--json"}, args[1:]...)
-	require.Equal(t, 0, run(append(jsonArgs, "--warmup", "0s"), &out, &errb), errb.String())
+	require.Equal(t, 0, run(args, &out, &errb), errb.String())
 	var res benchResult
 	require.NoError(t, json.Unmarshal(out.Bytes(), &res))
 	require.Len(t, res.Cells, 2)
@@ -40,6 +28,37 @@ func TestBench(t *testing.T) {
 		require.Positive(t, c.LoadRowsPerSecond)
 	}
 	require.Contains(t, res.Settings, "--scale")
+}
+
+// TestBenchTable: the best and the median of a cell's runs, the fastest
+// load of a row, and the table's layout.
+func TestBenchTable(t *testing.T) {
+	cell := func(w, term int, tpm ...float64) benchCell {
+		c := benchCell{Warehouses: w, Terminals: term}
+		for i, v := range tpm {
+			c.Runs = append(c.Runs, benchRun{TpmC: v, LoadSeconds: float64(3 + i + term), LoadRowsPerSecond: 1000 * float64(10-i-term)})
+		}
+		c.summarize()
+		return c
+	}
+	c := cell(1, 1, 120000, 90000, 100000)
+	require.Equal(t, 120000.0, c.BestTpmC)
+	require.Equal(t, 100000.0, c.MedianTpmC)
+	require.Equal(t, 4.0, c.LoadSeconds, "the fastest load")
+	require.Equal(t, 9000.0, c.LoadRowsPerSecond, "the fastest load's rate")
+	require.Equal(t, 95000.0, cell(1, 1, 90000, 100000).MedianTpmC, "an even count: the mean of the middle two")
+
+	res := benchResult{Settings: []string{"--duration=10s"}, GoVersion: "go1", CPUs: 2,
+		Cells: []benchCell{c, cell(1, 4, 1234567.4, 7, 8), cell(16, 1, 5, 6, 7), cell(16, 4, 9, 10, 11)}}
+	var out bytes.Buffer
+	require.NoError(t, res.writeTable(&out, []int{1, 16}, []int{1, 4}, 3))
+	require.Equal(t, `enginelab bench: real mode, in memory, 2 CPUs, go1; every run: --duration=10s
+each cell a new load; tpmC, best of 3 (median)
+
+  warehouses  load s  load rows/s                 T1             T4
+           1     4.0        9,000  120,000 (100,000)  1,234,567 (8)
+          16     4.0        9,000              7 (6)        11 (10)
+`, out.String())
 }
 
 // TestBenchRefusesBeforeWork: bad lists, a setting bench owns, or a run
