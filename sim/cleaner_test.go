@@ -19,7 +19,7 @@ import (
 // after the first was skipped and its writes never priced.
 func TestSimCleanerServedWhileIdle(t *testing.T) {
 	c := TPCCConfig{Mode: ModeSim, Phases: Phases{Load: true, Run: true}, Warehouses: 1, Scale: tpcc.SmallScale,
-		Terminals: 4, Duration: time.Second, Warmup: time.Second, Seed: 1, MaxDirtyPagesPctLWM: 10,
+		Terminals: 1, Duration: time.Second, Warmup: time.Second, Seed: 1, MaxDirtyPagesPctLWM: 10,
 		Hardware: hw.Spec{Store: "sata-ssd", Cores: 2}}
 	rep, err := TPCC(context.Background(), c, Hooks{})
 	require.NoError(t, err)
