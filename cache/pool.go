@@ -1242,6 +1242,13 @@ const (
 // pinCount returns the number of pins f holds.
 func (f *Page) pinCount() int32 { return f.pins.Load() & pinCountMask }
 
+// Pins returns how many callers hold the page pinned now, the caller's
+// own pin included. Under the page's exclusive latch a count of 1 is
+// PostgreSQL's cleanup lock (ConditionalLockBufferForCleanup): nobody
+// else holds the page; a new pin taken after the look cannot read the
+// page before the latch is released.
+func (f *Page) Pins() int { return int(f.pinCount()) }
+
 // reclaimKeptLocked gives the pool back the slots unpinned frames kept,
 // and reports whether there were any. REQUIRES: p.mu held.
 func (p *Pool) reclaimKeptLocked() bool {

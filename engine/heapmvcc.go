@@ -114,7 +114,17 @@ func (db *DB) abortCrashed() error {
 	if l == nil {
 		return nil
 	}
-	_, err := l.AbortInProgress(nil, 0, db.txSeq.Load()+1)
+	// A transaction whose writes were all undo-less versions (HOT
+	// updates, deletes) left its id in no undo log: the next id must
+	// also pass every id the commit log knows.
+	hi, err := l.Highest(nil)
+	if err != nil {
+		return err
+	}
+	if hi > db.txSeq.Load() {
+		db.txSeq.Store(hi)
+	}
+	_, err = l.AbortInProgress(nil, 0, db.txSeq.Load()+1)
 	return err
 }
 
@@ -145,29 +155,102 @@ func (tx *Tx) latestSnap() *heap.Snapshot {
 
 // walkVersions follows the version chain from head and returns the
 // version snap sees: its row (in tx.val), pointer and header. found is
-// false when none is.
+// false when none is; th is then the chain's last version's header.
+//
+// Pruning. Each page the walk comes to is first offered to the prune on
+// access (heap.Heap.PruneOpt, heap_page_prune_opt: only when its prune
+// hint is older than the horizon, the page is short of room and no other
+// goroutine holds it). The heap keeps the last version of a HOT chain
+// dead to its end (SetKeepChainTails), so every version another names by
+// its ctid, or an index entry names, stays reachable: a pruned HOT root
+// is a redirect, which the walk follows. A chain pruned while the walk
+// was on its way (the slot it was heading for became unused, or was
+// reused by another version: a HOT successor's xmin is not its
+// predecessor's xmax, as heap_hot_search_buffer checks) is walked again
+// from the head.
+//
+// The walk goes past a version only to the one its ctid names, and only
+// when the version was updated or deleted by a transaction that did not
+// abort (or never committed itself and was linked to a re-insert,
+// versionedInsertRow): an aborted update leaves a stale ctid, whose
+// target pruning may have removed.
 func (tx *Tx) walkVersions(t *TableHandle, head heap.RowPtr, snap *heap.Snapshot) (row []byte, at heap.RowPtr, th heap.TupleHeader, found bool, err error) {
 	cs := tx.db.clog.Load()
-	p := head
-	for {
-		th, row, err = t.heap.ReadVersion(tx.m, p, tx.val)
-		if err != nil {
-			return nil, p, th, false, fmt.Errorf("engine: table %s: version %s: %w", t.info.def.Name, p, err)
+	var horizon uint64
+	lastPruned := ^uint32(0)
+	for range maxChainRestarts {
+		p := head
+		var prev heap.TupleHeader
+		first := true
+		for {
+			if p.Page != lastPruned {
+				lastPruned = p.Page
+				if x := t.heap.PruneXid(p.Page); x != 0 {
+					if horizon == 0 {
+						horizon = tx.db.vacuumHorizon()
+					}
+					if x < horizon {
+						if _, err := t.heap.PruneOpt(tx.m, p.Page, horizon, cs); err != nil {
+							return nil, p, th, false, fmt.Errorf("engine: table %s: %w", t.info.def.Name, err)
+						}
+					}
+				}
+			}
+			var ok bool
+			th, row, at, ok, err = t.heap.ReadChainVersion(tx.m, p, tx.val)
+			if err != nil {
+				return nil, p, th, false, fmt.Errorf("engine: table %s: version %s: %w", t.info.def.Name, p, err)
+			}
+			tx.val = row
+			if !ok || (!first && prev.HotUpdated() && th.Xmin != prev.Xmax) {
+				if first {
+					return nil, at, th, false, nil
+				}
+				break // pruned under the walk: again from the head
+			}
+			tx.m.HeapVersionsRead++
+			vis, err := heap.Visible(th, snap, cs)
+			if err != nil {
+				return nil, at, th, false, err
+			}
+			if vis {
+				return row, at, th, true, nil
+			}
+			next, err := chainNext(th, at, cs)
+			if err != nil || !next {
+				return nil, at, th, false, err
+			}
+			p, prev, first = th.Ctid, th, false
 		}
-		tx.val = row
-		tx.m.HeapVersionsRead++
-		ok, err := heap.Visible(th, snap, cs)
-		if err != nil {
-			return nil, p, th, false, err
-		}
-		if ok {
-			return row, p, th, true, nil
-		}
-		if th.Ctid == p {
-			return nil, p, th, false, nil
-		}
-		p = th.Ctid
 	}
+	return nil, head, th, false, fmt.Errorf("engine: table %s: version chain from %s changed under %d walks", t.info.def.Name, head, maxChainRestarts)
+}
+
+// maxChainRestarts bounds how often a walk starts again from the head of
+// a chain pruned under it; each restart means a prune finished, so a walk
+// that needs many is a bug, not contention.
+const maxChainRestarts = 64
+
+// chainNext reports whether a walk goes on from the version at at (header
+// th) to th.Ctid: the version links to another, and its xmax is a
+// deleter or updater that did not abort, or none (a version whose
+// inserter aborted, linked to a re-insert). A lock-only xmax means the
+// version was not updated: its ctid is whatever an aborted update left.
+func chainNext(th heap.TupleHeader, at heap.RowPtr, cs heap.CommitStatus) (bool, error) {
+	if th.Ctid == at {
+		return false, nil
+	}
+	if th.Xmax == 0 {
+		return true, nil
+	}
+	if th.LockOnly() || th.Infomask&heap.HeapXmaxInvalid != 0 {
+		return false, nil
+	}
+	if th.Infomask&heap.HeapXmaxCommitted != 0 {
+		return true, nil
+	}
+	st, err := cs.XidStatus(th.Xmax)
+	return st != heap.XidAborted, err
 }
 
 // versionFetch reads the version of the row whose chain starts at head

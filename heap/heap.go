@@ -52,6 +52,22 @@ type Heap struct {
 	// under allocMu by replacing the slice (vm.go).
 	vmPer int
 	vm    atomic.Pointer[[]uint32]
+
+	// pruneXid is PostgreSQL's pd_prune_xid for each page that has one:
+	// the oldest transaction that deleted or updated a version on the
+	// page since its last prune (PageSetPrunable), so that a prune on
+	// access (PruneOpt) skips, without latching the page, every page on
+	// which nothing can be dead yet. The page layout has no room for it
+	// (its header is fixed by the unversioned heaps' exact sizes), so it
+	// is kept here, in memory, as the hint it is in PostgreSQL too: a
+	// page whose hint is lost (the heap reopened) is pruned by vacuum,
+	// or on access once another version on it is deleted or updated.
+	pruneMu  sync.Mutex
+	pruneXid map[uint32]uint64
+
+	// keepTails makes pruning keep the last version of a HOT chain that
+	// is dead to all (see SetKeepChainTails).
+	keepTails atomic.Bool
 }
 
 // maxSearchTries bounds how many FSM candidates an insert tries before it
@@ -83,6 +99,7 @@ func newHeap(pool *cache.Pool, space uint32) *Heap {
 		step:     ps / 256,
 		fsmPer:   per,
 		vmPer:    vper,
+		pruneXid: map[uint32]uint64{},
 	}
 }
 

@@ -40,6 +40,9 @@ type HeapCounts struct {
 	// dead, redirected or unused that held a tuple).
 	HeapPrunes       int64
 	HeapTuplesPruned int64
+	// HeapPruneSkipped counts prunes on access given up because another
+	// goroutine held a pin on the page (no cleanup lock).
+	HeapPruneSkipped int64
 	// HeapVMPagesRead counts visibility map page requests (AllVisible,
 	// MarkVisible, and changes to an all-visible page);
 	// HeapVMBitsSet and HeapVMBitsCleared count map bits turned on and
@@ -75,6 +78,7 @@ func (c *HeapCounts) combine(o *HeapCounts, sign int64) {
 	c.HeapHintsSet += sign * o.HeapHintsSet
 	c.HeapPrunes += sign * o.HeapPrunes
 	c.HeapTuplesPruned += sign * o.HeapTuplesPruned
+	c.HeapPruneSkipped += sign * o.HeapPruneSkipped
 	c.HeapVMPagesRead += sign * o.HeapVMPagesRead
 	c.HeapVMBitsSet += sign * o.HeapVMBitsSet
 	c.HeapVMBitsCleared += sign * o.HeapVMBitsCleared
@@ -97,6 +101,7 @@ func (c *HeapCounts) String() string {
 	add("heap-hints-set", c.HeapHintsSet)
 	add("heap-prunes", c.HeapPrunes)
 	add("heap-tuples-pruned", c.HeapTuplesPruned)
+	add("heap-prune-skipped", c.HeapPruneSkipped)
 	add("heap-vm-pages-read", c.HeapVMPagesRead)
 	add("heap-vm-bits-set", c.HeapVMBitsSet)
 	add("heap-vm-bits-cleared", c.HeapVMBitsCleared)

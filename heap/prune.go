@@ -40,11 +40,24 @@ import (
 // heap keeps a pointer into a page past its latch: Fetch, FetchVersion,
 // ReadVersion and scans copy what they need under the shared latch. So
 // the exclusive latch, taken through a mini-transaction, is the cleanup
-// lock here; another goroutine's pin does not matter, and pruning never
-// waits for one. What the pin rule also protects in PostgreSQL, a row
-// pointer an index scan holds between the index and the heap, is kept as
-// there: a root slot that an index names is never made unused by pruning,
-// only dead, and the HOT search checks xmin against the prior xmax.
+// lock for Prune and vacuum. The prune on access (PruneOpt) asks for the
+// cleanup lock proper, as heap_page_prune_opt does: the exclusive latch
+// and no pin but its own (cache.Page.Pins), and skips the page, without
+// waiting, when another goroutine holds one. What the pin rule also
+// protects in PostgreSQL, a row pointer an index scan holds between the
+// index and the heap, is kept as there: a root slot that an index names
+// is never made unused by pruning, only dead, and the HOT search checks
+// xmin against the prior xmax.
+//
+// Kept tails (SetKeepChainTails). A caller that links versions across
+// HOT chains (the engine chains a row's versions from one index entry
+// through every update, HOT or not) needs the ctid of a chain's last
+// version even when the whole chain is dead: it names the next chain, on
+// this page or another. With keepTails, a HOT chain dead to its end
+// keeps its last version: the root is redirected to it and the versions
+// between become unused, instead of the root becoming LP_DEAD. A chain
+// of one dead version is left alone. Vacuum, which can repoint what
+// names the chain, removes the rest.
 
 // PruneResult says what one prune did.
 type PruneResult struct {
@@ -63,6 +76,7 @@ type prunePlan struct {
 	unused     []int
 	marked     []bool
 	pruned     int
+	keepTails  bool
 }
 
 func (p *prunePlan) recordRedirect(from, to int) {
@@ -78,19 +92,32 @@ func (p *prunePlan) empty() bool {
 // planPrune is heap_page_prune's analysis: every chain from a root (a
 // redirect, or a normal version that is not heap-only), and every
 // heap-only version left over. REQUIRES: b latched, headerOK.
-func planPrune(b hpage, horizon uint64, cs CommitStatus) (*prunePlan, error) {
+func planPrune(b hpage, horizon uint64, cs CommitStatus, keepTails bool) (*prunePlan, error) {
 	ns := b.nslots()
-	p := &prunePlan{marked: make([]bool, ns)}
-	for root := range ns {
-		if p.marked[root] {
-			continue
-		}
-		st, _ := b.lp(root)
-		if st == lpUnused || st == lpDead {
-			continue
-		}
-		if err := p.pruneChain(b, root, horizon, cs); err != nil {
-			return nil, err
+	p := &prunePlan{marked: make([]bool, ns), keepTails: keepTails}
+	// Chains from their roots first, then the heap-only versions no
+	// chain reached (PostgreSQL 17's order): a heap-only version on a
+	// lower slot than its root is a chain member, not an orphan.
+	for pass := range 2 {
+		for root := range ns {
+			if p.marked[root] {
+				continue
+			}
+			st, _ := b.lp(root)
+			if st == lpUnused || st == lpDead {
+				continue
+			}
+			if st == lpNormal {
+				if t := b.tupleAt(root); t != nil && t.header().HeapOnly() != (pass == 1) {
+					continue
+				}
+			}
+			if pass == 1 && st != lpNormal {
+				continue
+			}
+			if err := p.pruneChain(b, root, horizon, cs); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return p, nil
@@ -160,6 +187,28 @@ func (p *prunePlan) pruneChain(b hpage, root int, horizon uint64, cs CommitStatu
 			break
 		}
 		slot, priorXmax = int(th.Ctid.Slot), th.Xmax
+	}
+	// Every member is visited, changed or not: a heap-only member left
+	// alone (a kept tail, a live version) is not taken for one left out
+	// of every chain when the page loop comes to its slot.
+	for _, s := range chain {
+		p.marked[s] = true
+	}
+	if latestDead >= 0 && p.keepTails && latestDead == chain[len(chain)-1] {
+		// Dead to its end: keep the last version (see Kept tails).
+		tail := len(chain) - 1
+		if tail == 0 || (tail == 1 && rootState == lpRedirect) {
+			return nil
+		}
+		for _, s := range chain[1:tail] {
+			p.recordUnused(s)
+			p.pruned++
+		}
+		if rootState == lpNormal {
+			p.pruned++
+		}
+		p.recordRedirect(root, chain[tail])
+		return nil
 	}
 	if latestDead >= 0 {
 		i := 1
@@ -360,17 +409,83 @@ func (h *Heap) Prune(m Account, no uint32, horizon uint64, cs CommitStatus) (Pru
 }
 
 // PruneOpt is heap_page_prune_opt, the prune on access: it prunes page no
-// only if the page is short of room, less than a tenth of the page free
+// only if the page's prune hint (pd_prune_xid, see Heap.pruneXid) is set
+// and older than horizon, so that something on it may be dead, and the
+// page is short of room, less than a tenth of the page free
 // (PostgreSQL's max(fillfactor target, BLCKSZ/10) at the default fill
-// factor), as the engine's readers call it on every page they visit. The
-// test is made under the exclusive latch (PostgreSQL makes it first
-// without the lock; a Go RWMutex has no cheaper look). PostgreSQL also
-// skips pages whose pd_prune_xid says nothing can be prunable yet; this
-// heap keeps no such page field (yet), so a full page with nothing dead
-// costs a walk of its line pointers.
+// factor), and only under the cleanup lock: the exclusive latch and no
+// other pin on the page; a page another goroutine holds is skipped
+// (HeapPruneSkipped), not waited for. The hint is read without the latch,
+// as PostgreSQL reads pd_prune_xid; the free-space test is made under the
+// latch (a Go RWMutex has no cheaper look). A prune, or a look that found
+// nothing to prune, sets the hint to the oldest deleter of a version on
+// the page that is not dead yet (0: none), as heap_page_prune's
+// new_prune_xid.
 func (h *Heap) PruneOpt(m Account, no uint32, horizon uint64, cs CommitStatus) (PruneResult, error) {
+	if x := h.PruneXid(no); x == 0 || x >= horizon {
+		return PruneResult{}, nil
+	}
 	return h.prune(m, no, horizon, cs, true)
 }
+
+// PruneXid returns page no's prune hint: the oldest transaction that
+// deleted or updated a version on it since it was last pruned, 0 if none.
+func (h *Heap) PruneXid(no uint32) uint64 {
+	h.pruneMu.Lock()
+	defer h.pruneMu.Unlock()
+	return h.pruneXid[no]
+}
+
+// setPrunable is PageSetPrunable: xid deleted or updated a version on
+// page no.
+func (h *Heap) setPrunable(no uint32, xid uint64) {
+	h.pruneMu.Lock()
+	if x, ok := h.pruneXid[no]; !ok || xid < x {
+		h.pruneXid[no] = xid
+	}
+	h.pruneMu.Unlock()
+}
+
+// setPruneXid sets page no's prune hint to x (0: removes it).
+func (h *Heap) setPruneXid(no uint32, x uint64) {
+	h.pruneMu.Lock()
+	if x == 0 {
+		delete(h.pruneXid, no)
+	} else {
+		h.pruneXid[no] = x
+	}
+	h.pruneMu.Unlock()
+}
+
+// pruneXidOf is the prune hint of page b after a prune for horizon: the
+// smallest xmax of a version whose deleter or updater has not aborted and
+// that is not dead yet. REQUIRES: b latched, headerOK.
+func pruneXidOf(b hpage, horizon uint64, cs CommitStatus) (uint64, error) {
+	var x uint64
+	for s := range b.nslots() {
+		t := b.tupleAt(s)
+		if t == nil {
+			continue
+		}
+		th := t.header()
+		if th.Xmax == 0 || th.LockOnly() || th.Infomask&HeapXmaxInvalid != 0 {
+			continue
+		}
+		vs, _, err := vacuumState(th, horizon, cs)
+		if err != nil {
+			return 0, err
+		}
+		if (vs == TupleRecentlyDead || vs == TupleDeleteInProgress) && (x == 0 || th.Xmax < x) {
+			x = th.Xmax
+		}
+	}
+	return x, nil
+}
+
+// SetKeepChainTails makes this heap's prunes keep the last version of a
+// HOT chain dead to its end (see Kept tails above). Call it before the
+// heap is used.
+func (h *Heap) SetKeepChainTails(keep bool) { h.keepTails.Store(keep) }
 
 func (h *Heap) prune(m Account, no uint32, horizon uint64, cs CommitStatus, opt bool) (PruneResult, error) {
 	var res PruneResult
@@ -400,13 +515,25 @@ func (h *Heap) prune(m Account, no uint32, horizon uint64, cs CommitStatus, opt 
 		mt.Release(pg, false)
 		return res, nil
 	}
-	plan, err := planPrune(b, horizon, cs)
+	if opt && pg.Pins() > 1 {
+		mt.Release(pg, false)
+		if hc != nil {
+			hc.HeapPruneSkipped++
+		}
+		return res, nil
+	}
+	plan, err := planPrune(b, horizon, cs, h.keepTails.Load())
 	if err != nil {
 		mt.Release(pg, false)
 		return res, h.corrupt(no, "prune: %v", err)
 	}
 	if plan.empty() {
+		x, err := pruneXidOf(b, horizon, cs)
 		mt.Release(pg, false)
+		if err != nil {
+			return res, h.corrupt(no, "prune: %v", err)
+		}
+		h.setPruneXid(no, x)
 		return res, nil
 	}
 	oldCat := h.category(b.free(), b.ndead())
@@ -418,7 +545,12 @@ func (h *Heap) prune(m Account, no uint32, horizon uint64, cs CommitStatus, opt 
 	cp.pruneExecute(plan.redirected, plan.dead, plan.unused)
 	newCat := h.category(cp.free(), cp.ndead())
 	res.FreeAfter = cp.free()
+	newXid, err := pruneXidOf(cp, horizon, cs)
 	scratchPool.Put(sp)
+	if err != nil {
+		mt.Release(pg, false)
+		return res, h.corrupt(no, "prune: %v", err)
+	}
 	var fr fsmRef
 	if newCat != oldCat {
 		if fr, err = h.fsmPin(pm, no); err != nil {
@@ -445,6 +577,7 @@ func (h *Heap) prune(m Account, no uint32, horizon uint64, cs CommitStatus, opt 
 		h.fsmSet(mt, fr, newCat)
 	}
 	h.vmClear(mt, hc, vr, vmValidBits)
+	h.setPruneXid(no, newXid)
 	res.Pruned, res.Redirected, res.Dead, res.Unused = plan.pruned, len(plan.redirected), len(plan.dead), len(plan.unused)
 	if hc != nil {
 		hc.HeapPrunes++

@@ -178,6 +178,9 @@ func (h *Heap) setXmax(m Account, ptr RowPtr, xid uint64, im2, im uint16, vmBits
 	heapXmax(mt, pg, int(ptr.Slot), xid, old.Ctid,
 		old.Infomask2&^(HeapHotUpdated|HeapKeysUpdated)|im2,
 		old.Infomask&^xmaxBits|im)
+	if im&HeapXmaxLockOnly == 0 {
+		h.setPrunable(ptr.Page, xid)
+	}
 	if vmBits&VMAllVisible != 0 {
 		vmClearPage(mt, pg)
 	}
@@ -281,6 +284,7 @@ func (h *Heap) updateVersionLatched(mt *cache.Mtr, hc *HeapCounts, pg *cache.Pag
 		im2 |= HeapHotUpdated
 	}
 	heapXmax(mt, pg, int(ptr.Slot), xid, newPtr, im2, old.Infomask&^xmaxBits)
+	h.setPrunable(ptr.Page, xid)
 	vmClearPage(mt, pg)
 	h.vmClear(mt, hc, vr, vmValidBits)
 	h.vmClear(mt, hc, vq, vmValidBits)
@@ -320,6 +324,59 @@ func (h *Heap) ReadVersion(m Account, ptr RowPtr, dst []byte) (TupleHeader, []by
 	pg.RUnlatch()
 	pg.Unpin(false)
 	return th, dst, err
+}
+
+// ReadChainVersion is ReadVersion for a caller walking a version chain
+// itself: a redirect left by pruning is followed to the slot it names
+// (at, the version's own pointer), and a slot that holds no version any
+// more (dead or unused: pruned or vacuumed) is ok false, the chain's end
+// as far as this pointer goes. Cost: one page request, HeapFetches+1.
+func (h *Heap) ReadChainVersion(m Account, ptr RowPtr, dst []byte) (th TupleHeader, row []byte, at RowPtr, ok bool, err error) {
+	row = dst[:0]
+	if err := h.checkPtr(ptr); err != nil {
+		return th, row, ptr, false, err
+	}
+	pm, hc := accounts(m)
+	pg, err := h.pool.Fetch(pm, h.id(ptr.Page))
+	if err != nil {
+		return th, row, ptr, false, fmt.Errorf("heap: read version %s in space %d: %w", ptr, h.space, err)
+	}
+	if hc != nil {
+		hc.HeapFetches++
+	}
+	pg.RLatch()
+	at = ptr
+	b := hpage(pg.Data())
+	switch {
+	case page.KindOf(b) != page.KindHeap:
+		err = h.notFound(ptr, "page %d has kind %s, not %s", ptr.Page, page.KindOf(b), page.KindHeap)
+	case !b.headerOK():
+		err = h.badHeader(ptr.Page, b)
+	case int(ptr.Slot) >= b.nslots():
+		// Trimmed off after its slot became unused.
+	default:
+		st, to := b.lp(int(ptr.Slot))
+		if st == lpRedirect {
+			at.Slot = uint16(to)
+			if to >= b.nslots() {
+				break
+			}
+			st, _ = b.lp(to)
+		}
+		if st != lpNormal {
+			break
+		}
+		t := b.tupleAt(int(at.Slot))
+		if t == nil {
+			err = fmt.Errorf("%w: %s in space %d", ErrNotVersion, at, h.space)
+			break
+		}
+		th, ok = t.header(), true
+		row = append(row, t[TupleHeaderSize:]...)
+	}
+	pg.RUnlatch()
+	pg.Unpin(false)
+	return th, row, at, ok, err
 }
 
 // slotHint is hint bits learned for one slot's tuple, with the xmin and
@@ -504,4 +561,49 @@ func (h *Heap) LinkVersion(m Account, ptr, next RowPtr) error {
 	heapXmax(mt, pg, int(ptr.Slot), old.Xmax, next, old.Infomask2, old.Infomask)
 	mt.Release(pg, true)
 	return nil
+}
+
+// LinePointer is one slot of a versioned heap page, as PostgreSQL's
+// ItemIdData with the tuple header it leads to: State is "unused",
+// "normal", "redirect" or "dead"; To is a redirect's target slot; Header
+// is a normal slot's tuple header.
+type LinePointer struct {
+	State  string
+	To     uint16
+	Header TupleHeader
+}
+
+// PageVersions returns the line pointers of heap page no and its free
+// bytes (what a new tuple and its slot may take), for tests, tools and
+// vacuum's look at a page. A page that is not a heap page is
+// ErrRowNotFound. Cost: one page request.
+func (h *Heap) PageVersions(m Account, no uint32) ([]LinePointer, int, error) {
+	ptr := RowPtr{Page: no}
+	if err := h.checkPtr(ptr); err != nil {
+		return nil, 0, err
+	}
+	pm, _ := accounts(m)
+	pg, err := h.pool.Fetch(pm, h.id(no))
+	if err != nil {
+		return nil, 0, fmt.Errorf("heap: read page %d of space %d: %w", no, h.space, err)
+	}
+	defer pg.Unpin(false)
+	pg.RLatch()
+	defer pg.RUnlatch()
+	b := hpage(pg.Data())
+	if page.KindOf(b) != page.KindHeap {
+		return nil, 0, h.notFound(ptr, "page %d has kind %s, not %s", no, page.KindOf(b), page.KindHeap)
+	}
+	if !b.headerOK() {
+		return nil, 0, h.badHeader(no, b)
+	}
+	lps := make([]LinePointer, b.nslots())
+	for i := range lps {
+		st, to := b.lp(i)
+		lps[i] = LinePointer{State: st.String(), To: uint16(to)}
+		if t := b.tupleAt(i); st == lpNormal && t != nil {
+			lps[i].Header = t.header()
+		}
+	}
+	return lps, b.free(), nil
 }

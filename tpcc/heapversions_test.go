@@ -50,8 +50,9 @@ func TestRunHeapVersions(t *testing.T) {
 				}
 				require.Positive(t, m.ConsistentReads, "%s: plain reads are snapshot reads", iso)
 				require.Positive(t, m.HeapHOTUpdates, "%s", iso)
-				t.Logf("%s: %s; consistent reads %d, versions read %d, HOT %d, non-HOT %d, serialization failures %d (meter %d), index-only heap fetches %d",
-					iso, summary(res), m.ConsistentReads, m.HeapVersionsRead, m.HeapHOTUpdates, m.HeapNonHOTUpdates, serial, m.SerializationFailures, m.IndexOnlyHeapFetches)
+				t.Logf("%s: %s; consistent reads %d, versions read %d, HOT %d, non-HOT %d, serialization failures %d (meter %d), index-only heap fetches %d, pages pruned %d, versions pruned %d, prunes skipped %d",
+					iso, summary(res), m.ConsistentReads, m.HeapVersionsRead, m.HeapHOTUpdates, m.HeapNonHOTUpdates, serial, m.SerializationFailures, m.IndexOnlyHeapFetches,
+					m.HeapPrunes, m.HeapTuplesPruned, m.HeapPruneSkipped)
 				rep, err := Check(db, CheckConfig{Scale: SmallScale})
 				require.NoError(t, err)
 				require.True(t, rep.Passed(), "%s: %s", iso, rep)

@@ -410,3 +410,39 @@ func redoSet(_ page.ID, buf, payload []byte) error {
 	buf[bodyStart+idx/4] |= st << (2 * (idx % 4))
 	return nil
 }
+
+// Highest returns the highest transaction id the log has a status for
+// (committed or aborted), 0 if none: recovery's floor for the next
+// transaction id, since a transaction that wrote only versions, with no
+// undo record, leaves its id nowhere else. Cost: a read of the log's
+// pages from the last one back to the first holding a status.
+func (l *Log) Highest(m *cache.Meter) (uint64, error) {
+	for no := l.pages.Load(); no >= 1; no-- {
+		pg, err := l.pool.Fetch(m, page.ID{Space: l.space, Page: no})
+		if err != nil {
+			return 0, fmt.Errorf("xact: highest id: %w", err)
+		}
+		pg.RLatch()
+		b := pg.Data()
+		hi := -1
+		if page.KindOf(b) != page.KindXact {
+			err = fmt.Errorf("xact: space %d page %d has kind %s: %w", l.space, no, page.KindOf(b), page.ErrCorruptPage)
+		} else {
+			for idx := int(l.per) - 1; idx >= 0; idx-- {
+				if get(b, idx) != heap.XidInProgress {
+					hi = idx
+					break
+				}
+			}
+		}
+		pg.RUnlatch()
+		pg.Unpin(false)
+		if err != nil {
+			return 0, err
+		}
+		if hi >= 0 {
+			return uint64(no-1)*l.per + uint64(hi), nil
+		}
+	}
+	return 0, nil
+}

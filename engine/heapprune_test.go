@@ -1,0 +1,185 @@
+package engine
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/stretchr/testify/require"
+
+	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/heap"
+)
+
+// hvPage returns the first heap page of tb's heap (its only one in these
+// tests), its line pointers and free bytes.
+func hvPage(t *testing.T, tb *TableHandle) (uint32, []heap.LinePointer, int) {
+	t.Helper()
+	for no := uint32(1); no < tb.heap.HighWater(); no++ {
+		lps, free, err := tb.heap.PageVersions(nil, no)
+		if errors.Is(err, heap.ErrRowNotFound) {
+			continue
+		}
+		require.NoError(t, err)
+		return no, lps, free
+	}
+	t.Fatal("no heap page")
+	return 0, nil, 0
+}
+
+// lpStates counts line pointers by state.
+func lpStates(lps []heap.LinePointer) map[string]int {
+	n := map[string]int{}
+	for _, lp := range lps {
+		n[lp.State]++
+	}
+	return n
+}
+
+// hvUpdateW updates row 1's w in a transaction of its own.
+func hvUpdateW(t *testing.T, db *DB, m *Meter, tb *TableHandle, w int64) {
+	t.Helper()
+	tx := db.BeginTx(m, TxOptions{Isolation: ReadCommitted})
+	require.NoError(t, tx.Update(tb, []Value{Int(1)}, []Set{{Column: "w", Value: Int(w)}}))
+	require.NoError(t, tx.Commit())
+}
+
+// hvFillHOT inserts row 1 and HOT-updates it (w = 1, 2, ...) until its
+// page has less than a tenth of the page free, and returns the last w.
+// Nothing is pruned meanwhile: hold, an open snapshot taken after the
+// insert, keeps every version recently dead.
+func hvFillHOT(t *testing.T, db *DB, tb *TableHandle) int64 {
+	t.Helper()
+	tx := db.BeginTx(nil, TxOptions{Isolation: RepeatableRead})
+	require.NoError(t, tx.Insert(tb, Row{Int(1), Int(10), Int(0)}))
+	require.NoError(t, tx.Commit())
+	hold := db.BeginTx(nil, TxOptions{Isolation: RepeatableRead})
+	row, found := hvGet(t, hold, tb, 1)
+	require.True(t, found)
+	require.EqualValues(t, 0, row[2].I)
+	var m Meter
+	w := int64(0)
+	for {
+		_, _, free := hvPage(t, tb)
+		if free < db.pool.PageSize()/10 {
+			break
+		}
+		w++
+		hvUpdateW(t, db, &m, tb, w)
+	}
+	require.EqualValues(t, w, m.HeapHOTUpdates, "every update HOT")
+	require.EqualValues(t, 0, m.HeapNonHOTUpdates)
+	require.EqualValues(t, 0, m.HeapPrunes, "the open snapshot holds the horizon")
+	row, _ = hvGet(t, hold, tb, 1)
+	require.EqualValues(t, 0, row[2].I, "the first version, at the chain's head")
+	require.NoError(t, hold.Commit())
+	return w
+}
+
+// TestHeapVersionsPrune: a full page's HOT chain is pruned on access
+// (heap_page_prune_opt) once nothing needs its old versions: the root
+// becomes a redirect to the first version a snapshot may still see, the
+// versions between become unused, and reads follow the redirect, an old
+// snapshot to its version and a new one to the latest. Exact counts.
+func TestHeapVersionsPrune(t *testing.T) {
+	for _, org := range hvOrgs {
+		t.Run(org.String(), func(t *testing.T) {
+			db := hvOpen(t)
+			tb, err := db.CreateTable(hvTable(org))
+			require.NoError(t, err)
+			n := hvFillHOT(t, db, tb)
+			require.Greater(t, n, int64(10))
+			no, lps, _ := hvPage(t, tb)
+			require.Equal(t, map[string]int{"normal": int(n) + 1}, lpStates(lps), "nothing pruned yet")
+
+			// The first reader once the snapshot is gone prunes:
+			// versions 0 .. n-1 are dead, n is live.
+			var m Meter
+			mid := db.BeginTx(&m, TxOptions{Isolation: RepeatableRead})
+			row, found := hvGet(t, mid, tb, 1)
+			require.True(t, found)
+			require.EqualValues(t, n, row[2].I)
+			require.EqualValues(t, 1, m.HeapPrunes)
+			require.EqualValues(t, n, m.HeapTuplesPruned, "the root's tuple and the n-1 versions after it")
+			require.EqualValues(t, 1, m.HeapVersionsRead, "the redirect leads to version n")
+			_, lps, _ = hvPage(t, tb)
+			require.Equal(t, map[string]int{"redirect": 1, "unused": int(n) - 1, "normal": 1}, lpStates(lps))
+			require.Equal(t, "redirect", lps[0].State)
+			require.EqualValues(t, n, lps[0].To, "the root redirects to version n")
+			require.Zero(t, tb.heap.PruneXid(no), "nothing on the page is deleted")
+
+			// Version n+1 goes, HOT, into the lowest freed slot.
+			m = Meter{}
+			hvUpdateW(t, db, &m, tb, n+1)
+			require.EqualValues(t, 1, m.HeapHOTUpdates)
+			require.EqualValues(t, 0, m.HeapPrunes, "the page has room now")
+			_, lps, _ = hvPage(t, tb)
+			require.Equal(t, "normal", lps[1].State)
+			require.Equal(t, lps[n].Header.Xmax, lps[1].Header.Xmin)
+
+			// A new snapshot reads version n+1, the old one version n,
+			// both through the redirect.
+			m = Meter{}
+			r := db.BeginTx(&m, TxOptions{Isolation: ReadCommitted})
+			row, _ = hvGet(t, r, tb, 1)
+			require.EqualValues(t, n+1, row[2].I)
+			require.EqualValues(t, 2, m.HeapVersionsRead, "version n, then n+1")
+			require.NoError(t, r.Commit())
+			m = Meter{}
+			mid.m = &m
+			row, _ = hvGet(t, mid, tb, 1)
+			require.EqualValues(t, n, row[2].I)
+			require.EqualValues(t, 1, m.HeapVersionsRead)
+			require.NoError(t, mid.Commit())
+
+			// Updates go on as HOT on the pruned page, into the
+			// freed slots.
+			m = Meter{}
+			hvUpdateW(t, db, &m, tb, n+2)
+			require.EqualValues(t, 1, m.HeapHOTUpdates)
+			r = db.BeginTx(nil, TxOptions{Isolation: ReadCommitted})
+			row, _ = hvGet(t, r, tb, 1)
+			require.EqualValues(t, n+2, row[2].I)
+			require.NoError(t, r.Commit())
+		})
+	}
+}
+
+// TestHeapVersionsPruneCrash: a prune is logged with the page change, so
+// a crash after it recovers the same page, and reads through the
+// redirect see the latest version.
+func TestHeapVersionsPruneCrash(t *testing.T) {
+	fs := vfs.NewCrashableMem()
+	opts := &Options{FS: fs, Dir: "db", HeapVersions: true, Options: cache.Options{PoolSize: 4 << 20}}
+	db, err := Open(opts)
+	require.NoError(t, err)
+	tb, err := db.CreateTable(hvTable(HeapRowPointer))
+	require.NoError(t, err)
+	n := hvFillHOT(t, db, tb)
+	var m Meter
+	r := db.BeginTx(&m, TxOptions{Isolation: ReadCommitted})
+	row, _ := hvGet(t, r, tb, 1)
+	require.EqualValues(t, n, row[2].I)
+	require.NoError(t, r.Commit())
+	require.EqualValues(t, 1, m.HeapPrunes)
+	_, before, freeBefore := hvPage(t, tb)
+	require.Equal(t, map[string]int{"redirect": 1, "unused": int(n) - 1, "normal": 1}, lpStates(before))
+	require.NoError(t, db.log.SyncTo(nil, db.log.End()))
+	image := fs.CrashClone(vfs.CrashCloneCfg{})
+	_ = db.Close()
+
+	opts.FS = image
+	db, err = Open(opts)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, db.Close()) }()
+	tb, err = db.Table(tb.Name())
+	require.NoError(t, err)
+	_, after, freeAfter := hvPage(t, tb)
+	require.Equal(t, before, after, "the same line pointers and tuples")
+	require.Equal(t, freeBefore, freeAfter)
+	r = db.BeginTx(nil, TxOptions{Isolation: RepeatableRead})
+	row, found := hvGet(t, r, tb, 1)
+	require.True(t, found)
+	require.EqualValues(t, n, row[2].I)
+	require.NoError(t, r.Commit())
+}
