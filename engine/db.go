@@ -115,6 +115,10 @@ type Options struct {
 	// PurgeBackground (a goroutine) with the real runtime, else
 	// PurgeAfterCommit.
 	Purge PurgeMode
+	// Vacuum says who runs autovacuum on versioned heap tables
+	// (vacuum.go): VacuumDefault is VacuumBackground (a goroutine) with
+	// the real runtime, else VacuumManual.
+	Vacuum VacuumMode
 	// EarlyLockRelease says whether a committing transaction releases its
 	// locks and makes its commit visible before or after its commit record
 	// is durable (see LockRelease); default: the organization of
@@ -216,6 +220,9 @@ func (o *Options) Validate() error {
 	}
 	if o.Purge > PurgeManual {
 		return fmt.Errorf("engine: %w: purge mode %d", ErrInvalidOptions, o.Purge)
+	}
+	if o.Vacuum > VacuumManual {
+		return fmt.Errorf("engine: %w: vacuum mode %d", ErrInvalidOptions, o.Vacuum)
 	}
 	if o.Commit > NoSyncCommit {
 		return fmt.Errorf("engine: %w: commit mode %d", ErrInvalidOptions, o.Commit)
@@ -329,6 +336,8 @@ type DB struct {
 	purgeErr   error
 	purgeMeter Meter
 	purger     *purger
+	// The background vacuum and the vacuum meter (vacuum.go).
+	vacuumFields
 	// visibleEnd is the log end up to which commits have been made
 	// visible: the largest commit record end (its LSN + 1) of a
 	// transaction whose locks went. Under EarlyRelease a read-only
@@ -442,6 +451,12 @@ func Open(o *Options) (*DB, error) {
 		opts.Purge = PurgeBackground
 		if rt != nil {
 			opts.Purge = PurgeAfterCommit
+		}
+	}
+	if opts.Vacuum == VacuumDefault {
+		opts.Vacuum = VacuumBackground
+		if rt != nil {
+			opts.Vacuum = VacuumManual
 		}
 	}
 	if opts.LockTimeout == 0 {
@@ -558,6 +573,9 @@ func Open(o *Options) (*DB, error) {
 	}
 	if opts.Purge == PurgeBackground {
 		db.startPurger()
+	}
+	if opts.Vacuum == VacuumBackground && opts.HeapVersions {
+		db.startVacuumer()
 	}
 	if !dblwr && dw != nil {
 		// Read for recovery only: this open writes pages in place, and
@@ -786,6 +804,7 @@ func (db *DB) Close() error {
 	// Purge and the cleaner stop first: the sharp checkpoint writes what
 	// is left, and no pass runs after it.
 	db.stopPurger()
+	db.stopVacuumer()
 	db.pool.StopCleaner()
 	err := db.Checkpoint()
 	if err == nil {

@@ -500,49 +500,6 @@ func (c *Cursor) indexOnlyVisible(ix *index, pk []byte, ptr heap.RowPtr) error {
 	return nil
 }
 
-// VacuumStats is what Vacuum did.
-type VacuumStats struct {
-	// PagesScanned counts the heap pages examined, PagesAllVisible those
-	// marked all-visible (now or before).
-	PagesScanned, PagesAllVisible int
-}
-
-// Vacuum is the visibility-map pass of PostgreSQL's lazy vacuum over
-// t's heap (lazy_scan_heap's visibilitymap_set): every page whose tuples
-// all committed below the horizon (the oldest transaction any running
-// transaction or open view may still see as running) and are not deleted
-// gets its all-visible bit, logged with PD_ALL_VISIBLE in one
-// mini-transaction (heap.Heap.MarkVisible). It removes nothing: pruning
-// and dead-tuple removal are not built (a pruned chain head would become
-// a redirect, which the engine's chain walk does not follow yet). A
-// table that keeps no versions is left alone. m may be nil.
-func (db *DB) Vacuum(m *Meter, t *TableHandle) (VacuumStats, error) {
-	var st VacuumStats
-	if !t.versioned() {
-		return st, nil
-	}
-	if m == nil {
-		m = new(Meter)
-	}
-	horizon := db.vacuumHorizon()
-	cs := db.clog.Load()
-	hw := t.heap.HighWater()
-	for no := uint32(1); no < hw; no++ {
-		res, err := t.heap.MarkVisible(m, no, horizon, cs, false)
-		if errors.Is(err, heap.ErrRowNotFound) {
-			continue // not a heap page (the map's or the free space map's)
-		}
-		if err != nil {
-			return st, fmt.Errorf("engine: vacuum %s: %w", t.info.def.Name, err)
-		}
-		st.PagesScanned++
-		if res.Bits&heap.VMAllVisible != 0 {
-			st.PagesAllVisible++
-		}
-	}
-	return st, nil
-}
-
 // vacuumHorizon is PostgreSQL's OldestXmin: the smallest of the next
 // transaction id, the active writers' ids and the open views' xmin.
 func (db *DB) vacuumHorizon() uint64 {

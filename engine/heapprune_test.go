@@ -150,7 +150,7 @@ func TestHeapVersionsPrune(t *testing.T) {
 // redirect see the latest version.
 func TestHeapVersionsPruneCrash(t *testing.T) {
 	fs := vfs.NewCrashableMem()
-	opts := &Options{FS: fs, Dir: "db", HeapVersions: true, Options: cache.Options{PoolSize: 4 << 20}}
+	opts := &Options{FS: fs, Dir: "db", HeapVersions: true, Vacuum: VacuumManual, Options: cache.Options{PoolSize: 4 << 20}}
 	db, err := Open(opts)
 	require.NoError(t, err)
 	tb, err := db.CreateTable(hvTable(HeapRowPointer))
@@ -182,4 +182,135 @@ func TestHeapVersionsPruneCrash(t *testing.T) {
 	require.True(t, found)
 	require.EqualValues(t, n, row[2].I)
 	require.NoError(t, r.Commit())
+}
+
+// TestHeapVersionsVacuum: a vacuum pass prunes what no snapshot needs
+// (nothing while a snapshot holds the horizon), keeps the last version of
+// a chain another names, counts dead and live versions and sets the
+// visibility map. Exact counts.
+func TestHeapVersionsVacuum(t *testing.T) {
+	for _, org := range hvOrgs {
+		t.Run(org.String(), func(t *testing.T) {
+			db := hvOpen(t)
+			tb, err := db.CreateTable(hvTable(org))
+			require.NoError(t, err)
+			tx := db.BeginTx(nil, TxOptions{Isolation: RepeatableRead})
+			require.NoError(t, tx.Insert(tb, Row{Int(1), Int(10), Int(0)}))
+			require.NoError(t, tx.Commit())
+			hold := db.BeginTx(nil, TxOptions{Isolation: RepeatableRead})
+			hvGet(t, hold, tb, 1)
+			for w := int64(1); w <= 5; w++ {
+				hvUpdateW(t, db, nil, tb, w)
+			}
+			var m Meter
+			st, err := db.Vacuum(&m, tb)
+			require.NoError(t, err)
+			require.Equal(t, VacuumStats{PagesScanned: 1, LiveTuples: 1}, st, "all recently dead: nothing pruned")
+			require.NoError(t, hold.Commit())
+
+			m = Meter{}
+			st, err = db.Vacuum(&m, tb)
+			require.NoError(t, err)
+			require.Equal(t, VacuumStats{PagesScanned: 1, PagesAllVisible: 1, PagesPruned: 1, TuplesRemoved: 5, LiveTuples: 1}, st)
+			require.EqualValues(t, 1, m.VacuumRuns)
+			require.EqualValues(t, 1, m.VacuumPages)
+			require.EqualValues(t, 1, m.VacuumPagesPruned)
+			require.EqualValues(t, 5, m.VacuumTuplesRemoved)
+			require.EqualValues(t, 0, m.VacuumDeadTuples)
+			require.Contains(t, m.String(), "vacuum-pages-pruned=1")
+			require.Contains(t, m.String(), "vacuum-tuples-removed=5")
+			_, lps, _ := hvPage(t, tb)
+			require.Equal(t, map[string]int{"redirect": 1, "unused": 4, "normal": 1}, lpStates(lps))
+
+			// An update of an indexed column is not HOT: the old version
+			// is a chain of one, kept (its ctid names the new one), and
+			// counted dead; it keeps the page from being all-visible.
+			tx = db.BeginTx(nil, TxOptions{Isolation: RepeatableRead})
+			require.NoError(t, tx.Update(tb, []Value{Int(1)}, []Set{{Column: "v", Value: Int(11)}}))
+			require.NoError(t, tx.Commit())
+			m = Meter{}
+			st, err = db.Vacuum(&m, tb)
+			require.NoError(t, err)
+			require.Equal(t, VacuumStats{PagesScanned: 1, DeadTuples: 1, LiveTuples: 1}, st)
+			require.EqualValues(t, 1, m.VacuumDeadTuples)
+			r := db.BeginTx(nil, TxOptions{Isolation: ReadCommitted})
+			row, found := hvGet(t, r, tb, 1)
+			require.True(t, found)
+			require.Equal(t, Row{Int(1), Int(11), Int(5)}, row)
+			require.NoError(t, r.Commit())
+		})
+	}
+}
+
+// TestHeapVersionsAutovacuum: a table is due when its updates and
+// deletes since the last vacuum reach 50 + 0.2 × reltuples
+// (autovacuum_vacuum_threshold, autovacuum_vacuum_scale_factor);
+// VacuumStep, the simulator's vacuum actor, vacuums only due tables.
+func TestHeapVersionsAutovacuum(t *testing.T) {
+	db := hvOpen(t)
+	tb, err := db.CreateTable(hvTable(HeapRowPointer))
+	require.NoError(t, err)
+	tx := db.BeginTx(nil, TxOptions{Isolation: RepeatableRead})
+	for id := int64(1); id <= 10; id++ {
+		require.NoError(t, tx.Insert(tb, Row{Int(id), Int(id), Int(0)}))
+	}
+	require.NoError(t, tx.Commit())
+	update := func(n int) {
+		for i := range n {
+			hvUpdateW2(t, db, tb, int64(i%10)+1, int64(i))
+		}
+	}
+	update(AutovacuumThreshold - 1)
+	var m Meter
+	n, err := db.VacuumStep(&m, 0)
+	require.NoError(t, err)
+	require.Zero(t, n, "49 dead versions: not due")
+	update(1)
+	n, err = db.VacuumStep(&m, 0)
+	require.NoError(t, err)
+	require.Equal(t, 1, n, "50: due, its one page vacuumed")
+	require.EqualValues(t, 1, m.VacuumRuns)
+	// reltuples is 10 now: due again at 50 + 2 = 52.
+	update(51)
+	n, err = db.VacuumStep(&m, 0)
+	require.NoError(t, err)
+	require.Zero(t, n)
+	update(1)
+	n, err = db.VacuumStep(nil, 0)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	require.EqualValues(t, 1, db.VacuumMeter().VacuumRuns, "a step given no meter charges the database's")
+}
+
+// hvUpdateW2 updates row id's w in a transaction of its own.
+func hvUpdateW2(t *testing.T, db *DB, tb *TableHandle, id, w int64) {
+	t.Helper()
+	tx := db.BeginTx(nil, TxOptions{Isolation: ReadCommitted})
+	require.NoError(t, tx.Update(tb, []Value{Int(id)}, []Set{{Column: "w", Value: Int(w)}}))
+	require.NoError(t, tx.Commit())
+}
+
+// TestHeapVersionsAutovacuumBackground: with VacuumBackground the update
+// that makes a table due wakes the vacuum goroutine, which vacuums it on
+// the database's vacuum meter; Close stops it.
+func TestHeapVersionsAutovacuumBackground(t *testing.T) {
+	rounds := make(chan struct{}, 16)
+	testHookVacuumRound = func(*DB) { rounds <- struct{}{} }
+	defer func() { testHookVacuumRound = nil }()
+	db, err := Open(&Options{HeapVersions: true, Vacuum: VacuumBackground, Options: cache.Options{PoolSize: 8 << 20}})
+	require.NoError(t, err)
+	tb, err := db.CreateTable(hvTable(HeapPrimaryKey))
+	require.NoError(t, err)
+	tx := db.BeginTx(nil, TxOptions{Isolation: RepeatableRead})
+	require.NoError(t, tx.Insert(tb, Row{Int(1), Int(1), Int(0)}))
+	require.NoError(t, tx.Commit())
+	for i := range AutovacuumThreshold {
+		hvUpdateW2(t, db, tb, 1, int64(i))
+	}
+	<-rounds
+	require.NoError(t, db.VacuumErr())
+	vm := db.VacuumMeter()
+	require.EqualValues(t, 1, vm.VacuumRuns)
+	require.EqualValues(t, 1, vm.VacuumPages)
+	require.NoError(t, db.Close())
 }

@@ -97,6 +97,20 @@ type Meter struct {
 	// lookups it made.
 	IndexOnlyHeapFetches int64
 	IndexOnlyVMChecks    int64
+	// Vacuum of versioned heap tables (vacuum.go), on the meter
+	// DB.Vacuum or DB.VacuumStep charges: VacuumRuns counts table
+	// passes, VacuumPages the heap pages they scanned,
+	// VacuumPagesPruned those a prune changed, VacuumTuplesRemoved the
+	// versions those prunes freed, VacuumDeadTuples the dead versions
+	// left on the pages (kept chain tails: pg_stat's n_dead_tup after
+	// the pass), VacuumIndexEntriesRemoved the index entries removed.
+	// Prunes on access count in HeapPrunes and HeapTuplesPruned only.
+	VacuumRuns                int64
+	VacuumPages               int64
+	VacuumPagesPruned         int64
+	VacuumTuplesRemoved       int64
+	VacuumDeadTuples          int64
+	VacuumIndexEntriesRemoved int64
 
 	// Purge (purge.go), on the meter DB.PurgeStep charges:
 	// UndoLogsPurged counts the committed undo logs it freed,
@@ -236,6 +250,12 @@ func (m *Meter) combine(o *Meter, sign int64) {
 	m.SerializationFailures += sign * o.SerializationFailures
 	m.IndexOnlyHeapFetches += sign * o.IndexOnlyHeapFetches
 	m.IndexOnlyVMChecks += sign * o.IndexOnlyVMChecks
+	m.VacuumRuns += sign * o.VacuumRuns
+	m.VacuumPages += sign * o.VacuumPages
+	m.VacuumPagesPruned += sign * o.VacuumPagesPruned
+	m.VacuumTuplesRemoved += sign * o.VacuumTuplesRemoved
+	m.VacuumDeadTuples += sign * o.VacuumDeadTuples
+	m.VacuumIndexEntriesRemoved += sign * o.VacuumIndexEntriesRemoved
 	m.LockRequests += sign * o.LockRequests
 	m.LockWaits += sign * o.LockWaits
 	m.LockWaitNanos += sign * o.LockWaitNanos
@@ -291,6 +311,12 @@ func (m *Meter) String() string {
 	add("serialization-failures", m.SerializationFailures)
 	add("index-only-heap-fetches", m.IndexOnlyHeapFetches)
 	add("index-only-vm-checks", m.IndexOnlyVMChecks)
+	add("vacuum-runs", m.VacuumRuns)
+	add("vacuum-pages", m.VacuumPages)
+	add("vacuum-pages-pruned", m.VacuumPagesPruned)
+	add("vacuum-tuples-removed", m.VacuumTuplesRemoved)
+	add("vacuum-dead-tuples", m.VacuumDeadTuples)
+	add("vacuum-index-entries-removed", m.VacuumIndexEntriesRemoved)
 	add("lock-requests", m.LockRequests)
 	add("lock-waits", m.LockWaits)
 	add("lock-wait-ns", m.LockWaitNanos)

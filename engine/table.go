@@ -20,6 +20,9 @@ type TableHandle struct {
 	// order.
 	ixs   []*index
 	entry catalogEntry
+	// vac is a versioned table's vacuum bookkeeping (vacuum.go); nil
+	// for the others.
+	vac *vacState
 }
 
 // openTable opens the storage a catalog entry names.
@@ -55,6 +58,9 @@ func (db *DB) openTable(e *catalogEntry) (*TableHandle, error) {
 		// entry across HOT chains (heapmvcc.go): pruning must keep
 		// each chain's last version, whose ctid names the next.
 		t.heap.SetKeepChainTails(e.Versioned)
+		if e.Versioned {
+			t.vac = new(vacState)
+		}
 	}
 	if len(e.Indexes) != len(info.secondary) {
 		return nil, fmt.Errorf("engine: catalog entry of table %s names %d index spaces for %d indexes",

@@ -1037,6 +1037,7 @@ func (tx *Tx) update(t *TableHandle, pk []Value, set []Set) error {
 		if _, _, err := t.heap.UpdateVersion(tx.m, at, tx.trxID, tx.row, hotOK); err != nil {
 			return err
 		}
+		tx.db.noteDead(t)
 		return tx.reindex(t, key, ptr, ptr, touched)
 	}
 
@@ -1174,7 +1175,11 @@ func (tx *Tx) delete(t *TableHandle, pk []Value) error {
 		// vacuum).
 		tx.assignTrxID()
 		tx.hv = true
-		return t.heap.DeleteVersion(tx.m, at, tx.trxID)
+		if err := t.heap.DeleteVersion(tx.m, at, tx.trxID); err != nil {
+			return err
+		}
+		tx.db.noteDead(t)
+		return nil
 	}
 	for _, ix := range t.ixs[1:] {
 		tx.key2 = t.entryKey(tx.key2, ix, tx.old, key, ptr)

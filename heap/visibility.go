@@ -171,6 +171,14 @@ func (s VacuumState) String() string {
 	return [...]string{"live", "dead", "recently-dead", "insert-in-progress", "delete-in-progress"}[s]
 }
 
+// StateForVacuum is HeapTupleSatisfiesVacuum: the state of the version
+// with header t for horizon, for a caller that reads versions itself
+// (PageVersions). It sets no hint bits.
+func StateForVacuum(t TupleHeader, horizon uint64, cs CommitStatus) (VacuumState, error) {
+	st, _, err := vacuumState(t, horizon, cs)
+	return st, err
+}
+
 // vacuumState is HeapTupleSatisfiesVacuum: the tuple's state for pruning
 // and vacuum, with the hint bits it learned.
 func vacuumState(t TupleHeader, horizon uint64, cs CommitStatus) (VacuumState, uint16, error) {

@@ -53,6 +53,10 @@ func TestRunHeapVersions(t *testing.T) {
 				t.Logf("%s: %s; consistent reads %d, versions read %d, HOT %d, non-HOT %d, serialization failures %d (meter %d), index-only heap fetches %d, pages pruned %d, versions pruned %d, prunes skipped %d",
 					iso, summary(res), m.ConsistentReads, m.HeapVersionsRead, m.HeapHOTUpdates, m.HeapNonHOTUpdates, serial, m.SerializationFailures, m.IndexOnlyHeapFetches,
 					m.HeapPrunes, m.HeapTuplesPruned, m.HeapPruneSkipped)
+				vm := db.VacuumMeter()
+				require.NoError(t, db.VacuumErr())
+				t.Logf("%s: background vacuum so far: %d runs, %d pages, %d pruned, %d versions removed, %d dead left",
+					iso, vm.VacuumRuns, vm.VacuumPages, vm.VacuumPagesPruned, vm.VacuumTuplesRemoved, vm.VacuumDeadTuples)
 				rep, err := Check(db, CheckConfig{Scale: SmallScale})
 				require.NoError(t, err)
 				require.True(t, rep.Passed(), "%s: %s", iso, rep)

@@ -315,6 +315,9 @@ func (s *Scheduler) Install(o *engine.Options) {
 	if o.Purge == engine.PurgeDefault {
 		o.Purge = engine.PurgeManual
 	}
+	if o.Vacuum == engine.VacuumDefault {
+		o.Vacuum = engine.VacuumManual
+	}
 }
 
 // Attach gives the scheduler the database: its pool, whose background
@@ -325,11 +328,11 @@ func (s *Scheduler) Attach(db *engine.DB) {
 	s.lastBg = s.pool.BackgroundMeter()
 	s.purge = func(m *engine.Meter) (int, error) { return db.PurgeStep(m, PurgeBatch) }
 	s.history = func() int64 { return db.Purge().Lag }
-	// HOOK(vacuum): once the engine has PostgreSQL's vacuum for the heap
-	// organizations (a DB.VacuumStep of the same form as PurgeStep), it
-	// is attached here, after purge, in the same deterministic order:
-	//	s.vacuum = func(m *engine.Meter) (int, error) { return db.VacuumStep(m, VacuumBatch) }
-	// Until then SetVacuum installs one (nil: none).
+	// Autovacuum of versioned heap tables (Options.HeapVersions), after
+	// purge, in the same deterministic order (SetVacuum replaces it).
+	if db.Options().HeapVersions {
+		s.vacuum = func(m *engine.Meter) (int, error) { return db.VacuumStep(m, VacuumBatch) }
+	}
 	s.attachWaffle(db)
 }
 
@@ -346,6 +349,9 @@ type BackgroundStep func(m *engine.Meter) (int, error)
 const (
 	PurgeInterval = 10 * time.Millisecond
 	PurgeBatch    = 300
+	// VacuumBatch is the most tables one vacuum step vacuums (an
+	// autovacuum worker takes one table at a time).
+	VacuumBatch = 1
 )
 
 // Maintenance is a background actor's work so far (Purge, Vacuum).
