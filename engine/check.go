@@ -46,7 +46,9 @@ var ErrInconsistent = errors.New("engine: index and table disagree")
 //     older version of the row).
 //
 // Steps 2 and 3 together make each index a bijection with the rows. Check
-// returns the first disagreement it meets, wrapping ErrInconsistent.
+// returns the first disagreement it meets, wrapping ErrInconsistent. A
+// versioned heap table (Options.HeapVersions) is checked through its
+// version chains instead (checkversions.go).
 //
 // Metering: Check charges tx's meter for every page it requests and for
 // the B+trees' node visits (attributed to each index), so a meter that
@@ -82,6 +84,17 @@ func (t *TableHandle) checkLocked(tx *Tx) error {
 		if err := t.heap.Check(tx.m); err != nil {
 			return fmt.Errorf("engine: check table %s: heap: %w", t.info.def.Name, err)
 		}
+	}
+	if t.versioned() {
+		if err := c.versionedChains(); err != nil {
+			return err
+		}
+		for _, ix := range t.ixs[1:] {
+			if err := c.versionedSecondary(ix); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
 	var err error
 	if t.org == Clustered {

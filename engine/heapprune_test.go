@@ -314,3 +314,62 @@ func TestHeapVersionsAutovacuumBackground(t *testing.T) {
 	require.EqualValues(t, 1, vm.VacuumPages)
 	require.NoError(t, db.Close())
 }
+
+// TestHeapVersionsCheck: Check reads a versioned table through its
+// chains: after inserts, HOT and indexed updates, a rolled-back update, a
+// delete with the key inserted again, a delete that stays, a prune and a
+// vacuum, the indexes agree with the rows; a missing secondary entry is
+// ErrInconsistent.
+func TestHeapVersionsCheck(t *testing.T) {
+	for _, org := range hvOrgs {
+		t.Run(org.String(), func(t *testing.T) {
+			db := hvOpen(t)
+			tb, err := db.CreateTable(hvTable(org))
+			require.NoError(t, err)
+			check := func() error {
+				tx := db.BeginTx(nil, TxOptions{Isolation: ReadCommitted})
+				defer func() { require.NoError(t, tx.Commit()) }()
+				return tb.Check(tx)
+			}
+			tx := db.BeginTx(nil, TxOptions{Isolation: RepeatableRead})
+			for id := int64(1); id <= 5; id++ {
+				require.NoError(t, tx.Insert(tb, Row{Int(id), Int(10 * id), Int(0)}))
+			}
+			require.NoError(t, tx.Commit())
+			require.NoError(t, check())
+			hvUpdateW2(t, db, tb, 1, 7)
+			tx = db.BeginTx(nil, TxOptions{Isolation: RepeatableRead})
+			require.NoError(t, tx.Update(tb, []Value{Int(2)}, []Set{{Column: "v", Value: Int(21)}}))
+			require.NoError(t, tx.Commit())
+			tx = db.BeginTx(nil, TxOptions{Isolation: RepeatableRead})
+			require.NoError(t, tx.Update(tb, []Value{Int(3)}, []Set{{Column: "v", Value: Int(31)}}))
+			require.NoError(t, tx.Rollback())
+			tx = db.BeginTx(nil, TxOptions{Isolation: RepeatableRead})
+			require.NoError(t, tx.Delete(tb, []Value{Int(4)}))
+			require.NoError(t, tx.Commit())
+			tx = db.BeginTx(nil, TxOptions{Isolation: RepeatableRead})
+			require.NoError(t, tx.Insert(tb, Row{Int(4), Int(44), Int(1)}))
+			require.NoError(t, tx.Delete(tb, []Value{Int(5)}))
+			require.NoError(t, tx.Commit())
+			require.NoError(t, check())
+			_, err = db.Vacuum(nil, tb)
+			require.NoError(t, err)
+			require.NoError(t, check())
+
+			// A live row's secondary entry taken away.
+			var key []byte
+			tx = db.BeginTx(nil, TxOptions{Isolation: ReadCommitted})
+			row, _ := hvGet(t, tx, tb, 1)
+			ix := tb.ixs[1]
+			pk := appendKey(nil, tb.info.def.Columns, tb.info.pk, row)
+			v, _, err := tb.ixs[0].tree.Get(nil, pk, nil)
+			require.NoError(t, err)
+			head, err := heap.DecodeRowPtr(v)
+			require.NoError(t, err)
+			key = tb.entryKey(key, ix, row, pk, head)
+			require.NoError(t, tx.Commit())
+			require.NoError(t, ix.tree.Delete(nil, key))
+			require.ErrorIs(t, check(), ErrInconsistent)
+		})
+	}
+}

@@ -60,6 +60,14 @@ func TestRunHeapVersions(t *testing.T) {
 				rep, err := Check(db, CheckConfig{Scale: SmallScale})
 				require.NoError(t, err)
 				require.True(t, rep.Passed(), "%s: %s", iso, rep)
+				// The indexes agree with the rows' version chains.
+				ctx := db.BeginTx(nil, engine.TxOptions{Isolation: engine.ReadCommitted})
+				for _, name := range db.Tables() {
+					tb, err := db.Table(name)
+					require.NoError(t, err)
+					require.NoError(t, tb.Check(ctx), "%s: %s", iso, name)
+				}
+				require.NoError(t, ctx.Commit())
 			}
 		})
 	}
