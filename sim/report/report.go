@@ -346,6 +346,12 @@ type MeterAverages struct {
 	NonHOTUpdates    float64 `json:"non_hot_updates"`
 	HeapVersionsRead float64 `json:"heap_versions_read"`
 	DurableReadWaits float64 `json:"durable_read_waits"`
+	// IndexOnlyHeapFetches counts the entries an index-only scan of a
+	// versioned heap confirmed in the heap (PostgreSQL's "Heap Fetches":
+	// the visibility map did not say the page all-visible), PagesPruned
+	// the heap pages pruned on access (heap_page_prune_opt).
+	IndexOnlyHeapFetches float64 `json:"index_only_heap_fetches,omitempty"`
+	PagesPruned          float64 `json:"pages_pruned,omitempty"`
 	// Sorting (ORDER BY): sorts run, and sorts avoided because an index
 	// gave the order (TPC-C's by-name reads through idx_customer_name).
 	Sorts        float64 `json:"sorts"`
