@@ -5,7 +5,7 @@
 #
 # Usage (as root, on the machine whose figures the defaults should be):
 #   sim/client/calibrate/run.sh [setup] [pg] [mysql] [java] [pingpong] [stop]
-#   (no step: pg mysql java pingpong)
+#   (no step: pg mysql java pingpong fit)
 #
 #   setup    : installs PostgreSQL, MariaDB, sysbench and the two JDBC
 #              drivers from Debian's packages (postgresql mariadb-server
@@ -29,6 +29,8 @@
 #   pingpong : a loopback TCP round trip (the network model's RoundTrip
 #              for a client on the server's machine) and the cost of one
 #              more small read system call
+#   fit      : the prices client.DefaultParams takes, from the figures
+#              already in $OUT (no measurement; run it after the others)
 #   stop     : stops both servers
 #
 # pgbench and sysbench are C clients (libpq, libmysqlclient): they read a
@@ -66,7 +68,7 @@ SCALE=${SCALE:-10}
 REPS=${REPS:-3}
 ROWS=${ROWS:-100}
 steps=("$@")
-[ ${#steps[@]} -eq 0 ] && steps=(pg mysql java pingpong)
+[ ${#steps[@]} -eq 0 ] && steps=(pg mysql java pingpong fit)
 
 say() { echo "$@" | tee -a "$OUT"; }
 load() { cut -d' ' -f1-3 /proc/loadavg | tr ' ' ','; }
@@ -257,7 +259,7 @@ pg() {
   say "# second are inflated by the logging between stages (tx/s falls about fourfold); they are above for the split's order of magnitude."
   say "pg_parse_plan_ns $(calc "$simple - $prep") ns (simple minus prepared: a parse and a plan less a generic plan's reuse)"
   say "pg_plan_minus_hit_ns $(calc "$cust - $prep") ns (prepared with force_custom_plan minus prepared: a plan less a generic plan's reuse)"
-  say "pg_parse_ns $(calc "($simple - $prep) - ($cust - $prep)") ns (pg_parse_plan_ns minus pg_plan_minus_hit_ns: the simple protocol's parse, analysis and rewrite)"
+  say "pg_simple_minus_custom_ns $(calc "$simple - $cust") ns (simple minus prepared with force_custom_plan: a parse, less what the plan cache's custom path adds to a plan (it copies and checks the query), so not the parse)"
   say "pg_parse_extended_ns $(calc "$ext - $cust") ns (extended minus prepared with force_custom_plan: the unnamed statement's Parse and Describe, as pgjdbc sends them)"
   say "pg_prepared_stmt_ns $(calc "$prep") ns (a prepared point SELECT's whole backend CPU: statement work, the plan's reuse, execution ($(calc "$exec_p") ns wall by pg_stat_statements), its reads and sends)"
   say "pg_row_ns $(calc "($rng - $cnt) / ($ROWS - 1)") ns (($ROWS rows sent minus their count sent) / $((ROWS - 1)): a 4-column row of about 100 bytes encoded and sent, less count()'s step)"
@@ -414,9 +416,57 @@ s.close()
 PY
 }
 
+# ---- the prices ----
+
+# fit: client.DefaultParams' prices from the figures in $OUT (the last
+# line of each name), as "fit_<price>_ns" lines; DefaultParamSources
+# cites them. Parse and plan together are the simple protocol's saving
+# with -M prepared plus the generic plan's reuse (an estimate: only their
+# difference is measured), split by PostgreSQL's stage statistics. The
+# point lookup's own work is enginelab's price of it (hw's default CPU
+# profile: 3 node visits, a heap fetch, a row examined, decoded and
+# returned), taken out of the statement's.
+fit() {
+  say "== fit $(date -u +%FT%TZ): client.DefaultParams from the lines above, rounded to 10 ns"
+  OUT=$OUT PLAN_CACHE_HIT=${PLAN_CACHE_HIT:-1000} LOOKUP=${LOOKUP:-1250} python3 - <<'PY' | tee -a "$OUT"
+import os, re
+last, fields = {}, {}
+for line in open(os.environ["OUT"]):
+    f = line.split()
+    if not f or f[0].startswith(("#", "==")) or len(f) < 2:
+        continue
+    if re.fullmatch(r"-?[0-9.]+", f[1]):
+        last[f[0]] = float(f[1])
+    fields[f[0]] = {f[i]: float(f[i + 1]) for i in range(1, len(f) - 1) if re.fullmatch(r"-?[0-9.]+", f[i + 1])}
+hit, lookup = float(os.environ["PLAN_CACHE_HIT"]), float(os.environ["LOOKUP"])
+st = fields["pg_stages"]
+front = st["raw_parse_ns"] + st["analysis_ns"] + st["rewrite_ns"]
+share = front / (front + st["plan_ns"])
+both = last["pg_parse_plan_ns"] + hit
+sysc = last["split_read_extra_ns"]
+drow = (last["java_pgjdbc_row_ns"] + last["java_mariadb_row_ns"]) / 2
+r = lambda x: round(x / 10) * 10
+out = [
+    ("parse", share * both, f"(pg_parse_plan_ns + plan_cache_hit {hit:.0f}) x {share:.3f}, the parse's share of pg_stages (raw parse, analysis, rewrite against plan)"),
+    ("plan", (1 - share) * both, f"(pg_parse_plan_ns + plan_cache_hit {hit:.0f}) x {1 - share:.3f}"),
+    ("plan_cache_hit", hit, "an estimate (PLAN_CACHE_HIT): the measurements give only plan less it"),
+    ("statement", last["pg_prepared_stmt_ns"] - hit - 2 * sysc - lookup,
+     f"pg_prepared_stmt_ns - plan_cache_hit - 2 x split_read_extra_ns - the engine's point lookup {lookup:.0f} (LOOKUP)"),
+    ("row", last["pg_row_ns"], "pg_row_ns"),
+    ("syscall", sysc, "split_read_extra_ns"),
+    ("driver_statement", (last["java_pgjdbc_statement_ns"] + last["java_mariadb_statement_ns"]) / 2 - drow,
+     "(java_pgjdbc_statement_ns + java_mariadb_statement_ns) / 2 - driver_row"),
+    ("driver_row", drow, "(java_pgjdbc_row_ns + java_mariadb_row_ns) / 2"),
+    ("client_syscall", sysc, "split_read_extra_ns"),
+]
+for name, v, how in out:
+    print(f"fit_{name}_ns {r(v):.0f} ns ({how}: {v:.1f})")
+PY
+}
+
 for s in "${steps[@]}"; do
   case $s in
-    setup | stop) $s ;;
+    setup | stop | fit) $s ;;
     pg | mysql | pingpong) $s ;;
     java) java_ ;;
     *) echo "unknown step $s" >&2; exit 2 ;;
