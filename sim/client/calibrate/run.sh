@@ -188,8 +188,10 @@ pgrun() {
   say "$best (best of $REPS by tx/s)"
 }
 
-# pgfig NAME FIELD: a field of the best line of NAME printed so far.
-pgfig() { grep "^$1 tps " "$OUT" | tail -1 | awk -v f="$2" '{ for (i = 2; i < NF; i++) if ($i == f) { print $(i + 1); exit } }'; }
+# fig NAME RATE FIELD: a field of the best line of NAME printed so far
+# (RATE: tps for pgbench's lines, qps for sysbench's).
+fig() { grep "^$1 $2 " "$OUT" | tail -1 | awk -v f="$3" '{ for (i = 2; i < NF; i++) if ($i == f) { print $(i + 1); exit } }'; }
+pgfig() { fig "$1" tps "$2"; }
 
 # pgstages: PostgreSQL's own per-stage CPU: log_parser_stats and
 # log_planner_stats log getrusage's user and system time of each
@@ -299,7 +301,7 @@ sbrun() {
   say "$best (best of $REPS by queries/s)"
 }
 
-sbfig() { grep "^$1 qps " "$OUT" | tail -1 | awk -v f="$2" '{ for (i = 2; i < NF; i++) if ($i == f) { print $(i + 1); exit } }'; }
+sbfig() { fig "$1" qps "$2"; }
 
 mysql() {
   start >/dev/null
