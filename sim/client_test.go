@@ -18,7 +18,7 @@ import (
 func TestClientLayer(t *testing.T) {
 	ctx := context.Background()
 	base := TPCCConfig{Phases: Phases{Load: true, Run: true}, Mode: ModeSim, Warehouses: 1, Scale: tpcc.SmallScale, Terminals: 4,
-		Duration: time.Second, Seed: 1, Profile: tpcc.BenchmarkSQL, InMemoryOnly: true}
+		Duration: 300 * time.Millisecond, Seed: 1, Profile: tpcc.BenchmarkSQL, InMemoryOnly: true}
 
 	off, err := TPCC(ctx, base, Hooks{})
 	require.NoError(t, err)

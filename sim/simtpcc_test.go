@@ -67,7 +67,7 @@ func withoutHost(t *testing.T, r *report.Report) map[string]any {
 // so that the race detector sees the scheduler run TPC-C.
 func TestSimTPCCDeterministic(t *testing.T) {
 	ctx := context.Background()
-	base := TPCCConfig{Mode: ModeSim, Warehouses: 1, Scale: tpcc.SmallScale, Terminals: 4, Duration: 2 * time.Second,
+	base := TPCCConfig{Mode: ModeSim, Warehouses: 1, Scale: tpcc.SmallScale, Terminals: 4, Duration: time.Second,
 		Warmup: 200 * time.Millisecond, Seed: 1, SyncCommit: true, PoolSize: 2560 << 10, ReadAhead: true,
 		Remote: RemoteSpec{Backend: "slru"}, RemoteSize: 1536 << 10,
 		Hardware: hw.Spec{Store: "sata-ssd", Network: "gigabit", Cores: 2}}
@@ -126,7 +126,7 @@ func TestSimTPCCDeterministic(t *testing.T) {
 	require.Equal(t, "small", r.Config.Scale, "as stored with the load")
 	require.Equal(t, "small", r.Database.Scale)
 	require.Greater(t, r.Run.TpmC, 0.0)
-	require.InDelta(t, 2.2, r.Sim.VirtualSeconds, 0.1)
+	require.InDelta(t, 1.2, r.Sim.VirtualSeconds, 0.1)
 	require.Greater(t, r.Tier.Gets, int64(0))
 	for _, ty := range r.Run.Types {
 		require.Greater(t, ty.Count, int64(0), ty.Type)
@@ -140,8 +140,8 @@ func TestSimTPCCDeterministic(t *testing.T) {
 	// The progress intervals (a run's --interval does not change its
 	// report) and the timeline count every measured transaction; the
 	// steps of a type take no more than its response time.
-	require.Len(t, intervals, 4, "2 s in 500 ms intervals")
-	require.Equal(t, 100*time.Millisecond, TimelineStep(2*time.Second, 0))
+	require.Len(t, intervals, 2, "1 s in 500 ms intervals")
+	require.Equal(t, 50*time.Millisecond, TimelineStep(time.Second, 0))
 	require.Len(t, r.Run.Timeline.Points, 20)
 	var newOrders float64
 	for _, p := range r.Run.Timeline.Points {

@@ -31,28 +31,53 @@ type Params struct {
 	Source          string  `json:"source"`
 }
 
-// DefaultParams are the shipped prices: estimates, set before the
-// calibration script (calibrate/run.sh) measured this machine, to be
-// replaced by its output. Each field's source is in DefaultParamSources.
+// DefaultParamsResults is the calibration output the defaults are fitted
+// to, in calibrate/ beside the script that wrote it (run.sh, run on this
+// project's 2-core machine on 2026-12-03, shared with other work: each
+// figure is the best of four runs).
+const DefaultParamsResults = "results-20261203.txt"
+
+// DefaultParams are the shipped prices: this machine's, measured by
+// calibrate/run.sh (DefaultParamsResults), rounded to 10 ns. Server prices
+// are PostgreSQL 15's backend CPU (from /proc; MariaDB's figures are in
+// the file beside them), client prices the JDBC drivers' CPU (pgjdbc and
+// MariaDB Connector/J, Debian's) and a read system call. PlanCacheHit,
+// TempRow and Cursor are still estimates. Each field's source, the results
+// line and the formula, is in DefaultParamSources.
 var DefaultParams = Params{
-	Parse: 10000, Plan: 12000, PlanCacheHit: 1000, Statement: 6000, Row: 250, TempRow: 500, Cursor: 20000,
-	Syscall: 1500, DriverStatement: 8000, DriverRow: 300, ClientSyscall: 1500,
-	Source: "estimates (2026), anchored on pgbench 15 with four clients on this machine: select-only 1.39× faster with -M prepared than -M simple; see DefaultParamSources",
+	Parse: 10750, Plan: 14970, PlanCacheHit: 1000, Statement: 28960, Row: 560, TempRow: 500, Cursor: 20000,
+	Syscall: 930, DriverStatement: 6270, DriverRow: 380, ClientSyscall: 930,
+	Source: "this machine's, measured by calibrate/run.sh (" + DefaultParamsResults + "): PostgreSQL 15's backend CPU a statement, " +
+		"pgjdbc's and MariaDB Connector/J's CPU, a loopback read; plan_cache_hit, temp_row and cursor are estimates; see DefaultParamSources",
 }
 
-// DefaultParamSources says where each default came from.
+// DefaultParamSources says where each default came from: the results
+// lines (their first words) in DefaultParamsResults and the formula; the
+// script's fit step computes each fit_* line from the others.
 var DefaultParamSources = map[string]string{
-	"parse":            "estimate: the part of a short statement's server time that -M prepared saves in pgbench select-only (1.39× over -M simple), less planning",
-	"plan":             "estimate: the rest of that saving (a point query's planning is of the order of its parse)",
-	"plan_cache_hit":   "estimate: a hash lookup and the plan's validity check",
-	"statement":        "estimate: MySQL's dispatch_command and PostgreSQL's exec_* overhead around the executor, a few µs",
-	"row":              "estimate: a row's encoding into the send buffer",
-	"temp_row":         "estimate: an in-memory temporary table's row insert (MySQL's TempTable engine)",
-	"cursor":           "estimate: a temporary table made and dropped",
-	"syscall":          "estimate: a small send or recv on loopback TCP, 1-2 µs on current x86 with mitigations",
-	"driver_statement": "estimate: a JDBC driver's per-statement work (packet building, result set objects)",
-	"driver_row":       "estimate: a row's decoding into Java objects",
-	"client_syscall":   "as syscall",
+	"parse": "measured: fit_parse_ns 10,750 = (pg_parse_plan_ns 24,720 + plan_cache_hit 1,000) × 0.418. pg_parse_plan_ns is " +
+		"pgbench select-only's backend CPU a statement with -M simple minus -M prepared (a parse and a plan less a generic plan's " +
+		"reuse); 0.418 is the parse's share in PostgreSQL's stage statistics, pg_stages (raw parse 4,382 + analysis 6,483 + " +
+		"rewrite 1,292 against plan 16,921 ns; log_parser_stats and log_planner_stats inflate each stage, their shares less)",
+	"plan": "measured: fit_plan_ns 14,970 = (pg_parse_plan_ns 24,720 + plan_cache_hit 1,000) × 0.582 (see parse); " +
+		"pg_plan_minus_hit_ns, 22,242, is a plan through the plan cache's custom path, which also copies and checks the query",
+	"plan_cache_hit": "estimate, fit_plan_cache_hit_ns 1,000: the generic plan's checks and its relations' locks; the measurements give only plan less plan_cache_hit",
+	"statement": "measured: fit_statement_ns 28,960 = pg_prepared_stmt_ns 33,078 − plan_cache_hit 1,000 − 2 × split_read_extra_ns 934 − " +
+		"the engine's point lookup 1,250 (hw's default CPU: 3 node visits, a heap fetch, a row examined, decoded and returned): " +
+		"a prepared point SELECT's backend CPU but for its read, its send and the lookup enginelab prices itself; it keeps the " +
+		"backend's wake-up, the transaction, the portal, the executor's start and end and the send's loopback TCP work",
+	"row": "measured: fit_row_ns 560 = pg_row_ns: (a 100-row range sent − its count(), both generic plans) / 99, a 4-column row " +
+		"of about 100 bytes; MariaDB's my_row_ns, a CHAR(120), is 368",
+	"temp_row": "estimate: an in-memory temporary table's row insert (MySQL's TempTable engine); Debian packages no Connector/J to open a cursor with",
+	"cursor":   "estimate: a temporary table made and dropped",
+	"syscall": "measured: fit_syscall_ns 930 = split_read_extra_ns 934: a 64-byte message already in a loopback socket's buffer " +
+		"read with two recv calls rather than one",
+	"driver_statement": "measured: fit_driver_statement_ns 6,270 = (java_pgjdbc_statement_ns 8,687 + java_mariadb_statement_ns 4,615) / 2 " +
+		"− driver_row 384: a 1-row SELECT's user CPU in the driver, its row read, less that row (Calib.java; pgjdbc 42.5.5 and " +
+		"MariaDB Connector/J 2.7.6, Debian's, for all three personalities)",
+	"driver_row": "measured: fit_driver_row_ns 380 = (java_pgjdbc_row_ns 470 + java_mariadb_row_ns 297) / 2: a row's user CPU, " +
+		"read with getInt and getString, from a 100-row SELECT against a 1-row one",
+	"client_syscall": "measured: fit_client_syscall_ns 930 = split_read_extra_ns, as syscall",
 }
 
 // Validate checks p: every price from 0 to hw.MaxCPUCost.

@@ -131,6 +131,18 @@
 // a server. The engine's work is not changed: its meters are the same
 // with the layer on and off, for the same transactions. Off by default.
 //
+// The prices (DefaultParams) are this machine's, fitted by
+// calibrate/run.sh to real servers on it (calibrate/results-20261203.txt):
+// PostgreSQL 15's backend CPU a statement (the parse and plan that
+// prepared statements save, split by PostgreSQL's own stage statistics;
+// the rest of a prepared point SELECT but its lookup; a row sent), the
+// JDBC drivers' CPU a statement and a row (pgjdbc and MariaDB
+// Connector/J, timed by calibrate/Calib.java), and one read system call
+// on loopback. A plan cache hit, a cursor and its temporary table's rows
+// are estimates. DefaultParamSources gives each price's results line and
+// formula. One set of prices serves both protocols: MariaDB's figures,
+// in the same file, are a check, not an input.
+//
 // What it leaves out: a retried attempt's ROLLBACK (the engine rolled it
 // back), session setup, the server's network stack beyond its system
 // calls, and the client machine's own limits (its CPU is not a shared
