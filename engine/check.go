@@ -439,15 +439,8 @@ func (c *checker) secondaryEntries(ix *index) error {
 			return c.fail(ix, desc, "the row it names has (%s)", c.entryDesc(ix, c.row, ptr))
 		}
 		n++
-		if ix.unique {
-			null := false
-			for _, col := range ix.cols {
-				null = null || c.row[col].IsNull()
-			}
-			if !null && bytes.Equal(prev, colPart) {
-				return c.fail(ix, desc, "unique index holds these values twice")
-			}
-			prev = append(prev[:0], colPart...)
+		if uniqueRepeat(ix, c.row, colPart, &prev) {
+			return c.fail(ix, desc, "unique index holds these values twice")
 		}
 	}
 	if err := it.Err(); err != nil {
@@ -457,4 +450,22 @@ func (c *checker) secondaryEntries(ix *index) error {
 		return c.fail(ix, "*", "%d live entries for %d rows", n, c.rows)
 	}
 	return nil
+}
+
+// uniqueRepeat reports whether an entry of a unique index ix, whose
+// columns in row encode to colPart, repeats the entry before it (prev: the
+// index is read in order, so a repeat is adjacent), and remembers colPart
+// in prev. NULLs never repeat: a unique index may hold several. Always
+// false for a non-unique index.
+func uniqueRepeat(ix *index, row Row, colPart []byte, prev *[]byte) bool {
+	if !ix.unique {
+		return false
+	}
+	null := false
+	for _, col := range ix.cols {
+		null = null || row[col].IsNull()
+	}
+	repeat := !null && bytes.Equal(*prev, colPart)
+	*prev = append((*prev)[:0], colPart...)
+	return repeat
 }

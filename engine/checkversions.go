@@ -173,15 +173,8 @@ func (c *checker) versionedSecondary(ix *index) error {
 			continue // a deleted or changed row's entry, kept until vacuum
 		}
 		n++
-		if ix.unique {
-			null := false
-			for _, col := range ix.cols {
-				null = null || c.ent[col].IsNull()
-			}
-			if !null && bytes.Equal(prev, colPart) {
-				return c.fail(ix, desc, "unique index holds these values twice")
-			}
-			prev = append(prev[:0], colPart...)
+		if uniqueRepeat(ix, c.ent, colPart, &prev) {
+			return c.fail(ix, desc, "unique index holds these values twice")
 		}
 	}
 	if err := it.Err(); err != nil {
