@@ -98,6 +98,12 @@ type TPCCConfig struct {
 	// organization's, InnoDB's early release for clustered, PostgreSQL's
 	// late release for the heap organizations (LockRelease).
 	EarlyLockRelease engine.LockRelease
+	// HeapVersions makes the heap-organized tables keep PostgreSQL's row
+	// versions (--heap-versions, engine.Options.HeapVersions): plain
+	// reads under read committed and repeatable read read a snapshot
+	// without locks. Refused with the clustered organization, whose
+	// versions are InnoDB's undo records already (Validate).
+	HeapVersions bool
 	// Dir keeps the database in a directory; "" keeps it in memory.
 	Dir string
 	// Remote is the page tier behind the pool (none by default),
@@ -223,7 +229,7 @@ func (c *TPCCConfig) EngineOptions() *engine.Options {
 		TornPages: c.TornPages, IOCapacity: c.IOCapacity, MaxDirtyPagesPctLWM: c.MaxDirtyPagesPctLWM, PoolPopulate: c.PoolPopulate,
 		ReadAheadLinear: c.ReadAheadLinear, ReadAheadThreshold: c.ReadAheadThreshold, RandomReadAhead: c.RandomReadAhead,
 		Flushing: c.Flushing, Waffle: c.Waffle, WaffleSetQueue: c.WaffleSetQueue, WaffleKeepOnRead: c.WaffleKeepOnRead},
-		HeapUpdate: c.HeapUpdate, CountRewrite: c.CountRewrite, Commit: engine.NoSyncCommit, EarlyLockRelease: c.LockRelease(),
+		HeapUpdate: c.HeapUpdate, CountRewrite: c.CountRewrite, Commit: engine.NoSyncCommit, EarlyLockRelease: c.LockRelease(), HeapVersions: c.HeapVersions,
 		LogSize: c.LogSize, MemTableSize: c.MemTableSize, BlockCacheSize: c.BlockCacheSize, SkipMemoryCheck: true}
 	if o.PoolSize == 0 {
 		o.PoolSize = int64(max(1, c.Warehouses)) * PoolPerWarehouse
@@ -260,6 +266,8 @@ func (c *TPCCConfig) Validate() error {
 		return err
 	}
 	switch {
+	case c.HeapVersions && (c.Org == engine.OrgDefault || c.Org == engine.Clustered):
+		return fmt.Errorf("sim: %w: --heap-versions needs a heap organization (heap-rowptr or heap-pk): clustered tables keep their versions in undo already", ErrInvalidConfig)
 	case !p.Load && !p.Run && !p.Check:
 		return fmt.Errorf("sim: %w: nothing to do (no phase)", ErrInvalidConfig)
 	case !p.Load && c.Dir == "":

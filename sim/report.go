@@ -137,7 +137,7 @@ func newReport(c *TPCCConfig) *report.Report {
 			MemTableBytes: so.MemTableSize, BlockCacheBytes: so.BlockCacheSize, HeapUpdate: heapUpdate,
 			ReadAhead: c.ReadAhead, TornPages: c.TornPages.String(),
 			IOCapacity: ioCapacity, MaxDirtyPagesPctLWM: c.MaxDirtyPagesPctLWM, LogBytes: logSize, Remote: c.Remote.String(), RemoteMode: remoteMode(c.RemoteMode),
-			SyncCommit: c.SyncCommit, Dir: c.Dir, Isolation: c.IsolationLevel().String(), EarlyLockRelease: c.LockRelease() == engine.EarlyRelease},
+			SyncCommit: c.SyncCommit, Dir: c.Dir, Isolation: c.IsolationLevel().String(), EarlyLockRelease: c.LockRelease() == engine.EarlyRelease, HeapVersions: c.HeapVersions},
 		Flags:   c.Flags,
 		Version: version(),
 		Host:    report.LocalHost(),

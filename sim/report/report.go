@@ -109,7 +109,9 @@ type Config struct {
 	// (PostgreSQL), defaults resolved.
 	Isolation        string `json:"isolation"`
 	EarlyLockRelease bool   `json:"early_lock_release"`
-	Dir              string `json:"dir"` // "" in memory
+	// HeapVersions says the heap tables kept row versions (omitted off).
+	HeapVersions bool   `json:"heap_versions,omitempty"`
+	Dir          string `json:"dir"` // "" in memory
 }
 
 // Host says where the job ran and how long it took there: every

@@ -100,19 +100,19 @@ type tpccFlags struct {
 	remoteMode, readAhead, mode     choice
 	tornPages, isolation, lockRel   choice
 	// Waffle Grid and MySQL 5.1: memcached tier modes, slab model, read-ahead and flushing.
-	waffle, raLinear, flushing     choice
-	waffleQueue, raThreshold       int
-	slabPtr                        int
-	waffleKeep, randomRA, slabMRU  bool
-	cores, ioCapacity, dirtyLWM    int
-	cpu, storeDev, logDev, network string
-	profiles, trace, cpuProfile    string
-	client                         string
-	countRewrite, stockNoLower     bool
-	keyingThink, syncCommit, check bool
-	dir, out, null, compare        string
-	schema                         choice
-	asJSON, quiet                  bool
+	waffle, raLinear, flushing                   choice
+	waffleQueue, raThreshold                     int
+	slabPtr                                      int
+	waffleKeep, randomRA, slabMRU                bool
+	cores, ioCapacity, dirtyLWM                  int
+	cpu, storeDev, logDev, network               string
+	profiles, trace, cpuProfile                  string
+	client                                       string
+	countRewrite, stockNoLower                   bool
+	keyingThink, syncCommit, check, heapVersions bool
+	dir, out, null, compare                      string
+	schema                                       choice
+	asJSON, quiet                                bool
 	// Output: --html FILE, --steps, --interval (and whether it was given).
 	html     string
 	steps    bool
@@ -184,6 +184,7 @@ func newTPCCFlags(sub string, stderr io.Writer) *tpccFlags {
 		fs.Var(&f.isolation, "isolation", "the terminals' isolation level: repeatable-read (InnoDB's default: plain reads of clustered tables read one snapshot without locks, FOR UPDATE reads and writes lock), serializable (strict two-phase locking, reads take shared locks) or read-committed (a snapshot per statement); heap tables have no versions yet and lock their reads at every level")
 		f.lockRel = choice{"", []string{"true", "false"}}
 		fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the run phase (warm-up and measured interval, not the load or the check) to this `file`, for go tool pprof")
+		fs.BoolVar(&f.heapVersions, "heap-versions", false, "heap-rowptr and heap-pk tables keep PostgreSQL's row versions (HOT updates, a commit log, vacuum): plain reads under read-committed and repeatable-read read their snapshot without locks, and under repeatable-read a write to a row changed since the snapshot is a serialization failure, retried and counted. Refused with --org clustered, whose versions are undo records already. A property of the tables when loaded: a run on a stored --dir must give the same value")
 		fs.Var(&f.lockRel, "early-lock-release", "true: a commit releases its locks and becomes visible before its log sync (InnoDB); false: after it (PostgreSQL); empty, the default: the organization's (true for clustered, false for the heap organizations). Both are crash-safe: a read-only commit waits for the log to be durable up to the commits made visible before it")
 	}
 	if sub != "export" {
@@ -261,7 +262,7 @@ func (f *tpccFlags) config() (sim.TPCCConfig, error) {
 		Duration: f.duration, Warmup: f.warmup, StockLevelNoLowerBound: f.stockNoLower, KeyingAndThink: f.keyingThink,
 		Seed: f.seed, CountRewrite: f.countRewrite, PageSize: f.pageSize, PoolSize: f.pool.n, LogSize: f.logSize.n,
 		PoolPopulate: f.poolPopulate, MemTableSize: f.memtableSize.n, BlockCacheSize: f.blockCache.n,
-		PoolPolicy: cache.PolicyKind(f.policy.value), SyncCommit: f.syncCommit, Dir: f.dir,
+		PoolPolicy: cache.PolicyKind(f.policy.value), SyncCommit: f.syncCommit, HeapVersions: f.heapVersions, Dir: f.dir,
 		Remote: f.remote.spec, RemoteMode: tier.Mode(f.remoteMode.value), RemoteSize: f.remoteSize.n,
 		MemoryLimit: f.memoryLimit.n, IgnoreMemoryLimit: f.ignoreMemoryLimit, InMemoryOnly: f.compare != "",
 		ReadAhead:       f.readAhead.value == "on",
