@@ -141,7 +141,7 @@ func newReport(c *TPCCConfig) *report.Report {
 		Flags:   c.Flags,
 		Version: version(),
 		Host:    report.LocalHost(),
-		Notes:   []string{report.IsolationNoteFor(c.IsolationLevel().String())},
+		Notes:   []string{isolationNote(c)},
 	}
 }
 
@@ -304,4 +304,13 @@ func newLatencyDist(h *hdrhistogram.Histogram) *report.LatencyDist {
 		d.Percentiles = append(d.Percentiles, report.LatencyPercentile{Pct: p, Ms: float64(v) / 1000})
 	}
 	return d
+}
+
+// isolationNote is the report's isolation note: the heap-versions text
+// when c keeps them, the unchanged one otherwise.
+func isolationNote(c *TPCCConfig) string {
+	if c.HeapVersions {
+		return report.HeapVersionsNoteFor(c.IsolationLevel().String())
+	}
+	return report.IsolationNoteFor(c.IsolationLevel().String())
 }

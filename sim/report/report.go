@@ -64,6 +64,21 @@ func IsolationNoteFor(level string) string {
 	return IsolationNote
 }
 
+// HeapVersionsNoteFor is the isolation note of a report at level with
+// heap versions on (--heap-versions): IsolationNoteFor's text with what
+// the heap tables do then. Off, reports keep IsolationNoteFor's text.
+func HeapVersionsNoteFor(level string) string {
+	switch level {
+	case "read-committed", "repeatable-read":
+		return "isolation: " + level + ": plain reads are consistent reads without row locks (clustered tables: InnoDB's versions built from undo; heap tables: PostgreSQL's row versions, read through their snapshot; " +
+			map[string]string{"read-committed": "a snapshot per statement", "repeatable-read": "one snapshot per transaction"}[level] +
+			"), writes and FOR UPDATE reads lock and read the latest version" +
+			map[string]string{"read-committed": "", "repeatable-read": "; a write to a heap row changed since the snapshot is a serialization failure, retried and counted"}[level] +
+			"; no gap locks"
+	}
+	return IsolationNote
+}
+
 // RowPointerNote goes with reports on the row-pointer heap.
 const RowPointerNote = "heap-rowptr: an index-only scan is PostgreSQL's best case (every page all-visible, no visibility-map misses)"
 
