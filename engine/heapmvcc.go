@@ -405,8 +405,9 @@ func (tx *Tx) versionedInsertRow(t *TableHandle, pk []byte, dup func() error) (h
 			return head, dup()
 		}
 	}
-	tx.assignTrxID()
-	tx.hv = true
+	if err := tx.versionedWriter(); err != nil {
+		return heap.RowPtr{}, err
+	}
 	ptr, err := t.heap.InsertVersion(tx.m, tx.trxID, tx.row)
 	if err != nil {
 		return ptr, err

@@ -1032,8 +1032,9 @@ func (tx *Tx) update(t *TableHandle, pk []Value, set []Set) error {
 		for _, ix := range t.ixs[1:] {
 			hotOK = hotOK && !touched(ix)
 		}
-		tx.assignTrxID()
-		tx.hv = true
+		if err := tx.versionedWriter(); err != nil {
+			return err
+		}
 		if _, _, err := t.heap.UpdateVersion(tx.m, at, tx.trxID, tx.row, hotOK); err != nil {
 			return err
 		}
@@ -1173,8 +1174,9 @@ func (tx *Tx) delete(t *TableHandle, pk []Value) error {
 		// The version's xmax is stamped; the index entries stay for the
 		// snapshots that still see the row (PostgreSQL removes them at
 		// vacuum).
-		tx.assignTrxID()
-		tx.hv = true
+		if err := tx.versionedWriter(); err != nil {
+			return err
+		}
 		if err := t.heap.DeleteVersion(tx.m, at, tx.trxID); err != nil {
 			return err
 		}
