@@ -502,7 +502,8 @@ func (c *Cursor) indexOnlyVisible(ix *index, pk []byte, ptr heap.RowPtr) error {
 }
 
 // vacuumHorizon is PostgreSQL's OldestXmin: the smallest of the next
-// transaction id, the active writers' ids and the open views' xmin.
+// transaction id, the active writers' ids, the open views' xmin and the
+// open cursors' snapshots' xmin (cursorSnap).
 func (db *DB) vacuumHorizon() uint64 {
 	s := &db.trx
 	s.mu.Lock()
@@ -513,6 +514,9 @@ func (db *DB) vacuumHorizon() uint64 {
 	}
 	for v := range s.views {
 		h = min(h, v.upLimit)
+	}
+	for sn := range s.snaps {
+		h = min(h, sn.Xmin)
 	}
 	return h
 }

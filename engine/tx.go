@@ -100,13 +100,16 @@ type Tx struct {
 	hv    bool
 	hsnap heap.Snapshot // the latest-committed snapshot of a locking access
 	hview heap.Snapshot // the read view as a snapshot
-	group uint32        // row operations so far: the group of the next steps
-	steps []step        // undo, oldest first
-	arena []byte        // the steps' bytes
-	note  []byte        // the undo record being written
-	patch []byte        // an update's undo patch
-	undo  txUndo        // the undo log (logged: taken)
-	bufs  *undoBufs     // the box the buffers came in, reused to return them
+	// snaps are the registered snapshots of tx's open ReadCommitted
+	// cursors on versioned heap tables (cursorSnap).
+	snaps []*heap.Snapshot
+	group uint32    // row operations so far: the group of the next steps
+	steps []step    // undo, oldest first
+	arena []byte    // the steps' bytes
+	note  []byte    // the undo record being written
+	patch []byte    // an update's undo patch
+	undo  txUndo    // the undo log (logged: taken)
+	bufs  *undoBufs // the box the buffers came in, reused to return them
 
 	*opBufs // the operations' buffers; nil once the transaction ended
 }
