@@ -405,8 +405,9 @@ func (tx *Tx) versionedInsertRow(t *TableHandle, pk []byte, dup func() error) (h
 			return head, dup()
 		}
 	}
-	tx.assignTrxID()
-	tx.hv = true
+	if err := tx.versionedWriter(); err != nil {
+		return heap.RowPtr{}, err
+	}
 	ptr, err := t.heap.InsertVersion(tx.m, tx.trxID, tx.row)
 	if err != nil {
 		return ptr, err
@@ -501,7 +502,8 @@ func (c *Cursor) indexOnlyVisible(ix *index, pk []byte, ptr heap.RowPtr) error {
 }
 
 // vacuumHorizon is PostgreSQL's OldestXmin: the smallest of the next
-// transaction id, the active writers' ids and the open views' xmin.
+// transaction id, the active writers' ids, the open views' xmin and the
+// open cursors' snapshots' xmin (cursorSnap).
 func (db *DB) vacuumHorizon() uint64 {
 	s := &db.trx
 	s.mu.Lock()
@@ -512,6 +514,9 @@ func (db *DB) vacuumHorizon() uint64 {
 	}
 	for v := range s.views {
 		h = min(h, v.upLimit)
+	}
+	for sn := range s.snaps {
+		h = min(h, sn.Xmin)
 	}
 	return h
 }

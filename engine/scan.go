@@ -87,6 +87,9 @@ type Cursor struct {
 	// with, without row locks (heapmvcc.go); nil: rows are locked and
 	// read at their latest committed version.
 	hsnap *heap.Snapshot
+	// ownSnap says hsnap is the cursor's own registered copy
+	// (Tx.cursorSnap), dropped at Close.
+	ownSnap bool
 	// ptr is the current row's heap pointer in a heap organization, once
 	// load has it (from the entry, or from the primary index in
 	// HeapPrimaryKey): what a sort keeps as the row's reference in
@@ -246,6 +249,12 @@ func (tx *Tx) openCursor(t *TableHandle, ix *index, o ScanOptions, b *cursorBufs
 		c.mode = lock.Exclusive
 	} else if tx.consistent(t) {
 		c.view = tx.readView(true)
+	} else if t.versioned() && tx.iso == ReadCommitted {
+		// The cursor outlives its statement: a later one reopens
+		// tx.view in place, so it keeps a registered copy.
+		c.hsnap = tx.cursorSnap(tx.readView(true))
+		c.ownSnap = true
+		tx.m.ConsistentReads++
 	} else if t.versioned() && tx.iso != Serializable {
 		c.hsnap = tx.snapOfView(tx.readView(true))
 		tx.m.ConsistentReads++
@@ -323,6 +332,10 @@ func (c *Cursor) Err() error { return c.err }
 // Close ends the scan. The cursor's buffers go back to its transaction
 // for its next scan: Row is no longer valid.
 func (c *Cursor) Close() error {
+	if c.ownSnap {
+		c.ownSnap = false
+		c.tx.dropSnap(c.hsnap)
+	}
 	if c.it != nil {
 		_ = c.it.Close()
 		c.it = nil

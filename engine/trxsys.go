@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+
+	"github.com/enginelab/enginelab/heap"
 )
 
 // Isolation is a transaction's isolation level (TxOptions.Isolation).
@@ -118,6 +120,12 @@ type trxSys struct {
 	// views holds the open read views: purge may not remove what the
 	// oldest of them needs.
 	views map[*ReadView]struct{}
+	// snaps holds the snapshots of open ReadCommitted cursors on
+	// versioned heap tables (cursorSnap). Each is a copy: a later
+	// statement of the same transaction reopens its view in place, so the
+	// view no longer holds the vacuum horizon (vacuumHorizon) at or below
+	// what the cursor still reads.
+	snaps map[*heap.Snapshot]struct{}
 }
 
 // ReadView decides which versions a consistent read sees (see trxSys).
@@ -161,7 +169,7 @@ func (tx *Tx) assignTrxID() {
 // from here on every new view sees its changes (commit) or finds them
 // gone (rollback). Called at the instant its locks are released.
 func (tx *Tx) leaveTrxSys() {
-	if tx.trxID == 0 && tx.view == nil {
+	if tx.trxID == 0 && tx.view == nil && len(tx.snaps) == 0 {
 		return
 	}
 	s := &tx.db.trx
@@ -175,7 +183,12 @@ func (tx *Tx) leaveTrxSys() {
 	if closed {
 		delete(s.views, tx.view)
 	}
+	for _, sn := range tx.snaps {
+		delete(s.snaps, sn)
+	}
 	s.mu.Unlock()
+	clear(tx.snaps)
+	tx.snaps = tx.snaps[:0]
 	tx.view = nil
 	if closed {
 		tx.db.wakePurge() // the purge view may have moved on
@@ -244,4 +257,36 @@ func (db *DB) trxActive(id uint64) bool {
 	_, found := slices.BinarySearch(s.rw, id)
 	s.mu.Unlock()
 	return found
+}
+
+// cursorSnap returns a snapshot of view v of tx for a cursor to keep: its
+// own copy of v's ids, registered with the transaction system so that the
+// vacuum horizon stays at or below its Xmin until dropSnap (the cursor's
+// Close) or tx's end. v must still be registered (a view tx has just
+// opened), so the horizon never passes the copy in between.
+func (tx *Tx) cursorSnap(v *ReadView) *heap.Snapshot {
+	sn := &heap.Snapshot{Xmin: v.upLimit, Xmax: v.lowLimit, Xip: slices.Clone(v.ids), Own: v.creator}
+	s := &tx.db.trx
+	s.mu.Lock()
+	if s.snaps == nil {
+		s.snaps = make(map[*heap.Snapshot]struct{})
+	}
+	s.snaps[sn] = struct{}{}
+	s.mu.Unlock()
+	tx.snaps = append(tx.snaps, sn)
+	return sn
+}
+
+// dropSnap unregisters a snapshot cursorSnap made (once its cursor is
+// closed).
+func (tx *Tx) dropSnap(sn *heap.Snapshot) {
+	i := slices.Index(tx.snaps, sn)
+	if i < 0 {
+		return // tx has ended and dropped it
+	}
+	tx.snaps = slices.Delete(tx.snaps, i, i+1)
+	s := &tx.db.trx
+	s.mu.Lock()
+	delete(s.snaps, sn)
+	s.mu.Unlock()
 }

@@ -100,13 +100,16 @@ type Tx struct {
 	hv    bool
 	hsnap heap.Snapshot // the latest-committed snapshot of a locking access
 	hview heap.Snapshot // the read view as a snapshot
-	group uint32        // row operations so far: the group of the next steps
-	steps []step        // undo, oldest first
-	arena []byte        // the steps' bytes
-	note  []byte        // the undo record being written
-	patch []byte        // an update's undo patch
-	undo  txUndo        // the undo log (logged: taken)
-	bufs  *undoBufs     // the box the buffers came in, reused to return them
+	// snaps are the registered snapshots of tx's open ReadCommitted
+	// cursors on versioned heap tables (cursorSnap).
+	snaps []*heap.Snapshot
+	group uint32    // row operations so far: the group of the next steps
+	steps []step    // undo, oldest first
+	arena []byte    // the steps' bytes
+	note  []byte    // the undo record being written
+	patch []byte    // an update's undo patch
+	undo  txUndo    // the undo log (logged: taken)
+	bufs  *undoBufs // the box the buffers came in, reused to return them
 
 	*opBufs // the operations' buffers; nil once the transaction ended
 }
@@ -1032,8 +1035,9 @@ func (tx *Tx) update(t *TableHandle, pk []Value, set []Set) error {
 		for _, ix := range t.ixs[1:] {
 			hotOK = hotOK && !touched(ix)
 		}
-		tx.assignTrxID()
-		tx.hv = true
+		if err := tx.versionedWriter(); err != nil {
+			return err
+		}
 		if _, _, err := t.heap.UpdateVersion(tx.m, at, tx.trxID, tx.row, hotOK); err != nil {
 			return err
 		}
@@ -1173,8 +1177,9 @@ func (tx *Tx) delete(t *TableHandle, pk []Value) error {
 		// The version's xmax is stamped; the index entries stay for the
 		// snapshots that still see the row (PostgreSQL removes them at
 		// vacuum).
-		tx.assignTrxID()
-		tx.hv = true
+		if err := tx.versionedWriter(); err != nil {
+			return err
+		}
 		if err := t.heap.DeleteVersion(tx.m, at, tx.trxID); err != nil {
 			return err
 		}

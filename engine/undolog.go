@@ -481,7 +481,9 @@ func (tx *Tx) undoStart(mt *cache.Mtr, l txUndo, raise bool, maxTx uint64) error
 		mt.Release(pg, true)
 	}
 	if rseg != nil {
-		if raise {
+		// The mark never goes down: a concurrent raise may have
+		// reached the page first (logMaxTx).
+		if raise && binary.LittleEndian.Uint64(rseg.Data()[offRsegMaxTx:]) < maxTx {
 			var b [8]byte
 			binary.LittleEndian.PutUint64(b[:], maxTx)
 			mt.Write(rseg, offRsegMaxTx, b[:])
@@ -870,4 +872,56 @@ func (u *undoSys) historyLen() int {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	return len(u.history)
+}
+
+// versionedWriter readies tx for a versioned heap write: it gives tx its
+// id, marks it as one the commit log must record, and, when the id
+// reaches the rollback segment's max tx id, raises and logs that mark
+// before the write. A transaction whose writes are all undo-less versions
+// (HOT updates, deletes) never reaches undoTake, so without this its id
+// could pass the logged mark; recovery would then hand the id of a
+// transaction running at the crash to a new one, which would read the
+// crashed one's versions as its own.
+//
+// The mark goes in a mini-transaction committed just before the write's:
+// redo is appended in order, so whenever the write is durable the raise
+// is too (a crash between them only skips ids).
+func (tx *Tx) versionedWriter() error {
+	tx.assignTrxID()
+	tx.hv = true
+	u := &tx.db.undo
+	u.mu.Lock()
+	raise := tx.trxID >= u.maxTx
+	if raise {
+		u.maxTx = tx.trxID + txIDMargin
+	}
+	maxTx := u.maxTx
+	u.mu.Unlock()
+	if !raise {
+		return nil
+	}
+	return tx.db.logMaxTx(tx.cm(), maxTx)
+}
+
+// logMaxTx writes maxTx as the rollback segment's max tx id, in a
+// mini-transaction of its own, unless the page already holds a higher
+// one: raises by concurrent transactions may reach the page out of order,
+// and the mark never goes down.
+func (db *DB) logMaxTx(m *cache.Meter, maxTx uint64) error {
+	mt := db.pool.BeginMtr(m)
+	defer mt.Commit()
+	rseg, err := db.pool.Fetch(m, page.ID{Space: undoSpace, Page: rsegPage})
+	if err != nil {
+		return fmt.Errorf("engine: raise max tx id to %d: %w", maxTx, err)
+	}
+	mt.Latch(rseg)
+	if binary.LittleEndian.Uint64(rseg.Data()[offRsegMaxTx:]) >= maxTx {
+		mt.Release(rseg, false)
+		return nil
+	}
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], maxTx)
+	mt.Write(rseg, offRsegMaxTx, b[:])
+	mt.Release(rseg, true)
+	return nil
 }

@@ -528,12 +528,17 @@ func (h *Heap) prune(m Account, no uint32, horizon uint64, cs CommitStatus, opt 
 		return res, h.corrupt(no, "prune: %v", err)
 	}
 	if plan.empty() {
+		// The hint is stored under the latch: an update or delete
+		// after its release sets its own (setPrunable), which a late
+		// store would overwrite or remove.
 		x, err := pruneXidOf(b, horizon, cs)
+		if err == nil {
+			h.setPruneXid(no, x)
+		}
 		mt.Release(pg, false)
 		if err != nil {
 			return res, h.corrupt(no, "prune: %v", err)
 		}
-		h.setPruneXid(no, x)
 		return res, nil
 	}
 	oldCat := h.category(b.free(), b.ndead())
@@ -572,12 +577,12 @@ func (h *Heap) prune(m Account, no uint32, horizon uint64, cs CommitStatus, opt 
 	}
 	heapPrune(mt, pg, plan.redirected, plan.dead, plan.unused)
 	vmClearPage(mt, pg)
+	h.setPruneXid(no, newXid) // under the latch, as above
 	mt.Release(pg, true)
 	if fr.pg != nil {
 		h.fsmSet(mt, fr, newCat)
 	}
 	h.vmClear(mt, hc, vr, vmValidBits)
-	h.setPruneXid(no, newXid)
 	res.Pruned, res.Redirected, res.Dead, res.Unused = plan.pruned, len(plan.redirected), len(plan.dead), len(plan.unused)
 	if hc != nil {
 		hc.HeapPrunes++
