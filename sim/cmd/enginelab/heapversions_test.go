@@ -21,6 +21,16 @@ func TestTPCCHeapVersionsClustered(t *testing.T) {
 	}
 }
 
+// With --dir, --heap-versions is refused before any work: a stored
+// database's report would not say which of its tables keep versions.
+func TestTPCCHeapVersionsDir(t *testing.T) {
+	dir := t.TempDir()
+	st, out, errs := enginelab("tpcc", "--org", "heap-rowptr", "--heap-versions", "--dir", dir, "--scale", "small", "--duration", "1s")
+	require.Equal(t, 2, st, errs)
+	require.Empty(t, out)
+	require.Contains(t, errs, "invalid configuration: --heap-versions runs in memory only for now, not with --dir")
+}
+
 // TestTPCCHeapVersionsJSON: a short sim-mode run with heap versions on
 // records them in the report's config.
 func TestTPCCHeapVersionsJSON(t *testing.T) {
