@@ -368,14 +368,7 @@ func (tx *Tx) versionedGet(t *TableHandle, key []byte, dst Row, mode lock.Mode) 
 	if err != nil || !found {
 		return dst, false, err
 	}
-	tx.m.RowsExamined++
-	tx.m.RowsDecoded++
-	row, err := decodeRow(img, t.info.def.Columns, dst)
-	if err != nil {
-		return nil, false, fmt.Errorf("engine: table %s: %w", t.info.def.Name, err)
-	}
-	tx.m.RowsReturned++
-	return row, true, nil
+	return tx.returnRow(t, img, dst)
 }
 
 // versionedInsertRow writes the first version of a new row (image

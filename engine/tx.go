@@ -899,14 +899,7 @@ func (tx *Tx) get(t *TableHandle, pk []Value, dst Row, mode lock.Mode) (Row, boo
 	if err != nil || !found {
 		return dst, false, err
 	}
-	tx.m.RowsExamined++
-	tx.m.RowsDecoded++
-	row, err := decodeRow(img, t.info.def.Columns, dst)
-	if err != nil {
-		return nil, false, fmt.Errorf("engine: table %s: %w", t.info.def.Name, err)
-	}
-	tx.m.RowsReturned++
-	return row, true, nil
+	return tx.returnRow(t, img, dst)
 }
 
 // Set names a column to change and its new value.
@@ -1213,4 +1206,17 @@ func (tx *Tx) delete(t *TableHandle, pk []Value) error {
 		return tx.heapDelete(t, ptr, tx.oldImg)
 	}
 	return nil
+}
+
+// returnRow decodes the record image img of a row of t that a point read
+// found into dst, and meters it: examined, decoded and returned.
+func (tx *Tx) returnRow(t *TableHandle, img []byte, dst Row) (Row, bool, error) {
+	tx.m.RowsExamined++
+	tx.m.RowsDecoded++
+	row, err := decodeRow(img, t.info.def.Columns, dst)
+	if err != nil {
+		return nil, false, fmt.Errorf("engine: table %s: %w", t.info.def.Name, err)
+	}
+	tx.m.RowsReturned++
+	return row, true, nil
 }
