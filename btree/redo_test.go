@@ -347,6 +347,7 @@ func TestRedoReplay(t *testing.T) {
 // sample of cuts (after records that split, that merged, and at random)
 // is also replayed from scratch into a fresh pool each.
 func TestRedoSplitAtomic(t *testing.T) {
+	skipUnderRace(t)
 	run := newRedoRun(t, 2, 3000)
 	n := len(run.recs)
 

@@ -146,6 +146,7 @@ func describe(o IterOptions) string {
 }
 
 func TestTreeModel(t *testing.T) {
+	skipUnderRace(t)
 	for _, tc := range []struct {
 		name     string
 		pageSize int
@@ -287,6 +288,7 @@ func TestTreeErrors(t *testing.T) {
 // to siblings too full to merge with, and must borrow instead, or leaves
 // below them would end up empty.
 func TestDeleteInOrderVariableSizes(t *testing.T) {
+	skipUnderRace(t)
 	for seed := uint64(1); seed <= 10; seed++ {
 		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(seed, 99))

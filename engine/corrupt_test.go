@@ -72,6 +72,7 @@ var corruptSeedFlag = flag.Uint64("engine.corruptseed", 20260514, "seed of TestC
 //     less than what the sstables hold. The closed copy has no such case:
 //     its WAL holds nothing that is not in an sstable.
 func TestCorruptFiles(t *testing.T) {
+	skipUnderRace(t)
 	seed := *corruptSeedFlag
 	t.Logf("seed %d (rerun with -engine.corruptseed=%d)", seed, seed)
 	for _, crashed := range []bool{false, true} {

@@ -40,6 +40,7 @@ var (
 // Scan rows are compared whole: a row shows the wanted columns and NULL
 // elsewhere, on every path (TestScanRowShowsOnlyWantedColumns).
 func TestMetamorphic(t *testing.T) {
+	skipUnderRace(t)
 	seed := *metaSeedFlag
 	t.Logf("seed %d (rerun with -engine.metaseed=%d)", seed, seed)
 	for _, run := range []struct {

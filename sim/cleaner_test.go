@@ -18,6 +18,7 @@ import (
 // busy for them). Before the queue was served in idle time, every pass
 // after the first was skipped and its writes never priced.
 func TestSimCleanerServedWhileIdle(t *testing.T) {
+	skipUnderRace(t)
 	c := TPCCConfig{Mode: ModeSim, Phases: Phases{Load: true, Run: true}, Warehouses: 1, Scale: tpcc.SmallScale,
 		Terminals: 1, Duration: time.Second, Warmup: time.Second, Seed: 1, MaxDirtyPagesPctLWM: 10,
 		Hardware: hw.Spec{Store: "sata-ssd", Cores: 2}}

@@ -17,6 +17,7 @@ import (
 // page writes is written twice and synced twice on the store device. The
 // comparison is of modeled time, deterministic.
 func TestSimDoublewritePriced(t *testing.T) {
+	skipUnderRace(t)
 	ctx := context.Background()
 	base := TPCCConfig{Mode: ModeSim, Phases: Phases{Load: true, Run: true}, Warehouses: 1, Scale: tpcc.SmallScale,
 		Terminals: 4, Duration: 3 * time.Second, Warmup: time.Second, Seed: 1, PoolSize: 1 << 20, ReadAhead: true,

@@ -53,6 +53,7 @@ func exportColumnNames(def engine.Table) []string {
 // the test's rendering of the engine's row (under the race detector, for
 // WAREHOUSE, DISTRICT, ORDERS and NEW_ORDER only).
 func TestExportLoaded(t *testing.T) {
+	skipUnderRace(t)
 	db := loadOrg(t, engine.Clustered)
 	want := make(map[string]int64)
 	var wantTotal int64

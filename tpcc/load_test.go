@@ -589,6 +589,7 @@ func generatedHashes(t *testing.T, cfg LoadConfig, tables ...int) map[string]uin
 // alone, in one goroutine and without a database; a different seed gives
 // other rows. (TestLoadTwice loads twice, without the race detector.)
 func TestLoadDeterministic(t *testing.T) {
+	skipUnderRace(t)
 	db, _ := loadW1(t)
 	got := tableHashes(t, db)
 	cfg := LoadConfig{Warehouses: 1, Seed: testSeed}

@@ -59,6 +59,7 @@ var findingNames = []string{"BARBARBAR", "OUGHTABLEPRI", "ESEESECALLY", "PRESANT
 //     fetch per match in 2, so even with the rewrite organization 2 pays
 //     one fetch per match more.
 func TestFindingSysbenchByName(t *testing.T) {
+	skipUnderRace(t)
 	c, r := loadOrg(t, engine.Clustered), loadOrg(t, engine.HeapRowPointer)
 	defer c.SetCountRewrite(false)
 	defer r.SetCountRewrite(false)
@@ -98,6 +99,7 @@ func TestFindingSysbenchByName(t *testing.T) {
 // heap fetch per match in organization 2: one fetch per matching customer
 // more, with or without the rewrite (it counts nothing).
 func TestFindingBenchmarkSQLByName(t *testing.T) {
+	skipUnderRace(t)
 	c, r := loadOrg(t, engine.Clustered), loadOrg(t, engine.HeapRowPointer)
 	for _, last := range findingNames {
 		n := matches(t, c, 1, last)

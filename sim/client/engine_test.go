@@ -68,6 +68,7 @@ func runPriced(t *testing.T, p *client.Personality, s client.Settings, n int, pa
 // the pages they touch may differ, since the purge actor runs every
 // sched.PurgeInterval of virtual time and the run is longer.
 func TestEngineUnchanged(t *testing.T) {
+	skipUnderRace(t)
 	const n = 300
 	off, tOff, _ := run(t, nil, client.Settings{}, n)
 	p, err := client.Lookup("mysql-jdbc")

@@ -13,34 +13,20 @@ import (
 	"github.com/enginelab/enginelab/tpcc"
 )
 
-// raceExperiments are the experiments TestExperimentsDirectionsHold runs
-// under the race detector: the clustered and heap organizations side by
-// side, an index change, and the remote tier with its replay. The others
-// run the same scheduler and engine code with other settings; the race
-// detector makes each side's load about thirty times slower, and running
-// all seven took four and a half of CI's twenty minutes. Without the race
-// detector every experiment runs, at both scales.
-var raceExperiments = map[string]bool{"count-rewrite": true, "hot-index": true, "tier-policy": true}
-
 // Every experiment runs, briefly, and its stated direction holds: at
-// tpcc.SmallScale always (under the race detector, raceExperiments only),
-// and at full scale too without the race detector. The explanation names
+// tpcc.SmallScale and at full scale. The explanation names
 // the counters the question is about, and every side's report carries the
 // scale.
 func TestExperimentsDirectionsHold(t *testing.T) {
-	scales := []tpcc.Scale{tpcc.SmallScale}
-	if !raceEnabled {
-		scales = append(scales, tpcc.FullScale)
-	}
-	for _, sc := range scales {
+	skipUnderRace(t)
+	for _, sc := range []tpcc.Scale{tpcc.SmallScale, tpcc.FullScale} {
 		t.Run(sc.String(), func(t *testing.T) {
 			short := Params{Scale: sc, Duration: 500 * time.Millisecond, Warmup: 100 * time.Millisecond}
 			ioShort := Params{Scale: sc, Duration: 20 * time.Second, Warmup: 5 * time.Second}
 			if sc == tpcc.SmallScale {
 				// A small database's transactions run as fast as a full
 				// one's: a tenth of the virtual time still runs hundreds
-				// of transactions a side, and saves the race detector's
-				// time.
+				// of transactions a side.
 				short.Duration, short.Warmup = 50*time.Millisecond, 10*time.Millisecond
 			}
 			for _, tc := range []struct {
@@ -56,9 +42,6 @@ func TestExperimentsDirectionsHold(t *testing.T) {
 				{"io-bound", ioShort, "store reads"},
 				{"tier-policy", ioShort, ""},
 			} {
-				if raceEnabled && !raceExperiments[tc.name] {
-					continue
-				}
 				t.Run(tc.name, func(t *testing.T) {
 					e, err := Lookup(tc.name)
 					require.NoError(t, err)

@@ -22,6 +22,7 @@ var updateLadder = flag.Bool("update-ladder", false, "rewrite testdata/talk-ladd
 // report is byte for byte the golden one. The verdicts are its output, not this test's
 // assertions.
 func TestLadderGolden(t *testing.T) {
+	skipUnderRace(t)
 	res, err := Ladder(context.Background(), Params{Scale: tpcc.Scale{Items: 1000, CustomersPerDistrict: 30}, Terminals: 4, Duration: 250 * time.Millisecond,
 		Warmup: 100 * time.Millisecond}, nil)
 	require.NoError(t, err)

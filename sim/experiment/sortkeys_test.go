@@ -13,6 +13,7 @@ import (
 // holds, the LIMIT query is a priority queue in both formats, and the
 // grid crosses from addon fields to row references.
 func TestSortKeys(t *testing.T) {
+	skipUnderRace(t)
 	rep, err := SortKeys(context.Background(), SortKeysConfig{Rows: 3000, Repeats: -1}, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -20,8 +20,7 @@ var rewrite = flag.Bool("rewrite", false, "write the golden files from what the 
 // warehouse of 200 items and 10 customers a district, a pool of 64
 // frames (every size scaled with it: memcached's 768 MB is 1 MiB, two
 // slab pages of 60 pages), 16 terminals for 2 virtual seconds after half
-// a second: fourteen loads and runs in seconds, under the race detector
-// too. (At 32 frames, under repeatable read, the undo pages that purge
+// a second: fourteen loads and runs in seconds. (At 32 frames, under repeatable read, the undo pages that purge
 // cannot free while 16 read views are open crowd the pool and a run
 // commits a handful of New-Orders: too few for the rows to differ.)
 var waffleGoldenParams = Params{Warehouses: 1, Scale: tpcc.Scale{Items: 200, CustomersPerDistrict: 10}, Terminals: 16,
@@ -33,6 +32,7 @@ var waffleGoldenParams = Params{Warehouses: 1, Scale: tpcc.Scale{Items: 200, Cus
 // diff). The rows map onto the distinct configurations (identical rows
 // share a run), and every row's ratio is against its group's reference.
 func TestWaffleGolden(t *testing.T) {
+	skipUnderRace(t)
 	e, err := Lookup("waffle")
 	require.NoError(t, err)
 	sides := e.Sides(waffleGoldenParams)

@@ -52,6 +52,7 @@ func TestExperimentCommand(t *testing.T) {
 // result carries the scale, in its parameters and every side's config,
 // and its expectation holds.
 func TestExperimentCommandRuns(t *testing.T) {
+	skipUnderRace(t)
 	page := filepath.Join(t.TempDir(), "e.html")
 	st, out, errs := enginelab("experiment", "stocklevel-bound", "--scale", "small", "--duration", "50ms", "--warmup", "10ms", "--json", "--html", page)
 	require.Zero(t, st, errs)

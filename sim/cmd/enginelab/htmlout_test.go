@@ -39,6 +39,7 @@ func has(t *testing.T, doc, s string) {
 // figures of the JSON. A file that cannot be written is status 1, naming
 // it, after the report.
 func TestTPCCHTML(t *testing.T) {
+	skipUnderRace(t)
 	dir := t.TempDir()
 	page := filepath.Join(dir, "r.html")
 	st, out, errs := enginelab("tpcc", "--mode", "sim", "--scale", "small", "--duration", "500ms", "--terminals", "2", "--json", "--html", page)
@@ -63,6 +64,7 @@ func TestTPCCHTML(t *testing.T) {
 
 // --compare --html: the sides side by side, with the comparison table.
 func TestTPCCCompareHTML(t *testing.T) {
+	skipUnderRace(t)
 	page := filepath.Join(t.TempDir(), "c.html")
 	st, out, errs := enginelab("tpcc", "--mode", "sim", "--scale", "small", "--duration", "200ms", "--terminals", "1", "--org", "heap-rowptr",
 		"--profile", "sysbench", "--compare", "count-rewrite", "--html", page)

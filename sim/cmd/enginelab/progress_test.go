@@ -51,6 +51,7 @@ org=clustered: tpmC: 90.0
 // document stays whole. In simulated mode the intervals are virtual
 // seconds.
 func TestProgressQuietUnlessTerminal(t *testing.T) {
+	skipUnderRace(t)
 	base := []string{"tpcc", "--mode", "sim", "--scale", "small", "--duration", "1s", "--terminals", "2"}
 	st, out, errs := enginelab(base...)
 	require.Zero(t, st, errs)

@@ -24,6 +24,7 @@ var rewrite = flag.Bool("rewrite", false, "rewrite the golden files under testda
 // figures, and its HTML page a line chart per side, their ratios and the
 // headline.
 func TestSweepGolden(t *testing.T) {
+	skipUnderRace(t)
 	dir := t.TempDir()
 	page := filepath.Join(dir, "sweep.html")
 	st, doc, errs := enginelab("experiment", "sweep", "--base", "stocklevel-bound", "--vary", "terminals=1,2", "--scale", "small",
