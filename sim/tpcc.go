@@ -391,6 +391,7 @@ func (j *job) run(ctx context.Context, hooks Hooks) error {
 	}
 	j.raAtRun = j.db.Pool().ReadAheadTriggersBySpace()
 	purged := j.db.Purge().Purged
+	vacuumed := j.vacuumWork()
 	start := time.Now()
 	var stats *tpcc.RunReport
 	var elapsed time.Duration
@@ -429,6 +430,11 @@ func (j *job) run(ctx context.Context, hooks Hooks) error {
 		}
 		p := j.db.Purge()
 		rep.Purge = &report.Purge{Purged: p.Purged - purged, HistoryLength: p.Lag}
+		if j.db.Options().HeapVersions {
+			v := j.vacuumWork()
+			v.Meter.Sub(&vacuumed.Meter)
+			rep.Vacuum = report.NewVacuum(&v.Meter, v.Steps-vacuumed.Steps)
+		}
 		if j.sched != nil {
 			fillSim(rep.Sim, j.sched, elapsed, rep.Run)
 			if j.clients != nil {
@@ -443,6 +449,15 @@ func (j *job) run(ctx context.Context, hooks Hooks) error {
 		}
 	}
 	return err
+}
+
+// vacuumWork is autovacuum's work so far: the scheduler's vacuum actor in
+// simulated mode, the database's background vacuum in real mode.
+func (j *job) vacuumWork() sched.Maintenance {
+	if j.sched != nil {
+		return j.sched.Vacuum()
+	}
+	return sched.Maintenance{Meter: j.db.VacuumMeter()}
 }
 
 // reportTier adds the remote tier's section, if there is a backend: what

@@ -39,6 +39,9 @@ type Report struct {
 	Recovery *Recovery `json:"recovery,omitempty"`
 	// Purge is the purge of the versions' undo logs over the run.
 	Purge *Purge `json:"purge,omitempty"`
+	// Vacuum is autovacuum's work on versioned heap tables over the run
+	// (nil when no table keeps heap versions).
+	Vacuum *Vacuum `json:"vacuum,omitempty"`
 	// Sim is simulated mode's own section: the modeled hardware and how
 	// busy it was.
 	Sim    *Sim     `json:"sim,omitempty"`
@@ -389,6 +392,35 @@ type Purge struct {
 	ActorSteps       int64 `json:"actor_steps,omitempty"`
 	ActorPurged      int64 `json:"actor_purged,omitempty"`
 	MaxHistoryLength int64 `json:"max_history_length,omitempty"`
+}
+
+// Vacuum is autovacuum's work over the run on the heap tables that keep
+// PostgreSQL's row versions (the background goroutine in real mode, the
+// scheduler's vacuum actor in simulated mode): engine.Meter's Vacuum
+// counters, the run's difference.
+type Vacuum struct {
+	// Runs counts table passes; Pages the heap pages they scanned,
+	// PagesPruned those a prune changed.
+	Runs        int64 `json:"runs"`
+	Pages       int64 `json:"pages"`
+	PagesPruned int64 `json:"pages_pruned"`
+	// TuplesRemoved counts the versions whose storage the passes freed,
+	// IndexEntriesRemoved the index entries they removed, DeadTuples the
+	// dead versions the passes found still on their pages afterwards
+	// (summed over the passes).
+	TuplesRemoved       int64 `json:"tuples_removed"`
+	IndexEntriesRemoved int64 `json:"index_entries_removed"`
+	DeadTuples          int64 `json:"dead_tuples_left"`
+	// ActorSteps counts the simulated vacuum actor's steps (0 in real
+	// mode).
+	ActorSteps int64 `json:"actor_steps,omitempty"`
+}
+
+// NewVacuum is the Vacuum section of m's Vacuum counters.
+func NewVacuum(m *engine.Meter, actorSteps int64) *Vacuum {
+	return &Vacuum{Runs: m.VacuumRuns, Pages: m.VacuumPages, PagesPruned: m.VacuumPagesPruned,
+		TuplesRemoved: m.VacuumTuplesRemoved, IndexEntriesRemoved: m.VacuumIndexEntriesRemoved,
+		DeadTuples: m.VacuumDeadTuples, ActorSteps: actorSteps}
 }
 
 // Tier is the remote tier's activity during the run: what the

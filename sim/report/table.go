@@ -185,6 +185,14 @@ func (r *Report) WriteTable(w io.Writer) error {
 		}
 		b.WriteString("\n")
 	}
+	if v := r.Vacuum; v != nil {
+		fmt.Fprintf(&b, "\nVACUUM: %d table passes scanned %d heap pages, pruned %d, removed %d versions and %d index entries, and found %d dead versions they could not remove yet (a sum over the passes)",
+			v.Runs, v.Pages, v.PagesPruned, v.TuplesRemoved, v.IndexEntriesRemoved, v.DeadTuples)
+		if v.ActorSteps > 0 {
+			fmt.Fprintf(&b, " (the vacuum actor took %d steps)", v.ActorSteps)
+		}
+		b.WriteString("\n")
+	}
 	if l := r.Log; l != nil {
 		fmt.Fprintf(&b, "\nREDO LOG: %d records, %s, %d syncs for %d synced commits, %d checkpoints\n",
 			l.Records, FormatBytes(l.Bytes), l.Syncs, l.SyncedCommits, l.Checkpoints)

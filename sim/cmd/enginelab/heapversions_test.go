@@ -1,9 +1,12 @@
 package main
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/enginelab/enginelab/sim/report"
 )
 
 // TestTPCCHeapVersionsClustered: --heap-versions with the clustered
@@ -31,11 +34,28 @@ func TestTPCCHeapVersionsDir(t *testing.T) {
 	require.Contains(t, errs, "invalid configuration: --heap-versions runs in memory only for now, not with --dir")
 }
 
-// TestTPCCHeapVersionsJSON: a short sim-mode run with heap versions on
-// records them in the report's config.
+// TestTPCCHeapVersionsJSON: a short simulated run with heap versions on
+// records them in the report's config, and the report has autovacuum's
+// section: the scheduler's vacuum actor took steps and vacuumed pages (a
+// district's ten rows pass autovacuum's threshold of 52 dead versions
+// within the run). The clustered organization keeps no heap versions, so
+// its report has no such section.
 func TestTPCCHeapVersionsJSON(t *testing.T) {
-	st, out, errs := enginelab("tpcc", "--org", "heap-rowptr", "--heap-versions", "--isolation", "repeatable-read",
+	st, out, errs := enginelab("tpcc", "--mode", "sim", "--org", "heap-rowptr", "--heap-versions", "--isolation", "repeatable-read",
 		"--scale", "small", "--duration", "1s", "--json")
 	require.Equal(t, 0, st, errs)
 	require.Contains(t, out, `"heap_versions": true`)
+	var rep report.Report
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	require.NotNil(t, rep.Vacuum, "the vacuum section")
+	require.Positive(t, rep.Vacuum.ActorSteps)
+	require.Positive(t, rep.Vacuum.Runs)
+	require.Positive(t, rep.Vacuum.Pages)
+	require.GreaterOrEqual(t, rep.Vacuum.Pages, rep.Vacuum.PagesPruned)
+
+	st, out, errs = enginelab("tpcc", "--mode", "sim", "--scale", "small", "--duration", "100ms", "--json")
+	require.Equal(t, 0, st, errs)
+	rep = report.Report{}
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	require.Nil(t, rep.Vacuum, "clustered: no heap versions, no vacuum section")
 }
