@@ -574,7 +574,9 @@ func Open(o *Options) (*DB, error) {
 	if opts.Purge == PurgeBackground {
 		db.startPurger()
 	}
-	if opts.Vacuum == VacuumBackground && opts.HeapVersions {
+	if opts.Vacuum == VacuumBackground && (opts.HeapVersions || db.anyVersioned()) {
+		// A stored database opened without HeapVersions still has its
+		// versioned tables, and they still need vacuum.
 		db.startVacuumer()
 	}
 	if !dblwr && dw != nil {
@@ -752,6 +754,18 @@ func (db *DB) Table(name string) (*TableHandle, error) {
 		return nil, fmt.Errorf("%w: %s", ErrUnknownTable, name)
 	}
 	return t, nil
+}
+
+// anyVersioned reports whether some table keeps row versions.
+func (db *DB) anyVersioned() bool {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	for _, t := range db.mu.tables {
+		if t.versioned() {
+			return true
+		}
+	}
+	return false
 }
 
 // Tables returns the names of the tables, sorted.

@@ -111,6 +111,11 @@ func (t *TableHandle) Name() string { return t.info.def.Name }
 // Org returns the table's organization.
 func (t *TableHandle) Org() Org { return t.org }
 
+// Versioned reports whether the table keeps PostgreSQL's row versions
+// (Options.HeapVersions when it was created): a stored table keeps the
+// choice it was created with, whatever the Options it is opened with.
+func (t *TableHandle) Versioned() bool { return t.versioned() }
+
 // Schema returns a copy of the table's declaration (its Org resolved).
 func (t *TableHandle) Schema() Table {
 	d := cloneTable(*t.info.def)

@@ -102,7 +102,10 @@ type TPCCConfig struct {
 	// versions (--heap-versions, engine.Options.HeapVersions): plain
 	// reads under read committed and repeatable read read a snapshot
 	// without locks. Refused with the clustered organization, whose
-	// versions are InnoDB's undo records already (Validate).
+	// versions are InnoDB's undo records already (Validate). A job on a
+	// stored database without a load takes the stored tables' choice
+	// (adoptStored); HeapVersions set on one loaded without versions is
+	// refused.
 	HeapVersions bool
 	// Dir keeps the database in a directory; "" keeps it in memory.
 	Dir string
@@ -266,12 +269,9 @@ func (c *TPCCConfig) Validate() error {
 		return err
 	}
 	switch {
-	case c.HeapVersions && c.Dir != "":
-		// The stored catalog records which tables keep versions; a run
-		// of a stored database does not read it back into its report
-		// yet, so the setting stays in memory until it does.
-		return fmt.Errorf("sim: %w: --heap-versions runs in memory only for now, not with --dir", ErrInvalidConfig)
-	case c.HeapVersions && (c.Org == engine.OrgDefault || c.Org == engine.Clustered):
+	case c.HeapVersions && (c.Org == engine.Clustered || c.Org == engine.OrgDefault && p.Load):
+		// Without a load the default organization is the stored one,
+		// which adoptStored checks.
 		return fmt.Errorf("sim: %w: --heap-versions needs a heap organization (heap-rowptr or heap-pk): clustered tables keep their versions in undo already", ErrInvalidConfig)
 	case !p.Load && !p.Run && !p.Check:
 		return fmt.Errorf("sim: %w: nothing to do (no phase)", ErrInvalidConfig)

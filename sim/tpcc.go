@@ -137,6 +137,12 @@ func (c *TPCCConfig) adoptStored() (engine.RecoveryStats, error) {
 		return rec, fmt.Errorf("sim: %w: --scale %v, but the database in %s was loaded at %v scale", ErrInvalidConfig, c.Scale, c.Dir, l.Scale)
 	}
 	c.Scale = l.Scale
+	// The tables keep the choice they were created with (the catalog
+	// records it), whatever the options of a later open say.
+	if c.HeapVersions && !l.HeapVersions {
+		return rec, fmt.Errorf("sim: %w: HeapVersions (--heap-versions), but the database in %s was loaded without heap versions: its tables keep the choice they were created with", ErrInvalidConfig, c.Dir)
+	}
+	c.HeapVersions = l.HeapVersions
 	return rec, c.Validate()
 }
 

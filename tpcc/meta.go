@@ -39,6 +39,12 @@ type Loaded struct {
 	Constants Constants
 	Org       engine.Org
 	LoadTime  time.Time
+	// HeapVersions says the tables keep PostgreSQL's row versions
+	// (engine.Options.HeapVersions at the load). It is not a setting of
+	// ConfigTable: the catalog records it per table, and ReadLoaded
+	// reads STOCK's (ConfigTable itself has the database's default
+	// organization, not the load's).
+	HeapVersions bool
 }
 
 func configTable() engine.Table {
@@ -137,5 +143,10 @@ func ReadLoaded(db *engine.DB) (Loaded, error) {
 		return Loaded{}, fmt.Errorf("%w: %s: %w", ErrNotLoaded, ConfigTable, err)
 	}
 	l.Scale = l.Scale.canonical()
+	st, err := db.Table(Stock)
+	if err != nil {
+		return Loaded{}, fmt.Errorf("%w: %w", ErrNotLoaded, err)
+	}
+	l.HeapVersions = st.Versioned()
 	return l, nil
 }

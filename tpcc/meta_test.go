@@ -34,6 +34,12 @@ func TestReadLoadedScale(t *testing.T) {
 		t.Cleanup(func() { _ = db.Close() })
 		h, err := db.CreateTable(configTable())
 		require.NoError(t, err)
+		for _, def := range Tables(engine.Clustered) {
+			if def.Name == Stock {
+				_, err := db.CreateTable(def)
+				require.NoError(t, err)
+			}
+		}
 		tx := db.Begin(nil)
 		for _, kv := range append([][2]string{{"warehouses", "2"}, {"seed", "5"}, {"nurand_c_last", "1"}, {"nurand_c_id", "2"},
 			{"nurand_ol_i_id", "3"}, {"org", "clustered"}, {"load_time", "2025-01-01T00:00:00Z"}}, extra...) {

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/enginelab/enginelab/sim"
 	"github.com/enginelab/enginelab/sim/report"
 )
 
@@ -24,14 +27,36 @@ func TestTPCCHeapVersionsClustered(t *testing.T) {
 	}
 }
 
-// With --dir, --heap-versions is refused before any work: a stored
-// database's report would not say which of its tables keep versions.
+// TestTPCCHeapVersionsDir: a database loaded into a directory with
+// --heap-versions keeps its versioned tables; a later run on it, without
+// the flag, takes the stored tables' choice (the catalog records it per
+// table), so its report says heap versions and has the vacuum section,
+// and the check after it passes. --heap-versions on a database loaded
+// without versions is refused before any work: the flag cannot change
+// stored tables.
 func TestTPCCHeapVersionsDir(t *testing.T) {
-	dir := t.TempDir()
-	st, out, errs := enginelab("tpcc", "--org", "heap-rowptr", "--heap-versions", "--dir", dir, "--scale", "small", "--duration", "1s")
-	require.Equal(t, 2, st, errs)
-	require.Empty(t, out)
-	require.Contains(t, errs, "invalid configuration: --heap-versions runs in memory only for now, not with --dir")
+	dir := t.TempDir() + "/db"
+	st, _, errs := enginelab("tpcc", "load", "--org", "heap-rowptr", "--heap-versions", "--dir", dir, "--scale", "small", "--sync-commit=false")
+	require.Equal(t, 0, st, errs)
+	st, out, errs := enginelab("tpcc", "run", "--mode", "sim", "--dir", dir, "--duration", "1s", "--json")
+	require.Equal(t, 0, st, errs)
+	var rep report.Report
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	require.True(t, rep.Config.HeapVersions, "the stored tables' choice")
+	require.NotNil(t, rep.Vacuum, "the vacuum section")
+	require.Positive(t, rep.Vacuum.Runs)
+	require.NotNil(t, rep.Check, "the check after the run")
+	require.True(t, rep.Check.Passed(), "%+v", rep.Check.Failed())
+
+	plain := t.TempDir() + "/db"
+	st, _, errs = enginelab("tpcc", "load", "--org", "heap-rowptr", "--dir", plain, "--scale", "small", "--sync-commit=false")
+	require.Equal(t, 0, st, errs)
+	st, _, errs = enginelab("tpcc", "run", "--heap-versions", "--dir", plain, "--duration", "1s")
+	require.Equal(t, 2, st, "run takes the stored choice, it has no --heap-versions: %s", errs)
+	_, err := sim.TPCC(context.Background(), sim.TPCCConfig{Dir: plain, Phases: sim.Phases{Run: true}, HeapVersions: true,
+		Terminals: 1, Duration: time.Second}, sim.Hooks{})
+	require.ErrorIs(t, err, sim.ErrInvalidConfig)
+	require.ErrorContains(t, err, "HeapVersions (--heap-versions), but the database in "+plain+" was loaded without heap versions")
 }
 
 // TestTPCCHeapVersionsJSON: a short simulated run with heap versions on

@@ -155,6 +155,7 @@ func newTPCCFlags(sub string, stderr io.Writer) *tpccFlags {
 		fs.Var(&f.scale, "scale", "the population: full (the specification's: 100,000 items, 3,000 customers and orders a district) or small (a tenth: 10,000 items, 300 customers and orders a district; the same transactions, for tests and quick trials); stored with the load, which run, check and export follow")
 		f.org = choice{"clustered", []string{"clustered", "heap-rowptr", "heap-pk"}}
 		fs.Var(&f.org, "org", "table organization: clustered (InnoDB: secondaries carry the primary key), heap-rowptr (PostgreSQL: secondaries carry row pointers), heap-pk (heap, secondaries carry the primary key)")
+		fs.BoolVar(&f.heapVersions, "heap-versions", false, "heap-rowptr and heap-pk tables keep PostgreSQL's row versions (HOT updates, a commit log, vacuum): plain reads under read-committed and repeatable-read read their snapshot without locks, and under repeatable-read a write to a row changed since the snapshot is a serialization failure, retried and counted. Refused with --org clustered, whose versions are undo records already. Stored with the load, which run, check and export follow")
 		fs.IntVar(&f.pageSize, "page-size", 16<<10, fmt.Sprintf("page size in bytes, a power of two from %d to %d", page.MinSize, page.MaxSize))
 	}
 	if load || run {
@@ -184,7 +185,6 @@ func newTPCCFlags(sub string, stderr io.Writer) *tpccFlags {
 		fs.Var(&f.isolation, "isolation", "the terminals' isolation level: repeatable-read (InnoDB's default: plain reads of clustered tables read one snapshot without locks, FOR UPDATE reads and writes lock), serializable (strict two-phase locking, reads take shared locks) or read-committed (a snapshot per statement); heap tables lock their reads at every level unless --heap-versions is given, when their plain reads under read-committed and repeatable-read read their snapshot without locks")
 		f.lockRel = choice{"", []string{"true", "false"}}
 		fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the run phase (warm-up and measured interval, not the load or the check) to this `file`, for go tool pprof")
-		fs.BoolVar(&f.heapVersions, "heap-versions", false, "heap-rowptr and heap-pk tables keep PostgreSQL's row versions (HOT updates, a commit log, vacuum): plain reads under read-committed and repeatable-read read their snapshot without locks, and under repeatable-read a write to a row changed since the snapshot is a serialization failure, retried and counted. Refused with --org clustered, whose versions are undo records already. In memory only for now: refused with --dir")
 		fs.Var(&f.lockRel, "early-lock-release", "true: a commit releases its locks and becomes visible before its log sync (InnoDB); false: after it (PostgreSQL); empty, the default: the organization's (true for clustered, false for the heap organizations). Both are crash-safe: a read-only commit waits for the log to be durable up to the commits made visible before it")
 	}
 	if sub != "export" {
