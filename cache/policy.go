@@ -11,15 +11,20 @@ type replacer interface {
 	// insert adds a frame that was just filled with a page.
 	insert(f *Page, now time.Time)
 	// access records a hit on a resident frame. It reads the clock only if
-	// its decision depends on the time (a hot path: most hits do not).
-	access(f *Page, clock Clock)
-	// quiet reports that access(f, clock) would change nothing. Unlike
-	// the other methods it is called without the pool's lock, on a
-	// pinned frame, so it reads only what is safe to read so (atomics,
+	// its decision depends on the time (a hot path: most hits do not),
+	// and not even then when aged is true: the caller has already seen
+	// the page's age reach the policy's threshold (quiet's aged), which,
+	// the clock being monotonic and a pinned page's load time fixed,
+	// stays true.
+	access(f *Page, clock Clock, aged bool)
+	// quiet reports that access(f, clock, false) would change nothing.
+	// Unlike the other methods it is called without the pool's lock, on
+	// a pinned frame, so it reads only what is safe to read so (atomics,
 	// and what does not change while the frame holds its page); a stale
 	// answer costs an access under the lock, or a hit that does not move
-	// a page another hit just moved.
-	quiet(f *Page, clock Clock) bool
+	// a page another hit just moved. aged says it read the clock and
+	// found the page's age at or past the threshold, for access.
+	quiet(f *Page, clock Clock) (q, aged bool)
 	// remove drops a frame (its page was evicted or dropped).
 	remove(f *Page)
 	// victim returns the least valuable frame for which ok is true, or nil.
@@ -137,7 +142,7 @@ func (r *lru) insert(f *Page, _ time.Time) {
 	f.lruPos = r.clock
 	r.l.pushFront(f)
 }
-func (r *lru) access(f *Page, _ Clock) {
+func (r *lru) access(f *Page, _ Clock, _ bool) {
 	if r.l.head != f {
 		r.l.remove(f)
 		r.clock++
@@ -148,7 +153,7 @@ func (r *lru) access(f *Page, _ Clock) {
 
 // quiet: plain LRU moves every page it finds away from the head, and
 // which page is at the head changes under the lock, so a hit takes it.
-func (r *lru) quiet(*Page, Clock) bool          { return false }
+func (r *lru) quiet(*Page, Clock) (bool, bool)  { return false, false }
 func (r *lru) recentLimit() uint64              { return recentLimitOf(r.l.n, r.l.head) }
 func (r *lru) remove(f *Page)                   { r.l.remove(f) }
 func (r *lru) victim(ok func(*Page) bool) *Page { return r.l.victimFromTail(ok) }
@@ -210,10 +215,10 @@ func (r *midpoint) recentLimit() uint64 {
 	return recentLimitOf(r.young.n+r.old.n, head)
 }
 
-func (r *midpoint) access(f *Page, clock Clock) {
+func (r *midpoint) access(f *Page, clock Clock, aged bool) {
 	switch f.list {
 	case &r.old:
-		if clock.Now().Sub(f.loadedAt) < r.oldTime {
+		if !aged && since(clock, f.loadedAt) < r.oldTime {
 			return
 		}
 		r.old.remove(f)
@@ -243,11 +248,24 @@ func (r *midpoint) youngRecent(f *Page) bool {
 
 // quiet is access's decision without its moves: a page on the old
 // sublist read in less than oldTime ago, or a young page that is recent.
-func (r *midpoint) quiet(f *Page, clock Clock) bool {
+func (r *midpoint) quiet(f *Page, clock Clock) (q, aged bool) {
 	if f.old.Load() {
-		return clock.Now().Sub(f.loadedAt) < r.oldTime
+		q = since(clock, f.loadedAt) < r.oldTime
+		return q, !q
 	}
-	return r.youngRecent(f)
+	return r.youngRecent(f), false
+}
+
+// since is clock.Now().Sub(t). On the real clock it reads the monotonic
+// clock alone (time.Since), which is what Sub would use of a time.Now
+// anyway, t having come from one: it is the same duration at about half
+// the cost of reading the wall clock too, and a hit on an old page reads
+// it.
+func since(clock Clock, t time.Time) time.Duration {
+	if _, ok := clock.(RealClock); ok {
+		return time.Since(t)
+	}
+	return clock.Now().Sub(t)
 }
 
 // remove does not rebalance: an eviction is followed by an insert at the

@@ -1015,7 +1015,7 @@ func (p *Pool) load(m *Meter, r *Reservation, id page.ID, create bool, k page.Ki
 			}
 			first := false
 			if readAhead == raNone {
-				p.repl.access(f, p.clock)
+				p.repl.access(f, p.clock, false)
 				first = p.firstAccessLocked(f)
 			}
 			p.mu.Unlock()
@@ -1155,9 +1155,14 @@ func (p *Pool) hit(m *Meter, id page.ID) (f *Page, first, ok bool) {
 	if !pinned {
 		return nil, false, false
 	}
-	if f.firstAccess.Load() == 0 || !p.repl.quiet(f, p.clock) {
+	unseen := f.firstAccess.Load() == 0
+	q, aged := false, false
+	if !unseen {
+		q, aged = p.repl.quiet(f, p.clock)
+	}
+	if unseen || !q {
 		p.mu.Lock()
-		p.repl.access(f, p.clock)
+		p.repl.access(f, p.clock, aged)
 		first = p.firstAccessLocked(f)
 		p.mu.Unlock()
 	}
