@@ -672,6 +672,10 @@ func (db *DB) CreateTable(def Table) (*TableHandle, error) {
 	if def.Org > HeapPrimaryKey {
 		return nil, fmt.Errorf("%w: table %s: organization %s", ErrSchema, def.Name, def.Org)
 	}
+	if def.Org == Clustered && def.FillFactor != 0 && def.FillFactor != DefaultFillFactor {
+		return nil, fmt.Errorf("%w: table %s: fill factor %d (only heap tables take one)",
+			ErrFillFactorClustered, def.Name, def.FillFactor)
+	}
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	if db.mu.closed {

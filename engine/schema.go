@@ -3,6 +3,8 @@ package engine
 import (
 	"errors"
 	"fmt"
+
+	"github.com/enginelab/enginelab/heap"
 )
 
 // Schema errors: returned before anything is created or changed. Each
@@ -18,6 +20,20 @@ var (
 	ErrNullablePrimaryKey = fmt.Errorf("%w: primary key column may be NULL", ErrSchema)
 	ErrNoPrimaryKey       = fmt.Errorf("%w: no primary key", ErrSchema)
 	ErrBadColumn          = fmt.Errorf("%w: bad column definition", ErrSchema)
+
+	// ErrBadFillFactor means a Table.FillFactor other than 0 (the
+	// default) and MinFillFactor to DefaultFillFactor.
+	ErrBadFillFactor = fmt.Errorf("%w: fill factor out of range", ErrSchema)
+	// ErrFillFactorClustered means a fill factor other than the default
+	// on a clustered table, where it has no meaning (see Table.FillFactor).
+	ErrFillFactorClustered = fmt.Errorf("%w: fill factor on a clustered table", ErrSchema)
+)
+
+// Fill factor bounds (Table.FillFactor), PostgreSQL's for a heap:
+// HEAP_MIN_FILLFACTOR and HEAP_DEFAULT_FILLFACTOR.
+const (
+	MinFillFactor     = heap.MinFillFactor
+	DefaultFillFactor = heap.DefaultFillFactor
 )
 
 // Value errors: a row or key that does not fit its schema. Nothing is
@@ -104,6 +120,24 @@ type Table struct {
 	Indexes    []Index
 	// Org is the table's organization; OrgDefault takes the database's.
 	Org Org
+	// FillFactor is the percentage of a heap page that inserts fill,
+	// PostgreSQL's CREATE TABLE ... WITH (fillfactor = N): MinFillFactor
+	// to DefaultFillFactor, 0 meaning DefaultFillFactor (pages filled).
+	// The rest of each page is kept for the later versions of its rows:
+	// an update whose new version fits on its row's page goes there,
+	// reserve included (a HOT update when no indexed column changed, with
+	// Options.HeapVersions), while an insert, and an update that must
+	// leave its page, choose only a page with the row and the reserve
+	// free (heap.Heap.SetFillFactor has the rule). The catalog keeps it,
+	// so a reopened database fills pages as before.
+	//
+	// It applies to both heap organizations. A clustered table accepts
+	// only 0 or DefaultFillFactor and refuses any other value with
+	// ErrFillFactorClustered: InnoDB has no per-table fill factor for its
+	// clustered index (innodb_fill_factor sets the fill of sorted index
+	// builds only, which this engine does not do; its B+tree pages fill
+	// as their splits leave them).
+	FillFactor int `json:",omitempty"`
 }
 
 // validate checks the declaration and resolves column names to positions.
@@ -139,6 +173,10 @@ func (t *Table) validate() (*tableInfo, error) {
 	}
 	if len(t.PrimaryKey) == 0 {
 		return nil, fmt.Errorf("%w: table %s", ErrNoPrimaryKey, t.Name)
+	}
+	if ff := t.FillFactor; ff != 0 && heap.CheckFillFactor(ff) != nil {
+		return nil, fmt.Errorf("%w: table %s: fill factor %d, want %d to %d (0: %d)",
+			ErrBadFillFactor, t.Name, ff, MinFillFactor, DefaultFillFactor, DefaultFillFactor)
 	}
 	var err error
 	if info.pk, err = info.resolve("primary key", t.PrimaryKey); err != nil {

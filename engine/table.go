@@ -58,6 +58,9 @@ func (db *DB) openTable(e *catalogEntry) (*TableHandle, error) {
 		// entry across HOT chains (heapmvcc.go): pruning must keep
 		// each chain's last version, whose ctid names the next.
 		t.heap.SetKeepChainTails(e.Versioned)
+		if err := t.heap.SetFillFactor(t.FillFactor()); err != nil {
+			return nil, fmt.Errorf("engine: catalog entry of table %s: %w", def.Name, err)
+		}
 		if e.Versioned {
 			t.vac = new(vacState)
 		}
@@ -107,6 +110,15 @@ func (t *TableHandle) index(name string) (*index, error) {
 
 // Name returns the table's name.
 func (t *TableHandle) Name() string { return t.info.def.Name }
+
+// FillFactor returns the percentage of a heap page that inserts fill
+// (Table.FillFactor, DefaultFillFactor when it was left 0).
+func (t *TableHandle) FillFactor() int {
+	if ff := t.info.def.FillFactor; ff != 0 {
+		return ff
+	}
+	return DefaultFillFactor
+}
 
 // Org returns the table's organization.
 func (t *TableHandle) Org() Org { return t.org }

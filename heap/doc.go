@@ -82,7 +82,10 @@
 //
 // An insert tries, in order: the target page (an in-memory hint, the page
 // the last search or allocation chose), the lowest-numbered page whose FSM
-// category promises room, and a new page. As in PostgreSQL, an insert does
+// category promises room, and a new page; "room" is the row plus the fill
+// factor's reserve (SetFillFactor, fillfactor.go: PostgreSQL's fillfactor,
+// which inserts and moving updates leave free for the versions of the rows
+// already on a page). As in PostgreSQL, an insert does
 // not touch the FSM: a page being filled keeps a byte that is too high,
 // and the insert that finds it full records its real category
 // (RecordAndGetPageWithFreeSpace) before searching. Updates and deletes,

@@ -68,6 +68,13 @@ type Heap struct {
 	// keepTails makes pruning keep the last version of a HOT chain that
 	// is dead to all (see SetKeepChainTails).
 	keepTails atomic.Bool
+
+	// saveFree is the fill factor's reserve in bytes, what an insert
+	// leaves free on a page for later versions (fillfactor.go); 0 at the
+	// default fill factor. fillFactor is the percentage it came from (0:
+	// the default).
+	saveFree   atomic.Int32
+	fillFactor atomic.Int32
 }
 
 // maxSearchTries bounds how many FSM candidates an insert tries before it
@@ -400,17 +407,20 @@ func (h *Heap) insertLatched(mt *cache.Mtr, pg *cache.Page, row []byte) (RowPtr,
 // committed at once in mtrs of their own, so that mt holds no FSM latch
 // while place goes on latching heap pages and the meta page.
 func (h *Heap) place(mt *cache.Mtr, n int, above uint32) (*cache.Page, fsmRef, error) {
+	// Every page found is judged by the room the row needs plus the fill
+	// factor's reserve; a new page holds the row whatever the reserve.
+	need := h.targetFree(n)
 	if t := h.target.Load(); t > above && t < h.highWater.Load() {
 		// Inserts into the target left its FSM byte high: when it is
 		// full, tryPage records what it really has before we look
 		// elsewhere (PostgreSQL's RecordAndGetPageWithFreeSpace).
-		pg, err := h.tryPage(mt, t, n)
+		pg, err := h.tryPage(mt, t, need)
 		if pg != nil || err != nil {
 			return pg, fsmRef{}, err
 		}
 	}
 
-	minCat := h.minCategory(n)
+	minCat := h.minCategory(need)
 	from := above + 1
 	for range maxSearchTries {
 		no, ok, err := h.fsmSearch(mt, minCat, from)
@@ -420,7 +430,7 @@ func (h *Heap) place(mt *cache.Mtr, n int, above uint32) (*cache.Page, fsmRef, e
 		if !ok {
 			break
 		}
-		pg, err := h.tryPage(mt, no, n)
+		pg, err := h.tryPage(mt, no, need)
 		if err != nil {
 			return nil, fsmRef{}, err
 		}

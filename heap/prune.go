@@ -411,11 +411,11 @@ func (h *Heap) Prune(m Account, no uint32, horizon uint64, cs CommitStatus) (Pru
 // PruneOpt is heap_page_prune_opt, the prune on access: it prunes page no
 // only if the page's prune hint (pd_prune_xid, see Heap.pruneXid) is set
 // and older than horizon, so that something on it may be dead, and the
-// page is short of room, less than a tenth of the page free
-// (PostgreSQL's max(fillfactor target, BLCKSZ/10) at the default fill
-// factor), and only under the cleanup lock: the exclusive latch and no
-// other pin on the page; a page another goroutine holds is skipped
-// (HeapPruneSkipped), not waited for. The hint is read without the latch,
+// page is short of room: less free than the fill factor's reserve or a
+// tenth of the page, whichever is more (PostgreSQL's minfree,
+// max(RelationGetTargetPageFreeSpace, BLCKSZ/10)), and only under the
+// cleanup lock: the exclusive latch and no other pin on the page; a page
+// another goroutine holds is skipped (HeapPruneSkipped), not waited for. The hint is read without the latch,
 // as PostgreSQL reads pd_prune_xid; the free-space test is made under the
 // latch (a Go RWMutex has no cheaper look). A prune, or a look that found
 // nothing to prune, sets the hint to the oldest deleter of a version on
@@ -511,7 +511,7 @@ func (h *Heap) prune(m Account, no uint32, horizon uint64, cs CommitStatus, opt 
 		return res, h.badHeader(no, b)
 	}
 	res.FreeBefore, res.FreeAfter = b.free(), b.free()
-	if opt && b.free() >= h.pageSize/10 {
+	if opt && b.free() >= h.pruneMinFree() {
 		mt.Release(pg, false)
 		return res, nil
 	}

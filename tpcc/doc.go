@@ -23,8 +23,10 @@
 //	report, _ := tpcc.Check(db, tpcc.CheckConfig{})
 //	fmt.Println(stats.TpmC(), report.Passed())
 //
-// Load fills the nine tables (Tables gives their declarations) and writes
-// ConfigTable (tpcc_config) last; ReadLoaded reads it back, so a run or a
+// Load fills the nine tables (Tables gives their declarations; in the heap
+// organizations six of them keep room on each page for later row
+// versions, BenchmarkSQL's PostgreSQL fill factors, KitFillFactor) and
+// writes ConfigTable (tpcc_config) last; ReadLoaded reads it back, so a run or a
 // check on a stored database knows its warehouses, scale and the load's
 // NURand constants. Run starts the terminals; Check verifies the
 // consistency conditions; Export writes every table as CSV, for the

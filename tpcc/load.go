@@ -189,7 +189,14 @@ func Load(ctx context.Context, db *engine.DB, cfg LoadConfig) (LoadReport, error
 	start := time.Now()
 	l := newLoader(db, cfg)
 	cfg = l.cfg
-	for _, def := range TablesWith(cfg.Org, cfg.WideCustomerKey) {
+	// The database's default organization, resolved here, so that the
+	// heap tables get their fill factors (TablesWith) however the heap
+	// organization was chosen.
+	org := cfg.Org
+	if org == engine.OrgDefault {
+		org = db.Options().DefaultOrg
+	}
+	for _, def := range TablesWith(org, cfg.WideCustomerKey) {
 		def.Indexes = append(def.Indexes, cfg.ExtraIndexes[def.Name]...)
 		h, err := db.CreateTable(def)
 		if err != nil {
@@ -247,10 +254,6 @@ func Load(ctx context.Context, db *engine.DB, cfg LoadConfig) (LoadReport, error
 	}
 	if stats.TotalRows != total { // a bug in plan or in a lane, not in the data
 		return LoadReport{}, fmt.Errorf("tpcc: load: inserted %d rows, planned %d", stats.TotalRows, total)
-	}
-	org := cfg.Org
-	if org == engine.OrgDefault {
-		org = l.t[tItem].Org()
 	}
 	if err := writeLoaded(db, Loaded{Warehouses: cfg.Warehouses, Scale: cfg.Scale.canonical(), Seed: cfg.Seed,
 		Constants: l.c, Org: org, LoadTime: cfg.LoadTime}); err != nil {

@@ -812,3 +812,36 @@ func BenchmarkLoad(b *testing.B) {
 		})
 	}
 }
+
+// TestKitFillFactor: the heap organizations' tables carry the kit's fill
+// factors (KitFillFactor, BenchmarkSQL's), the others and the clustered
+// organization's fill their pages; a load into a database whose default
+// organization is a heap resolves it and sets them too.
+func TestKitFillFactor(t *testing.T) {
+	want := map[string]int{Warehouse: 50, District: 79, Customer: 90, Stock: 95, Orders: 85, OrderLine: 85,
+		History: 0, NewOrder: 0, Item: 0}
+	for _, org := range []engine.Org{engine.Clustered, engine.HeapRowPointer, engine.HeapPrimaryKey} {
+		for _, def := range Tables(org) {
+			if org == engine.Clustered {
+				require.Zero(t, def.FillFactor, def.Name)
+				continue
+			}
+			require.Equal(t, want[def.Name], def.FillFactor, "%s %s", org, def.Name)
+		}
+	}
+	db, err := engine.Open(&engine.Options{DefaultOrg: engine.HeapPrimaryKey, Options: cache.Options{PoolSize: 64 << 20},
+		Commit: engine.NoSyncCommit})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, db.Close()) }()
+	_, err = Load(context.Background(), db, LoadConfig{Warehouses: 1, Scale: SmallScale, Seed: testSeed})
+	require.NoError(t, err)
+	for name, ff := range want {
+		h, err := db.Table(name)
+		require.NoError(t, err)
+		require.Equal(t, engine.HeapPrimaryKey, h.Org())
+		if ff == 0 {
+			ff = engine.DefaultFillFactor
+		}
+		require.Equal(t, ff, h.FillFactor(), name)
+	}
+}

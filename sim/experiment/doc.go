@@ -5,15 +5,17 @@
 //
 // # What an experiment does
 //
-// The sides of a question (two to four sim.TPCCConfig jobs that differ in
+// The sides of a question (two to six sim.TPCCConfig jobs that differ in
 // one setting: the organization, a client profile, an index, the remote
-// tier...) run one after another in simulated mode with one seed, each on
-// its own in-memory database loaded from that seed, so every side starts
-// from the same pages. They are printed side by side with their ratios
-// (report.Comparison), and their difference is explained from the meters:
-// for each transaction type, how each share of the modeled mean response
-// time moved, and which counters changed most per transaction, with the
-// time each accounts for at its unqueued price on the side's hardware.
+// tier...; hot-index compares pairs, without and with its index, in three
+// organizations) run one after another in simulated mode with one seed,
+// each on its own in-memory database loaded from that seed, so every side
+// starts from the same pages. They are printed side by side with their
+// ratios (report.Comparison), and their difference is explained from the
+// meters: for each transaction type, how each share of the modeled mean
+// response time moved, and which counters changed most per transaction,
+// with the time each accounts for at its unqueued price on the side's
+// hardware.
 // Each experiment states the direction it expects and says whether it
 // held; where a published figure exists for the same question (Waffle
 // Grid's, for io-bound), it is printed as context, labeled, and nothing is

@@ -350,6 +350,11 @@ var counters = func() []counter {
 		{"rows returned", v(hw.EventRowReturned), cpuCost(hw.EventRowReturned)},
 		{"index entries written", v(hw.EventIndexEntryWritten), cpuCost(hw.EventIndexEntryWritten)},
 		{"index entries deleted", v(hw.EventIndexEntryDeleted), cpuCost(hw.EventIndexEntryDeleted)},
+		// A versioned heap's updates, HOT or not: what they cost is
+		// priced through the pages, index entries and log they cause,
+		// so the counts themselves are free.
+		{"HOT updates", func(m *engine.Meter) int64 { return m.HeapHOTUpdates }, func(*hw.Machine, int64) float64 { return 0 }},
+		{"non-HOT updates", func(m *engine.Meter) int64 { return m.HeapNonHOTUpdates }, func(*hw.Machine, int64) float64 { return 0 }},
 		{"log records", v(hw.EventLogRecord), cpuCost(hw.EventLogRecord)},
 		{"log bytes", v(hw.EventLogByte), cpuCost(hw.EventLogByte)},
 		{"lock requests", v(hw.EventLockRequest), cpuCost(hw.EventLockRequest)},

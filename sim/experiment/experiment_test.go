@@ -66,6 +66,23 @@ func TestExperimentsDirectionsHold(t *testing.T) {
 					} else {
 						require.Contains(t, table.String(), "simulated: 1 warehouse(s), ", "full scale goes unsaid")
 					}
+					if tc.name == "hot-index" {
+						// The heap sides with versions: HOT and non-HOT
+						// updates side by side, and both heap pairs
+						// explained.
+						require.Len(t, res.Sides, 6)
+						for _, row := range []string{"new-order HOT updates/tx", "new-order non-HOT updates/tx", "new-order index entries written/tx"} {
+							require.Contains(t, table.String(), row)
+						}
+						for _, s := range res.Sides[2:] {
+							require.True(t, s.Config.HeapVersions)
+						}
+						bases := map[string]bool{}
+						for _, x := range res.Explanations {
+							bases[x.Base] = true
+						}
+						require.Len(t, bases, 3, "a pair per organization")
+					}
 					if tc.counter != "" {
 						require.Contains(t, table.String(), tc.counter)
 						found := false

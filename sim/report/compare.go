@@ -90,6 +90,19 @@ func (c *Comparison) rows() []comparedRow {
 			)
 		}
 	}
+	// A versioned heap's updates, for the types that made any on some
+	// side: HOT and non-HOT, and the index entries written with them.
+	for k, t := range c.Sides[0].Run.Types {
+		if !c.anyUpdates(k) {
+			continue
+		}
+		name := t.Type
+		rows = append(rows,
+			comparedRow{name + " HOT updates/tx", typeFigure(k, func(t *Type) float64 { return t.PerTx.HOTUpdates }), 2},
+			comparedRow{name + " non-HOT updates/tx", typeFigure(k, func(t *Type) float64 { return t.PerTx.NonHOTUpdates }), 2},
+			comparedRow{name + " index entries written/tx", typeFigure(k, func(t *Type) float64 { return t.PerTx.EntriesWrite }), 2},
+		)
+	}
 	for _, s := range c.Sides {
 		if s.Background != nil && s.Background.DoublewritePages > 0 {
 			rows = append(rows, comparedRow{"doublewrite pages (background)", func(r *Report) (float64, bool) {
@@ -108,6 +121,19 @@ func (c *Comparison) rows() []comparedRow {
 		)
 	}
 	return rows
+}
+
+// anyUpdates says some side's transactions of type k made versioned heap
+// updates, HOT or not.
+func (c *Comparison) anyUpdates(k int) bool {
+	for _, s := range c.Sides {
+		if s.Run != nil && k < len(s.Run.Types) {
+			if p := s.Run.Types[k].PerTx; p.HOTUpdates+p.NonHOTUpdates > 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // Passed says every side passed.

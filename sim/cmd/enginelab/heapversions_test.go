@@ -84,3 +84,28 @@ func TestTPCCHeapVersionsJSON(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(out), &rep))
 	require.Nil(t, rep.Vacuum, "clustered: no heap versions, no vacuum section")
 }
+
+// TestTPCCHeapVersionsDeterministic: with --heap-versions, two simulated
+// runs with one seed print the same report outside its host section (the
+// wall-clock figures), in both heap organizations; another seed prints
+// another run.
+func TestTPCCHeapVersionsDeterministic(t *testing.T) {
+	skipUnderRace(t)
+	run := func(org, seed string) map[string]any {
+		t.Helper()
+		st, out, errs := enginelab("tpcc", "--mode", "sim", "--org", org, "--heap-versions", "--scale", "small",
+			"--duration", "300ms", "--seed", seed, "--json")
+		require.Equal(t, 0, st, errs)
+		var m map[string]any
+		require.NoError(t, json.Unmarshal([]byte(out), &m))
+		require.Contains(t, m, "host")
+		delete(m, "host")
+		return m
+	}
+	for _, org := range []string{"heap-rowptr", "heap-pk"} {
+		a, b, other := run(org, "7"), run(org, "7"), run(org, "8")
+		require.Equal(t, a, b, "%s: two runs with one seed", org)
+		require.NotEqual(t, a["run"], other["run"], "%s: another seed", org)
+		require.Equal(t, true, a["config"].(map[string]any)["heap_versions"], org)
+	}
+}
