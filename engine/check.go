@@ -86,6 +86,8 @@ func (t *TableHandle) checkLocked(tx *Tx) error {
 		}
 	}
 	if t.versioned() {
+		t.vac.mu.Lock()
+		defer t.vac.mu.Unlock()
 		if err := c.versionedChains(); err != nil {
 			return err
 		}

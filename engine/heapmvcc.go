@@ -1,10 +1,12 @@
 package engine
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
 
+	"github.com/enginelab/enginelab/btree"
 	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/engine/lock"
 	"github.com/enginelab/enginelab/heap"
@@ -153,122 +155,159 @@ func (tx *Tx) latestSnap() *heap.Snapshot {
 	return s
 }
 
-// walkVersions follows the version chain from head and returns the
-// version snap sees: its row (in tx.val), pointer and header. found is
-// false when none is; th is then the chain's last version's header.
-//
-// Pruning. Each page the walk comes to is first offered to the prune on
-// access (heap.Heap.PruneOpt, heap_page_prune_opt: only when its prune
-// hint is older than the horizon, the page is short of room and no other
-// goroutine holds it). The heap keeps the last version of a HOT chain
-// dead to its end (SetKeepChainTails), so every version another names by
-// its ctid, or an index entry names, stays reachable: a pruned HOT root
-// is a redirect, which the walk follows. A chain pruned while the walk
-// was on its way (the slot it was heading for became unused, or was
-// reused by another version: a HOT successor's xmin is not its
-// predecessor's xmax, as heap_hot_search_buffer checks) is walked again
-// from the head.
-//
-// The walk goes past a version only to the one its ctid names, and only
-// when the version was updated or deleted by a transaction that did not
-// abort (or never committed itself and was linked to a re-insert,
-// versionedInsertRow): an aborted update leaves a stale ctid, whose
-// target pruning may have removed.
-func (tx *Tx) walkVersions(t *TableHandle, head heap.RowPtr, snap *heap.Snapshot) (row []byte, at heap.RowPtr, th heap.TupleHeader, found bool, err error) {
+// Primary entries of a versioned table. The primary index holds one
+// entry per version a non-HOT write made, keyed (primary key, root
+// pointer) with an empty value, as a PostgreSQL B-tree entry is keyed by
+// its columns and heap TID: the root pointer names the slot of the
+// version the insert or non-HOT update wrote, the root of its HOT chain.
+
+// primVersionKey appends the primary entry key of the version rooted at
+// root of the row with encoded primary key pk to dst[:0].
+func primVersionKey(dst, pk []byte, root heap.RowPtr) []byte {
+	return root.Append(append(dst[:0], pk...))
+}
+
+// splitPrimEntry splits a versioned table's primary entry key into the
+// primary key's encoding and the root pointer.
+func splitPrimEntry(key []byte) (pk []byte, root heap.RowPtr, err error) {
+	if len(key) < heap.RowPtrSize {
+		return nil, root, fmt.Errorf("%w: primary entry of %d bytes", heap.ErrBadRowPtr, len(key))
+	}
+	n := len(key) - heap.RowPtrSize
+	root, err = heap.DecodeRowPtr(key[n:])
+	return key[:n], root, err
+}
+
+// versionRoots appends to dst the root pointers of the primary entries
+// of the row with encoded primary key pk, in index order. Its node
+// visits are charged to the primary index.
+func (tx *Tx) versionRoots(t *TableHandle, pk []byte, dst []heap.RowPtr) ([]heap.RowPtr, error) {
+	prim := t.ixs[0]
+	b := tx.m.NodeVisitsTotal()
+	defer tx.charge(prim, b)
+	// Every entry of pk is pk and a RowPtrSize-byte pointer: the range
+	// is [pk, pk + 0xFF...].
+	hi := append(tx.vhi[:0], pk...)
+	for range heap.RowPtrSize {
+		hi = append(hi, 0xFF)
+	}
+	tx.vhi = hi
+	cb := tx.cursorBufs()
+	defer tx.putCursorBufs(cb)
+	prim.tree.InitIter(&cb.it, tx.m, &btree.IterOptions{Lower: btree.Incl(pk), Upper: btree.Incl(hi)})
+	for ok := cb.it.First(); ok; ok = cb.it.Next() {
+		k := cb.it.Key()
+		if len(k) != len(pk)+heap.RowPtrSize {
+			continue // a longer primary key that starts with pk
+		}
+		root, err := heap.DecodeRowPtr(k[len(pk):])
+		if err != nil {
+			_ = cb.it.Close()
+			return dst, fmt.Errorf("engine: table %s: primary index entry: %w", t.info.def.Name, err)
+		}
+		dst = append(dst, root)
+	}
+	return dst, cb.it.Close()
+}
+
+// fetchRoot returns the version of the HOT chain rooted at root that snap
+// sees (heap_hot_search_buffer: heap.Heap.FetchVersionHeader), its
+// pointer and header, after offering the page to the prune on access
+// (heap_page_prune_opt, heap.Heap.PruneOpt: only when its prune hint is
+// older than the horizon, the page is short of room and no other
+// goroutine holds it). The chain is read under one shared latch of its
+// page, so no prune changes it under the read. found is false when no
+// version of the chain is visible, or root's line pointer is dead or
+// unused, or it names a heap-only tuple (the entry's slot was vacuumed
+// and reused: a reader with an MVCC snapshot never sees a version
+// written there after it read the entry, as PostgreSQL's index scans
+// rely on; locking readers recheck the key).
+func (tx *Tx) fetchRoot(t *TableHandle, root heap.RowPtr, snap *heap.Snapshot) (img []byte, at heap.RowPtr, th heap.TupleHeader, found bool, err error) {
 	cs := tx.db.clog.Load()
-	var horizon uint64
-	lastPruned := ^uint32(0)
-	for range maxChainRestarts {
-		p := head
-		var prev heap.TupleHeader
-		first := true
-		for {
-			if p.Page != lastPruned {
-				lastPruned = p.Page
-				if x := t.heap.PruneXid(p.Page); x != 0 {
-					if horizon == 0 {
-						horizon = tx.db.vacuumHorizon()
-					}
-					if x < horizon {
-						if _, err := t.heap.PruneOpt(tx.m, p.Page, horizon, cs); err != nil {
-							return nil, p, th, false, fmt.Errorf("engine: table %s: %w", t.info.def.Name, err)
-						}
-					}
-				}
+	if x := t.heap.PruneXid(root.Page); x != 0 {
+		if horizon := tx.db.vacuumHorizon(); x < horizon {
+			if _, err := t.heap.PruneOpt(tx.m, root.Page, horizon, cs); err != nil {
+				return nil, root, th, false, fmt.Errorf("engine: table %s: %w", t.info.def.Name, err)
 			}
-			var ok bool
-			th, row, at, ok, err = t.heap.ReadChainVersion(tx.m, p, tx.val)
-			if err != nil {
-				return nil, p, th, false, fmt.Errorf("engine: table %s: version %s: %w", t.info.def.Name, p, err)
-			}
-			tx.val = row
-			if !ok || (!first && prev.HotUpdated() && th.Xmin != prev.Xmax) {
-				if first {
-					return nil, at, th, false, nil
-				}
-				break // pruned under the walk: again from the head
-			}
-			tx.m.HeapVersionsRead++
-			vis, err := heap.Visible(th, snap, cs)
-			if err != nil {
-				return nil, at, th, false, err
-			}
-			if vis {
-				return row, at, th, true, nil
-			}
-			next, err := chainNext(th, at, cs)
-			if err != nil || !next {
-				return nil, at, th, false, err
-			}
-			p, prev, first = th.Ctid, th, false
 		}
 	}
-	return nil, head, th, false, fmt.Errorf("engine: table %s: version chain from %s changed under %d walks", t.info.def.Name, head, maxChainRestarts)
+	th, img, at, found, err = t.heap.FetchVersionHeader(tx.m, root, snap, cs, tx.val)
+	if err != nil {
+		return nil, root, th, false, fmt.Errorf("engine: table %s: version %s: %w", t.info.def.Name, root, err)
+	}
+	tx.val = img
+	return img, at, th, found, nil
 }
 
-// maxChainRestarts bounds how often a walk starts again from the head of
-// a chain pruned under it; each restart means a prune finished, so a walk
-// that needs many is a bug, not contention.
-const maxChainRestarts = 64
-
-// chainNext reports whether a walk goes on from the version at at (header
-// th) to th.Ctid: the version links to another, and its xmax is a
-// deleter or updater that did not abort, or none (a version whose
-// inserter aborted, linked to a re-insert). A lock-only xmax means the
-// version was not updated: its ctid is whatever an aborted update left.
-func chainNext(th heap.TupleHeader, at heap.RowPtr, cs heap.CommitStatus) (bool, error) {
-	if th.Ctid == at {
-		return false, nil
+// versionedFind returns the version of the row with encoded primary key
+// pk that snap sees (at most one does): it follows each primary entry of
+// pk to its HOT chain (fetchRoot). root is the entry's pointer, at the
+// version's own. With recheck, a version whose primary key is not pk is
+// skipped: a locking reader's snapshot (the latest) could see a version
+// written into a slot that vacuum freed after the entry was read.
+func (tx *Tx) versionedFind(t *TableHandle, pk []byte, snap *heap.Snapshot, recheck bool) (img []byte, root, at heap.RowPtr, th heap.TupleHeader, found bool, err error) {
+	var stack [4]heap.RowPtr
+	roots, err := tx.versionRoots(t, pk, stack[:0])
+	if err != nil {
+		return nil, root, at, th, false, err
 	}
-	if th.Xmax == 0 {
-		return true, nil
+	for _, r := range roots {
+		img, at, th, found, err = tx.fetchRoot(t, r, snap)
+		if err != nil {
+			return nil, r, at, th, false, err
+		}
+		if found && recheck {
+			if found, err = tx.versionHasKey(t, img, pk); err != nil {
+				return nil, r, at, th, false, err
+			}
+		}
+		if found {
+			return img, r, at, th, true, nil
+		}
 	}
-	if th.LockOnly() || th.Infomask&heap.HeapXmaxInvalid != 0 {
-		return false, nil
-	}
-	if th.Infomask&heap.HeapXmaxCommitted != 0 {
-		return true, nil
-	}
-	st, err := cs.XidStatus(th.Xmax)
-	return st != heap.XidAborted, err
+	return nil, root, at, th, false, nil
 }
 
-// versionFetch reads the version of the row whose chain starts at head
-// that a locking access sees (the latest committed), for scans; no
-// visible version is heap.ErrRowNotFound.
-func (tx *Tx) versionFetch(t *TableHandle, head heap.RowPtr) ([]byte, error) {
-	return tx.versionFetchSnap(t, head, nil)
+// versionHasKey reports whether the version img has primary key pk.
+func (tx *Tx) versionHasKey(t *TableHandle, img, pk []byte) (bool, error) {
+	cols := t.info.def.Columns
+	row, err := decodeRow(img, cols, nil)
+	if err != nil {
+		return false, fmt.Errorf("engine: table %s: %w", t.info.def.Name, err)
+	}
+	return bytes.Equal(appendKey(nil, cols, t.info.pk, row), pk), nil
+}
+
+// versionGivesEntry reports whether the version img has the secondary
+// entry key of ix: an entry that carries the primary key names every
+// version of the row, so a reader through it checks that the version it
+// finds is one the entry was made for (a row whose indexed columns
+// changed keeps its old entry until vacuum, as PostgreSQL keeps it).
+func (tx *Tx) versionGivesEntry(t *TableHandle, ix *index, img, pk, key []byte) (bool, error) {
+	cols := t.info.def.Columns
+	row, err := decodeRow(img, cols, nil)
+	if err != nil {
+		return false, fmt.Errorf("engine: table %s: %w", t.info.def.Name, err)
+	}
+	return bytes.Equal(t.entryKey(nil, ix, row, pk, heap.RowPtr{}), key), nil
+}
+
+// versionFetch reads the version of the HOT chain rooted at root that a
+// locking access sees (the latest committed), for scans; no visible
+// version is heap.ErrRowNotFound.
+func (tx *Tx) versionFetch(t *TableHandle, root heap.RowPtr) ([]byte, error) {
+	return tx.versionFetchSnap(t, root, nil)
 }
 
 // versionFetchSnap is versionFetch with snapshot snap (nil: the latest
 // committed, as versionFetch).
-func (tx *Tx) versionFetchSnap(t *TableHandle, head heap.RowPtr, snap *heap.Snapshot) ([]byte, error) {
+func (tx *Tx) versionFetchSnap(t *TableHandle, root heap.RowPtr, snap *heap.Snapshot) ([]byte, error) {
 	if snap == nil {
 		snap = tx.latestSnap()
 	}
-	row, _, _, found, err := tx.walkVersions(t, head, snap)
+	row, _, _, found, err := tx.fetchRoot(t, root, snap)
 	if err == nil && !found {
-		err = fmt.Errorf("%w: table %s: no version of %s visible", heap.ErrRowNotFound, t.info.def.Name, head)
+		err = fmt.Errorf("%w: table %s: no version of %s visible", heap.ErrRowNotFound, t.info.def.Name, root)
 	}
 	return row, err
 }
@@ -293,46 +332,42 @@ func (tx *Tx) stmtView() {
 }
 
 // versionedLatest reads, under the row lock, the latest version of the
-// row with primary key key: its head pointer, its pointer and (in tx.val)
-// its image. Under RepeatableRead a latest version the transaction's view
-// does not see (or a row deleted since it) is ErrSerialization, with the
-// transaction rolled back.
-func (tx *Tx) versionedLatest(t *TableHandle, key []byte) (img []byte, head, at heap.RowPtr, found bool, err error) {
-	prim := t.ixs[0]
-	b := tx.m.NodeVisitsTotal()
-	v, ok, err := prim.tree.Get(tx.m, key, tx.val)
-	tx.charge(prim, b)
-	if err != nil || !ok {
-		return nil, head, at, false, err
-	}
-	if head, err = heap.DecodeRowPtr(v); err != nil {
-		return nil, head, at, false, fmt.Errorf("engine: table %s: primary index entry: %w", t.info.def.Name, err)
-	}
+// row with primary key key: the root pointer of its HOT chain, its
+// pointer and (in tx.val) its image. Under RepeatableRead a latest
+// version the transaction's view does not see (or a row deleted since the
+// view was taken) is ErrSerialization, with the transaction rolled back.
+func (tx *Tx) versionedLatest(t *TableHandle, key []byte) (img []byte, root, at heap.RowPtr, found bool, err error) {
 	tx.m.RowFetches++
 	tx.m.RowFetchesHeap++
-	img, at, th, found, err := tx.walkVersions(t, head, tx.latestSnap())
+	img, root, at, th, found, err := tx.versionedFind(t, key, tx.latestSnap(), true)
 	if err != nil {
-		return nil, head, at, false, err
+		return nil, root, at, false, err
 	}
 	if tx.iso == RepeatableRead && tx.view != nil {
 		vs := tx.snapOfView(tx.view)
-		cs := tx.db.clog.Load()
 		if found {
-			ok, err := heap.Visible(th, vs, cs)
+			ok, err := heap.Visible(th, vs, tx.db.clog.Load())
 			if err != nil {
-				return nil, head, at, false, err
+				return nil, root, at, false, err
 			}
 			if !ok && th.Xmin != tx.trxID {
-				return nil, head, at, false, tx.serializationFailure(t)
+				return nil, root, at, false, tx.serializationFailure(t)
 			}
-		} else if th.Xmax != 0 && th.Xmax != tx.trxID && vs.InProgress(th.Xmax) {
-			// Deleted by a transaction the view does not see.
-			if st, err := cs.XidStatus(th.Xmax); err == nil && st == heap.XidCommitted {
-				return nil, head, at, false, tx.serializationFailure(t)
+		} else {
+			// Deleted by a transaction the view does not see: the view
+			// still sees a version.
+			save := append([]byte(nil), tx.val...)
+			_, _, _, _, seen, err := tx.versionedFind(t, key, vs, true)
+			tx.val = save
+			if err != nil {
+				return nil, root, at, false, err
+			}
+			if seen {
+				return nil, root, at, false, tx.serializationFailure(t)
 			}
 		}
 	}
-	return img, head, at, found, nil
+	return img, root, at, found, nil
 }
 
 // versionedGet is get for a versioned table.
@@ -344,20 +379,9 @@ func (tx *Tx) versionedGet(t *TableHandle, key []byte, dst Row, mode lock.Mode) 
 		// A plain read: no lock, the view's version.
 		snap := tx.snapOfView(tx.readView(true))
 		tx.m.ConsistentReads++
-		prim := t.ixs[0]
-		b := tx.m.NodeVisitsTotal()
-		v, ok, gerr := prim.tree.Get(tx.m, key, tx.val)
-		tx.charge(prim, b)
-		if gerr != nil || !ok {
-			return dst, false, gerr
-		}
-		head, derr := heap.DecodeRowPtr(v)
-		if derr != nil {
-			return dst, false, fmt.Errorf("engine: table %s: primary index entry: %w", t.info.def.Name, derr)
-		}
 		tx.m.RowFetches++
 		tx.m.RowFetchesHeap++
-		img, _, _, found, err = tx.walkVersions(t, head, snap)
+		img, _, _, _, found, err = tx.versionedFind(t, key, snap, false)
 	} else {
 		tx.stmtView()
 		if err := tx.lock(t, key, mode); err != nil {
@@ -372,31 +396,20 @@ func (tx *Tx) versionedGet(t *TableHandle, key []byte, dst Row, mode lock.Mode) 
 }
 
 // versionedInsertRow writes the first version of a new row (image
-// tx.row, primary key pk) and its primary entry, and returns the head
-// pointer its secondary entries carry. A key whose chain has no live
-// version (deleted and committed, or never committed) keeps its entry:
-// the new version is chained after the chain's last one (LinkVersion),
-// where a walk finds it once the older ones are invisible.
+// tx.row, primary key pk) and its primary entry, (pk, its pointer), and
+// returns the pointer its secondary entries carry. The caller holds the
+// row lock of pk, so no other transaction is writing a version of pk: a
+// primary entry of pk whose HOT chain has a live version (the latest
+// committed, or the transaction's own) is a duplicate key; entries whose
+// versions are dead (deleted and committed, or never committed) are no
+// conflict and stay until vacuum removes them (_bt_check_unique).
 func (tx *Tx) versionedInsertRow(t *TableHandle, pk []byte, dup func() error) (heap.RowPtr, error) {
-	prim := t.ixs[0]
-	b := tx.m.NodeVisitsTotal()
-	v, exists, err := prim.tree.Get(tx.m, pk, tx.val)
-	tx.charge(prim, b)
+	_, _, _, _, live, err := tx.versionedFind(t, pk, tx.latestSnap(), true)
 	if err != nil {
 		return heap.RowPtr{}, err
 	}
-	var head, tail heap.RowPtr
-	if exists {
-		if head, err = heap.DecodeRowPtr(v); err != nil {
-			return head, fmt.Errorf("engine: table %s: primary index entry: %w", t.info.def.Name, err)
-		}
-		var live bool
-		if _, tail, _, live, err = tx.walkVersions(t, head, tx.latestSnap()); err != nil {
-			return head, err
-		}
-		if live {
-			return head, dup()
-		}
+	if live {
+		return heap.RowPtr{}, dup()
 	}
 	if err := tx.versionedWriter(); err != nil {
 		return heap.RowPtr{}, err
@@ -405,14 +418,52 @@ func (tx *Tx) versionedInsertRow(t *TableHandle, pk []byte, dup func() error) (h
 	if err != nil {
 		return ptr, err
 	}
-	if exists {
-		return head, t.heap.LinkVersion(tx.m, tail, ptr)
-	}
-	p := ptr.Encode()
-	b = tx.m.NodeVisitsTotal()
-	err = tx.treeInsert(prim, pk, p[:], 0)
+	return ptr, tx.insertPrimVersion(t, pk, ptr)
+}
+
+// insertPrimVersion inserts the primary entry (pk, root), with its undo.
+func (tx *Tx) insertPrimVersion(t *TableHandle, pk []byte, root heap.RowPtr) error {
+	prim := t.ixs[0]
+	tx.key2 = primVersionKey(tx.key2, pk, root)
+	b := tx.m.NodeVisitsTotal()
+	err := tx.treeInsert(prim, tx.key2, nil, 0)
 	tx.charge(prim, b)
-	return ptr, err
+	if err != nil {
+		return fmt.Errorf("engine: table %s: primary index: %w", t.info.def.Name, err)
+	}
+	return nil
+}
+
+// versionedIndex adds the index entries of the version a non-HOT update
+// wrote at root (heap_update then ExecInsertIndexTuples): one in the
+// primary index and one in every secondary index that carries row
+// pointers, each naming root; one in each secondary that carries the
+// primary key whose columns changed (touched), since an unchanged entry
+// already names the row. Old entries stay until vacuum. tx.cur holds the
+// new row.
+func (tx *Tx) versionedIndex(t *TableHandle, pk []byte, root heap.RowPtr, touched func(*index) bool) error {
+	if err := tx.insertPrimVersion(t, pk, root); err != nil {
+		return err
+	}
+	tx.wrote(t.ixs[0])
+	for _, ix := range t.ixs[1:] {
+		if ix.carry != carryPtr && !touched(ix) {
+			continue
+		}
+		tx.key2 = t.entryKey(tx.key2, ix, tx.cur, pk, root)
+		b := tx.m.NodeVisitsTotal()
+		err := tx.treeInsert(ix, tx.key2, nil, 0)
+		tx.charge(ix, b)
+		if ix.carry != carryPtr && errors.Is(err, btree.ErrDuplicateKey) {
+			// The row had these values before: that entry serves.
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("engine: table %s: index %s: %w", t.info.def.Name, ix.name, err)
+		}
+		tx.wrote(ix)
+	}
+	return nil
 }
 
 // commitStatus records tx's end in the commit log, in mt when given (the
@@ -432,52 +483,59 @@ func (tx *Tx) commitStatus(mt *cache.Mtr, st heap.XidStatus) error {
 }
 
 // readOldVersion is readOld for a versioned table: under the row lock it
-// reads the latest version into tx.old and returns the chain's head and
-// the version's pointer.
-func (tx *Tx) readOldVersion(t *TableHandle, key []byte, pk []Value) (head, at heap.RowPtr, err error) {
-	img, head, at, found, err := tx.versionedLatest(t, key)
+// reads the latest version into tx.old and returns the root of its HOT
+// chain and the version's pointer.
+func (tx *Tx) readOldVersion(t *TableHandle, key []byte, pk []Value) (root, at heap.RowPtr, err error) {
+	img, root, at, found, err := tx.versionedLatest(t, key)
 	if err != nil {
-		return head, at, err
+		return root, at, err
 	}
 	if !found {
-		return head, at, fmt.Errorf("%w: table %s: primary key %s", ErrNotFound, t.info.def.Name, t.describeKey(t.info.pk, t.pkRow(pk)))
+		return root, at, fmt.Errorf("%w: table %s: primary key %s", ErrNotFound, t.info.def.Name, t.describeKey(t.info.pk, t.pkRow(pk)))
 	}
 	tx.m.RowsExamined++
 	tx.m.RowsDecoded++
 	tx.oldImg = append(tx.oldImg[:0], img...)
 	if tx.old, err = decodeRow(img, t.info.def.Columns, tx.old); err != nil {
-		return head, at, fmt.Errorf("engine: table %s: %w", t.info.def.Name, err)
+		return root, at, fmt.Errorf("engine: table %s: %w", t.info.def.Name, err)
 	}
-	return head, at, nil
+	return root, at, nil
 }
 
 // indexOnlyVisible decides, for an index-only scan of a versioned table,
-// whether the entry (primary key pk or row pointer ptr) may be returned
-// without visiting the heap, as PostgreSQL's IndexOnlyNext does: when the
-// visibility map says the chain head's page all-visible, every tuple on
-// it is visible to every snapshot, so the head is the row's live version
-// and the entry's columns are its own. Otherwise the heap is visited
-// (IndexOnlyHeapFetches) and an entry whose row no version of which the
-// scan sees is skipped. The entry's columns are returned either way: an
-// update that changes them replaces the entry.
-func (c *Cursor) indexOnlyVisible(ix *index, pk []byte, ptr heap.RowPtr) error {
+// whether the entry key (primary key pk, or row pointer ptr) may be
+// returned without visiting the heap, as PostgreSQL's IndexOnlyNext
+// does: when the visibility map says the page of the entry's pointer
+// all-visible, every tuple on it is visible to every snapshot and the
+// page has no dead line pointer (vacuum sets the bit only then), so the
+// entry names a live version and its columns are that version's.
+// Otherwise the heap is visited (IndexOnlyHeapFetches) and an entry none
+// of whose chain's versions the scan sees is skipped. An entry that
+// carries the primary key names no version: it is always checked in the
+// heap, through the primary index, and skipped unless the version the
+// scan sees gives the entry back.
+func (c *Cursor) indexOnlyVisible(ix *index, key, pk []byte, ptr heap.RowPtr) error {
 	tx, t := c.tx, c.t
+	snap := c.hsnap
+	if snap == nil {
+		snap = tx.latestSnap()
+	}
 	if !ix.primary && ix.carry != carryPtr {
-		// The entry carries the primary key: the head comes from the
-		// primary index.
-		prim := t.ixs[0]
-		b := tx.m.NodeVisitsTotal()
-		v, found, err := prim.tree.Get(tx.m, pk, tx.val)
-		tx.charge(prim, b)
+		tx.m.IndexOnlyHeapFetches++
+		img, _, _, _, found, err := tx.versionedFind(t, pk, snap, c.hsnap == nil)
 		if err != nil {
 			return err
 		}
 		if !found {
 			return errSkip
 		}
-		if ptr, err = heap.DecodeRowPtr(v); err != nil {
-			return fmt.Errorf("engine: table %s: primary index entry: %w", t.info.def.Name, err)
+		if ok, err := tx.versionGivesEntry(t, ix, img, pk, key); err != nil || !ok {
+			if err == nil {
+				err = errSkip
+			}
+			return err
 		}
+		return nil
 	}
 	tx.m.IndexOnlyVMChecks++
 	vis, err := t.heap.AllVisible(tx.m, ptr.Page)
@@ -485,9 +543,9 @@ func (c *Cursor) indexOnlyVisible(ix *index, pk []byte, ptr heap.RowPtr) error {
 		return err
 	}
 	tx.m.IndexOnlyHeapFetches++
-	if _, err := tx.versionFetchSnap(t, ptr, c.hsnap); err != nil {
-		if errors.Is(err, heap.ErrRowNotFound) {
-			return errSkip
+	if _, _, _, found, err := tx.fetchRoot(t, ptr, snap); err != nil || !found {
+		if err == nil {
+			err = errSkip
 		}
 		return err
 	}
@@ -516,9 +574,12 @@ func (db *DB) vacuumHorizon() uint64 {
 
 // anyLive reports whether an entry of the unique index ix from it's
 // current one on (every one starting with the n-byte key prefix) names a
-// row with a live version: committed and not deleted, or the
-// transaction's own (PostgreSQL's _bt_check_unique tests the heap tuple
-// of each equal entry). A version written by a transaction still in
+// live version: committed and not deleted, or the transaction's own
+// (PostgreSQL's _bt_check_unique tests the heap tuple of each equal
+// entry; an entry whose tuple is dead is no conflict). A row-pointer
+// entry names a HOT chain, whose versions all have the entry's values;
+// an entry that carries the primary key counts only if the row's live
+// version gives it back. A version written by a transaction still in
 // progress is not seen: PostgreSQL would wait for it; here a concurrent
 // insert of the same unique value under another primary key is not
 // caught (the primary key's own row lock catches one of the same key).
@@ -526,30 +587,29 @@ func (tx *Tx) anyLive(t *TableHandle, ix *index, it interface {
 	Key() []byte
 	Next() bool
 }, n int) (bool, error) {
-	var rest []byte
+	var key, rest []byte
 	for ok := true; ok; ok = it.Next() {
-		rest = append(rest[:0], it.Key()[n:]...)
-		var head heap.RowPtr
-		var err error
+		key = append(key[:0], it.Key()...)
+		rest = key[n:]
 		if ix.carry == carryPtr {
-			head, err = heap.DecodeRowPtr(rest)
-		} else {
-			prim := t.ixs[0]
-			v, found, gerr := prim.tree.Get(tx.m, rest, tx.val)
-			if gerr != nil || !found {
-				if gerr != nil {
-					return false, gerr
-				}
-				continue
+			root, err := heap.DecodeRowPtr(rest)
+			if err != nil {
+				return false, fmt.Errorf("engine: table %s: index %s entry: %w", t.info.def.Name, ix.name, err)
 			}
-			head, err = heap.DecodeRowPtr(v)
+			_, _, _, live, err := tx.fetchRoot(t, root, tx.latestSnap())
+			if err != nil || live {
+				return live, err
+			}
+			continue
 		}
+		img, _, _, _, live, err := tx.versionedFind(t, rest, tx.latestSnap(), true)
 		if err != nil {
-			return false, fmt.Errorf("engine: table %s: index %s entry: %w", t.info.def.Name, ix.name, err)
+			return false, err
 		}
-		_, _, _, live, err := tx.walkVersions(t, head, tx.latestSnap())
-		if err != nil || live {
-			return live, err
+		if live {
+			if live, err = tx.versionGivesEntry(t, ix, img, rest, key); err != nil || live {
+				return live, err
+			}
 		}
 	}
 	return false, nil

@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -115,20 +116,28 @@ type VacuumStats struct {
 	PagesScanned, PagesAllVisible, PagesPruned int
 	// TuplesRemoved counts the versions whose storage the prunes freed;
 	// DeadTuples the versions dead to all still on the pages afterwards
-	// (kept chain tails) and LiveTuples the others (reltuples).
+	// (none but those a prune could not reach) and LiveTuples the others
+	// (reltuples).
 	TuplesRemoved, DeadTuples, LiveTuples int
-	// IndexEntriesRemoved counts index entries removed: always 0 until
-	// chains are shortened (see above).
-	IndexEntriesRemoved int
+	// DeadItems counts the dead line pointers the first heap pass found
+	// (lazy_scan_heap's dead_items), IndexEntriesRemoved the index
+	// entries naming them that the index pass removed, and
+	// LinePointersFreed those the second heap pass set unused.
+	DeadItems, IndexEntriesRemoved, LinePointersFreed int
 }
 
-// Vacuum is one pass of PostgreSQL's lazy vacuum over t's heap (see
-// above): each page is pruned, its dead and live versions counted, and
-// its visibility-map bits set when all its tuples are visible to every
-// snapshot, all below the horizon (the oldest transaction any running
-// transaction or open view may still see as running). Its work is
-// charged to m (nil: none) and to the meter's Vacuum counters. A table
-// that keeps no versions is left alone.
+// Vacuum is one pass of PostgreSQL's lazy vacuum over t (see above),
+// below the horizon (the oldest transaction any running transaction or
+// open view may still see as running): the first heap pass prunes each
+// page, counts its dead and live versions, collects its dead line
+// pointers, and sets its visibility-map bits when all its tuples are
+// visible to every snapshot and it has no dead line pointer; the index
+// pass removes the entries naming a collected pointer from the primary
+// index and every secondary that carries row pointers; the second heap
+// pass sets the collected pointers unused and then sets the visibility
+// bits of their pages when it can. Its work is charged to m (nil: none)
+// and to the meter's Vacuum counters. A table that keeps no versions is
+// left alone.
 func (db *DB) Vacuum(m *Meter, t *TableHandle) (VacuumStats, error) {
 	var st VacuumStats
 	if !t.versioned() {
@@ -143,13 +152,26 @@ func (db *DB) Vacuum(m *Meter, t *TableHandle) (VacuumStats, error) {
 	horizon := db.vacuumHorizon()
 	cs := db.clog.Load()
 	hw := t.heap.HighWater()
+	fail := func(err error) (VacuumStats, error) {
+		return st, fmt.Errorf("engine: vacuum %s: %w", t.info.def.Name, err)
+	}
+	markVisible := func(no uint32) error {
+		mv, err := t.heap.MarkVisible(m, no, horizon, cs, false)
+		if err == nil && mv.Bits&heap.VMAllVisible != 0 {
+			st.PagesAllVisible++
+		}
+		return err
+	}
+	// The first heap pass (lazy_scan_heap).
+	var deadPages []uint32
+	deadSlots := map[uint32][]uint16{}
 	for no := uint32(1); no < hw; no++ {
 		res, err := t.heap.Prune(m, no, horizon, cs)
 		if errors.Is(err, heap.ErrRowNotFound) {
 			continue // not a heap page (the map's or the free space map's)
 		}
 		if err != nil {
-			return st, fmt.Errorf("engine: vacuum %s: %w", t.info.def.Name, err)
+			return fail(err)
 		}
 		st.PagesScanned++
 		if res.Pruned+res.Redirected+res.Dead+res.Unused > 0 {
@@ -158,15 +180,20 @@ func (db *DB) Vacuum(m *Meter, t *TableHandle) (VacuumStats, error) {
 		}
 		lps, _, err := t.heap.PageVersions(m, no)
 		if err != nil {
-			return st, fmt.Errorf("engine: vacuum %s: %w", t.info.def.Name, err)
+			return fail(err)
 		}
-		for _, lp := range lps {
+		for i, lp := range lps {
+			if lp.State == "dead" {
+				deadSlots[no] = append(deadSlots[no], uint16(i))
+				st.DeadItems++
+				continue
+			}
 			if lp.State != "normal" {
 				continue
 			}
 			vs, err := heap.StateForVacuum(lp.Header, horizon, cs)
 			if err != nil {
-				return st, fmt.Errorf("engine: vacuum %s: %w", t.info.def.Name, err)
+				return fail(err)
 			}
 			switch vs {
 			case heap.TupleDead:
@@ -175,16 +202,39 @@ func (db *DB) Vacuum(m *Meter, t *TableHandle) (VacuumStats, error) {
 				st.LiveTuples++
 			}
 		}
-		mv, err := t.heap.MarkVisible(m, no, horizon, cs, false)
-		if err != nil {
-			return st, fmt.Errorf("engine: vacuum %s: %w", t.info.def.Name, err)
+		if len(deadSlots[no]) > 0 {
+			deadPages = append(deadPages, no)
+			continue // not all-visible until the second pass
 		}
-		if mv.Bits&heap.VMAllVisible != 0 {
-			st.PagesAllVisible++
+		if err := markVisible(no); err != nil {
+			return fail(err)
+		}
+	}
+	if len(deadPages) > 0 {
+		// The index pass (lazy_vacuum_all_indexes, ambulkdelete).
+		for _, ix := range t.ixs {
+			n, err := db.bulkDelete(m, t, ix, deadSlots)
+			st.IndexEntriesRemoved += n
+			if err != nil {
+				return fail(err)
+			}
+		}
+		// The second heap pass (lazy_vacuum_heap_rel): no entry names
+		// the dead line pointers any more, so they may be reused.
+		for _, no := range deadPages {
+			n, err := t.heap.VacuumDeadSlots(m, no, deadSlots[no])
+			st.LinePointersFreed += n
+			if err != nil {
+				return fail(err)
+			}
+			if err := markVisible(no); err != nil {
+				return fail(err)
+			}
 		}
 	}
 	// The dead versions counted before the pass were pruned or are
-	// kept tails now; those made during it count toward the next one.
+	// dead line pointers gone now; those made during it count toward
+	// the next one.
 	t.vac.dead.Add(-deadBefore)
 	t.vac.reltuples.Store(int64(st.LiveTuples))
 	m.VacuumRuns++
@@ -194,6 +244,47 @@ func (db *DB) Vacuum(m *Meter, t *TableHandle) (VacuumStats, error) {
 	m.VacuumDeadTuples += int64(st.DeadTuples)
 	m.VacuumIndexEntriesRemoved += int64(st.IndexEntriesRemoved)
 	return st, nil
+}
+
+// bulkDelete is btbulkdelete for ix: it scans the whole index and
+// removes every entry naming a dead line pointer of dead (page to slots),
+// each in a mini-transaction of its own, logged as any B+tree delete.
+// An index whose entries carry the primary key names no line pointer: it
+// is left alone (see above). The entries are removed after the scan, so
+// that the iterator never meets its own deletes. It returns how many it
+// removed.
+func (db *DB) bulkDelete(m *Meter, t *TableHandle, ix *index, dead map[uint32][]uint16) (int, error) {
+	if !ix.primary && ix.carry != carryPtr {
+		return 0, nil
+	}
+	var doomed [][]byte
+	it := ix.tree.NewIter(m, nil)
+	for ok := it.First(); ok; ok = it.Next() {
+		k := it.Key()
+		if len(k) < heap.RowPtrSize {
+			_ = it.Close()
+			return 0, fmt.Errorf("%w: index %s entry of %d bytes", heap.ErrBadRowPtr, ix.name, len(k))
+		}
+		p, err := heap.DecodeRowPtr(k[len(k)-heap.RowPtrSize:])
+		if err != nil {
+			_ = it.Close()
+			return 0, fmt.Errorf("index %s: %w", ix.name, err)
+		}
+		if slices.Contains(dead[p.Page], p.Slot) {
+			doomed = append(doomed, append([]byte(nil), k...))
+		}
+	}
+	if err := it.Close(); err != nil {
+		return 0, fmt.Errorf("index %s: %w", ix.name, err)
+	}
+	n := 0
+	for _, k := range doomed {
+		if err := ix.tree.Delete(m, k); err != nil {
+			return n, fmt.Errorf("index %s: %w", ix.name, err)
+		}
+		n++
+	}
+	return n, nil
 }
 
 // VacuumStep vacuums the versioned tables that are due (see Autovacuum
