@@ -1,0 +1,346 @@
+package engine
+
+import (
+	"testing"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/stretchr/testify/require"
+
+	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/heap"
+)
+
+// hv2Table has two secondary indexes, by_v (unique) and by_u, and a
+// column w no index covers.
+func hv2Table(org Org) Table {
+	return Table{
+		Name: "hv2_" + org.String(),
+		Columns: []Column{{Name: "id", Type: TypeInt}, {Name: "v", Type: TypeInt}, {Name: "u", Type: TypeInt},
+			{Name: "w", Type: TypeInt}, {Name: "pad", Type: TypeVarchar, Length: 2000, Nullable: true}},
+		PrimaryKey: []string{"id"},
+		Indexes: []Index{{Name: "by_v", Columns: []string{"v"}, Unique: true},
+			{Name: "by_u", Columns: []string{"u"}}},
+		Org: org,
+	}
+}
+
+// hvEntries counts the entries of each index of tb (primary first).
+func hvEntries(t *testing.T, tb *TableHandle) []int {
+	t.Helper()
+	var n []int
+	for _, ix := range tb.ixs {
+		it := ix.tree.NewIter(nil, nil)
+		k := 0
+		for ok := it.First(); ok; ok = it.Next() {
+			k++
+		}
+		require.NoError(t, it.Close())
+		n = append(n, k)
+	}
+	return n
+}
+
+// hvWrite runs f in a transaction of its own and returns its meter.
+func hvWrite(t *testing.T, db *DB, f func(tx *Tx) error) Meter {
+	t.Helper()
+	var m Meter
+	tx := db.BeginTx(&m, TxOptions{Isolation: ReadCommitted})
+	require.NoError(t, f(tx))
+	require.NoError(t, tx.Commit())
+	return m
+}
+
+func hvCheck(t *testing.T, db *DB, tb *TableHandle) {
+	t.Helper()
+	tx := db.BeginTx(nil, TxOptions{Isolation: ReadCommitted})
+	require.NoError(t, tb.Check(tx))
+	require.NoError(t, tx.Commit())
+}
+
+// TestHeapVersionsIndexPerVersion: a HOT update writes no index entry; a
+// non-HOT update writes one in the primary index and one in every
+// secondary that carries row pointers (heap-rowptr: 3 with two
+// secondaries, whether or not their columns changed), and in those that
+// carry the primary key only when their columns changed; the old entries
+// stay. An old snapshot finds the row by its old values, a new one by its
+// new values only. Vacuum then removes exactly the entries naming the
+// dead line pointers and frees those pointers. Exact counts.
+func TestHeapVersionsIndexPerVersion(t *testing.T) {
+	for _, org := range hvOrgs {
+		t.Run(org.String(), func(t *testing.T) {
+			db := hvOpen(t)
+			tb, err := db.CreateTable(hv2Table(org))
+			require.NoError(t, err)
+			hvWrite(t, db, func(tx *Tx) error { return tx.Insert(tb, Row{Int(1), Int(10), Int(100), Int(0), Null}) })
+			require.Equal(t, []int{1, 1, 1}, hvEntries(t, tb))
+
+			m := hvWrite(t, db, func(tx *Tx) error {
+				return tx.Update(tb, []Value{Int(1)}, []Set{{Column: "w", Value: Int(1)}})
+			})
+			require.EqualValues(t, 1, m.HeapHOTUpdates)
+			require.EqualValues(t, 0, m.IndexEntriesWritten, "a HOT update touches no index")
+			require.Equal(t, []int{1, 1, 1}, hvEntries(t, tb))
+
+			old := db.BeginTx(nil, TxOptions{Isolation: RepeatableRead})
+			hvGet(t, old, tb, 1)
+			m = hvWrite(t, db, func(tx *Tx) error {
+				return tx.Update(tb, []Value{Int(1)}, []Set{{Column: "v", Value: Int(11)}})
+			})
+			require.EqualValues(t, 1, m.HeapNonHOTUpdates)
+			require.EqualValues(t, 0, m.IndexEntriesDeleted)
+			want := []int{2, 2, 2}
+			if org == HeapPrimaryKey {
+				// by_u carries the primary key and its column did not
+				// change: its entry names the row already.
+				want = []int{2, 2, 1}
+			}
+			require.EqualValues(t, want[0]+want[1]+want[2]-3, m.IndexEntriesWritten)
+			require.Equal(t, want, hvEntries(t, tb))
+
+			// A non-HOT update because the new version does not fit on
+			// the page (no indexed column changed).
+			// the page (no indexed column changed): the updates before
+			// it are HOT. old keeps every version from being pruned.
+			big := make([]byte, 2000)
+			per := int64(3)
+			if org == HeapPrimaryKey {
+				per = 1
+			}
+			for i := 0; ; i++ {
+				require.Less(t, i, 100)
+				m = hvWrite(t, db, func(tx *Tx) error {
+					return tx.Update(tb, []Value{Int(1)}, []Set{{Column: "pad", Value: Bytes(big[:2000-i%2])}})
+				})
+				if m.HeapNonHOTUpdates == 0 {
+					require.EqualValues(t, 1, m.HeapHOTUpdates)
+					require.EqualValues(t, 0, m.IndexEntriesWritten)
+					continue
+				}
+				require.EqualValues(t, 1, m.HeapNonHOTUpdates, "a version that does not fit goes to another page")
+				require.EqualValues(t, per, m.IndexEntriesWritten)
+				break
+			}
+			want[0]++
+			if org == HeapRowPointer {
+				want[1]++
+				want[2]++
+			}
+			require.Equal(t, want, hvEntries(t, tb))
+			hvCheck(t, db, tb)
+
+			scanV := func(tx *Tx, v int64) int {
+				c, err := tx.Scan(tb, ScanOptions{Index: "by_v", Lower: []Value{Int(v)}, Upper: []Value{Int(v)}})
+				require.NoError(t, err)
+				n := 0
+				for c.Next() {
+					require.EqualValues(t, v, c.Row()[1].I)
+					n++
+				}
+				require.NoError(t, c.Close())
+				return n
+			}
+			require.Equal(t, 1, scanV(old, 10), "the old snapshot finds the row by its old value")
+			require.Equal(t, 0, scanV(old, 11))
+			r := db.BeginTx(nil, TxOptions{Isolation: ReadCommitted})
+			require.Equal(t, 0, scanV(r, 10))
+			require.Equal(t, 1, scanV(r, 11))
+			require.NoError(t, r.Commit())
+			require.NoError(t, old.Commit())
+
+			before := hvEntries(t, tb)
+			var vm Meter
+			st, err := db.Vacuum(&vm, tb)
+			require.NoError(t, err)
+			after := hvEntries(t, tb)
+			removed := 0
+			for i := range before {
+				removed += before[i] - after[i]
+			}
+			require.Equal(t, removed, st.IndexEntriesRemoved)
+			require.EqualValues(t, removed, vm.VacuumIndexEntriesRemoved)
+			require.Equal(t, st.DeadItems, st.LinePointersFreed)
+			wantAfter := []int{1, 1, 1}
+			if org == HeapPrimaryKey {
+				wantAfter = []int{1, 2, 1} // by_v's old value stays: it names no pointer
+			}
+			require.Equal(t, wantAfter, after)
+			// Every dead version chain had its root in the primary
+			// index: one primary entry per dead pointer.
+			require.Equal(t, before[0]-1, st.DeadItems)
+			for no := uint32(1); no < tb.heap.HighWater(); no++ {
+				lps, _, err := tb.heap.PageVersions(nil, no)
+				if err != nil {
+					continue
+				}
+				require.Zero(t, lpStates(lps)["dead"], "page %d", no)
+			}
+			hvCheck(t, db, tb)
+			r = db.BeginTx(nil, TxOptions{Isolation: ReadCommitted})
+			require.Equal(t, 1, scanV(r, 11))
+			require.NoError(t, r.Commit())
+		})
+	}
+}
+
+// TestHeapVersionsUniqueReinsert: a primary key or unique value whose row
+// was deleted may be inserted again, as in PostgreSQL: before vacuum the
+// dead row's entries stay beside the new row's (the check skips them:
+// their versions are dead), after vacuum they are gone; Check agrees.
+func TestHeapVersionsUniqueReinsert(t *testing.T) {
+	for _, org := range hvOrgs {
+		t.Run(org.String(), func(t *testing.T) {
+			db := hvOpen(t)
+			tb, err := db.CreateTable(hv2Table(org))
+			require.NoError(t, err)
+			hvWrite(t, db, func(tx *Tx) error { return tx.Insert(tb, Row{Int(1), Int(10), Int(100), Int(0), Null}) })
+			hvWrite(t, db, func(tx *Tx) error { return tx.Delete(tb, []Value{Int(1)}) })
+			// The same primary key again, without vacuum.
+			m := hvWrite(t, db, func(tx *Tx) error { return tx.Insert(tb, Row{Int(1), Int(10), Int(100), Int(0), Null}) })
+			if org == HeapRowPointer {
+				require.EqualValues(t, 3, m.IndexEntriesWritten)
+				require.Equal(t, []int{2, 2, 2}, hvEntries(t, tb))
+			} else {
+				// The secondaries' entries (values, primary key) are
+				// the dead row's own: they serve the new row.
+				require.EqualValues(t, 1, m.IndexEntriesWritten)
+				require.Equal(t, []int{2, 1, 1}, hvEntries(t, tb))
+			}
+			hvCheck(t, db, tb)
+			tx := db.BeginTx(nil, TxOptions{Isolation: ReadCommitted})
+			require.ErrorIs(t, tx.Insert(tb, Row{Int(1), Int(12), Int(0), Int(0), Null}), ErrDuplicateKey, "a live row's key")
+			require.ErrorIs(t, tx.Insert(tb, Row{Int(2), Int(10), Int(0), Int(0), Null}), ErrDuplicateKey, "a live row's unique value")
+			require.NoError(t, tx.Rollback())
+
+			// A unique value under another primary key, after vacuum.
+			hvWrite(t, db, func(tx *Tx) error { return tx.Delete(tb, []Value{Int(1)}) })
+			st, err := db.Vacuum(nil, tb)
+			require.NoError(t, err)
+			if org == HeapRowPointer {
+				require.Equal(t, 6, st.IndexEntriesRemoved)
+				require.Equal(t, []int{0, 0, 0}, hvEntries(t, tb))
+			} else {
+				require.Equal(t, 2, st.IndexEntriesRemoved)
+				require.Equal(t, []int{0, 1, 1}, hvEntries(t, tb))
+			}
+			require.Equal(t, 2, st.LinePointersFreed)
+			hvWrite(t, db, func(tx *Tx) error { return tx.Insert(tb, Row{Int(2), Int(10), Int(100), Int(0), Null}) })
+			hvCheck(t, db, tb)
+			r := db.BeginTx(nil, TxOptions{Isolation: ReadCommitted})
+			_, found := hvGet(t, r, tb, 1)
+			require.False(t, found)
+			row, found := hvGet(t, r, tb, 2)
+			require.True(t, found)
+			require.EqualValues(t, 10, row[1].I)
+			require.NoError(t, r.Commit())
+		})
+	}
+}
+
+// TestHeapVersionsRollbackNonHOT: a rolled-back non-HOT update leaves a
+// dead version whose entries the undo log took back; readers and Check
+// see the row as before.
+func TestHeapVersionsRollbackNonHOT(t *testing.T) {
+	for _, org := range hvOrgs {
+		t.Run(org.String(), func(t *testing.T) {
+			db := hvOpen(t)
+			tb, err := db.CreateTable(hv2Table(org))
+			require.NoError(t, err)
+			hvWrite(t, db, func(tx *Tx) error { return tx.Insert(tb, Row{Int(1), Int(10), Int(100), Int(0), Null}) })
+			tx := db.BeginTx(nil, TxOptions{Isolation: ReadCommitted})
+			require.NoError(t, tx.Update(tb, []Value{Int(1)}, []Set{{Column: "v", Value: Int(11)}, {Column: "u", Value: Int(101)}}))
+			require.Equal(t, []int{2, 2, 2}, hvEntries(t, tb))
+			require.NoError(t, tx.Rollback())
+			require.Equal(t, []int{1, 1, 1}, hvEntries(t, tb))
+			hvCheck(t, db, tb)
+			st, err := db.Vacuum(nil, tb)
+			require.NoError(t, err)
+			require.Equal(t, 1, st.DeadItems, "the aborted version's root")
+			require.Equal(t, 0, st.IndexEntriesRemoved, "the undo log removed its entries")
+			require.Equal(t, 1, st.LinePointersFreed)
+			hvCheck(t, db, tb)
+		})
+	}
+}
+
+// TestHeapVersionsIndexOnlyPerVersion: an index-only scan trusts an entry
+// only on an all-visible page; otherwise it visits the heap and skips an
+// entry whose version the scan does not see (the old entry a non-HOT
+// update left). Exact counts (heap-rowptr, whose entries carry pointers).
+func TestHeapVersionsIndexOnlyPerVersion(t *testing.T) {
+	db := hvOpen(t)
+	tb, err := db.CreateTable(hv2Table(HeapRowPointer))
+	require.NoError(t, err)
+	hvWrite(t, db, func(tx *Tx) error { return tx.Insert(tb, Row{Int(1), Int(10), Int(100), Int(0), Null}) })
+	hvWrite(t, db, func(tx *Tx) error { return tx.Update(tb, []Value{Int(1)}, []Set{{Column: "w", Value: Int(7)}}) })
+	hvWrite(t, db, func(tx *Tx) error { return tx.Update(tb, []Value{Int(1)}, []Set{{Column: "v", Value: Int(11)}}) })
+	scan := func() (Meter, []int64) {
+		var m Meter
+		tx := db.BeginTx(&m, TxOptions{Isolation: RepeatableRead})
+		c, err := tx.Scan(tb, ScanOptions{Index: "by_u", Columns: []string{"u"}})
+		require.NoError(t, err)
+		require.True(t, c.Path().IndexOnly)
+		var got []int64
+		for c.Next() {
+			got = append(got, c.Row()[2].I)
+		}
+		require.NoError(t, c.Close())
+		require.NoError(t, tx.Commit())
+		return m, got
+	}
+	m, got := scan()
+	require.Equal(t, []int64{100}, got, "the old entry is skipped")
+	require.EqualValues(t, 2, m.IndexOnlyVMChecks)
+	require.EqualValues(t, 2, m.IndexOnlyHeapFetches)
+	_, err = db.Vacuum(nil, tb)
+	require.NoError(t, err)
+	m, got = scan()
+	require.Equal(t, []int64{100}, got)
+	require.EqualValues(t, 1, m.IndexOnlyVMChecks)
+	require.EqualValues(t, 0, m.IndexOnlyHeapFetches, "one entry left, on an all-visible page")
+}
+
+// TestHeapVersionsVacuumCrash: vacuum's index pass and second heap pass
+// are logged: after a crash the removed entries stay removed and the
+// freed line pointers stay unused; Check passes and the row reads back.
+func TestHeapVersionsVacuumCrash(t *testing.T) {
+	fs := vfs.NewCrashableMem()
+	opts := &Options{FS: fs, Dir: "db", HeapVersions: true, Vacuum: VacuumManual, Options: cache.Options{PoolSize: 4 << 20}}
+	db, err := Open(opts)
+	require.NoError(t, err)
+	tb, err := db.CreateTable(hv2Table(HeapRowPointer))
+	require.NoError(t, err)
+	hvWrite(t, db, func(tx *Tx) error { return tx.Insert(tb, Row{Int(1), Int(10), Int(100), Int(0), Null}) })
+	for v := int64(11); v <= 13; v++ {
+		hvWrite(t, db, func(tx *Tx) error { return tx.Update(tb, []Value{Int(1)}, []Set{{Column: "v", Value: Int(v)}}) })
+	}
+	require.Equal(t, []int{4, 4, 4}, hvEntries(t, tb))
+	st, err := db.Vacuum(nil, tb)
+	require.NoError(t, err)
+	require.Equal(t, 9, st.IndexEntriesRemoved)
+	require.Equal(t, 3, st.LinePointersFreed)
+	no, before, _ := hvPage(t, tb)
+	require.Equal(t, []int{1, 1, 1}, hvEntries(t, tb))
+	require.NoError(t, db.log.SyncTo(nil, db.log.End()))
+	image := fs.CrashClone(vfs.CrashCloneCfg{})
+	_ = db.Close()
+
+	opts.FS = image
+	db, err = Open(opts)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, db.Close()) }()
+	tb, err = db.Table(tb.Name())
+	require.NoError(t, err)
+	require.Equal(t, []int{1, 1, 1}, hvEntries(t, tb))
+	after, _, err := tb.heap.PageVersions(nil, no)
+	require.NoError(t, err)
+	require.Equal(t, before, after)
+	require.Zero(t, lpStates(after)["dead"])
+	hvCheck(t, db, tb)
+	r := db.BeginTx(nil, TxOptions{Isolation: ReadCommitted})
+	row, found := hvGet(t, r, tb, 1)
+	require.True(t, found)
+	require.EqualValues(t, 13, row[1].I)
+	require.NoError(t, r.Commit())
+}
+
+var _ = heap.RowPtrSize
