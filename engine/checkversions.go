@@ -14,14 +14,16 @@ import (
 // (heap.Heap.HotChain), with the table's vacuum held off (vacState.mu:
 // vacuum removes entries and frees the line pointers they named, which
 // would make an entry read before the removal look stale; prunes on
-// access go on, and change no line pointer an index names but to dead):
+// access go on, and change no line pointer an index names but to dead).
+// Live means visible to one snapshot taken at the start (the checking
+// transaction's read view, so that nothing it may see is pruned), so
+// that the rows and entries agree whatever commits meanwhile:
 //
 //  1. Every primary entry (primary key, root) names a line pointer that
 //     is not unused and does not hold a heap-only tuple (a dead one is an
 //     entry vacuum has yet to remove); every version of its HOT chain
 //     decodes, fits the schema and has the entry's primary key. Across
-//     the entries of one primary key at most one version is live (the
-//     latest committed, or the checking transaction's own): a key with
+//     the entries of one primary key at most one version is live: a key with
 //     a live version is a row, and each secondary index has the entry
 //     its values imply (with the live version's root as row pointer).
 //  2. Every secondary entry that carries a row pointer names, in the same
@@ -52,9 +54,8 @@ func (c *checker) chainOf(ix *index, desc string, root heap.RowPtr, f func(img [
 		return c.fail(ix, desc, "entry names %s, whose line pointer is %s", root, state)
 	}
 	cs := t.db.clog.Load()
-	snap := tx.latestSnap()
 	for _, v := range vs {
-		live, err := heap.Visible(v.Header, snap, cs)
+		live, err := heap.Visible(v.Header, c.snap, cs)
 		if err != nil {
 			return err
 		}
