@@ -574,43 +574,104 @@ func (db *DB) vacuumHorizon() uint64 {
 
 // anyLive reports whether an entry of the unique index ix from it's
 // current one on (every one starting with the n-byte key prefix) names a
-// live version: committed and not deleted, or the transaction's own
-// (PostgreSQL's _bt_check_unique tests the heap tuple of each equal
-// entry; an entry whose tuple is dead is no conflict). A row-pointer
-// entry names a HOT chain, whose versions all have the entry's values;
-// an entry that carries the primary key counts only if the row's live
-// version gives it back. A version written by a transaction still in
-// progress is not seen: PostgreSQL would wait for it; here a concurrent
-// insert of the same unique value under another primary key is not
-// caught (the primary key's own row lock catches one of the same key).
+// live version, as PostgreSQL's _bt_check_unique decides with its dirty
+// snapshot: an entry whose versions are dead is no conflict; one whose
+// version is live (committed and not deleted, or the transaction's own)
+// is a duplicate; one whose version is being inserted, or deleted or
+// updated, by a transaction still in progress is waited for (the
+// writer's row lock, taken shared and held to the end of the transaction
+// as InnoDB's duplicate check holds it; PostgreSQL waits on the
+// transaction itself) and looked at again. A row-pointer entry names a
+// HOT chain, whose versions all have the entry's values; an entry that
+// carries the primary key counts only for a version that gives it back.
+//
+// The check runs before the row's own entries are written, not under the
+// latch of the leaf it inserts into as PostgreSQL's does: two
+// transactions that insert the same value at once under different
+// primary keys, neither having written its version when the other
+// checks, both succeed.
 func (tx *Tx) anyLive(t *TableHandle, ix *index, it interface {
 	Key() []byte
 	Next() bool
 }, n int) (bool, error) {
-	var key, rest []byte
+	var key []byte
+	var stack [4]heap.RowPtr
 	for ok := true; ok; ok = it.Next() {
 		key = append(key[:0], it.Key()...)
-		rest = key[n:]
-		if ix.carry == carryPtr {
-			root, err := heap.DecodeRowPtr(rest)
-			if err != nil {
-				return false, fmt.Errorf("engine: table %s: index %s entry: %w", t.info.def.Name, ix.name, err)
+		rest := key[n:]
+		for range maxUniqueWaits {
+			roots := stack[:0]
+			var err error
+			if ix.carry == carryPtr {
+				root, derr := heap.DecodeRowPtr(rest)
+				if derr != nil {
+					return false, fmt.Errorf("engine: table %s: index %s entry: %w", t.info.def.Name, ix.name, derr)
+				}
+				roots = append(roots, root)
+			} else if roots, err = tx.versionRoots(t, rest, roots); err != nil {
+				return false, err
 			}
-			_, _, _, live, err := tx.fetchRoot(t, root, tx.latestSnap())
+			live, wait, err := tx.uniqueConflict(t, ix, roots, key)
 			if err != nil || live {
 				return live, err
 			}
-			continue
-		}
-		img, _, _, _, live, err := tx.versionedFind(t, rest, tx.latestSnap(), true)
-		if err != nil {
-			return false, err
-		}
-		if live {
-			if live, err = tx.versionGivesEntry(t, ix, img, rest, key); err != nil || live {
-				return live, err
+			if wait == nil {
+				break
+			}
+			// The iterator holds a pin but no latch: the wait holds none.
+			if err := tx.lock(t, wait, lock.Shared); err != nil {
+				return false, err
 			}
 		}
 	}
 	return false, nil
+}
+
+// maxUniqueWaits bounds how often a unique check waits for writers of
+// one entry's row; each wait ends a writer, so a check that needs more
+// is a bug, not contention.
+const maxUniqueWaits = 64
+
+// uniqueConflict examines the versions of the HOT chains rooted at roots
+// for the unique check of ix's entry key (see anyLive): live when one is
+// a live version, else wait is the encoded primary key of a row whose
+// version a transaction still in progress writes (nil: none).
+func (tx *Tx) uniqueConflict(t *TableHandle, ix *index, roots []heap.RowPtr, key []byte) (live bool, wait []byte, err error) {
+	cs := tx.db.clog.Load()
+	snap := tx.latestSnap()
+	cols := t.info.def.Columns
+	for _, root := range roots {
+		_, vs, err := t.heap.HotChain(tx.m, root)
+		if err != nil {
+			return false, nil, fmt.Errorf("engine: table %s: %w", t.info.def.Name, err)
+		}
+		for _, v := range vs {
+			th := v.Header
+			vis, err := heap.Visible(th, snap, cs)
+			if err != nil {
+				return false, nil, err
+			}
+			deleting := vis && th.Xmax != 0 && !th.LockOnly() && th.Infomask&heap.HeapXmaxInvalid == 0 &&
+				th.Xmax != tx.trxID && tx.db.trxActive(th.Xmax)
+			inserting := !vis && th.Xmin != tx.trxID && tx.db.trxActive(th.Xmin)
+			if !vis && !inserting {
+				continue
+			}
+			row, err := decodeRow(v.Row, cols, nil)
+			if err != nil {
+				return false, nil, fmt.Errorf("engine: table %s: %w", t.info.def.Name, err)
+			}
+			pk := appendKey(nil, cols, t.info.pk, row)
+			if ix.carry != carryPtr && !bytes.Equal(t.entryKey(nil, ix, row, pk, root), key) {
+				continue // another value of the row's
+			}
+			if vis && !deleting {
+				return true, nil, nil
+			}
+			if wait == nil {
+				wait = pk
+			}
+		}
+	}
+	return false, wait, nil
 }

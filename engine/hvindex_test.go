@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/engine/lock"
 	"github.com/enginelab/enginelab/heap"
 )
 
@@ -520,5 +521,70 @@ func TestHeapVersionsVacuumRace(t *testing.T) {
 			}
 			hvCheck(t, db, tb)
 		})
+	}
+}
+
+// TestHeapVersionsUniqueWait: a unique check that meets a version being
+// written by a transaction in progress waits for it, as PostgreSQL's
+// _bt_check_unique: an insert of the same value is a duplicate if that
+// transaction commits and not if it rolls back; a delete of the value's
+// row, the reverse.
+func TestHeapVersionsUniqueWait(t *testing.T) {
+	for _, org := range hvOrgs {
+		for _, c := range []struct {
+			name          string
+			deleteFirst   bool // the writer deletes the value's row, else inserts it
+			commit        bool
+			wantDuplicate bool
+		}{
+			{"insert-commit", false, true, true},
+			{"insert-rollback", false, false, false},
+			{"delete-commit", true, true, false},
+			{"delete-rollback", true, false, true},
+		} {
+			t.Run(org.String()+"/"+c.name, func(t *testing.T) {
+				parked := make(chan *lock.Wait)
+				db, err := Open(&Options{HeapVersions: true, Vacuum: VacuumManual, Runtime: signalParker{parked: parked},
+					Options: cache.Options{PoolSize: 8 << 20}})
+				require.NoError(t, err)
+				defer func() { require.NoError(t, db.Close()) }()
+				tb, err := db.CreateTable(hv2Table(org))
+				require.NoError(t, err)
+				if c.deleteFirst {
+					hvWrite(t, db, func(tx *Tx) error { return tx.Insert(tb, Row{Int(1), Int(5), Int(0), Int(0), Null}) })
+				}
+				w := db.BeginTx(nil, TxOptions{Isolation: ReadCommitted})
+				if c.deleteFirst {
+					require.NoError(t, w.Delete(tb, []Value{Int(1)}))
+				} else {
+					require.NoError(t, w.Insert(tb, Row{Int(1), Int(5), Int(0), Int(0), Null}))
+				}
+				var m Meter
+				r := db.BeginTx(&m, TxOptions{Isolation: ReadCommitted})
+				done := make(chan error)
+				go func() { done <- r.Insert(tb, Row{Int(2), Int(5), Int(0), Int(0), Null}) }()
+				select {
+				case wait := <-parked:
+					require.Equal(t, r.id, wait.Tx)
+				case err := <-done:
+					t.Fatalf("the unique check did not wait for the writer: %v", err)
+				}
+				if c.commit {
+					require.NoError(t, w.Commit())
+				} else {
+					require.NoError(t, w.Rollback())
+				}
+				err = <-done
+				require.EqualValues(t, 1, m.LockWaits)
+				if c.wantDuplicate {
+					require.ErrorIs(t, err, ErrDuplicateKey)
+					require.NoError(t, r.Rollback())
+				} else {
+					require.NoError(t, err)
+					require.NoError(t, r.Commit())
+				}
+				hvCheck(t, db, tb)
+			})
+		}
 	}
 }
