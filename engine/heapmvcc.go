@@ -41,25 +41,55 @@ import (
 // update"); the view is taken at the statement's start, before the lock
 // wait, as PostgreSQL takes the statement's snapshot.
 //
-// Indexes. The primary index maps a key to the pointer of the row's first
-// version (the head of its version chain, not only its HOT chain); a read
-// walks the chain forward through the versions' ctids, testing each, and
-// stops at the one its snapshot sees (at most one is). This departs from
-// PostgreSQL, whose non-HOT update adds an entry pointing at the new
-// version, so that one key has two entries: here one entry per key keeps
-// the primary index unique without a visibility-aware unique check, at
-// the price of longer walks for rows updated many times (vacuum would
-// shorten them; not built). Secondary entries carry the head pointer too
-// (row-pointer organization), so a version change never moves them; an
-// update that changes an indexed column replaces the entry, and a delete
-// removes it, as before, with undo: an older snapshot reading through a
-// secondary index does not find the row's old key (PostgreSQL keeps the
-// old entry until vacuum).
+// Indexes: an entry per version chain, as PostgreSQL keeps them. The
+// primary index is keyed (primary key, root pointer) with an empty value,
+// as a PostgreSQL B-tree entry is keyed by its columns and heap TID: the
+// root pointer names the slot of a version an insert or a non-HOT update
+// wrote, the root of that version's HOT chain. An insert adds one entry
+// to every index. A HOT update (no indexed column changed and the new
+// version fits on the page) adds none: the new version is reached from
+// the chain's root. A non-HOT update (heap_update then
+// ExecInsertIndexTuples) adds one to the primary index and to every
+// secondary that carries row pointers, each naming the new version,
+// whether or not that index's columns changed; in the organization whose
+// secondaries carry the primary key, a secondary gets one only when its
+// columns changed, an unchanged entry naming the row already. No write
+// removes an entry: old versions' entries stay until vacuum removes those
+// naming dead line pointers (vacuum.go), so an older snapshot still finds
+// a row by its old values.
+//
+// A reader follows an entry to its root and walks that HOT chain only
+// (fetchRoot: heap_hot_search_buffer, the chain read under one shared
+// latch of its page, so that no prune changes it under the reader),
+// taking the version its snapshot sees; an entry whose chain has none is
+// skipped. At most one version of a row is visible to a snapshot, so a
+// row is returned once however many entries it has. A point read by
+// primary key follows every entry of the key (versionedFind). A secondary
+// entry that carries the primary key names the row, not a version: the
+// reader finds the version it sees through the primary index and keeps
+// the entry only if that version gives it back (versionGivesEntry).
+//
+// Uniqueness. The primary key's uniqueness rests on its row lock: an
+// insert takes the key's exclusive lock, then finds no live version
+// among the key's entries (versionedInsertRow); the entries of dead
+// versions are no conflict. A unique secondary is checked as
+// _bt_check_unique checks (anyLive): an entry whose version is live is a
+// duplicate, a dead one is ignored, and one being written by a
+// transaction in progress is waited for.
+//
+// Vacuum frees a line pointer only after removing the entries that name
+// it, but a reader may hold an entry read before: a reader with an MVCC
+// snapshot never sees a version written into the freed slot after it
+// read the entry (its writer started after the snapshot), as PostgreSQL's
+// index scans rely on; a locking reader, whose snapshot is the latest,
+// checks the primary key of what it finds (versionHasKey).
 //
 // Rollback. The heap keeps what an aborted transaction wrote: its
 // versions are dead (xmin aborted) and its xmax stamps ignored (xmax
-// aborted), as PostgreSQL leaves them. Index changes are taken back by the
-// undo log as for unversioned tables.
+// aborted), as PostgreSQL leaves them. The index entries it added are
+// taken back by the undo log as for unversioned tables (PostgreSQL leaves
+// them for vacuum), before the commit log says it aborted, so that no
+// entry names a version vacuum may free.
 
 // keyXactSpace is the catalog key naming the commit log's space (4
 // bytes, little-endian).

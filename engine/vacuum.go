@@ -14,24 +14,38 @@ import (
 // (access/heap/vacuumlazy.c) and autovacuum's trigger, for the tables
 // Options.HeapVersions makes.
 //
-// What a pass does, page by page: it prunes the page whatever its free
-// space (heap_page_prune, as lazy_scan_prune does), so every HOT chain's
-// versions dead to every snapshot go, the root redirected to the first
-// one still needed; it counts the versions left that are dead (a row's
-// chain keeps the last version of each HOT chain, whose ctid names the
-// next chain: see heap.Heap.SetKeepChainTails) and the live ones
-// (reltuples); and it sets the page's visibility-map bits when every
-// tuple on it is visible to all (visibilitymap_set).
+// A pass has three parts, as lazy vacuum's:
 //
-// What it does not do (a departure): PostgreSQL's vacuum then removes the
-// index entries of LP_DEAD line pointers (ambulkdelete) and makes the
-// pointers LP_UNUSED in a second heap pass. Here an index names only a
-// row's chain head (one primary entry per key), and pruning never makes a
-// head dead while the row has a later version, so no index entry names a
-// dead line pointer: there is nothing for the index pass to remove until
-// chains are shortened (the primary and row-pointer entries repointed
-// past a dead prefix, and the old roots then set dead and, once no
-// walker can hold the old head, unused), which is not built.
+//  1. The first heap pass (lazy_scan_heap, lazy_scan_prune): each page is
+//     pruned whatever its free space (heap_page_prune), so every HOT
+//     chain's versions dead to every snapshot go: a chain's root is
+//     redirected to its first version still needed, or becomes a dead
+//     line pointer (LP_DEAD) when the whole chain is dead, and the dead
+//     heap-only versions' slots become unused. The pass collects the
+//     page's dead line pointers (dead_items), counts the live versions
+//     (reltuples) and sets the page's visibility-map bits when every
+//     tuple on it is visible to all and it has no dead line pointer
+//     (visibilitymap_set).
+//  2. The index pass (lazy_vacuum_all_indexes, ambulkdelete): every index
+//     whose entries name line pointers (the primary index, and the
+//     secondaries of the row-pointer organization) is scanned whole and
+//     the entries naming a collected pointer are removed, each removal a
+//     logged B+tree delete.
+//  3. The second heap pass (lazy_vacuum_heap_rel): the collected pointers
+//     are set unused (heap.Heap.VacuumDeadSlots, logged in one
+//     mini-transaction with the page's FSM byte), so that inserts reuse
+//     them, and the pages' visibility-map bits are set when they can be.
+//
+// The secondaries of the organization whose entries carry the primary
+// key name no line pointer: vacuum leaves them alone, so the entry of a
+// row's old values, or of a deleted row, stays (readers skip it: the
+// version they find does not give it back). Removing it would need to
+// know that no version not dead to all has those values, and to exclude
+// a concurrent update that sets them again and finds the entry there.
+//
+// Check of the table (checkversions.go) holds vacuum off for its whole
+// run (vacState.mu): an entry it read could otherwise name a pointer the
+// second heap pass then frees.
 //
 // Autovacuum. A table is due when the versions its updates and deletes
 // left since its last vacuum reach autovacuum_vacuum_threshold (50) plus
