@@ -588,3 +588,83 @@ func TestHeapVersionsUniqueWait(t *testing.T) {
 		}
 	}
 }
+
+// TestHeapVersionsCheckInvariants: Check finds a primary or row-pointer
+// entry naming an unused line pointer, a primary entry naming another
+// row's version, two live versions of one primary key, a secondary entry
+// its chain does not give back, and a live row's missing entry.
+func TestHeapVersionsCheckInvariants(t *testing.T) {
+	for _, org := range hvOrgs {
+		t.Run(org.String(), func(t *testing.T) {
+			db := hvOpen(t)
+			tb, err := db.CreateTable(hv2Table(org))
+			require.NoError(t, err)
+			hvWrite(t, db, func(tx *Tx) error { return tx.Insert(tb, Row{Int(1), Int(10), Int(100), Int(0), Null}) })
+			hvWrite(t, db, func(tx *Tx) error { return tx.Insert(tb, Row{Int(2), Int(20), Int(200), Int(0), Null}) })
+			hvCheck(t, db, tb)
+			check := func() error {
+				tx := db.BeginTx(nil, TxOptions{Isolation: ReadCommitted})
+				defer func() { require.NoError(t, tx.Commit()) }()
+				return tb.Check(tx)
+			}
+			tx := db.BeginTx(nil, TxOptions{Isolation: ReadCommitted})
+			row, _ := hvGet(t, tx, tb, 1)
+			pk := appendKey(nil, tb.info.def.Columns, tb.info.pk, row)
+			_, root, _, _, found, err := tx.versionedFind(tb, pk, tx.latestSnap(), true)
+			require.NoError(t, err)
+			require.True(t, found)
+			require.NoError(t, tx.Commit())
+			unused := heap.RowPtr{Page: root.Page, Slot: 300} // past the page's slots
+			other := heap.RowPtr{Page: root.Page, Slot: root.Slot + 1}
+			_, img, err := tb.heap.ReadVersion(nil, other, nil)
+			require.NoError(t, err)
+			r2, err := decodeRow(img, tb.info.def.Columns, nil)
+			require.NoError(t, err)
+			require.EqualValues(t, 2, r2[0].I, "row 2's version is next to row 1's")
+			// A second live version of row 1, written by row 1's own
+			// (committed) inserter.
+			_, vs, err := tb.heap.HotChain(nil, root)
+			require.NoError(t, err)
+			require.Len(t, vs, 1)
+			twin, err := tb.heap.InsertVersion(nil, vs[0].Header.Xmin, vs[0].Row)
+			require.NoError(t, err)
+
+			for _, c := range []struct {
+				name string
+				key  []byte
+			}{
+				{"primary entry naming an unused pointer", primVersionKey(nil, pk, unused)},
+				{"primary entry naming another row's chain", primVersionKey(nil, pk, other)},
+				{"two live versions of one primary key", primVersionKey(nil, pk, twin)},
+			} {
+				require.NoError(t, tb.ixs[0].tree.Insert(nil, c.key, nil), c.name)
+				require.ErrorIs(t, check(), ErrInconsistent, c.name)
+				require.NoError(t, tb.ixs[0].tree.Delete(nil, c.key))
+				require.NoError(t, check())
+			}
+			byU := tb.ixs[2]
+			if byU.carry == carryPtr {
+				// A by_u entry naming row 1's chain with a value no
+				// version of it has.
+				r2 := append(Row(nil), row...)
+				r2[2] = Int(999)
+				key := tb.entryKey(nil, byU, r2, pk, root)
+				require.NoError(t, byU.tree.Insert(nil, key, nil))
+				require.ErrorIs(t, check(), ErrInconsistent, "an entry its chain does not give back")
+				require.NoError(t, byU.tree.Delete(nil, key))
+				key = tb.entryKey(nil, byU, row, pk, unused)
+				require.NoError(t, byU.tree.Insert(nil, key, nil))
+				require.ErrorIs(t, check(), ErrInconsistent, "an entry naming an unused pointer")
+				require.NoError(t, byU.tree.Delete(nil, key))
+			} else {
+				// A live row's entry taken away (an entry that carries
+				// the primary key names no line pointer).
+				key := tb.entryKey(nil, byU, row, pk, root)
+				require.NoError(t, byU.tree.Delete(nil, key))
+				require.ErrorIs(t, check(), ErrInconsistent, "a live row's missing entry")
+				require.NoError(t, byU.tree.Insert(nil, key, nil))
+			}
+			hvCheck(t, db, tb)
+		})
+	}
+}
