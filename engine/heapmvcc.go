@@ -493,7 +493,7 @@ func (tx *Tx) versionedIndex(t *TableHandle, pk []byte, root heap.RowPtr, touche
 		}
 		tx.wrote(ix)
 	}
-	return nil
+	return tx.recheckUnique(t, tx.cur, pk, root, touched)
 }
 
 // commitStatus records tx's end in the commit log, in mt when given (the
@@ -615,19 +615,23 @@ func (db *DB) vacuumHorizon() uint64 {
 // HOT chain, whose versions all have the entry's values; an entry that
 // carries the primary key counts only for a version that gives it back.
 //
-// The check runs before the row's own entries are written, not under the
-// latch of the leaf it inserts into as PostgreSQL's does: two
-// transactions that insert the same value at once under different
-// primary keys, neither having written its version when the other
-// checks, both succeed.
+// The check runs before the row's own entries are written (checkUnique),
+// not under the latch of the leaf it inserts into as PostgreSQL's does,
+// so it runs again once they are (recheckUnique), skipping the row's own
+// entry (self): two transactions that insert the same value at once,
+// neither having written its version when the other first checked, meet
+// each other's entry then.
 func (tx *Tx) anyLive(t *TableHandle, ix *index, it interface {
 	Key() []byte
 	Next() bool
-}, n int) (bool, error) {
+}, n int, self []byte) (bool, error) {
 	var key []byte
 	var stack [4]heap.RowPtr
 	for ok := true; ok; ok = it.Next() {
 		key = append(key[:0], it.Key()...)
+		if self != nil && bytes.Equal(key, self) {
+			continue
+		}
 		rest := key[n:]
 		for range maxUniqueWaits {
 			roots := stack[:0]
@@ -705,3 +709,64 @@ func (tx *Tx) uniqueConflict(t *TableHandle, ix *index, roots []heap.RowPtr, key
 	}
 	return false, wait, nil
 }
+
+// recheckUnique runs the unique checks of the secondaries of t that
+// changed (changed nil: all) again once the row's version (root) and its
+// entries are written (see anyLive), the row's own entry skipped. A
+// duplicate found then comes from a transaction that wrote the same
+// value while this one was between its first check and its writes: the
+// statement cannot be taken back alone, so the transaction is rolled
+// back and the error is ErrSerialization (retryable) wrapping
+// ErrDuplicateKey, as PostgreSQL aborts the transaction on a unique
+// violation.
+func (tx *Tx) recheckUnique(t *TableHandle, row Row, pk []byte, root heap.RowPtr, changed func(*index) bool) error {
+	for _, ix := range t.ixs[1:] {
+		if !ix.unique || (changed != nil && !changed(ix)) {
+			continue
+		}
+		null := false
+		for _, c := range ix.cols {
+			null = null || row[c].IsNull()
+		}
+		if null {
+			continue
+		}
+		prefix := appendKey(nil, t.info.def.Columns, ix.cols, row)
+		self := t.entryKey(nil, ix, row, pk, root)
+		var hi btree.Bound
+		if s := appendPrefixSuccessor(nil, prefix); s != nil {
+			hi = btree.Excl(s)
+		}
+		b := tx.m.NodeVisitsTotal()
+		cb := tx.cursorBufs()
+		ix.tree.InitIter(&cb.it, tx.m, &btree.IterOptions{Lower: btree.Incl(prefix), Upper: hi})
+		var found bool
+		var err error
+		if cb.it.First() {
+			found, err = tx.anyLive(t, ix, &cb.it, len(prefix), self)
+		}
+		if cerr := cb.it.Close(); err == nil {
+			err = cerr
+		}
+		tx.putCursorBufs(cb)
+		tx.charge(ix, b)
+		if err != nil {
+			return err
+		}
+		if found {
+			dup := fmt.Errorf("%w: table %s: unique index %s already has %s",
+				ErrDuplicateKey, t.info.def.Name, ix.name, t.describeKey(ix.cols, row))
+			tx.m.SerializationFailures++
+			err := fmt.Errorf("%w: %w", ErrSerialization, dup)
+			if rerr := tx.Rollback(); rerr != nil {
+				return errors.Join(err, rerr)
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// testHookUniqueChecked, when set by a test, runs in an insert into a
+// versioned table between its unique checks and its writes.
+var testHookUniqueChecked func(tx *Tx)

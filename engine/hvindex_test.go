@@ -668,3 +668,56 @@ func TestHeapVersionsCheckInvariants(t *testing.T) {
 		})
 	}
 }
+
+// TestHeapVersionsUniqueRecheck: two transactions insert one unique value
+// under different primary keys, the second entirely while the first is
+// between its unique check and its writes, so neither check saw the
+// other. The first's check after its writes meets the second's entry,
+// waits for it, and once it commits fails with ErrDuplicateKey (and
+// ErrSerialization: the first is rolled back). One row has the value.
+func TestHeapVersionsUniqueRecheck(t *testing.T) {
+	for _, org := range hvOrgs {
+		t.Run(org.String(), func(t *testing.T) {
+			parked := make(chan *lock.Wait)
+			db, err := Open(&Options{HeapVersions: true, Vacuum: VacuumManual, Runtime: signalParker{parked: parked},
+				Options: cache.Options{PoolSize: 8 << 20}})
+			require.NoError(t, err)
+			defer func() { require.NoError(t, db.Close()) }()
+			tb, err := db.CreateTable(hv2Table(org))
+			require.NoError(t, err)
+			checked, resume := make(chan struct{}), make(chan struct{})
+			first := db.BeginTx(nil, TxOptions{Isolation: ReadCommitted})
+			testHookUniqueChecked = func(tx *Tx) {
+				if tx == first {
+					checked <- struct{}{}
+					<-resume
+				}
+			}
+			defer func() { testHookUniqueChecked = nil }()
+			done := make(chan error)
+			go func() { done <- first.Insert(tb, Row{Int(1), Int(5), Int(0), Int(0), Null}) }()
+			<-checked
+			second := db.BeginTx(nil, TxOptions{Isolation: ReadCommitted})
+			require.NoError(t, second.Insert(tb, Row{Int(2), Int(5), Int(0), Int(0), Null}))
+			close(resume)
+			select {
+			case wait := <-parked:
+				require.Equal(t, first.id, wait.Tx)
+			case err := <-done:
+				t.Fatalf("the recheck did not wait for the second insert: %v", err)
+			}
+			require.NoError(t, second.Commit())
+			err = <-done
+			require.ErrorIs(t, err, ErrDuplicateKey)
+			require.ErrorIs(t, err, ErrSerialization)
+			require.ErrorIs(t, first.Commit(), ErrTxDone, "rolled back")
+			hvCheck(t, db, tb)
+			r := db.BeginTx(nil, TxOptions{Isolation: ReadCommitted})
+			_, found := hvGet(t, r, tb, 1)
+			require.False(t, found)
+			_, found = hvGet(t, r, tb, 2)
+			require.True(t, found)
+			require.NoError(t, r.Commit())
+		})
+	}
+}

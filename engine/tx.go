@@ -624,7 +624,7 @@ func (tx *Tx) checkUnique(t *TableHandle, row Row, skip func(ix *index) bool) er
 			if found && t.versioned() {
 				// Entries of dead rows stay until vacuum: only a live
 				// row's entry is a duplicate.
-				found, err = tx.anyLive(t, ix, &cb.it, len(prefix))
+				found, err = tx.anyLive(t, ix, &cb.it, len(prefix), nil)
 			}
 			if cerr := cb.it.Close(); err == nil {
 				err = cerr
@@ -715,6 +715,9 @@ func (tx *Tx) Insert(t *TableHandle, row Row) error {
 	if err := tx.checkUnique(t, row, nil); err != nil {
 		return err
 	}
+	if h := testHookUniqueChecked; h != nil && t.versioned() {
+		h(tx)
+	}
 	tx.row = appendRow(tx.row[:0], cols, row)
 	if err := tx.checkSizes(t, row, pk, tx.row); err != nil {
 		return err
@@ -769,6 +772,9 @@ func (tx *Tx) Insert(t *TableHandle, row Row) error {
 			return fmt.Errorf("engine: table %s: index %s: %w", t.info.def.Name, ix.name, err)
 		}
 		tx.wrote(ix)
+	}
+	if t.versioned() {
+		return tx.recheckUnique(t, row, pk, ptr, nil)
 	}
 	return nil
 }
