@@ -75,7 +75,9 @@ import (
 // versions are no conflict. A unique secondary is checked as
 // _bt_check_unique checks (anyLive): an entry whose version is live is a
 // duplicate, a dead one is ignored, and one being written by a
-// transaction in progress is waited for.
+// transaction in progress is waited for; the check runs again once the
+// row's own entries are written (recheckUnique), since it does not hold
+// the leaf's latch from the check to the insert as PostgreSQL does.
 //
 // Vacuum frees a line pointer only after removing the entries that name
 // it, but a reader may hold an entry read before: a reader with an MVCC
