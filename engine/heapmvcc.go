@@ -303,11 +303,13 @@ func (tx *Tx) versionedFind(t *TableHandle, pk []byte, snap *heap.Snapshot, rech
 // versionHasKey reports whether the version img has primary key pk.
 func (tx *Tx) versionHasKey(t *TableHandle, img, pk []byte) (bool, error) {
 	cols := t.info.def.Columns
-	row, err := decodeRow(img, cols, nil)
+	row, err := decodeRow(img, cols, tx.vrow)
 	if err != nil {
 		return false, fmt.Errorf("engine: table %s: %w", t.info.def.Name, err)
 	}
-	return bytes.Equal(appendKey(nil, cols, t.info.pk, row), pk), nil
+	tx.vrow = row
+	tx.vkey = appendKey(tx.vkey[:0], cols, t.info.pk, row)
+	return bytes.Equal(tx.vkey, pk), nil
 }
 
 // versionGivesEntry reports whether the version img has the secondary
@@ -317,11 +319,13 @@ func (tx *Tx) versionHasKey(t *TableHandle, img, pk []byte) (bool, error) {
 // changed keeps its old entry until vacuum, as PostgreSQL keeps it).
 func (tx *Tx) versionGivesEntry(t *TableHandle, ix *index, img, pk, key []byte) (bool, error) {
 	cols := t.info.def.Columns
-	row, err := decodeRow(img, cols, nil)
+	row, err := decodeRow(img, cols, tx.vrow)
 	if err != nil {
 		return false, fmt.Errorf("engine: table %s: %w", t.info.def.Name, err)
 	}
-	return bytes.Equal(t.entryKey(nil, ix, row, pk, heap.RowPtr{}), key), nil
+	tx.vrow = row
+	tx.vkey = t.entryKey(tx.vkey, ix, row, pk, heap.RowPtr{})
+	return bytes.Equal(tx.vkey, key), nil
 }
 
 // versionFetch reads the version of the HOT chain rooted at root that a

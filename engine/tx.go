@@ -101,6 +101,8 @@ type Tx struct {
 	hsnap heap.Snapshot // the latest-committed snapshot of a locking access
 	hview heap.Snapshot // the read view as a snapshot
 	vhi   []byte        // versionRoots' upper bound (not tx.hi: a cursor's bound may share it)
+	vrow  Row           // a version decoded for a recheck (versionHasKey)
+	vkey  []byte        // a key encoded from vrow
 	// snaps are the registered snapshots of tx's open ReadCommitted
 	// cursors on versioned heap tables (cursorSnap).
 	snaps []*heap.Snapshot
