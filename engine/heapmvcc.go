@@ -54,9 +54,8 @@ import (
 // whether or not that index's columns changed; in the organization whose
 // secondaries carry the primary key, a secondary gets one only when its
 // columns changed, an unchanged entry naming the row already. No write
-// removes an entry: old versions' entries stay until vacuum removes those
-// naming dead line pointers (vacuum.go), so an older snapshot still finds
-// a row by its old values.
+// removes an entry: old versions' entries stay until vacuum removes them
+// (vacuum.go), so an older snapshot still finds a row by its old values.
 //
 // A reader follows an entry to its root and walks that HOT chain only
 // (fetchRoot: heap_hot_search_buffer, the chain read under one shared

@@ -1,12 +1,15 @@
 package engine
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"slices"
 	"sync"
 	"sync/atomic"
 
+	"github.com/enginelab/enginelab/btree"
+	"github.com/enginelab/enginelab/engine/lock"
 	"github.com/enginelab/enginelab/heap"
 )
 
@@ -27,8 +30,8 @@ import (
 //     tuple on it is visible to all and it has no dead line pointer
 //     (visibilitymap_set).
 //  2. The index pass (lazy_vacuum_all_indexes, ambulkdelete): every index
-//     whose entries name line pointers (the primary index, and the
-//     secondaries of the row-pointer organization) is scanned whole and
+//     is scanned whole; in those whose entries name line pointers (the
+//     primary index, and the secondaries of the row-pointer organization)
 //     the entries naming a collected pointer are removed, each removal a
 //     logged B+tree delete.
 //  3. The second heap pass (lazy_vacuum_heap_rel): the collected pointers
@@ -37,11 +40,10 @@ import (
 //     them, and the pages' visibility-map bits are set when they can be.
 //
 // The secondaries of the organization whose entries carry the primary
-// key name no line pointer: vacuum leaves them alone, so the entry of a
-// row's old values, or of a deleted row, stays (readers skip it: the
-// version they find does not give it back). Removing it would need to
-// know that no version not dead to all has those values, and to exclude
-// a concurrent update that sets them again and finds the entry there.
+// key name no line pointer: in them the index pass removes the entries
+// of the rows that lost a primary entry in this pass that no version
+// left on the row's chains gives back (an older version's values, or a
+// deleted row's), under a conditional row lock (bulkDeleteByKey).
 //
 // Check of the table (checkversions.go) holds vacuum off for its whole
 // run (vacState.mu): an entry it read could otherwise name a pointer the
@@ -225,9 +227,19 @@ func (db *DB) Vacuum(m *Meter, t *TableHandle) (VacuumStats, error) {
 		}
 	}
 	if len(deadPages) > 0 {
-		// The index pass (lazy_vacuum_all_indexes, ambulkdelete).
+		// The index pass (lazy_vacuum_all_indexes, ambulkdelete): the
+		// primary index first, whose removed entries name the rows
+		// whose secondaries that carry the primary key may hold an
+		// entry no version gives back any more.
+		rows := map[string]bool{}
 		for _, ix := range t.ixs {
-			n, err := db.bulkDelete(m, t, ix, deadSlots)
+			var n int
+			var err error
+			if ix.primary || ix.carry == carryPtr {
+				n, err = db.bulkDelete(m, t, ix, deadSlots, rows)
+			} else {
+				n, err = db.bulkDeleteByKey(m, t, ix, rows)
+			}
 			st.IndexEntriesRemoved += n
 			if err != nil {
 				return fail(err)
@@ -260,17 +272,14 @@ func (db *DB) Vacuum(m *Meter, t *TableHandle) (VacuumStats, error) {
 	return st, nil
 }
 
-// bulkDelete is btbulkdelete for ix: it scans the whole index and
-// removes every entry naming a dead line pointer of dead (page to slots),
-// each in a mini-transaction of its own, logged as any B+tree delete.
-// An index whose entries carry the primary key names no line pointer: it
-// is left alone (see above). The entries are removed after the scan, so
-// that the iterator never meets its own deletes. It returns how many it
-// removed.
-func (db *DB) bulkDelete(m *Meter, t *TableHandle, ix *index, dead map[uint32][]uint16) (int, error) {
-	if !ix.primary && ix.carry != carryPtr {
-		return 0, nil
-	}
+// bulkDelete is btbulkdelete for ix, the primary index or a secondary
+// whose entries carry row pointers: it scans the whole index and removes
+// every entry naming a dead line pointer of dead (page to slots), each
+// in a mini-transaction of its own, logged as any B+tree delete. The
+// entries are removed after the scan, so that the iterator never meets
+// its own deletes. The primary keys of the primary entries removed are
+// added to rows. It returns how many entries it removed.
+func (db *DB) bulkDelete(m *Meter, t *TableHandle, ix *index, dead map[uint32][]uint16, rows map[string]bool) (int, error) {
 	var doomed [][]byte
 	it := ix.tree.NewIter(m, nil)
 	for ok := it.First(); ok; ok = it.Next() {
@@ -297,8 +306,114 @@ func (db *DB) bulkDelete(m *Meter, t *TableHandle, ix *index, dead map[uint32][]
 			return n, fmt.Errorf("index %s: %w", ix.name, err)
 		}
 		n++
+		if ix.primary {
+			rows[string(k[:len(k)-heap.RowPtrSize])] = true
+		}
 	}
 	return n, nil
+}
+
+// vacuumOwnerID names the lock owner of vacuum's conditional row locks; its id
+// is no transaction's (ids count up from 1).
+const vacuumOwnerID = ^uint64(0)
+
+// bulkDeleteByKey is the index pass for ix, a secondary whose entries
+// carry the primary key and so name no line pointer: an entry of a row
+// in rows (one that lost a primary entry in this pass, so a version of
+// it died) is removed when no version left on the row's HOT chains gives
+// it back (its values were an older version's, or the row's, deleted).
+// The row lock is taken conditionally, as PostgreSQL's vacuum takes a
+// cleanup lock (ConditionalLockBufferForCleanup): under it no
+// transaction writes a version of the row, so none can find the entry
+// there (an update setting the values back) while vacuum decides to
+// remove it. A row whose lock is held is skipped: its entries stay until
+// a later pass finds another of its versions dead, as do those of rows a
+// crash made this pass forget; readers skip them.
+func (db *DB) bulkDeleteByKey(m *Meter, t *TableHandle, ix *index, rows map[string]bool) (int, error) {
+	if len(rows) == 0 {
+		return 0, nil
+	}
+	cols := t.info.def.Columns
+	row := make(Row, len(cols))
+	var doomed [][]byte
+	it := ix.tree.NewIter(m, nil)
+	for ok := it.First(); ok; ok = it.Next() {
+		rest, _, err := decodeKeyInto(it.Key(), cols, ix.cols, row, nil)
+		if err != nil {
+			_ = it.Close()
+			return 0, fmt.Errorf("index %s: %w", ix.name, err)
+		}
+		if rows[string(rest)] {
+			doomed = append(doomed, append([]byte(nil), it.Key()...))
+		}
+	}
+	if err := it.Close(); err != nil {
+		return 0, fmt.Errorf("index %s: %w", ix.name, err)
+	}
+	prim := t.ixs[0]
+	owner := &lock.Owner{ID: vacuumOwnerID}
+	n := 0
+	for _, k := range doomed {
+		rest, _, err := decodeKeyInto(k, cols, ix.cols, row, nil)
+		if err != nil {
+			return n, fmt.Errorf("index %s: %w", ix.name, err)
+		}
+		pk := rest
+		if !db.locks.TryLockAs(owner, lock.RowKey(t.entry.Primary, pk), lock.Exclusive) {
+			continue
+		}
+		keep, err := db.versionGivesBack(m, t, prim, ix, pk, k)
+		if err == nil && !keep {
+			if err = ix.tree.Delete(m, k); err == nil {
+				n++
+			}
+		}
+		db.locks.Release(owner)
+		if err != nil {
+			return n, fmt.Errorf("index %s: %w", ix.name, err)
+		}
+	}
+	return n, nil
+}
+
+// versionGivesBack reports whether a version on one of the HOT chains
+// the primary entries of pk name gives back key, ix's entry.
+func (db *DB) versionGivesBack(m *Meter, t *TableHandle, prim, ix *index, pk, key []byte) (bool, error) {
+	hi := append(append([]byte(nil), pk...), bytes.Repeat([]byte{0xFF}, heap.RowPtrSize)...)
+	var roots []heap.RowPtr
+	it := prim.tree.NewIter(m, &btree.IterOptions{Lower: btree.Incl(pk), Upper: btree.Incl(hi)})
+	for ok := it.First(); ok; ok = it.Next() {
+		k := it.Key()
+		if len(k) != len(pk)+heap.RowPtrSize {
+			continue
+		}
+		r, err := heap.DecodeRowPtr(k[len(pk):])
+		if err != nil {
+			_ = it.Close()
+			return false, err
+		}
+		roots = append(roots, r)
+	}
+	if err := it.Close(); err != nil {
+		return false, err
+	}
+	cols := t.info.def.Columns
+	for _, r := range roots {
+		_, vs, err := t.heap.HotChain(m, r)
+		if err != nil {
+			return false, err
+		}
+		for _, v := range vs {
+			row, err := decodeRow(v.Row, cols, nil)
+			if err != nil {
+				return false, err
+			}
+			if bytes.Equal(t.entryKey(nil, ix, row, pk, r), key) {
+				return true, nil
+			}
+		}
+	}
+	return false, nil
 }
 
 // VacuumStep vacuums the versioned tables that are due (see Autovacuum
