@@ -31,8 +31,9 @@ import (
 //     one of whose versions gives the entry back exactly (the live one: a
 //     live entry, counted; or a dead one, kept until vacuum). An entry
 //     that carries the primary key is live when the row's live version
-//     gives it back; otherwise it is an old values' entry (vacuum does
-//     not remove these: see vacuum.go). A unique index holds no two live
+//     gives it back; otherwise it is an old values' entry, or a
+//     deleted row's, which vacuum has yet to remove (or skipped: see
+//     bulkDeleteByKey). A unique index holds no two live
 //     entries with the same non-NULL values, and each index has as many
 //     live entries as the table has rows: with 1, every row has exactly
 //     one live entry per index, naming its HOT chain.
