@@ -67,7 +67,6 @@ func (h *Heap) SetFillFactor(ff int) error {
 	if err := CheckFillFactor(ff); err != nil {
 		return fmt.Errorf("heap: space %d: %w", h.space, err)
 	}
-	h.saveFree.Store(int32(h.pageSize * (DefaultFillFactor - ff) / DefaultFillFactor))
 	h.fillFactor.Store(int32(ff))
 	return nil
 }
@@ -80,11 +79,18 @@ func (h *Heap) FillFactor() int {
 	return DefaultFillFactor
 }
 
+// saveFree is the fill factor's reserve in bytes, what an insert leaves
+// free on a page for later versions (RelationGetTargetPageFreeSpace); 0 at
+// the default fill factor.
+func (h *Heap) saveFree() int {
+	return h.pageSize * (DefaultFillFactor - h.FillFactor()) / DefaultFillFactor
+}
+
 // targetFree is the room a page must have for place to choose it for an
 // n-byte cell: n plus the fill factor's reserve, capped at a nearly empty
 // page's room (RelationGetBufferForTuple's targetFreeSpace).
 func (h *Heap) targetFree(n int) int {
-	save := int(h.saveFree.Load())
+	save := h.saveFree()
 	if save == 0 {
 		return n
 	}
@@ -104,5 +110,5 @@ func (h *Heap) targetFree(n int) int {
 // pruneMinFree is the free space below which PruneOpt prunes a page:
 // heap_page_prune_opt's max(fill factor reserve, BLCKSZ/10).
 func (h *Heap) pruneMinFree() int {
-	return max(int(h.saveFree.Load()), h.pageSize/10)
+	return max(h.saveFree(), h.pageSize/10)
 }

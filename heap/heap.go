@@ -69,11 +69,8 @@ type Heap struct {
 	// is dead to all (see SetKeepChainTails).
 	keepTails atomic.Bool
 
-	// saveFree is the fill factor's reserve in bytes, what an insert
-	// leaves free on a page for later versions (fillfactor.go); 0 at the
-	// default fill factor. fillFactor is the percentage it came from (0:
-	// the default).
-	saveFree   atomic.Int32
+	// fillFactor is the percentage of a page inserts fill
+	// (fillfactor.go); 0 is the default, DefaultFillFactor.
 	fillFactor atomic.Int32
 }
 
