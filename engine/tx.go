@@ -81,8 +81,7 @@ func Retryable(err error) bool {
 // transaction a crash interrupted. See the package documentation.
 type Tx struct {
 	db     *DB
-	m      *Meter
-	own    Meter
+	m      *Meter // the caller's, or one of its own (Begin with nil)
 	id     uint64 // the lock id, from Begin (lock.Owner.ID)
 	trxID  uint64 // the transaction id, from the first write (0: none; see trxSys)
 	iso    Isolation
@@ -212,7 +211,9 @@ func (db *DB) BeginTx(m *Meter, o TxOptions) *Tx {
 	}
 	tx.owner.ID = tx.id
 	if m == nil {
-		tx.m = &tx.own
+		// Allocated only then: a Meter is about 1.3 KB, most of a
+		// transaction's handle, and most callers bring their own.
+		tx.m = new(Meter)
 	}
 	return tx
 }
