@@ -549,6 +549,21 @@ func (tx *Tx) readOldVersion(t *TableHandle, key []byte, pk []Value) (root, at h
 // carries the primary key names no version: it is always checked in the
 // heap, through the primary index, and skipped unless the version the
 // scan sees gives the entry back.
+//
+// The entry was read before: the iterator keeps a pin on its leaf but
+// no latch, and a locking scan may have waited for the row's lock since.
+// Meanwhile vacuum may have removed the entry, set its line pointer
+// unused and the page all-visible, and an insert may have reused the
+// pointer for another row. PostgreSQL's index-only scan keeps the leaf
+// pinned and btbulkdelete takes a cleanup lock on every leaf, so vacuum
+// cannot pass an entry a scan stands on; here vacuum takes no such lock,
+// so the scan asks its iterator instead. The map's bit is trusted only
+// if the entry's leaf is unchanged after the bit was read: vacuum
+// removes the entry before it frees the pointer and sets the bit, so a
+// bit set by that vacuum is seen with the leaf changed. Otherwise the
+// heap is visited, and a scan with the latest snapshot (a locking one)
+// keeps the version only if it gives the entry back: that snapshot sees
+// a version written into a reused pointer, an MVCC snapshot does not.
 func (c *Cursor) indexOnlyVisible(ix *index, key, pk []byte, ptr heap.RowPtr) error {
 	tx, t := c.tx, c.t
 	snap := c.hsnap
@@ -574,17 +589,42 @@ func (c *Cursor) indexOnlyVisible(ix *index, key, pk []byte, ptr heap.RowPtr) er
 	}
 	tx.m.IndexOnlyVMChecks++
 	vis, err := t.heap.AllVisible(tx.m, ptr.Page)
-	if err != nil || vis {
+	if err != nil {
 		return err
+	}
+	if vis && !c.it.Changed() {
+		return nil
 	}
 	tx.m.IndexOnlyHeapFetches++
-	if _, _, _, found, err := tx.fetchRoot(t, ptr, snap); err != nil || !found {
-		if err == nil {
-			err = errSkip
-		}
-		return err
+	img, _, _, found, err := tx.fetchRoot(t, ptr, snap)
+	if err == nil && found && c.hsnap == nil {
+		found, err = tx.versionHasEntry(t, ix, img, key, ptr)
 	}
-	return nil
+	if err == nil && !found {
+		err = errSkip
+	}
+	return err
+}
+
+// versionHasEntry reports whether the version img, found through the
+// entry key of ix (the primary index or a secondary that carries row
+// pointers) naming root, is a version the entry was made for: one whose
+// columns give the entry back. A version written into a pointer vacuum
+// freed after the entry was read is another row's, or the same row's
+// with other values.
+func (tx *Tx) versionHasEntry(t *TableHandle, ix *index, img, key []byte, root heap.RowPtr) (bool, error) {
+	cols := t.info.def.Columns
+	row, err := decodeRow(img, cols, tx.vrow)
+	if err != nil {
+		return false, fmt.Errorf("engine: table %s: %w", t.info.def.Name, err)
+	}
+	tx.vrow = row
+	if ix.primary {
+		tx.vkey = root.Append(appendKey(tx.vkey[:0], cols, t.info.pk, row))
+	} else {
+		tx.vkey = t.entryKey(tx.vkey, ix, row, nil, root)
+	}
+	return bytes.Equal(tx.vkey, key), nil
 }
 
 // vacuumHorizon is PostgreSQL's OldestXmin: the smallest of the next
