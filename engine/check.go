@@ -57,9 +57,12 @@ var ErrInconsistent = errors.New("engine: index and table disagree")
 // not one). It costs a read of every index and, per secondary or heap
 // primary entry, one more lookup: run it on test-sized tables.
 //
-// Check must not run concurrently with writes to t: it reads pages without
-// row locks, so a concurrent change can look like a disagreement. Purge
-// waits while it runs (it holds the purge mutex).
+// Check of a table that keeps no versions must not run concurrently with
+// writes to t: it reads pages without row locks, so a concurrent change
+// can look like a disagreement. Purge waits while it runs (it holds the
+// purge mutex). A versioned heap table may be checked while transactions
+// write it: its rows are judged by one snapshot, each page is read under
+// its latch, and its vacuum waits for the check (checkversions.go).
 func (t *TableHandle) Check(tx *Tx) error {
 	if err := tx.check(t); err != nil {
 		return err

@@ -40,6 +40,17 @@ import (
 //
 // Versions no index entry names (heap-only versions off every chain, an
 // aborted update's that lost its entries to rollback) are not checked.
+//
+// Writers may run meanwhile. What they do cannot make a disagreement:
+// they add versions and entries the snapshot does not see (their
+// transactions are in progress or began after it), stamp xmax on
+// versions it still sees, and remove only the entries their own
+// rollbacks take back, whose versions it never saw; prunes on access
+// free only what is dead to every snapshot, this one included (its view
+// holds the horizon back). The structures are read under latches
+// beside them: each B+tree by btree.Tree.Check, which holds its
+// root-to-node path, and the heap by heap.Heap.Check, which reads each
+// page with its FSM byte and map bits under the page's latch.
 
 // chainOf reads the HOT chain rooted at root for ix's entry desc and
 // calls f with each version and whether it is live. It fails when root
