@@ -587,6 +587,9 @@ func (c *Cursor) indexOnlyVisible(ix *index, key, pk []byte, ptr heap.RowPtr) er
 		}
 		return nil
 	}
+	if h := testHookIndexOnlyEntry; h != nil {
+		h()
+	}
 	tx.m.IndexOnlyVMChecks++
 	vis, err := t.heap.AllVisible(tx.m, ptr.Page)
 	if err != nil {
@@ -605,6 +608,11 @@ func (c *Cursor) indexOnlyVisible(ix *index, key, pk []byte, ptr heap.RowPtr) er
 	}
 	return err
 }
+
+// testHookIndexOnlyEntry, when set by a test, runs in an index-only scan
+// of a versioned table between an entry's read and the visibility map's
+// check of its page.
+var testHookIndexOnlyEntry func()
 
 // versionHasEntry reports whether the version img, found through the
 // entry key of ix (the primary index or a secondary that carries row

@@ -143,3 +143,55 @@ func hvRoot(t *testing.T, db *DB, tb *TableHandle, id int64) heap.RowPtr {
 	require.True(t, found)
 	return root
 }
+
+// TestHeapVersionsIndexOnlyVacuumedUnderScan: a plain (snapshot)
+// index-only scan has read row 1's primary entry (row 1 deleted before
+// its snapshot) when vacuum, on another goroutine in real mode (here a
+// hook at that very point), removes the entry, frees its line pointer
+// and sets the page all-visible. The map's bit is then not trusted, as
+// the entry's leaf changed after the entry was read: the heap is visited,
+// the pointer is unused, the entry is skipped, and the scan returns row 2
+// (answered by the map: its leaf is unchanged since its entry was read).
+// Exact counts.
+func TestHeapVersionsIndexOnlyVacuumedUnderScan(t *testing.T) {
+	for _, org := range hvOrgs {
+		t.Run(org.String(), func(t *testing.T) {
+			db := hvOpen(t)
+			tb, err := db.CreateTable(hv2Table(org))
+			require.NoError(t, err)
+			for id := int64(1); id <= 3; id++ {
+				hvWrite(t, db, func(tx *Tx) error { return tx.Insert(tb, Row{Int(id), Int(10 * id), Int(0), Int(0), Null}) })
+			}
+			root1 := hvRoot(t, db, tb, 1)
+			hvWrite(t, db, func(tx *Tx) error { return tx.Delete(tb, []Value{Int(1)}) })
+
+			var m Meter
+			r := db.BeginTx(&m, TxOptions{Isolation: ReadCommitted})
+			cur, err := r.Scan(tb, ScanOptions{Columns: []string{"id"}, Limit: 1})
+			require.NoError(t, err)
+			require.True(t, cur.Path().IndexOnly)
+			var st VacuumStats
+			fired := 0
+			testHookIndexOnlyEntry = func() {
+				if fired++; fired == 1 {
+					st, err = db.Vacuum(nil, tb)
+				}
+			}
+			defer func() { testHookIndexOnlyEntry = nil }()
+			require.True(t, cur.Next())
+			require.NoError(t, err)
+			require.EqualValues(t, 2, cur.Row()[0].I, "row 1 was deleted before the scan's snapshot")
+			require.NoError(t, cur.Close())
+			require.Equal(t, 1, st.DeadItems)
+			require.Equal(t, 1, st.LinePointersFreed)
+			vis, err := tb.heap.AllVisible(nil, root1.Page)
+			require.NoError(t, err)
+			require.True(t, vis)
+			require.Equal(t, 2, fired)
+			require.EqualValues(t, 2, m.IndexOnlyVMChecks)
+			require.EqualValues(t, 1, m.IndexOnlyHeapFetches)
+			require.NoError(t, r.Commit())
+			hvCheck(t, db, tb)
+		})
+	}
+}
