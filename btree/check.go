@@ -26,9 +26,22 @@ type Shape struct {
 // node's common prefix, every page's cells and slots fit and
 // account for all its bytes, non-root leaves are non-empty, non-root inner
 // nodes have at least one key, and the leaf
-// chain links every leaf to its neighbours in key order. It latches one
-// root-to-leaf path at a time; run it while no writer is active for an
-// exact answer. The error matches ErrCorruptTree.
+// chain links every leaf to its neighbours in key order. The error
+// matches ErrCorruptTree.
+//
+// It may run beside writers. It holds shared latches on the whole path
+// from the root to the node it checks (parent before child, the writers'
+// order), so no split or merge changes a node on that path, nor moves
+// keys across a separator it holds, while it looks below. A leaf's next
+// link is followed at once, under the leaf's latch (left before right),
+// and the neighbour's prev link must name the leaf: a split after the
+// leaf was checked inserts a leaf that this check does not visit, so the
+// neighbour's prev link is not compared with the visit order. The next
+// links are: the leaf a link named when it was read is the leaf visited
+// next, since between the two visits the check holds their common
+// ancestor (no merge can join them under one parent) and a split adds
+// pages only to the right of the page it splits. Shape counts what was
+// visited: beside writers, a moment's tree or near it.
 // It charges only m.Pages(): a check's node visits are not an index's cost.
 func (t *Tree) Check(m Account) (Shape, error) {
 	pm, _ := accounts(m)
@@ -41,7 +54,9 @@ func (t *Tree) Check(m Account) (Shape, error) {
 		if i > 0 {
 			want = c.leaves[i-1]
 		}
-		if c.prevs[i] != want {
+		if i == 0 && c.prevs[i] != want {
+			// Later leaves' prev links were checked from their left
+			// neighbour (node).
 			return Shape{}, fmt.Errorf("%w: leaf %d has prev %d, want %d", ErrCorruptTree, no, c.prevs[i], want)
 		}
 		want = 0
@@ -130,6 +145,9 @@ func (c *checker) node(no uint32, depth, wantLevel int, lo, hi []byte) error {
 		c.leaves = append(c.leaves, no)
 		c.prevs = append(c.prevs, n.prev())
 		c.nexts = append(c.nexts, n.next())
+		if next := n.next(); next != 0 {
+			return c.neighbour(no, next)
+		}
 		return nil
 	}
 	if depth > 0 && n.count() == 0 {
@@ -147,6 +165,27 @@ func (c *checker) node(no uint32, depth, wantLevel int, lo, hi []byte) error {
 		if err := c.node(n.child(i), depth+1, lvl-1, clo, chi); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// neighbour checks, with leaf no latched, that its right neighbour next
+// is a leaf whose prev link names no.
+func (c *checker) neighbour(no, next uint32) error {
+	pg, err := c.t.pool.Fetch(c.m, c.t.id(next))
+	if err != nil {
+		return err
+	}
+	pg.RLatch()
+	defer func() {
+		pg.RUnlatch()
+		pg.Unpin(false)
+	}()
+	if k := page.KindOf(pg.Data()); k != page.KindBTreeLeaf {
+		return fmt.Errorf("%w: leaf %d links to page %d of kind %s", ErrCorruptTree, no, next, k)
+	}
+	if prev := node(pg.Data()).prev(); prev != no {
+		return fmt.Errorf("%w: leaf %d has prev %d, want %d", ErrCorruptTree, next, prev, no)
 	}
 	return nil
 }

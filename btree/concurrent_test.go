@@ -14,9 +14,10 @@ import (
 
 // TestTreeConcurrent runs writers on disjoint key sets (so each can keep an
 // exact model of its own keys) beside readers doing gets and scans in both
-// directions over the whole tree, in a pool small enough to evict. Run it
-// with -race. At the end the tree must hold exactly the union of the
-// writers' models and pass Check.
+// directions over the whole tree, and Check over and over, in a pool
+// small enough to evict. Run it with -race. Check beside the writers must
+// find nothing wrong (splits and merges meet it half way). At the end the
+// tree must hold exactly the union of the writers' models and pass Check.
 func TestTreeConcurrent(t *testing.T) {
 	const (
 		writers = 4
@@ -37,7 +38,7 @@ func TestTreeConcurrent(t *testing.T) {
 
 	models := make([]model, writers)
 	var wg sync.WaitGroup
-	errs := make(chan error, writers+readers)
+	errs := make(chan error, writers+readers+1)
 	done := make(chan struct{})
 	for w := 0; w < writers; w++ {
 		models[w] = model{}
@@ -125,9 +126,27 @@ func TestTreeConcurrent(t *testing.T) {
 			}
 		}(rd)
 	}
+	rg.Add(1)
+	checks := 0
+	go func() {
+		defer rg.Done()
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			if _, err := e.tree.Check(nil); err != nil {
+				errs <- fmt.Errorf("check %d beside the writers: %w", checks, err)
+				return
+			}
+			checks++
+		}
+	}()
 	wg.Wait()
 	close(done)
 	rg.Wait()
+	t.Logf("%d checks beside the writers", checks)
 	close(errs)
 	for err := range errs {
 		require.NoError(t, err)
@@ -144,4 +163,59 @@ func TestTreeConcurrent(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, len(all), shape.Entries)
 	checkScan(t, e.tree, all, IterOptions{})
+}
+
+// TestCheckLeafLinks: Check follows each leaf's next link and requires
+// the neighbour's prev link to name the leaf, and the first leaf's prev
+// link to be 0; a broken link in either direction is reported.
+func TestCheckLeafLinks(t *testing.T) {
+	e := newEnv(t, 4096, 64, cache.PolicyMidpoint)
+	for i := range 200 {
+		require.NoError(t, e.tree.Insert(nil, fmt.Appendf(nil, "k%05d", i), bytes.Repeat([]byte{'v'}, 100)))
+	}
+	shape, err := e.tree.Check(nil)
+	require.NoError(t, err)
+	require.Greater(t, shape.Leaves, 2)
+	// The leaves in order, from the first leaf along the next links.
+	first := e.tree.root.Page
+	for {
+		pg, err := e.tree.pool.Fetch(nil, e.tree.id(first))
+		require.NoError(t, err)
+		n := node(pg.Data())
+		pg.Unpin(false)
+		if n.isLeaf() {
+			break
+		}
+		first = n.child(-1)
+	}
+	pg, err := e.tree.pool.Fetch(nil, e.tree.id(first))
+	require.NoError(t, err)
+	second := node(pg.Data()).next()
+	pg.Unpin(false)
+	for _, c := range []struct {
+		name string
+		page uint32
+		set  func(node)
+		want string
+	}{
+		{"second leaf's prev", second, func(n node) { n.setPrev(second) }, fmt.Sprintf("leaf %d has prev %d, want %d", second, second, first)},
+		{"first leaf's prev", first, func(n node) { n.setPrev(second) }, fmt.Sprintf("leaf %d has prev %d, want 0", first, second)},
+	} {
+		pg, err := e.tree.pool.Fetch(nil, e.tree.id(c.page))
+		require.NoError(t, err)
+		pg.Latch()
+		n := node(pg.Data())
+		old := n.prev()
+		c.set(n)
+		pg.Unlatch()
+		_, err = e.tree.Check(nil)
+		require.ErrorIs(t, err, ErrCorruptTree, c.name)
+		require.ErrorContains(t, err, c.want, c.name)
+		pg.Latch()
+		n.setPrev(old)
+		pg.Unlatch()
+		pg.Unpin(false)
+		_, err = e.tree.Check(nil)
+		require.NoError(t, err, c.name)
+	}
 }

@@ -57,9 +57,12 @@ var ErrInconsistent = errors.New("engine: index and table disagree")
 // not one). It costs a read of every index and, per secondary or heap
 // primary entry, one more lookup: run it on test-sized tables.
 //
-// Check must not run concurrently with writes to t: it reads pages without
-// row locks, so a concurrent change can look like a disagreement. Purge
-// waits while it runs (it holds the purge mutex).
+// Check of a table that keeps no versions must not run concurrently with
+// writes to t: it reads pages without row locks, so a concurrent change
+// can look like a disagreement. Purge waits while it runs (it holds the
+// purge mutex). A versioned heap table may be checked while transactions
+// write it: its rows are judged by one snapshot, each page is read under
+// its latch, and its vacuum waits for the check (checkversions.go).
 func (t *TableHandle) Check(tx *Tx) error {
 	if err := tx.check(t); err != nil {
 		return err
@@ -72,6 +75,11 @@ func (t *TableHandle) Check(tx *Tx) error {
 func (t *TableHandle) checkLocked(tx *Tx) error {
 	n := len(t.info.def.Columns)
 	c := &checker{t: t, tx: tx, ent: make(Row, n)}
+	if t.versioned() {
+		// Vacuum waits for the whole check (checkversions.go).
+		t.vac.mu.Lock()
+		defer t.vac.mu.Unlock()
+	}
 	for _, ix := range t.ixs {
 		b := tx.m.NodeVisitsTotal()
 		_, err := ix.tree.Check(tx.m)
@@ -86,6 +94,8 @@ func (t *TableHandle) checkLocked(tx *Tx) error {
 		}
 	}
 	if t.versioned() {
+		snap := *tx.snapOfView(tx.readView(true))
+		c.snap = &snap
 		if err := c.versionedChains(); err != nil {
 			return err
 		}
@@ -126,6 +136,8 @@ type checker struct {
 
 	row Row // the row being checked
 	ent Row // the values decoded from an index entry
+
+	snap *heap.Snapshot // a versioned table's check's snapshot
 
 	pk, key, val, img, scratch []byte
 }

@@ -102,8 +102,8 @@ type Meter struct {
 	// passes, VacuumPages the heap pages they scanned,
 	// VacuumPagesPruned those a prune changed, VacuumTuplesRemoved the
 	// versions those prunes freed, VacuumDeadTuples the dead versions
-	// left on the pages (kept chain tails: pg_stat's n_dead_tup after
-	// the pass), VacuumIndexEntriesRemoved the index entries removed.
+	// left on the pages (pg_stat's n_dead_tup after the pass: those no
+	// prune could reach), VacuumIndexEntriesRemoved the index entries removed.
 	// Prunes on access count in HeapPrunes and HeapTuplesPruned only.
 	VacuumRuns                int64
 	VacuumPages               int64

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/cache/page"
 )
 
@@ -20,22 +21,38 @@ import (
 // all-frozen without being all-visible, and that every heap page's
 // PD_ALL_VISIBLE agrees with its all-visible bit.
 //
-// Check reads every page through the pool, charging a.Pages(), and must
-// not run concurrently with changes to the heap. Tests call it; so can a
-// tool.
+// Check reads every page through the pool, charging a.Pages(). It may
+// run while other goroutines change the heap (inserts, updates, deletes,
+// prunes, vacuum): each heap page is judged under its shared latch
+// together with its FSM byte and its visibility-map bits, read then
+// under their own latches (heap page latches come before FSM and map
+// page latches, the order writers take them in). A writer changes a
+// page, its FSM byte and its map bits in one mini-transaction that
+// keeps all of them latched until it commits, so the three are seen as
+// of one moment. The space's high water is bracketed by two loads
+// around the meta page's read, since a page may be allocated between
+// them; pages allocated after Check started are not checked. Tests call
+// it; so can a tool.
 func (h *Heap) Check(a Account) error {
 	m, _ := accounts(a)
 	var errs []error
 	fail := func(format string, args ...any) {
 		errs = append(errs, fmt.Errorf("heap: check space %d: "+format, append([]any{h.space}, args...)...))
 	}
+	// Loaded before the map chains: a map page allocated later is at or
+	// above hw, beyond the pages checked.
+	hw := h.highWater.Load()
+	vmBefore := h.vmChain()
 	info, err := h.pool.Space(m, h.space)
 	if err != nil {
 		return fmt.Errorf("heap: check space %d: %w", h.space, err)
 	}
-	hw := h.highWater.Load()
-	if info.HighWater != hw {
-		fail("meta page high water %d, heap remembers %d", info.HighWater, hw)
+	// The high water is raised before the allocation's mini-transaction
+	// commits the meta page, and the meta page is read under its latch:
+	// what the meta page says lies between the loads before and after.
+	hwAfter := h.highWater.Load()
+	if info.HighWater < hw || info.HighWater > hwAfter {
+		fail("meta page high water %d, heap remembers %d", info.HighWater, hwAfter)
 	}
 	chain := *h.chain.Load()
 	if info.Root != chain[0].no {
@@ -80,21 +97,26 @@ func (h *Heap) Check(a Account) error {
 		fail("the FSM covers %d pages, high water is %d", len(cats), hw)
 		return errors.Join(errs...)
 	}
-	for i := int(hw); i < len(cats); i++ {
+	// A page's byte is set after its allocation raised the high water:
+	// bytes past the high water loaded after the copy are 0.
+	hwFSM := h.highWater.Load()
+	for i := int(hwFSM); i < len(cats); i++ {
 		if cats[i] != 0 {
-			fail("FSM byte of page %d, beyond high water %d, is %d", i, hw, cats[i])
+			fail("FSM byte of page %d, beyond high water %d, is %d", i, hwFSM, cats[i])
 		}
 	}
 	if cats[0] != 0 {
 		fail("FSM byte of the meta page is %d", cats[0])
 	}
 
-	// Copy the visibility map's bytes out.
+	// The visibility map chain. Its first page is recorded in the meta
+	// page (Aux) when it is created, which may fall between the two
+	// loads of the chain.
 	vmChain := h.vmChain()
-	if len(vmChain) > 0 && info.Aux != vmChain[0] || len(vmChain) == 0 && info.Aux != 0 {
+	auxOK := func(c []uint32) bool { return len(c) > 0 && info.Aux == c[0] || len(c) == 0 && info.Aux == 0 }
+	if !auxOK(vmBefore) && !auxOK(vmChain) {
 		fail("meta page aux %d, heap's visibility map chain is %v", info.Aux, vmChain)
 	}
-	var vmBytes []byte
 	isVM := make(map[uint32]bool, len(vmChain))
 	for k, no := range vmChain {
 		isVM[no] = true
@@ -114,30 +136,25 @@ func (h *Heap) Check(a Account) error {
 		if next := binary.LittleEndian.Uint32(b[offVMNext:]); next != want {
 			fail("visibility map page %d links to %d, want %d", no, next, want)
 		}
-		vmBytes = append(vmBytes, b[vmBodyStart:vmBodyStart+(h.vmPer+3)/4]...)
 		pg.RUnlatch()
 		pg.Unpin(false)
-	}
-	vmBits := func(no uint32) uint8 {
-		k, idx := int(no)/h.vmPer, int(no)%h.vmPer
-		if k >= len(vmChain) {
-			return 0
-		}
-		return vmBytes[k*((h.vmPer+3)/4)+idx/4] >> (2 * (idx % 4)) & vmValidBits
 	}
 
 	for no := uint32(1); no < hw; no++ {
 		if isFSM[no] || isVM[no] {
-			if cats[no] != 0 {
-				fail("FSM byte of map page %d is %d", no, cats[no])
+			// A map page's byte and bits never change.
+			cat, v, err := h.checkMapBits(m, no)
+			if err != nil {
+				fail("page %d: %w", no, err)
+				continue
 			}
-			if v := vmBits(no); v != 0 {
+			if cat != 0 {
+				fail("FSM byte of map page %d is %d", no, cat)
+			}
+			if v != 0 {
 				fail("visibility map bits of map page %d are %#x", no, v)
 			}
 			continue
-		}
-		if v := vmBits(no); v == VMAllFrozen {
-			fail("heap page %d is all-frozen in the visibility map but not all-visible", no)
 		}
 		pg, err := h.pool.Fetch(m, h.id(no))
 		if err != nil {
@@ -150,21 +167,67 @@ func (h *Heap) Check(a Account) error {
 		case k != page.KindHeap:
 			fail("page %d has kind %s, want %s", no, k, page.KindHeap)
 		default:
-			if av, pd := vmBits(no)&VMAllVisible != 0, b.pdFlags()&PDAllVisible != 0; av != pd {
+			// Read under the heap page's latch: the page, its byte and
+			// its bits as of one moment.
+			cat, v, err := h.checkMapBits(m, no)
+			if err != nil {
+				fail("heap page %d: %w", no, err)
+				break
+			}
+			if v == VMAllFrozen {
+				fail("heap page %d is all-frozen in the visibility map but not all-visible", no)
+			}
+			if av, pd := v&VMAllVisible != 0, b.pdFlags()&PDAllVisible != 0; av != pd {
 				// Both change in one mini-transaction (vm.go).
 				fail("heap page %d: all-visible in the visibility map %v, PD_ALL_VISIBLE %v", no, av, pd)
 			}
 			if err := b.verify(); err != nil {
 				fail("heap page %d: %v", no, err)
-			} else if want := h.category(b.free(), b.ndead()); cats[no] < want {
+			} else if want := h.category(b.free(), b.ndead()); cat < want {
 				// Inserts leave a page's byte high (it is corrected when
 				// an insert finds the page full); a byte below the page's
 				// category would hide room for good.
-				fail("FSM byte of heap page %d is %d, below its category %d (avail %d)", no, cats[no], want, b.avail())
+				fail("FSM byte of heap page %d is %d, below its category %d (avail %d)", no, cat, want, b.avail())
 			}
 		}
 		pg.RUnlatch()
 		pg.Unpin(false)
 	}
 	return errors.Join(errs...)
+}
+
+// checkMapBits reads page no's FSM byte and visibility-map bits, each
+// under its map page's shared latch. The caller may hold no's latch:
+// heap page latches come before map page latches.
+func (h *Heap) checkMapBits(m *cache.Meter, no uint32) (cat, bits uint8, err error) {
+	fr, err := h.fsmPin(m, no)
+	if err != nil {
+		return 0, 0, err
+	}
+	fr.pg.RLatch()
+	b := fr.pg.Data()
+	if page.KindOf(b) == page.KindFSM {
+		cat = b[fsmBodyStart+fr.idx]
+	} else {
+		err = fmt.Errorf("free-space map page %d has kind %s: %w", fr.pg.ID().Page, page.KindOf(b), page.ErrCorruptPage)
+	}
+	fr.pg.RUnlatch()
+	fr.pg.Unpin(false)
+	if err != nil {
+		return 0, 0, err
+	}
+	r, err := h.vmPin(m, nil, no)
+	if err != nil || r.pg == nil {
+		return cat, 0, err
+	}
+	r.pg.RLatch()
+	b = r.pg.Data()
+	if page.KindOf(b) == page.KindVM {
+		bits = vmGet(b, r.idx)
+	} else {
+		err = fmt.Errorf("visibility map page %d has kind %s: %w", r.pg.ID().Page, page.KindOf(b), page.ErrCorruptPage)
+	}
+	r.pg.RUnlatch()
+	r.pg.Unpin(false)
+	return cat, bits, err
 }

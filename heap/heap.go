@@ -65,10 +65,6 @@ type Heap struct {
 	pruneMu  sync.Mutex
 	pruneXid map[uint32]uint64
 
-	// keepTails makes pruning keep the last version of a HOT chain that
-	// is dead to all (see SetKeepChainTails).
-	keepTails atomic.Bool
-
 	// fillFactor is the percentage of a page inserts fill
 	// (fillfactor.go); 0 is the default, DefaultFillFactor.
 	fillFactor atomic.Int32

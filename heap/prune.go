@@ -48,16 +48,6 @@ import (
 // index and the heap, is kept as there: a root slot that an index names
 // is never made unused by pruning, only dead, and the HOT search checks
 // xmin against the prior xmax.
-//
-// Kept tails (SetKeepChainTails). A caller that links versions across
-// HOT chains (the engine chains a row's versions from one index entry
-// through every update, HOT or not) needs the ctid of a chain's last
-// version even when the whole chain is dead: it names the next chain, on
-// this page or another. With keepTails, a HOT chain dead to its end
-// keeps its last version: the root is redirected to it and the versions
-// between become unused, instead of the root becoming LP_DEAD. A chain
-// of one dead version is left alone. Vacuum, which can repoint what
-// names the chain, removes the rest.
 
 // PruneResult says what one prune did.
 type PruneResult struct {
@@ -76,7 +66,6 @@ type prunePlan struct {
 	unused     []int
 	marked     []bool
 	pruned     int
-	keepTails  bool
 }
 
 func (p *prunePlan) recordRedirect(from, to int) {
@@ -92,9 +81,9 @@ func (p *prunePlan) empty() bool {
 // planPrune is heap_page_prune's analysis: every chain from a root (a
 // redirect, or a normal version that is not heap-only), and every
 // heap-only version left over. REQUIRES: b latched, headerOK.
-func planPrune(b hpage, horizon uint64, cs CommitStatus, keepTails bool) (*prunePlan, error) {
+func planPrune(b hpage, horizon uint64, cs CommitStatus) (*prunePlan, error) {
 	ns := b.nslots()
-	p := &prunePlan{marked: make([]bool, ns), keepTails: keepTails}
+	p := &prunePlan{marked: make([]bool, ns)}
 	// Chains from their roots first, then the heap-only versions no
 	// chain reached (PostgreSQL 17's order): a heap-only version on a
 	// lower slot than its root is a chain member, not an orphan.
@@ -189,26 +178,10 @@ func (p *prunePlan) pruneChain(b hpage, root int, horizon uint64, cs CommitStatu
 		slot, priorXmax = int(th.Ctid.Slot), th.Xmax
 	}
 	// Every member is visited, changed or not: a heap-only member left
-	// alone (a kept tail, a live version) is not taken for one left out
-	// of every chain when the page loop comes to its slot.
+	// alone (a live version) is not taken for one left out of every
+	// chain when the page loop comes to its slot.
 	for _, s := range chain {
 		p.marked[s] = true
-	}
-	if latestDead >= 0 && p.keepTails && latestDead == chain[len(chain)-1] {
-		// Dead to its end: keep the last version (see Kept tails).
-		tail := len(chain) - 1
-		if tail == 0 || (tail == 1 && rootState == lpRedirect) {
-			return nil
-		}
-		for _, s := range chain[1:tail] {
-			p.recordUnused(s)
-			p.pruned++
-		}
-		if rootState == lpNormal {
-			p.pruned++
-		}
-		p.recordRedirect(root, chain[tail])
-		return nil
 	}
 	if latestDead >= 0 {
 		i := 1
@@ -482,11 +455,6 @@ func pruneXidOf(b hpage, horizon uint64, cs CommitStatus) (uint64, error) {
 	return x, nil
 }
 
-// SetKeepChainTails makes this heap's prunes keep the last version of a
-// HOT chain dead to its end (see Kept tails above). Call it before the
-// heap is used.
-func (h *Heap) SetKeepChainTails(keep bool) { h.keepTails.Store(keep) }
-
 func (h *Heap) prune(m Account, no uint32, horizon uint64, cs CommitStatus, opt bool) (PruneResult, error) {
 	var res PruneResult
 	ptr := RowPtr{Page: no}
@@ -522,7 +490,7 @@ func (h *Heap) prune(m Account, no uint32, horizon uint64, cs CommitStatus, opt 
 		}
 		return res, nil
 	}
-	plan, err := planPrune(b, horizon, cs, h.keepTails.Load())
+	plan, err := planPrune(b, horizon, cs)
 	if err != nil {
 		mt.Release(pg, false)
 		return res, h.corrupt(no, "prune: %v", err)

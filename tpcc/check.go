@@ -29,11 +29,12 @@ import (
 //     (conditions 2 to 7, 10, 11 and 12).
 //
 // The parts run in one RepeatableRead transaction: on tables with versions
-// (the clustered organization) its reads are consistent reads of one read
+// (the clustered organization, and the heap organizations with
+// engine.Options.HeapVersions) its reads are consistent reads of one read
 // view, a snapshot of the committed database that takes no lock, so Check
 // can run while terminals run, and what it checks is one committed state,
 // in which every condition holds. On tables without versions (the heap
-// organizations, for now) every read locks its row, shared, until its
+// organizations otherwise) every read locks its row, shared, until its
 // transaction ends: from the first part that took a lock, each part then
 // commits its transaction, which bounds the locks Check holds at once to
 // about one district's rows (some 40,000 after a load) instead of the whole

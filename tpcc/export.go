@@ -179,10 +179,11 @@ const defaultExportRowsPerTx = 10_000
 // Each table is read in chunks of ExportConfig.RowsPerTx rows in
 // primary-key order, each chunk starting after the last key of the one
 // before, all in one RepeatableRead transaction: on tables with versions
-// (the clustered organization) its reads are consistent reads of one read
+// (the clustered organization, and the heap organizations with
+// engine.Options.HeapVersions) its reads are consistent reads of one read
 // view, so the files are one committed state of the database, taken
 // without a lock, and Export can run while terminals run. On tables
-// without versions (the heap organizations, for now) a cursor keeps a
+// without versions (the heap organizations otherwise) a cursor keeps a
 // shared lock on every row it returns until its transaction ends, and one
 // transaction would lock all of STOCK or ORDER_LINE at once (100,000 and
 // some 300,000 rows a warehouse): from the first chunk that took a lock,
