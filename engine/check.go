@@ -72,6 +72,11 @@ func (t *TableHandle) Check(tx *Tx) error {
 func (t *TableHandle) checkLocked(tx *Tx) error {
 	n := len(t.info.def.Columns)
 	c := &checker{t: t, tx: tx, ent: make(Row, n)}
+	if t.versioned() {
+		// Vacuum waits for the whole check (checkversions.go).
+		t.vac.mu.Lock()
+		defer t.vac.mu.Unlock()
+	}
 	for _, ix := range t.ixs {
 		b := tx.m.NodeVisitsTotal()
 		_, err := ix.tree.Check(tx.m)
@@ -86,6 +91,8 @@ func (t *TableHandle) checkLocked(tx *Tx) error {
 		}
 	}
 	if t.versioned() {
+		snap := *tx.snapOfView(tx.readView(true))
+		c.snap = &snap
 		if err := c.versionedChains(); err != nil {
 			return err
 		}
@@ -126,6 +133,8 @@ type checker struct {
 
 	row Row // the row being checked
 	ent Row // the values decoded from an index entry
+
+	snap *heap.Snapshot // a versioned table's check's snapshot
 
 	pk, key, val, img, scratch []byte
 }

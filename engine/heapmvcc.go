@@ -1,10 +1,12 @@
 package engine
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
 
+	"github.com/enginelab/enginelab/btree"
 	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/engine/lock"
 	"github.com/enginelab/enginelab/heap"
@@ -39,25 +41,56 @@ import (
 // update"); the view is taken at the statement's start, before the lock
 // wait, as PostgreSQL takes the statement's snapshot.
 //
-// Indexes. The primary index maps a key to the pointer of the row's first
-// version (the head of its version chain, not only its HOT chain); a read
-// walks the chain forward through the versions' ctids, testing each, and
-// stops at the one its snapshot sees (at most one is). This departs from
-// PostgreSQL, whose non-HOT update adds an entry pointing at the new
-// version, so that one key has two entries: here one entry per key keeps
-// the primary index unique without a visibility-aware unique check, at
-// the price of longer walks for rows updated many times (vacuum would
-// shorten them; not built). Secondary entries carry the head pointer too
-// (row-pointer organization), so a version change never moves them; an
-// update that changes an indexed column replaces the entry, and a delete
-// removes it, as before, with undo: an older snapshot reading through a
-// secondary index does not find the row's old key (PostgreSQL keeps the
-// old entry until vacuum).
+// Indexes: an entry per version chain, as PostgreSQL keeps them. The
+// primary index is keyed (primary key, root pointer) with an empty value,
+// as a PostgreSQL B-tree entry is keyed by its columns and heap TID: the
+// root pointer names the slot of a version an insert or a non-HOT update
+// wrote, the root of that version's HOT chain. An insert adds one entry
+// to every index. A HOT update (no indexed column changed and the new
+// version fits on the page) adds none: the new version is reached from
+// the chain's root. A non-HOT update (heap_update then
+// ExecInsertIndexTuples) adds one to the primary index and to every
+// secondary that carries row pointers, each naming the new version,
+// whether or not that index's columns changed; in the organization whose
+// secondaries carry the primary key, a secondary gets one only when its
+// columns changed, an unchanged entry naming the row already. No write
+// removes an entry: old versions' entries stay until vacuum removes them
+// (vacuum.go), so an older snapshot still finds a row by its old values.
+//
+// A reader follows an entry to its root and walks that HOT chain only
+// (fetchRoot: heap_hot_search_buffer, the chain read under one shared
+// latch of its page, so that no prune changes it under the reader),
+// taking the version its snapshot sees; an entry whose chain has none is
+// skipped. At most one version of a row is visible to a snapshot, so a
+// row is returned once however many entries it has. A point read by
+// primary key follows every entry of the key (versionedFind). A secondary
+// entry that carries the primary key names the row, not a version: the
+// reader finds the version it sees through the primary index and keeps
+// the entry only if that version gives it back (versionGivesEntry).
+//
+// Uniqueness. The primary key's uniqueness rests on its row lock: an
+// insert takes the key's exclusive lock, then finds no live version
+// among the key's entries (versionedInsertRow); the entries of dead
+// versions are no conflict. A unique secondary is checked as
+// _bt_check_unique checks (anyLive): an entry whose version is live is a
+// duplicate, a dead one is ignored, and one being written by a
+// transaction in progress is waited for; the check runs again once the
+// row's own entries are written (recheckUnique), since it does not hold
+// the leaf's latch from the check to the insert as PostgreSQL does.
+//
+// Vacuum frees a line pointer only after removing the entries that name
+// it, but a reader may hold an entry read before: a reader with an MVCC
+// snapshot never sees a version written into the freed slot after it
+// read the entry (its writer started after the snapshot), as PostgreSQL's
+// index scans rely on; a locking reader, whose snapshot is the latest,
+// checks the primary key of what it finds (versionHasKey).
 //
 // Rollback. The heap keeps what an aborted transaction wrote: its
 // versions are dead (xmin aborted) and its xmax stamps ignored (xmax
-// aborted), as PostgreSQL leaves them. Index changes are taken back by the
-// undo log as for unversioned tables.
+// aborted), as PostgreSQL leaves them. The index entries it added are
+// taken back by the undo log as for unversioned tables (PostgreSQL leaves
+// them for vacuum), before the commit log says it aborted, so that no
+// entry names a version vacuum may free.
 
 // keyXactSpace is the catalog key naming the commit log's space (4
 // bytes, little-endian).
@@ -153,122 +186,163 @@ func (tx *Tx) latestSnap() *heap.Snapshot {
 	return s
 }
 
-// walkVersions follows the version chain from head and returns the
-// version snap sees: its row (in tx.val), pointer and header. found is
-// false when none is; th is then the chain's last version's header.
-//
-// Pruning. Each page the walk comes to is first offered to the prune on
-// access (heap.Heap.PruneOpt, heap_page_prune_opt: only when its prune
-// hint is older than the horizon, the page is short of room and no other
-// goroutine holds it). The heap keeps the last version of a HOT chain
-// dead to its end (SetKeepChainTails), so every version another names by
-// its ctid, or an index entry names, stays reachable: a pruned HOT root
-// is a redirect, which the walk follows. A chain pruned while the walk
-// was on its way (the slot it was heading for became unused, or was
-// reused by another version: a HOT successor's xmin is not its
-// predecessor's xmax, as heap_hot_search_buffer checks) is walked again
-// from the head.
-//
-// The walk goes past a version only to the one its ctid names, and only
-// when the version was updated or deleted by a transaction that did not
-// abort (or never committed itself and was linked to a re-insert,
-// versionedInsertRow): an aborted update leaves a stale ctid, whose
-// target pruning may have removed.
-func (tx *Tx) walkVersions(t *TableHandle, head heap.RowPtr, snap *heap.Snapshot) (row []byte, at heap.RowPtr, th heap.TupleHeader, found bool, err error) {
+// Primary entries of a versioned table. The primary index holds one
+// entry per version a non-HOT write made, keyed (primary key, root
+// pointer) with an empty value, as a PostgreSQL B-tree entry is keyed by
+// its columns and heap TID: the root pointer names the slot of the
+// version the insert or non-HOT update wrote, the root of its HOT chain.
+
+// primVersionKey appends the primary entry key of the version rooted at
+// root of the row with encoded primary key pk to dst[:0].
+func primVersionKey(dst, pk []byte, root heap.RowPtr) []byte {
+	return root.Append(append(dst[:0], pk...))
+}
+
+// splitPrimEntry splits a versioned table's primary entry key into the
+// primary key's encoding and the root pointer.
+func splitPrimEntry(key []byte) (pk []byte, root heap.RowPtr, err error) {
+	if len(key) < heap.RowPtrSize {
+		return nil, root, fmt.Errorf("%w: primary entry of %d bytes", heap.ErrBadRowPtr, len(key))
+	}
+	n := len(key) - heap.RowPtrSize
+	root, err = heap.DecodeRowPtr(key[n:])
+	return key[:n], root, err
+}
+
+// versionRoots appends to dst the root pointers of the primary entries
+// of the row with encoded primary key pk, in index order. Its node
+// visits are charged to the primary index.
+func (tx *Tx) versionRoots(t *TableHandle, pk []byte, dst []heap.RowPtr) ([]heap.RowPtr, error) {
+	prim := t.ixs[0]
+	b := tx.m.NodeVisitsTotal()
+	defer tx.charge(prim, b)
+	// Every entry of pk is pk and a RowPtrSize-byte pointer: the range
+	// is [pk, pk + 0xFF...].
+	hi := append(tx.vhi[:0], pk...)
+	for range heap.RowPtrSize {
+		hi = append(hi, 0xFF)
+	}
+	tx.vhi = hi
+	cb := tx.cursorBufs()
+	defer tx.putCursorBufs(cb)
+	prim.tree.InitIter(&cb.it, tx.m, &btree.IterOptions{Lower: btree.Incl(pk), Upper: btree.Incl(hi)})
+	for ok := cb.it.First(); ok; ok = cb.it.Next() {
+		k := cb.it.Key()
+		if len(k) != len(pk)+heap.RowPtrSize {
+			continue // a longer primary key that starts with pk
+		}
+		root, err := heap.DecodeRowPtr(k[len(pk):])
+		if err != nil {
+			_ = cb.it.Close()
+			return dst, fmt.Errorf("engine: table %s: primary index entry: %w", t.info.def.Name, err)
+		}
+		dst = append(dst, root)
+	}
+	return dst, cb.it.Close()
+}
+
+// fetchRoot returns the version of the HOT chain rooted at root that snap
+// sees (heap_hot_search_buffer: heap.Heap.FetchVersionHeader), its
+// pointer and header, after offering the page to the prune on access
+// (heap_page_prune_opt, heap.Heap.PruneOpt: only when its prune hint is
+// older than the horizon, the page is short of room and no other
+// goroutine holds it). The chain is read under one shared latch of its
+// page, so no prune changes it under the read. found is false when no
+// version of the chain is visible, or root's line pointer is dead or
+// unused, or it names a heap-only tuple (the entry's slot was vacuumed
+// and reused: a reader with an MVCC snapshot never sees a version
+// written there after it read the entry, as PostgreSQL's index scans
+// rely on; locking readers recheck the key).
+func (tx *Tx) fetchRoot(t *TableHandle, root heap.RowPtr, snap *heap.Snapshot) (img []byte, at heap.RowPtr, th heap.TupleHeader, found bool, err error) {
 	cs := tx.db.clog.Load()
-	var horizon uint64
-	lastPruned := ^uint32(0)
-	for range maxChainRestarts {
-		p := head
-		var prev heap.TupleHeader
-		first := true
-		for {
-			if p.Page != lastPruned {
-				lastPruned = p.Page
-				if x := t.heap.PruneXid(p.Page); x != 0 {
-					if horizon == 0 {
-						horizon = tx.db.vacuumHorizon()
-					}
-					if x < horizon {
-						if _, err := t.heap.PruneOpt(tx.m, p.Page, horizon, cs); err != nil {
-							return nil, p, th, false, fmt.Errorf("engine: table %s: %w", t.info.def.Name, err)
-						}
-					}
-				}
+	if x := t.heap.PruneXid(root.Page); x != 0 {
+		if horizon := tx.db.vacuumHorizon(); x < horizon {
+			if _, err := t.heap.PruneOpt(tx.m, root.Page, horizon, cs); err != nil {
+				return nil, root, th, false, fmt.Errorf("engine: table %s: %w", t.info.def.Name, err)
 			}
-			var ok bool
-			th, row, at, ok, err = t.heap.ReadChainVersion(tx.m, p, tx.val)
-			if err != nil {
-				return nil, p, th, false, fmt.Errorf("engine: table %s: version %s: %w", t.info.def.Name, p, err)
-			}
-			tx.val = row
-			if !ok || (!first && prev.HotUpdated() && th.Xmin != prev.Xmax) {
-				if first {
-					return nil, at, th, false, nil
-				}
-				break // pruned under the walk: again from the head
-			}
-			tx.m.HeapVersionsRead++
-			vis, err := heap.Visible(th, snap, cs)
-			if err != nil {
-				return nil, at, th, false, err
-			}
-			if vis {
-				return row, at, th, true, nil
-			}
-			next, err := chainNext(th, at, cs)
-			if err != nil || !next {
-				return nil, at, th, false, err
-			}
-			p, prev, first = th.Ctid, th, false
 		}
 	}
-	return nil, head, th, false, fmt.Errorf("engine: table %s: version chain from %s changed under %d walks", t.info.def.Name, head, maxChainRestarts)
+	th, img, at, found, err = t.heap.FetchVersionHeader(tx.m, root, snap, cs, tx.val)
+	if err != nil {
+		return nil, root, th, false, fmt.Errorf("engine: table %s: version %s: %w", t.info.def.Name, root, err)
+	}
+	tx.val = img
+	return img, at, th, found, nil
 }
 
-// maxChainRestarts bounds how often a walk starts again from the head of
-// a chain pruned under it; each restart means a prune finished, so a walk
-// that needs many is a bug, not contention.
-const maxChainRestarts = 64
-
-// chainNext reports whether a walk goes on from the version at at (header
-// th) to th.Ctid: the version links to another, and its xmax is a
-// deleter or updater that did not abort, or none (a version whose
-// inserter aborted, linked to a re-insert). A lock-only xmax means the
-// version was not updated: its ctid is whatever an aborted update left.
-func chainNext(th heap.TupleHeader, at heap.RowPtr, cs heap.CommitStatus) (bool, error) {
-	if th.Ctid == at {
-		return false, nil
+// versionedFind returns the version of the row with encoded primary key
+// pk that snap sees (at most one does): it follows each primary entry of
+// pk to its HOT chain (fetchRoot). root is the entry's pointer, at the
+// version's own. With recheck, a version whose primary key is not pk is
+// skipped: a locking reader's snapshot (the latest) could see a version
+// written into a slot that vacuum freed after the entry was read.
+func (tx *Tx) versionedFind(t *TableHandle, pk []byte, snap *heap.Snapshot, recheck bool) (img []byte, root, at heap.RowPtr, th heap.TupleHeader, found bool, err error) {
+	var stack [4]heap.RowPtr
+	roots, err := tx.versionRoots(t, pk, stack[:0])
+	if err != nil {
+		return nil, root, at, th, false, err
 	}
-	if th.Xmax == 0 {
-		return true, nil
+	for _, r := range roots {
+		img, at, th, found, err = tx.fetchRoot(t, r, snap)
+		if err != nil {
+			return nil, r, at, th, false, err
+		}
+		if found && recheck {
+			if found, err = tx.versionHasKey(t, img, pk); err != nil {
+				return nil, r, at, th, false, err
+			}
+		}
+		if found {
+			return img, r, at, th, true, nil
+		}
 	}
-	if th.LockOnly() || th.Infomask&heap.HeapXmaxInvalid != 0 {
-		return false, nil
-	}
-	if th.Infomask&heap.HeapXmaxCommitted != 0 {
-		return true, nil
-	}
-	st, err := cs.XidStatus(th.Xmax)
-	return st != heap.XidAborted, err
+	return nil, root, at, th, false, nil
 }
 
-// versionFetch reads the version of the row whose chain starts at head
-// that a locking access sees (the latest committed), for scans; no
-// visible version is heap.ErrRowNotFound.
-func (tx *Tx) versionFetch(t *TableHandle, head heap.RowPtr) ([]byte, error) {
-	return tx.versionFetchSnap(t, head, nil)
+// versionHasKey reports whether the version img has primary key pk.
+func (tx *Tx) versionHasKey(t *TableHandle, img, pk []byte) (bool, error) {
+	cols := t.info.def.Columns
+	row, err := decodeRow(img, cols, tx.vrow)
+	if err != nil {
+		return false, fmt.Errorf("engine: table %s: %w", t.info.def.Name, err)
+	}
+	tx.vrow = row
+	tx.vkey = appendKey(tx.vkey[:0], cols, t.info.pk, row)
+	return bytes.Equal(tx.vkey, pk), nil
+}
+
+// versionGivesEntry reports whether the version img has the secondary
+// entry key of ix: an entry that carries the primary key names every
+// version of the row, so a reader through it checks that the version it
+// finds is one the entry was made for (a row whose indexed columns
+// changed keeps its old entry until vacuum, as PostgreSQL keeps it).
+func (tx *Tx) versionGivesEntry(t *TableHandle, ix *index, img, pk, key []byte) (bool, error) {
+	cols := t.info.def.Columns
+	row, err := decodeRow(img, cols, tx.vrow)
+	if err != nil {
+		return false, fmt.Errorf("engine: table %s: %w", t.info.def.Name, err)
+	}
+	tx.vrow = row
+	tx.vkey = t.entryKey(tx.vkey, ix, row, pk, heap.RowPtr{})
+	return bytes.Equal(tx.vkey, key), nil
+}
+
+// versionFetch reads the version of the HOT chain rooted at root that a
+// locking access sees (the latest committed), for scans; no visible
+// version is heap.ErrRowNotFound.
+func (tx *Tx) versionFetch(t *TableHandle, root heap.RowPtr) ([]byte, error) {
+	return tx.versionFetchSnap(t, root, nil)
 }
 
 // versionFetchSnap is versionFetch with snapshot snap (nil: the latest
 // committed, as versionFetch).
-func (tx *Tx) versionFetchSnap(t *TableHandle, head heap.RowPtr, snap *heap.Snapshot) ([]byte, error) {
+func (tx *Tx) versionFetchSnap(t *TableHandle, root heap.RowPtr, snap *heap.Snapshot) ([]byte, error) {
 	if snap == nil {
 		snap = tx.latestSnap()
 	}
-	row, _, _, found, err := tx.walkVersions(t, head, snap)
+	row, _, _, found, err := tx.fetchRoot(t, root, snap)
 	if err == nil && !found {
-		err = fmt.Errorf("%w: table %s: no version of %s visible", heap.ErrRowNotFound, t.info.def.Name, head)
+		err = fmt.Errorf("%w: table %s: no version of %s visible", heap.ErrRowNotFound, t.info.def.Name, root)
 	}
 	return row, err
 }
@@ -293,46 +367,42 @@ func (tx *Tx) stmtView() {
 }
 
 // versionedLatest reads, under the row lock, the latest version of the
-// row with primary key key: its head pointer, its pointer and (in tx.val)
-// its image. Under RepeatableRead a latest version the transaction's view
-// does not see (or a row deleted since it) is ErrSerialization, with the
-// transaction rolled back.
-func (tx *Tx) versionedLatest(t *TableHandle, key []byte) (img []byte, head, at heap.RowPtr, found bool, err error) {
-	prim := t.ixs[0]
-	b := tx.m.NodeVisitsTotal()
-	v, ok, err := prim.tree.Get(tx.m, key, tx.val)
-	tx.charge(prim, b)
-	if err != nil || !ok {
-		return nil, head, at, false, err
-	}
-	if head, err = heap.DecodeRowPtr(v); err != nil {
-		return nil, head, at, false, fmt.Errorf("engine: table %s: primary index entry: %w", t.info.def.Name, err)
-	}
+// row with primary key key: the root pointer of its HOT chain, its
+// pointer and (in tx.val) its image. Under RepeatableRead a latest
+// version the transaction's view does not see (or a row deleted since the
+// view was taken) is ErrSerialization, with the transaction rolled back.
+func (tx *Tx) versionedLatest(t *TableHandle, key []byte) (img []byte, root, at heap.RowPtr, found bool, err error) {
 	tx.m.RowFetches++
 	tx.m.RowFetchesHeap++
-	img, at, th, found, err := tx.walkVersions(t, head, tx.latestSnap())
+	img, root, at, th, found, err := tx.versionedFind(t, key, tx.latestSnap(), true)
 	if err != nil {
-		return nil, head, at, false, err
+		return nil, root, at, false, err
 	}
 	if tx.iso == RepeatableRead && tx.view != nil {
 		vs := tx.snapOfView(tx.view)
-		cs := tx.db.clog.Load()
 		if found {
-			ok, err := heap.Visible(th, vs, cs)
+			ok, err := heap.Visible(th, vs, tx.db.clog.Load())
 			if err != nil {
-				return nil, head, at, false, err
+				return nil, root, at, false, err
 			}
 			if !ok && th.Xmin != tx.trxID {
-				return nil, head, at, false, tx.serializationFailure(t)
+				return nil, root, at, false, tx.serializationFailure(t)
 			}
-		} else if th.Xmax != 0 && th.Xmax != tx.trxID && vs.InProgress(th.Xmax) {
-			// Deleted by a transaction the view does not see.
-			if st, err := cs.XidStatus(th.Xmax); err == nil && st == heap.XidCommitted {
-				return nil, head, at, false, tx.serializationFailure(t)
+		} else {
+			// Deleted by a transaction the view does not see: the view
+			// still sees a version.
+			save := append([]byte(nil), tx.val...)
+			_, _, _, _, seen, err := tx.versionedFind(t, key, vs, true)
+			tx.val = save
+			if err != nil {
+				return nil, root, at, false, err
+			}
+			if seen {
+				return nil, root, at, false, tx.serializationFailure(t)
 			}
 		}
 	}
-	return img, head, at, found, nil
+	return img, root, at, found, nil
 }
 
 // versionedGet is get for a versioned table.
@@ -344,20 +414,9 @@ func (tx *Tx) versionedGet(t *TableHandle, key []byte, dst Row, mode lock.Mode) 
 		// A plain read: no lock, the view's version.
 		snap := tx.snapOfView(tx.readView(true))
 		tx.m.ConsistentReads++
-		prim := t.ixs[0]
-		b := tx.m.NodeVisitsTotal()
-		v, ok, gerr := prim.tree.Get(tx.m, key, tx.val)
-		tx.charge(prim, b)
-		if gerr != nil || !ok {
-			return dst, false, gerr
-		}
-		head, derr := heap.DecodeRowPtr(v)
-		if derr != nil {
-			return dst, false, fmt.Errorf("engine: table %s: primary index entry: %w", t.info.def.Name, derr)
-		}
 		tx.m.RowFetches++
 		tx.m.RowFetchesHeap++
-		img, _, _, found, err = tx.walkVersions(t, head, snap)
+		img, _, _, _, found, err = tx.versionedFind(t, key, snap, false)
 	} else {
 		tx.stmtView()
 		if err := tx.lock(t, key, mode); err != nil {
@@ -372,31 +431,20 @@ func (tx *Tx) versionedGet(t *TableHandle, key []byte, dst Row, mode lock.Mode) 
 }
 
 // versionedInsertRow writes the first version of a new row (image
-// tx.row, primary key pk) and its primary entry, and returns the head
-// pointer its secondary entries carry. A key whose chain has no live
-// version (deleted and committed, or never committed) keeps its entry:
-// the new version is chained after the chain's last one (LinkVersion),
-// where a walk finds it once the older ones are invisible.
+// tx.row, primary key pk) and its primary entry, (pk, its pointer), and
+// returns the pointer its secondary entries carry. The caller holds the
+// row lock of pk, so no other transaction is writing a version of pk: a
+// primary entry of pk whose HOT chain has a live version (the latest
+// committed, or the transaction's own) is a duplicate key; entries whose
+// versions are dead (deleted and committed, or never committed) are no
+// conflict and stay until vacuum removes them (_bt_check_unique).
 func (tx *Tx) versionedInsertRow(t *TableHandle, pk []byte, dup func() error) (heap.RowPtr, error) {
-	prim := t.ixs[0]
-	b := tx.m.NodeVisitsTotal()
-	v, exists, err := prim.tree.Get(tx.m, pk, tx.val)
-	tx.charge(prim, b)
+	_, _, _, _, live, err := tx.versionedFind(t, pk, tx.latestSnap(), true)
 	if err != nil {
 		return heap.RowPtr{}, err
 	}
-	var head, tail heap.RowPtr
-	if exists {
-		if head, err = heap.DecodeRowPtr(v); err != nil {
-			return head, fmt.Errorf("engine: table %s: primary index entry: %w", t.info.def.Name, err)
-		}
-		var live bool
-		if _, tail, _, live, err = tx.walkVersions(t, head, tx.latestSnap()); err != nil {
-			return head, err
-		}
-		if live {
-			return head, dup()
-		}
+	if live {
+		return heap.RowPtr{}, dup()
 	}
 	if err := tx.versionedWriter(); err != nil {
 		return heap.RowPtr{}, err
@@ -405,14 +453,52 @@ func (tx *Tx) versionedInsertRow(t *TableHandle, pk []byte, dup func() error) (h
 	if err != nil {
 		return ptr, err
 	}
-	if exists {
-		return head, t.heap.LinkVersion(tx.m, tail, ptr)
-	}
-	p := ptr.Encode()
-	b = tx.m.NodeVisitsTotal()
-	err = tx.treeInsert(prim, pk, p[:], 0)
+	return ptr, tx.insertPrimVersion(t, pk, ptr)
+}
+
+// insertPrimVersion inserts the primary entry (pk, root), with its undo.
+func (tx *Tx) insertPrimVersion(t *TableHandle, pk []byte, root heap.RowPtr) error {
+	prim := t.ixs[0]
+	tx.key2 = primVersionKey(tx.key2, pk, root)
+	b := tx.m.NodeVisitsTotal()
+	err := tx.treeInsert(prim, tx.key2, nil, 0)
 	tx.charge(prim, b)
-	return ptr, err
+	if err != nil {
+		return fmt.Errorf("engine: table %s: primary index: %w", t.info.def.Name, err)
+	}
+	return nil
+}
+
+// versionedIndex adds the index entries of the version a non-HOT update
+// wrote at root (heap_update then ExecInsertIndexTuples): one in the
+// primary index and one in every secondary index that carries row
+// pointers, each naming root; one in each secondary that carries the
+// primary key whose columns changed (touched), since an unchanged entry
+// already names the row. Old entries stay until vacuum. tx.cur holds the
+// new row.
+func (tx *Tx) versionedIndex(t *TableHandle, pk []byte, root heap.RowPtr, touched func(*index) bool) error {
+	if err := tx.insertPrimVersion(t, pk, root); err != nil {
+		return err
+	}
+	tx.wrote(t.ixs[0])
+	for _, ix := range t.ixs[1:] {
+		if ix.carry != carryPtr && !touched(ix) {
+			continue
+		}
+		tx.key2 = t.entryKey(tx.key2, ix, tx.cur, pk, root)
+		b := tx.m.NodeVisitsTotal()
+		err := tx.treeInsert(ix, tx.key2, nil, 0)
+		tx.charge(ix, b)
+		if ix.carry != carryPtr && errors.Is(err, btree.ErrDuplicateKey) {
+			// The row had these values before: that entry serves.
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("engine: table %s: index %s: %w", t.info.def.Name, ix.name, err)
+		}
+		tx.wrote(ix)
+	}
+	return tx.recheckUnique(t, tx.cur, pk, root, touched)
 }
 
 // commitStatus records tx's end in the commit log, in mt when given (the
@@ -432,52 +518,59 @@ func (tx *Tx) commitStatus(mt *cache.Mtr, st heap.XidStatus) error {
 }
 
 // readOldVersion is readOld for a versioned table: under the row lock it
-// reads the latest version into tx.old and returns the chain's head and
-// the version's pointer.
-func (tx *Tx) readOldVersion(t *TableHandle, key []byte, pk []Value) (head, at heap.RowPtr, err error) {
-	img, head, at, found, err := tx.versionedLatest(t, key)
+// reads the latest version into tx.old and returns the root of its HOT
+// chain and the version's pointer.
+func (tx *Tx) readOldVersion(t *TableHandle, key []byte, pk []Value) (root, at heap.RowPtr, err error) {
+	img, root, at, found, err := tx.versionedLatest(t, key)
 	if err != nil {
-		return head, at, err
+		return root, at, err
 	}
 	if !found {
-		return head, at, fmt.Errorf("%w: table %s: primary key %s", ErrNotFound, t.info.def.Name, t.describeKey(t.info.pk, t.pkRow(pk)))
+		return root, at, fmt.Errorf("%w: table %s: primary key %s", ErrNotFound, t.info.def.Name, t.describeKey(t.info.pk, t.pkRow(pk)))
 	}
 	tx.m.RowsExamined++
 	tx.m.RowsDecoded++
 	tx.oldImg = append(tx.oldImg[:0], img...)
 	if tx.old, err = decodeRow(img, t.info.def.Columns, tx.old); err != nil {
-		return head, at, fmt.Errorf("engine: table %s: %w", t.info.def.Name, err)
+		return root, at, fmt.Errorf("engine: table %s: %w", t.info.def.Name, err)
 	}
-	return head, at, nil
+	return root, at, nil
 }
 
 // indexOnlyVisible decides, for an index-only scan of a versioned table,
-// whether the entry (primary key pk or row pointer ptr) may be returned
-// without visiting the heap, as PostgreSQL's IndexOnlyNext does: when the
-// visibility map says the chain head's page all-visible, every tuple on
-// it is visible to every snapshot, so the head is the row's live version
-// and the entry's columns are its own. Otherwise the heap is visited
-// (IndexOnlyHeapFetches) and an entry whose row no version of which the
-// scan sees is skipped. The entry's columns are returned either way: an
-// update that changes them replaces the entry.
-func (c *Cursor) indexOnlyVisible(ix *index, pk []byte, ptr heap.RowPtr) error {
+// whether the entry key (primary key pk, or row pointer ptr) may be
+// returned without visiting the heap, as PostgreSQL's IndexOnlyNext
+// does: when the visibility map says the page of the entry's pointer
+// all-visible, every tuple on it is visible to every snapshot and the
+// page has no dead line pointer (vacuum sets the bit only then), so the
+// entry names a live version and its columns are that version's.
+// Otherwise the heap is visited (IndexOnlyHeapFetches) and an entry none
+// of whose chain's versions the scan sees is skipped. An entry that
+// carries the primary key names no version: it is always checked in the
+// heap, through the primary index, and skipped unless the version the
+// scan sees gives the entry back.
+func (c *Cursor) indexOnlyVisible(ix *index, key, pk []byte, ptr heap.RowPtr) error {
 	tx, t := c.tx, c.t
+	snap := c.hsnap
+	if snap == nil {
+		snap = tx.latestSnap()
+	}
 	if !ix.primary && ix.carry != carryPtr {
-		// The entry carries the primary key: the head comes from the
-		// primary index.
-		prim := t.ixs[0]
-		b := tx.m.NodeVisitsTotal()
-		v, found, err := prim.tree.Get(tx.m, pk, tx.val)
-		tx.charge(prim, b)
+		tx.m.IndexOnlyHeapFetches++
+		img, _, _, _, found, err := tx.versionedFind(t, pk, snap, c.hsnap == nil)
 		if err != nil {
 			return err
 		}
 		if !found {
 			return errSkip
 		}
-		if ptr, err = heap.DecodeRowPtr(v); err != nil {
-			return fmt.Errorf("engine: table %s: primary index entry: %w", t.info.def.Name, err)
+		if ok, err := tx.versionGivesEntry(t, ix, img, pk, key); err != nil || !ok {
+			if err == nil {
+				err = errSkip
+			}
+			return err
 		}
+		return nil
 	}
 	tx.m.IndexOnlyVMChecks++
 	vis, err := t.heap.AllVisible(tx.m, ptr.Page)
@@ -485,9 +578,9 @@ func (c *Cursor) indexOnlyVisible(ix *index, pk []byte, ptr heap.RowPtr) error {
 		return err
 	}
 	tx.m.IndexOnlyHeapFetches++
-	if _, err := tx.versionFetchSnap(t, ptr, c.hsnap); err != nil {
-		if errors.Is(err, heap.ErrRowNotFound) {
-			return errSkip
+	if _, _, _, found, err := tx.fetchRoot(t, ptr, snap); err != nil || !found {
+		if err == nil {
+			err = errSkip
 		}
 		return err
 	}
@@ -516,41 +609,169 @@ func (db *DB) vacuumHorizon() uint64 {
 
 // anyLive reports whether an entry of the unique index ix from it's
 // current one on (every one starting with the n-byte key prefix) names a
-// row with a live version: committed and not deleted, or the
-// transaction's own (PostgreSQL's _bt_check_unique tests the heap tuple
-// of each equal entry). A version written by a transaction still in
-// progress is not seen: PostgreSQL would wait for it; here a concurrent
-// insert of the same unique value under another primary key is not
-// caught (the primary key's own row lock catches one of the same key).
+// live version, as PostgreSQL's _bt_check_unique decides with its dirty
+// snapshot: an entry whose versions are dead is no conflict; one whose
+// version is live (committed and not deleted, or the transaction's own)
+// is a duplicate; one whose version is being inserted, or deleted or
+// updated, by a transaction still in progress is waited for (the
+// writer's row lock, taken shared and held to the end of the transaction
+// as InnoDB's duplicate check holds it; PostgreSQL waits on the
+// transaction itself) and looked at again. A row-pointer entry names a
+// HOT chain, whose versions all have the entry's values; an entry that
+// carries the primary key counts only for a version that gives it back.
+//
+// The check runs before the row's own entries are written (checkUnique),
+// not under the latch of the leaf it inserts into as PostgreSQL's does,
+// so it runs again once they are (recheckUnique), skipping the row's own
+// entry (self): two transactions that insert the same value at once,
+// neither having written its version when the other first checked, meet
+// each other's entry then.
 func (tx *Tx) anyLive(t *TableHandle, ix *index, it interface {
 	Key() []byte
 	Next() bool
-}, n int) (bool, error) {
-	var rest []byte
+}, n int, self []byte) (bool, error) {
+	var key []byte
+	var stack [4]heap.RowPtr
 	for ok := true; ok; ok = it.Next() {
-		rest = append(rest[:0], it.Key()[n:]...)
-		var head heap.RowPtr
-		var err error
-		if ix.carry == carryPtr {
-			head, err = heap.DecodeRowPtr(rest)
-		} else {
-			prim := t.ixs[0]
-			v, found, gerr := prim.tree.Get(tx.m, rest, tx.val)
-			if gerr != nil || !found {
-				if gerr != nil {
-					return false, gerr
+		key = append(key[:0], it.Key()...)
+		if self != nil && bytes.Equal(key, self) {
+			continue
+		}
+		rest := key[n:]
+		for range maxUniqueWaits {
+			roots := stack[:0]
+			var err error
+			if ix.carry == carryPtr {
+				root, derr := heap.DecodeRowPtr(rest)
+				if derr != nil {
+					return false, fmt.Errorf("engine: table %s: index %s entry: %w", t.info.def.Name, ix.name, derr)
 				}
-				continue
+				roots = append(roots, root)
+			} else if roots, err = tx.versionRoots(t, rest, roots); err != nil {
+				return false, err
 			}
-			head, err = heap.DecodeRowPtr(v)
-		}
-		if err != nil {
-			return false, fmt.Errorf("engine: table %s: index %s entry: %w", t.info.def.Name, ix.name, err)
-		}
-		_, _, _, live, err := tx.walkVersions(t, head, tx.latestSnap())
-		if err != nil || live {
-			return live, err
+			live, wait, err := tx.uniqueConflict(t, ix, roots, key)
+			if err != nil || live {
+				return live, err
+			}
+			if wait == nil {
+				break
+			}
+			// The iterator holds a pin but no latch: the wait holds none.
+			if err := tx.lock(t, wait, lock.Shared); err != nil {
+				return false, err
+			}
 		}
 	}
 	return false, nil
 }
+
+// maxUniqueWaits bounds how often a unique check waits for writers of
+// one entry's row; each wait ends a writer, so a check that needs more
+// is a bug, not contention.
+const maxUniqueWaits = 64
+
+// uniqueConflict examines the versions of the HOT chains rooted at roots
+// for the unique check of ix's entry key (see anyLive): live when one is
+// a live version, else wait is the encoded primary key of a row whose
+// version a transaction still in progress writes (nil: none).
+func (tx *Tx) uniqueConflict(t *TableHandle, ix *index, roots []heap.RowPtr, key []byte) (live bool, wait []byte, err error) {
+	cs := tx.db.clog.Load()
+	snap := tx.latestSnap()
+	cols := t.info.def.Columns
+	for _, root := range roots {
+		_, vs, err := t.heap.HotChain(tx.m, root)
+		if err != nil {
+			return false, nil, fmt.Errorf("engine: table %s: %w", t.info.def.Name, err)
+		}
+		for _, v := range vs {
+			th := v.Header
+			vis, err := heap.Visible(th, snap, cs)
+			if err != nil {
+				return false, nil, err
+			}
+			deleting := vis && th.Xmax != 0 && !th.LockOnly() && th.Infomask&heap.HeapXmaxInvalid == 0 &&
+				th.Xmax != tx.trxID && tx.db.trxActive(th.Xmax)
+			inserting := !vis && th.Xmin != tx.trxID && tx.db.trxActive(th.Xmin)
+			if !vis && !inserting {
+				continue
+			}
+			row, err := decodeRow(v.Row, cols, nil)
+			if err != nil {
+				return false, nil, fmt.Errorf("engine: table %s: %w", t.info.def.Name, err)
+			}
+			pk := appendKey(nil, cols, t.info.pk, row)
+			if ix.carry != carryPtr && !bytes.Equal(t.entryKey(nil, ix, row, pk, root), key) {
+				continue // another value of the row's
+			}
+			if vis && !deleting {
+				return true, nil, nil
+			}
+			if wait == nil {
+				wait = pk
+			}
+		}
+	}
+	return false, wait, nil
+}
+
+// recheckUnique runs the unique checks of the secondaries of t that
+// changed (changed nil: all) again once the row's version (root) and its
+// entries are written (see anyLive), the row's own entry skipped. A
+// duplicate found then comes from a transaction that wrote the same
+// value while this one was between its first check and its writes: the
+// statement cannot be taken back alone, so the transaction is rolled
+// back and the error is ErrSerialization (retryable) wrapping
+// ErrDuplicateKey, as PostgreSQL aborts the transaction on a unique
+// violation.
+func (tx *Tx) recheckUnique(t *TableHandle, row Row, pk []byte, root heap.RowPtr, changed func(*index) bool) error {
+	for _, ix := range t.ixs[1:] {
+		if !ix.unique || (changed != nil && !changed(ix)) {
+			continue
+		}
+		null := false
+		for _, c := range ix.cols {
+			null = null || row[c].IsNull()
+		}
+		if null {
+			continue
+		}
+		prefix := appendKey(nil, t.info.def.Columns, ix.cols, row)
+		self := t.entryKey(nil, ix, row, pk, root)
+		var hi btree.Bound
+		if s := appendPrefixSuccessor(nil, prefix); s != nil {
+			hi = btree.Excl(s)
+		}
+		b := tx.m.NodeVisitsTotal()
+		cb := tx.cursorBufs()
+		ix.tree.InitIter(&cb.it, tx.m, &btree.IterOptions{Lower: btree.Incl(prefix), Upper: hi})
+		var found bool
+		var err error
+		if cb.it.First() {
+			found, err = tx.anyLive(t, ix, &cb.it, len(prefix), self)
+		}
+		if cerr := cb.it.Close(); err == nil {
+			err = cerr
+		}
+		tx.putCursorBufs(cb)
+		tx.charge(ix, b)
+		if err != nil {
+			return err
+		}
+		if found {
+			dup := fmt.Errorf("%w: table %s: unique index %s already has %s",
+				ErrDuplicateKey, t.info.def.Name, ix.name, t.describeKey(ix.cols, row))
+			tx.m.SerializationFailures++
+			err := fmt.Errorf("%w: %w", ErrSerialization, dup)
+			if rerr := tx.Rollback(); rerr != nil {
+				return errors.Join(err, rerr)
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// testHookUniqueChecked, when set by a test, runs in an insert into a
+// versioned table between its unique checks and its writes.
+var testHookUniqueChecked func(tx *Tx)

@@ -185,9 +185,10 @@ func TestHeapVersionsPruneCrash(t *testing.T) {
 }
 
 // TestHeapVersionsVacuum: a vacuum pass prunes what no snapshot needs
-// (nothing while a snapshot holds the horizon), keeps the last version of
-// a chain another names, counts dead and live versions and sets the
-// visibility map. Exact counts.
+// (nothing while a snapshot holds the horizon), removes the index entries
+// naming the dead line pointers pruning left and then frees the pointers,
+// counts dead and live versions and sets the visibility map. Exact
+// counts.
 func TestHeapVersionsVacuum(t *testing.T) {
 	for _, org := range hvOrgs {
 		t.Run(org.String(), func(t *testing.T) {
@@ -222,17 +223,47 @@ func TestHeapVersionsVacuum(t *testing.T) {
 			_, lps, _ := hvPage(t, tb)
 			require.Equal(t, map[string]int{"redirect": 1, "unused": 4, "normal": 1}, lpStates(lps))
 
-			// An update of an indexed column is not HOT: the old version
-			// is a chain of one, kept (its ctid names the new one), and
-			// counted dead; it keeps the page from being all-visible.
-			tx = db.BeginTx(nil, TxOptions{Isolation: RepeatableRead})
+			// An update of an indexed column is not HOT: the new version
+			// gets an entry in the primary index and in by_v (in
+			// heap-rowptr, where by_v carries row pointers, it would get
+			// one even if v had not changed). Vacuum prunes the old HOT
+			// chain, dead to its end: the root becomes a dead line
+			// pointer, the heap-only version's slot unused; the index
+			// pass removes the entries naming the root (the primary's and
+			// by_v's; in heap-pk, where by_v's entries carry the primary
+			// key, the entry of the value no version has any more) and
+			// the second heap pass sets the root unused; the page is
+			// all-visible again.
+			m = Meter{}
+			tx = db.BeginTx(&m, TxOptions{Isolation: RepeatableRead})
 			require.NoError(t, tx.Update(tb, []Value{Int(1)}, []Set{{Column: "v", Value: Int(11)}}))
 			require.NoError(t, tx.Commit())
+			require.EqualValues(t, 2, m.IndexEntriesWritten)
+			require.EqualValues(t, 0, m.IndexEntriesDeleted)
+			entries := func(ix *index) int {
+				it := ix.tree.NewIter(nil, nil)
+				defer it.Close()
+				n := 0
+				for ok := it.First(); ok; ok = it.Next() {
+					n++
+				}
+				return n
+			}
+			require.Equal(t, 2, entries(tb.ixs[0]), "one primary entry per non-HOT version")
+			require.Equal(t, 2, entries(tb.ixs[1]), "by_v's old and new entries")
 			m = Meter{}
 			st, err = db.Vacuum(&m, tb)
 			require.NoError(t, err)
-			require.Equal(t, VacuumStats{PagesScanned: 1, DeadTuples: 1, LiveTuples: 1}, st)
-			require.EqualValues(t, 1, m.VacuumDeadTuples)
+			removed := 2
+			require.Equal(t, VacuumStats{PagesScanned: 1, PagesAllVisible: 1, PagesPruned: 1, TuplesRemoved: 1, LiveTuples: 1,
+				DeadItems: 1, IndexEntriesRemoved: removed, LinePointersFreed: 1}, st)
+			require.EqualValues(t, removed, m.VacuumIndexEntriesRemoved)
+			require.EqualValues(t, 0, m.VacuumDeadTuples)
+			require.Equal(t, 1, entries(tb.ixs[0]))
+			require.Equal(t, 1, entries(tb.ixs[1]))
+			_, lps, _ = hvPage(t, tb)
+			require.Zero(t, lpStates(lps)["dead"])
+			require.Equal(t, 1, lpStates(lps)["normal"])
 			r := db.BeginTx(nil, TxOptions{Isolation: ReadCommitted})
 			row, found := hvGet(t, r, tb, 1)
 			require.True(t, found)
@@ -362,11 +393,10 @@ func TestHeapVersionsCheck(t *testing.T) {
 			row, _ := hvGet(t, tx, tb, 1)
 			ix := tb.ixs[1]
 			pk := appendKey(nil, tb.info.def.Columns, tb.info.pk, row)
-			v, _, err := tb.ixs[0].tree.Get(nil, pk, nil)
+			_, root, _, _, found, err := tx.versionedFind(tb, pk, tx.latestSnap(), true)
 			require.NoError(t, err)
-			head, err := heap.DecodeRowPtr(v)
-			require.NoError(t, err)
-			key = tb.entryKey(key, ix, row, pk, head)
+			require.True(t, found)
+			key = tb.entryKey(key, ix, row, pk, root)
 			require.NoError(t, tx.Commit())
 			require.NoError(t, ix.tree.Delete(nil, key))
 			require.ErrorIs(t, check(), ErrInconsistent)

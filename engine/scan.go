@@ -435,6 +435,14 @@ func (c *Cursor) load() error {
 		}
 		tx.m.RowsDecoded++
 		return decodeColumns(body, cols, c.want, c.row)
+	case ix.primary && t.versioned():
+		// (primary key, root pointer): one entry per version a non-HOT
+		// write made (heapmvcc.go).
+		p, r, err := splitPrimEntry(key)
+		if err != nil {
+			return err
+		}
+		pk, ptr = p, r
 	case ix.primary:
 		pk = key
 		p, err := heap.DecodeRowPtr(val)
@@ -471,13 +479,18 @@ func (c *Cursor) load() error {
 			if t.org == Clustered {
 				return c.rereadEntry(pk, key)
 			}
-			return c.reread(pk)
+			if !t.versioned() {
+				return c.reread(pk)
+			}
+			// A versioned table's entry names one version chain of
+			// the row (its own, or a dead one to skip): the chain is
+			// read below, now under the lock.
 		}
 	}
 	c.ptr = ptr
 	if c.indexOnly && t.versioned() {
 		// The entry alone answers only on an all-visible page.
-		if err := c.indexOnlyVisible(ix, pk, ptr); err != nil {
+		if err := c.indexOnlyVisible(ix, key, pk, ptr); err != nil {
 			return err
 		}
 	}
@@ -502,6 +515,14 @@ func (c *Cursor) load() error {
 		tx.m.RowFetchesHeap++
 		if t.versioned() {
 			img, err = tx.versionFetchSnap(t, ptr, c.hsnap)
+			if err == nil && ix.primary && c.hsnap == nil {
+				// Read with the latest snapshot: the slot may have
+				// been vacuumed and reused since the entry was read.
+				var same bool
+				if same, err = tx.versionHasKey(t, img, pk); err == nil && !same {
+					return errSkip
+				}
+			}
 		} else {
 			img, err = t.heap.Fetch(tx.m, ptr, tx.val)
 		}
@@ -511,6 +532,25 @@ func (c *Cursor) load() error {
 			// the entry. The row is gone from this position.
 			return errSkip
 		}
+	case t.versioned():
+		// An entry that carries the primary key: every primary entry
+		// of the key names a version chain; the entry counts only if
+		// the version the scan sees gives it back (an entry of the
+		// row's old values stays until vacuum).
+		tx.m.RowFetchesPrimary++
+		snap := c.hsnap
+		if snap == nil {
+			snap = tx.latestSnap()
+		}
+		var found bool
+		img, ptr, _, _, found, err = tx.versionedFind(t, pk, snap, c.hsnap == nil)
+		if err == nil && found {
+			found, err = tx.versionGivesEntry(t, ix, img, pk, key)
+		}
+		if err == nil && !found {
+			return errSkip
+		}
+		c.ptr = ptr
 	default:
 		tx.m.RowFetchesPrimary++
 		prim := t.ixs[0]
@@ -539,13 +579,7 @@ func (c *Cursor) load() error {
 		if err == nil && t.org == HeapPrimaryKey {
 			if ptr, err = heap.DecodeRowPtr(img); err == nil {
 				c.ptr = ptr
-				if t.versioned() {
-					if img, err = tx.versionFetchSnap(t, ptr, c.hsnap); errors.Is(err, heap.ErrRowNotFound) {
-						return errSkip // deleted: the entry stays for older snapshots
-					}
-				} else {
-					img, err = t.heap.Fetch(tx.m, ptr, img)
-				}
+				img, err = t.heap.Fetch(tx.m, ptr, img)
 			}
 		}
 	}
@@ -582,7 +616,46 @@ func (c *Cursor) load() error {
 		return err
 	}
 	if waited {
+		if t.versioned() {
+			return c.rereadVersion(key)
+		}
 		return c.reread(c.pkBuf)
+	}
+	return nil
+}
+
+// rereadVersion re-reads, once the row lock is held after a wait, the
+// latest version of the HOT chain the current row-pointer entry (key)
+// names, and keeps it only if it still gives the entry back with the
+// locked primary key (c.pkBuf): another entry of the row names its other
+// versions, so reading the row by its key here could return it twice.
+func (c *Cursor) rereadVersion(key []byte) error {
+	tx, t, ix := c.tx, c.t, c.ix
+	cols := t.info.def.Columns
+	pk := append([]byte(nil), c.pkBuf...)
+	img, err := tx.versionFetchSnap(t, c.ptr, nil)
+	if errors.Is(err, heap.ErrRowNotFound) {
+		return errSkip
+	}
+	if err != nil {
+		return err
+	}
+	tx.val = img
+	tx.m.RowsDecoded++
+	clear(c.row)
+	if err := decodeColumns(img, cols, c.lockWant, c.row); err != nil {
+		return err
+	}
+	if c.keyBuf = t.entryKey(c.keyBuf, ix, c.row, nil, c.ptr); !bytes.Equal(c.keyBuf, key) {
+		return errSkip
+	}
+	if c.pkBuf = appendKey(c.pkBuf[:0], cols, t.info.pk, c.row); !bytes.Equal(c.pkBuf, pk) {
+		return errSkip
+	}
+	for i := range c.row {
+		if !c.wanted[i] {
+			c.row[i] = Null
+		}
 	}
 	return nil
 }

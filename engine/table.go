@@ -54,10 +54,6 @@ func (db *DB) openTable(e *catalogEntry) (*TableHandle, error) {
 		if t.heap, err = heap.Open(nil, db.pool, e.Heap); err != nil {
 			return nil, fmt.Errorf("engine: table %s: open heap: %w", def.Name, err)
 		}
-		// The engine chains a row's versions from its one primary
-		// entry across HOT chains (heapmvcc.go): pruning must keep
-		// each chain's last version, whose ctid names the next.
-		t.heap.SetKeepChainTails(e.Versioned)
 		if err := t.heap.SetFillFactor(t.FillFactor()); err != nil {
 			return nil, fmt.Errorf("engine: catalog entry of table %s: %w", def.Name, err)
 		}

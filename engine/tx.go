@@ -100,6 +100,9 @@ type Tx struct {
 	hv    bool
 	hsnap heap.Snapshot // the latest-committed snapshot of a locking access
 	hview heap.Snapshot // the read view as a snapshot
+	vhi   []byte        // versionRoots' upper bound (not tx.hi: a cursor's bound may share it)
+	vrow  Row           // a version decoded for a recheck (versionHasKey)
+	vkey  []byte        // a key encoded from vrow
 	// snaps are the registered snapshots of tx's open ReadCommitted
 	// cursors on versioned heap tables (cursorSnap).
 	snaps []*heap.Snapshot
@@ -623,7 +626,7 @@ func (tx *Tx) checkUnique(t *TableHandle, row Row, skip func(ix *index) bool) er
 			if found && t.versioned() {
 				// Entries of dead rows stay until vacuum: only a live
 				// row's entry is a duplicate.
-				found, err = tx.anyLive(t, ix, &cb.it, len(prefix))
+				found, err = tx.anyLive(t, ix, &cb.it, len(prefix), nil)
 			}
 			if cerr := cb.it.Close(); err == nil {
 				err = cerr
@@ -714,6 +717,9 @@ func (tx *Tx) Insert(t *TableHandle, row Row) error {
 	if err := tx.checkUnique(t, row, nil); err != nil {
 		return err
 	}
+	if h := testHookUniqueChecked; h != nil && t.versioned() {
+		h(tx)
+	}
 	tx.row = appendRow(tx.row[:0], cols, row)
 	if err := tx.checkSizes(t, row, pk, tx.row); err != nil {
 		return err
@@ -769,6 +775,9 @@ func (tx *Tx) Insert(t *TableHandle, row Row) error {
 		}
 		tx.wrote(ix)
 	}
+	if t.versioned() {
+		return tx.recheckUnique(t, row, pk, ptr, nil)
+	}
 	return nil
 }
 
@@ -815,6 +824,15 @@ func (tx *Tx) readOld(t *TableHandle, key []byte, pk []Value) (heap.RowPtr, erro
 // (a consistent read builds older versions from it); tx.recHdr holds a
 // clustered record's system fields.
 func (tx *Tx) lookup(t *TableHandle, pk []byte, marked bool) (img []byte, ptr heap.RowPtr, found bool, err error) {
+	if t.versioned() {
+		// The latest committed version (or the transaction's own): the
+		// callers lock the row or recheck what they read. ptr is the
+		// root of its HOT chain, which its entries name.
+		tx.m.RowFetches++
+		tx.m.RowFetchesHeap++
+		img, ptr, _, _, found, err = tx.versionedFind(t, pk, tx.latestSnap(), true)
+		return img, ptr, found, err
+	}
 	prim := t.ixs[0]
 	b := tx.m.NodeVisitsTotal()
 	v, found, err := prim.tree.Get(tx.m, pk, tx.val)
@@ -839,19 +857,6 @@ func (tx *Tx) lookup(t *TableHandle, pk []byte, marked bool) (img []byte, ptr he
 	}
 	tx.m.RowFetches++
 	tx.m.RowFetchesHeap++
-	if t.versioned() {
-		// The latest committed version (or the transaction's own): the
-		// callers lock the row or recheck what they read.
-		img, err = tx.versionFetch(t, ptr)
-		if errors.Is(err, heap.ErrRowNotFound) {
-			return nil, ptr, false, nil
-		}
-		if err != nil {
-			return nil, ptr, false, err
-		}
-		tx.val = img
-		return img, ptr, true, nil
-	}
 	if img, err = t.heap.Fetch(tx.m, ptr, tx.val); err != nil {
 		return nil, ptr, false, err
 	}
@@ -1022,8 +1027,9 @@ func (tx *Tx) update(t *TableHandle, pk []Value, set []Set) error {
 	}
 
 	if t.versioned() {
-		// A new version, heap-only when no index is touched. Entries
-		// carry the chain's head, which does not move.
+		// A new version, heap-only when no index is touched and it fits
+		// on the page (no index changes); otherwise it gets entries of
+		// its own (versionedIndex) and the old ones stay.
 		hotOK := true
 		for _, ix := range t.ixs[1:] {
 			hotOK = hotOK && !touched(ix)
@@ -1031,11 +1037,15 @@ func (tx *Tx) update(t *TableHandle, pk []Value, set []Set) error {
 		if err := tx.versionedWriter(); err != nil {
 			return err
 		}
-		if _, _, err := t.heap.UpdateVersion(tx.m, at, tx.trxID, tx.row, hotOK); err != nil {
+		newPtr, hot, err := t.heap.UpdateVersion(tx.m, at, tx.trxID, tx.row, hotOK)
+		if err != nil {
 			return err
 		}
 		tx.db.noteDead(t)
-		return tx.reindex(t, key, ptr, ptr, touched)
+		if hot {
+			return nil
+		}
+		return tx.versionedIndex(t, key, newPtr, touched)
 	}
 
 	// Heap organizations: in place when it fits (unless every update is a

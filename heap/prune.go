@@ -50,7 +50,7 @@ import (
 // xmin against the prior xmax.
 //
 // Kept tails (SetKeepChainTails). A caller that links versions across
-// HOT chains (the engine chains a row's versions from one index entry
+// HOT chains (one that reaches a row's versions from one index entry
 // through every update, HOT or not) needs the ctid of a chain's last
 // version even when the whole chain is dead: it names the next chain, on
 // this page or another. With keepTails, a HOT chain dead to its end

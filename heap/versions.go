@@ -402,14 +402,21 @@ type slotHint struct {
 // setHints). Cost: one page request, HeapFetches+1, HeapVersionsRead+1
 // per version tested.
 func (h *Heap) FetchVersion(m Account, root RowPtr, snap *Snapshot, cs CommitStatus, dst []byte) (row []byte, at RowPtr, ok bool, err error) {
+	_, row, at, ok, err = h.FetchVersionHeader(m, root, snap, cs, dst)
+	return row, at, ok, err
+}
+
+// FetchVersionHeader is FetchVersion that also returns the visible
+// version's header (zero when ok is false).
+func (h *Heap) FetchVersionHeader(m Account, root RowPtr, snap *Snapshot, cs CommitStatus, dst []byte) (th TupleHeader, row []byte, at RowPtr, ok bool, err error) {
 	dst = dst[:0]
 	if err := h.checkPtr(root); err != nil {
-		return dst, RowPtr{}, false, err
+		return th, dst, RowPtr{}, false, err
 	}
 	pm, hc := accounts(m)
 	pg, err := h.pool.Fetch(pm, h.id(root.Page))
 	if err != nil {
-		return dst, RowPtr{}, false, fmt.Errorf("heap: fetch version %s in space %d: %w", root, h.space, err)
+		return th, dst, RowPtr{}, false, fmt.Errorf("heap: fetch version %s in space %d: %w", root, h.space, err)
 	}
 	if hc != nil {
 		hc.HeapFetches++
@@ -421,16 +428,101 @@ func (h *Heap) FetchVersion(m Account, root RowPtr, snap *Snapshot, cs CommitSta
 	slot, err := h.hotSearch(pg, hc, root, snap, cs, &hints)
 	if err == nil && slot >= 0 {
 		t := hpage(pg.Data()).tupleAt(slot)
+		th = t.header()
 		dst = append(dst, t[TupleHeaderSize:]...)
 		at, ok = RowPtr{Page: root.Page, Slot: uint16(slot)}, true
 	}
 	pg.RUnlatch()
 	if len(hints) > 0 && err == nil {
 		h.setHints(pm, hc, pg, hints)
-		return dst, at, ok, nil
+		return th, dst, at, ok, nil
 	}
 	pg.Unpin(false)
-	return dst, at, ok, err
+	return th, dst, at, ok, err
+}
+
+// ChainVersion is one version of a HOT chain (HotChain): its pointer,
+// header and row.
+type ChainVersion struct {
+	At     RowPtr
+	Header TupleHeader
+	Row    []byte
+}
+
+// HotChain returns the versions of the HOT chain whose index entry names
+// root, in chain order, read under one shared latch of root's page, so
+// that no prune changes the chain while it is read (the walk
+// heap_hot_search_buffer makes, without a snapshot). root's line pointer
+// state is returned too: "normal" or "redirect" when the chain has
+// versions, "dead" (pruned, its index entries not yet removed by vacuum)
+// or "unused" (no tuple: an index entry naming it is stale) when it has
+// none; a root that holds a heap-only tuple is a stale entry too: its
+// state is "heap-only" and no version is returned. Rows are fresh copies.
+// Cost: one page request, HeapFetches+1.
+func (h *Heap) HotChain(m Account, root RowPtr) (state string, vs []ChainVersion, err error) {
+	if err := h.checkPtr(root); err != nil {
+		return "", nil, err
+	}
+	pm, hc := accounts(m)
+	pg, err := h.pool.Fetch(pm, h.id(root.Page))
+	if err != nil {
+		return "", nil, fmt.Errorf("heap: read chain %s in space %d: %w", root, h.space, err)
+	}
+	defer pg.Unpin(false)
+	if hc != nil {
+		hc.HeapFetches++
+	}
+	pg.RLatch()
+	defer pg.RUnlatch()
+	b := hpage(pg.Data())
+	if k := page.KindOf(b); k != page.KindHeap {
+		return "", nil, h.notFound(root, "page %d has kind %s, not %s", root.Page, k, page.KindHeap)
+	}
+	if !b.headerOK() {
+		return "", nil, h.badHeader(root.Page, b)
+	}
+	slot := int(root.Slot)
+	if slot >= b.nslots() {
+		return lpUnused.String(), nil, nil
+	}
+	st, _ := b.lp(slot)
+	state = st.String()
+	atStart := true
+	var priorXmax uint64
+	for range b.nslots() + 1 {
+		if slot >= b.nslots() {
+			return state, vs, nil
+		}
+		st, to := b.lp(slot)
+		switch st {
+		case lpRedirect:
+			if !atStart {
+				return state, vs, nil
+			}
+			slot, atStart = to, false
+			continue
+		case lpUnused, lpDead:
+			return state, vs, nil
+		}
+		t := b.tupleAt(slot)
+		if t == nil {
+			return state, vs, h.corrupt(root.Page, "slot %d of a HOT chain holds no versioned tuple", slot)
+		}
+		th := t.header()
+		if atStart && th.HeapOnly() {
+			return "heap-only", nil, nil
+		}
+		if priorXmax != 0 && th.Xmin != priorXmax {
+			return state, vs, nil
+		}
+		vs = append(vs, ChainVersion{At: RowPtr{Page: root.Page, Slot: uint16(slot)}, Header: th,
+			Row: append([]byte(nil), t[TupleHeaderSize:]...)})
+		if !th.HotUpdated() || th.Ctid.Page != root.Page {
+			return state, vs, nil
+		}
+		slot, priorXmax, atStart = int(th.Ctid.Slot), th.Xmax, false
+	}
+	return state, vs, h.corrupt(root.Page, "HOT chain from slot %d loops", root.Slot)
 }
 
 // hotSearch walks root's HOT chain on pg (latched) and returns the slot

@@ -55,12 +55,12 @@ func TestRunHeapVersions(t *testing.T) {
 					m.HeapPrunes, m.HeapTuplesPruned, m.HeapPruneSkipped)
 				vm := db.VacuumMeter()
 				require.NoError(t, db.VacuumErr())
-				t.Logf("%s: background vacuum so far: %d runs, %d pages, %d pruned, %d versions removed, %d dead left",
-					iso, vm.VacuumRuns, vm.VacuumPages, vm.VacuumPagesPruned, vm.VacuumTuplesRemoved, vm.VacuumDeadTuples)
+				t.Logf("%s: background vacuum so far: %d runs, %d pages, %d pruned, %d versions removed, %d index entries removed, %d dead left",
+					iso, vm.VacuumRuns, vm.VacuumPages, vm.VacuumPagesPruned, vm.VacuumTuplesRemoved, vm.VacuumIndexEntriesRemoved, vm.VacuumDeadTuples)
 				rep, err := Check(db, CheckConfig{Scale: SmallScale})
 				require.NoError(t, err)
 				require.True(t, rep.Passed(), "%s: %s", iso, rep)
-				// The indexes agree with the rows' version chains.
+				// The indexes agree with the HOT chains their entries name.
 				ctx := db.BeginTx(nil, engine.TxOptions{Isolation: engine.ReadCommitted})
 				for _, name := range db.Tables() {
 					tb, err := db.Table(name)

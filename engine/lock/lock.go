@@ -322,6 +322,32 @@ func (lm *Manager) LockAs(m *Counters, o *Owner, key Key, mode Mode) error {
 	return nil
 }
 
+// TryLockAs takes key in mode for o only if it can be granted at once
+// (no holder in a conflicting mode, no request queued), as a conditional
+// lock never waits, and reports whether o holds it. It counts nothing.
+func (lm *Manager) TryLockAs(o *Owner, key Key, mode Mode) bool {
+	lm.mu.Lock()
+	defer lm.mu.Unlock()
+	st := lm.locks[key]
+	if st == nil {
+		if n := len(lm.freeStates); n > 0 {
+			st = lm.freeStates[n-1]
+			lm.freeStates = lm.freeStates[:n-1]
+		} else {
+			st = &lockState{}
+		}
+		lm.locks[key] = st
+	}
+	if i := st.find(o.ID); i >= 0 && (st.holders[i].mode == Exclusive || mode == Shared) {
+		return true
+	}
+	if len(st.queue) == 0 && lm.grantableLocked(st, o.ID, mode) {
+		lm.grantLocked(st, o, key, mode)
+		return true
+	}
+	return false
+}
+
 // grantableLocked reports whether tx may hold key in mode next to the
 // current holders. REQUIRES: lm.mu held.
 func (lm *Manager) grantableLocked(st *lockState, tx uint64, mode Mode) bool {

@@ -77,6 +77,7 @@ func TestTPCCHeapVersionsJSON(t *testing.T) {
 	require.Positive(t, rep.Vacuum.Runs)
 	require.Positive(t, rep.Vacuum.Pages)
 	require.GreaterOrEqual(t, rep.Vacuum.Pages, rep.Vacuum.PagesPruned)
+	require.Positive(t, rep.Vacuum.IndexEntriesRemoved, "the index pass removed the entries of dead line pointers")
 
 	st, out, errs = enginelab("tpcc", "--mode", "sim", "--scale", "small", "--duration", "100ms", "--json")
 	require.Equal(t, 0, st, errs)
