@@ -775,6 +775,10 @@ func (db *DB) Table(name string) (*TableHandle, error) {
 }
 
 // anyVersioned reports whether some table keeps row versions.
+// HasVersionedTables reports whether any table keeps PostgreSQL's row
+// versions (see Options.HeapVersions): such a database has vacuum work.
+func (db *DB) HasVersionedTables() bool { return db.anyVersioned() }
+
 func (db *DB) anyVersioned() bool {
 	db.mu.Lock()
 	defer db.mu.Unlock()
