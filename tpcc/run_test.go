@@ -332,3 +332,41 @@ func requireExportNextOID(t *testing.T, dir string) {
 		require.Equal(t, v-1, maxOID[k], "district %v: d_next_o_id - 1 = max(o_id) in the export", k)
 	}
 }
+
+// TestRunConsistentSingleVersion: heap tables created with
+// engine.HeapVersionsOff keep one version of each row, so every plain
+// read locks, whatever the level (no consistent read at all), and the
+// consistency conditions hold after runs of eight terminals in each
+// profile.
+func TestRunConsistentSingleVersion(t *testing.T) {
+	for _, org := range []engine.Org{engine.HeapRowPointer, engine.HeapPrimaryKey} {
+		t.Run(org.String(), func(t *testing.T) {
+			db, err := engine.Open(&engine.Options{Options: cache.Options{PoolSize: 256 << 20}, Commit: engine.NoSyncCommit,
+				HeapVersions: engine.HeapVersionsOff})
+			require.NoError(t, err)
+			defer func() { require.NoError(t, db.Close()) }()
+			_, err = Load(context.Background(), db, LoadConfig{Warehouses: 1, Scale: SmallScale, Seed: testSeed, Org: org})
+			require.NoError(t, err)
+			l, err := ReadLoaded(db)
+			require.NoError(t, err)
+			require.False(t, l.HeapVersions)
+			for i, p := range []Profile{Optimized, Sysbench, BenchmarkSQL} {
+				stats, err := Run(context.Background(), db, RunConfig{Warehouses: 1, Scale: SmallScale, Terminals: 8, Duration: time.Minute,
+					Seed: 21 + uint64(i), LoadConstants: NewLoadConstants(testSeed), Profile: p, Isolation: engine.RepeatableRead,
+					Env: frozenEnv{time.Unix(1_800_000_000, 0)}, Transactions: 40})
+				require.NoError(t, err, "%s", p)
+				res := stats.Results
+				require.Equal(t, int64(8*40), res.Total(), "%s: every terminal ran its budget", p)
+				for k := range NumTxTypes {
+					require.Positive(t, res.Types[k].Count, "%s: %s ran", p, k)
+					require.Zero(t, res.Types[k].Meter.ConsistentReads, "%s %s: single-version heap tables lock their plain reads", p, k)
+					require.Zero(t, res.Types[k].Meter.HeapVersionsRead, "%s %s: no versions", p, k)
+				}
+				t.Logf("%s: %s", p, summary(res))
+			}
+			rep, err := Check(db, CheckConfig{Scale: SmallScale})
+			require.NoError(t, err)
+			require.True(t, rep.Passed(), "%s", rep)
+		})
+	}
+}
