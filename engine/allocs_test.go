@@ -15,7 +15,7 @@ import (
 // TestAllocsWarmGet: a primary-key get in a transaction that holds the
 // row's lock already allocates nothing, in every organization.
 func TestAllocsWarmGet(t *testing.T) {
-	db, err := Open(&Options{Options: cache.Options{PoolSize: 8 << 20}})
+	db, err := Open(&Options{HeapVersions: HeapVersionsOff, Options: cache.Options{PoolSize: 8 << 20}})
 	require.NoError(t, err)
 	defer db.Close()
 	for _, org := range costOrgs {
@@ -48,7 +48,7 @@ func TestAllocsWarmScan(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector's sync.Pool drops pooled iterators: the count is checked by go test without -race")
 	}
-	db, err := Open(&Options{Options: cache.Options{PoolSize: 8 << 20}})
+	db, err := Open(&Options{HeapVersions: HeapVersionsOff, Options: cache.Options{PoolSize: 8 << 20}})
 	require.NoError(t, err)
 	defer db.Close()
 	for _, org := range costOrgs {
@@ -88,7 +88,7 @@ func TestAllocsReadTransaction(t *testing.T) {
 	if raceEnabled {
 		t.Skip("sync.Pool drops buffers at random under the race detector")
 	}
-	db, err := Open(&Options{Options: cache.Options{PoolSize: 8 << 20}})
+	db, err := Open(&Options{HeapVersions: HeapVersionsOff, Options: cache.Options{PoolSize: 8 << 20}})
 	require.NoError(t, err)
 	defer db.Close()
 	tb := costLoad(t, db, Clustered, 300, 50)
@@ -117,7 +117,7 @@ func TestAllocsAvoidedSort(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector's sync.Pool drops pooled iterators: the count is checked by go test without -race")
 	}
-	db, err := Open(&Options{Options: cache.Options{PoolSize: 8 << 20}})
+	db, err := Open(&Options{HeapVersions: HeapVersionsOff, Options: cache.Options{PoolSize: 8 << 20}})
 	require.NoError(t, err)
 	defer db.Close()
 	tb := costLoad(t, db, Clustered, 300, 50)

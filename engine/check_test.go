@@ -59,7 +59,7 @@ func loadCheckTable(t *testing.T, db *DB, org Org) *TableHandle {
 
 func TestCheckPassesOnTablesBuiltThroughTheAPI(t *testing.T) {
 	for _, mode := range []HeapUpdate{InPlace, NewVersion} {
-		db, err := Open(&Options{PageSize: 4096, Options: cache.Options{PoolSize: 64 * 4096}, HeapUpdate: mode})
+		db, err := Open(&Options{HeapVersions: HeapVersionsOff, PageSize: 4096, Options: cache.Options{PoolSize: 64 * 4096}, HeapUpdate: mode})
 		require.NoError(t, err)
 		for _, org := range allOrgs {
 			t.Run(fmt.Sprintf("%s/update=%d", org, mode), func(t *testing.T) {
@@ -246,7 +246,7 @@ func TestCheckCatchesBrokenIndexes(t *testing.T) {
 		}
 		for _, org := range orgs {
 			t.Run(tc.name+"/"+org.String(), func(t *testing.T) {
-				db, err := Open(&Options{PageSize: 4096, Options: cache.Options{PoolSize: 64 * 4096}})
+				db, err := Open(&Options{HeapVersions: HeapVersionsOff, PageSize: 4096, Options: cache.Options{PoolSize: 64 * 4096}})
 				require.NoError(t, err)
 				defer db.Close()
 				tb, err := db.CreateTable(checkTable(org))
@@ -278,7 +278,7 @@ func TestCheckCatchesBrokenIndexes(t *testing.T) {
 func TestCheckReportsCorruptRows(t *testing.T) {
 	for _, org := range allOrgs {
 		t.Run(org.String(), func(t *testing.T) {
-			db, err := Open(&Options{PageSize: 4096, Options: cache.Options{PoolSize: 64 * 4096}})
+			db, err := Open(&Options{HeapVersions: HeapVersionsOff, PageSize: 4096, Options: cache.Options{PoolSize: 64 * 4096}})
 			require.NoError(t, err)
 			defer db.Close()
 			tb := loadCheckTable(t, db, org)
@@ -304,7 +304,7 @@ func TestCheckReportsCorruptRows(t *testing.T) {
 func TestCheckAfterRefusedWrites(t *testing.T) {
 	for _, org := range allOrgs {
 		t.Run(org.String(), func(t *testing.T) {
-			db, err := Open(&Options{PageSize: 4096, Options: cache.Options{PoolSize: 64 * 4096}})
+			db, err := Open(&Options{HeapVersions: HeapVersionsOff, PageSize: 4096, Options: cache.Options{PoolSize: 64 * 4096}})
 			require.NoError(t, err)
 			defer db.Close()
 			def := checkTable(org)

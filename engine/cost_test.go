@@ -150,7 +150,7 @@ func TestCostUpdate(t *testing.T) {
 	} {
 		mode := map[HeapUpdate]string{InPlace: "in-place", NewVersion: "new-version"}[tc.mode]
 		t.Run(fmt.Sprintf("%s/%s", tc.org, mode), func(t *testing.T) {
-			db, err := Open(&Options{Options: cache.Options{PoolSize: 8 << 20}, HeapUpdate: tc.mode})
+			db, err := Open(&Options{HeapVersions: HeapVersionsOff, Options: cache.Options{PoolSize: 8 << 20}, HeapUpdate: tc.mode})
 			require.NoError(t, err)
 			defer db.Close()
 			// 200 rows of ~220 bytes: row 0 is on a full heap page
@@ -216,7 +216,7 @@ func TestCostUpdate(t *testing.T) {
 }
 
 func TestCostPointGet(t *testing.T) {
-	db, err := Open(&Options{Options: cache.Options{PoolSize: 8 << 20}})
+	db, err := Open(&Options{HeapVersions: HeapVersionsOff, Options: cache.Options{PoolSize: 8 << 20}})
 	require.NoError(t, err)
 	defer db.Close()
 	for _, org := range costOrgs {
@@ -262,7 +262,7 @@ func TestCostPointGet(t *testing.T) {
 }
 
 func TestCostSecondaryLookup(t *testing.T) {
-	db, err := Open(&Options{Options: cache.Options{PoolSize: 8 << 20}})
+	db, err := Open(&Options{HeapVersions: HeapVersionsOff, Options: cache.Options{PoolSize: 8 << 20}})
 	require.NoError(t, err)
 	defer db.Close()
 	for _, org := range costOrgs {
@@ -373,7 +373,7 @@ func costWideTable(org Org, wide bool) Table {
 // where they carry a 6-byte row pointer (HeapRowPointer).
 func TestCostWidePrimaryKey(t *testing.T) {
 	const rows = 2000
-	db, err := Open(&Options{Options: cache.Options{PoolSize: 32 << 20}})
+	db, err := Open(&Options{HeapVersions: HeapVersionsOff, Options: cache.Options{PoolSize: 32 << 20}})
 	require.NoError(t, err)
 	defer db.Close()
 	for _, org := range costOrgs {

@@ -89,12 +89,15 @@ type Options struct {
 	DefaultOrg Org
 	// HeapUpdate is the update mode of heap tables; default InPlace.
 	HeapUpdate HeapUpdate
-	// HeapVersions makes new heap-organized tables keep PostgreSQL's row
-	// versions (heapmvcc.go): tuples with xmin and xmax, a commit log,
-	// snapshots deciding what a plain read sees, HOT updates. Default
-	// false: heap rows are updated as HeapUpdate says and every read
-	// locks. A table keeps the choice it was created with.
-	HeapVersions bool
+	// HeapVersions says whether new heap-organized tables keep
+	// PostgreSQL's row versions (heapmvcc.go): tuples with xmin and xmax,
+	// a commit log, snapshots deciding what a plain read sees, HOT
+	// updates, vacuum. The default (HeapVersionsDefault) keeps them, as
+	// PostgreSQL does; HeapVersionsOff makes single-version heap tables,
+	// whose rows are updated as HeapUpdate says and whose every read
+	// locks. A table keeps the choice it was created with (the catalog
+	// records it), whatever a later open says.
+	HeapVersions HeapVersioning
 	// CountRewrite rewrites count(col) to count(*) when col is NOT NULL,
 	// so that a count never fetches rows for a column it need not read.
 	// DB.SetCountRewrite switches it on an open database, as an optimizer
@@ -229,6 +232,9 @@ func (o *Options) Validate() error {
 	}
 	if o.EarlyLockRelease > LateRelease {
 		return fmt.Errorf("engine: %w: lock release %d", ErrInvalidOptions, o.EarlyLockRelease)
+	}
+	if o.HeapVersions > HeapVersionsOff {
+		return fmt.Errorf("engine: %w: heap versioning %d", ErrInvalidOptions, o.HeapVersions)
 	}
 	if o.CheckpointBytes < 0 {
 		return fmt.Errorf("engine: %w: checkpoint interval of %d log bytes is negative", ErrInvalidOptions, o.CheckpointBytes)
@@ -412,7 +418,8 @@ type catalogEntry struct {
 	// order.
 	Indexes []uint32 `json:"indexes"`
 	// Versioned says the heap holds versioned tuples (Options.HeapVersions
-	// when the table was created).
+	// when the table was created). A catalog written before versioned
+	// heaps existed has no such field: its heap tables are single-version.
 	Versioned bool `json:"versioned,omitempty"`
 }
 
@@ -574,9 +581,11 @@ func Open(o *Options) (*DB, error) {
 	if opts.Purge == PurgeBackground {
 		db.startPurger()
 	}
-	if opts.Vacuum == VacuumBackground && (opts.HeapVersions || db.anyVersioned()) {
-		// A stored database opened without HeapVersions still has its
-		// versioned tables, and they still need vacuum.
+	if db.anyVersioned() {
+		// A stored database opened with HeapVersionsOff still has its
+		// versioned tables, and they still need vacuum. A database
+		// without one starts its vacuum with its first versioned table
+		// (CreateTable).
 		db.startVacuumer()
 	}
 	if !dblwr && dw != nil {
@@ -685,7 +694,7 @@ func (db *DB) CreateTable(def Table) (*TableHandle, error) {
 		return nil, fmt.Errorf("%w: %s", ErrTableExists, def.Name)
 	}
 	e := catalogEntry{Version: catalogVersion, Table: def, Org: def.Org,
-		Versioned: db.opts.HeapVersions && def.Org != Clustered}
+		Versioned: db.opts.HeapVersions.Keep() && def.Org != Clustered}
 	if e.Versioned {
 		if err := db.ensureXactLocked(); err != nil {
 			return nil, err
@@ -725,6 +734,11 @@ func (db *DB) CreateTable(def Table) (*TableHandle, error) {
 		return nil, err
 	}
 	db.mu.tables[def.Name] = t
+	if e.Versioned {
+		// Under db.mu, with the database open: Close marks it closed
+		// under db.mu before it stops the vacuum.
+		db.startVacuumer()
+	}
 	return t, nil
 }
 
@@ -761,6 +775,10 @@ func (db *DB) Table(name string) (*TableHandle, error) {
 }
 
 // anyVersioned reports whether some table keeps row versions.
+// HasVersionedTables reports whether any table keeps PostgreSQL's row
+// versions (see Options.HeapVersions): such a database has vacuum work.
+func (db *DB) HasVersionedTables() bool { return db.anyVersioned() }
+
 func (db *DB) anyVersioned() bool {
 	db.mu.Lock()
 	defer db.mu.Unlock()

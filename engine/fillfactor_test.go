@@ -92,7 +92,7 @@ func TestFillFactorRowsPerPage(t *testing.T) {
 				ff = DefaultFillFactor
 			}
 			require.Equal(t, tc.want, (pageSize*ff/100-hdr)/(cell+slot))
-			db, err := Open(&Options{HeapVersions: tc.versions, Vacuum: VacuumManual, Options: cache.Options{PoolSize: 8 << 20}})
+			db, err := Open(&Options{HeapVersions: versioning(tc.versions), Vacuum: VacuumManual, Options: cache.Options{PoolSize: 8 << 20}})
 			require.NoError(t, err)
 			defer func() { require.NoError(t, db.Close()) }()
 			tb, err := db.CreateTable(ffTable(tc.org, tc.ff))
@@ -143,7 +143,7 @@ func TestFillFactorHOT(t *testing.T) {
 // TestFillFactorErrors checks that a bad fill factor is refused before
 // anything is created, with a sentinel and the table and value named.
 func TestFillFactorErrors(t *testing.T) {
-	db, err := Open(&Options{Options: cache.Options{PoolSize: 4 << 20}})
+	db, err := Open(&Options{HeapVersions: HeapVersionsOff, Options: cache.Options{PoolSize: 4 << 20}})
 	require.NoError(t, err)
 	defer func() { require.NoError(t, db.Close()) }()
 	for _, tc := range []struct {
@@ -177,7 +177,7 @@ func TestFillFactorErrors(t *testing.T) {
 // TestFillFactorSurvivesReopen checks that the catalog keeps the fill
 // factor: after a reopen the table still fills pages to it.
 func TestFillFactorSurvivesReopen(t *testing.T) {
-	opts := &Options{FS: vfs.NewMem(), Dir: "db", Options: cache.Options{PoolSize: 4 << 20}}
+	opts := &Options{HeapVersions: HeapVersionsOff, FS: vfs.NewMem(), Dir: "db", Options: cache.Options{PoolSize: 4 << 20}}
 	db, err := Open(opts)
 	require.NoError(t, err)
 	_, err = db.CreateTable(ffTable(HeapRowPointer, 50))
@@ -193,4 +193,12 @@ func TestFillFactorSurvivesReopen(t *testing.T) {
 	require.Equal(t, 50, tb.Schema().FillFactor)
 	require.Equal(t, 50, tb.heap.FillFactor())
 	require.Equal(t, 37, ffPageRows(t, db, tb))
+}
+
+// versioning is Options.HeapVersions for a test's bool.
+func versioning(on bool) HeapVersioning {
+	if on {
+		return HeapVersionsOn
+	}
+	return HeapVersionsOff
 }

@@ -13,6 +13,44 @@ import (
 	"github.com/enginelab/enginelab/heap/xact"
 )
 
+// HeapVersioning is whether new heap-organized tables keep PostgreSQL's
+// row versions (Options.HeapVersions).
+type HeapVersioning uint8
+
+// Heap versioning choices.
+const (
+	// HeapVersionsDefault keeps versions, as PostgreSQL does: the
+	// default of Options.HeapVersions, kept apart from HeapVersionsOn
+	// so that a caller can tell a choice it was given from the default
+	// (a stored database's tables keep the choice they were created
+	// with; asking for the other one is refused, the default is not).
+	HeapVersionsDefault HeapVersioning = iota
+	// HeapVersionsOn keeps versions (asked for).
+	HeapVersionsOn
+	// HeapVersionsOff makes single-version heap tables: an update
+	// changes the row where HeapUpdate says, a plain read locks the row
+	// (strict two-phase locking at every isolation level), and there is
+	// nothing to vacuum.
+	HeapVersionsOff
+)
+
+// Keep reports whether new heap tables keep versions.
+func (v HeapVersioning) Keep() bool { return v != HeapVersionsOff }
+
+// String is "default", "true" or "false", as the command's
+// --heap-versions takes them.
+func (v HeapVersioning) String() string {
+	switch v {
+	case HeapVersionsDefault:
+		return "default"
+	case HeapVersionsOn:
+		return "true"
+	case HeapVersionsOff:
+		return "false"
+	}
+	return fmt.Sprintf("HeapVersioning(%d)", uint8(v))
+}
+
 // Versioned heap tables: PostgreSQL's row versions (Options.HeapVersions).
 //
 // The heap holds versioned tuples (heap/versions.go): an insert writes a

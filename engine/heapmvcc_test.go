@@ -14,7 +14,7 @@ import (
 // vacuumed only when a test says so (exact counts).
 func hvOpen(t *testing.T) *DB {
 	t.Helper()
-	db, err := Open(&Options{HeapVersions: true, Vacuum: VacuumManual, Options: cache.Options{PoolSize: 8 << 20}})
+	db, err := Open(&Options{HeapVersions: HeapVersionsOn, Vacuum: VacuumManual, Options: cache.Options{PoolSize: 8 << 20}})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, db.Close()) })
 	return db
@@ -242,7 +242,7 @@ func TestHeapVersionsWriteSkew(t *testing.T) {
 // transaction running at the crash reads as aborted after recovery.
 func TestHeapVersionsCrash(t *testing.T) {
 	fs := vfs.NewCrashableMem()
-	opts := &Options{FS: fs, Dir: "db", HeapVersions: true, Options: cache.Options{PoolSize: 4 << 20}}
+	opts := &Options{FS: fs, Dir: "db", HeapVersions: HeapVersionsOn, Options: cache.Options{PoolSize: 4 << 20}}
 	db, err := Open(opts)
 	require.NoError(t, err)
 	tb, err := db.CreateTable(hvTable(HeapRowPointer))

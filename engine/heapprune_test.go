@@ -150,7 +150,7 @@ func TestHeapVersionsPrune(t *testing.T) {
 // redirect see the latest version.
 func TestHeapVersionsPruneCrash(t *testing.T) {
 	fs := vfs.NewCrashableMem()
-	opts := &Options{FS: fs, Dir: "db", HeapVersions: true, Vacuum: VacuumManual, Options: cache.Options{PoolSize: 4 << 20}}
+	opts := &Options{FS: fs, Dir: "db", HeapVersions: HeapVersionsOn, Vacuum: VacuumManual, Options: cache.Options{PoolSize: 4 << 20}}
 	db, err := Open(opts)
 	require.NoError(t, err)
 	tb, err := db.CreateTable(hvTable(HeapRowPointer))
@@ -328,7 +328,7 @@ func TestHeapVersionsAutovacuumBackground(t *testing.T) {
 	rounds := make(chan struct{}, 16)
 	testHookVacuumRound = func(*DB) { rounds <- struct{}{} }
 	defer func() { testHookVacuumRound = nil }()
-	db, err := Open(&Options{HeapVersions: true, Vacuum: VacuumBackground, Options: cache.Options{PoolSize: 8 << 20}})
+	db, err := Open(&Options{HeapVersions: HeapVersionsOn, Vacuum: VacuumBackground, Options: cache.Options{PoolSize: 8 << 20}})
 	require.NoError(t, err)
 	tb, err := db.CreateTable(hvTable(HeapPrimaryKey))
 	require.NoError(t, err)

@@ -18,7 +18,7 @@ import (
 // crashed transaction's update as its own.
 func TestReviewRecoveryReusesRunningXid(t *testing.T) {
 	fs := vfs.NewCrashableMem()
-	opts := &Options{FS: fs, Dir: "db", HeapVersions: true, Vacuum: VacuumManual, Options: cache.Options{PoolSize: 4 << 20}}
+	opts := &Options{FS: fs, Dir: "db", HeapVersions: HeapVersionsOn, Vacuum: VacuumManual, Options: cache.Options{PoolSize: 4 << 20}}
 	db, err := Open(opts)
 	require.NoError(t, err)
 	tb, err := db.CreateTable(hvTable(HeapRowPointer))

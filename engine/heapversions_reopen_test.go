@@ -10,13 +10,14 @@ import (
 )
 
 // TestHeapVersionsReopen: a table keeps the choice it was created with.
-// Reopened without Options.HeapVersions, a stored versioned table is still
+// Reopened with HeapVersionsOff, a stored versioned table is still
 // versioned and the background vacuum still runs for it; a heap table
-// created by that open is not versioned. A database with no versioned
-// table starts no vacuum goroutine.
+// created by that open is not versioned. A database starts its vacuum
+// goroutine with its first versioned table, and with the default options
+// a heap table is versioned, a clustered one not.
 func TestHeapVersionsReopen(t *testing.T) {
 	fs := vfs.NewMem()
-	opts := &Options{FS: fs, Dir: "db", HeapVersions: true, Vacuum: VacuumBackground, Options: cache.Options{PoolSize: 4 << 20}}
+	opts := &Options{FS: fs, Dir: "db", HeapVersions: HeapVersionsOn, Vacuum: VacuumBackground, Options: cache.Options{PoolSize: 4 << 20}}
 	db, err := Open(opts)
 	require.NoError(t, err)
 	tb, err := db.CreateTable(hvTable(HeapRowPointer))
@@ -24,28 +25,35 @@ func TestHeapVersionsReopen(t *testing.T) {
 	require.True(t, tb.Versioned())
 	require.NoError(t, db.Close())
 
-	opts.HeapVersions = false
+	opts.HeapVersions = HeapVersionsOff
 	db, err = Open(opts)
 	require.NoError(t, err)
 	tb, err = db.Table(tb.Name())
 	require.NoError(t, err)
 	require.True(t, tb.Versioned(), "stored versioned")
-	require.NotNil(t, db.vacuumer, "its vacuum runs")
+	require.NotNil(t, db.vacuumer.Load(), "its vacuum runs")
 	plain := hvTable(HeapRowPointer)
 	plain.Name = "plain"
 	p, err := db.CreateTable(plain)
 	require.NoError(t, err)
-	require.False(t, p.Versioned(), "created without HeapVersions")
+	require.False(t, p.Versioned(), "created with HeapVersionsOff")
 	require.NoError(t, db.Close())
 
 	fs2 := vfs.NewMem()
 	db, err = Open(&Options{FS: fs2, Dir: "db", Vacuum: VacuumBackground, Options: cache.Options{PoolSize: 4 << 20}})
 	require.NoError(t, err)
-	_, err = db.CreateTable(plain)
+	cl := hvTable(Clustered)
+	cl.Name = "clustered"
+	c, err := db.CreateTable(cl)
 	require.NoError(t, err)
-	require.NoError(t, db.Close())
-	db, err = Open(&Options{FS: fs2, Dir: "db", Vacuum: VacuumBackground, Options: cache.Options{PoolSize: 4 << 20}})
+	require.False(t, c.Versioned(), "clustered: versions are undo records")
+	require.Nil(t, db.vacuumer.Load(), "no versioned table, no vacuum goroutine")
+	h, err := db.CreateTable(hvTable(HeapPrimaryKey))
 	require.NoError(t, err)
-	require.Nil(t, db.vacuumer, "no versioned table, no vacuum goroutine")
+	require.True(t, h.Versioned(), "the default keeps versions")
+	require.NotNil(t, db.vacuumer.Load(), "started with the first versioned table")
 	require.NoError(t, db.Close())
+
+	_, err = Open(&Options{HeapVersions: HeapVersionsOff + 1})
+	require.ErrorIs(t, err, ErrInvalidOptions)
 }

@@ -33,7 +33,7 @@ func TestHeapVersionsCheckBesideWriters(t *testing.T) {
 	t.Logf("seed %d", seed)
 	for _, org := range hvOrgs {
 		t.Run(org.String(), func(t *testing.T) {
-			db, err := Open(&Options{HeapVersions: true, Options: cache.Options{PoolSize: 8 << 20}})
+			db, err := Open(&Options{HeapVersions: HeapVersionsOn, Options: cache.Options{PoolSize: 8 << 20}})
 			require.NoError(t, err)
 			defer func() { require.NoError(t, db.Close()) }()
 			tb, err := db.CreateTable(hv2Table(org))

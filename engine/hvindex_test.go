@@ -305,7 +305,7 @@ func TestHeapVersionsIndexOnlyPerVersion(t *testing.T) {
 // freed line pointers stay unused; Check passes and the row reads back.
 func TestHeapVersionsVacuumCrash(t *testing.T) {
 	fs := vfs.NewCrashableMem()
-	opts := &Options{FS: fs, Dir: "db", HeapVersions: true, Vacuum: VacuumManual, Options: cache.Options{PoolSize: 4 << 20}}
+	opts := &Options{FS: fs, Dir: "db", HeapVersions: HeapVersionsOn, Vacuum: VacuumManual, Options: cache.Options{PoolSize: 4 << 20}}
 	db, err := Open(opts)
 	require.NoError(t, err)
 	tb, err := db.CreateTable(hv2Table(HeapRowPointer))
@@ -365,7 +365,7 @@ func TestHeapVersionsVacuumRace(t *testing.T) {
 				}
 			}
 			defer func() { testHookVacuumRound = nil }()
-			db, err := Open(&Options{HeapVersions: true, Vacuum: VacuumBackground, Options: cache.Options{PoolSize: 8 << 20}})
+			db, err := Open(&Options{HeapVersions: HeapVersionsOn, Vacuum: VacuumBackground, Options: cache.Options{PoolSize: 8 << 20}})
 			require.NoError(t, err)
 			defer func() { require.NoError(t, db.Close()) }()
 			tb, err := db.CreateTable(hv2Table(org))
@@ -541,7 +541,7 @@ func TestHeapVersionsUniqueWait(t *testing.T) {
 		} {
 			t.Run(org.String()+"/"+c.name, func(t *testing.T) {
 				parked := make(chan *lock.Wait)
-				db, err := Open(&Options{HeapVersions: true, Vacuum: VacuumManual, Runtime: signalParker{parked: parked},
+				db, err := Open(&Options{HeapVersions: HeapVersionsOn, Vacuum: VacuumManual, Runtime: signalParker{parked: parked},
 					Options: cache.Options{PoolSize: 8 << 20}})
 				require.NoError(t, err)
 				defer func() { require.NoError(t, db.Close()) }()
@@ -676,7 +676,7 @@ func TestHeapVersionsUniqueRecheck(t *testing.T) {
 	for _, org := range hvOrgs {
 		t.Run(org.String(), func(t *testing.T) {
 			parked := make(chan *lock.Wait)
-			db, err := Open(&Options{HeapVersions: true, Vacuum: VacuumManual, Runtime: signalParker{parked: parked},
+			db, err := Open(&Options{HeapVersions: HeapVersionsOn, Vacuum: VacuumManual, Runtime: signalParker{parked: parked},
 				Options: cache.Options{PoolSize: 8 << 20}})
 			require.NoError(t, err)
 			defer func() { require.NoError(t, db.Close()) }()

@@ -52,7 +52,7 @@ func TestHeapVersionsLockingIndexOnlyAfterVacuum(t *testing.T) {
 		} {
 			t.Run(org.String()+"/"+c.name, func(t *testing.T) {
 				p := heldParker{parked: make(chan *lock.Wait), resume: make(chan struct{})}
-				db, err := Open(&Options{HeapVersions: true, Vacuum: VacuumManual, Runtime: p,
+				db, err := Open(&Options{HeapVersions: HeapVersionsOn, Vacuum: VacuumManual, Runtime: p,
 					Options: cache.Options{PoolSize: 8 << 20}})
 				require.NoError(t, err)
 				defer func() { require.NoError(t, db.Close()) }()

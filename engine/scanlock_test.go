@@ -22,7 +22,7 @@ func TestScanLocks(t *testing.T) {
 		for _, index := range []string{"", "ix_s"} {
 			t.Run(fmt.Sprintf("%s/index=%q", org, index), func(t *testing.T) {
 				parked := make(chan *lock.Wait)
-				db, err := Open(&Options{Options: cache.Options{PoolSize: 8 << 20}, Runtime: signalParker{parked: parked}, Isolation: Serializable})
+				db, err := Open(&Options{HeapVersions: HeapVersionsOff, Options: cache.Options{PoolSize: 8 << 20}, Runtime: signalParker{parked: parked}, Isolation: Serializable})
 				require.NoError(t, err)
 				defer db.Close()
 				tb := costLoad(t, db, org, 6, 10)
@@ -116,7 +116,7 @@ func TestScanLocks(t *testing.T) {
 // wrong row. The stale states are made here by changing the heap behind
 // the indexes' back.
 func TestRowPointerScanSkipsStaleEntries(t *testing.T) {
-	db, err := Open(&Options{Options: cache.Options{PoolSize: 8 << 20}})
+	db, err := Open(&Options{HeapVersions: HeapVersionsOff, Options: cache.Options{PoolSize: 8 << 20}})
 	require.NoError(t, err)
 	defer db.Close()
 	tb := costLoad(t, db, HeapRowPointer, 6, 10)

@@ -116,7 +116,7 @@ func (db *DB) noteDead(t *TableHandle) {
 		return
 	}
 	t.vac.dead.Add(1)
-	if w := db.vacuumer; w != nil && t.vac.due() {
+	if w := db.vacuumer.Load(); w != nil && t.vac.due() {
 		select {
 		case w.wake <- struct{}{}:
 		default:
@@ -480,9 +480,16 @@ type vacuumer struct {
 }
 
 // startVacuumer starts the background vacuum goroutine.
+//
+// It starts the goroutine once, with Options.Vacuum VacuumBackground; a
+// later call does nothing. The callers are Open and CreateTable, never at
+// once (Open has not returned the database yet; CreateTable holds db.mu).
 func (db *DB) startVacuumer() {
+	if db.opts.Vacuum != VacuumBackground || db.vacuumer.Load() != nil {
+		return
+	}
 	w := &vacuumer{wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
-	db.vacuumer = w
+	db.vacuumer.Store(w)
 	go func() {
 		defer close(w.done)
 		for {
@@ -509,7 +516,7 @@ var testHookVacuumRound func(db *DB)
 
 // stopVacuumer stops the background vacuum goroutine and waits for it.
 func (db *DB) stopVacuumer() {
-	if w := db.vacuumer; w != nil {
+	if w := db.vacuumer.Load(); w != nil {
 		close(w.stop)
 		<-w.done
 	}
@@ -517,9 +524,9 @@ func (db *DB) stopVacuumer() {
 
 // vacuumFields are DB's vacuum fields (embedded).
 type vacuumFields struct {
-	vacuumer   *vacuumer
-	vacStepMu  sync.Mutex // one VacuumStep at a time
-	vacMeterMu sync.Mutex // guards vacMeter and vacErr
+	vacuumer   atomic.Pointer[vacuumer] // set once (startVacuumer)
+	vacStepMu  sync.Mutex               // one VacuumStep at a time
+	vacMeterMu sync.Mutex               // guards vacMeter and vacErr
 	vacMeter   Meter
 	vacErr     error
 }

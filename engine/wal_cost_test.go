@@ -23,7 +23,7 @@ func TestLogCosts(t *testing.T) {
 	for _, org := range costOrgs {
 		for _, mode := range []CommitMode{SyncCommit, NoSyncCommit} {
 			t.Run(fmt.Sprintf("%s/%s", org, mode), func(t *testing.T) {
-				db, err := Open(&Options{Options: cache.Options{PoolSize: 8 << 20}, Commit: mode, Purge: PurgeAfterCommit})
+				db, err := Open(&Options{HeapVersions: HeapVersionsOff, Options: cache.Options{PoolSize: 8 << 20}, Commit: mode, Purge: PurgeAfterCommit})
 				require.NoError(t, err)
 				defer db.Close()
 				tb := costLoad(t, db, org, 30, 20)
@@ -122,7 +122,7 @@ func TestLogCosts(t *testing.T) {
 func TestGroupCommitFakeScheduler(t *testing.T) {
 	waits := make(chan (<-chan struct{}))
 	w := &fakeWaiter{waits: waits}
-	db, err := Open(&Options{Options: cache.Options{PoolSize: 8 << 20}, Runtime: w, EarlyLockRelease: LateRelease})
+	db, err := Open(&Options{HeapVersions: HeapVersionsOff, Options: cache.Options{PoolSize: 8 << 20}, Runtime: w, EarlyLockRelease: LateRelease})
 	require.NoError(t, err)
 	defer db.Close()
 	tb := costLoad(t, db, Clustered, 10, 20)
@@ -212,7 +212,7 @@ type steppedRuntime struct{ RealRuntime }
 // point (7/8) or below. No operation before it waited.
 func TestLogFreeCheckSyncPoint(t *testing.T) {
 	const capacity = 1 << 20
-	db, err := Open(&Options{Options: cache.Options{PoolSize: 8 << 20}, LogSize: capacity,
+	db, err := Open(&Options{HeapVersions: HeapVersionsOff, Options: cache.Options{PoolSize: 8 << 20}, LogSize: capacity,
 		CheckpointBytes: 1 << 40, Runtime: steppedRuntime{}})
 	require.NoError(t, err)
 	defer db.Close()

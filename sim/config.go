@@ -98,15 +98,19 @@ type TPCCConfig struct {
 	// organization's, InnoDB's early release for clustered, PostgreSQL's
 	// late release for the heap organizations (LockRelease).
 	EarlyLockRelease engine.LockRelease
-	// HeapVersions makes the heap-organized tables keep PostgreSQL's row
-	// versions (--heap-versions, engine.Options.HeapVersions): plain
-	// reads under read committed and repeatable read read a snapshot
-	// without locks. Refused with the clustered organization, whose
-	// versions are InnoDB's undo records already (Validate). A job on a
-	// stored database without a load takes the stored tables' choice
-	// (adoptStored); HeapVersions set on one loaded without versions is
+	// HeapVersions says whether the heap-organized tables keep
+	// PostgreSQL's row versions (--heap-versions,
+	// engine.Options.HeapVersions). The default keeps them, as
+	// PostgreSQL does: plain reads under read committed and repeatable
+	// read read a snapshot without locks, updates write new versions
+	// (HOT when they can), vacuum removes the dead ones.
+	// engine.HeapVersionsOff makes single-version heap tables, whose
+	// plain reads lock. HeapVersionsOn with the clustered organization is
+	// refused (its versions are InnoDB's undo records already;
+	// Validate). A job on a stored database without a load takes the
+	// stored tables' choice (adoptStored); asking for the other one is
 	// refused.
-	HeapVersions bool
+	HeapVersions engine.HeapVersioning
 	// Dir keeps the database in a directory; "" keeps it in memory.
 	Dir string
 	// Remote is the page tier behind the pool (none by default),
@@ -232,7 +236,7 @@ func (c *TPCCConfig) EngineOptions() *engine.Options {
 		TornPages: c.TornPages, IOCapacity: c.IOCapacity, MaxDirtyPagesPctLWM: c.MaxDirtyPagesPctLWM, PoolPopulate: c.PoolPopulate,
 		ReadAheadLinear: c.ReadAheadLinear, ReadAheadThreshold: c.ReadAheadThreshold, RandomReadAhead: c.RandomReadAhead,
 		Flushing: c.Flushing, Waffle: c.Waffle, WaffleSetQueue: c.WaffleSetQueue, WaffleKeepOnRead: c.WaffleKeepOnRead},
-		HeapUpdate: c.HeapUpdate, CountRewrite: c.CountRewrite, Commit: engine.NoSyncCommit, EarlyLockRelease: c.LockRelease(), HeapVersions: c.HeapVersions,
+		HeapUpdate: c.HeapUpdate, CountRewrite: c.CountRewrite, Commit: engine.NoSyncCommit, EarlyLockRelease: c.LockRelease(), HeapVersions: c.heapVersioning(),
 		LogSize: c.LogSize, MemTableSize: c.MemTableSize, BlockCacheSize: c.BlockCacheSize, SkipMemoryCheck: true}
 	if o.PoolSize == 0 {
 		o.PoolSize = int64(max(1, c.Warehouses)) * PoolPerWarehouse
@@ -241,6 +245,23 @@ func (c *TPCCConfig) EngineOptions() *engine.Options {
 		o.Commit = engine.SyncCommit
 	}
 	return o
+}
+
+// Versioned reports whether the job's heap tables keep row versions: a
+// heap organization and HeapVersions not off. A clustered job has no heap
+// tables.
+func (c *TPCCConfig) Versioned() bool {
+	return c.HeapVersions.Keep() && c.Org != engine.Clustered && c.Org != engine.OrgDefault
+}
+
+// heapVersioning is the engine's HeapVersions for the job: off when no
+// table of the job can be a versioned heap (the clustered organization),
+// so that no vacuum actor is scheduled for it.
+func (c *TPCCConfig) heapVersioning() engine.HeapVersioning {
+	if c.Org == engine.Clustered || c.Org == engine.OrgDefault {
+		return engine.HeapVersionsOff
+	}
+	return c.HeapVersions
 }
 
 // LockRelease is the job's lock release, its default resolved: the
@@ -269,7 +290,9 @@ func (c *TPCCConfig) Validate() error {
 		return err
 	}
 	switch {
-	case c.HeapVersions && (c.Org == engine.Clustered || c.Org == engine.OrgDefault && p.Load):
+	case c.HeapVersions > engine.HeapVersionsOff:
+		return fmt.Errorf("sim: %w: heap versioning %d", ErrInvalidConfig, c.HeapVersions)
+	case c.HeapVersions == engine.HeapVersionsOn && (c.Org == engine.Clustered || c.Org == engine.OrgDefault && p.Load):
 		// Without a load the default organization is the stored one,
 		// which adoptStored checks.
 		return fmt.Errorf("sim: %w: --heap-versions needs a heap organization (heap-rowptr or heap-pk): clustered tables keep their versions in undo already", ErrInvalidConfig)

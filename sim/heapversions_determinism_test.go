@@ -24,7 +24,7 @@ func TestSimTPCCHeapVersionsDeterministic(t *testing.T) {
 	ctx := context.Background()
 	for _, org := range []engine.Org{engine.HeapRowPointer, engine.HeapPrimaryKey} {
 		t.Run(org.String(), func(t *testing.T) {
-			base := TPCCConfig{Mode: ModeSim, Org: org, HeapVersions: true, Isolation: engine.RepeatableRead,
+			base := TPCCConfig{Mode: ModeSim, Org: org, HeapVersions: engine.HeapVersionsOn, Isolation: engine.RepeatableRead,
 				Warehouses: 1, Scale: tpcc.SmallScale, Terminals: 4, Duration: 500 * time.Millisecond,
 				Warmup: 100 * time.Millisecond, Seed: 1, PoolSize: 16 << 20, InMemoryOnly: true,
 				Phases: Phases{Load: true, Run: true}}

@@ -137,7 +137,7 @@ func newReport(c *TPCCConfig) *report.Report {
 			MemTableBytes: so.MemTableSize, BlockCacheBytes: so.BlockCacheSize, HeapUpdate: heapUpdate,
 			ReadAhead: c.ReadAhead, TornPages: c.TornPages.String(),
 			IOCapacity: ioCapacity, MaxDirtyPagesPctLWM: c.MaxDirtyPagesPctLWM, LogBytes: logSize, Remote: c.Remote.String(), RemoteMode: remoteMode(c.RemoteMode),
-			SyncCommit: c.SyncCommit, Dir: c.Dir, Isolation: c.IsolationLevel().String(), EarlyLockRelease: c.LockRelease() == engine.EarlyRelease, HeapVersions: c.HeapVersions},
+			SyncCommit: c.SyncCommit, Dir: c.Dir, Isolation: c.IsolationLevel().String(), EarlyLockRelease: c.LockRelease() == engine.EarlyRelease, HeapVersions: c.Versioned()},
 		Flags:   c.Flags,
 		Version: version(),
 		Host:    report.LocalHost(),
@@ -306,11 +306,16 @@ func newLatencyDist(h *hdrhistogram.Histogram) *report.LatencyDist {
 	return d
 }
 
-// isolationNote is the report's isolation note: the heap-versions text
-// when c keeps them, the unchanged one otherwise.
+// isolationNote is the report's isolation note: the clustered text, the
+// heap-versions text when the heap tables keep versions, the
+// single-version heap text when they do not.
 func isolationNote(c *TPCCConfig) string {
-	if c.HeapVersions {
-		return report.HeapVersionsNoteFor(c.IsolationLevel().String())
+	level := c.IsolationLevel().String()
+	switch {
+	case c.Org == engine.Clustered || c.Org == engine.OrgDefault:
+		return report.IsolationNoteFor(level)
+	case c.Versioned():
+		return report.HeapVersionsNoteFor(level)
 	}
-	return report.IsolationNoteFor(c.IsolationLevel().String())
+	return report.SingleVersionHeapNoteFor(level)
 }

@@ -76,7 +76,13 @@ var chkOrgs = []engine.Org{engine.Clustered, engine.HeapRowPointer, engine.HeapP
 // chkTables opens a database in memory with the nine tables in org.
 func chkTables(t *testing.T, org engine.Org) (*engine.DB, map[string]*engine.TableHandle) {
 	t.Helper()
-	db, err := engine.Open(&engine.Options{})
+	return chkTablesWith(t, org, engine.HeapVersionsDefault)
+}
+
+// chkTablesWith is chkTables with heap tables versioned as v says.
+func chkTablesWith(t *testing.T, org engine.Org, v engine.HeapVersioning) (*engine.DB, map[string]*engine.TableHandle) {
+	t.Helper()
+	db, err := engine.Open(&engine.Options{HeapVersions: v})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = db.Close() })
 	tabs := make(map[string]*engine.TableHandle)
@@ -115,7 +121,13 @@ func chkNewOrder(d, o int64) engine.Row {
 // chkLoad builds the consistent fixture in a new database.
 func chkLoad(t *testing.T, org engine.Org) (*engine.DB, map[string]*engine.TableHandle) {
 	t.Helper()
-	db, tabs := chkTables(t, org)
+	return chkLoadWith(t, org, engine.HeapVersionsDefault)
+}
+
+// chkLoadWith is chkLoad with heap tables versioned as v says.
+func chkLoadWith(t *testing.T, org engine.Org, v engine.HeapVersioning) (*engine.DB, map[string]*engine.TableHandle) {
+	t.Helper()
+	db, tabs := chkTablesWith(t, org, v)
 	chkWrite(t, db, func(tx *engine.Tx) error {
 		err := tx.Insert(tabs[Warehouse], engine.Row{engine.Int(1), engine.Str("w1"), engine.Str("1 Main St"),
 			engine.Str("Suite 2"), engine.Str("Springfield"), engine.Str("CA"), engine.Str("123411111"),
@@ -181,9 +193,17 @@ func chkOpts() CheckConfig {
 }
 
 func TestCheckConsistent(t *testing.T) {
-	for _, org := range chkOrgs {
-		t.Run(org.String(), func(t *testing.T) {
-			db, _ := chkLoad(t, org)
+	for _, c := range []struct {
+		org engine.Org
+		v   engine.HeapVersioning
+	}{{engine.Clustered, engine.HeapVersionsDefault},
+		{engine.HeapRowPointer, engine.HeapVersionsDefault}, {engine.HeapPrimaryKey, engine.HeapVersionsDefault},
+		{engine.HeapRowPointer, engine.HeapVersionsOff}, {engine.HeapPrimaryKey, engine.HeapVersionsOff}} {
+		org := c.org
+		t.Run(org.String()+"/versions="+c.v.String(), func(t *testing.T) {
+			db, tabs := chkLoadWith(t, org, c.v)
+			versioned := tabs[Stock].Versioned()
+			require.Equal(t, org != engine.Clustered && c.v.Keep(), versioned)
 			var m engine.Meter
 			opts := chkOpts()
 			opts.Meter = &m
@@ -214,13 +234,15 @@ func TestCheckConsistent(t *testing.T) {
 			// read was returned once: 1 + 2 + 8 history + 4 + 8 + 15
 			// order lines + 6 customers.
 			require.Equal(t, int64(1+2+8+4+8+15+6), m.RowsReturned)
-			if org == engine.Clustered {
-				// Consistent reads: one snapshot, one read view, no lock.
+			if org == engine.Clustered || versioned {
+				// Consistent reads: one snapshot, one read view, no lock
+				// (InnoDB's undo versions, PostgreSQL's heap versions).
 				require.Equal(t, int64(1), m.Commits, "one read transaction, a snapshot")
 				require.Equal(t, int64(1), m.ReadViews)
 				require.Zero(t, m.LockRequests)
 			} else {
-				// Reads that lock: a transaction per part.
+				// Single-version heap tables: reads that lock, a
+				// transaction per part.
 				require.Equal(t, int64(2+2), m.Commits, "one read transaction for W and D, one for HISTORY, one per district")
 			}
 		})

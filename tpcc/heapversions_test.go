@@ -24,7 +24,7 @@ import (
 func TestRunHeapVersions(t *testing.T) {
 	for _, org := range []engine.Org{engine.HeapRowPointer, engine.HeapPrimaryKey} {
 		t.Run(org.String(), func(t *testing.T) {
-			db, err := engine.Open(&engine.Options{Options: cache.Options{PoolSize: 512 << 20}, Commit: engine.NoSyncCommit, HeapVersions: true})
+			db, err := engine.Open(&engine.Options{Options: cache.Options{PoolSize: 512 << 20}, Commit: engine.NoSyncCommit, HeapVersions: engine.HeapVersionsOn})
 			require.NoError(t, err)
 			defer func() { require.NoError(t, db.Close()) }()
 			_, err = Load(context.Background(), db, LoadConfig{Warehouses: 1, Scale: SmallScale, Seed: testSeed, Org: org})
@@ -88,7 +88,7 @@ func TestRunHeapVersions(t *testing.T) {
 func TestHeapVersionsCheckExportBesideTerminals(t *testing.T) {
 	for _, org := range []engine.Org{engine.HeapRowPointer, engine.HeapPrimaryKey} {
 		t.Run(org.String(), func(t *testing.T) {
-			db, err := engine.Open(&engine.Options{Options: cache.Options{PoolSize: 256 << 20}, Commit: engine.NoSyncCommit, HeapVersions: true})
+			db, err := engine.Open(&engine.Options{Options: cache.Options{PoolSize: 256 << 20}, Commit: engine.NoSyncCommit, HeapVersions: engine.HeapVersionsOn})
 			require.NoError(t, err)
 			defer func() { require.NoError(t, db.Close()) }()
 			_, err = Load(context.Background(), db, LoadConfig{Warehouses: 1, Scale: SmallScale, Seed: testSeed, Org: org})

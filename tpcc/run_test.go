@@ -161,8 +161,9 @@ func BenchmarkRunLevels(b *testing.B) {
 // transactions' locking reads (FOR UPDATE) are what keeps d_next_o_id,
 // the year-to-date sums and the balances right when their plain reads
 // take no lock. (Serializable is TestRunConsistent's.) The heap
-// organizations have no versions yet, so their plain reads lock whatever
-// the level: they must be consistent all the same.
+// organizations keep PostgreSQL's row versions (the default), so their
+// plain reads read a snapshot too, and a write to a row changed since
+// the snapshot fails and is retried.
 func TestRunConsistentLevels(t *testing.T) {
 	profiles := []Profile{Optimized, Sysbench, BenchmarkSQL}
 	for i, org := range []engine.Org{engine.Clustered, engine.HeapRowPointer, engine.HeapPrimaryKey} {
@@ -181,11 +182,7 @@ func TestRunConsistentLevels(t *testing.T) {
 					require.Positive(t, res.Types[k].Count, "%s %s: %s ran", iso, p, k)
 					consistent += res.Types[k].Meter.ConsistentReads
 				}
-				if org == engine.Clustered {
-					require.Positive(t, consistent, "%s: plain reads of clustered tables are consistent reads", iso)
-				} else {
-					require.Zero(t, consistent, "%s: heap tables have no versions: their plain reads lock", iso)
-				}
+				require.Positive(t, consistent, "%s: plain reads are consistent reads (clustered: undo versions; heap: versions in the heap)", iso)
 				t.Logf("%s %s: %s", iso, p, summary(res))
 				rep, err := Check(db, CheckConfig{Scale: SmallScale})
 				require.NoError(t, err)
@@ -333,5 +330,43 @@ func requireExportNextOID(t *testing.T, dir string) {
 	require.Len(t, next, DistrictsPerWarehouse)
 	for k, v := range next {
 		require.Equal(t, v-1, maxOID[k], "district %v: d_next_o_id - 1 = max(o_id) in the export", k)
+	}
+}
+
+// TestRunConsistentSingleVersion: heap tables created with
+// engine.HeapVersionsOff keep one version of each row, so every plain
+// read locks, whatever the level (no consistent read at all), and the
+// consistency conditions hold after runs of eight terminals in each
+// profile.
+func TestRunConsistentSingleVersion(t *testing.T) {
+	for _, org := range []engine.Org{engine.HeapRowPointer, engine.HeapPrimaryKey} {
+		t.Run(org.String(), func(t *testing.T) {
+			db, err := engine.Open(&engine.Options{Options: cache.Options{PoolSize: 256 << 20}, Commit: engine.NoSyncCommit,
+				HeapVersions: engine.HeapVersionsOff})
+			require.NoError(t, err)
+			defer func() { require.NoError(t, db.Close()) }()
+			_, err = Load(context.Background(), db, LoadConfig{Warehouses: 1, Scale: SmallScale, Seed: testSeed, Org: org})
+			require.NoError(t, err)
+			l, err := ReadLoaded(db)
+			require.NoError(t, err)
+			require.False(t, l.HeapVersions)
+			for i, p := range []Profile{Optimized, Sysbench, BenchmarkSQL} {
+				stats, err := Run(context.Background(), db, RunConfig{Warehouses: 1, Scale: SmallScale, Terminals: 8, Duration: time.Minute,
+					Seed: 21 + uint64(i), LoadConstants: NewLoadConstants(testSeed), Profile: p, Isolation: engine.RepeatableRead,
+					Env: frozenEnv{time.Unix(1_800_000_000, 0)}, Transactions: 40})
+				require.NoError(t, err, "%s", p)
+				res := stats.Results
+				require.Equal(t, int64(8*40), res.Total(), "%s: every terminal ran its budget", p)
+				for k := range NumTxTypes {
+					require.Positive(t, res.Types[k].Count, "%s: %s ran", p, k)
+					require.Zero(t, res.Types[k].Meter.ConsistentReads, "%s %s: single-version heap tables lock their plain reads", p, k)
+					require.Zero(t, res.Types[k].Meter.HeapVersionsRead, "%s %s: no versions", p, k)
+				}
+				t.Logf("%s: %s", p, summary(res))
+			}
+			rep, err := Check(db, CheckConfig{Scale: SmallScale})
+			require.NoError(t, err)
+			require.True(t, rep.Passed(), "%s", rep)
+		})
 	}
 }

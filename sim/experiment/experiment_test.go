@@ -34,7 +34,7 @@ func TestExperimentsDirectionsHold(t *testing.T) {
 				params  Params
 				counter string // a counter the explanation must name
 			}{
-				{"count-rewrite", short, "row fetches"},
+				{"count-rewrite", short, "heap fetches"},
 				{"delivery-limit", short, "rows returned"},
 				{"stocklevel-bound", short, "rows examined"},
 				{"hot-index", short, "index entries written"},

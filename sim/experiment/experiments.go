@@ -206,7 +206,7 @@ var experiments = []*Experiment{
 			sides := []Side{{"no index on s_quantity", c}, {"idx_stock_quantity (s_w_id, s_quantity)", x}}
 			for _, org := range hotIndexHeapOrgs {
 				h := p.base()
-				h.Org, h.HeapVersions = org, true
+				h.Org, h.HeapVersions = org, engine.HeapVersionsOn
 				sides = append(sides, Side{org.String() + " with versions, no index", h},
 					Side{org.String() + " with versions, idx_stock_quantity", withStockQuantityIndex(h)})
 			}

@@ -55,29 +55,40 @@ type Report struct {
 // README's "Isolation"); IsolationNoteFor gives the note of each level.
 const IsolationNote = "isolation: serializable: strict two-phase locking on rows, plain reads take shared locks (InnoDB's SERIALIZABLE), so lock waits are higher than under repeatable-read, where plain reads are consistent reads"
 
-// IsolationNoteFor is the isolation note of a report at level (as
-// engine.Isolation prints it): IsolationNote for serializable.
+// IsolationNoteFor is the isolation note of a report on clustered tables
+// at level (as engine.Isolation prints it): IsolationNote for
+// serializable.
 func IsolationNoteFor(level string) string {
 	switch level {
 	case "read-committed", "repeatable-read":
-		return "isolation: " + level + ": plain reads of clustered tables are consistent reads (InnoDB's versions built from undo, no row locks; " +
+		return "isolation: " + level + ": plain reads are consistent reads (InnoDB's versions built from undo, no row locks; " +
 			map[string]string{"read-committed": "a read view per statement", "repeatable-read": "one read view per transaction"}[level] +
-			"), writes and FOR UPDATE reads lock and read the latest version; heap tables have no versions yet, so their plain reads still take shared locks; no gap locks"
+			"), writes and FOR UPDATE reads lock and read the latest version; no gap locks"
 	}
 	return IsolationNote
 }
 
-// HeapVersionsNoteFor is the isolation note of a report at level with
-// heap versions on (--heap-versions): IsolationNoteFor's text with what
-// the heap tables do then. Off, reports keep IsolationNoteFor's text.
+// HeapVersionsNoteFor is the isolation note of a report on heap tables
+// that keep PostgreSQL's row versions (the default; --heap-versions).
 func HeapVersionsNoteFor(level string) string {
 	switch level {
 	case "read-committed", "repeatable-read":
-		return "isolation: " + level + ": plain reads are consistent reads without row locks (clustered tables: InnoDB's versions built from undo; heap tables: PostgreSQL's row versions, read through their snapshot; " +
+		return "isolation: " + level + ": plain reads are consistent reads without row locks (PostgreSQL's row versions in the heap, read through a snapshot; " +
 			map[string]string{"read-committed": "a snapshot per statement", "repeatable-read": "one snapshot per transaction"}[level] +
 			"), writes and FOR UPDATE reads lock and read the latest version" +
-			map[string]string{"read-committed": "", "repeatable-read": "; a write to a heap row changed since the snapshot is a serialization failure, retried and counted"}[level] +
+			map[string]string{"read-committed": "", "repeatable-read": "; a write to a row changed since the snapshot is a serialization failure, retried and counted"}[level] +
 			"; no gap locks"
+	}
+	return IsolationNote
+}
+
+// SingleVersionHeapNoteFor is the isolation note of a report on
+// single-version heap tables (--heap-versions=false): there is no older
+// version to read, so every plain read locks, whatever the level.
+func SingleVersionHeapNoteFor(level string) string {
+	switch level {
+	case "read-committed", "repeatable-read":
+		return "isolation: " + level + ": the heap tables are single-version (--heap-versions=false): plain reads take shared row locks, as under serializable, and writes update rows as --heap-update says; no gap locks"
 	}
 	return IsolationNote
 }

@@ -329,8 +329,10 @@ func (s *Scheduler) Attach(db *engine.DB) {
 	s.purge = func(m *engine.Meter) (int, error) { return db.PurgeStep(m, PurgeBatch) }
 	s.history = func() int64 { return db.Purge().Lag }
 	// Autovacuum of versioned heap tables (Options.HeapVersions), after
-	// purge, in the same deterministic order (SetVacuum replaces it).
-	if db.Options().HeapVersions {
+	// purge, in the same deterministic order (SetVacuum replaces it): for
+	// a database that has such tables or may create them (a job loads
+	// its tables after Attach); a step with nothing due does no work.
+	if db.Options().HeapVersions.Keep() || db.HasVersionedTables() {
 		s.vacuum = func(m *engine.Meter) (int, error) { return db.VacuumStep(m, VacuumBatch) }
 	}
 	s.attachWaffle(db)

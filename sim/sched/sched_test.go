@@ -80,8 +80,10 @@ func openSimTorn(t *testing.T, machine hw.Machine, commit engine.CommitMode, row
 	require.NoError(t, err)
 	require.NoError(t, db.Close())
 
+	// Clustered tables only: HeapVersionsOff says no heap table will
+	// keep versions, so Attach adds no vacuum actor.
 	o := &engine.Options{Dir: dir, Options: cache.Options{PoolSize: 16 << 20, ReadAhead: readAhead, TornPages: torn}, Commit: commit,
-		LockTimeout: time.Second, EarlyLockRelease: release}
+		LockTimeout: time.Second, EarlyLockRelease: release, HeapVersions: engine.HeapVersionsOff}
 	s := New(machine, 16384, false)
 	s.Install(o)
 	db, err = engine.Open(o)

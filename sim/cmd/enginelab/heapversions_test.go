@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/enginelab/enginelab/engine"
 	"github.com/enginelab/enginelab/sim"
 	"github.com/enginelab/enginelab/sim/report"
 )
@@ -27,16 +28,16 @@ func TestTPCCHeapVersionsClustered(t *testing.T) {
 	}
 }
 
-// TestTPCCHeapVersionsDir: a database loaded into a directory with
-// --heap-versions keeps its versioned tables; a later run on it, without
-// the flag, takes the stored tables' choice (the catalog records it per
-// table), so its report says heap versions and has the vacuum section,
-// and the check after it passes. --heap-versions on a database loaded
-// without versions is refused before any work: the flag cannot change
-// stored tables.
+// TestTPCCHeapVersionsDir: a heap database loaded into a directory keeps
+// versioned tables by default; a later run on it takes the stored tables'
+// choice (the catalog records it per table), so its report says heap
+// versions and has the vacuum section, and the check after it passes. One
+// loaded with --heap-versions=false is single-version, and asking a stored
+// database for the other choice is refused before any work: the flag
+// cannot change stored tables.
 func TestTPCCHeapVersionsDir(t *testing.T) {
 	dir := t.TempDir() + "/db"
-	st, _, errs := enginelab("tpcc", "load", "--org", "heap-rowptr", "--heap-versions", "--dir", dir, "--scale", "small", "--sync-commit=false")
+	st, _, errs := enginelab("tpcc", "load", "--org", "heap-rowptr", "--dir", dir, "--scale", "small", "--sync-commit=false")
 	require.Equal(t, 0, st, errs)
 	st, out, errs := enginelab("tpcc", "run", "--mode", "sim", "--dir", dir, "--duration", "1s", "--json")
 	require.Equal(t, 0, st, errs)
@@ -47,16 +48,26 @@ func TestTPCCHeapVersionsDir(t *testing.T) {
 	require.Positive(t, rep.Vacuum.Runs)
 	require.NotNil(t, rep.Check, "the check after the run")
 	require.True(t, rep.Check.Passed(), "%+v", rep.Check.Failed())
-
-	plain := t.TempDir() + "/db"
-	st, _, errs = enginelab("tpcc", "load", "--org", "heap-rowptr", "--dir", plain, "--scale", "small", "--sync-commit=false")
-	require.Equal(t, 0, st, errs)
-	st, _, errs = enginelab("tpcc", "run", "--heap-versions", "--dir", plain, "--duration", "1s")
-	require.Equal(t, 2, st, "run takes the stored choice, it has no --heap-versions: %s", errs)
-	_, err := sim.TPCC(context.Background(), sim.TPCCConfig{Dir: plain, Phases: sim.Phases{Run: true}, HeapVersions: true,
+	_, err := sim.TPCC(context.Background(), sim.TPCCConfig{Dir: dir, Phases: sim.Phases{Run: true}, HeapVersions: engine.HeapVersionsOff,
 		Terminals: 1, Duration: time.Second}, sim.Hooks{})
 	require.ErrorIs(t, err, sim.ErrInvalidConfig)
-	require.ErrorContains(t, err, "HeapVersions (--heap-versions), but the database in "+plain+" was loaded without heap versions")
+	require.ErrorContains(t, err, "HeapVersions off (--heap-versions=false), but the database in "+dir+" was loaded with heap versions")
+
+	plain := t.TempDir() + "/db"
+	st, _, errs = enginelab("tpcc", "load", "--org", "heap-rowptr", "--heap-versions=false", "--dir", plain, "--scale", "small", "--sync-commit=false")
+	require.Equal(t, 0, st, errs)
+	st, out, errs = enginelab("tpcc", "run", "--mode", "sim", "--dir", plain, "--duration", "1s", "--json")
+	require.Equal(t, 0, st, errs)
+	rep = report.Report{}
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	require.False(t, rep.Config.HeapVersions, "the stored tables' choice")
+	require.Nil(t, rep.Vacuum, "nothing to vacuum")
+	st, _, errs = enginelab("tpcc", "run", "--heap-versions", "--dir", plain, "--duration", "1s")
+	require.Equal(t, 2, st, "run takes the stored choice, it has no --heap-versions: %s", errs)
+	_, err = sim.TPCC(context.Background(), sim.TPCCConfig{Dir: plain, Phases: sim.Phases{Run: true}, HeapVersions: engine.HeapVersionsOn,
+		Terminals: 1, Duration: time.Second}, sim.Hooks{})
+	require.ErrorIs(t, err, sim.ErrInvalidConfig)
+	require.ErrorContains(t, err, "HeapVersions on (--heap-versions), but the database in "+plain+" was loaded without heap versions")
 }
 
 // TestTPCCHeapVersionsJSON: a short simulated run with heap versions on

@@ -155,7 +155,7 @@ func newTPCCFlags(sub string, stderr io.Writer) *tpccFlags {
 		fs.Var(&f.scale, "scale", "the population: full (the specification's: 100,000 items, 3,000 customers and orders a district) or small (a tenth: 10,000 items, 300 customers and orders a district; the same transactions, for tests and quick trials); stored with the load, which run, check and export follow")
 		f.org = choice{"clustered", []string{"clustered", "heap-rowptr", "heap-pk"}}
 		fs.Var(&f.org, "org", "table organization: clustered (InnoDB: secondaries carry the primary key), heap-rowptr (PostgreSQL: secondaries carry row pointers), heap-pk (heap, secondaries carry the primary key)")
-		fs.BoolVar(&f.heapVersions, "heap-versions", false, "heap-rowptr and heap-pk tables keep PostgreSQL's row versions (HOT updates, a commit log, vacuum): plain reads under read-committed and repeatable-read read their snapshot without locks, and under repeatable-read a write to a row changed since the snapshot is a serialization failure, retried and counted. Refused with --org clustered, whose versions are undo records already. Stored with the load, which run, check and export follow")
+		fs.BoolVar(&f.heapVersions, "heap-versions", true, "heap-rowptr and heap-pk tables keep PostgreSQL's row versions (HOT updates, a commit log, vacuum), as PostgreSQL does: plain reads under read-committed and repeatable-read read their snapshot without locks, and under repeatable-read a write to a row changed since the snapshot is a serialization failure, retried and counted. false: single-version heap tables, updated as --heap-update says, whose plain reads take shared locks at every level. No effect with --org clustered, whose versions are undo records (=true with it is refused). Stored with the load, which run, check and export follow")
 		fs.IntVar(&f.pageSize, "page-size", 16<<10, fmt.Sprintf("page size in bytes, a power of two from %d to %d", page.MinSize, page.MaxSize))
 	}
 	if load || run {
@@ -182,7 +182,7 @@ func newTPCCFlags(sub string, stderr io.Writer) *tpccFlags {
 		fs.BoolVar(&f.steps, "steps", false, "add each transaction type's steps (its engine calls: count, latency and node visits) to the table report (the JSON and HTML reports always have them)")
 		fs.StringVar(&f.html, "html", "", "also write the report as one self-contained HTML `file` with charts (no script or font fetched; printable)")
 		f.isolation = choice{"repeatable-read", []string{"read-committed", "repeatable-read", "serializable"}}
-		fs.Var(&f.isolation, "isolation", "the terminals' isolation level: repeatable-read (InnoDB's default: plain reads of clustered tables read one snapshot without locks, FOR UPDATE reads and writes lock), serializable (strict two-phase locking, reads take shared locks) or read-committed (a snapshot per statement); heap tables lock their reads at every level unless --heap-versions is given, when their plain reads under read-committed and repeatable-read read their snapshot without locks")
+		fs.Var(&f.isolation, "isolation", "the terminals' isolation level: repeatable-read (InnoDB's default: plain reads of clustered tables read one snapshot without locks, FOR UPDATE reads and writes lock), serializable (strict two-phase locking, reads take shared locks) or read-committed (a snapshot per statement); heap tables keep PostgreSQL's row versions (--heap-versions), and their plain reads under read-committed and repeatable-read read their snapshot without locks too")
 		f.lockRel = choice{"", []string{"true", "false"}}
 		fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the run phase (warm-up and measured interval, not the load or the check) to this `file`, for go tool pprof")
 		fs.Var(&f.lockRel, "early-lock-release", "true: a commit releases its locks and becomes visible before its log sync (InnoDB); false: after it (PostgreSQL); empty, the default: the organization's (true for clustered, false for the heap organizations). Both are crash-safe: a read-only commit waits for the log to be durable up to the commits made visible before it")
@@ -262,7 +262,7 @@ func (f *tpccFlags) config() (sim.TPCCConfig, error) {
 		Duration: f.duration, Warmup: f.warmup, StockLevelNoLowerBound: f.stockNoLower, KeyingAndThink: f.keyingThink,
 		Seed: f.seed, CountRewrite: f.countRewrite, PageSize: f.pageSize, PoolSize: f.pool.n, LogSize: f.logSize.n,
 		PoolPopulate: f.poolPopulate, MemTableSize: f.memtableSize.n, BlockCacheSize: f.blockCache.n,
-		PoolPolicy: cache.PolicyKind(f.policy.value), SyncCommit: f.syncCommit, HeapVersions: f.heapVersions, Dir: f.dir,
+		PoolPolicy: cache.PolicyKind(f.policy.value), SyncCommit: f.syncCommit, HeapVersions: f.versioning(), Dir: f.dir,
 		Remote: f.remote.spec, RemoteMode: tier.Mode(f.remoteMode.value), RemoteSize: f.remoteSize.n,
 		MemoryLimit: f.memoryLimit.n, IgnoreMemoryLimit: f.ignoreMemoryLimit, InMemoryOnly: f.compare != "",
 		ReadAhead:       f.readAhead.value == "on",
@@ -721,6 +721,19 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(ks)
 	return ks
+}
+
+// versioning is --heap-versions as the job takes it: the default unless
+// the command line set it, so that a stored database's choice is adopted
+// unless the flag asks for the other one.
+func (f *tpccFlags) versioning() engine.HeapVersioning {
+	switch {
+	case !flagSet(f.fs, "heap-versions"):
+		return engine.HeapVersionsDefault
+	case f.heapVersions:
+		return engine.HeapVersionsOn
+	}
+	return engine.HeapVersionsOff
 }
 
 // flagSet says whether the command line set the flag name.
