@@ -473,11 +473,7 @@ func uniqueRepeat(ix *index, row Row, colPart []byte, prev *[]byte) bool {
 	if !ix.unique {
 		return false
 	}
-	null := false
-	for _, col := range ix.cols {
-		null = null || row[col].IsNull()
-	}
-	repeat := !null && bytes.Equal(*prev, colPart)
+	repeat := !anyNull(row, ix.cols) && bytes.Equal(*prev, colPart)
 	*prev = append((*prev)[:0], colPart...)
 	return repeat
 }

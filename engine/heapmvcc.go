@@ -815,11 +815,7 @@ func (tx *Tx) recheckUnique(t *TableHandle, row Row, pk []byte, root heap.RowPtr
 		if !ix.unique || (changed != nil && !changed(ix)) {
 			continue
 		}
-		null := false
-		for _, c := range ix.cols {
-			null = null || row[c].IsNull()
-		}
-		if null {
+		if anyNull(row, ix.cols) {
 			continue
 		}
 		prefix := appendKey(nil, t.info.def.Columns, ix.cols, row)

@@ -595,6 +595,18 @@ func (t *TableHandle) describeKey(cols []int, row Row) string {
 	return strings.Join(parts, ", ")
 }
 
+// anyNull reports whether one of row's columns cols is NULL: such a row
+// is never a duplicate in a unique index (NULLs are distinct, as in
+// InnoDB and PostgreSQL).
+func anyNull(row Row, cols []int) bool {
+	for _, c := range cols {
+		if row[c].IsNull() {
+			return true
+		}
+	}
+	return false
+}
+
 // checkUnique fails with ErrDuplicateKey if a unique secondary index
 // already has an entry with row's values (other than the row's own, skip).
 func (tx *Tx) checkUnique(t *TableHandle, row Row, skip func(ix *index) bool) error {
@@ -602,11 +614,7 @@ func (tx *Tx) checkUnique(t *TableHandle, row Row, skip func(ix *index) bool) er
 		if !ix.unique || (skip != nil && skip(ix)) {
 			continue
 		}
-		null := false
-		for _, c := range ix.cols {
-			null = null || row[c].IsNull()
-		}
-		if null {
+		if anyNull(row, ix.cols) {
 			continue
 		}
 		prefix := appendKey(tx.key2[:0], t.info.def.Columns, ix.cols, row)

@@ -265,16 +265,7 @@ func (lm *Manager) LockAs(m *Counters, o *Owner, key Key, mode Mode) error {
 		m.LockRequests++
 	}
 	lm.mu.Lock()
-	st := lm.locks[key]
-	if st == nil {
-		if n := len(lm.freeStates); n > 0 {
-			st = lm.freeStates[n-1]
-			lm.freeStates = lm.freeStates[:n-1]
-		} else {
-			st = &lockState{}
-		}
-		lm.locks[key] = st
-	}
+	st := lm.stateLocked(key)
 	if i := st.find(tx); i >= 0 && (st.holders[i].mode == Exclusive || mode == Shared) {
 		lm.mu.Unlock()
 		return nil
@@ -322,12 +313,9 @@ func (lm *Manager) LockAs(m *Counters, o *Owner, key Key, mode Mode) error {
 	return nil
 }
 
-// TryLockAs takes key in mode for o only if it can be granted at once
-// (no holder in a conflicting mode, no request queued), as a conditional
-// lock never waits, and reports whether o holds it. It counts nothing.
-func (lm *Manager) TryLockAs(o *Owner, key Key, mode Mode) bool {
-	lm.mu.Lock()
-	defer lm.mu.Unlock()
+// stateLocked returns key's lock state, made (from the free list when it
+// can) if key has none. lm.mu is held.
+func (lm *Manager) stateLocked(key Key) *lockState {
 	st := lm.locks[key]
 	if st == nil {
 		if n := len(lm.freeStates); n > 0 {
@@ -338,6 +326,16 @@ func (lm *Manager) TryLockAs(o *Owner, key Key, mode Mode) bool {
 		}
 		lm.locks[key] = st
 	}
+	return st
+}
+
+// TryLockAs takes key in mode for o only if it can be granted at once
+// (no holder in a conflicting mode, no request queued), as a conditional
+// lock never waits, and reports whether o holds it. It counts nothing.
+func (lm *Manager) TryLockAs(o *Owner, key Key, mode Mode) bool {
+	lm.mu.Lock()
+	defer lm.mu.Unlock()
+	st := lm.stateLocked(key)
 	if i := st.find(o.ID); i >= 0 && (st.holders[i].mode == Exclusive || mode == Shared) {
 		return true
 	}
