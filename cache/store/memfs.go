@@ -54,6 +54,61 @@ type MemFS struct {
 	// bytes is what the files hold: their sizes, each rounded up to the
 	// system page (the memory a file's written pages take).
 	bytes atomic.Int64
+
+	// spare holds up to maxSpareChunks chunks of removed files for the
+	// next writes, their pages already faulted in: the page store's
+	// flushes and compactions write new files as fast as they remove
+	// old ones, and mapping a new chunk for each costs a page fault per
+	// 4 KiB written and an unmap (with its TLB shootdown) per chunk
+	// freed. spareMu is a leaf lock: taken under fs.mu or a node's mu,
+	// never the other way.
+	spareMu  sync.Mutex
+	spare    [][]byte
+	noSpares bool // after FreeSpare: a chunk released later is unmapped
+}
+
+// maxSpareChunks bounds the memory a MemFS keeps for reuse (16 MiB),
+// outside what Bytes reports.
+const maxSpareChunks = 16
+
+// chunk returns a chunk for a write: a spare one if there is one (its
+// old bytes are still there: WriteAt zeroes what a write skips), else a
+// new mapping.
+func (y *MemFS) chunk() ([]byte, error) {
+	y.spareMu.Lock()
+	if n := len(y.spare); n > 0 {
+		c := y.spare[n-1]
+		y.spare = y.spare[:n-1]
+		y.spareMu.Unlock()
+		return c, nil
+	}
+	y.spareMu.Unlock()
+	return allocChunk()
+}
+
+// FreeSpare unmaps the chunks kept for reuse (a store closing drops its
+// filesystem).
+func (y *MemFS) FreeSpare() {
+	y.spareMu.Lock()
+	spare := y.spare
+	y.spare, y.noSpares = nil, true
+	y.spareMu.Unlock()
+	for _, c := range spare {
+		freeChunk(c)
+	}
+}
+
+// release keeps c for reuse, or unmaps it when the spare list is full.
+func (y *MemFS) release(c []byte) {
+	y.spareMu.Lock()
+	if !y.noSpares && len(y.spare) < maxSpareChunks {
+		y.spare = append(y.spare, c)
+		c = nil
+	}
+	y.spareMu.Unlock()
+	if c != nil {
+		freeChunk(c)
+	}
 }
 
 // MemChunkSize is the unit a MemFS file's bytes are mapped in. A chunk's
@@ -113,7 +168,7 @@ func (y *MemFS) releaseLocked(n *memNode) {
 	n.freed = true
 	n.mu.Lock()
 	for _, c := range n.chunks {
-		freeChunk(c)
+		y.release(c)
 	}
 	y.bytes.Add(-roundPage(n.size))
 	n.chunks, n.size = nil, 0
@@ -526,11 +581,20 @@ func (f *memFile) WriteAt(p []byte, off int64) (int, error) {
 	defer n.mu.Unlock()
 	end := off + int64(len(p))
 	for int64(len(n.chunks))*MemChunkSize < end {
-		c, err := allocChunk()
+		c, err := n.fs.chunk()
 		if err != nil {
 			return 0, fmt.Errorf("store: memory file %s: %w", f.name, err)
 		}
 		n.chunks = append(n.chunks, c)
+	}
+	// Invariant: the bytes below size were written or zeroed, so a
+	// chunk reused with another file's bytes shows none of them. A
+	// write past the end zeroes the gap it leaves.
+	for at := n.size; at < off; {
+		c := n.chunks[at/MemChunkSize][at%MemChunkSize:]
+		k := min(int64(len(c)), off-at)
+		clear(c[:k])
+		at += k
 	}
 	done := 0
 	for done < len(p) {

@@ -816,6 +816,7 @@ func (s *PebbleStore) Close() error {
 		// saying what they held.
 		s.memAtClose = s.mem.Bytes()
 		_ = s.mem.RemoveAll(".")
+		s.mem.FreeSpare()
 	}
 	return err
 }
