@@ -81,15 +81,11 @@ type checker struct {
 
 // node checks page no at depth whose keys must lie in [lo, hi) (nil: open).
 func (c *checker) node(no uint32, depth, wantLevel int, lo, hi []byte) error {
-	pg, err := c.t.pool.Fetch(c.m, c.t.id(no))
+	pg, release, err := c.shared(no)
 	if err != nil {
 		return err
 	}
-	pg.RLatch()
-	defer func() {
-		pg.RUnlatch()
-		pg.Unpin(false)
-	}()
+	defer release()
 	n := node(pg.Data())
 	corrupt := func(format string, args ...any) error {
 		return fmt.Errorf("%w: node %d (depth %d): %s", ErrCorruptTree, no, depth, fmt.Sprintf(format, args...))
@@ -169,18 +165,28 @@ func (c *checker) node(no uint32, depth, wantLevel int, lo, hi []byte) error {
 	return nil
 }
 
+// shared fetches page no and latches it shared; release unlatches and
+// unpins it.
+func (c *checker) shared(no uint32) (pg *cache.Page, release func(), err error) {
+	pg, err = c.t.pool.Fetch(c.m, c.t.id(no))
+	if err != nil {
+		return nil, nil, err
+	}
+	pg.RLatch()
+	return pg, func() {
+		pg.RUnlatch()
+		pg.Unpin(false)
+	}, nil
+}
+
 // neighbour checks, with leaf no latched, that its right neighbour next
 // is a leaf whose prev link names no.
 func (c *checker) neighbour(no, next uint32) error {
-	pg, err := c.t.pool.Fetch(c.m, c.t.id(next))
+	pg, release, err := c.shared(next)
 	if err != nil {
 		return err
 	}
-	pg.RLatch()
-	defer func() {
-		pg.RUnlatch()
-		pg.Unpin(false)
-	}()
+	defer release()
 	if k := page.KindOf(pg.Data()); k != page.KindBTreeLeaf {
 		return fmt.Errorf("%w: leaf %d links to page %d of kind %s", ErrCorruptTree, no, next, k)
 	}
