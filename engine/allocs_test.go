@@ -13,9 +13,17 @@ import (
 // have grown, the read paths below allocate exactly what they must.
 
 // TestAllocsWarmGet: a primary-key get in a transaction that holds the
-// row's lock already allocates nothing, in every organization.
+// row's lock already allocates nothing, in every organization, the heap
+// tables single-version and versioned (a versioned get reads the row's
+// HOT chain through its snapshot instead).
 func TestAllocsWarmGet(t *testing.T) {
-	db, err := Open(&Options{HeapVersions: HeapVersionsOff, Options: cache.Options{PoolSize: 8 << 20}})
+	for _, v := range []HeapVersioning{HeapVersionsOff, HeapVersionsOn} {
+		t.Run("versions="+v.String(), func(t *testing.T) { allocsWarmGet(t, v) })
+	}
+}
+
+func allocsWarmGet(t *testing.T, v HeapVersioning) {
+	db, err := Open(&Options{HeapVersions: v, Options: cache.Options{PoolSize: 8 << 20}})
 	require.NoError(t, err)
 	defer db.Close()
 	for _, org := range costOrgs {

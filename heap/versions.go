@@ -422,10 +422,8 @@ func (h *Heap) FetchVersionHeader(m Account, root RowPtr, snap *Snapshot, cs Com
 		hc.HeapFetches++
 	}
 	pg.RLatch()
-	var hints []slotHint
 	var stack [4]slotHint
-	hints = stack[:0]
-	slot, err := h.hotSearch(pg, hc, root, snap, cs, &hints)
+	slot, hints, err := h.hotSearch(pg, hc, root, snap, cs, stack[:0])
 	if err == nil && slot >= 0 {
 		t := hpage(pg.Data()).tupleAt(slot)
 		th = t.header()
@@ -526,63 +524,65 @@ func (h *Heap) HotChain(m Account, root RowPtr) (state string, vs []ChainVersion
 }
 
 // hotSearch walks root's HOT chain on pg (latched) and returns the slot
-// of the version snap sees, or -1. Hints learned are appended to hints.
-func (h *Heap) hotSearch(pg *cache.Page, hc *HeapCounts, root RowPtr, snap *Snapshot, cs CommitStatus, hints *[]slotHint) (int, error) {
+// of the version snap sees, or -1, and hints with the hints it learned
+// appended (returned rather than appended through a pointer, so that a
+// caller's stack array stays on its stack).
+func (h *Heap) hotSearch(pg *cache.Page, hc *HeapCounts, root RowPtr, snap *Snapshot, cs CommitStatus, hints []slotHint) (int, []slotHint, error) {
 	b := hpage(pg.Data())
 	if k := page.KindOf(b); k != page.KindHeap {
-		return -1, h.notFound(root, "page %d has kind %s, not %s", root.Page, k, page.KindHeap)
+		return -1, hints, h.notFound(root, "page %d has kind %s, not %s", root.Page, k, page.KindHeap)
 	}
 	if !b.headerOK() {
-		return -1, h.badHeader(root.Page, b)
+		return -1, hints, h.badHeader(root.Page, b)
 	}
 	slot := int(root.Slot)
 	atStart := true
 	var priorXmax uint64
 	for range b.nslots() + 1 {
 		if slot >= b.nslots() {
-			return -1, nil
+			return -1, hints, nil
 		}
 		st, to := b.lp(slot)
 		switch st {
 		case lpRedirect:
 			if !atStart {
-				return -1, nil
+				return -1, hints, nil
 			}
 			slot, atStart = to, false
 			continue
 		case lpUnused, lpDead:
-			return -1, nil
+			return -1, hints, nil
 		}
 		t := b.tupleAt(slot)
 		if t == nil {
-			return -1, h.corrupt(root.Page, "slot %d of a HOT chain holds no versioned tuple", slot)
+			return -1, hints, h.corrupt(root.Page, "slot %d of a HOT chain holds no versioned tuple", slot)
 		}
 		th := t.header()
 		if atStart && th.HeapOnly() {
-			return -1, nil // the index entry's slot was reused
+			return -1, hints, nil // the index entry's slot was reused
 		}
 		if priorXmax != 0 && th.Xmin != priorXmax {
-			return -1, nil // the chain was broken by pruning and reuse
+			return -1, hints, nil // the chain was broken by pruning and reuse
 		}
 		if hc != nil {
 			hc.HeapVersionsRead++
 		}
 		vis, bits, err := visible(th, snap, cs)
 		if err != nil {
-			return -1, err
+			return -1, hints, err
 		}
 		if bits&^th.Infomask != 0 {
-			*hints = append(*hints, slotHint{slot: slot, xmin: th.Xmin, xmax: th.Xmax, bits: bits})
+			hints = append(hints, slotHint{slot: slot, xmin: th.Xmin, xmax: th.Xmax, bits: bits})
 		}
 		if vis {
-			return slot, nil
+			return slot, hints, nil
 		}
 		if !th.HotUpdated() || th.Ctid.Page != root.Page {
-			return -1, nil
+			return -1, hints, nil
 		}
 		slot, priorXmax, atStart = int(th.Ctid.Slot), th.Xmax, false
 	}
-	return -1, h.corrupt(root.Page, "HOT chain from slot %d loops", root.Slot)
+	return -1, hints, h.corrupt(root.Page, "HOT chain from slot %d loops", root.Slot)
 }
 
 // setHints sets hint bits learned under a shared latch: PostgreSQL's
