@@ -29,9 +29,14 @@ import (
 // page, 16 KiB, so the length never needs the bit): the engine sets it
 // (Iter.Kill) on an entry whose row versions are dead to every snapshot,
 // and iterators step over killed entries unless asked for them
-// (IterOptions.Killed). The mark travels with its cell through splits,
-// merges and compaction, and stays when the entry's value is written
-// again (the engine kills only entries whose value it never rewrites).
+// (IterOptions.Killed). The mark travels with its cell through merges
+// and compaction, and stays when the entry's value is written again (the
+// engine kills only entries whose value it never rewrites). A split
+// rebuilds both halves from keys and values and drops the marks: a mark
+// is a hint, and one lost costs the entry's next reader a heap visit,
+// which kills it again. (PostgreSQL instead deletes a leaf's LP_DEAD
+// items before splitting it, _bt_simpledel_pass; see the engine's
+// versioned-index notes for why this tree does not yet.)
 //
 // Every key of a node shares its first "prefix" bytes (0xFFFF in an empty
 // node). A slot keeps, beside its cell's offset, the key's "head": the four
