@@ -1,6 +1,9 @@
 package engine
 
 import (
+	"fmt"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -238,4 +241,152 @@ func TestHeapVersionsKillCrash(t *testing.T) {
 			hvCheck(t, db, tb)
 		})
 	}
+}
+
+// TestHeapVersionsKillRace: Delivery's pattern beside itself, New-Order's
+// and the background vacuum: per district, an inserter adds rows with
+// ascending ids and two deliverers each take the oldest row by a locking
+// index-only scan of the primary index (LIMIT 1) and delete it, so that
+// the scans pass, kill and skip the entries of rows deleted before them
+// while vacuum removes entries and frees line pointers, and a snapshot
+// reader scans every index meanwhile. Every row is delivered exactly
+// once, none is lost, the snapshot scans see each row once, and Check
+// passes at the end. Run it with -race.
+func TestHeapVersionsKillRace(t *testing.T) {
+	db, err := Open(&Options{HeapVersions: HeapVersionsOn, Vacuum: VacuumBackground, Options: cache.Options{PoolSize: 8 << 20}})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, db.Close()) }()
+	tb, err := db.CreateTable(hv2Table(HeapRowPointer))
+	require.NoError(t, err)
+	const districts, perDistrict, span = 2, 150, 1_000_000
+	var mu sync.Mutex
+	delivered := map[int64]int{}
+	var killed atomic.Int64
+	errs := make(chan error, 16)
+	var wg sync.WaitGroup
+	for d := range districts {
+		wg.Add(1)
+		go func() { // New-Order
+			defer wg.Done()
+			for i := range int64(perDistrict) {
+				id := int64(d)*span + i
+				tx := db.BeginTx(nil, TxOptions{Isolation: ReadCommitted})
+				if err := tx.Insert(tb, Row{Int(id), Int(id), Int(0), Int(0), Null}); err != nil {
+					errs <- err
+					_ = tx.Rollback()
+					return
+				}
+				if err := tx.Commit(); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+		for range 2 {
+			wg.Add(1)
+			go func() { // Delivery
+				defer wg.Done()
+				for {
+					mu.Lock()
+					n := 0
+					for id := range delivered {
+						if id/span == int64(d) {
+							n++
+						}
+					}
+					mu.Unlock()
+					if n == perDistrict {
+						return
+					}
+					var m Meter
+					tx := db.BeginTx(&m, TxOptions{Isolation: ReadCommitted})
+					c, err := tx.Scan(tb, ScanOptions{Columns: []string{"id"}, ForUpdate: true, Limit: 1,
+						Lower: []Value{Int(int64(d) * span)}, Upper: []Value{Int(int64(d)*span + span - 1)}})
+					if err != nil {
+						errs <- err
+						_ = tx.Rollback()
+						return
+					}
+					var id int64 = -1
+					if c.Next() {
+						id = c.Row()[0].I
+					}
+					err = c.Close()
+					if err == nil && id >= 0 {
+						err = tx.Delete(tb, []Value{Int(id)})
+					}
+					if err == nil {
+						err = tx.Commit()
+					} else {
+						_ = tx.Rollback()
+					}
+					if err != nil {
+						if !Retryable(err) {
+							errs <- err
+							return
+						}
+						continue
+					}
+					killed.Add(m.IndexEntriesKilled)
+					if id >= 0 {
+						mu.Lock()
+						delivered[id]++
+						mu.Unlock()
+					}
+				}
+			}()
+		}
+	}
+	done := make(chan struct{})
+	var wgR sync.WaitGroup
+	wgR.Add(1)
+	go func() { // a snapshot reader
+		defer wgR.Done()
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			tx := db.BeginTx(nil, TxOptions{Isolation: RepeatableRead})
+			for _, ix := range []string{"", "by_v", "by_u"} {
+				c, err := tx.Scan(tb, ScanOptions{Index: ix, Columns: []string{"id"}})
+				if err != nil {
+					errs <- err
+					_ = tx.Rollback()
+					return
+				}
+				seen := map[int64]bool{}
+				for c.Next() {
+					if id := c.Row()[0].I; seen[id] {
+						errs <- fmt.Errorf("scan of %q: row %d twice", ix, id)
+					} else {
+						seen[id] = true
+					}
+				}
+				if err := c.Close(); err != nil {
+					errs <- err
+				}
+			}
+			_ = tx.Commit()
+		}
+	}()
+	wg.Wait()
+	close(done)
+	wgR.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	require.Len(t, delivered, districts*perDistrict)
+	for id, n := range delivered {
+		require.Equal(t, 1, n, "row %d delivered %d times", id, n)
+	}
+	t.Logf("entries killed by the deliveries: %d", killed.Load())
+	tx := db.BeginTx(nil, TxOptions{Isolation: ReadCommitted})
+	n, _, err := tx.Count(tb, CountOptions{})
+	require.NoError(t, err)
+	require.Zero(t, n)
+	require.NoError(t, tx.Commit())
+	hvCheck(t, db, tb)
 }
