@@ -2,6 +2,7 @@ package btree
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 
 	"github.com/enginelab/enginelab/cache"
@@ -33,6 +34,11 @@ func Excl(key []byte) Bound { return Bound{Key: key, Kind: Exclusive} }
 // IterOptions bound an iterator. The zero value iterates the whole tree.
 type IterOptions struct {
 	Lower, Upper Bound
+	// Killed makes the iterator return killed entries too (see Kill); by
+	// default it steps over them, as a PostgreSQL index scan ignores
+	// LP_DEAD items (_bt_readpage with ignore_killed_tuples). Whoever
+	// removes dead entries (vacuum's index pass) asks for them.
+	Killed bool
 }
 
 // Iter walks the entries of a tree between its bounds, forward or backward.
@@ -49,6 +55,7 @@ type Iter struct {
 	m      *cache.Meter // the pages' half of the Account NewIter was given
 	tc     *TreeCounts  // and the tree's
 	lo, hi Bound
+	killed bool        // return killed entries too (IterOptions.Killed)
 	pg     *cache.Page // pinned leaf of the current entry, nil if none
 	mod    uint64      // pg's modification count when the entry was read
 	maxTrx uint64      // pg's max trx id when the entry was read
@@ -58,6 +65,8 @@ type Iter struct {
 	val    []byte
 	valid  bool
 	err    error
+	// isKilled: the current entry carried the killed mark when read.
+	isKilled bool
 	// loBuf and hiBuf hold the copies of the bounds' keys (lo.Key and
 	// hi.Key when bounded), kept across InitIter.
 	loBuf, hiBuf []byte
@@ -93,6 +102,7 @@ func (t *Tree) InitIter(it *Iter, m Account, o *IterOptions) {
 	if o != nil {
 		it.lo, it.loBuf = copyBound(o.Lower, it.loBuf)
 		it.hi, it.hiBuf = copyBound(o.Upper, it.hiBuf)
+		it.killed = o.Killed
 	}
 }
 
@@ -210,10 +220,7 @@ func (it *Iter) Next() bool {
 		return it.seekForward(it.key, edgeKey, true)
 	}
 	it.pg = nil
-	if it.idx+1 < node(pg.Data()).count() {
-		return it.landForward(pg, it.idx+1)
-	}
-	return it.scanForward(pg, it.key, true)
+	return it.forwardFrom(pg, it.idx+1)
 }
 
 // Prev moves to the previous entry.
@@ -229,10 +236,44 @@ func (it *Iter) Prev() bool {
 		return it.seekBackward(it.key, edgeKey, true)
 	}
 	it.pg = nil
-	if it.idx > 0 {
-		return it.landBackward(pg, it.idx-1)
+	i := it.idx - 1
+	n := node(pg.Data())
+	for i >= 0 && it.skip(n, i) {
+		if it.belowLower(n.key(i)) {
+			pg.RUnlatch()
+			pg.Unpin(false)
+			return it.exhausted()
+		}
+		i--
 	}
+	if i >= 0 {
+		return it.landBackward(pg, i)
+	}
+	// Every entry left of ours on this leaf is killed: the search goes
+	// on to the left leaves, whose keys are all below ours.
 	return it.scanBackward(pg, it.key, true)
+}
+
+// skip reports whether entry i of leaf n is a killed entry the iterator
+// steps over.
+func (it *Iter) skip(n node, i int) bool { return !it.killed && n.killed(i) }
+
+// aboveUpper reports whether key is past the upper bound.
+func (it *Iter) aboveUpper(key []byte) bool {
+	if it.hi.Kind == Unbounded {
+		return false
+	}
+	c := bytes.Compare(key, it.hi.Key)
+	return c > 0 || (c == 0 && it.hi.Kind == Exclusive)
+}
+
+// belowLower reports whether key is before the lower bound.
+func (it *Iter) belowLower(key []byte) bool {
+	if it.lo.Kind == Unbounded {
+		return false
+	}
+	c := bytes.Compare(key, it.lo.Key)
+	return c < 0 || (c == 0 && it.lo.Kind == Exclusive)
 }
 
 // seekForward descends to the leaf covering key (or the first leaf) and
@@ -244,10 +285,7 @@ func (it *Iter) seekForward(key []byte, edge int, strict bool) bool {
 	}
 	it.depth = depth
 	if edge == edgeFirst {
-		if node(pg.Data()).count() > 0 {
-			return it.landForward(pg, 0)
-		}
-		return it.scanForward(pg, nil, false)
+		return it.forwardFrom(pg, 0)
 	}
 	return it.scanForward(pg, key, strict)
 }
@@ -255,15 +293,30 @@ func (it *Iter) seekForward(key []byte, edge int, strict bool) bool {
 // scanForward finds, from the latched leaf pg rightward, the first entry
 // at or above key (above, if strict; the first entry at all if key is nil).
 func (it *Iter) scanForward(pg *cache.Page, key []byte, strict bool) bool {
+	i := 0
+	if key != nil {
+		var eq bool
+		i, eq = node(pg.Data()).search(key)
+		if eq && strict {
+			i++
+		}
+	}
+	return it.forwardFrom(pg, i)
+}
+
+// forwardFrom finds, from entry i of the latched leaf pg rightward, the
+// first entry not skipped, stepping over killed ones (and stopping at
+// the first past the upper bound: no entry beyond it is wanted).
+func (it *Iter) forwardFrom(pg *cache.Page, i int) bool {
 	for {
 		n := node(pg.Data())
-		i := 0
-		if key != nil {
-			var eq bool
-			i, eq = n.search(key)
-			if eq && strict {
-				i++
+		for i < n.count() && it.skip(n, i) {
+			if it.aboveUpper(n.key(i)) {
+				pg.RUnlatch()
+				pg.Unpin(false)
+				return it.exhausted()
 			}
+			i++
 		}
 		if i < n.count() {
 			return it.landForward(pg, i)
@@ -289,7 +342,7 @@ func (it *Iter) scanForward(pg *cache.Page, key []byte, strict bool) bool {
 			nx.Unpin(false)
 			return it.fail(err)
 		}
-		pg = nx
+		pg, i = nx, 0
 	}
 }
 
@@ -352,6 +405,7 @@ func (it *Iter) capture(pg *cache.Page, i int) {
 	it.key = append(it.key[:0], n.key(i)...)
 	it.val = append(it.val[:0], n.val(i)...)
 	it.idx = i
+	it.isKilled = n.killed(i)
 	it.mod = pg.ModCount()
 	it.maxTrx = n.maxTrx()
 	it.pg = pg
@@ -369,7 +423,7 @@ func (it *Iter) seekBackward(key []byte, edge int, strict bool) bool {
 		}
 		it.depth = depth
 		if edge == edgeLast {
-			if c := node(pg.Data()).count(); c > 0 {
+			if c := node(pg.Data()).count(); c > 0 && !it.skip(node(pg.Data()), c-1) {
 				return it.landBackward(pg, c-1)
 			}
 		}
@@ -405,6 +459,14 @@ func (it *Iter) scanBackwardOnce(pg *cache.Page, key []byte, strict bool) (ok, r
 			if !(eq && !strict) {
 				i--
 			}
+		}
+		for i >= 0 && it.skip(n, i) {
+			if it.belowLower(n.key(i)) {
+				pg.RUnlatch()
+				pg.Unpin(false)
+				return it.exhausted(), false
+			}
+			i--
 		}
 		if i >= 0 {
 			return it.landBackward(pg, i), false
@@ -445,3 +507,72 @@ func (it *Iter) scanBackwardOnce(pg *cache.Page, key []byte, strict bool) (ok, r
 		pg = pv
 	}
 }
+
+// Kill sets the killed mark on the iterator's current entry: its caller
+// found that the row versions the entry names are dead to every snapshot
+// there is or will be (PostgreSQL's kill_prior_tuple), so that later
+// iterators step over it without asking the caller again, until the
+// entry is removed (vacuum deletes it as any entry). It is nbtree's
+// _bt_killitems for one entry: the leaf is latched again (exclusively
+// here: the mark is a logged page change, one redo write of two bytes
+// in a mini-transaction of its own, as a hint bit is with wal_log_hints,
+// since every page change must reach the log for the remote tier's LSN
+// check) and the mark set only if the entry is still there. When the
+// leaf is unchanged since the entry was read the entry is at its slot;
+// otherwise the leaf is searched for its key, and the mark is given up
+// when the key left it (a split moved it, or it was removed), as
+// _bt_killitems gives up on a page whose LSN changed.
+//
+// It reports whether it set the mark (false: the entry was already
+// killed or has gone). The iterator keeps its place: its own change to
+// the leaf does not count as one (Changed stays false and the next step
+// needs no descent) unless another writer changed the leaf too. The
+// extra latch and pin are charged as one page request.
+func (it *Iter) Kill() (bool, error) {
+	if !it.valid || it.pg == nil {
+		return false, nil
+	}
+	// The mini-transaction takes over a pin of its own; the iterator's
+	// stays.
+	pg, err := it.t.pool.Fetch(it.m, it.pg.ID())
+	if err != nil {
+		return false, err
+	}
+	mt := it.t.pool.BeginMtr(it.m)
+	mt.Latch(pg)
+	n := node(pg.Data())
+	same := pg.ModCount() == it.mod
+	i := -1
+	switch {
+	case same:
+		i = it.idx
+	case page.KindOf(pg.Data()) == page.KindBTreeLeaf:
+		if j, eq := n.search(it.key); eq {
+			i = j
+		}
+	}
+	set := i >= 0 && !n.killed(i)
+	if set {
+		off := n.slot(i)
+		var b [2]byte
+		binary.LittleEndian.PutUint16(b[:], uint16(n.u16(off+2)|killedBit))
+		mt.Write(pg, off+2, b[:])
+	}
+	mt.Release(pg, set)
+	mt.Commit()
+	if set && same {
+		// Exactly one exclusive release since the entry was read (the
+		// mark's) means nobody else changed the leaf: the iterator's
+		// place is still good.
+		it.pg.RLatch()
+		if it.pg.ModCount() == it.mod+1 {
+			it.mod++
+		}
+		it.pg.RUnlatch()
+	}
+	return set, nil
+}
+
+// Killed reports whether the current entry carried the killed mark when
+// it was read (only an iterator with IterOptions.Killed meets one).
+func (it *Iter) Killed() bool { return it.isKilled }

@@ -24,6 +24,20 @@ import (
 //	leaf cell:  | keyLen (2B) | valLen (2B) | key | value |
 //	inner cell: | keyLen (2B) | child (4B)  | key |
 //
+// The top bit of a leaf cell's valLen is the entry's killed mark,
+// PostgreSQL's LP_DEAD on a B-tree item (a value is at most a quarter
+// page, 16 KiB, so the length never needs the bit): the engine sets it
+// (Iter.Kill) on an entry whose row versions are dead to every snapshot,
+// and iterators step over killed entries unless asked for them
+// (IterOptions.Killed). The mark travels with its cell through merges
+// and compaction, and stays when the entry's value is written again (the
+// engine kills only entries whose value it never rewrites). A split
+// rebuilds both halves from keys and values and drops the marks: a mark
+// is a hint, and one lost costs the entry's next reader a heap visit,
+// which kills it again. (PostgreSQL instead deletes a leaf's LP_DEAD
+// items before splitting it, _bt_simpledel_pass; see the engine's
+// versioned-index notes for why this tree does not yet.)
+//
 // Every key of a node shares its first "prefix" bytes (0xFFFF in an empty
 // node). A slot keeps, beside its cell's offset, the key's "head": the four
 // bytes after that prefix, big-endian, zero-padded. Heads order like the
@@ -73,6 +87,7 @@ const (
 	nodeHeader   = page.HeaderSize + 36
 
 	slotSize       = 6
+	killedBit      = 0x8000 // in a leaf cell's valLen: the entry is killed
 	noPrefix       = 0xFFFF // the prefix of an empty node
 	leafCellHeader = 4
 	innerCellHead  = 6
@@ -147,7 +162,7 @@ func commonPrefix(a, b []byte) int {
 
 func (n node) cellSize(off int) int {
 	if n.isLeaf() {
-		return leafCellHeader + n.u16(off) + n.u16(off+2)
+		return leafCellHeader + n.u16(off) + n.valLen(off)
 	}
 	return innerCellHead + n.u16(off)
 }
@@ -166,9 +181,28 @@ func (n node) key(i int) []byte {
 // val returns value i of a leaf.
 func (n node) val(i int) []byte {
 	off := n.slot(i)
-	kl, vl := n.u16(off), n.u16(off+2)
+	kl, vl := n.u16(off), n.valLen(off)
 	s := off + leafCellHeader + kl
 	return n[s : s+vl]
+}
+
+// valLen returns the value length of the leaf cell at off, without its
+// killed mark.
+func (n node) valLen(off int) int { return n.u16(off+2) &^ killedBit }
+
+// killed reports whether leaf entry i carries the killed mark.
+func (n node) killed(i int) bool { return n.u16(n.slot(i)+2)&killedBit != 0 }
+
+// countKilled returns how many entries of the leaf n carry the killed
+// mark.
+func (n node) countKilled() int {
+	k := 0
+	for i := range n.count() {
+		if n.killed(i) {
+			k++
+		}
+	}
+	return k
 }
 
 // child returns child i of an inner node; i = -1 is the leftmost child.
@@ -331,7 +365,8 @@ func (n node) remove(i int) {
 // the new cell does not fit.
 func (n node) replaceVal(i int, val []byte) bool {
 	off := n.slot(i)
-	if n.u16(off+2) == len(val) {
+	mark := n.u16(off+2) & killedBit // kept with the new value
+	if n.valLen(off) == len(val) {
 		copy(n.val(i), val)
 		return true
 	}
@@ -346,7 +381,7 @@ func (n node) replaceVal(i int, val []byte) bool {
 		noff := n.cellStart() - newSize
 		n.setCellStart(noff)
 		n.put16(noff, kl)
-		n.put16(noff+2, len(val))
+		n.put16(noff+2, len(val)|mark)
 		copy(n[noff+leafCellHeader:], n[off+leafCellHeader:off+leafCellHeader+kl])
 		copy(n[noff+leafCellHeader+kl:], val)
 		n.setSlot(i, noff)
@@ -358,6 +393,8 @@ func (n node) replaceVal(i int, val []byte) bool {
 	k := append((*bp)[:0], n.key(i)...)
 	n.remove(i)
 	n.insertLeaf(i, k, val)
+	off = n.slot(i)
+	n.put16(off+2, n.u16(off+2)|mark)
 	compactBuf.Put(bp)
 	return true
 }

@@ -463,7 +463,7 @@ func applyAppendCells(_ page.ID, buf, payload []byte) error {
 		hdr := r.Bytes(h)
 		size := int(binary.LittleEndian.Uint16(hdr))
 		if n.isLeaf() {
-			size += int(binary.LittleEndian.Uint16(hdr[2:]))
+			size += int(binary.LittleEndian.Uint16(hdr[2:]) &^ killedBit)
 		}
 		if size > r.Left() || n.free() < h+size+slotSize {
 			return fmt.Errorf("cell %d: %w", j, errBadOp)

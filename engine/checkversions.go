@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 
+	"github.com/enginelab/enginelab/btree"
 	"github.com/enginelab/enginelab/heap"
 )
 
@@ -83,7 +84,8 @@ func (c *checker) versionedChains() error {
 	t, tx := c.t, c.tx
 	prim := t.ixs[0]
 	cols := t.info.def.Columns
-	it := prim.tree.NewIter(tx.m, nil)
+	// Killed entries too: each must name a chain no snapshot sees.
+	it := prim.tree.NewIter(tx.m, &btree.IterOptions{Killed: true})
 	defer it.Close()
 	var curPK, liveImg []byte
 	var liveRoot heap.RowPtr
@@ -131,6 +133,9 @@ func (c *checker) versionedChains() error {
 			if !bytes.Equal(c.pk, curPK) {
 				return c.fail(prim, where(), "a version of primary key (%s) on the chain", c.rowKey(c.row))
 			}
+			if live && it.Killed() {
+				return c.fail(prim, where(), "killed entry names a live version")
+			}
 			if live {
 				lives++
 				liveRoot = root
@@ -155,7 +160,7 @@ func (c *checker) versionedChains() error {
 func (c *checker) versionedSecondary(ix *index) error {
 	t, tx := c.t, c.tx
 	cols := t.info.def.Columns
-	it := ix.tree.NewIter(tx.m, nil)
+	it := ix.tree.NewIter(tx.m, &btree.IterOptions{Killed: true})
 	defer it.Close()
 	var prev []byte
 	n := 0
@@ -220,6 +225,9 @@ func (c *checker) versionedSecondary(ix *index) error {
 			if state != "dead" || len(vs) != 0 {
 				return c.fail(ix, desc, "no version of the chain at %s gives back the entry", roots[0])
 			}
+		}
+		if liveMatch && it.Killed() {
+			return c.fail(ix, desc, "killed entry names a live version")
 		}
 		if !liveMatch {
 			continue // a deleted or changed row's entry, kept until vacuum

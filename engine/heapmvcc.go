@@ -292,20 +292,36 @@ func (tx *Tx) versionRoots(t *TableHandle, pk []byte, dst []heap.RowPtr) ([]heap
 // written there after it read the entry, as PostgreSQL's index scans
 // rely on; locking readers recheck the key).
 func (tx *Tx) fetchRoot(t *TableHandle, root heap.RowPtr, snap *heap.Snapshot) (img []byte, at heap.RowPtr, th heap.TupleHeader, found bool, err error) {
+	img, at, th, found, _, err = tx.fetchRootDead(t, root, snap, false)
+	return img, at, th, found, err
+}
+
+// fetchRootDead is fetchRoot that, with wantDead, also says when no
+// version is found whether the whole chain is dead to every snapshot
+// (heap.Heap.FetchVersionAllDead against the vacuum horizon): an index
+// scan then kills the entry that led to it (Cursor.killEntry).
+func (tx *Tx) fetchRootDead(t *TableHandle, root heap.RowPtr, snap *heap.Snapshot, wantDead bool) (img []byte, at heap.RowPtr, th heap.TupleHeader, found, allDead bool, err error) {
 	cs := tx.db.clog.Load()
+	var horizon uint64
 	if x := t.heap.PruneXid(root.Page); x != 0 {
-		if horizon := tx.db.vacuumHorizon(); x < horizon {
+		if horizon = tx.db.vacuumHorizon(); x < horizon {
 			if _, err := t.heap.PruneOpt(tx.m, root.Page, horizon, cs); err != nil {
-				return nil, root, th, false, fmt.Errorf("engine: table %s: %w", t.info.def.Name, err)
+				return nil, root, th, false, false, fmt.Errorf("engine: table %s: %w", t.info.def.Name, err)
 			}
 		}
 	}
-	th, img, at, found, err = t.heap.FetchVersionHeader(tx.m, root, snap, cs, tx.val)
+	if wantDead && horizon == 0 {
+		horizon = tx.db.vacuumHorizon()
+	}
+	if !wantDead {
+		horizon = 0
+	}
+	th, img, at, found, allDead, err = t.heap.FetchVersionAllDead(tx.m, root, snap, cs, horizon, tx.val)
 	if err != nil {
-		return nil, root, th, false, fmt.Errorf("engine: table %s: version %s: %w", t.info.def.Name, root, err)
+		return nil, root, th, false, false, fmt.Errorf("engine: table %s: version %s: %w", t.info.def.Name, root, err)
 	}
 	tx.val = img
-	return img, at, th, found, nil
+	return img, at, th, found, allDead, nil
 }
 
 // versionedFind returns the version of the row with encoded primary key
@@ -637,14 +653,49 @@ func (c *Cursor) indexOnlyVisible(ix *index, key, pk []byte, ptr heap.RowPtr) er
 		return nil
 	}
 	tx.m.IndexOnlyHeapFetches++
-	img, _, _, found, err := tx.fetchRoot(t, ptr, snap)
+	img, _, _, found, allDead, err := tx.fetchRootDead(t, ptr, snap, true)
 	if err == nil && found && c.hsnap == nil {
 		found, err = tx.versionHasEntry(t, ix, img, key, ptr)
 	}
 	if err == nil && !found {
+		if allDead {
+			if err := c.killEntry(); err != nil {
+				return err
+			}
+		}
 		err = errSkip
 	}
 	return err
+}
+
+// killEntry marks the cursor's current entry killed (btree.Iter.Kill),
+// after a heap visit found every version of the HOT chain it names dead
+// to every snapshot: PostgreSQL's index scan sets kill_prior_tuple when
+// heap_hot_search_buffer reports all_dead, and _bt_killitems marks the
+// item LP_DEAD; every later scan steps over it without a heap visit
+// until vacuum's index pass removes it. Only entries that name a HOT
+// chain are killed: a versioned table's primary entries and the entries
+// of secondaries that carry row pointers. A secondary entry that carries
+// the primary key names the row, whose later versions may give it back
+// again (an update setting old values back finds the entry already
+// there), so it is never killed.
+//
+// The mark is a hint: vacuum removes a killed entry as any other, and a
+// mark lost in a crash costs only a heap visit.
+func (c *Cursor) killEntry() error {
+	if !c.ix.primary && c.ix.carry != carryPtr {
+		return nil
+	}
+	b := c.tx.m.NodeVisitsTotal()
+	killed, err := c.it.Kill()
+	c.tx.charge(c.ix, b)
+	if err != nil {
+		return fmt.Errorf("engine: table %s: index %s: kill entry: %w", c.t.info.def.Name, c.ix.name, err)
+	}
+	if killed {
+		c.tx.m.IndexEntriesKilled++
+	}
+	return nil
 }
 
 // testHookIndexOnlyEntry, when set by a test, runs in an index-only scan

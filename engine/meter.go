@@ -97,6 +97,12 @@ type Meter struct {
 	// lookups it made.
 	IndexOnlyHeapFetches int64
 	IndexOnlyVMChecks    int64
+	// IndexEntriesKilled counts the index entries of versioned heap
+	// tables a scan marked killed after its heap visit found every
+	// version they name dead to every snapshot (PostgreSQL's
+	// kill_prior_tuple and _bt_killitems): later scans step over them
+	// without a heap visit until vacuum removes them.
+	IndexEntriesKilled int64
 	// Vacuum of versioned heap tables (vacuum.go), on the meter
 	// DB.Vacuum or DB.VacuumStep charges: VacuumRuns counts table
 	// passes, VacuumPages the heap pages they scanned,
@@ -250,6 +256,7 @@ func (m *Meter) combine(o *Meter, sign int64) {
 	m.SerializationFailures += sign * o.SerializationFailures
 	m.IndexOnlyHeapFetches += sign * o.IndexOnlyHeapFetches
 	m.IndexOnlyVMChecks += sign * o.IndexOnlyVMChecks
+	m.IndexEntriesKilled += sign * o.IndexEntriesKilled
 	m.VacuumRuns += sign * o.VacuumRuns
 	m.VacuumPages += sign * o.VacuumPages
 	m.VacuumPagesPruned += sign * o.VacuumPagesPruned
@@ -311,6 +318,7 @@ func (m *Meter) String() string {
 	add("serialization-failures", m.SerializationFailures)
 	add("index-only-heap-fetches", m.IndexOnlyHeapFetches)
 	add("index-only-vm-checks", m.IndexOnlyVMChecks)
+	add("index-entries-killed", m.IndexEntriesKilled)
 	add("vacuum-runs", m.VacuumRuns)
 	add("vacuum-pages", m.VacuumPages)
 	add("vacuum-pages-pruned", m.VacuumPagesPruned)

@@ -514,7 +514,20 @@ func (c *Cursor) load() error {
 	case ix.carry == carryPtr || (ix.primary && t.org != Clustered):
 		tx.m.RowFetchesHeap++
 		if t.versioned() {
-			img, err = tx.versionFetchSnap(t, ptr, c.hsnap)
+			snap := c.hsnap
+			if snap == nil {
+				snap = tx.latestSnap()
+			}
+			var found, allDead bool
+			img, _, _, found, allDead, err = tx.fetchRootDead(t, ptr, snap, true)
+			if err == nil && !found {
+				if allDead {
+					if err := c.killEntry(); err != nil {
+						return err
+					}
+				}
+				return errSkip
+			}
 			if err == nil && ix.primary && c.hsnap == nil {
 				// Read with the latest snapshot: the slot may have
 				// been vacuumed and reused since the entry was read.

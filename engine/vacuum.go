@@ -281,7 +281,8 @@ func (db *DB) Vacuum(m *Meter, t *TableHandle) (VacuumStats, error) {
 // added to rows. It returns how many entries it removed.
 func (db *DB) bulkDelete(m *Meter, t *TableHandle, ix *index, dead map[uint32][]uint16, rows map[string]bool) (int, error) {
 	var doomed [][]byte
-	it := ix.tree.NewIter(m, nil)
+	// Killed entries too: a scan marked them, vacuum removes them.
+	it := ix.tree.NewIter(m, &btree.IterOptions{Killed: true})
 	for ok := it.First(); ok; ok = it.Next() {
 		k := it.Key()
 		if len(k) < heap.RowPtrSize {
@@ -336,7 +337,7 @@ func (db *DB) bulkDeleteByKey(m *Meter, t *TableHandle, ix *index, rows map[stri
 	cols := t.info.def.Columns
 	row := make(Row, len(cols))
 	var doomed [][]byte
-	it := ix.tree.NewIter(m, nil)
+	it := ix.tree.NewIter(m, &btree.IterOptions{Killed: true})
 	for ok := it.First(); ok; ok = it.Next() {
 		rest, _, err := decodeKeyInto(it.Key(), cols, ix.cols, row, nil)
 		if err != nil {

@@ -409,21 +409,35 @@ func (h *Heap) FetchVersion(m Account, root RowPtr, snap *Snapshot, cs CommitSta
 // FetchVersionHeader is FetchVersion that also returns the visible
 // version's header (zero when ok is false).
 func (h *Heap) FetchVersionHeader(m Account, root RowPtr, snap *Snapshot, cs CommitStatus, dst []byte) (th TupleHeader, row []byte, at RowPtr, ok bool, err error) {
+	th, row, at, ok, _, err = h.FetchVersionAllDead(m, root, snap, cs, 0, dst)
+	return th, row, at, ok, err
+}
+
+// FetchVersionAllDead is FetchVersionHeader that also says, when no
+// version is visible and horizon is not 0, whether the whole chain is
+// dead to every snapshot: each version it tested is dead for horizon
+// (HEAPTUPLE_DEAD: its deleter committed below horizon, or its inserter
+// aborted), or root names no chain any more (its line pointer dead or
+// unused, or a heap-only tuple). It is heap_hot_search_buffer's
+// all_dead, which lets an index scan kill the entry that led here
+// (kill_prior_tuple); horizon is the oldest xmin of every snapshot
+// (PostgreSQL's GlobalVisState), as for pruning.
+func (h *Heap) FetchVersionAllDead(m Account, root RowPtr, snap *Snapshot, cs CommitStatus, horizon uint64, dst []byte) (th TupleHeader, row []byte, at RowPtr, ok, allDead bool, err error) {
 	dst = dst[:0]
 	if err := h.checkPtr(root); err != nil {
-		return th, dst, RowPtr{}, false, err
+		return th, dst, RowPtr{}, false, false, err
 	}
 	pm, hc := accounts(m)
 	pg, err := h.pool.Fetch(pm, h.id(root.Page))
 	if err != nil {
-		return th, dst, RowPtr{}, false, fmt.Errorf("heap: fetch version %s in space %d: %w", root, h.space, err)
+		return th, dst, RowPtr{}, false, false, fmt.Errorf("heap: fetch version %s in space %d: %w", root, h.space, err)
 	}
 	if hc != nil {
 		hc.HeapFetches++
 	}
 	pg.RLatch()
 	var stack [4]slotHint
-	slot, hints, err := h.hotSearch(pg, hc, root, snap, cs, stack[:0])
+	slot, hints, allDead, err := h.hotSearch(pg, hc, root, snap, cs, horizon, stack[:0])
 	if err == nil && slot >= 0 {
 		t := hpage(pg.Data()).tupleAt(slot)
 		th = t.header()
@@ -433,10 +447,10 @@ func (h *Heap) FetchVersionHeader(m Account, root RowPtr, snap *Snapshot, cs Com
 	pg.RUnlatch()
 	if len(hints) > 0 && err == nil {
 		h.setHints(pm, hc, pg, hints)
-		return th, dst, at, ok, nil
+		return th, dst, at, ok, allDead, nil
 	}
 	pg.Unpin(false)
-	return th, dst, at, ok, err
+	return th, dst, at, ok, allDead, err
 }
 
 // ChainVersion is one version of a HOT chain (HotChain): its pointer,
@@ -526,63 +540,79 @@ func (h *Heap) HotChain(m Account, root RowPtr) (state string, vs []ChainVersion
 // hotSearch walks root's HOT chain on pg (latched) and returns the slot
 // of the version snap sees, or -1, and hints with the hints it learned
 // appended (returned rather than appended through a pointer, so that a
-// caller's stack array stays on its stack).
-func (h *Heap) hotSearch(pg *cache.Page, hc *HeapCounts, root RowPtr, snap *Snapshot, cs CommitStatus, hints []slotHint) (int, []slotHint, error) {
+// caller's stack array stays on its stack). With horizon not 0 and no
+// version visible, allDead says whether every version tested is dead for
+// horizon (heap_hot_search_buffer's all_dead, which starts true and
+// stays so when root's line pointer names no chain).
+func (h *Heap) hotSearch(pg *cache.Page, hc *HeapCounts, root RowPtr, snap *Snapshot, cs CommitStatus, horizon uint64, hints []slotHint) (slot int, _ []slotHint, allDead bool, _ error) {
 	b := hpage(pg.Data())
 	if k := page.KindOf(b); k != page.KindHeap {
-		return -1, hints, h.notFound(root, "page %d has kind %s, not %s", root.Page, k, page.KindHeap)
+		return -1, hints, false, h.notFound(root, "page %d has kind %s, not %s", root.Page, k, page.KindHeap)
 	}
 	if !b.headerOK() {
-		return -1, hints, h.badHeader(root.Page, b)
+		return -1, hints, false, h.badHeader(root.Page, b)
 	}
-	slot := int(root.Slot)
+	allDead = horizon != 0
+	slot = int(root.Slot)
 	atStart := true
 	var priorXmax uint64
 	for range b.nslots() + 1 {
 		if slot >= b.nslots() {
-			return -1, hints, nil
+			return -1, hints, allDead, nil
 		}
 		st, to := b.lp(slot)
 		switch st {
 		case lpRedirect:
 			if !atStart {
-				return -1, hints, nil
+				return -1, hints, allDead, nil
 			}
 			slot, atStart = to, false
 			continue
 		case lpUnused, lpDead:
-			return -1, hints, nil
+			return -1, hints, allDead, nil
 		}
 		t := b.tupleAt(slot)
 		if t == nil {
-			return -1, hints, h.corrupt(root.Page, "slot %d of a HOT chain holds no versioned tuple", slot)
+			return -1, hints, false, h.corrupt(root.Page, "slot %d of a HOT chain holds no versioned tuple", slot)
 		}
 		th := t.header()
 		if atStart && th.HeapOnly() {
-			return -1, hints, nil // the index entry's slot was reused
+			return -1, hints, allDead, nil // the index entry's slot was reused
 		}
 		if priorXmax != 0 && th.Xmin != priorXmax {
-			return -1, hints, nil // the chain was broken by pruning and reuse
+			return -1, hints, allDead, nil // the chain was broken by pruning and reuse
 		}
 		if hc != nil {
 			hc.HeapVersionsRead++
 		}
 		vis, bits, err := visible(th, snap, cs)
 		if err != nil {
-			return -1, hints, err
+			return -1, hints, false, err
 		}
 		if bits&^th.Infomask != 0 {
 			hints = append(hints, slotHint{slot: slot, xmin: th.Xmin, xmax: th.Xmax, bits: bits})
 		}
 		if vis {
-			return slot, hints, nil
+			return slot, hints, false, nil
+		}
+		if allDead {
+			// Dead to every snapshot: HeapTupleIsSurelyDead, with the
+			// hints just learned so that a committed deleter's status
+			// is not looked up twice.
+			t2 := th
+			t2.Infomask |= bits
+			st, _, err := vacuumState(t2, horizon, cs)
+			if err != nil {
+				return -1, hints, false, err
+			}
+			allDead = st == TupleDead
 		}
 		if !th.HotUpdated() || th.Ctid.Page != root.Page {
-			return -1, hints, nil
+			return -1, hints, allDead, nil
 		}
 		slot, priorXmax, atStart = int(th.Ctid.Slot), th.Xmax, false
 	}
-	return -1, hints, h.corrupt(root.Page, "HOT chain from slot %d loops", root.Slot)
+	return -1, hints, false, h.corrupt(root.Page, "HOT chain from slot %d loops", root.Slot)
 }
 
 // setHints sets hint bits learned under a shared latch: PostgreSQL's

@@ -206,7 +206,8 @@ func newRunReport(c *TPCCConfig, s *tpcc.RunReport, elapsed time.Duration) *repo
 				HOTUpdates: float64(m.HeapHOTUpdates) / n, NonHOTUpdates: float64(m.HeapNonHOTUpdates) / n,
 				HeapVersionsRead: float64(m.HeapVersionsRead) / n, DurableReadWaits: float64(m.DurableReadWaits) / n,
 				IndexOnlyHeapFetches: float64(m.IndexOnlyHeapFetches) / n, PagesPruned: float64(m.HeapPrunes) / n,
-				Sorts: float64(m.Sorts) / n, SortsAvoided: float64(m.SortsAvoided) / n,
+				EntriesKilled: float64(m.IndexEntriesKilled) / n,
+				Sorts:         float64(m.Sorts) / n, SortsAvoided: float64(m.SortsAvoided) / n,
 			}
 		}
 		t.Steps = newSteps(res, tpcc.TxType(k), ts.Count)

@@ -383,6 +383,11 @@ type MeterAverages struct {
 	// the heap pages pruned on access (heap_page_prune_opt).
 	IndexOnlyHeapFetches float64 `json:"index_only_heap_fetches,omitempty"`
 	PagesPruned          float64 `json:"pages_pruned,omitempty"`
+	// EntriesKilled counts the index entries a scan marked killed after
+	// its heap visit found their versions dead to every snapshot
+	// (PostgreSQL's kill_prior_tuple): later scans skip them without a
+	// heap fetch until vacuum removes them.
+	EntriesKilled float64 `json:"index_entries_killed,omitempty"`
 	// Sorting (ORDER BY): sorts run, and sorts avoided because an index
 	// gave the order (TPC-C's by-name reads through idx_customer_name).
 	Sorts        float64 `json:"sorts"`

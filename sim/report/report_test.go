@@ -101,16 +101,17 @@ func TestReportTable(t *testing.T) {
 }
 
 // TestVersionsTable: the multi-versioning table shows the versioned
-// heap's figures per transaction type, heap fetches and pages pruned
-// among them.
+// heap's figures per transaction type, heap fetches, entries killed and
+// pages pruned among them.
 func TestVersionsTable(t *testing.T) {
 	var b strings.Builder
 	writeVersions(&b, []Type{{Type: "payment", SerializationFailures: 7, PerTx: MeterAverages{ConsistentReads: 3, HOTUpdates: 1.5,
-		NonHOTUpdates: 0.5, HeapVersionsRead: 12.25, IndexOnlyHeapFetches: 0.75, PagesPruned: 0.125}}})
+		NonHOTUpdates: 0.5, HeapVersionsRead: 12.25, IndexOnlyHeapFetches: 0.75, EntriesKilled: 0.25, PagesPruned: 0.125}}})
 	out := b.String()
 	require.Contains(t, out, "heap fetches")
+	require.Contains(t, out, "entries killed")
 	require.Contains(t, out, "pages pruned")
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	require.Len(t, lines, 3)
-	require.Equal(t, []string{"payment", "0.00", "3.0", "0.00", "0.0", "1.50", "0.50", "12.25", "0.75", "0.125", "0.000", "7"}, strings.Fields(lines[2]))
+	require.Equal(t, []string{"payment", "0.00", "3.0", "0.00", "0.0", "1.50", "0.50", "12.25", "0.75", "0.25", "0.125", "0.000", "7"}, strings.Fields(lines[2]))
 }

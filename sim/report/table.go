@@ -218,7 +218,7 @@ func writeVersions(b *strings.Builder, types []Type) {
 	for _, t := range types {
 		p := &t.PerTx
 		if t.SerializationFailures > 0 || p.ReadViews > 0 || p.ConsistentReads > 0 || p.UndoVersionsRead > 0 || p.HOTUpdates > 0 ||
-			p.NonHOTUpdates > 0 || p.HeapVersionsRead > 0 || p.DurableReadWaits > 0 || p.IndexOnlyHeapFetches > 0 || p.PagesPruned > 0 {
+			p.NonHOTUpdates > 0 || p.HeapVersionsRead > 0 || p.DurableReadWaits > 0 || p.IndexOnlyHeapFetches > 0 || p.PagesPruned > 0 || p.EntriesKilled > 0 {
 			rows = append(rows, t)
 		}
 	}
@@ -227,11 +227,11 @@ func writeVersions(b *strings.Builder, types []Type) {
 	}
 	fmt.Fprintf(b, "\nmulti-versioning per transaction (averages; serialization failures: retries in all)\n")
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "type\tread views\tconsistent reads\tversions read\tundo records\tHOT updates\tnon-HOT updates\theap versions read\theap fetches\tpages pruned\tdurable-read waits\tserialization failures\t")
+	fmt.Fprintln(tw, "type\tread views\tconsistent reads\tversions read\tundo records\tHOT updates\tnon-HOT updates\theap versions read\theap fetches\tentries killed\tpages pruned\tdurable-read waits\tserialization failures\t")
 	for _, t := range rows {
 		p := &t.PerTx
-		fmt.Fprintf(tw, "%s\t%.2f\t%.1f\t%.2f\t%.1f\t%.2f\t%.2f\t%.2f\t%.2f\t%.3f\t%.3f\t%d\t\n", t.Type, p.ReadViews, p.ConsistentReads, p.UndoVersionsRead,
-			p.UndoRecords, p.HOTUpdates, p.NonHOTUpdates, p.HeapVersionsRead, p.IndexOnlyHeapFetches, p.PagesPruned, p.DurableReadWaits, t.SerializationFailures)
+		fmt.Fprintf(tw, "%s\t%.2f\t%.1f\t%.2f\t%.1f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.3f\t%.3f\t%d\t\n", t.Type, p.ReadViews, p.ConsistentReads, p.UndoVersionsRead,
+			p.UndoRecords, p.HOTUpdates, p.NonHOTUpdates, p.HeapVersionsRead, p.IndexOnlyHeapFetches, p.EntriesKilled, p.PagesPruned, p.DurableReadWaits, t.SerializationFailures)
 	}
 	_ = tw.Flush()
 }
