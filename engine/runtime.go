@@ -82,5 +82,8 @@ func (RealRuntime) SyncStart() {}
 // Park implements lock.Parker: block on a wall-clock timer.
 func (RealRuntime) Park(w *lock.Wait) bool { return lock.RealParker{}.Park(w) }
 
+// Handoff implements lock.Handoff: real mode yields to a grantee.
+func (RealRuntime) Handoff() { lock.RealParker{}.Handoff() }
+
 // BeforeCall does nothing: real operations need no pricing.
 func (RealRuntime) BeforeCall(m *Meter) {}

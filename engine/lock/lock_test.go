@@ -448,3 +448,44 @@ func TestLockNoAllocations(t *testing.T) {
 	run()
 	require.Zero(t, testing.AllocsPerRun(100, run))
 }
+
+// handoffParker is fakeParker that counts the releases that granted a
+// waiting request (Handoff).
+type handoffParker struct {
+	*fakeParker
+	handoffs atomic.Int64
+}
+
+func (p *handoffParker) Handoff() { p.handoffs.Add(1) }
+
+// A release calls the parker's Handoff once when it granted at least one
+// waiting request, and not when nobody waited or the waiter still cannot
+// be granted.
+func TestReleaseHandoff(t *testing.T) {
+	p := &handoffParker{fakeParker: newFakeParker()}
+	lm := NewManager(&fakeClock{now: epoch}, p, 50*time.Second)
+	a, b, c := RowKey(1, []byte("a")), RowKey(1, []byte("b")), RowKey(1, []byte("c"))
+	require.NoError(t, lm.Lock(nil, 1, a, Exclusive))
+	require.NoError(t, lm.Lock(nil, 1, b, Exclusive))
+	lm.ReleaseAll(1)
+	require.Zero(t, p.handoffs.Load(), "nobody waited")
+
+	// Transaction 3 waits on a (held by 2); 4 waits on c behind 2 and 5.
+	require.NoError(t, lm.Lock(nil, 2, a, Exclusive))
+	require.NoError(t, lm.Lock(nil, 2, c, Shared))
+	require.NoError(t, lm.Lock(nil, 5, c, Shared))
+	done3, done4 := make(chan error, 1), make(chan error, 1)
+	go func() { done3 <- lm.Lock(nil, 3, a, Exclusive) }()
+	<-p.parked
+	go func() { done4 <- lm.Lock(nil, 4, c, Exclusive) }()
+	<-p.parked
+	lm.ReleaseAll(2) // grants 3 on a; 4 still waits for 5 on c
+	require.NoError(t, <-done3)
+	require.Equal(t, int64(1), p.handoffs.Load(), "one release, one hand-off, however many it granted")
+	lm.ReleaseAll(3)
+	require.Equal(t, int64(1), p.handoffs.Load(), "nobody waited on a any more")
+	lm.ReleaseAll(5)
+	require.NoError(t, <-done4)
+	require.Equal(t, int64(2), p.handoffs.Load())
+	lm.ReleaseAll(4)
+}
