@@ -58,6 +58,7 @@ func sharedBenchTree(b *testing.B) *Tree {
 // set of a few dozen leaves), which measures the CPU cost of a get without
 // the memory latency.
 func BenchmarkTreeGet(b *testing.B) {
+	noVerifyRedo(b)
 	for _, span := range []int{benchKeys, 10_000} {
 		name := "keys=1000000"
 		if span != benchKeys {
@@ -91,6 +92,7 @@ func benchGet(b *testing.B, span int) {
 // 1,000,000-key tree, then (untimed) deletes them again, so that every run
 // measures inserts into a tree of the same size.
 func BenchmarkTreeInsert(b *testing.B) {
+	noVerifyRedo(b)
 	tr := sharedBenchTree(b)
 	r := rand.New(rand.NewPCG(5, 6))
 	var m Meter
@@ -117,6 +119,7 @@ func BenchmarkTreeInsert(b *testing.B) {
 }
 
 func BenchmarkTreeScan100(b *testing.B) {
+	noVerifyRedo(b)
 	tr := sharedBenchTree(b)
 	r := rand.New(rand.NewPCG(7, 8))
 	var m Meter
@@ -141,6 +144,7 @@ func BenchmarkTreeScan100(b *testing.B) {
 // BenchmarkTreeGetParallel runs random gets from GOMAXPROCS goroutines: the
 // pool's lock and the root's shared latch are the shared state.
 func BenchmarkTreeGetParallel(b *testing.B) {
+	noVerifyRedo(b)
 	tr := sharedBenchTree(b)
 	var seq atomic.Uint64
 	b.ReportAllocs()

@@ -16,3 +16,11 @@ func TestMain(m *testing.M) {
 	cache.VerifyRedoInTests()
 	os.Exit(m.Run())
 }
+
+// noVerifyRedo turns cache.VerifyRedo off until tb ends: a benchmark
+// measures the engine, not the check (which copies and replays every
+// changed page at each mini-transaction's commit).
+func noVerifyRedo(tb testing.TB) {
+	cache.VerifyRedo(false)
+	tb.Cleanup(cache.VerifyRedoInTests)
+}

@@ -128,6 +128,7 @@ func benchReport(b *testing.B, m *Meter) {
 // BenchmarkGet gets random rows by primary key, ten to a transaction (each
 // get takes a shared row lock, released at commit).
 func BenchmarkGet(b *testing.B) {
+	noVerifyRedo(b)
 	benchOrgs(b, func(b *testing.B, org Org) {
 		benchDB(b)
 		tb := bench.read[org]
@@ -161,6 +162,7 @@ func BenchmarkGet(b *testing.B) {
 // BenchmarkInsert inserts rows at random keys into a table that starts at
 // benchRows rows and keeps what earlier runs inserted.
 func BenchmarkInsert(b *testing.B) {
+	noVerifyRedo(b)
 	next := make(map[Org]uint64)
 	benchOrgs(b, func(b *testing.B, org Org) {
 		benchDB(b)
@@ -211,6 +213,7 @@ func benchMix(x uint64) uint64 {
 // primary index (Clustered, HeapPrimaryKey) or straight to the heap
 // (HeapRowPointer).
 func BenchmarkSecondaryLookup(b *testing.B) {
+	noVerifyRedo(b)
 	benchOrgs(b, func(b *testing.B, org Org) {
 		benchDB(b)
 		tb := bench.read[org]
@@ -251,6 +254,7 @@ func BenchmarkSecondaryLookup(b *testing.B) {
 //
 //	go test -run '^$' -bench BenchmarkCommit -benchtime 2000x -count 3 ./engine/
 func BenchmarkCommit(b *testing.B) {
+	noVerifyRedo(b)
 	for _, mode := range []CommitMode{SyncCommit, NoSyncCommit} {
 		for _, g := range []int{1, 4, 16} {
 			b.Run(fmt.Sprintf("mode=%s/goroutines=%d", mode, g), func(b *testing.B) {

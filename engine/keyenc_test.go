@@ -467,6 +467,7 @@ func benchCustomer() ([]Column, []int, Row) {
 }
 
 func BenchmarkKeyEncode(b *testing.B) {
+	noVerifyRedo(b)
 	cols, idx, row := benchCustomer()
 	buf := make([]byte, 0, 256)
 	b.ReportAllocs()
@@ -477,6 +478,7 @@ func BenchmarkKeyEncode(b *testing.B) {
 }
 
 func BenchmarkKeyDecode(b *testing.B) {
+	noVerifyRedo(b)
 	cols, idx, row := benchCustomer()
 	key := appendKey(nil, cols, idx, row)
 	dst := make(Row, len(cols))

@@ -214,6 +214,7 @@ func TestRowAllocs(t *testing.T) {
 }
 
 func BenchmarkRowEncode(b *testing.B) {
+	noVerifyRedo(b)
 	cols, _, row := benchCustomer()
 	buf := make([]byte, 0, 1024)
 	b.ReportAllocs()
@@ -224,6 +225,7 @@ func BenchmarkRowEncode(b *testing.B) {
 }
 
 func BenchmarkRowDecode(b *testing.B) {
+	noVerifyRedo(b)
 	cols, _, row := benchCustomer()
 	enc := appendRow(nil, cols, row)
 	b.Run("all", func(b *testing.B) {
