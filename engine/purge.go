@@ -242,15 +242,15 @@ func (db *DB) purgeLocked(m *Meter, max int) (int, error) {
 	return n, nil
 }
 
-// purgeLog purges the records of the committed undo log h.
+// purgeLog purges the records of the committed undo log h. REQUIRES:
+// db.undo.purgeMu held.
 func (db *DB) purgeLog(m *Meter, view *ReadView, h histLog) error {
-	var buf []byte
 	for no := h.l.first; no != 0; {
-		next, recs, err := db.undoPageRecords(m.Pages(), no, buf[:0])
+		next, recs, err := db.undoPageRecords(m.Pages(), no, db.undo.purgeBuf[:0])
 		if err != nil {
 			return err
 		}
-		buf = recs
+		db.undo.purgeBuf = recs
 		for off := 0; off < len(recs); {
 			n := int(binary.LittleEndian.Uint16(recs[off:]))
 			undone := recs[off+2]&1 != 0

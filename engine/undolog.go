@@ -178,7 +178,10 @@ type undoSys struct {
 	// A commit appends under the rseg page's latch, so the order is the
 	// pages' order.
 	history []histLog
-	purgeMu sync.Mutex // one purge at a time (guards nothing in undoSys)
+	purgeMu sync.Mutex // one purge at a time (guards purgeBuf)
+	// purgeBuf holds the copy of the undo page purge works on, kept from
+	// one log to the next (a log's records are copied page by page).
+	purgeBuf []byte
 }
 
 // histLog is a committed undo log on the history list.
