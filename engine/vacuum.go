@@ -180,6 +180,7 @@ func (db *DB) Vacuum(m *Meter, t *TableHandle) (VacuumStats, error) {
 	}
 	// The first heap pass (lazy_scan_heap).
 	var deadPages []uint32
+	var lps []heap.LinePointer // one page's line pointers, reused
 	deadSlots := map[uint32][]uint16{}
 	for no := uint32(1); no < hw; no++ {
 		res, err := t.heap.Prune(m, no, horizon, cs)
@@ -194,7 +195,7 @@ func (db *DB) Vacuum(m *Meter, t *TableHandle) (VacuumStats, error) {
 			st.PagesPruned++
 			st.TuplesRemoved += res.Pruned
 		}
-		lps, _, err := t.heap.PageVersions(m, no)
+		lps, _, err = t.heap.AppendPageVersions(lps, m, no)
 		if err != nil {
 			return fail(err)
 		}

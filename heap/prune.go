@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
+	"sync"
 
 	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/cache/page"
@@ -66,7 +68,27 @@ type prunePlan struct {
 	unused     []int
 	marked     []bool
 	pruned     int
+	chain      []int // pruneChain's scratch: the chain it walks
 }
+
+// planPool keeps prune plans, their slices grown, for the next prune: a
+// page prune is frequent (every update that finds its page prunable), and
+// a plan and its chains allocated afresh each time were most of a
+// versioned heap's allocations.
+var planPool = sync.Pool{New: func() any { return new(prunePlan) }}
+
+// newPrunePlan returns an empty plan for a page of ns slots, from planPool.
+func newPrunePlan(ns int) *prunePlan {
+	p := planPool.Get().(*prunePlan)
+	p.redirected, p.dead, p.unused, p.chain = p.redirected[:0], p.dead[:0], p.unused[:0], p.chain[:0]
+	p.marked = slices.Grow(p.marked[:0], ns)[:ns]
+	clear(p.marked)
+	p.pruned = 0
+	return p
+}
+
+// release gives p back to planPool; p is not used after.
+func (p *prunePlan) release() { planPool.Put(p) }
 
 func (p *prunePlan) recordRedirect(from, to int) {
 	p.redirected = append(p.redirected, [2]int{from, to})
@@ -83,7 +105,7 @@ func (p *prunePlan) empty() bool {
 // heap-only version left over. REQUIRES: b latched, headerOK.
 func planPrune(b hpage, horizon uint64, cs CommitStatus) (*prunePlan, error) {
 	ns := b.nslots()
-	p := &prunePlan{marked: make([]bool, ns)}
+	p := newPrunePlan(ns)
 	// Chains from their roots first, then the heap-only versions no
 	// chain reached (PostgreSQL 17's order): a heap-only version on a
 	// lower slot than its root is a chain member, not an orphan.
@@ -105,6 +127,7 @@ func planPrune(b hpage, horizon uint64, cs CommitStatus) (*prunePlan, error) {
 				continue
 			}
 			if err := p.pruneChain(b, root, horizon, cs); err != nil {
+				p.release()
 				return nil, err
 			}
 		}
@@ -134,7 +157,8 @@ func (p *prunePlan) pruneChain(b hpage, root int, horizon uint64, cs CommitStatu
 			return nil
 		}
 	}
-	var chain []int
+	chain := p.chain[:0]
+	defer func() { p.chain = chain[:0] }()
 	latestDead := -1
 	slot := root
 	var priorXmax uint64
@@ -495,6 +519,7 @@ func (h *Heap) prune(m Account, no uint32, horizon uint64, cs CommitStatus, opt 
 		mt.Release(pg, false)
 		return res, h.corrupt(no, "prune: %v", err)
 	}
+	defer plan.release()
 	if plan.empty() {
 		// The hint is stored under the latch: an update or delete
 		// after its release sets its own (setPrunable), which a late

@@ -3,6 +3,7 @@ package heap
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/cache/page"
@@ -700,6 +701,13 @@ type LinePointer struct {
 // vacuum's look at a page. A page that is not a heap page is
 // ErrRowNotFound. Cost: one page request.
 func (h *Heap) PageVersions(m Account, no uint32) ([]LinePointer, int, error) {
+	return h.AppendPageVersions(nil, m, no)
+}
+
+// AppendPageVersions is PageVersions appending to dst (vacuum reuses one
+// slice for every page).
+func (h *Heap) AppendPageVersions(dst []LinePointer, m Account, no uint32) ([]LinePointer, int, error) {
+	dst = dst[:0]
 	ptr := RowPtr{Page: no}
 	if err := h.checkPtr(ptr); err != nil {
 		return nil, 0, err
@@ -719,7 +727,7 @@ func (h *Heap) PageVersions(m Account, no uint32) ([]LinePointer, int, error) {
 	if !b.headerOK() {
 		return nil, 0, h.badHeader(no, b)
 	}
-	lps := make([]LinePointer, b.nslots())
+	lps := slices.Grow(dst, b.nslots())[:b.nslots()]
 	for i := range lps {
 		st, to := b.lp(i)
 		lps[i] = LinePointer{State: st.String(), To: uint16(to)}
