@@ -36,8 +36,11 @@ import (
 // and unmapped when the file's last name is removed and its last handle
 // closed: an obsolete sstable, or a redo segment removed, gives its memory
 // back at once, and Bytes counts what the files hold now. Only the pages
-// of a chunk that were written take memory, so a small file costs its own
-// size, rounded up to the system's page, not a chunk.
+// of a file's first chunk that were written take memory, so a small file
+// costs its own size, rounded up to the system's page, not a chunk; the
+// later chunks of a larger file are populated when mapped (faulting their
+// pages in one by one cost a load half its store's writing time), so such
+// a file may take up to a chunk more than Bytes counts.
 //
 // Directories are a set of names; a file has an inode (memNode) with a
 // link count, so Link, Rename over an open file and Remove of an open
@@ -73,8 +76,8 @@ const maxSpareChunks = 16
 
 // chunk returns a chunk for a write: a spare one if there is one (its
 // old bytes are still there: WriteAt zeroes what a write skips), else a
-// new mapping.
-func (y *MemFS) chunk() ([]byte, error) {
+// new mapping, populated (allocChunk) when populate.
+func (y *MemFS) chunk(populate bool) ([]byte, error) {
 	y.spareMu.Lock()
 	if n := len(y.spare); n > 0 {
 		c := y.spare[n-1]
@@ -83,7 +86,7 @@ func (y *MemFS) chunk() ([]byte, error) {
 		return c, nil
 	}
 	y.spareMu.Unlock()
-	return allocChunk()
+	return allocChunk(populate)
 }
 
 // FreeSpare unmaps the chunks kept for reuse (a store closing drops its
@@ -581,7 +584,13 @@ func (f *memFile) WriteAt(p []byte, off int64) (int, error) {
 	defer n.mu.Unlock()
 	end := off + int64(len(p))
 	for int64(len(n.chunks))*MemChunkSize < end {
-		c, err := n.fs.chunk()
+		// A file's first chunk takes memory page by page as it is
+		// written, so that a small file (a MANIFEST, a marker) costs its
+		// own size. A file that outgrew it is an sstable or a redo
+		// segment written through, a megabyte at a time: its next chunks
+		// are populated at once, for half the cost of their page
+		// faults, and take a whole chunk at most early.
+		c, err := n.fs.chunk(len(n.chunks) > 0)
 		if err != nil {
 			return 0, fmt.Errorf("store: memory file %s: %w", f.name, err)
 		}
