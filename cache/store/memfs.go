@@ -36,11 +36,11 @@ import (
 // and unmapped when the file's last name is removed and its last handle
 // closed: an obsolete sstable, or a redo segment removed, gives its memory
 // back at once, and Bytes counts what the files hold now. Only the pages
-// of a file's first chunk that were written take memory, so a small file
-// costs its own size, rounded up to the system's page, not a chunk; the
-// later chunks of a larger file are populated when mapped (faulting their
-// pages in one by one cost a load half its store's writing time), so such
-// a file may take up to a chunk more than Bytes counts.
+// of a chunk that a write reached take memory: a write backs the pages
+// up to the next 256 KiB boundary past its end in one call
+// (populateWindow: faulting them in one by one cost a load about twice
+// as much), so a file takes at most 256 KiB more than its size, not a
+// chunk.
 //
 // Directories are a set of names; a file has an inode (memNode) with a
 // link count, so Link, Rename over an open file and Remove of an open
@@ -96,8 +96,8 @@ func (y *MemFS) spareLimit() int {
 
 // chunk returns a chunk for a write: a spare one if there is one (its
 // old bytes are still there: WriteAt zeroes what a write skips), else a
-// new mapping, populated (allocChunk) when populate.
-func (y *MemFS) chunk(populate bool) ([]byte, error) {
+// new mapping.
+func (y *MemFS) chunk() ([]byte, error) {
 	y.spareMu.Lock()
 	if n := len(y.spare); n > 0 {
 		c := y.spare[n-1]
@@ -106,7 +106,7 @@ func (y *MemFS) chunk(populate bool) ([]byte, error) {
 		return c, nil
 	}
 	y.spareMu.Unlock()
-	return allocChunk(populate)
+	return allocChunk()
 }
 
 // FreeSpare unmaps the chunks kept for reuse (a store closing drops its
@@ -133,6 +133,10 @@ func (y *MemFS) release(c []byte) {
 		freeChunk(c)
 	}
 }
+
+// populateWindow is the unit in which a write backs a file's pages ahead
+// of itself (populate): 64 pages of 4 KiB.
+const populateWindow = 256 << 10
 
 // MemChunkSize is the unit a MemFS file's bytes are mapped in. A chunk's
 // pages take memory only once written, so the size bounds the mappings'
@@ -164,6 +168,9 @@ type memNode struct {
 	chunks  [][]byte // MemChunkSize each, outside Go's heap
 	size    int64
 	modTime time.Time
+	// populated is how far the chunks' pages are backed (populate): a
+	// multiple of populateWindow, or the chunks' end.
+	populated int64
 	// links and refs are guarded by fs.mu.
 	links, refs int
 	freed       bool
@@ -196,7 +203,7 @@ func (y *MemFS) releaseLocked(n *memNode) {
 	for _, c := range n.chunks {
 		y.release(c)
 	}
-	n.chunks, n.size = nil, 0
+	n.chunks, n.size, n.populated = nil, 0, 0
 	n.mu.Unlock()
 }
 
@@ -606,17 +613,25 @@ func (f *memFile) WriteAt(p []byte, off int64) (int, error) {
 	defer n.mu.Unlock()
 	end := off + int64(len(p))
 	for int64(len(n.chunks))*MemChunkSize < end {
-		// A file's first chunk takes memory page by page as it is
-		// written, so that a small file (a MANIFEST, a marker) costs its
-		// own size. A file that outgrew it is an sstable or a redo
-		// segment written through, a megabyte at a time: its next chunks
-		// are populated at once, for half the cost of their page
-		// faults, and take a whole chunk at most early.
-		c, err := n.fs.chunk(len(n.chunks) > 0)
+		c, err := n.fs.chunk()
 		if err != nil {
 			return 0, fmt.Errorf("store: memory file %s: %w", f.name, err)
 		}
 		n.chunks = append(n.chunks, c)
+	}
+	if end > n.populated {
+		// The pages up to the next populateWindow boundary past the
+		// write are backed in one call rather than faulted in one by
+		// one as the copy reaches them: a file takes at most a window
+		// more than it holds.
+		to := min((end+populateWindow-1)/populateWindow*populateWindow, int64(len(n.chunks))*MemChunkSize)
+		for at := n.populated; at < to; {
+			c := n.chunks[at/MemChunkSize][at%MemChunkSize:]
+			k := min(int64(len(c)), to-at)
+			populate(c[:k])
+			at += k
+		}
+		n.populated = to
 	}
 	// Invariant: the bytes below size were written or zeroed, so a
 	// chunk reused with another file's bytes shows none of them. A
