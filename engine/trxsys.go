@@ -74,6 +74,14 @@ type TxOptions struct {
 	// Isolation is the transaction's level; IsolationDefault takes the
 	// database's (Options.Isolation).
 	Isolation Isolation
+	// NoSync makes this transaction's Commit return without waiting for
+	// its log sync, whatever Options.Commit says: NoSyncCommit for one
+	// transaction, as PostgreSQL's synchronous_commit = off may be set
+	// for one transaction (SET LOCAL). Its commit is durable once the log
+	// is synced past it, which any later synced commit does, the log
+	// being one sequence: a bulk load commits its batches this way and
+	// syncs once, with its last commit.
+	NoSync bool
 }
 
 // The transaction system, as InnoDB's trx_sys: it hands out transaction

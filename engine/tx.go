@@ -85,6 +85,7 @@ type Tx struct {
 	id     uint64 // the lock id, from Begin (lock.Owner.ID)
 	trxID  uint64 // the transaction id, from the first write (0: none; see trxSys)
 	iso    Isolation
+	noSync bool      // TxOptions.NoSync: Commit waits for no log sync
 	view   *ReadView // the open read view (nil: none)
 	recHdr clustHdr  // the system fields of the clustered record lookup read last
 	owner  lock.Owner
@@ -202,7 +203,7 @@ func (db *DB) BeginTx(m *Meter, o TxOptions) *Tx {
 	if iso == IsolationDefault || iso > Serializable {
 		iso = db.opts.Isolation
 	}
-	tx := &Tx{db: db, m: m, id: db.lockSeq.Add(1), iso: iso}
+	tx := &Tx{db: db, m: m, id: db.lockSeq.Add(1), iso: iso, noSync: o.NoSync}
 	if b, ok := db.undoBufs.Get().(*undoBufs); ok {
 		tx.steps, tx.arena, tx.note, tx.owner = b.steps, b.arena, b.note, b.owner
 		tx.bufs = b
@@ -392,12 +393,12 @@ func (r LockRelease) String() string {
 }
 
 // Commit ends the transaction: its commit record is logged (and, in
-// SyncCommit mode, durable before Commit returns), and its locks are
-// released and its commit made visible before or after the record is
-// durable, as Options.EarlyLockRelease says (see LockRelease, which also
-// says what a read-only transaction waits for). The commit that takes the
-// log past CheckpointBytes since the last checkpoint takes one (fuzzy: no
-// page writes).
+// SyncCommit mode unless TxOptions.NoSync, durable before Commit
+// returns), and its locks are released and its commit made visible
+// before or after the record is durable, as Options.EarlyLockRelease
+// says (see LockRelease, which also says what a read-only transaction
+// waits for). The commit that takes the log past CheckpointBytes since
+// the last checkpoint takes one (fuzzy: no page writes).
 func (tx *Tx) Commit() error {
 	tx.enter()
 	if tx.done {
@@ -405,7 +406,7 @@ func (tx *Tx) Commit() error {
 	}
 	tx.done = true
 	db := tx.db
-	sync := db.opts.Commit == SyncCommit
+	sync := db.opts.Commit == SyncCommit && !tx.noSync
 	early := db.opts.EarlyLockRelease == EarlyRelease
 	released := false
 	// releaseAndSync ends a writer whose commit record ends at end: its

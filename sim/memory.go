@@ -9,7 +9,6 @@ import (
 
 	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/cache/page"
-	"github.com/enginelab/enginelab/cache/store"
 	"github.com/enginelab/enginelab/engine"
 	"github.com/enginelab/enginelab/engine/memlimit"
 	"github.com/enginelab/enginelab/sim/hw"
@@ -134,10 +133,9 @@ const (
 	// not yet compacted) and a churn that does not follow the data (the
 	// redo log and page versions waiting for compaction): up to about
 	// 600 MiB was measured (W=4, 60 s, the most transactions a second
-	// per warehouse); more transactions a second make more. The store's
-	// spare chunks (store.MemSpareBytes) come on top.
+	// per warehouse); more transactions a second make more.
 	memStorePerByte = 10
-	memStoreChurn   = 768<<20 + store.MemSpareBytes
+	memStoreChurn   = 768 << 20
 
 	// memFixedHeap is the rest of the live heap: the runtime, the
 	// loader's and the terminals' buffers, the lock table (30 MB

@@ -442,7 +442,12 @@ func (w *worker) insert(t int) error {
 		if err := w.ctx.Err(); err != nil {
 			return context.Cause(w.ctx)
 		}
-		w.tx = w.db.Begin(&w.meter)
+		// The load's batches do not wait for their log syncs: the log
+		// is one sequence, so writeLoaded's synced commit, the load's
+		// last, makes every batch durable with it. Until then a crash
+		// leaves a load without its ConfigTable row, which ReadLoaded
+		// refuses, as it refuses a load cut short anywhere else.
+		w.tx = w.db.BeginTx(&w.meter, engine.TxOptions{NoSync: true})
 	}
 	if err := w.tx.Insert(w.t[t], w.row); err != nil {
 		w.rollback()

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/engine"
 	"github.com/stretchr/testify/require"
@@ -844,4 +845,52 @@ func TestKitFillFactor(t *testing.T) {
 		}
 		require.Equal(t, ff, h.FillFactor(), name)
 	}
+}
+
+// TestLoadDurable: a load into a directory, in SyncCommit mode, is
+// durable when Load returns, though its batches commit without a sync
+// (TxOptions.NoSync) and only its last commit, ConfigTable's, syncs: a
+// crash right after Load returns leaves the same rows, consistent, and
+// the load's ConfigTable. A crash in the middle of the load leaves no
+// ConfigTable, which ReadLoaded refuses.
+func TestLoadDurable(t *testing.T) {
+	skipUnderRace(t)
+	fs := vfs.NewCrashableMem()
+	opts := &engine.Options{FS: fs, Dir: "db", Options: cache.Options{PoolSize: 64 << 20}, Commit: engine.SyncCommit}
+	db, err := engine.Open(opts)
+	require.NoError(t, err)
+	var mid *vfs.MemFS
+	cfg := LoadConfig{Warehouses: 1, Scale: SmallScale, Seed: testSeed, Workers: 1,
+		Progress: func(done, total int64) {
+			if mid == nil && done >= total/2 {
+				mid = fs.CrashClone(vfs.CrashCloneCfg{})
+			}
+		}}
+	stats, err := Load(context.Background(), db, cfg)
+	require.NoError(t, err)
+	require.Zero(t, stats.Meter.SyncCommits, "the load's batches wait for no sync")
+	want := tableHashes(t, db)
+	image := fs.CrashClone(vfs.CrashCloneCfg{})
+	require.NoError(t, db.Close())
+	require.NotNil(t, mid)
+
+	reopen := func(img *vfs.MemFS) *engine.DB {
+		o := *opts
+		o.FS = img
+		db, err := engine.Open(&o)
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = db.Close() })
+		return db
+	}
+	db = reopen(image)
+	loaded, err := ReadLoaded(db)
+	require.NoError(t, err)
+	require.Equal(t, 1, loaded.Warehouses)
+	require.Equal(t, want, tableHashes(t, db), "the rows after the crash")
+	rep, err := Check(db, CheckConfig{Fresh: true, Scale: loaded.Scale})
+	require.NoError(t, err)
+	require.True(t, rep.Passed(), "%s", rep)
+
+	_, err = ReadLoaded(reopen(mid))
+	require.ErrorIs(t, err, ErrNotLoaded, "a load cut short by a crash")
 }

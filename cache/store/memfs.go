@@ -36,8 +36,11 @@ import (
 // and unmapped when the file's last name is removed and its last handle
 // closed: an obsolete sstable, or a redo segment removed, gives its memory
 // back at once, and Bytes counts what the files hold now. Only the pages
-// of a chunk that were written take memory, so a small file costs its own
-// size, rounded up to the system's page, not a chunk.
+// of a chunk that a write reached take memory: a write backs the pages
+// up to the next 256 KiB boundary past its end in one call
+// (populateWindow: faulting them in one by one cost a load about twice
+// as much), so a file takes at most 256 KiB more than its size, not a
+// chunk.
 //
 // Directories are a set of names; a file has an inode (memNode) with a
 // link count, so Link, Rename over an open file and Remove of an open
@@ -55,7 +58,7 @@ type MemFS struct {
 	// system page (the memory a file's written pages take).
 	bytes atomic.Int64
 
-	// spare holds up to maxSpareChunks chunks of removed files for the
+	// spare holds up to spareLimit chunks of removed files for the
 	// next writes, their pages already faulted in: the page store's
 	// flushes and compactions write new files as fast as they remove
 	// old ones, and mapping a new chunk for each costs a page fault per
@@ -67,20 +70,31 @@ type MemFS struct {
 	noSpares bool // after FreeSpare: a chunk released later is unmapped
 }
 
-// maxSpareChunks bounds the memory a MemFS keeps for reuse (256 MiB),
-// outside what Bytes reports. A compaction writes its new files before
-// it removes the old ones, so a store's files briefly hold both; spares
-// up to that churn keep memory near that peak rather than raising it
-// (one terminal on one TPC-C warehouse: peak RSS 833 MB with 16 spare
-// chunks, 866 MB with 256), and they take most of a run's page faults
-// away (system time 3.5 s → 1.9 s in 15 s; 64 chunks gave most of that,
-// 1,024 nothing more). The memory estimate's allowance for the store's
-// churn covers them.
-const maxSpareChunks = 256
+// minSpareChunks and spareShare bound the memory a MemFS keeps for reuse,
+// outside what Bytes reports: 16 MiB, or a quarter of Bytes when that is
+// more (spareLimit).
+//
+// A first write to memory the process never wrote is slow on a virtual
+// machine: on the 2-core development VM about 5 ms a MiB, against 12 to
+// 20 GB/s once the pages are the process's own. A 16-warehouse load
+// writes 2.6 GiB of sstables (flushes and compactions) into a 1.6 GiB
+// store; with 16 spare chunks 4.0 GiB of its chunks were new mappings,
+// with a quarter of Bytes 2.1 GiB. Spares never raise the peak: a chunk
+// joins them as it leaves a file, and a new mapping is made only when
+// none is left, so files and spares together never hold more than the
+// files alone held at their largest. What they cost is memory not given
+// back at once when the store shrinks. In a run the flushes and
+// compactions do the same: one terminal on one warehouse for 15 s spent
+// 3.5 s of system time with 16 spare chunks and 1.9 s with 256.
+const (
+	minSpareChunks = 16
+	spareShare     = 4
+)
 
-// MemSpareBytes is the most memory a MemFS keeps in spare chunks, beyond
-// what its files hold (Bytes): a memory estimate adds it.
-const MemSpareBytes = maxSpareChunks * MemChunkSize
+// spareLimit is how many chunks the spare list may hold now.
+func (y *MemFS) spareLimit() int {
+	return max(minSpareChunks, int(y.bytes.Load()/spareShare/MemChunkSize))
+}
 
 // chunk returns a chunk for a write: a spare one if there is one (its
 // old bytes are still there: WriteAt zeroes what a write skips), else a
@@ -112,7 +126,7 @@ func (y *MemFS) FreeSpare() {
 // release keeps c for reuse, or unmaps it when the spare list is full.
 func (y *MemFS) release(c []byte) {
 	y.spareMu.Lock()
-	if !y.noSpares && len(y.spare) < maxSpareChunks {
+	if !y.noSpares && len(y.spare) < y.spareLimit() {
 		y.spare = append(y.spare, c)
 		c = nil
 	}
@@ -121,6 +135,10 @@ func (y *MemFS) release(c []byte) {
 		freeChunk(c)
 	}
 }
+
+// populateWindow is the unit in which a write backs a file's pages ahead
+// of itself (populate): 64 pages of 4 KiB.
+const populateWindow = 256 << 10
 
 // MemChunkSize is the unit a MemFS file's bytes are mapped in. A chunk's
 // pages take memory only once written, so the size bounds the mappings'
@@ -152,6 +170,9 @@ type memNode struct {
 	chunks  [][]byte // MemChunkSize each, outside Go's heap
 	size    int64
 	modTime time.Time
+	// populated is how far the chunks' pages are backed (populate): a
+	// multiple of populateWindow, or the chunks' end.
+	populated int64
 	// links and refs are guarded by fs.mu.
 	links, refs int
 	freed       bool
@@ -178,11 +199,13 @@ func (y *MemFS) releaseLocked(n *memNode) {
 	}
 	n.freed = true
 	n.mu.Lock()
+	// Bytes drops first, so that the spare list's limit is a share of
+	// what the other files hold.
+	y.bytes.Add(-roundPage(n.size))
 	for _, c := range n.chunks {
 		y.release(c)
 	}
-	y.bytes.Add(-roundPage(n.size))
-	n.chunks, n.size = nil, 0
+	n.chunks, n.size, n.populated = nil, 0, 0
 	n.mu.Unlock()
 }
 
@@ -597,6 +620,20 @@ func (f *memFile) WriteAt(p []byte, off int64) (int, error) {
 			return 0, fmt.Errorf("store: memory file %s: %w", f.name, err)
 		}
 		n.chunks = append(n.chunks, c)
+	}
+	if end > n.populated {
+		// The pages up to the next populateWindow boundary past the
+		// write are backed in one call rather than faulted in one by
+		// one as the copy reaches them: a file takes at most a window
+		// more than it holds.
+		to := min((end+populateWindow-1)/populateWindow*populateWindow, int64(len(n.chunks))*MemChunkSize)
+		for at := n.populated; at < to; {
+			c := n.chunks[at/MemChunkSize][at%MemChunkSize:]
+			k := min(int64(len(c)), to-at)
+			populate(c[:k])
+			at += k
+		}
+		n.populated = to
 	}
 	// Invariant: the bytes below size were written or zeroed, so a
 	// chunk reused with another file's bytes shows none of them. A

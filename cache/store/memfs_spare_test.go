@@ -9,9 +9,10 @@ import (
 )
 
 // TestMemFSSpareChunks: a removed file's chunks are kept (up to
-// maxSpareChunks) and a new file's writes reuse them, and a write past
-// the end of a file on a reused chunk reads back zeros in the gap, not
-// the old file's bytes. After FreeSpare nothing is kept.
+// minSpareChunks, or a quarter of what the other files hold when that is
+// more) and a new file's writes reuse them, and a write past the end of a
+// file on a reused chunk reads back zeros in the gap, not the old file's
+// bytes. After FreeSpare nothing is kept.
 func TestMemFSSpareChunks(t *testing.T) {
 	fs := NewMemFS()
 	require.NoError(t, fs.MkdirAll("d", 0o755))
@@ -37,15 +38,32 @@ func TestMemFSSpareChunks(t *testing.T) {
 	require.Equal(t, "tail", string(got[MemChunkSize+100:]))
 	require.NoError(t, g.Close())
 
-	for i := range maxSpareChunks + 3 {
+	for i := range minSpareChunks + 3 {
 		h, err := fs.Create("d/big", vfs.WriteCategoryUnspecified)
 		require.NoError(t, err)
-		_, err = h.WriteAt([]byte{1}, int64(maxSpareChunks+2)*MemChunkSize)
+		_, err = h.WriteAt([]byte{1}, int64(minSpareChunks+2)*MemChunkSize)
 		require.NoError(t, err, "round %d", i)
 		require.NoError(t, h.Close())
 		require.NoError(t, fs.Remove("d/big"))
-		require.Len(t, fs.spare, maxSpareChunks, "the rest unmapped")
+		require.Len(t, fs.spare, minSpareChunks, "the rest unmapped")
 	}
+
+	// With 97 MiB and a page in other files (d/new's 1 MiB and 104
+	// bytes, and d/live), a quarter of it: 24 chunks.
+	live, err := fs.Create("d/live", vfs.WriteCategoryUnspecified)
+	require.NoError(t, err)
+	_, err = live.WriteAt([]byte{1}, 96*MemChunkSize-1)
+	require.NoError(t, err)
+	require.NoError(t, live.Close())
+	require.Empty(t, fs.spare, "the live file took the spares")
+	h, err := fs.Create("d/big", vfs.WriteCategoryUnspecified)
+	require.NoError(t, err)
+	_, err = h.WriteAt([]byte{1}, 40*MemChunkSize-1)
+	require.NoError(t, err)
+	require.NoError(t, h.Close())
+	require.NoError(t, fs.Remove("d/big"))
+	require.Equal(t, int64(97*MemChunkSize+osPage), fs.Bytes())
+	require.Len(t, fs.spare, 24, "a quarter of what the files hold")
 	fs.FreeSpare()
 	require.Empty(t, fs.spare)
 	require.NoError(t, fs.RemoveAll("d"))
