@@ -257,15 +257,7 @@ func TestHeapVersionsCrash(t *testing.T) {
 	require.NoError(t, loser.Update(tb, []Value{Int(1)}, []Set{{Column: "w", Value: Int(666)}}))
 	require.NoError(t, loser.Insert(tb, Row{Int(2), Int(20), Int(200)}))
 	require.NoError(t, db.log.SyncTo(nil, db.log.End()))
-	image := fs.CrashClone(vfs.CrashCloneCfg{})
-	_ = db.Close()
-
-	opts.FS = image
-	db, err = Open(opts)
-	require.NoError(t, err)
-	defer func() { require.NoError(t, db.Close()) }()
-	tb, err = db.Table(tb.Name())
-	require.NoError(t, err)
+	db, tb = crashReopen(t, fs, opts, db, tb.Name())
 	for _, iso := range []Isolation{ReadCommitted, Serializable} {
 		r := db.BeginTx(nil, TxOptions{Isolation: iso})
 		row, found := hvGet(t, r, tb, 1)

@@ -165,15 +165,7 @@ func TestHeapVersionsPruneCrash(t *testing.T) {
 	_, before, freeBefore := hvPage(t, tb)
 	require.Equal(t, map[string]int{"redirect": 1, "unused": int(n) - 1, "normal": 1}, lpStates(before))
 	require.NoError(t, db.log.SyncTo(nil, db.log.End()))
-	image := fs.CrashClone(vfs.CrashCloneCfg{})
-	_ = db.Close()
-
-	opts.FS = image
-	db, err = Open(opts)
-	require.NoError(t, err)
-	defer func() { require.NoError(t, db.Close()) }()
-	tb, err = db.Table(tb.Name())
-	require.NoError(t, err)
+	db, tb = crashReopen(t, fs, opts, db, tb.Name())
 	_, after, freeAfter := hvPage(t, tb)
 	require.Equal(t, before, after, "the same line pointers and tuples")
 	require.Equal(t, freeBefore, freeAfter)

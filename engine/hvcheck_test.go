@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/stretchr/testify/require"
 
 	"github.com/enginelab/enginelab/cache"
@@ -169,4 +170,20 @@ func TestHeapVersionsCheckBesideWriters(t *testing.T) {
 			t.Logf("%d checks before the damage, %d after, beside %d writers of %d transactions each", checks, damagedChecks, writers, opsEach)
 		})
 	}
+}
+
+// crashReopen leaves what a crash of db at this instant would leave on fs
+// (its synced bytes), closes db, opens that image with opts and returns
+// the reopened database, closed when t ends, and its table name.
+func crashReopen(t *testing.T, fs *vfs.MemFS, opts *Options, db *DB, name string) (*DB, *TableHandle) {
+	t.Helper()
+	image := fs.CrashClone(vfs.CrashCloneCfg{})
+	_ = db.Close()
+	opts.FS = image
+	db, err := Open(opts)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, db.Close()) })
+	tb, err := db.Table(name)
+	require.NoError(t, err)
+	return db, tb
 }

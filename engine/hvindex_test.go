@@ -322,15 +322,7 @@ func TestHeapVersionsVacuumCrash(t *testing.T) {
 	no, before, _ := hvPage(t, tb)
 	require.Equal(t, []int{1, 1, 1}, hvEntries(t, tb))
 	require.NoError(t, db.log.SyncTo(nil, db.log.End()))
-	image := fs.CrashClone(vfs.CrashCloneCfg{})
-	_ = db.Close()
-
-	opts.FS = image
-	db, err = Open(opts)
-	require.NoError(t, err)
-	defer func() { require.NoError(t, db.Close()) }()
-	tb, err = db.Table(tb.Name())
-	require.NoError(t, err)
+	db, tb = crashReopen(t, fs, opts, db, tb.Name())
 	require.Equal(t, []int{1, 1, 1}, hvEntries(t, tb))
 	after, _, err := tb.heap.PageVersions(nil, no)
 	require.NoError(t, err)

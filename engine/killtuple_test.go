@@ -216,15 +216,7 @@ func TestHeapVersionsKillCrash(t *testing.T) {
 			if synced {
 				require.NoError(t, db.log.SyncTo(nil, db.log.End()))
 			}
-			image := fs.CrashClone(vfs.CrashCloneCfg{})
-			_ = db.Close()
-
-			opts.FS = image
-			db, err = Open(opts)
-			require.NoError(t, err)
-			defer func() { require.NoError(t, db.Close()) }()
-			tb, err = db.Table(tb.Name())
-			require.NoError(t, err)
+			db, tb = crashReopen(t, fs, opts, db, tb.Name())
 			require.Equal(t, []int{5, 5}, hvEntriesAll(t, tb))
 			m, rows := killScan(t, db, tb, "", "id", true)
 			require.Equal(t, 2, rows)
