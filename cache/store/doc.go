@@ -58,9 +58,10 @@
 // (where a flush is a copy within memory and the memtables hold bytes the
 // files will hold again), and an 8 MiB cache (the buffer pool is the
 // cache being measured). An in-memory store's files are in a MemFS: in
-// chunks mapped outside Go's heap, never grown by copying, freed when
-// pebble deletes a file and its last reader closes it; MemoryBytes says
-// how much they hold. memfs.go tells why pebble's vfs.NewMem was not
+// chunks mapped outside Go's heap, never grown by copying, released when
+// pebble deletes a file and its last reader closes it (kept for the next
+// writes up to a quarter of what the files hold, unmapped beyond that);
+// MemoryBytes says how much the files hold. memfs.go tells why pebble's vfs.NewMem was not
 // kept.
 //
 // # Caveats

@@ -33,9 +33,11 @@ import (
 // MemFS keeps a file's bytes in chunks of MemChunkSize outside Go's heap
 // (anonymous mappings on Linux, memfs_linux.go; Go slices elsewhere). A
 // chunk is mapped when a write first reaches it, so a file never moves,
-// and unmapped when the file's last name is removed and its last handle
-// closed: an obsolete sstable, or a redo segment removed, gives its memory
-// back at once, and Bytes counts what the files hold now. Only the pages
+// and released when the file's last name is removed and its last handle
+// closed: kept as a spare for the next writes while the spares hold less
+// than a quarter of what the files hold (spareLimit), unmapped otherwise,
+// so an obsolete sstable or a removed redo segment gives most of its
+// memory back at once; Bytes counts what the files hold now. Only the pages
 // of a chunk that a write reached take memory: a write backs the pages
 // up to the next 256 KiB boundary past its end in one call
 // (populateWindow: faulting them in one by one cost a load about twice
