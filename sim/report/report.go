@@ -408,6 +408,12 @@ type Purge struct {
 	ActorSteps       int64 `json:"actor_steps,omitempty"`
 	ActorPurged      int64 `json:"actor_purged,omitempty"`
 	MaxHistoryLength int64 `json:"max_history_length,omitempty"`
+	// ActorStoreReads and ActorStoreWrites are the store reads and page
+	// writes its steps made (undo and index pages missing from the pool;
+	// dirty victims written to free a frame): background requests on the
+	// store device.
+	ActorStoreReads  int64 `json:"actor_store_reads,omitempty"`
+	ActorStoreWrites int64 `json:"actor_store_writes,omitempty"`
 }
 
 // Vacuum is autovacuum's work over the run on the heap tables that keep

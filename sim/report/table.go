@@ -181,7 +181,8 @@ func (r *Report) WriteTable(w io.Writer) error {
 	if p := r.Purge; p != nil && (p.Purged > 0 || p.HistoryLength > 0 || p.ActorSteps > 0) {
 		fmt.Fprintf(&b, "\nPURGE: %d undo logs purged during the run, history length %d at its end", p.Purged, p.HistoryLength)
 		if p.ActorSteps > 0 {
-			fmt.Fprintf(&b, "; the purge actor took %d steps, purged %d, met a history of %d at most", p.ActorSteps, p.ActorPurged, p.MaxHistoryLength)
+			fmt.Fprintf(&b, "; the purge actor took %d steps, purged %d, met a history of %d at most, read %d pages from the store and wrote %d",
+				p.ActorSteps, p.ActorPurged, p.MaxHistoryLength, p.ActorStoreReads, p.ActorStoreWrites)
 		}
 		b.WriteString("\n")
 	}
