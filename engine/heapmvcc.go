@@ -302,7 +302,7 @@ func (tx *Tx) fetchRoot(t *TableHandle, root heap.RowPtr, snap *heap.Snapshot) (
 // scan then kills the entry that led to it (Cursor.killEntry).
 func (tx *Tx) fetchRootDead(t *TableHandle, root heap.RowPtr, snap *heap.Snapshot, wantDead bool) (img []byte, at heap.RowPtr, th heap.TupleHeader, found, allDead bool, err error) {
 	cs := tx.db.clog.Load()
-	var horizon uint64
+	var horizon uint64 // the vacuum horizon, read once if needed (0: not read)
 	if x := t.heap.PruneXid(root.Page); x != 0 {
 		if horizon = tx.db.vacuumHorizon(); x < horizon {
 			if _, err := t.heap.PruneOpt(tx.m, root.Page, horizon, cs); err != nil {
@@ -310,13 +310,14 @@ func (tx *Tx) fetchRootDead(t *TableHandle, root heap.RowPtr, snap *heap.Snapsho
 			}
 		}
 	}
-	if wantDead && horizon == 0 {
-		horizon = tx.db.vacuumHorizon()
+	var deadFor uint64 // FetchVersionAllDead's horizon: 0 asks nothing
+	if wantDead {
+		if horizon == 0 {
+			horizon = tx.db.vacuumHorizon()
+		}
+		deadFor = horizon
 	}
-	if !wantDead {
-		horizon = 0
-	}
-	th, img, at, found, allDead, err = t.heap.FetchVersionAllDead(tx.m, root, snap, cs, horizon, tx.val)
+	th, img, at, found, allDead, err = t.heap.FetchVersionAllDead(tx.m, root, snap, cs, deadFor, tx.val)
 	if err != nil {
 		return nil, root, th, false, false, fmt.Errorf("engine: table %s: version %s: %w", t.info.def.Name, root, err)
 	}

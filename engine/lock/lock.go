@@ -227,6 +227,7 @@ const maxFreeStates = 4096
 type Manager struct {
 	clock   cache.Clock
 	parker  Parker
+	handoff Handoff // parker's, if it has one (nil: none)
 	timeout time.Duration
 
 	// mu guards the maps and free list below, every lockState in locks,
@@ -248,8 +249,9 @@ type Manager struct {
 // NewManager returns a lock manager that waits through parker and
 // times waits out after timeout on clock.
 func NewManager(clock cache.Clock, parker Parker, timeout time.Duration) *Manager {
+	h, _ := parker.(Handoff)
 	return &Manager{
-		clock: clock, parker: parker, timeout: timeout,
+		clock: clock, parker: parker, handoff: h, timeout: timeout,
 		locks:   make(map[Key]*lockState),
 		waiting: make(map[uint64]*Wait),
 		owners:  make(map[uint64]*Owner),
@@ -498,8 +500,8 @@ func (lm *Manager) Release(o *Owner) {
 	clear(o.held)
 	o.held = o.held[:0]
 	lm.mu.Unlock()
-	if h, ok := lm.parker.(Handoff); ok && granted {
-		h.Handoff()
+	if granted && lm.handoff != nil {
+		lm.handoff.Handoff()
 	}
 }
 
