@@ -270,16 +270,17 @@ func (h *harness) run(t testing.TB, d *datadriven.TestData) string {
 
 // show prints the lock table.
 func (h *harness) show(b *strings.Builder) {
-	h.lm.mu.Lock()
-	defer h.lm.mu.Unlock()
+	h.lm.latchAll()
+	defer h.lm.unlatchAll()
+	locks := h.lm.allLocksLocked()
 	name := func(k Key) string {
 		if n, ok := h.names[k]; ok {
 			return n
 		}
 		return fmt.Sprintf("%d/%x", k.Table, k.Hash)
 	}
-	keys := make([]Key, 0, len(h.lm.locks))
-	for k := range h.lm.locks {
+	keys := make([]Key, 0, len(locks))
+	for k := range locks {
 		keys = append(keys, k)
 	}
 	sort.Slice(keys, func(i, j int) bool { return name(keys[i]) < name(keys[j]) })
@@ -287,7 +288,7 @@ func (h *harness) show(b *strings.Builder) {
 		b.WriteString("locks: none\n")
 	}
 	for _, k := range keys {
-		st := h.lm.locks[k]
+		st := locks[k]
 		fmt.Fprintf(b, "%s: held by", name(k))
 		for _, x := range st.holders {
 			fmt.Fprintf(b, " tx=%d:%s", x.tx, x.mode)
@@ -320,9 +321,11 @@ func (h *harness) show(b *strings.Builder) {
 		waiting[tx] = true
 	}
 	owners := map[uint64]bool{}
+	h.lm.ownersMu.Lock()
 	for tx := range h.lm.owners {
 		owners[tx] = true
 	}
+	h.lm.ownersMu.Unlock()
 	fmt.Fprintf(b, "waiting:%s\nowners:%s\n", ids(waiting), ids(owners))
 }
 
@@ -418,10 +421,23 @@ func TestLockConcurrent(t *testing.T) {
 		require.NoError(t, err)
 	}
 	t.Logf("deadlocks resolved: %d", deadlocks.Load())
-	lm.mu.Lock()
-	defer lm.mu.Unlock()
-	require.Empty(t, lm.locks)
+	lm.latchAll()
+	defer lm.unlatchAll()
+	require.Empty(t, lm.allLocksLocked())
+	require.Empty(t, lm.waiting)
 	require.Empty(t, lm.owners)
+}
+
+// allLocksLocked returns the lock table of every shard as one map.
+// REQUIRES: every shard latched.
+func (lm *Manager) allLocksLocked() map[Key]*lockState {
+	all := map[Key]*lockState{}
+	for i := range lm.shards {
+		for k, st := range lm.shards[i].locks {
+			all[k] = st
+		}
+	}
+	return all
 }
 
 type wallClock struct{}
