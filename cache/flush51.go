@@ -237,7 +237,7 @@ func (p *Pool) freeMargin(m *Meter) (int, error) {
 	var ts []cleanTarget
 	p.repl.tail(len(p.frames), func(f *Page) bool {
 		if evictable(f) && f.dirty.Load() { // buf_flush_ready_for_flush, LRU
-			ts = append(ts, cleanTarget{f, f.id, f.newest})
+			ts = append(ts, cleanTarget{f, f.id, f.newest.Load()})
 		}
 		return len(ts) < want
 	})
