@@ -505,3 +505,38 @@ func TestReleaseHandoff(t *testing.T) {
 	require.Equal(t, int64(2), p.handoffs.Load())
 	lm.ReleaseAll(4)
 }
+
+// TestDeadlockAcrossShards: a cycle whose rows live in different shards of
+// the lock table is found (the walk latches every shard), its closer is
+// the one victim, and a walk that finds no cycle leaves the requester
+// waiting until the holder releases.
+func TestDeadlockAcrossShards(t *testing.T) {
+	p := newFakeParker()
+	lm := NewManager(&fakeClock{now: epoch}, p, 50*time.Second)
+	a := RowKey(1, []byte("a"))
+	var b Key
+	for i := 0; ; i++ {
+		if b = RowKey(2, fmt.Appendf(nil, "b%d", i)); lm.shardOf(b) != lm.shardOf(a) {
+			break
+		}
+	}
+	var m1, m2 Counters
+	require.NoError(t, lm.Lock(&m1, 1, a, Exclusive))
+	require.NoError(t, lm.Lock(&m2, 2, b, Exclusive))
+	done1 := make(chan error, 1)
+	go func() { done1 <- lm.Lock(&m1, 1, b, Exclusive) }()
+	<-p.parked
+	err := lm.Lock(&m2, 2, a, Exclusive)
+	require.ErrorIs(t, err, ErrDeadlock)
+	require.Equal(t, Counters{LockRequests: 2, Deadlocks: 1}, m2, "the victim never waited")
+	lm.ReleaseAll(2)
+	require.NoError(t, <-done1)
+	require.Equal(t, int64(1), m1.LockWaits)
+	require.Equal(t, int64(0), m1.Deadlocks)
+	require.Equal(t, 2, lm.Held(1))
+	lm.ReleaseAll(1)
+	lm.latchAll()
+	defer lm.unlatchAll()
+	require.Empty(t, lm.allLocksLocked())
+	require.Empty(t, lm.waiting)
+}
