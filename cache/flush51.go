@@ -44,8 +44,11 @@ import (
 // when fewer than 200 I/Os were done in them (an idle disk's: under load
 // it does not fire), its background loop when the server is idle (it
 // flushes 100 pages a round until the dirty share is below the limit),
-// the insert buffer merges and purge, and buf_flush_try_neighbors (5.1
-// writes the dirty neighbours of each page of a batch within the area too).
+// the insert buffer merges, and buf_flush_try_neighbors (5.1 writes the
+// dirty neighbours of each page of a batch within the area too). Purge,
+// the master thread's full purge every tenth round, is the simulator's to
+// schedule (sim/sched runs it in the master's tenth round); MasterStep
+// does not purge, and in real mode purge keeps its own goroutine.
 
 // FlushingPolicy selects who writes dirty pages in the background
 // (Options.Flushing).
