@@ -228,7 +228,10 @@ const maxFreeStates = 64
 // 512 page shards and 512 table shards, a row's lock found in the shard of
 // its page); here a row's shard is chosen by its key's hash, since a lock
 // names a row, not a page.
-const lockShards = 64
+const (
+	lockShardBits = 6
+	lockShards    = 1 << lockShardBits
+)
 
 // shard is one part of the lock table: the lock states of the keys that
 // hash to it, and its recycled states. Its mu guards them, every
@@ -298,7 +301,7 @@ func NewManager(clock cache.Clock, parker Parker, timeout time.Duration) *Manage
 // spread over every shard.
 func (lm *Manager) shardOf(key Key) *shard {
 	h := (key.Hash ^ uint64(key.Table)<<32) * 0x9e3779b97f4a7c15
-	return &lm.shards[h>>(64-6)]
+	return &lm.shards[h>>(64-lockShardBits)]
 }
 
 // latchAll latches every shard, in order: nothing in the lock table,
