@@ -68,6 +68,11 @@ func (p *Pool) dirtied(f *Page, lsn uint64) {
 		f.oldest.Store(lsn)
 		l.insertLocked(f)
 	}
+	// Again under the mutex: written, finding no newer change, clears
+	// newest after clearing oldest, and may have done so after the store
+	// above (this then saw oldest 0 and came here); lsn is still the
+	// newest change, since the log's mutex is held.
+	f.newest.Store(lsn)
 	l.Unlock()
 }
 
