@@ -867,16 +867,33 @@ func (s *Scheduler) storeBooked(v *vterm, t int64, op storeOp, use int) int64 {
 // batches' pages are spread evenly over them (a meter says how many
 // batches and pages, not which pages went in which batch). Page writes and
 // store syncs beyond the batches' (without the buffer: all of them; a
-// checkpoint's sync) come after.
+// checkpoint's sync) come after. An in-place write merged into the
+// request before it (EventStoreWriteMerged: MySQL 5.1's simulated AIO)
+// holds the device for its transfer alone; the merged writes are spread
+// evenly over the in-place writes.
 func (s *Scheduler) storeOps(d *hw.Vector, fn func(op storeOp)) {
-	write := storeOp{occ: s.storeOcc[1], resp: s.storeResp[1], cpu: true}
+	dev := &s.machine.Store
 	sync := storeOp{occ: s.storeSyncLat, resp: s.storeSyncLat}
 	writes, syncs := d[hw.EventStoreWrite], d[hw.EventStoreSync]
 	dwSyncs := d[hw.EventDoublewriteSync]
+	allWrites, merged, done := writes, min(d[hw.EventStoreWriteMerged], writes), int64(0)
+	var xfer int64 // a page's transfer, when a merged write or a doublewrite batch needs it
+	if merged > 0 || d[hw.EventDoublewriteWrite] > 0 {
+		xfer = hw.TransferNanos(s.pageSize, dev.WriteBandwidth)
+	}
+	write := func() {
+		// Write done+1 is merged if the even spread of the merged
+		// writes puts one on it.
+		if merged > 0 && merged*(done+1)/allWrites > merged*done/allWrites {
+			fn(storeOp{occ: xfer, resp: xfer})
+		} else {
+			fn(storeOp{occ: s.storeOcc[1], resp: s.storeResp[1], cpu: true})
+		}
+		done++
+	}
 	if n := d[hw.EventDoublewriteWrite]; n > 0 {
 		bytes := d[hw.EventDoublewriteByte]
-		dev := &s.machine.Store
-		gap := s.storeOcc[1] - hw.TransferNanos(s.pageSize, dev.WriteBandwidth) // the IOPS gap
+		gap := s.storeOcc[1] - xfer // the IOPS gap
 		for i := range n {
 			// Batch i's share of the bytes, in whole pages.
 			pages := bytes/s.pageSize*(i+1)/n - bytes/s.pageSize*i/n
@@ -887,7 +904,7 @@ func (s *Scheduler) storeOps(d *hw.Vector, fn func(op storeOp)) {
 				fn(sync)
 			}
 			for range min(pages, writes) {
-				fn(write)
+				write()
 			}
 			writes -= min(pages, writes)
 			if syncs > 0 {
@@ -900,7 +917,7 @@ func (s *Scheduler) storeOps(d *hw.Vector, fn func(op storeOp)) {
 		fn(sync)
 	}
 	for range writes {
-		fn(write)
+		write()
 	}
 	for range syncs {
 		fn(sync)

@@ -267,6 +267,22 @@ func TestStoreQueuesShare(t *testing.T) {
 	require.Equal(t, [NumStoreUses]int64{StoreReads: 9, StoreBackground: 2 * 7, StorePurge: 3 * 10}, s.StoreUse())
 }
 
+// Merged in-place writes (MySQL 5.1's simulated AIO) hold the store
+// device for their transfer alone, spread evenly over the writes: of
+// four writes two merged, the second and the fourth.
+func TestStoreOpsMergedWrites(t *testing.T) {
+	dev := hw.Device{ReadLatency: hw.Duration(4 * time.Millisecond), WriteLatency: hw.Duration(4 * time.Millisecond),
+		ReadBandwidth: 16384 * 1000, WriteBandwidth: 16384 * 1000, SyncLatency: hw.Duration(6 * time.Millisecond), IOPS: 200}
+	s := New(testHW(hw.CPUProfile{}, dev), 16384, false)
+	var d hw.Vector
+	d[hw.EventStoreWrite], d[hw.EventStoreWriteMerged] = 4, 2
+	var occ []int64
+	s.storeOps(&d, func(op storeOp) { occ = append(occ, op.occ) })
+	xfer := int64(time.Millisecond)          // a 16 KiB page at 16,384,000 bytes a second
+	full := int64(5*time.Millisecond) + xfer // a request's IOPS gap (200 a second) and its transfer
+	require.Equal(t, []int64{full, xfer, full, xfer}, occ)
+}
+
 // The purge actor is one thread: a step that falls due while its last
 // step's reads are still queued on the store device waits for them
 // (Maintenance.Waits), and runs once the device has served them.
