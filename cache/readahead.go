@@ -79,7 +79,8 @@ func (p *Pool) maybeReadAhead(m *Meter, last page.ID) {
 // tier reads) to the background, and what it took to find frames for
 // them (evictions, dirty victims and LRU batches written, their syncs and
 // doublewrite batches, the log syncs the writes waited for, exclusive
-// mode's SETs) to m, the caller's meter, if not nil. InnoDB's read-ahead
+// mode's SETs of the victims; its DELETEs of pages read back are the
+// reads') to m, the caller's meter, if not nil. InnoDB's read-ahead
 // is issued by the thread whose access triggered it: its reads are
 // asynchronous, but buf_page_init_for_read takes each frame with
 // buf_LRU_get_free_block on that thread, which writes dirty pages itself
@@ -93,6 +94,7 @@ func (p *Pool) chargeReadAhead(m, bg *Meter) {
 		r.RandomReadAheadTriggers, r.RandomReadAheads, r.RandomReadAheadUnused = bg.RandomReadAheadTriggers, bg.RandomReadAheads, bg.RandomReadAheadUnused
 		r.TierGets, r.TierHits, r.TierMisses = bg.TierGets, bg.TierHits, bg.TierMisses
 		r.TierStale, r.TierCorrupt, r.TierErrors = bg.TierStale, bg.TierCorrupt, bg.TierErrors
+		r.TierDeletes = bg.TierDeletes // exclusive mode expiring the pages it read back
 		w.Sub(&r)
 		m.Add(&w)
 		*bg = r
