@@ -103,8 +103,8 @@ func (p *Pool) FlushTarget() int {
 	end := p.log.End()
 	p.fl.Lock()
 	var age uint64
-	if t := p.fl.tail; t != nil && t.oldest < end {
-		age = end - t.oldest
+	if t := p.fl.tail; t != nil && t.oldest.Load() < end {
+		age = end - t.oldest.Load()
 	}
 	dirty := p.fl.n
 	p.fl.Unlock()
@@ -219,14 +219,14 @@ func (p *Pool) cleanTargets(lru, fl []cleanTarget, budget, want int, durable uin
 		if len(lru) >= budget {
 			return false
 		}
-		if f.pinCount() == 0 && !f.busy && f.dirty.Load() && f.newest < durable {
-			lru = append(lru, cleanTarget{f: f, id: f.id, newest: f.newest})
+		if n := f.newest.Load(); f.pinCount() == 0 && !f.busy && f.dirty.Load() && n < durable {
+			lru = append(lru, cleanTarget{f: f, id: f.id, newest: n})
 		}
 		return true
 	})
 	for f := p.fl.tail; f != nil && len(fl) < want; f = f.flPrev {
-		if f.newest < durable && f.resident && !f.busy && !slices.ContainsFunc(lru, func(t cleanTarget) bool { return t.f == f }) {
-			fl = append(fl, cleanTarget{f: f, id: f.id, newest: f.newest})
+		if n := f.newest.Load(); n < durable && f.resident && !f.busy && !slices.ContainsFunc(lru, func(t cleanTarget) bool { return t.f == f }) {
+			fl = append(fl, cleanTarget{f: f, id: f.id, newest: n})
 		}
 	}
 	return lru, fl
@@ -265,9 +265,9 @@ func (p *Pool) SyncLog(m *Meter) error {
 func (p *Pool) flushListTargets(ts []cleanTarget, below, durable uint64, limit int) []cleanTarget {
 	p.mu.Lock()
 	p.fl.Lock()
-	for f := p.fl.tail; f != nil && len(ts) < limit && f.oldest < below; f = f.flPrev {
-		if f.newest < durable && f.resident {
-			ts = append(ts, cleanTarget{f: f, id: f.id, newest: f.newest})
+	for f := p.fl.tail; f != nil && len(ts) < limit && f.oldest.Load() < below; f = f.flPrev {
+		if n := f.newest.Load(); n < durable && f.resident {
+			ts = append(ts, cleanTarget{f: f, id: f.id, newest: n})
 		}
 	}
 	p.fl.Unlock()

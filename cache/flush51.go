@@ -262,7 +262,7 @@ func (p *Pool) neighbors51Locked(ts []cleanTarget, limit int, lru bool) []cleanT
 				continue
 			}
 			seen[id] = true
-			out = append(out, cleanTarget{f: f, id: id, newest: f.newest, neighbor: true})
+			out = append(out, cleanTarget{f: f, id: id, newest: f.newest.Load(), neighbor: true})
 		}
 	}
 	return out
@@ -309,7 +309,7 @@ func (p *Pool) freeMargin(m *Meter) (int, error) {
 	var ts []cleanTarget
 	p.repl.tail(len(p.frames), func(f *Page) bool {
 		if evictable(f) && f.dirty.Load() { // buf_flush_ready_for_flush, LRU
-			ts = append(ts, cleanTarget{f: f, id: f.id, newest: f.newest})
+			ts = append(ts, cleanTarget{f: f, id: f.id, newest: f.newest.Load()})
 		}
 		return len(ts) < want
 	})

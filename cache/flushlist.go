@@ -46,14 +46,33 @@ type flushList struct {
 // the change logged at lsn. A clean page enters at the head with oldest
 // lsn; a page already on the list keeps its place and oldest. Called under
 // the log's mutex, so lsn is the largest LSN any page has.
+//
+// Only a page's first change since it was last clean takes the list's
+// mutex, as InnoDB's buf_flush_note_modification takes the flush list
+// mutex only when oldest_modification is 0: a page already on the list
+// has its newest LSN stored and nothing else. The race that leaves is
+// with written, which may be taking f off the list after a write of an
+// image older than this change: this stores newest and then reads oldest,
+// written stores oldest (0) and then reads newest, and Go's atomics are
+// sequentially consistent, so at least one of the two sees the other's
+// store: either written sees the new newest and keeps f on the list, or
+// this sees oldest 0 and inserts f under the mutex.
 func (p *Pool) dirtied(f *Page, lsn uint64) {
+	f.newest.Store(lsn)
+	if f.oldest.Load() != 0 {
+		return
+	}
 	l := &p.fl
 	l.Lock()
-	f.newest = lsn
-	if f.oldest == 0 {
-		f.oldest = lsn
+	if f.oldest.Load() == 0 {
+		f.oldest.Store(lsn)
 		l.insertLocked(f)
 	}
+	// Again under the mutex: written, finding no newer change, clears
+	// newest after clearing oldest, and may have done so after the store
+	// above (this then saw oldest 0 and came here); lsn is still the
+	// newest change, since the log's mutex is held.
+	f.newest.Store(lsn)
 	l.Unlock()
 }
 
@@ -61,7 +80,7 @@ func (p *Pool) dirtied(f *Page, lsn uint64) {
 // head in the common case (a mini-transaction's, the newest LSN).
 func (l *flushList) insertLocked(f *Page) {
 	c := l.head
-	for c != nil && c.oldest > f.oldest {
+	for c != nil && c.oldest.Load() > f.oldest.Load() {
 		c = c.flNext
 	}
 	// f goes just before c (toward the head), or at the tail.
@@ -82,7 +101,15 @@ func (l *flushList) insertLocked(f *Page) {
 	l.n++
 }
 
+// removeLocked takes f off the list and clears its oldest and newest.
 func (l *flushList) removeLocked(f *Page) {
+	l.unlinkLocked(f)
+	f.newest.Store(0)
+}
+
+// unlinkLocked takes f off the list and clears its oldest (0: not on the
+// list), leaving its newest as it is.
+func (l *flushList) unlinkLocked(f *Page) {
 	if f.flPrev != nil {
 		f.flPrev.flNext = f.flNext
 	} else {
@@ -94,7 +121,7 @@ func (l *flushList) removeLocked(f *Page) {
 		l.tail = f.flPrev
 	}
 	f.flPrev, f.flNext = nil, nil
-	f.oldest, f.newest = 0, 0
+	f.oldest.Store(0)
 	l.n--
 }
 
@@ -107,15 +134,24 @@ func (l *flushList) written(f *Page, lsn uint64) {
 	l.Lock()
 	defer l.Unlock()
 	switch {
-	case f.oldest == 0:
+	case f.oldest.Load() == 0:
 		// Not on the list: no log, or a page recovery redid before
 		// ListRecovered.
-	case f.newest <= lsn:
-		l.removeLocked(f)
-	case f.oldest <= lsn:
-		newest := f.newest
-		l.removeLocked(f)
-		f.oldest, f.newest = lsn+1, newest
+	case f.newest.Load() <= lsn:
+		// Off the list, oldest stored before newest is read again: a
+		// change that came meanwhile either saw oldest 0 and waits for
+		// the mutex to insert f, or stored its newest before that read
+		// and f goes back on here (dirtied).
+		l.unlinkLocked(f)
+		if n := f.newest.Load(); n > lsn {
+			f.oldest.Store(lsn + 1)
+			l.insertLocked(f)
+		} else {
+			f.newest.Store(0)
+		}
+	case f.oldest.Load() <= lsn:
+		l.unlinkLocked(f)
+		f.oldest.Store(lsn + 1)
 		l.insertLocked(f)
 	}
 }
@@ -123,7 +159,7 @@ func (l *flushList) written(f *Page, lsn uint64) {
 // drop takes f off the list if it is there (its page leaves the frame).
 func (l *flushList) drop(f *Page) {
 	l.Lock()
-	if f.oldest != 0 {
+	if f.oldest.Load() != 0 {
 		l.removeLocked(f)
 	}
 	l.Unlock()
@@ -143,8 +179,8 @@ func (p *Pool) CheckpointLSN() uint64 {
 	}
 	lsn := p.log.End()
 	p.fl.Lock()
-	if t := p.fl.tail; t != nil && t.oldest < lsn {
-		lsn = t.oldest
+	if t := p.fl.tail; t != nil && t.oldest.Load() < lsn {
+		lsn = t.oldest.Load()
 	}
 	p.fl.Unlock()
 	return lsn
@@ -164,7 +200,7 @@ func (p *Pool) FlushListOldest() []uint64 {
 	defer p.fl.Unlock()
 	out := make([]uint64, 0, p.fl.n)
 	for f := p.fl.head; f != nil; f = f.flNext {
-		out = append(out, f.oldest)
+		out = append(out, f.oldest.Load())
 	}
 	return out
 }
@@ -189,8 +225,9 @@ func (p *Pool) ListRecovered(from uint64) {
 		lsn := page.LSN(f.buf)
 		f.latch.RUnlock()
 		p.fl.Lock()
-		if f.oldest == 0 {
-			f.oldest, f.newest = from, lsn
+		if f.oldest.Load() == 0 {
+			f.oldest.Store(from)
+			f.newest.Store(lsn)
 			p.fl.insertLocked(f)
 		}
 		p.fl.Unlock()

@@ -472,12 +472,15 @@ type Page struct {
 	next     *Page
 	list     *frameList
 
-	// The flush list's fields (flushlist.go), guarded by pool.fl: the
-	// LSN of the first change since the page was last clean
-	// (oldest_modification; 0: not on the list), the LSN of its newest
-	// change (newest_modification), and the list's links (flPrev toward
-	// the newest, flNext toward the oldest).
-	oldest, newest uint64
+	// The flush list's fields (flushlist.go): the LSN of the first
+	// change since the page was last clean (oldest_modification; 0: not
+	// on the list), the LSN of its newest change (newest_modification),
+	// and the list's links (flPrev toward the newest, flNext toward the
+	// oldest). The links are guarded by pool.fl; oldest and newest are
+	// written under pool.fl too, except newest by a mini-transaction's
+	// change to a page already on the list (Pool.dirtied), which is why
+	// both are atomics.
+	oldest, newest atomic.Uint64
 	flPrev, flNext *Page
 }
 

@@ -163,6 +163,7 @@ func (l *Log) SaveCheckpoint(rec []byte) error {
 	l.mu.Lock()
 	l.durable = max(l.durable, end)
 	l.stats.FlushSyncs++
+	l.publishLocked()
 	l.mu.Unlock()
 	path := l.controlPath()
 	if l.ctl == nil {

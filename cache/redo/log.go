@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/enginelab/enginelab/cache/page"
@@ -80,6 +81,36 @@ type Log struct {
 	ckptRec    []byte        // the checkpoint record saved last
 	stats      LogStats
 	closed     bool
+
+	// pub holds copies of end, written, durable, ckptEnd and len(buf),
+	// stored under mu whenever one of them changes (publishLocked) and
+	// read without it: End, Durable, Age and Buffered are asked once or
+	// more per mini-transaction and per commit, by every terminal, and a
+	// mutex taken only to read a word made each of those reads a write
+	// to a cache line every core shares (InnoDB 8.0's log_sys keeps its
+	// LSNs in atomics for the same reason: log_get_lsn reads sn without
+	// a latch). A reader sees a value that was true at some instant
+	// during its call, which is all a mutex-guarded read gave it.
+	pub logPub
+}
+
+// logPub is Log.pub, on cache lines of its own so that publishing does
+// not share a line with mu.
+type logPub struct {
+	_                              [64]byte
+	end, written, durable, ckptEnd atomic.Uint64
+	buffered                       atomic.Int64
+	_                              [64]byte
+}
+
+// publishLocked copies the LSNs and the buffer's length to l.pub.
+// REQUIRES: l.mu held (or l not yet shared).
+func (l *Log) publishLocked() {
+	l.pub.end.Store(l.end)
+	l.pub.written.Store(l.written)
+	l.pub.durable.Store(l.durable)
+	l.pub.ckptEnd.Store(l.ckptEnd)
+	l.pub.buffered.Store(int64(len(l.buf)))
 }
 
 // segFile is a segment file open for writing.
@@ -290,6 +321,7 @@ func (l *Log) startNew() {
 	l.buf = h.appendTo(l.buf[:0])
 	l.bufStart = 0
 	l.end, l.written, l.durable, l.ckptEnd = FirstLSN, FirstLSN, FirstLSN, FirstLSN
+	l.publishLocked()
 }
 
 // recoverEnd finds the end of an existing log whose last checkpoint saw
@@ -405,6 +437,7 @@ func (l *Log) recoverEnd(files segFiles, logEnd, promise uint64) error {
 	l.segs = live
 	l.end, l.written, l.durable, l.bufStart, l.ckptEnd = res.end, res.end, res.end, res.end, res.end
 	l.chain = res.chain
+	l.publishLocked()
 	return nil
 }
 
@@ -467,6 +500,8 @@ func (l *Log) Append(c *Counts, body []byte, stamp Stamper) uint64 {
 	l.end += n
 	l.stats.Records++
 	l.stats.Bytes += int64(n)
+	l.pub.end.Store(l.end)
+	l.pub.buffered.Store(int64(len(l.buf)))
 	if stamp != nil {
 		stamp.Stamp(lsn)
 	}
@@ -497,18 +532,10 @@ func (l *Log) switchLocked(n uint64) {
 
 // End returns the LSN the next record will get (unless it starts a new
 // segment).
-func (l *Log) End() uint64 {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.end
-}
+func (l *Log) End() uint64 { return l.pub.end.Load() }
 
 // Durable returns the LSN below which every record is synced.
-func (l *Log) Durable() uint64 {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.durable
-}
+func (l *Log) Durable() uint64 { return l.pub.durable.Load() }
 
 // Stats returns the log's totals.
 func (l *Log) Stats() LogStats {
@@ -525,9 +552,10 @@ func (l *Log) SinceCheckpoint() uint64 { return l.Age() }
 // checkpoint (Checkpointed's lsn; the log's end when it was opened). The
 // caller keeps it below Capacity by flushing pages and checkpointing.
 func (l *Log) Age() uint64 {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.end - l.ckptEnd
+	// ckptEnd first: it only grows and never passes end, so the
+	// difference read this way never underflows.
+	c := l.pub.ckptEnd.Load()
+	return l.pub.end.Load() - c
 }
 
 // Capacity returns the log's capacity in bytes (LogOptions.Capacity).
@@ -540,11 +568,7 @@ func (l *Log) SegmentSize() uint64 { return l.segSize }
 func (l *Log) Dir() string { return l.dir }
 
 // Buffered returns the bytes not yet written to the files.
-func (l *Log) Buffered() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return len(l.buf)
-}
+func (l *Log) Buffered() int { return int(l.pub.buffered.Load()) }
 
 // Flush makes the log durable at least past the record at lsn (on a
 // volatile store: written). The buffer pool calls it before it writes a
@@ -553,12 +577,10 @@ func (l *Log) Buffered() int {
 // mutex, where the simulator must not park), and it syncs by itself when
 // the record is not yet durable.
 func (l *Log) Flush(lsn uint64) error {
-	l.mu.Lock()
-	d := l.durable
+	d := l.pub.durable.Load()
 	if l.opts.Volatile {
-		d = l.written
+		d = l.pub.written.Load()
 	}
-	l.mu.Unlock()
 	if lsn < d {
 		return nil
 	}
@@ -568,10 +590,7 @@ func (l *Log) Flush(lsn uint64) error {
 		_, err := l.writeLocked()
 		return err
 	}
-	l.mu.Lock()
-	d = l.durable
-	l.mu.Unlock()
-	if lsn < d {
+	if lsn < l.pub.durable.Load() {
 		return nil // synced by another meanwhile
 	}
 	end, err := l.writeSyncLocked()
@@ -581,6 +600,7 @@ func (l *Log) Flush(lsn uint64) error {
 	l.mu.Lock()
 	l.durable = max(l.durable, end)
 	l.stats.FlushSyncs++
+	l.publishLocked()
 	l.mu.Unlock()
 	return nil
 }
@@ -601,6 +621,7 @@ func (l *Log) writeLocked() (uint64, error) {
 	data, start, end := l.buf, l.bufStart, l.end
 	l.buf, l.spare = l.spare[:0], nil
 	l.bufStart = end
+	l.publishLocked()
 	i := sort.Search(len(l.segs), func(i int) bool { return l.segs[i].end() > start })
 	segs := slices.Clone(l.segs[i:])
 	l.mu.Unlock()
@@ -613,9 +634,11 @@ func (l *Log) writeLocked() (uint64, error) {
 		// same bytes.
 		l.buf = append(data, l.buf...)
 		l.bufStart = start
+		l.publishLocked()
 		return 0, fmt.Errorf("cache: write redo log at LSN %d: %w", start, err)
 	}
 	l.written = end
+	l.publishLocked()
 	if cap(data) <= 4*l.opts.BufferBytes {
 		l.spare = data[:0]
 	}
@@ -907,6 +930,7 @@ func (l *Log) SyncTo(c *Counts, upto uint64) error {
 			c.LogSyncs++
 		}
 		l.durable = max(l.durable, target)
+		l.publishLocked()
 	}
 	l.mu.Unlock()
 	return nil
@@ -925,6 +949,7 @@ func (l *Log) Checkpointed(lsn, keep uint64) error {
 	l.mu.Lock()
 	if lsn > l.ckptEnd {
 		l.ckptEnd = lsn
+		l.publishLocked()
 	}
 	// A segment the buffer has not yet been written to is never recycled.
 	keep = min(keep, l.written)

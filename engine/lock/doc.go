@@ -60,10 +60,17 @@
 //
 // # Concurrency and lifetimes
 //
-// A Manager is safe for concurrent use. One mutex guards the lock table
-// and every Owner's held list; nothing else is locked under it, and it is
-// never held while a request waits, so a Parker may run other work (the
-// simulator runs other terminals). The caller must hold no latch or other
+// A Manager is safe for concurrent use. The lock table is split in 64
+// shards by the hash of a row's key, each with its own mutex, as InnoDB
+// 8.0.21 split lock_sys's mutex into sharded latches: a request, a grant
+// and a release latch only the shards of their rows, so terminals that
+// lock different rows rarely meet on a mutex. The walk of the wait-for
+// graph, which spans rows, latches every shard (InnoDB takes its global
+// latch exclusively for it); it runs once per request that waits, after
+// the request has queued: walks run one at a time and a victim leaves the
+// graph before the next, so of two requests that close a cycle between
+// them exactly one is refused. No shard is held while a request waits,
+// so a Parker may run other work (the simulator runs other terminals). The caller must hold no latch or other
 // mutex while it asks for a lock, since the request may wait.
 //
 // Counters and an Owner belong to one transaction, used by one goroutine
@@ -86,7 +93,7 @@
 // a lock, which can make a transaction wait, or be chosen as a deadlock
 // victim, without a real conflict, but never lets a conflict through. The
 // victim is always the requester that closes the cycle, whatever the work
-// the others have done. Deadlock detection walks the graph under the
-// manager's mutex, so long chains of waiters make every new wait slower.
+// the others have done. Deadlock detection walks the graph with every
+// shard latched, so long chains of waiters make every new wait slower.
 // RealParker's clock must be the wall clock, since its timer is.
 package lock

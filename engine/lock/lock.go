@@ -99,14 +99,16 @@ type Wait struct {
 	Deadline time.Time
 
 	ready   chan struct{} // closed when the lock is granted
-	granted bool          // guarded by the lock manager's mu
+	granted bool          // guarded by the shard of Key
 	owner   *Owner
 }
 
 // Owner is a transaction as the lock manager sees it: its id and the
 // locks it holds, in order of first grant. A transaction (the engine's Tx)
 // carries its own, so a grant and a release touch no per-transaction map.
-// Guarded by the manager's mutex.
+// Its held list grows under the shard of the row granted (by the
+// releaser whose release granted a waiting request, or by the owner);
+// Release reads it on the owner's goroutine, with no request in flight.
 //
 // An Owner whose locks are released (Release) may be copied and reused for
 // another transaction with a new ID: the copy keeps the held-lock buffer,
@@ -209,57 +211,118 @@ func (st *lockState) find(tx uint64) int {
 }
 
 // lockState is the lock table entry of one row: the granted locks and the
-// queue of waiting requests, served first come first served.
+// queue of waiting requests, served first come first served. Guarded by
+// its shard's mu.
 type lockState struct {
 	holders []holder // a row rarely has more than a few
 	queue   []*Wait
 }
 
-// maxFreeStates bounds the recycled lock states: enough for the locks of
-// many concurrent transactions, without hoarding the states of one huge
-// transaction.
-const maxFreeStates = 4096
+// maxFreeStates bounds the recycled lock states of one shard: with
+// lockShards shards, enough for the locks of many concurrent
+// transactions, without hoarding the states of one huge transaction.
+const maxFreeStates = 64
+
+// lockShards is the number of shards of the lock table (a power of two).
+// InnoDB 8.0.21 split lock_sys's one mutex the same way (lock_sys->latches:
+// 512 page shards and 512 table shards, a row's lock found in the shard of
+// its page); here a row's shard is chosen by its key's hash, since a lock
+// names a row, not a page.
+const (
+	lockShardBits = 6
+	lockShards    = 1 << lockShardBits
+)
+
+// shard is one part of the lock table: the lock states of the keys that
+// hash to it, and its recycled states. Its mu guards them, every
+// lockState in locks and the granted flag of every Wait queued there. It
+// is padded to cache lines of its own, so that two terminals locking rows
+// of different shards write no line in common.
+type shard struct {
+	mu         sync.Mutex
+	locks      map[Key]*lockState
+	freeStates []*lockState
+	_          [128 - 8 - 8 - 24]byte
+}
 
 // Manager grants strict two-phase row locks: a transaction keeps every
 // lock until Release or ReleaseAll (at commit or rollback). It finds deadlocks with a
 // wait-for graph when a request starts to wait, and times waits out on its
 // Clock. Safe for concurrent use.
+//
+// Latching, as InnoDB 8.0.21's lock_sys: a request, a grant and a
+// release of one row latch only that row's shard; what spans shards (the
+// walk of the wait-for graph when a request starts to wait, and the
+// diagnostics Held and HeldBy) latches every shard, in shard order, as
+// InnoDB takes its global latch exclusively for the same work. A release
+// latches its rows' shards one at a time, never two at once, so no
+// order between shards is needed beyond the ascending one of latchAll.
 type Manager struct {
 	clock   cache.Clock
 	parker  Parker
 	handoff Handoff // parker's, if it has one (nil: none)
 	timeout time.Duration
 
-	// mu guards the maps and free list below, every lockState in locks,
-	// every Owner's held list and every Wait's granted flag. It is a leaf:
-	// nothing else is locked under it (the Clock is read), and it is never
-	// held while a request parks.
-	mu      sync.Mutex
-	locks   map[Key]*lockState
+	shards [lockShards]shard
+
+	// waitMu guards waiting. It is a leaf, taken only while holding a
+	// shard (a request starts or stops waiting, a grant ends a wait),
+	// for a map operation; the walk of the wait-for graph, which holds
+	// every shard, reads waiting without it, since every change to it is
+	// made holding some shard.
+	waitMu  sync.Mutex
 	waiting map[uint64]*Wait // the request each blocked transaction waits on
-	// owners holds the owners of callers that name transactions by id
-	// (Lock, ReleaseAll); a caller that keeps its own Owner (the engine's
-	// Tx) uses LockAs and Release, and is not in this map.
-	owners map[uint64]*Owner
-	// Recycled lock states: a lock request makes no allocation once the
-	// manager has warmed up.
-	freeStates []*lockState
+
+	// ownersMu guards owners: the owners of callers that name
+	// transactions by id (Lock, ReleaseAll); a caller that keeps its own
+	// Owner (the engine's Tx) uses LockAs and Release, and is not in
+	// this map. A leaf, never held with a shard.
+	ownersMu sync.Mutex
+	owners   map[uint64]*Owner
 }
 
 // NewManager returns a lock manager that waits through parker and
 // times waits out after timeout on clock.
 func NewManager(clock cache.Clock, parker Parker, timeout time.Duration) *Manager {
 	h, _ := parker.(Handoff)
-	return &Manager{
+	lm := &Manager{
 		clock: clock, parker: parker, handoff: h, timeout: timeout,
-		locks:   make(map[Key]*lockState),
 		waiting: make(map[uint64]*Wait),
 		owners:  make(map[uint64]*Owner),
 	}
+	for i := range lm.shards {
+		lm.shards[i].locks = make(map[Key]*lockState)
+	}
+	return lm
 }
 
-// ownerLocked returns the owner for transaction id tx. REQUIRES: lm.mu.
-func (lm *Manager) ownerLocked(tx uint64) *Owner {
+// shardOf returns the shard of key: the top bits of a multiplicative
+// hash of the key's hash and its table, so that the rows of one table
+// spread over every shard.
+func (lm *Manager) shardOf(key Key) *shard {
+	h := (key.Hash ^ uint64(key.Table)<<32) * 0x9e3779b97f4a7c15
+	return &lm.shards[h>>(64-lockShardBits)]
+}
+
+// latchAll latches every shard, in order: nothing in the lock table,
+// the waiting map included, changes until unlatchAll.
+func (lm *Manager) latchAll() {
+	for i := range lm.shards {
+		lm.shards[i].mu.Lock()
+	}
+}
+
+// unlatchAll undoes latchAll.
+func (lm *Manager) unlatchAll() {
+	for i := len(lm.shards) - 1; i >= 0; i-- {
+		lm.shards[i].mu.Unlock()
+	}
+}
+
+// owner returns the owner for transaction id tx.
+func (lm *Manager) owner(tx uint64) *Owner {
+	lm.ownersMu.Lock()
+	defer lm.ownersMu.Unlock()
 	o := lm.owners[tx]
 	if o == nil {
 		o = &Owner{ID: tx}
@@ -270,10 +333,7 @@ func (lm *Manager) ownerLocked(tx uint64) *Owner {
 
 // Lock is LockAs for a transaction named by its id.
 func (lm *Manager) Lock(m *Counters, tx uint64, key Key, mode Mode) error {
-	lm.mu.Lock()
-	o := lm.ownerLocked(tx)
-	lm.mu.Unlock()
-	return lm.LockAs(m, o, key, mode)
+	return lm.LockAs(m, lm.owner(tx), key, mode)
 }
 
 // LockAs acquires key in mode for transaction o, waiting if it must. A
@@ -286,23 +346,35 @@ func (lm *Manager) LockAs(m *Counters, o *Owner, key Key, mode Mode) error {
 	if m != nil {
 		m.LockRequests++
 	}
-	lm.mu.Lock()
-	st := lm.stateLocked(key)
+	sh := lm.shardOf(key)
+	sh.mu.Lock()
+	st := sh.stateLocked(key)
 	if i := st.find(tx); i >= 0 && (st.holders[i].mode == Exclusive || mode == Shared) {
-		lm.mu.Unlock()
+		sh.mu.Unlock()
 		return nil
 	}
-	if len(st.queue) == 0 && lm.grantableLocked(st, tx, mode) {
-		lm.grantLocked(st, o, key, mode)
-		lm.mu.Unlock()
+	if len(st.queue) == 0 && grantable(st, tx, mode) {
+		grantLocked(st, o, key, mode)
+		sh.mu.Unlock()
 		return nil
 	}
 	w := &Wait{Tx: tx, Key: key, Mode: mode, ready: make(chan struct{}), owner: o}
 	st.queue = append(st.queue, w)
+	lm.waitMu.Lock()
 	lm.waiting[tx] = w
-	if lm.closesCycleLocked(tx) {
-		lm.dropWaitLocked(st, w)
-		lm.mu.Unlock()
+	lm.waitMu.Unlock()
+	sh.mu.Unlock()
+
+	// The walk of the wait-for graph sees every shard at one instant. The
+	// request may have been granted since it queued (a holder released
+	// the row): then it closes no cycle. Walks run one at a time, and a
+	// victim leaves the graph before the next walk, so of two requests
+	// that close one cycle between them only the one walking second is
+	// refused, as when it had queued second.
+	lm.latchAll()
+	if !w.granted && lm.closesCycleLocked(tx) {
+		lm.dropWaitLocked(sh, st, w)
+		lm.unlatchAll()
 		if m != nil {
 			m.Deadlocks++
 		}
@@ -310,19 +382,19 @@ func (lm *Manager) LockAs(m *Counters, o *Owner, key Key, mode Mode) error {
 	}
 	w.Start = lm.clock.Now()
 	w.Deadline = w.Start.Add(lm.timeout)
-	lm.mu.Unlock()
+	lm.unlatchAll()
 
 	if m != nil {
 		m.LockWaits++
 	}
 	lm.parker.Park(w)
 
-	lm.mu.Lock()
+	sh.mu.Lock()
 	granted := w.granted
 	if !granted {
-		lm.dropWaitLocked(st, w)
+		lm.dropWaitLocked(sh, st, w)
 	}
-	lm.mu.Unlock()
+	sh.mu.Unlock()
 	if m != nil {
 		m.LockWaitNanos += int64(lm.clock.Now().Sub(w.Start))
 	}
@@ -336,17 +408,17 @@ func (lm *Manager) LockAs(m *Counters, o *Owner, key Key, mode Mode) error {
 }
 
 // stateLocked returns key's lock state, made (from the free list when it
-// can) if key has none. lm.mu is held.
-func (lm *Manager) stateLocked(key Key) *lockState {
-	st := lm.locks[key]
+// can) if key has none. REQUIRES: sh.mu held, key in sh.
+func (sh *shard) stateLocked(key Key) *lockState {
+	st := sh.locks[key]
 	if st == nil {
-		if n := len(lm.freeStates); n > 0 {
-			st = lm.freeStates[n-1]
-			lm.freeStates = lm.freeStates[:n-1]
+		if n := len(sh.freeStates); n > 0 {
+			st = sh.freeStates[n-1]
+			sh.freeStates = sh.freeStates[:n-1]
 		} else {
 			st = &lockState{}
 		}
-		lm.locks[key] = st
+		sh.locks[key] = st
 	}
 	return st
 }
@@ -355,22 +427,23 @@ func (lm *Manager) stateLocked(key Key) *lockState {
 // (no holder in a conflicting mode, no request queued), as a conditional
 // lock never waits, and reports whether o holds it. It counts nothing.
 func (lm *Manager) TryLockAs(o *Owner, key Key, mode Mode) bool {
-	lm.mu.Lock()
-	defer lm.mu.Unlock()
-	st := lm.stateLocked(key)
+	sh := lm.shardOf(key)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	st := sh.stateLocked(key)
 	if i := st.find(o.ID); i >= 0 && (st.holders[i].mode == Exclusive || mode == Shared) {
 		return true
 	}
-	if len(st.queue) == 0 && lm.grantableLocked(st, o.ID, mode) {
-		lm.grantLocked(st, o, key, mode)
+	if len(st.queue) == 0 && grantable(st, o.ID, mode) {
+		grantLocked(st, o, key, mode)
 		return true
 	}
 	return false
 }
 
-// grantableLocked reports whether tx may hold key in mode next to the
-// current holders. REQUIRES: lm.mu held.
-func (lm *Manager) grantableLocked(st *lockState, tx uint64, mode Mode) bool {
+// grantable reports whether tx may hold key in mode next to the current
+// holders. REQUIRES: the key's shard latched.
+func grantable(st *lockState, tx uint64, mode Mode) bool {
 	for _, h := range st.holders {
 		if h.tx != tx && !compatible(h.mode, mode) {
 			return false
@@ -379,8 +452,8 @@ func (lm *Manager) grantableLocked(st *lockState, tx uint64, mode Mode) bool {
 	return true
 }
 
-// grantLocked records the grant. REQUIRES: lm.mu held.
-func (lm *Manager) grantLocked(st *lockState, o *Owner, key Key, mode Mode) {
+// grantLocked records the grant. REQUIRES: the key's shard latched.
+func grantLocked(st *lockState, o *Owner, key Key, mode Mode) {
 	i := st.find(o.ID)
 	if i < 0 {
 		o.held = append(o.held, heldLock{key: key, st: st})
@@ -392,42 +465,50 @@ func (lm *Manager) grantLocked(st *lockState, o *Owner, key Key, mode Mode) {
 
 // dropWaitLocked removes a request that will not be granted (timed out,
 // or a deadlock victim) and lets the requests behind it go if they can.
-// REQUIRES: lm.mu held.
-func (lm *Manager) dropWaitLocked(st *lockState, w *Wait) {
+// REQUIRES: sh.mu held, key in sh.
+func (lm *Manager) dropWaitLocked(sh *shard, st *lockState, w *Wait) {
 	for i, q := range st.queue {
 		if q == w {
 			st.queue = append(st.queue[:i], st.queue[i+1:]...)
 			break
 		}
 	}
+	lm.waitingDelete(w)
+	lm.wakeLocked(sh, st, w.Key)
+}
+
+// waitingDelete removes w from the waiting map if it is there.
+// REQUIRES: a shard latched (see Manager.waitMu).
+func (lm *Manager) waitingDelete(w *Wait) {
+	lm.waitMu.Lock()
 	if lm.waiting[w.Tx] == w {
 		delete(lm.waiting, w.Tx)
 	}
-	lm.wakeLocked(st, w.Key)
+	lm.waitMu.Unlock()
 }
 
 // wakeLocked grants queued requests in order while they are compatible
 // with the holders; the first that is not stops the queue (first come,
 // first served, so a stream of sharers cannot starve a writer).
-// It reports whether it granted any. REQUIRES: lm.mu held.
-func (lm *Manager) wakeLocked(st *lockState, key Key) (granted bool) {
+// It reports whether it granted any. REQUIRES: sh.mu held, key in sh.
+func (lm *Manager) wakeLocked(sh *shard, st *lockState, key Key) (granted bool) {
 	for len(st.queue) > 0 {
 		w := st.queue[0]
-		if !lm.grantableLocked(st, w.Tx, w.Mode) {
+		if !grantable(st, w.Tx, w.Mode) {
 			break
 		}
 		st.queue = st.queue[1:]
-		lm.grantLocked(st, w.owner, key, w.Mode)
+		grantLocked(st, w.owner, key, w.Mode)
 		w.granted = true
 		granted = true
-		delete(lm.waiting, w.Tx)
+		lm.waitingDelete(w)
 		close(w.ready)
 	}
 	if len(st.holders) == 0 && len(st.queue) == 0 {
-		delete(lm.locks, key)
-		if len(lm.freeStates) < maxFreeStates {
+		delete(sh.locks, key)
+		if len(sh.freeStates) < maxFreeStates {
 			st.queue = st.queue[:0]
-			lm.freeStates = append(lm.freeStates, st)
+			sh.freeStates = append(sh.freeStates, st)
 		}
 	}
 	return granted
@@ -435,9 +516,9 @@ func (lm *Manager) wakeLocked(st *lockState, key Key) (granted bool) {
 
 // blockersLocked lists the transactions w waits for: holders it conflicts
 // with, and requests ahead of it in the queue that it conflicts with.
-// REQUIRES: lm.mu held.
+// REQUIRES: every shard latched (latchAll).
 func (lm *Manager) blockersLocked(w *Wait, visit func(uint64) bool) bool {
-	st := lm.locks[w.Key]
+	st := lm.shardOf(w.Key).locks[w.Key]
 	for _, h := range st.holders {
 		if h.tx != w.Tx && !compatible(h.mode, w.Mode) && visit(h.tx) {
 			return true
@@ -455,7 +536,9 @@ func (lm *Manager) blockersLocked(w *Wait, visit func(uint64) bool) bool {
 }
 
 // closesCycleLocked reports whether tx, which just started to wait, now
-// waits (through the wait-for graph) for itself. REQUIRES: lm.mu held.
+// waits (through the wait-for graph) for itself. It reads waiting without
+// waitMu: every change to it is made holding a shard. REQUIRES: every
+// shard latched (latchAll), tx waiting.
 func (lm *Manager) closesCycleLocked(tx uint64) bool {
 	seen := map[uint64]bool{}
 	var reaches func(t uint64) bool
@@ -475,31 +558,41 @@ func (lm *Manager) closesCycleLocked(tx uint64) bool {
 
 // ReleaseAll is Release for a transaction named by its id.
 func (lm *Manager) ReleaseAll(tx uint64) {
-	lm.mu.Lock()
+	lm.ownersMu.Lock()
 	o := lm.owners[tx]
 	delete(lm.owners, tx)
-	lm.mu.Unlock()
+	lm.ownersMu.Unlock()
 	if o != nil {
 		lm.Release(o)
 	}
 }
 
 // Release releases every lock o holds (commit or rollback) and grants what
-// it can to the waiters.
+// it can to the waiters. It latches the shard of each held row in turn,
+// keeping it across consecutive rows of one shard.
 func (lm *Manager) Release(o *Owner) {
-	lm.mu.Lock()
 	granted := false
+	var sh *shard
 	for _, h := range o.held {
+		if s := lm.shardOf(h.key); s != sh {
+			if sh != nil {
+				sh.mu.Unlock()
+			}
+			sh = s
+			sh.mu.Lock()
+		}
 		if i := h.st.find(o.ID); i >= 0 {
 			h.st.holders = append(h.st.holders[:i], h.st.holders[i+1:]...)
 		}
-		if lm.wakeLocked(h.st, h.key) {
+		if lm.wakeLocked(sh, h.st, h.key) {
 			granted = true
 		}
 	}
+	if sh != nil {
+		sh.mu.Unlock()
+	}
 	clear(o.held)
 	o.held = o.held[:0]
-	lm.mu.Unlock()
 	if granted && lm.handoff != nil {
 		lm.handoff.Handoff()
 	}
@@ -507,17 +600,20 @@ func (lm *Manager) Release(o *Owner) {
 
 // Held returns the number of rows tx holds locks on.
 func (lm *Manager) Held(tx uint64) int {
-	lm.mu.Lock()
-	defer lm.mu.Unlock()
-	if o := lm.owners[tx]; o != nil {
-		return len(o.held)
+	lm.ownersMu.Lock()
+	o := lm.owners[tx]
+	lm.ownersMu.Unlock()
+	if o == nil {
+		return 0
 	}
-	return 0
+	return lm.HeldBy(o)
 }
 
-// HeldBy returns the number of rows o holds locks on.
+// HeldBy returns the number of rows o holds locks on. A grant to o
+// appends to its list under the shard of the row granted, so this
+// latches every shard.
 func (lm *Manager) HeldBy(o *Owner) int {
-	lm.mu.Lock()
-	defer lm.mu.Unlock()
+	lm.latchAll()
+	defer lm.unlatchAll()
 	return len(o.held)
 }

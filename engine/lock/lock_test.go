@@ -270,16 +270,17 @@ func (h *harness) run(t testing.TB, d *datadriven.TestData) string {
 
 // show prints the lock table.
 func (h *harness) show(b *strings.Builder) {
-	h.lm.mu.Lock()
-	defer h.lm.mu.Unlock()
+	h.lm.latchAll()
+	defer h.lm.unlatchAll()
+	locks := h.lm.allLocksLocked()
 	name := func(k Key) string {
 		if n, ok := h.names[k]; ok {
 			return n
 		}
 		return fmt.Sprintf("%d/%x", k.Table, k.Hash)
 	}
-	keys := make([]Key, 0, len(h.lm.locks))
-	for k := range h.lm.locks {
+	keys := make([]Key, 0, len(locks))
+	for k := range locks {
 		keys = append(keys, k)
 	}
 	sort.Slice(keys, func(i, j int) bool { return name(keys[i]) < name(keys[j]) })
@@ -287,7 +288,7 @@ func (h *harness) show(b *strings.Builder) {
 		b.WriteString("locks: none\n")
 	}
 	for _, k := range keys {
-		st := h.lm.locks[k]
+		st := locks[k]
 		fmt.Fprintf(b, "%s: held by", name(k))
 		for _, x := range st.holders {
 			fmt.Fprintf(b, " tx=%d:%s", x.tx, x.mode)
@@ -320,9 +321,11 @@ func (h *harness) show(b *strings.Builder) {
 		waiting[tx] = true
 	}
 	owners := map[uint64]bool{}
+	h.lm.ownersMu.Lock()
 	for tx := range h.lm.owners {
 		owners[tx] = true
 	}
+	h.lm.ownersMu.Unlock()
 	fmt.Fprintf(b, "waiting:%s\nowners:%s\n", ids(waiting), ids(owners))
 }
 
@@ -418,10 +421,23 @@ func TestLockConcurrent(t *testing.T) {
 		require.NoError(t, err)
 	}
 	t.Logf("deadlocks resolved: %d", deadlocks.Load())
-	lm.mu.Lock()
-	defer lm.mu.Unlock()
-	require.Empty(t, lm.locks)
+	lm.latchAll()
+	defer lm.unlatchAll()
+	require.Empty(t, lm.allLocksLocked())
+	require.Empty(t, lm.waiting)
 	require.Empty(t, lm.owners)
+}
+
+// allLocksLocked returns the lock table of every shard as one map.
+// REQUIRES: every shard latched.
+func (lm *Manager) allLocksLocked() map[Key]*lockState {
+	all := map[Key]*lockState{}
+	for i := range lm.shards {
+		for k, st := range lm.shards[i].locks {
+			all[k] = st
+		}
+	}
+	return all
 }
 
 type wallClock struct{}
@@ -488,4 +504,39 @@ func TestReleaseHandoff(t *testing.T) {
 	require.NoError(t, <-done4)
 	require.Equal(t, int64(2), p.handoffs.Load())
 	lm.ReleaseAll(4)
+}
+
+// TestDeadlockAcrossShards: a cycle whose rows live in different shards of
+// the lock table is found (the walk latches every shard), its closer is
+// the one victim, and a walk that finds no cycle leaves the requester
+// waiting until the holder releases.
+func TestDeadlockAcrossShards(t *testing.T) {
+	p := newFakeParker()
+	lm := NewManager(&fakeClock{now: epoch}, p, 50*time.Second)
+	a := RowKey(1, []byte("a"))
+	var b Key
+	for i := 0; ; i++ {
+		if b = RowKey(2, fmt.Appendf(nil, "b%d", i)); lm.shardOf(b) != lm.shardOf(a) {
+			break
+		}
+	}
+	var m1, m2 Counters
+	require.NoError(t, lm.Lock(&m1, 1, a, Exclusive))
+	require.NoError(t, lm.Lock(&m2, 2, b, Exclusive))
+	done1 := make(chan error, 1)
+	go func() { done1 <- lm.Lock(&m1, 1, b, Exclusive) }()
+	<-p.parked
+	err := lm.Lock(&m2, 2, a, Exclusive)
+	require.ErrorIs(t, err, ErrDeadlock)
+	require.Equal(t, Counters{LockRequests: 2, Deadlocks: 1}, m2, "the victim never waited")
+	lm.ReleaseAll(2)
+	require.NoError(t, <-done1)
+	require.Equal(t, int64(1), m1.LockWaits)
+	require.Equal(t, int64(0), m1.Deadlocks)
+	require.Equal(t, 2, lm.Held(1))
+	lm.ReleaseAll(1)
+	lm.latchAll()
+	defer lm.unlatchAll()
+	require.Empty(t, lm.allLocksLocked())
+	require.Empty(t, lm.waiting)
 }
