@@ -62,18 +62,30 @@ type batcher struct {
 	// ids and images are Doublewrite.Write's arguments, kept for reuse.
 	ids    []page.ID
 	images [][]byte
+	// merge is the pages written since merged writes were last counted
+	// (Flushing51; finish).
+	merge []page.ID
 }
 
 func (p *Pool) newBatcher(m *Meter) *batcher { return &batcher{p: p, m: m} }
 
-// limit is how many pages a batch holds: one without a doublewrite
-// buffer, its slots with one; under Flushing51 a batch's writes are
-// queued together and merged (mergeCount) whether or not there is one.
+// limit is how many pages a batch holds.
 func (b *batcher) limit() int {
-	if b.p.dw == nil && b.p.opts.Flushing != Flushing51 {
+	if b.p.dw == nil {
 		return 1
 	}
 	return DoublewriteSlots
+}
+
+// finish counts the merged writes of the pages written since the last
+// count (Flushing51 without a doublewrite buffer, where each page is
+// written as soon as it is taken, but the requests of one call, an LRU
+// batch or a flush-list batch, are queued together and merged). With a
+// doublewrite buffer each batch is counted as it is written: its store
+// sync separates it from the next.
+func (b *batcher) finish() {
+	b.m.StoreWritesMerged += mergeCount(b.merge)
+	b.merge = b.merge[:0]
 }
 
 // mergeCount is how many of ids (a batch's written pages) go out in the
@@ -257,7 +269,6 @@ func (b *batcher) flush() error {
 	errs := make([]error, len(ws))
 	inPlace := func() error {
 		wrote := false
-		var merge []page.ID
 		for i := range ws {
 			w := &ws[i]
 			errs[i] = p.store.WritePage(w.id, *w.bp)
@@ -266,11 +277,13 @@ func (b *batcher) flush() error {
 				m.StoreWriteBytes += int64(p.pageSize)
 				wrote = true
 				if p.opts.Flushing == Flushing51 {
-					merge = append(merge, w.id)
+					b.merge = append(b.merge, w.id)
 				}
 			}
 		}
-		m.StoreWritesMerged += mergeCount(merge)
+		if p.dw != nil {
+			b.finish()
+		}
 		if p.dw == nil || !wrote {
 			return nil
 		}

@@ -297,6 +297,7 @@ func (p *Pool) FlushUpTo(m *Meter, target uint64) (int, error) {
 		defer p.ChargeBackground(&local)
 	}
 	b := p.newBatcher(mm)
+	defer b.finish()
 	var ts []cleanTarget
 	for range 4 {
 		ts = p.flushListTargets(ts[:0], target, math.MaxUint64, math.MaxInt)

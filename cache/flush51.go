@@ -199,6 +199,7 @@ func (p *Pool) flushListBatch(m *Meter, n int) (int, error) {
 	ts := p.flushListTargets(nil, math.MaxUint64, math.MaxUint64, n)
 	ts = p.neighbors51(ts, n, false)
 	b := p.newBatcher(m)
+	defer b.finish()
 	for _, t := range ts {
 		if err := b.add(t.f, t.id, false, &m.MasterFlushListPages); err != nil {
 			return b.n, err
@@ -320,6 +321,7 @@ func (p *Pool) freeMargin(m *Meter) (int, error) {
 	}
 	m.LRUFlushBatches++
 	b := p.newBatcher(m)
+	defer b.finish()
 	for _, t := range ts {
 		if err := b.add(t.f, t.id, false, &m.LRUFlushPages); err != nil {
 			return b.n, err
