@@ -1487,6 +1487,29 @@ func (p *Pool) SyncStore(m *Meter) error {
 	return p.store.Sync()
 }
 
+// storeFlusher is a store that can make its writes durable in its data
+// files rather than in its log (store.PebbleStore.Flush).
+type storeFlusher interface{ Flush() error }
+
+// FlushStore makes every page write before it durable as SyncStore does,
+// and is counted as one (Meter.StoreSyncs), but through the store's data
+// files where the store has them (store.PebbleStore.Flush: pebble's
+// memtables become synced sstables) instead of a sync of its log: for a
+// caller that is about to close the store, which flushes it anyway, the
+// log's copy of the writes never needs to reach the disk. A store without
+// Flush is synced.
+func (p *Pool) FlushStore(m *Meter) error {
+	if m == nil {
+		defer p.ChargeBackground(&Meter{StoreSyncs: 1})
+	} else {
+		m.StoreSyncs++
+	}
+	if f, ok := p.store.(storeFlusher); ok {
+		return f.Flush()
+	}
+	return p.store.Sync()
+}
+
 // noteLSN records lsn as the newest known for page id if it is newer.
 func (p *Pool) noteLSN(id page.ID, lsn uint64) {
 	p.lsnMu.Lock()

@@ -842,7 +842,7 @@ func (db *DB) Close() error {
 	db.stopPurger()
 	db.stopVacuumer()
 	db.pool.StopCleaner()
-	err := db.Checkpoint()
+	err := db.closeCheckpoint()
 	if err == nil {
 		err = db.pool.Close()
 	}
