@@ -1,0 +1,66 @@
+package redo_test
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/enginelab/enginelab/cache/redo"
+	"github.com/enginelab/enginelab/cache/store"
+	"github.com/stretchr/testify/require"
+)
+
+// On disk, the log makes the next segment's file in the background once
+// three quarters of the current one are written, and the segment takes it
+// when the log gets there: the same files, counted as created once each.
+// A file made ahead that no segment took is removed by Close.
+func TestLogPreallocatesNextSegment(t *testing.T) {
+	dir := t.TempDir()
+	st, err := store.OpenPebble(store.PebbleOptions{Dir: dir, PageSize: testPageSize})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, st.Close()) }()
+	lo := &redo.LogOptions{Capacity: redo.MinCapacity}
+	l, err := redo.Open(st, lo)
+	require.NoError(t, err)
+	seg := l.SegmentSize()
+	files := func() []string {
+		names, err := st.FS().List(st.FS().PathJoin(st.Dir(), "redo"))
+		require.NoError(t, err)
+		slices.Sort(names)
+		return names
+	}
+	name := func(start uint64) string { return fmt.Sprintf("%016x", start) }
+	// fill appends notes of 100 bytes until the log's end is past lsn,
+	// and writes them out.
+	n := 0
+	fill := func(lsn uint64) {
+		for l.End() < lsn {
+			appendNote(l, nil, fmt.Sprintf("%0100d", n))
+			n++
+		}
+		require.NoError(t, l.Flush(l.End()))
+		l.WaitPrealloc()
+	}
+
+	fill(seg / 2)
+	require.Equal(t, []string{name(0), "checkpoint"}, files(), "half a segment: nothing made ahead")
+	fill(seg/4*3 + 200)
+	require.Equal(t, []string{name(0), name(seg) + ".tmp", "checkpoint"}, files(), "three quarters: the next segment's file is being made")
+	require.EqualValues(t, 1, l.Stats().Created)
+
+	fill(seg + seg/2)
+	require.Equal(t, []string{name(0), name(seg), "checkpoint"}, files(), "the next segment took it")
+	require.EqualValues(t, 2, l.Stats().Created)
+	require.Len(t, scanLog(t, l, 0), n, "every record reads back")
+
+	fill(2*seg - 200)
+	require.Contains(t, files(), name(2*seg)+".tmp")
+	l.Close()
+	require.Equal(t, []string{name(0), name(seg), "checkpoint"}, files(), "Close removed the file no segment took")
+	require.EqualValues(t, 2, l.Stats().Created)
+
+	l, err = redo.Open(st, lo)
+	require.NoError(t, err)
+	defer l.Close()
+	require.Len(t, scanLog(t, l, 0), n, "the log reopens with every record")
+}
