@@ -65,6 +65,12 @@ func (p *Pool) startPopulate(arena []byte) {
 	p.populator = pop
 	go func() {
 		defer close(pop.done)
+		// The populator takes only the processors' idle time: the pages
+		// it backs are the work's to fault in if it gets there first.
+		// Its thread ends with it (it stays locked), so that no other
+		// goroutine runs at its priority.
+		runtime.LockOSThread()
+		lowerThreadPriority()
 		for end := first; end > 0 && !pop.stop.Load(); end -= populateChunk {
 			if !populateStep(arena[max(0, end-populateChunk):end]) {
 				return

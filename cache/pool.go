@@ -200,10 +200,13 @@ type Options struct {
 	// measures the memory a long one takes. Where the kernel can back
 	// pages without writing them (Linux 5.14's MADV_POPULATE_WRITE),
 	// NewPool backs the arena's last 2 MiB and a goroutine of the pool's
-	// the rest, from the end down, while the work starts on the first
-	// frames (populator; Close stops it): MAP_POPULATE's wait, 0.03 to
-	// 1.1 s for 256 MiB on the 2-core development VM, is then not the
-	// caller's. Elsewhere NewPool writes to every page before it returns.
+	// the rest, from the end down, on a thread at the lowest priority,
+	// while the work starts on the first frames (populator; Close stops
+	// it): MAP_POPULATE's wait, 0.03 to 1.1 s for 256 MiB on the 2-core
+	// development VM, is then not the caller's, and the population takes
+	// the processors' idle time, so on a machine kept busy the memory
+	// becomes resident as the work or the idle time reaches it. Elsewhere
+	// NewPool writes to every page before it returns.
 	// Off by default here (the command turns it on).
 	PoolPopulate bool
 	// Flushing selects who writes dirty pages in the background:
