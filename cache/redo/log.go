@@ -170,6 +170,12 @@ type LogOptions struct {
 	// files in the store's memory filesystem without syncing or
 	// preallocating them.
 	Volatile bool
+	// Prealloc makes the next segment's file in the background once
+	// three quarters of the current one are written (Log.prealloc), on a
+	// goroutine of the log's. Off by default: a simulated clock times
+	// the log's work on the caller's goroutine, and the engine turns it
+	// on in real mode.
+	Prealloc bool
 	// Capacity is the log's size on disk in bytes, the segment files it
 	// keeps and recycles (InnoDB's innodb_log_file_size; 8.0.30's
 	// innodb_redo_log_capacity). Default DefaultCapacity (96 MiB); at
@@ -675,17 +681,13 @@ func (l *Log) writeOut(data []byte, start uint64, segs []segHeader) error {
 // ready), so that the writer that reaches the segment's end does not
 // zero-fill and sync a new file while every other writer waits for
 // writeMu: 12 MiB, about 30 ms each of a W=1 load's seven on the 2-core
-// development VM. It does nothing if a file is being made already, if a
-// spare will take the next segment, if the log already has the files its
-// capacity allows (the next comes from a recycled one, or an overrun
-// makes it), or on a memory filesystem (whose files are not filled) or a
-// simulated clock (LogOptions.Waiter: the simulator times the log's work
-// on the caller's goroutine). REQUIRES: l.writeMu held.
+// development VM. It does nothing unless LogOptions.Prealloc asks for it,
+// if a file is being made already, if a spare will take the next segment,
+// if the log already has the files its capacity allows (the next comes
+// from a recycled one, or an overrun makes it), or on a memory filesystem
+// (whose files are not filled). REQUIRES: l.writeMu held.
 func (l *Log) prealloc() {
-	if l.pre != nil || l.memFS || l.opts.Volatile || l.nfiles >= l.maxFiles {
-		return
-	}
-	if _, real := l.opts.Waiter.(RealWaiter); !real {
+	if !l.opts.Prealloc || l.pre != nil || l.memFS || l.opts.Volatile || l.nfiles >= l.maxFiles {
 		return
 	}
 	if slices.ContainsFunc(l.spares, func(s spareFile) bool { return s.size == l.segSize }) {

@@ -19,7 +19,7 @@ func TestLogPreallocatesNextSegment(t *testing.T) {
 	st, err := store.OpenPebble(store.PebbleOptions{Dir: dir, PageSize: testPageSize})
 	require.NoError(t, err)
 	defer func() { require.NoError(t, st.Close()) }()
-	lo := &redo.LogOptions{Capacity: redo.MinCapacity}
+	lo := &redo.LogOptions{Capacity: redo.MinCapacity, Prealloc: true}
 	l, err := redo.Open(st, lo)
 	require.NoError(t, err)
 	seg := l.SegmentSize()
@@ -63,4 +63,25 @@ func TestLogPreallocatesNextSegment(t *testing.T) {
 	require.NoError(t, err)
 	defer l.Close()
 	require.Len(t, scanLog(t, l, 0), n, "the log reopens with every record")
+}
+
+// Without LogOptions.Prealloc (the simulator's log), the writer that
+// reaches a segment's end makes the next file itself.
+func TestLogPreallocOff(t *testing.T) {
+	st, err := store.OpenPebble(store.PebbleOptions{Dir: t.TempDir(), PageSize: testPageSize})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, st.Close()) }()
+	l, err := redo.Open(st, &redo.LogOptions{Capacity: redo.MinCapacity})
+	require.NoError(t, err)
+	defer l.Close()
+	seg := l.SegmentSize()
+	for i := 0; l.End() < seg-200; i++ {
+		appendNote(l, nil, fmt.Sprintf("%0100d", i))
+	}
+	require.NoError(t, l.Flush(l.End()))
+	l.WaitPrealloc()
+	names, err := st.FS().List(st.FS().PathJoin(st.Dir(), "redo"))
+	require.NoError(t, err)
+	slices.Sort(names)
+	require.Equal(t, []string{fmt.Sprintf("%016x", 0), "checkpoint"}, names)
 }
