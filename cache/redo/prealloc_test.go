@@ -2,9 +2,12 @@ package redo_test
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/enginelab/enginelab/cache/redo"
 	"github.com/enginelab/enginelab/cache/store"
 	"github.com/stretchr/testify/require"
@@ -84,4 +87,47 @@ func TestLogPreallocOff(t *testing.T) {
 	require.NoError(t, err)
 	slices.Sort(names)
 	require.Equal(t, []string{fmt.Sprintf("%016x", 0), "checkpoint"}, names)
+}
+
+// scribbleFS is a filesystem whose files' Write scribbles on the bytes it
+// was given once they are written, as vfs.File allows.
+type scribbleFS struct{ vfs.FS }
+
+type scribbleFile struct{ vfs.File }
+
+func (fs scribbleFS) Create(name string, c vfs.DiskWriteCategory) (vfs.File, error) {
+	f, err := fs.FS.Create(name, c)
+	if err != nil {
+		return nil, err
+	}
+	return scribbleFile{f}, nil
+}
+
+func (f scribbleFile) Write(p []byte) (int, error) {
+	n, err := f.File.Write(p)
+	for i := range p {
+		p[i] = 0xab
+	}
+	return n, err
+}
+
+// A new segment file is zeros to its end past what the log wrote, even
+// on a filesystem that scribbles on what it is given to write: the fill
+// zeroes its buffer again before each piece.
+func TestLogSegmentFillIsZeros(t *testing.T) {
+	dir := t.TempDir()
+	st, err := store.OpenPebble(store.PebbleOptions{FS: scribbleFS{vfs.Default}, Dir: dir, PageSize: testPageSize})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, st.Close()) }()
+	l, err := redo.Open(st, &redo.LogOptions{Capacity: 24 << 20}) // segments of 3 MiB: three pieces
+	require.NoError(t, err)
+	defer l.Close()
+	require.EqualValues(t, 3<<20, l.SegmentSize())
+	appendNote(l, nil, "one")
+	require.NoError(t, l.Flush(l.End()))
+	b, err := os.ReadFile(filepath.Join(dir, "redo", fmt.Sprintf("%016x", 0)))
+	require.NoError(t, err)
+	require.Len(t, b, 3<<20)
+	end := int(l.End())
+	require.Equal(t, make([]byte, len(b)-end), b[end:], "zeros past the log's end")
 }
