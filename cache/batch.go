@@ -1,8 +1,10 @@
 package cache
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/enginelab/enginelab/cache/page"
 	"github.com/enginelab/enginelab/cache/redo"
@@ -64,13 +66,45 @@ type batcher struct {
 
 func (p *Pool) newBatcher(m *Meter) *batcher { return &batcher{p: p, m: m} }
 
-// limit is how many pages a batch holds.
+// limit is how many pages a batch holds: one without a doublewrite
+// buffer, its slots with one; under Flushing51 a batch's writes are
+// queued together and merged (mergeCount) whether or not there is one.
 func (b *batcher) limit() int {
-	if b.p.dw == nil {
+	if b.p.dw == nil && b.p.opts.Flushing != Flushing51 {
 		return 1
 	}
 	return DoublewriteSlots
 }
+
+// mergeCount is how many of ids (a batch's written pages) go out in the
+// request of another: MySQL 5.1's simulated AIO serves a write thread's
+// queued requests lowest offset first and merges those at consecutive
+// offsets into one (os_aio_simulated_handle, at most 64), so a batch
+// sorted by page is one request per run of consecutive pages of a space.
+// It sorts ids.
+func mergeCount(ids []page.ID) int64 {
+	slices.SortFunc(ids, func(a, b page.ID) int {
+		if c := cmp.Compare(a.Space, b.Space); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Page, b.Page)
+	})
+	var merged int64
+	run := 1
+	for i := 1; i < len(ids); i++ {
+		if ids[i].Space == ids[i-1].Space && ids[i].Page == ids[i-1].Page+1 && run < simAIOMerge {
+			merged++
+			run++
+		} else {
+			run = 1
+		}
+	}
+	return merged
+}
+
+// simAIOMerge is the most requests MySQL 5.1's simulated AIO merges into
+// one (OS_AIO_MERGE_N_CONSECUTIVE).
+const simAIOMerge = 64
 
 // add takes page id, which frame f held when it was chosen, into the
 // batch if it is still resident and dirty, and writes the batch if that
@@ -223,6 +257,7 @@ func (b *batcher) flush() error {
 	errs := make([]error, len(ws))
 	inPlace := func() error {
 		wrote := false
+		var merge []page.ID
 		for i := range ws {
 			w := &ws[i]
 			errs[i] = p.store.WritePage(w.id, *w.bp)
@@ -230,8 +265,12 @@ func (b *batcher) flush() error {
 			if errs[i] == nil {
 				m.StoreWriteBytes += int64(p.pageSize)
 				wrote = true
+				if p.opts.Flushing == Flushing51 {
+					merge = append(merge, w.id)
+				}
 			}
 		}
+		m.StoreWritesMerged += mergeCount(merge)
 		if p.dw == nil || !wrote {
 			return nil
 		}

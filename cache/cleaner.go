@@ -139,6 +139,9 @@ type cleanTarget struct {
 	f      *Page
 	id     page.ID
 	newest uint64
+	// neighbor: a page of a target's flush area (neighbors51Locked),
+	// written only if it is ready when its turn comes.
+	neighbor bool
 }
 
 // CleanStep runs one pass of the page cleaner (see above) and returns the
@@ -217,13 +220,13 @@ func (p *Pool) cleanTargets(lru, fl []cleanTarget, budget, want int, durable uin
 			return false
 		}
 		if f.pinCount() == 0 && !f.busy && f.dirty.Load() && f.newest < durable {
-			lru = append(lru, cleanTarget{f, f.id, f.newest})
+			lru = append(lru, cleanTarget{f: f, id: f.id, newest: f.newest})
 		}
 		return true
 	})
 	for f := p.fl.tail; f != nil && len(fl) < want; f = f.flPrev {
 		if f.newest < durable && f.resident && !f.busy && !slices.ContainsFunc(lru, func(t cleanTarget) bool { return t.f == f }) {
-			fl = append(fl, cleanTarget{f, f.id, f.newest})
+			fl = append(fl, cleanTarget{f: f, id: f.id, newest: f.newest})
 		}
 	}
 	return lru, fl
@@ -264,7 +267,7 @@ func (p *Pool) flushListTargets(ts []cleanTarget, below, durable uint64, limit i
 	p.fl.Lock()
 	for f := p.fl.tail; f != nil && len(ts) < limit && f.oldest < below; f = f.flPrev {
 		if f.newest < durable && f.resident {
-			ts = append(ts, cleanTarget{f, f.id, f.newest})
+			ts = append(ts, cleanTarget{f: f, id: f.id, newest: f.newest})
 		}
 	}
 	p.fl.Unlock()
@@ -300,8 +303,9 @@ func (p *Pool) FlushUpTo(m *Meter, target uint64) (int, error) {
 		if len(ts) == 0 {
 			break
 		}
+		ts = p.neighbors51(ts, math.MaxInt, false)
 		for _, t := range ts {
-			if err := b.add(t.f, t.id, true, &mm.PageFlushes); err != nil {
+			if err := b.add(t.f, t.id, !t.neighbor, &mm.PageFlushes); err != nil {
 				return b.n, err
 			}
 		}

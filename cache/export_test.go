@@ -6,3 +6,6 @@ func FlushTargetFor(o Options, capacity int64, age uint64, dirty, frames int) in
 	o.ensureDefaults()
 	return flushTarget(&o, capacity, age, dirty, frames)
 }
+
+// MergeCount is mergeCount, for tests.
+var MergeCount = mergeCount

@@ -4,6 +4,8 @@ import (
 	"math"
 	"sync"
 	"time"
+
+	"github.com/enginelab/enginelab/cache/page"
 )
 
 // MySQL 5.1's flushing (Options.Flushing Flushing51), as its built-in
@@ -40,12 +42,21 @@ import (
 //	     read the page ──► replaceable frames at the LRU end < margin?
 //	                                  └─yes─► write from the LRU end
 //
+// Every batch (the master's, an LRU batch, a flush for log space) also
+// writes each page's dirty neighbours in its flush area
+// (buf_flush_try_neighbors, neighbors51Locked), and a batch's pages at
+// consecutive page numbers go out as one request, as 5.1's simulated AIO
+// merges them (Meter.StoreWritesMerged): on a disk, a neighbour costs its
+// transfer, not a seek.
+//
 // Not modelled: the master thread's flush of 100 pages every 10 seconds
 // when fewer than 200 I/Os were done in them (an idle disk's: under load
 // it does not fire), its background loop when the server is idle (it
 // flushes 100 pages a round until the dirty share is below the limit),
-// the insert buffer merges and purge, and buf_flush_try_neighbors (5.1
-// writes the dirty neighbours of each page of a batch within the area too).
+// and the insert buffer merges. Purge,
+// the master thread's full purge every tenth round, is the simulator's to
+// schedule (sim/sched runs it in the master's tenth round); MasterStep
+// does not purge, and in real mode purge keeps its own goroutine.
 
 // FlushingPolicy selects who writes dirty pages in the background
 // (Options.Flushing).
@@ -186,6 +197,7 @@ func (p *Pool) flushListBatch(m *Meter, n int) (int, error) {
 		return 0, nil
 	}
 	ts := p.flushListTargets(nil, math.MaxUint64, math.MaxUint64, n)
+	ts = p.neighbors51(ts, n, false)
 	b := p.newBatcher(m)
 	for _, t := range ts {
 		if err := b.add(t.f, t.id, false, &m.MasterFlushListPages); err != nil {
@@ -194,6 +206,66 @@ func (p *Pool) flushListBatch(m *Meter, n int) (int, error) {
 	}
 	err := b.flush()
 	return b.n, err
+}
+
+// flushArea is MySQL 5.1's BUF_FLUSH_AREA for a pool of frames frames:
+// the read-ahead area, at most a sixteenth of the pool.
+func flushArea(frames int) uint32 { return max(1, min(ReadAheadArea(frames), uint32(frames/16))) }
+
+// neighbors51 is neighbors51Locked taking the pool's lock.
+func (p *Pool) neighbors51(ts []cleanTarget, limit int, lru bool) []cleanTarget {
+	if p.opts.Flushing != Flushing51 {
+		return ts
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.neighbors51Locked(ts, limit, lru)
+}
+
+// neighbors51Locked is MySQL 5.1's buf_flush_try_neighbors applied to a
+// batch's targets, under Flushing51 (else it returns ts): each target
+// brings, in page order, the dirty pages of its flush area (flushArea
+// pages from a multiple of it, in its space) that are ready for a flush:
+// not being written and unpinned, and in an LRU batch (lru) on the LRU
+// list's old sublist ("we avoid flushing 'non-old' blocks in an LRU
+// flush, because the flushed blocks are soon freed"; a policy without
+// one flushes no neighbours in LRU batches). While fewer than 80 pages
+// are resident (BUF_LRU_OLD_MIN_LEN) only the targets are written. The
+// neighbours count towards the batch's limit, as buf_flush_batch counts
+// them in its n: it stops after the area that reaches it. Written as one
+// batch, the area's consecutive pages are one request each run
+// (mergeCount). REQUIRES: p.mu held.
+func (p *Pool) neighbors51Locked(ts []cleanTarget, limit int, lru bool) []cleanTarget {
+	if p.opts.Flushing != Flushing51 || len(ts) == 0 || p.table.len() < lruOldMinLen {
+		return ts
+	}
+	area := flushArea(len(p.frames))
+	out := make([]cleanTarget, 0, len(ts))
+	seen := make(map[page.ID]bool, len(ts))
+	for _, t := range ts {
+		if len(out) >= limit {
+			break
+		}
+		low := t.id.Page / area * area
+		for pg := low; pg < low+area; pg++ {
+			id := page.ID{Space: t.id.Space, Page: pg}
+			if seen[id] {
+				continue
+			}
+			if id == t.id {
+				seen[id] = true
+				out = append(out, t)
+				continue
+			}
+			f := p.table.get(id)
+			if f == nil || !f.resident || f.busy || f.pinCount() != 0 || !f.dirty.Load() || (lru && !f.old.Load()) {
+				continue
+			}
+			seen[id] = true
+			out = append(out, cleanTarget{f: f, id: id, newest: f.newest, neighbor: true})
+		}
+	}
+	return out
 }
 
 // The free margin's constants for an area of area pages (buf0flu.h,
@@ -237,10 +309,11 @@ func (p *Pool) freeMargin(m *Meter) (int, error) {
 	var ts []cleanTarget
 	p.repl.tail(len(p.frames), func(f *Page) bool {
 		if evictable(f) && f.dirty.Load() { // buf_flush_ready_for_flush, LRU
-			ts = append(ts, cleanTarget{f, f.id, f.newest})
+			ts = append(ts, cleanTarget{f: f, id: f.id, newest: f.newest})
 		}
 		return len(ts) < want
 	})
+	ts = p.neighbors51Locked(ts, want, true)
 	p.mu.Unlock()
 	if len(ts) == 0 {
 		return 0, nil

@@ -36,7 +36,13 @@ func pool51Dirty(t *testing.T, load, dirty int, o cache.Options) (*cache.Pool, [
 // The master thread: a round a second; past 90% dirty (240 of 256: 93%)
 // a batch of 100 from the flush list and no sleep before the next round;
 // the tenth round writes 10 (at most 70% dirty) and marks a checkpoint.
-// Its writes never SET, even with an exclusive tier.
+// Its writes never SET, even with an exclusive tier. Each batch also
+// writes its pages' dirty neighbours in their flush area (8 pages in a
+// 256-frame pool) and stops after the area that reaches its count: the
+// oldest pages are pages 1 to 240 of the space, so the first batch
+// writes pages 1 to 103 (the areas 0-7 to 96-103), in two requests (64
+// merged pages at most a request: 101 writes merged), and the tenth
+// round's 10 pages 104 to 119.
 func TestMaster51MaxDirtyPct(t *testing.T) {
 	p, _, td := pool51Dirty(t, 240, 240, cache.Options{})
 	var m cache.Meter
@@ -46,10 +52,11 @@ func TestMaster51MaxDirtyPct(t *testing.T) {
 
 	pass, err = p.MasterStep(&m, time.Millisecond)
 	require.NoError(t, err)
-	require.Equal(t, cache.MasterPass{Rounds: 1, Pages: 100, Next: 0}, pass, "no sleep after a max-dirty batch")
-	require.EqualValues(t, 100, m.MasterFlushListPages, m.String())
-	require.EqualValues(t, 100, m.StoreWrites)
-	require.Equal(t, 140, p.Stats().Dirty) // 54%
+	require.Equal(t, cache.MasterPass{Rounds: 1, Pages: 103, Next: 0}, pass, "no sleep after a max-dirty batch")
+	require.EqualValues(t, 103, m.MasterFlushListPages, m.String())
+	require.EqualValues(t, 103, m.StoreWrites)
+	require.EqualValues(t, 101, m.StoreWritesMerged)
+	require.Equal(t, 137, p.Stats().Dirty) // 53%
 
 	pass, err = p.MasterStep(&m, 0)
 	require.NoError(t, err)
@@ -57,28 +64,30 @@ func TestMaster51MaxDirtyPct(t *testing.T) {
 
 	pass, err = p.MasterStep(&m, 8*time.Second) // rounds 3 to 10
 	require.NoError(t, err)
-	require.Equal(t, cache.MasterPass{Rounds: 8, Pages: 10, Checkpoints: 1, Next: time.Second}, pass)
-	require.Equal(t, 130, p.Stats().Dirty)
+	require.Equal(t, cache.MasterPass{Rounds: 8, Pages: 16, Checkpoints: 1, Next: time.Second}, pass)
+	require.Equal(t, 121, p.Stats().Dirty)
 	require.EqualValues(t, 10, m.MasterRounds)
 	require.EqualValues(t, 1, m.MasterCheckpoints)
-	require.EqualValues(t, 110, m.MasterFlushListPages)
+	require.EqualValues(t, 119, m.MasterFlushListPages)
+	require.EqualValues(t, 101+15, m.StoreWritesMerged)
 	require.Zero(t, m.TierPuts+m.Evictions, "the master thread evicts nothing and SETs nothing")
 	require.Zero(t, td.len())
 }
 
 // Between 70% and 90% dirty (200 of 256: 77%) only the tenth round
-// writes, a batch of 100; with a nil meter the work is the background's.
+// writes, a batch of 100 (103 with the neighbours of its last area, as
+// above); with a nil meter the work is the background's.
 func TestMaster51TenthRound(t *testing.T) {
 	p, _, _ := pool51Dirty(t, 240, 200, cache.Options{})
 	bg0 := p.BackgroundMeter()
 	pass, err := p.MasterStep(nil, 10*time.Second)
 	require.NoError(t, err)
-	require.Equal(t, cache.MasterPass{Rounds: 10, Pages: 100, Checkpoints: 1, Next: time.Second}, pass)
+	require.Equal(t, cache.MasterPass{Rounds: 10, Pages: 103, Checkpoints: 1, Next: time.Second}, pass)
 	bg := p.BackgroundMeter()
 	bg.Sub(&bg0)
-	require.EqualValues(t, 100, bg.MasterFlushListPages, bg.String())
+	require.EqualValues(t, 103, bg.MasterFlushListPages, bg.String())
 	require.EqualValues(t, 10, bg.MasterRounds)
-	require.Equal(t, 100, p.Stats().Dirty)
+	require.Equal(t, 97, p.Stats().Dirty)
 }
 
 // A foreground miss in a pool whose pages are all dirty: no free frame,
@@ -204,4 +213,20 @@ func TestPoolStress51(t *testing.T) {
 		pg.RUnlatch()
 		pg.Unpin(false)
 	}
+}
+
+// A batch's pages at consecutive page numbers of one space go out as one
+// request (MySQL 5.1's simulated AIO), at most 64 to a request, whatever
+// the order they were added in: the rest of each run is merged.
+func TestMergeCount51(t *testing.T) {
+	ids := []page.ID{{Space: 1, Page: 6}, {Space: 1, Page: 2}, {Space: 2, Page: 4}, {Space: 1, Page: 1},
+		{Space: 1, Page: 3}, {Space: 2, Page: 3}, {Space: 1, Page: 5}, {Space: 3, Page: 3}}
+	// Runs: 1:1-3, 1:5-6, 2:3-4, 3:3.
+	require.EqualValues(t, 4, cache.MergeCount(ids))
+	var long []page.ID
+	for pg := range uint32(130) {
+		long = append(long, page.ID{Space: 1, Page: 1000 + pg})
+	}
+	require.EqualValues(t, 130-3, cache.MergeCount(long), "64 + 64 + 2: three requests")
+	require.Zero(t, cache.MergeCount(nil))
 }

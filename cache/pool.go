@@ -968,7 +968,7 @@ func (p *Pool) get(m *Meter, r *Reservation, id page.ID, create bool, k page.Kin
 		return f, err
 	}
 	if note.random {
-		p.randomReadAhead(id)
+		p.randomReadAhead(m, id)
 	}
 	if note.missed && p.opts.Flushing == Flushing51 {
 		// buf_read_page ends with buf_flush_free_margin: the reader
@@ -983,10 +983,10 @@ func (p *Pool) get(m *Meter, r *Reservation, id page.ID, create bool, k page.Kin
 		switch p.opts.ReadAheadLinear {
 		case LinearPool:
 			if id.Page%ExtentPages == ExtentPages-1 {
-				p.maybeReadAhead(id)
+				p.maybeReadAhead(m, id)
 			}
 		case Linear51, LinearPlugin:
-			p.linearReadAhead(id)
+			p.linearReadAhead(m, id)
 		}
 	}
 	return f, err

@@ -37,7 +37,7 @@ func (p *Pool) firstAccessLocked(f *Page) bool {
 // maybeReadAhead runs after a caller first touched last, the last page of
 // its extent: if enough of the extent's pages were first touched in ascending
 // order, the next extent's missing pages are read in.
-func (p *Pool) maybeReadAhead(last page.ID) {
+func (p *Pool) maybeReadAhead(m *Meter, last page.ID) {
 	first := last.Page - (ExtentPages - 1)
 	inOrder, prev := 0, uint64(0)
 	p.mu.Lock()
@@ -72,7 +72,34 @@ func (p *Pool) maybeReadAhead(last page.ID) {
 	bg.ReadAheadMisses, bg.PoolMisses = bg.PoolMisses, 0
 	bg.ReadAheadTriggers++
 	p.raBySpace.count(last.Space, false)
-	p.ChargeBackground(&bg)
+	p.chargeReadAhead(m, &bg)
+}
+
+// chargeReadAhead charges a read-ahead's work, done in bg: its reads (and
+// tier reads) to the background, and what it took to find frames for
+// them (evictions, dirty victims and LRU batches written, their syncs and
+// doublewrite batches, the log syncs the writes waited for, exclusive
+// mode's SETs of the victims; its DELETEs of pages read back are the
+// reads') to m, the caller's meter, if not nil. InnoDB's read-ahead
+// is issued by the thread whose access triggered it: its reads are
+// asynchronous, but buf_page_init_for_read takes each frame with
+// buf_LRU_get_free_block on that thread, which writes dirty pages itself
+// when it must.
+func (p *Pool) chargeReadAhead(m, bg *Meter) {
+	if m != nil {
+		w := *bg
+		var r Meter
+		r.StoreReads, r.StoreReadBytes = bg.StoreReads, bg.StoreReadBytes
+		r.ReadAheads, r.ReadAheadMisses, r.ReadAheadUnused, r.ReadAheadTriggers = bg.ReadAheads, bg.ReadAheadMisses, bg.ReadAheadUnused, bg.ReadAheadTriggers
+		r.RandomReadAheadTriggers, r.RandomReadAheads, r.RandomReadAheadUnused = bg.RandomReadAheadTriggers, bg.RandomReadAheads, bg.RandomReadAheadUnused
+		r.TierGets, r.TierHits, r.TierMisses = bg.TierGets, bg.TierHits, bg.TierMisses
+		r.TierStale, r.TierCorrupt, r.TierErrors = bg.TierStale, bg.TierCorrupt, bg.TierErrors
+		r.TierDeletes = bg.TierDeletes // exclusive mode expiring the pages it read back
+		w.Sub(&r)
+		m.Add(&w)
+		*bg = r
+	}
+	p.ChargeBackground(bg)
 }
 
 // raKind says which read-ahead brought a page in (Page.readAhead).
@@ -140,7 +167,7 @@ func randomThreshold(area uint32) uint32   { return 5 + area/8 }   // BUF_READ_A
 // also gives up when the area is not whole within the space; the pool
 // does not know a space's size, and reads until a read fails (one store
 // read past the end).
-func (p *Pool) linearReadAhead(id page.ID) {
+func (p *Pool) linearReadAhead(m *Meter, id page.ID) {
 	area := ReadAheadArea(len(p.frames))
 	low := id.Page / area * area
 	high := low + area
@@ -197,7 +224,7 @@ func (p *Pool) linearReadAhead(id page.ID) {
 		// failed write leaves its page dirty for a later flush.
 		_, _ = p.freeMargin(&bg)
 	}
-	p.ChargeBackground(&bg)
+	p.chargeReadAhead(m, &bg)
 }
 
 // readArea reads, in the background, the pages from..to-1 of space that
@@ -241,7 +268,7 @@ func (p *Pool) randomReadAheadDueLocked(id page.ID) bool {
 // randomReadAhead reads the rest of id's area in the background (InnoDB
 // also issues id's own read there, asynchronously, and then waits for it;
 // here the caller has read it).
-func (p *Pool) randomReadAhead(id page.ID) {
+func (p *Pool) randomReadAhead(m *Meter, id page.ID) {
 	area := ReadAheadArea(len(p.frames))
 	low := id.Page / area * area
 	var bg Meter
@@ -249,7 +276,7 @@ func (p *Pool) randomReadAhead(id page.ID) {
 	p.raBySpace.count(id.Space, true)
 	p.readArea(&bg, id.Space, low, low+area, id, raRandom)
 	bg.RandomReadAheads, bg.PoolMisses = bg.PoolMisses, 0
-	p.ChargeBackground(&bg)
+	p.chargeReadAhead(m, &bg)
 }
 
 // raTriggers counts read-ahead decisions per space, so that a report can

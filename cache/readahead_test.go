@@ -101,3 +101,37 @@ func TestReadAheadThresholdConfig(t *testing.T) {
 	_, err = cache.NewPool(st, &cache.Options{ReadAheadThreshold: -1}, nil)
 	require.ErrorIs(t, err, cache.ErrInvalidOptions)
 }
+
+// Read-ahead's reads are background work, but finding frames for them is
+// the triggering caller's, as InnoDB's buf_page_init_for_read takes them
+// on that thread. A scan of pages 0 to 95 through a 96-frame pool reads
+// 64 to 127 ahead at page 63 (evicting 0 to 31); pages 32 to 126 are then
+// changed (dirty, 95 of them), which leaves page 127 untouched. A scan
+// of 127 to 255 hits page 127, whose first touch reads 128 to 191 ahead,
+// and page 191 reads 192 to 255: 128 pages in, all by read-ahead, and
+// every page of the pool evicted for them. Each of the 95 dirty victims
+// is written on the caller's meter; the background did the reads only.
+func TestReadAheadFramesChargedToCaller(t *testing.T) {
+	st, l, _ := tierData(t, 255)
+	p := newPoolWith(t, st, 96, cache.Options{Policy: cache.PolicyLRU, ReadAhead: true}, cache.Wiring{Log: l})
+	rng := seed(t)
+	scanPages(t, p, nil, 0, 96)
+	for no := uint32(32); no < 127; no++ {
+		changeInMtr(t, p, nil, page.ID{Space: 1, Page: no}, func(mt *cache.Mtr, pg *cache.Page) { scatter(rng, mt, pg, 1) })
+	}
+	require.Equal(t, 95, p.Stats().Dirty)
+	bg0 := p.BackgroundMeter()
+	var m cache.Meter
+	scanPages(t, p, &m, 127, 256)
+	bg := p.BackgroundMeter()
+	bg.Sub(&bg0)
+	require.EqualValues(t, 128, bg.ReadAheads, bg.String())
+	require.EqualValues(t, 129, bg.StoreReads, "and one past the end of the space")
+	require.Zero(t, bg.StoreWrites+bg.Evictions+bg.DirtyWriteBacks, "no frame-finding work in the background")
+	require.Zero(t, m.StoreReads, m.String())
+	require.EqualValues(t, 129, m.PoolHits)
+	require.EqualValues(t, 95, m.StoreWrites, "every dirty victim, written by the caller")
+	require.EqualValues(t, 95, m.DirtyWriteBacks)
+	require.EqualValues(t, 129, m.Evictions, "128, and the frame the read past the space's end took")
+	require.Zero(t, p.Stats().Dirty)
+}

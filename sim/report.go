@@ -33,6 +33,10 @@ func fillSim(r *report.Sim, s *sched.Scheduler, elapsed time.Duration, run *repo
 	}
 	r.CoresBusyPct = pct(cores, r.Hardware.Cores)
 	r.StoreBusyPct, r.LogBusyPct, r.NetworkBusyPct = pct(store, 1), pct(log, 1), pct(net, 1)
+	u := s.StoreUse()
+	r.StoreUse = &report.StoreUse{Reads: pct(u[sched.StoreReads], 1), Writes: pct(u[sched.StoreWrites], 1),
+		ReadAhead: pct(u[sched.StoreReadAhead], 1), Background: pct(u[sched.StoreBackground], 1),
+		Purge: pct(u[sched.StorePurge], 1), Vacuum: pct(u[sched.StoreVacuum], 1)}
 	r.Stalls = s.Stalls()
 	r.BackgroundWritesPending = s.PendingBackgroundWrites()
 	r.CleanerSkips = s.CleanerSkips()

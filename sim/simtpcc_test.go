@@ -140,6 +140,12 @@ func TestSimTPCCDeterministic(t *testing.T) {
 	// or index pages it needed were not in it: its reads are reported.
 	require.Positive(t, r.Purge.ActorSteps)
 	require.Positive(t, r.Purge.ActorStoreReads, "purge's reads of pages missing from the pool")
+	// The store device's time divides among who held it, purge included.
+	u := r.Sim.StoreUse
+	require.NotNil(t, u)
+	require.InDelta(t, r.Sim.StoreBusyPct, u.Reads+u.Writes+u.ReadAhead+u.Background+u.Purge+u.Vacuum, 1e-9)
+	require.Positive(t, u.Reads)
+	require.Positive(t, u.Purge, "purge's reads held the device")
 
 	// The progress intervals (a run's --interval does not change its
 	// report) and the timeline count every measured transaction; the

@@ -458,6 +458,7 @@ func (j *job) run(ctx context.Context, hooks Hooks) error {
 			a := j.sched.Purge()
 			rep.Purge.ActorSteps, rep.Purge.ActorPurged, rep.Purge.MaxHistoryLength = a.Steps, a.Done, a.MaxHistory
 			rep.Purge.ActorStoreReads, rep.Purge.ActorStoreWrites = a.Meter.StoreReads, a.Meter.StoreWrites
+			rep.Purge.ActorWaits = a.Waits
 			if a.Err != nil {
 				err = errors.Join(err, fmt.Errorf("sim: the purge actor: %w", a.Err))
 			}

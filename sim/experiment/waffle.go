@@ -122,7 +122,7 @@ func waffleParams(p *Params, z waffleSizes, m hw.Machine) []string {
 		"read-ahead: 5.1's linear (24 of a 64-page area) and random (13 recent pages of an area), buf0rea.c; the plugin row: the plugin's linear at innodb_read_ahead_threshold 56, no random",
 		"doublewrite on (innodb_doublewrite's default) except the rows about it",
 		"commit: no sync at commit (the experiments' default; the posts do not give innodb_flush_log_at_trx_commit)",
-		fmt.Sprintf("isolation: %v (InnoDB's default transaction_isolation; DBT2 does not set one): consistent reads from undo, purge as a background actor",
+		fmt.Sprintf("isolation: %v (InnoDB's default transaction_isolation; DBT2 does not set one): consistent reads from undo; purge is the master thread's, a full purge every tenth round (5.1 has no purge thread; srv0srv.c), one synchronous requester on the disk",
 			(&sim.TPCCConfig{Isolation: p.Isolation}).IsolationLevel()),
 		fmt.Sprintf("memcached: one server, a %d-bit build (1.2.5's published stats), -f 1.25, -n 48, 1 worker thread for 1.2.5, 4 for 1.3.2 (slab.Params); sizes %s (-m 768), %s (1 GB), %s (holds everything)",
 			8*waffleSlabPtr, report.FormatBytes(z.memcached), report.FormatBytes(z.tier1G), report.FormatBytes(z.tierAll)),

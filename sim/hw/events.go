@@ -47,6 +47,10 @@ const (
 	EventDoublewriteWrite
 	EventDoublewriteByte
 	EventDoublewriteSync
+	// EventStoreWriteMerged counts the page writes (of EventStoreWrite)
+	// that went out in the request before them (cache's
+	// StoreWritesMerged): a device prices their transfer alone.
+	EventStoreWriteMerged
 	NumEvents
 )
 
@@ -82,7 +86,7 @@ func VectorOf(m *engine.Meter) Vector {
 		EventCommit: m.Commits, EventRollback: m.Rollbacks,
 		EventStoreWrite: m.StoreWrites, EventTierPut: m.TierPuts, EventTierDelete: m.TierDeletes,
 		EventStoreSync: m.StoreSyncs, EventDoublewriteWrite: m.DoublewriteWrites, EventDoublewriteByte: m.DoublewriteBytes,
-		EventDoublewriteSync: m.DoublewriteSyncs,
+		EventDoublewriteSync: m.DoublewriteSyncs, EventStoreWriteMerged: m.StoreWritesMerged,
 	}
 }
 

@@ -271,6 +271,24 @@ type TimeShares struct {
 	Queueing   float64 `json:"queueing_pct"`
 }
 
+// StoreUse is the store device's busy time by who held it, each in
+// percent of the run's virtual time (they add up to Sim.StoreBusyPct).
+type StoreUse struct {
+	// Reads are the terminals' page reads; Writes their own writes and
+	// syncs (dirty victims, 5.1's LRU flushes, flushes for log space, a
+	// checkpoint's sync, sorts' temporary files).
+	Reads  float64 `json:"reads_pct"`
+	Writes float64 `json:"writes_pct"`
+	// ReadAhead is read-ahead's reads; Background the asynchronous
+	// writers' (the page cleaner or the master thread, sharp checkpoints,
+	// doublewrite batches, store syncs); Purge and Vacuum the
+	// maintenance actors' requests.
+	ReadAhead  float64 `json:"read_ahead_pct"`
+	Background float64 `json:"background_pct"`
+	Purge      float64 `json:"purge_pct"`
+	Vacuum     float64 `json:"vacuum_pct"`
+}
+
 // Sim is a simulated job's hardware and how busy its shared
 // resources were over the run (warm-up included).
 type Sim struct {
@@ -283,6 +301,8 @@ type Sim struct {
 	StoreBusyPct   float64 `json:"store_busy_pct"`
 	LogBusyPct     float64 `json:"log_busy_pct"`
 	NetworkBusyPct float64 `json:"network_busy_pct"`
+	// StoreUse divides StoreBusyPct by who held the store device.
+	StoreUse *StoreUse `json:"store_use,omitempty"`
 	// Stalls counts waits the scheduler had to break (zero in a sound
 	// run; see sched.Scheduler).
 	Stalls int64 `json:"stalls,omitempty"`
@@ -414,6 +434,9 @@ type Purge struct {
 	// store device.
 	ActorStoreReads  int64 `json:"actor_store_reads,omitempty"`
 	ActorStoreWrites int64 `json:"actor_store_writes,omitempty"`
+	// ActorWaits counts its steps that fell due while the last one's
+	// store requests were still queued (it is one thread: it waited).
+	ActorWaits int64 `json:"actor_waits,omitempty"`
 }
 
 // Vacuum is autovacuum's work over the run on the heap tables that keep

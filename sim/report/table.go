@@ -112,6 +112,10 @@ func (r *Report) WriteTable(w io.Writer) error {
 			_ = tw.Flush()
 			fmt.Fprintf(&b, "busy: cores %.1f%%, store %.1f%%, log %.1f%%, network %.1f%% of %.1f virtual s; %d checkpoints waited for the last one's writes, %d background writes pending at the end, %d cleaner passes skipped (its last batch still queued)\n",
 				sr.CoresBusyPct, sr.StoreBusyPct, sr.LogBusyPct, sr.NetworkBusyPct, sr.VirtualSeconds, sr.CheckpointWaits, sr.BackgroundWritesPending, sr.CleanerSkips)
+			if u := sr.StoreUse; u != nil && sr.StoreBusyPct > 0 {
+				fmt.Fprintf(&b, "store device held by: terminals' reads %.1f%%, their writes and syncs %.1f%%, read-ahead %.1f%%, background writes %.1f%%, purge %.1f%%, vacuum %.1f%% of the virtual time\n",
+					u.Reads, u.Writes, u.ReadAhead, u.Background, u.Purge, u.Vacuum)
+			}
 			if sr.Stalls > 0 {
 				fmt.Fprintf(&b, "warning: the scheduler broke %d stalled waits\n", sr.Stalls)
 			}
@@ -183,6 +187,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 		if p.ActorSteps > 0 {
 			fmt.Fprintf(&b, "; the purge actor took %d steps, purged %d, met a history of %d at most, read %d pages from the store and wrote %d",
 				p.ActorSteps, p.ActorPurged, p.MaxHistoryLength, p.ActorStoreReads, p.ActorStoreWrites)
+			if p.ActorWaits > 0 {
+				fmt.Fprintf(&b, "; %d steps fell due while its requests were still queued and waited", p.ActorWaits)
+			}
 		}
 		b.WriteString("\n")
 	}

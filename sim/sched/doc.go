@@ -25,7 +25,10 @@
 // store device as background writes and its log sync holds the log
 // device; no terminal's clock waits for them. A transaction that flushes
 // for log space (the engine's log free check) does so on its own meter,
-// priced as its own writes.
+// priced as its own writes. Purge and vacuum are actors too (maintain),
+// each one synchronous requester of the store device with a queue of its
+// own (storeSlot); under MySQL 5.1's flushing purge is the master
+// thread's (waffle.go). Scheduler.StoreUse says who held the device.
 //
 // The scheduler plugs into the seams the lower layers leave for it, and
 // nothing below sim imports it. There are two: tpcc's, and the engine's

@@ -119,11 +119,15 @@ type Scheduler struct {
 	left int
 	done chan struct{}
 
-	// bg is the background requests queued for the store device
-	// (storeSlot), in order, as runs of equal requests; bgPending counts
-	// them.
-	bg              []bgRun
-	bgPending       int64
+	// bg is the asynchronous background requests queued for the store
+	// device (storeSlot): the cleaner's and the master thread's writes, a
+	// sharp checkpoint's, their doublewrite batches and syncs. purgeQ and
+	// vacuumQ are the requests of the purge and vacuum actors, each one
+	// synchronous requester (see storeSlot).
+	bg, purgeQ, vacuumQ reqQueue
+	// storeUse is the store device's busy time by who held it
+	// (StoreUse).
+	storeUse        [NumStoreUses]int64
 	checkpointWaits int64 // always zero since checkpoints are fuzzy (CheckpointWaits)
 
 	// The page cleaner, a background actor: a pass (cache.Pool.CleanStep)
@@ -174,6 +178,52 @@ type Scheduler struct {
 // bgRun is n background requests of the store device, each holding it
 // for occ.
 type bgRun struct{ occ, n int64 }
+
+// Who held the store device (Scheduler.StoreUse).
+const (
+	// StoreReads is the terminals' page reads.
+	StoreReads = iota
+	// StoreWrites is the terminals' own writes and syncs: dirty victims
+	// written to free a frame, 5.1's LRU flushes, flushes for log space,
+	// a checkpoint's sync, a sort's temporary files.
+	StoreWrites
+	// StoreReadAhead is read-ahead's background reads.
+	StoreReadAhead
+	// StoreBackground is the asynchronous writers' queue: the page
+	// cleaner's or the master thread's writes, a sharp checkpoint's,
+	// their doublewrite batches and syncs.
+	StoreBackground
+	// StorePurge and StoreVacuum are the maintenance actors' reads,
+	// writes and syncs.
+	StorePurge
+	StoreVacuum
+	NumStoreUses
+)
+
+// StoreUse returns the store device's busy time so far by who held it
+// (StoreReads...): they sum to Busy's store.
+func (s *Scheduler) StoreUse() [NumStoreUses]int64 { return s.storeUse }
+
+// reqQueue is one background requester's requests queued for the store
+// device, in order, as runs of equal requests.
+type reqQueue struct {
+	runs    []bgRun
+	pending int64 // requests in runs
+	// turn counts the terminals' requests the device served while this
+	// queue waited, since its last turn (a synchronous requester's share:
+	// see storeSlot).
+	turn int
+}
+
+// add queues a request holding the device for occ.
+func (q *reqQueue) add(occ int64) {
+	if k := len(q.runs); k > 0 && q.runs[k-1].occ == occ {
+		q.runs[k-1].n++
+	} else {
+		q.runs = append(q.runs, bgRun{occ: occ, n: 1})
+	}
+	q.pending++
+}
 
 // storeOp is one request to the store device: how long it holds the
 // device, how long it takes to complete once started, and whether it is
@@ -367,6 +417,10 @@ type Maintenance struct {
 	// length, DB.Purge().Lag) at its longest when a step began, and after
 	// the last step (purge only).
 	MaxHistory, History int64
+	// Waits counts steps that fell due while the actor's last step's
+	// store requests were still queued: it is one thread, and takes its
+	// next step only once they are served.
+	Waits int64
 	// Err is the first error a step returned (the actor then stops).
 	Err error
 }
@@ -715,14 +769,14 @@ func (s *Scheduler) price(v *vterm) {
 	// checkpoint's store sync), then tier requests.
 	s.storeOps(&d, func(op storeOp) {
 		s.step(v)
-		v.now = s.storeBooked(v, v.now, op)
+		v.now = s.storeBooked(v, v.now, op, StoreWrites)
 	})
 	if sortIO > 0 {
 		// A sort's temporary files: its run writes and merge reads
 		// (hw.SortTime, each request's latency and transfer) hold the
 		// store device as one booking.
 		s.step(v)
-		v.now = s.storeBooked(v, v.now, storeOp{occ: int64(sortIO), resp: int64(sortIO)})
+		v.now = s.storeBooked(v, v.now, storeOp{occ: int64(sortIO), resp: int64(sortIO)}, StoreWrites)
 	}
 	if s.tier { // a trace's null tier is free
 		for range d[hw.EventTierPut] {
@@ -784,13 +838,17 @@ func (s *Scheduler) price(v *vterm) {
 // storeRequest prices one page read (rw 0) or write (1) on the store
 // device for v, arriving at t, and returns when it completes.
 func (s *Scheduler) storeRequest(v *vterm, t int64, rw int) int64 {
-	return s.storeBooked(v, t, storeOp{occ: s.storeOcc[rw], resp: s.storeResp[rw], cpu: true})
+	use := StoreReads
+	if rw == 1 {
+		use = StoreWrites
+	}
+	return s.storeBooked(v, t, storeOp{occ: s.storeOcc[rw], resp: s.storeResp[rw], cpu: true}, use)
 }
 
 // storeBooked prices op on the store device for v, arriving at t, and
 // returns when it completes.
-func (s *Scheduler) storeBooked(v *vterm, t int64, op storeOp) int64 {
-	start := s.storeSlot(t, op.occ)
+func (s *Scheduler) storeBooked(v *vterm, t int64, op storeOp, use int) int64 {
+	start := s.storeSlot(t, op.occ, use)
 	done := start + op.resp
 	if op.cpu {
 		done += s.storeCPUps / 1000
@@ -809,16 +867,33 @@ func (s *Scheduler) storeBooked(v *vterm, t int64, op storeOp) int64 {
 // batches' pages are spread evenly over them (a meter says how many
 // batches and pages, not which pages went in which batch). Page writes and
 // store syncs beyond the batches' (without the buffer: all of them; a
-// checkpoint's sync) come after.
+// checkpoint's sync) come after. An in-place write merged into the
+// request before it (EventStoreWriteMerged: MySQL 5.1's simulated AIO)
+// holds the device for its transfer alone; the merged writes are spread
+// evenly over the in-place writes.
 func (s *Scheduler) storeOps(d *hw.Vector, fn func(op storeOp)) {
-	write := storeOp{occ: s.storeOcc[1], resp: s.storeResp[1], cpu: true}
+	dev := &s.machine.Store
 	sync := storeOp{occ: s.storeSyncLat, resp: s.storeSyncLat}
 	writes, syncs := d[hw.EventStoreWrite], d[hw.EventStoreSync]
 	dwSyncs := d[hw.EventDoublewriteSync]
+	allWrites, merged, done := writes, min(d[hw.EventStoreWriteMerged], writes), int64(0)
+	var xfer int64 // a page's transfer, when a merged write or a doublewrite batch needs it
+	if merged > 0 || d[hw.EventDoublewriteWrite] > 0 {
+		xfer = hw.TransferNanos(s.pageSize, dev.WriteBandwidth)
+	}
+	write := func() {
+		// Write done+1 is merged if the even spread of the merged
+		// writes puts one on it.
+		if merged > 0 && merged*(done+1)/allWrites > merged*done/allWrites {
+			fn(storeOp{occ: xfer, resp: xfer})
+		} else {
+			fn(storeOp{occ: s.storeOcc[1], resp: s.storeResp[1], cpu: true})
+		}
+		done++
+	}
 	if n := d[hw.EventDoublewriteWrite]; n > 0 {
 		bytes := d[hw.EventDoublewriteByte]
-		dev := &s.machine.Store
-		gap := s.storeOcc[1] - hw.TransferNanos(s.pageSize, dev.WriteBandwidth) // the IOPS gap
+		gap := s.storeOcc[1] - xfer // the IOPS gap
 		for i := range n {
 			// Batch i's share of the bytes, in whole pages.
 			pages := bytes/s.pageSize*(i+1)/n - bytes/s.pageSize*i/n
@@ -829,7 +904,7 @@ func (s *Scheduler) storeOps(d *hw.Vector, fn func(op storeOp)) {
 				fn(sync)
 			}
 			for range min(pages, writes) {
-				fn(write)
+				write()
 			}
 			writes -= min(pages, writes)
 			if syncs > 0 {
@@ -842,7 +917,7 @@ func (s *Scheduler) storeOps(d *hw.Vector, fn func(op storeOp)) {
 		fn(sync)
 	}
 	for range writes {
-		fn(write)
+		write()
 	}
 	for range syncs {
 		fn(sync)
@@ -850,75 +925,119 @@ func (s *Scheduler) storeOps(d *hw.Vector, fn func(op storeOp)) {
 }
 
 // storeSlot books the store device for occ from the first moment at or
-// after t it can start a request, and returns that moment.
+// after t it can start a request, and returns that moment; use says who
+// holds it (StoreReads...).
 //
-// Background requests (the page cleaner's writes, a sharp checkpoint's,
-// their doublewrite batches and store syncs) wait in a queue of their
-// own: they run
-// back to back while the device would be idle, and while it is busy they
-// take turns with the requests terminals wait for, one per request.
-// A sharp checkpoint of a large pool on a slow disk is minutes of writes;
-// queued ahead of everything it would stop every read for that long, which
-// no IO scheduler does.
-func (s *Scheduler) storeSlot(t, occ int64) int64 {
+// Background requests wait in queues of their own: they run back to back
+// while the device would be idle, and while it is busy they take turns
+// with the requests terminals wait for.
+//
+//   - The asynchronous writers' queue (bg: the page cleaner's writes, the
+//     master thread's, a sharp checkpoint's, their doublewrite batches and
+//     store syncs) has one turn before each terminal request. These
+//     writers issue their batch at once, many requests outstanding, as
+//     InnoDB's do through asynchronous I/O. A sharp checkpoint of a large
+//     pool on a slow disk is minutes of writes; queued ahead of everything
+//     it would stop every read for that long, which no IO scheduler does.
+//   - The purge and vacuum actors are each one thread that reads a page,
+//     works on it and reads the next (InnoDB's purge, PostgreSQL's
+//     autovacuum worker): one request outstanding, like a terminal. Each
+//     gets one turn per round of the running terminals' requests, the
+//     share a synchronous requester gets among as many others on a busy
+//     device served in arrival order.
+func (s *Scheduler) storeSlot(t, occ int64, use int) int64 {
 	free := s.store.free
 	if t > free {
 		free = s.serveIdle(free, t)
-	} else if len(s.bg) > 0 {
-		// Busy: one goes before this request.
-		free += s.bg[0].occ
-		s.takeBg(1)
+	} else {
+		// Busy: the background queues' turns go before this request.
+		if s.bg.pending > 0 {
+			free += s.takeBg(&s.bg, 1, StoreBackground)
+		}
+		free += s.actorTurn(&s.purgeQ, StorePurge)
+		free += s.actorTurn(&s.vacuumQ, StoreVacuum)
 	}
 	start := max(t, free)
 	s.store.free = start + occ
 	s.store.busy += occ
+	s.storeUse[use] += occ
 	return start
+}
+
+// actorTurn counts a terminal request against q's share and serves q's
+// next request when its turn has come (once per s.left terminal
+// requests), returning how long that holds the device.
+func (s *Scheduler) actorTurn(q *reqQueue, use int) int64 {
+	if q.pending == 0 {
+		q.turn = 0
+		return 0
+	}
+	if q.turn++; q.turn < max(s.left, 1) {
+		return 0
+	}
+	q.turn = 0
+	return s.takeBg(q, 1, use)
 }
 
 // serveIdle serves the background requests that start while the store
 // device is idle from free to t (the last may run past t), and returns
-// when the device is free again.
+// when the device is free again: the asynchronous writers' first, then
+// purge's, then vacuum's.
 func (s *Scheduler) serveIdle(free, t int64) int64 {
-	for len(s.bg) > 0 && free < t {
-		r := &s.bg[0]
-		n := r.n
-		if r.occ > 0 {
-			n = min(n, (t-free+r.occ-1)/r.occ)
+	queues := [...]struct {
+		q   *reqQueue
+		use int
+	}{{&s.bg, StoreBackground}, {&s.purgeQ, StorePurge}, {&s.vacuumQ, StoreVacuum}}
+	for _, e := range queues {
+		q, use := e.q, e.use
+		for q.pending > 0 && free < t {
+			r := &q.runs[0]
+			n := r.n
+			if r.occ > 0 {
+				n = min(n, (t-free+r.occ-1)/r.occ)
+			}
+			free += s.takeBg(q, n, use)
 		}
-		s.takeBg(n)
-		free += n * r.occ
 	}
 	return free
+}
+
+// bgQueued is whether any background request waits for the store device.
+func (s *Scheduler) bgQueued() bool {
+	return s.bg.pending+s.purgeQ.pending+s.vacuumQ.pending > 0
 }
 
 // drainBg serves the background requests the store device had time for
 // before t, when no request of a terminal's came to take turns with
 // them. t is the earliest clock: no request can arrive before it.
 func (s *Scheduler) drainBg(t int64) {
-	if len(s.bg) > 0 && s.store.free < t {
+	if s.bgQueued() && s.store.free < t {
 		s.store.free = s.serveIdle(s.store.free, t)
 	}
 }
 
-// takeBg serves n requests of the first background run (at most its
-// count): they hold the store device.
-func (s *Scheduler) takeBg(n int64) {
-	r := &s.bg[0]
-	s.store.busy += n * r.occ
-	s.bgPending -= n
+// takeBg serves n requests of q's first run (at most its count): they
+// hold the store device for use. It returns how long.
+func (s *Scheduler) takeBg(q *reqQueue, n int64, use int) int64 {
+	r := &q.runs[0]
+	occ := n * r.occ
+	s.store.busy += occ
+	s.storeUse[use] += occ
+	q.pending -= n
 	if r.n -= n; r.n == 0 {
-		s.bg = s.bg[1:]
+		q.runs = q.runs[1:]
 	}
+	return occ
 }
 
-// queueBg adds a background request holding the store device for occ.
-func (s *Scheduler) queueBg(occ int64) {
-	if k := len(s.bg); k > 0 && s.bg[k-1].occ == occ {
-		s.bg[k-1].n++
-	} else {
-		s.bg = append(s.bg, bgRun{occ: occ, n: 1})
+// queueOn adds a request holding the store device for occ to q, the
+// device's idle time starting at t if nothing was queued (no request can
+// arrive before t, the earliest clock).
+func (s *Scheduler) queueOn(q *reqQueue, t, occ int64) {
+	if !s.bgQueued() {
+		s.store.free = max(s.store.free, t)
 	}
-	s.bgPending++
+	q.add(occ)
 }
 
 // netRequest prices one request to the remote tier carrying bytes of page
@@ -961,7 +1080,7 @@ func (s *Scheduler) background(v *vterm) {
 			store = append(store, l)
 		}
 		if len(store) > 0 {
-			start := s.storeSlot(t, s.iops+int64(len(store))*s.readXfer)
+			start := s.storeSlot(t, s.iops+int64(len(store))*s.readXfer, StoreReadAhead)
 			for i, l := range store {
 				*l.cell = start + s.readLat + int64(i+1)*s.readXfer
 			}
@@ -997,7 +1116,7 @@ func (s *Scheduler) background(v *vterm) {
 			// What the device did of the last batch by the pass's time,
 			// requests of terminals or not.
 			s.drainBg(s.nextClean - int64(cache.CleanerInterval))
-			if s.bgPending > 0 {
+			if s.bg.pending > 0 {
 				s.cleanerSkips++
 				continue
 			}
@@ -1018,47 +1137,72 @@ func (s *Scheduler) background(v *vterm) {
 
 // maintain takes a step of each maintenance actor due at t, in a fixed
 // order (purge, then vacuum), with no terminal current: their work is
-// background work. Their page reads, and the writes and syncs they made
-// (a dirty victim written to free a frame), queue on the store device as
-// background requests; nobody's clock waits for them (the pages they
+// background work. Each is one synchronous requester: its page reads, and
+// the writes and syncs it made (a dirty victim written to free a frame),
+// queue on the store device in its own queue (storeSlot), and a step that
+// falls due while the last one's requests are still queued waits for them
+// (Maintenance.Waits). No terminal's clock waits for them (the pages they
 // dirty are the cleaner's to write). Their CPU is not priced, as no
-// background work's is.
+// background work's is. Under MySQL 5.1's flushing, purge is the master
+// thread's (masterWork), not an actor of its own.
 func (s *Scheduler) maintain(t int64) {
-	step := func(w *Maintenance, f BackgroundStep) {
-		if f == nil || w.Err != nil {
-			return
+	s.drainBg(t)
+	if !s.wl.flushing51 {
+		if s.purgeQ.pending > 0 {
+			s.purgeWork.Waits++
+		} else {
+			s.purgeStep(t)
 		}
-		cur := s.cur
-		s.cur = nil
-		before, readsBefore := hw.VectorOf(&w.Meter), w.Meter.StoreReads
-		n, err := f(&w.Meter)
-		s.cur = cur
-		w.Steps++
-		w.Done += int64(n)
-		if err != nil {
-			w.Err = err
-		}
-		d := hw.VectorOf(&w.Meter)
-		for i := range d {
-			d[i] -= before[i]
-		}
-		reads := w.Meter.StoreReads - readsBefore
-		if len(s.bg) == 0 {
-			s.store.free = max(s.store.free, t)
-		}
-		for range reads {
-			s.queueBg(s.storeOcc[0])
-		}
-		s.storeOps(&d, func(op storeOp) { s.queueBg(op.occ) })
 	}
+	if s.vacuum != nil && s.vacuumWork.Err == nil {
+		if s.vacuumQ.pending > 0 {
+			s.vacuumWork.Waits++
+		} else {
+			s.actorStep(&s.vacuumWork, s.vacuum, &s.vacuumQ, t)
+		}
+	}
+}
+
+// purgeStep takes one step of the purge actor at t, recording the history
+// list's length before and after it, and returns how many undo logs it
+// purged.
+func (s *Scheduler) purgeStep(t int64) int {
 	if s.history != nil {
 		s.purgeWork.MaxHistory = max(s.purgeWork.MaxHistory, s.history())
 	}
-	step(&s.purgeWork, s.purge)
+	n := s.actorStep(&s.purgeWork, s.purge, &s.purgeQ, t)
 	if s.history != nil {
 		s.purgeWork.History = s.history()
 	}
-	step(&s.vacuumWork, s.vacuum)
+	return n
+}
+
+// actorStep runs one step of f with no terminal current, on w's meter,
+// and queues the store requests it made on q from t. It returns the units
+// the step did (0 if f is nil or has failed before).
+func (s *Scheduler) actorStep(w *Maintenance, f BackgroundStep, q *reqQueue, t int64) int {
+	if f == nil || w.Err != nil {
+		return 0
+	}
+	cur := s.cur
+	s.cur = nil
+	before, readsBefore := hw.VectorOf(&w.Meter), w.Meter.StoreReads
+	n, err := f(&w.Meter)
+	s.cur = cur
+	w.Steps++
+	w.Done += int64(n)
+	if err != nil {
+		w.Err = err
+	}
+	d := hw.VectorOf(&w.Meter)
+	for i := range d {
+		d[i] -= before[i]
+	}
+	for range w.Meter.StoreReads - readsBefore {
+		s.queueOn(q, t, s.storeOcc[0])
+	}
+	s.storeOps(&d, func(op storeOp) { s.queueOn(q, t, op.occ) })
+	return n
 }
 
 // queueBackground queues the pool's background page writes and tier puts
@@ -1072,14 +1216,7 @@ func (s *Scheduler) queueBackground(t int64) {
 	}
 	puts := bg.TierPuts - s.lastBg.TierPuts
 	s.lastBg = bg
-	s.storeOps(&d, func(op storeOp) {
-		if len(s.bg) == 0 {
-			// No request can arrive before t, the earliest clock: the
-			// idle time the queued requests may use starts here.
-			s.store.free = max(s.store.free, t)
-		}
-		s.queueBg(op.occ)
-	})
+	s.storeOps(&d, func(op storeOp) { s.queueOn(&s.bg, t, op.occ) })
 	if !s.tier {
 		puts = 0
 	}
@@ -1355,7 +1492,7 @@ func (s *Scheduler) CheckpointWaits() int64 { return s.checkpointWaits }
 // PendingBackgroundWrites is how many background requests (page writes;
 // doublewrite batches' writes and syncs, store syncs) the store device
 // had not served when the terminals stopped.
-func (s *Scheduler) PendingBackgroundWrites() int64 { return s.bgPending }
+func (s *Scheduler) PendingBackgroundWrites() int64 { return s.bg.pending }
 
 // CleanerSkips is how many page cleaner passes fell due while the store
 // device still had background writes queued, and were skipped (InnoDB's

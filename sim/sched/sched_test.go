@@ -61,6 +61,16 @@ func openSimRows(t *testing.T, machine hw.Machine, commit engine.CommitMode, row
 func openSimTorn(t *testing.T, machine hw.Machine, commit engine.CommitMode, rows int64, readAhead bool, torn cache.TornPages,
 	release engine.LockRelease, names ...string) *simDB {
 	t.Helper()
+	return openSimOpts(t, machine, commit, rows, func(o *engine.Options) {
+		o.ReadAhead, o.TornPages, o.EarlyLockRelease = readAhead, torn, release
+	}, names...)
+}
+
+// openSimOpts is openSimRows with the simulated open's options changed by
+// opt.
+func openSimOpts(t *testing.T, machine hw.Machine, commit engine.CommitMode, rows int64, opt func(o *engine.Options),
+	names ...string) *simDB {
+	t.Helper()
 	dir := t.TempDir()
 	db, err := engine.Open(&engine.Options{Dir: dir, Options: cache.Options{PoolSize: 4 << 20}})
 	require.NoError(t, err)
@@ -82,8 +92,9 @@ func openSimTorn(t *testing.T, machine hw.Machine, commit engine.CommitMode, row
 
 	// Clustered tables only: HeapVersionsOff says no heap table will
 	// keep versions, so Attach adds no vacuum actor.
-	o := &engine.Options{Dir: dir, Options: cache.Options{PoolSize: 16 << 20, ReadAhead: readAhead, TornPages: torn}, Commit: commit,
-		LockTimeout: time.Second, EarlyLockRelease: release, HeapVersions: engine.HeapVersionsOff}
+	o := &engine.Options{Dir: dir, Options: cache.Options{PoolSize: 16 << 20}, Commit: commit,
+		LockTimeout: time.Second, HeapVersions: engine.HeapVersionsOff}
+	opt(o)
 	s := New(machine, 16384, false)
 	s.Install(o)
 	db, err = engine.Open(o)
@@ -224,6 +235,114 @@ func TestSimPurgeActor(t *testing.T) {
 			require.Equal(t, first.Meter.String(), p.Meter.String(), "deterministic")
 		}
 	}
+}
+
+// The store device's background queues (storeSlot): on a busy device the
+// asynchronous writers' queue has a turn before every terminal request,
+// and a synchronous requester's (purge's) one per round of the running
+// terminals' requests, four here; on an idle device they run back to
+// back. Exact start times, and the device's busy time is every request's.
+func TestStoreQueuesShare(t *testing.T) {
+	s := &Scheduler{left: 4}
+	s.store.free = 100
+	s.bg.add(7)
+	s.bg.add(7)
+	for range 3 {
+		s.purgeQ.add(10)
+	}
+	var starts []int64
+	for range 8 {
+		starts = append(starts, s.storeSlot(0, 1, StoreReads))
+	}
+	// 1: a write (100-107); 2: a write (108-115); 3: none; 4: purge's
+	// turn (117-127); 5, 6, 7: none; 8: purge's turn (131-141).
+	require.Equal(t, []int64{107, 115, 116, 127, 128, 129, 130, 141}, starts)
+	require.Zero(t, s.bg.pending)
+	require.Equal(t, int64(1), s.purgeQ.pending)
+	// Idle from 142: the last purge request runs then, before a request
+	// at 1,000 that finds the device free.
+	require.Equal(t, int64(1000), s.storeSlot(1000, 1, StoreReads))
+	require.Zero(t, s.purgeQ.pending)
+	require.Equal(t, int64(2*7+3*10+9), s.store.busy)
+	require.Equal(t, [NumStoreUses]int64{StoreReads: 9, StoreBackground: 2 * 7, StorePurge: 3 * 10}, s.StoreUse())
+}
+
+// Merged in-place writes (MySQL 5.1's simulated AIO) hold the store
+// device for their transfer alone, spread evenly over the writes: of
+// four writes two merged, the second and the fourth.
+func TestStoreOpsMergedWrites(t *testing.T) {
+	dev := hw.Device{ReadLatency: hw.Duration(4 * time.Millisecond), WriteLatency: hw.Duration(4 * time.Millisecond),
+		ReadBandwidth: 16384 * 1000, WriteBandwidth: 16384 * 1000, SyncLatency: hw.Duration(6 * time.Millisecond), IOPS: 200}
+	s := New(testHW(hw.CPUProfile{}, dev), 16384, false)
+	var d hw.Vector
+	d[hw.EventStoreWrite], d[hw.EventStoreWriteMerged] = 4, 2
+	var occ []int64
+	s.storeOps(&d, func(op storeOp) { occ = append(occ, op.occ) })
+	xfer := int64(time.Millisecond)          // a 16 KiB page at 16,384,000 bytes a second
+	full := int64(5*time.Millisecond) + xfer // a request's IOPS gap (200 a second) and its transfer
+	require.Equal(t, []int64{full, xfer, full, xfer}, occ)
+}
+
+// The purge actor is one thread: a step that falls due while its last
+// step's reads are still queued on the store device waits for them
+// (Maintenance.Waits), and runs once the device has served them.
+func TestSimPurgeActorWaitsForItsReads(t *testing.T) {
+	s := &Scheduler{left: 1}
+	s.storeOcc[0] = 1000
+	s.store.free = 1 << 40 // busy: nothing of the queue is served by idle time
+	s.purge = func(m *engine.Meter) (int, error) {
+		m.StoreReads += 5
+		return 1, nil
+	}
+	s.maintain(0)
+	require.Equal(t, int64(5), s.purgeQ.pending)
+	s.maintain(int64(PurgeInterval))
+	require.Equal(t, Maintenance{Steps: 1, Done: 1, Waits: 1, Meter: engine.Meter{Meter: cache.Meter{StoreReads: 5}}}, s.purgeWork)
+	// Five terminal requests serve the five reads (one terminal: a turn
+	// each), then the next step runs.
+	for range 5 {
+		s.storeSlot(0, 1, StoreReads)
+	}
+	require.Zero(t, s.purgeQ.pending)
+	s.maintain(2 * int64(PurgeInterval))
+	require.Equal(t, int64(2), s.purgeWork.Steps)
+	require.Equal(t, int64(1), s.purgeWork.Waits)
+}
+
+// Under MySQL 5.1's flushing, purge is the master thread's: no purge actor
+// step every PurgeInterval, and a full purge (steps until one purges
+// nothing) in every tenth one-second round, before its checkpoint. The
+// undo logs of three committed updates stay on the history list for the
+// first nine seconds, and are gone after the tenth.
+func TestSimPurge51InMasterThread(t *testing.T) {
+	sd := openSimOpts(t, testHW(hw.CPUProfile{}, freeDevice), engine.NoSyncCommit, 100, func(o *engine.Options) {
+		o.Flushing = cache.Flushing51
+	}, "a")
+	tb := sd.t["a"]
+	sd.run(t, func(env tpcc.Env) error {
+		for k := int64(1); k <= 3; k++ {
+			tx := sd.db.Begin(nil)
+			if err := tx.Update(tb, key(k), []engine.Set{{Column: "v", Value: engine.Int(k)}}); err != nil {
+				return err
+			}
+			if err := tx.Commit(); err != nil {
+				return err
+			}
+		}
+		env.Sleep(9500 * time.Millisecond)
+		at(env)
+		if lag, steps := sd.db.Purge().Lag, sd.s.Purge().Steps; lag != 3 || steps != 0 {
+			return fmt.Errorf("at 9.5 s: history %d, purge steps %d; want 3 and 0", lag, steps)
+		}
+		env.Sleep(time.Second)
+		at(env)
+		return nil
+	})
+	p := sd.s.Purge()
+	require.NoError(t, p.Err)
+	require.Zero(t, sd.db.Purge().Lag)
+	require.Equal(t, Maintenance{Steps: 2, Done: 3, MaxHistory: 3, Meter: p.Meter}, p, "one step purged the three, the next nothing")
+	require.Equal(t, int64(3), p.Meter.UndoLogsPurged)
 }
 
 // SetVacuum's step runs after purge's, at the same points, on a meter of

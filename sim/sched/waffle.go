@@ -25,7 +25,16 @@ import (
 //     next starts as soon as that batch's writes are done, and a round
 //     due while the store device still has background writes queued
 //     waits for them (buf_flush_wait_batch_end), as the cleaner's passes
-//     do. Each MasterPass.Checkpoints is a fuzzy checkpoint
+//     do. Purge is the master thread's too (5.1 has no purge thread):
+//     every tenth round, after its flush-list batch and before its
+//     checkpoint, "a full purge every 10 seconds, even if the server were
+//     active" (srv_master_thread: trx_purge until it purges nothing),
+//     its requests in the purge queue (storeSlot: one synchronous
+//     requester's share), and the master's next round waits for them,
+//     since it is the same thread. The purge actor of maintain does not
+//     run. The full purge happens at one virtual instant, so undo logs
+//     committed while its reads are served wait for the next tenth
+//     round; 5.1's loop would pick some of them up. Each MasterPass.Checkpoints is a fuzzy checkpoint
 //     (engine.DB.FuzzyCheckpoint: a store sync, no page writes). It runs
 //     with no terminal current, like a cleaner pass, and never while a
 //     page write waits for a log sync (urgent) or a terminal leads one: a
@@ -113,7 +122,7 @@ func (s *Scheduler) masterWork(t int64) {
 	}
 	for t >= w.nextMaster {
 		s.drainBg(t)
-		if s.bgPending > 0 {
+		if s.bg.pending > 0 || s.purgeQ.pending > 0 {
 			if !w.afterBatch {
 				w.masterWaits++
 				w.afterBatch = true
@@ -131,6 +140,10 @@ func (s *Scheduler) masterWork(t int64) {
 		// eviction to write and report.
 		pass, _ := s.pool.MasterStep(&m, time.Duration(at-w.masterLast))
 		for range pass.Checkpoints {
+			// The ten-second work's full purge: trx_purge until it
+			// purges nothing, before the checkpoint.
+			for s.purgeStep(at) > 0 {
+			}
 			if w.db != nil {
 				_ = w.db.FuzzyCheckpoint() // its store sync on the background meter
 			}

@@ -66,7 +66,7 @@ func TestMemcachedTierModel(t *testing.T) {
 	memcachedtest.Require(t)
 	tiertest.Model(t, func(t testing.TB, _ int64) tier.Tier {
 		addr, _ := memcachedtest.Start(t)
-		tr, err := memcached.New([]string{addr}, &memcached.Options{PageSize: testPageSize})
+		tr, err := memcached.New([]string{addr}, &memcached.Options{PageSize: testPageSize, Timeout: calmTimeout})
 		require.NoError(t, err)
 		return tr
 	}, false)
