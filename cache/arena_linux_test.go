@@ -2,6 +2,7 @@ package cache_test
 
 import (
 	"runtime"
+	"syscall"
 	"testing"
 
 	"github.com/enginelab/enginelab/cache"
@@ -45,4 +46,58 @@ func TestPoolArenaOutsideHeap(t *testing.T) {
 	// The pools above are unreachable: their cleanups unmap them.
 	runtime.GC()
 	runtime.GC()
+}
+
+// A populated pool's arena becomes resident in the background, while the
+// pool works: the populator backs pages without writing them, so a page
+// written before it gets there keeps its bytes. Close stops it.
+func TestPoolPopulateBackground(t *testing.T) {
+	// populateStep itself, on a mapping half written: every page becomes
+	// resident and none changes.
+	const size = 8 << 20
+	m, err := syscall.Mmap(-1, 0, size, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, syscall.Munmap(m)) }()
+	for i := 0; i < size/2; i += 4096 {
+		m[i] = byte(i/4096) | 1
+	}
+	if !cache.PopulateStep(m) {
+		t.Skip("the kernel has no MADV_POPULATE_WRITE (Linux 5.14): the pool populates its arena by writing it, in NewPool")
+	}
+	resident, pages := cache.Residency(m)
+	require.Equal(t, size/4096, pages)
+	require.Equal(t, pages, resident)
+	for i := 0; i < size; i += 4096 {
+		want := byte(0)
+		if i < size/2 {
+			want = byte(i/4096) | 1
+		}
+		require.Equal(t, want, m[i], "page %d", i/4096)
+	}
+
+	const frames = 4096 // 16 MiB of 4 KiB pages: eight chunks of the populator's
+	st := newStore(t)
+	putPages(t, st, 7, 0, 255)
+	p := newPool(t, st, frames, cache.Options{PoolPopulate: true})
+	read := func() {
+		for n := range uint32(256) {
+			id := pid(7, n)
+			pg, err := p.Fetch(nil, id)
+			require.NoError(t, err)
+			require.Equal(t, "page "+id.String(), body(pg, len("page "+id.String())))
+			pg.Unpin(false)
+		}
+	}
+	read()
+	p.WaitPopulated()
+	resident, pages = p.ArenaResidency()
+	require.Equal(t, frames, pages)
+	require.Equal(t, pages, resident, "every frame resident")
+	read()
+	require.NoError(t, p.Close())
+
+	// Close stops a populator still at work, and waits for it.
+	q := newPool(t, st, frames, cache.Options{PoolPopulate: true})
+	require.NoError(t, q.Close())
+	q.WaitPopulated()
 }

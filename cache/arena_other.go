@@ -4,3 +4,13 @@ package cache
 
 // allocArena returns size bytes for the pool's frames, on Go's heap.
 func allocArena(size int, _ *Pool) []byte { return make([]byte, size) }
+
+// hugePage is populateChunk's size: the background populator's unit.
+const hugePage = 2 << 20
+
+// lowerThreadPriority does nothing: the populator never starts here.
+func lowerThreadPriority() {}
+
+// populateStep cannot back pages without writing them here: the pool
+// populates its arena by writing to it (populate).
+func populateStep([]byte) bool { return false }

@@ -28,7 +28,20 @@ func (db *DB) crashPoint(point string) {
 func (db *DB) Checkpoint() error {
 	db.ckptMu.Lock()
 	defer db.ckptMu.Unlock()
-	return db.checkpointLocked()
+	return db.checkpointLocked(false)
+}
+
+// closeCheckpoint is Close's sharp checkpoint: Checkpoint's, with its
+// page writes made durable by flushing the store (cache.Pool.FlushStore:
+// pebble's memtables become synced sstables) instead of by syncing the
+// store's WAL. The store's Close flushes them in any case, so that a
+// closed database needs no WAL; a sync first would write to the disk a
+// WAL the flush then makes obsolete (at the end of a W=1 load, most of
+// the memtable's 64 MiB).
+func (db *DB) closeCheckpoint() error {
+	db.ckptMu.Lock()
+	defer db.ckptMu.Unlock()
+	return db.checkpointLocked(true)
 }
 
 // FuzzyCheckpoint takes a fuzzy checkpoint now (see
@@ -65,7 +78,12 @@ func (db *DB) FuzzyCheckpoint() error {
 // id, so that ids are never reused). With no record saved yet (a new
 // database), recovery starts at redo.FirstLSN; a record of any other
 // length is redo.ErrCorruptLog.
-func (db *DB) checkpointLocked() error {
+//
+// flush says how the page writes become durable before the record is
+// saved: false, a sync of the store (cache.Pool.SyncStore); true, a flush
+// of its memtables (cache.Pool.FlushStore, closeCheckpoint). Either is
+// counted as one store sync.
+func (db *DB) checkpointLocked(flush bool) error {
 	redo := db.log.End()
 	// With full-page writes, a page changed from here on whose LSN is
 	// below redo logs its image first (PostgreSQL's RedoRecPtr): recovery
@@ -77,6 +95,12 @@ func (db *DB) checkpointLocked() error {
 	}
 	m.CheckpointPages = m.PageFlushes
 	db.pool.ChargeBackground(&m)
+	if flush {
+		if err := db.pool.FlushStore(nil); err != nil {
+			return fmt.Errorf("engine: checkpoint: %w", err)
+		}
+		return db.saveCheckpointLocked(redo)
+	}
 	return db.recordCheckpointLocked(nil, redo)
 }
 
@@ -104,10 +128,17 @@ func (db *DB) fuzzyCheckpointLocked(m *cache.Meter) error {
 // nil) and records redo as the checkpoint LSN (see checkpointLocked).
 // REQUIRES: db.ckptMu held.
 func (db *DB) recordCheckpointLocked(m *cache.Meter, redo uint64) error {
-	keep := redo
 	if err := db.pool.SyncStore(m); err != nil {
 		return fmt.Errorf("engine: checkpoint: %w", err)
 	}
+	return db.saveCheckpointLocked(redo)
+}
+
+// saveCheckpointLocked records redo as the checkpoint LSN once the page
+// writes before it are durable (see recordCheckpointLocked), and lets the
+// log go below it. REQUIRES: db.ckptMu held.
+func (db *DB) saveCheckpointLocked(redo uint64) error {
+	keep := redo
 	db.crashPoint("checkpoint-synced")
 	var rec [24]byte
 	binary.LittleEndian.PutUint64(rec[0:], redo)

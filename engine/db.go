@@ -482,6 +482,7 @@ func Open(o *Options) (*DB, error) {
 	dbID, epoch := st.Identity()
 	lo := opts.logOptions()
 	lo.Waiter, lo.Volatile = opts.Runtime, st.Volatile()
+	lo.Prealloc = rt == nil // the simulator times the log's work on its callers' goroutines
 	log, err := redo.Open(st, lo)
 	if err != nil {
 		_ = st.Close()
@@ -842,7 +843,7 @@ func (db *DB) Close() error {
 	db.stopPurger()
 	db.stopVacuumer()
 	db.pool.StopCleaner()
-	err := db.Checkpoint()
+	err := db.closeCheckpoint()
 	if err == nil {
 		err = db.pool.Close()
 	}

@@ -264,8 +264,9 @@
 //
 //   - the buffer pool's frames are one mapping outside Go's heap
 //     (cache.PoolMemory: the pages, and each frame's overhead on the
-//     heap), resident as pages fill them, or at once with
-//     Options.PoolPopulate (Percona Server's innodb_buffer_pool_populate);
+//     heap), resident as pages fill them, or from the open on with
+//     Options.PoolPopulate (Percona Server's innodb_buffer_pool_populate;
+//     a goroutine of the pool's backs the frames while the work starts);
 //   - the redo log's buffer (1 MiB, written out past it) and its segments
 //     (LogSize);
 //   - the store's budget, StoreBudget: pebble's memtables (two of

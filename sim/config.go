@@ -77,9 +77,10 @@ type TPCCConfig struct {
 	PoolSize        int64 // 0: PoolPerWarehouse × Warehouses
 	LogSize         int64 // the redo log's capacity (--log-size, engine.Options.LogSize); 0: the engine's default
 	PoolPolicy      cache.PolicyKind
-	// PoolPopulate makes the pool's frames resident when it is created
-	// (--pool-populate, cache.Options.PoolPopulate): the process's memory
-	// follows the pool's size, not the run's length.
+	// PoolPopulate makes the pool's frames resident from when it is
+	// created, in the background (--pool-populate,
+	// cache.Options.PoolPopulate): the process's memory follows the
+	// pool's size, not the run's length.
 	PoolPopulate bool
 	// MemTableSize and BlockCacheSize are the page store's memtable size
 	// (--memtable-size, engine.Options.MemTableSize; 0: 64 MiB with Dir,
