@@ -752,6 +752,12 @@ func (s *PebbleStore) WritePage(id page.ID, buf []byte) error {
 // Sync implements Store: an empty synced log record forces pebble's WAL,
 // and with it every earlier write, to stable storage.
 func (s *PebbleStore) Sync() error {
+	return s.makeDurable("sync", func() error { return s.db.LogData(nil, pebble.Sync) })
+}
+
+// makeDurable runs pebble's call op (Sync's or Flush's) on an open store
+// on disk; a volatile store has nothing to make durable.
+func (s *PebbleStore) makeDurable(op string, f func() error) error {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {
@@ -760,8 +766,8 @@ func (s *PebbleStore) Sync() error {
 	if s.volatile {
 		return s.Err()
 	}
-	if err := s.call("sync", func() error { return s.db.LogData(nil, pebble.Sync) }); err != nil {
-		return fmt.Errorf("cache: sync store: %w", err)
+	if err := s.call(op, f); err != nil {
+		return fmt.Errorf("cache: %s store: %w", op, err)
 	}
 	return nil
 }
@@ -774,20 +780,7 @@ func (s *PebbleStore) Sync() error {
 // store goes on (the memtables' bytes are written again, as an sstable
 // in L0); it is what a store about to close does anyway (Close). A
 // volatile store has nothing to make durable.
-func (s *PebbleStore) Flush() error {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.closed {
-		return ErrClosed
-	}
-	if s.volatile {
-		return s.Err()
-	}
-	if err := s.call("flush", s.db.Flush); err != nil {
-		return fmt.Errorf("cache: flush store: %w", err)
-	}
-	return nil
-}
+func (s *PebbleStore) Flush() error { return s.makeDurable("flush", s.db.Flush) }
 
 // Close implements Store. A store on disk flushes pebble's memtable first,
 // so that a database closed cleanly does not need its WAL: damage to the

@@ -111,6 +111,21 @@ func openSimOpts(t *testing.T, machine hw.Machine, commit engine.CommitMode, row
 
 func key(k int64) []engine.Value { return []engine.Value{engine.Int(k)} }
 
+// updateKeys sets v = k in rows 1 to n of tb, a committed transaction
+// each.
+func (sd *simDB) updateKeys(tb *engine.TableHandle, n int64) error {
+	for k := int64(1); k <= n; k++ {
+		tx := sd.db.Begin(nil)
+		if err := tx.Update(tb, key(k), []engine.Set{{Column: "v", Value: engine.Int(k)}}); err != nil {
+			return err
+		}
+		if err := tx.Commit(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // at reads a terminal's clock (a yield point) as virtual nanoseconds.
 func at(env tpcc.Env) int64 { return int64(env.Now().Sub(Epoch)) }
 
@@ -207,16 +222,7 @@ func TestSimPurgeActor(t *testing.T) {
 			return nil
 		}, func(env tpcc.Env) error {
 			env.Sleep(time.Millisecond)
-			for k := int64(1); k <= 3; k++ {
-				tx := sd.db.Begin(nil)
-				if err := tx.Update(tb, key(k), []engine.Set{{Column: "v", Value: engine.Int(k)}}); err != nil {
-					return err
-				}
-				if err := tx.Commit(); err != nil {
-					return err
-				}
-			}
-			return nil
+			return sd.updateKeys(tb, 3)
 		})
 		p := sd.s.Purge()
 		require.NoError(t, p.Err)
@@ -320,14 +326,8 @@ func TestSimPurge51InMasterThread(t *testing.T) {
 	}, "a")
 	tb := sd.t["a"]
 	sd.run(t, func(env tpcc.Env) error {
-		for k := int64(1); k <= 3; k++ {
-			tx := sd.db.Begin(nil)
-			if err := tx.Update(tb, key(k), []engine.Set{{Column: "v", Value: engine.Int(k)}}); err != nil {
-				return err
-			}
-			if err := tx.Commit(); err != nil {
-				return err
-			}
+		if err := sd.updateKeys(tb, 3); err != nil {
+			return err
 		}
 		env.Sleep(9500 * time.Millisecond)
 		at(env)
