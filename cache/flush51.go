@@ -53,10 +53,10 @@ import (
 // when fewer than 200 I/Os were done in them (an idle disk's: under load
 // it does not fire), its background loop when the server is idle (it
 // flushes 100 pages a round until the dirty share is below the limit),
-// and the insert buffer merges. Purge,
-// the master thread's full purge every tenth round, is the simulator's to
-// schedule (sim/sched runs it in the master's tenth round); MasterStep
-// does not purge, and in real mode purge keeps its own goroutine.
+// and the insert buffer merges. Purge, the master thread's full purge
+// every tenth round, is the simulator's to schedule (sim/sched runs it in
+// the master's tenth round); MasterStep does not purge, and in real mode
+// purge keeps its own goroutine.
 
 // FlushingPolicy selects who writes dirty pages in the background
 // (Options.Flushing).

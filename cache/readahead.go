@@ -78,14 +78,14 @@ func (p *Pool) maybeReadAhead(m *Meter, last page.ID) {
 
 // chargeReadAhead charges a read-ahead's work, done in bg: its reads (and
 // tier reads) to the background, and what it took to find frames for
-// them (evictions, dirty victims and LRU batches written, their syncs and
-// doublewrite batches, the log syncs the writes waited for, exclusive
-// mode's SETs of the victims; its DELETEs of pages read back, and
-// inclusive mode's SETs of the pages it read, are the reads') to m, the caller's meter, if not nil. InnoDB's read-ahead
-// is issued by the thread whose access triggered it: its reads are
-// asynchronous, but buf_page_init_for_read takes each frame with
-// buf_LRU_get_free_block on that thread, which writes dirty pages itself
-// when it must.
+// them to m, the caller's meter, if not nil: evictions, dirty victims and
+// LRU batches written, their syncs and doublewrite batches, the log syncs
+// the writes waited for, exclusive mode's SETs of the victims (its
+// DELETEs of pages read back, and inclusive mode's SETs of the pages it
+// read, are the reads'). InnoDB's read-ahead is issued by the thread
+// whose access triggered it: its reads are asynchronous, but
+// buf_page_init_for_read takes each frame with buf_LRU_get_free_block on
+// that thread, which writes dirty pages itself when it must.
 func (p *Pool) chargeReadAhead(m, bg *Meter) {
 	if m != nil {
 		w := *bg

@@ -126,7 +126,7 @@ type Scheduler struct {
 	// synchronous requester (see storeSlot).
 	bg, purgeQ, vacuumQ reqQueue
 	// storeUse is the store device's busy time by who held it
-	// (StoreUse).
+	// (StoreUse; their sum is Busy's store, so store.busy stays 0).
 	storeUse        [NumStoreUses]int64
 	checkpointWaits int64 // always zero since checkpoints are fuzzy (CheckpointWaits)
 
@@ -959,7 +959,6 @@ func (s *Scheduler) storeSlot(t, occ int64, use int) int64 {
 	}
 	start := max(t, free)
 	s.store.free = start + occ
-	s.store.busy += occ
 	s.storeUse[use] += occ
 	return start
 }
@@ -1021,7 +1020,6 @@ func (s *Scheduler) drainBg(t int64) {
 func (s *Scheduler) takeBg(q *reqQueue, n int64, use int) int64 {
 	r := &q.runs[0]
 	occ := n * r.occ
-	s.store.busy += occ
 	s.storeUse[use] += occ
 	q.pending -= n
 	if r.n -= n; r.n == 0 {
@@ -1479,7 +1477,10 @@ func (s *Scheduler) Types() [tpcc.NumTxTypes]TypeTime { return s.types }
 // Busy returns how long each shared resource was held so far: the cores
 // summed, the store device, the log device and the network.
 func (s *Scheduler) Busy() (cores, store, log, net int64) {
-	return s.cpuBusy, s.store.busy, s.log.busy, s.net.busy
+	for _, u := range s.storeUse {
+		store += u
+	}
+	return s.cpuBusy, store, s.log.busy, s.net.busy
 }
 
 // CheckpointWaits counted the sharp checkpoints that began before the last

@@ -269,7 +269,8 @@ func TestStoreQueuesShare(t *testing.T) {
 	// at 1,000 that finds the device free.
 	require.Equal(t, int64(1000), s.storeSlot(1000, 1, StoreReads))
 	require.Zero(t, s.purgeQ.pending)
-	require.Equal(t, int64(2*7+3*10+9), s.store.busy)
+	_, storeBusy, _, _ := s.Busy()
+	require.Equal(t, int64(2*7+3*10+9), storeBusy)
 	require.Equal(t, [NumStoreUses]int64{StoreReads: 9, StoreBackground: 2 * 7, StorePurge: 3 * 10}, s.StoreUse())
 }
 

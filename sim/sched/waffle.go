@@ -34,7 +34,8 @@ import (
 //     since it is the same thread. The purge actor of maintain does not
 //     run. The full purge happens at one virtual instant, so undo logs
 //     committed while its reads are served wait for the next tenth
-//     round; 5.1's loop would pick some of them up. Each MasterPass.Checkpoints is a fuzzy checkpoint
+//     round; 5.1's loop would pick some of them up. Each
+//     MasterPass.Checkpoints is a fuzzy checkpoint
 //     (engine.DB.FuzzyCheckpoint: a store sync, no page writes). It runs
 //     with no terminal current, like a cleaner pass, and never while a
 //     page write waits for a log sync (urgent) or a terminal leads one: a
