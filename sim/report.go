@@ -8,6 +8,7 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/cache/page"
 	"github.com/enginelab/enginelab/cache/redo"
 	"github.com/enginelab/enginelab/cache/tier"
@@ -58,7 +59,7 @@ func fillSim(r *report.Sim, s *sched.Scheduler, elapsed time.Duration, run *repo
 // the run's transactions asked of it (their meters; none without a run),
 // and its own counters.
 func newTierReport(c *TPCCConfig, size int64, t tier.Tier, run *report.Run) *report.Tier {
-	r := &report.Tier{Backend: t.Name(), Mode: remoteMode(c.RemoteMode), SizeBytes: size, BackendStats: t.Stats()}
+	r := &report.Tier{Backend: t.Name(), Mode: remoteMode(c), SizeBytes: size, BackendStats: t.Stats()}
 	if run != nil {
 		m := &run.Total
 		r.Gets, r.Hits, r.Misses, r.Stale, r.Corrupt, r.Errors = m.TierGets, m.TierHits, m.TierMisses, m.TierStale, m.TierCorrupt, m.TierErrors
@@ -140,7 +141,7 @@ func newReport(c *TPCCConfig) *report.Report {
 			PageSize: pageSize, PoolBytes: o.PoolSize, PoolPolicy: policy, PoolPopulate: c.PoolPopulate,
 			MemTableBytes: so.MemTableSize, BlockCacheBytes: so.BlockCacheSize, HeapUpdate: heapUpdate,
 			ReadAhead: c.ReadAhead, TornPages: c.TornPages.String(),
-			IOCapacity: ioCapacity, MaxDirtyPagesPctLWM: c.MaxDirtyPagesPctLWM, LogBytes: logSize, Remote: c.Remote.String(), RemoteMode: remoteMode(c.RemoteMode),
+			IOCapacity: ioCapacity, MaxDirtyPagesPctLWM: c.MaxDirtyPagesPctLWM, LogBytes: logSize, Remote: c.Remote.String(), RemoteMode: remoteMode(c),
 			SyncCommit: c.SyncCommit, Dir: c.Dir, Isolation: c.IsolationLevel().String(), EarlyLockRelease: c.LockRelease() == engine.EarlyRelease, HeapVersions: c.Versioned()},
 		Flags:   c.Flags,
 		Version: version(),
@@ -230,12 +231,16 @@ func newSpaceReport(s []engine.SpaceStats) []report.Space {
 	return out
 }
 
-// remoteMode is m as the report names it: the default is exclusive.
-func remoteMode(m tier.Mode) string {
-	if m == "" {
-		return string(tier.Exclusive)
+// remoteMode is the tier mode c runs with, as the report names it: the
+// pool's default, exclusive, or inclusive for Waffle Grid's non-LRU mode.
+func remoteMode(c *TPCCConfig) string {
+	switch {
+	case c.RemoteMode != "":
+		return string(c.RemoteMode)
+	case c.Waffle == cache.WaffleNonLRU: // the pool's default for it (cache.Options)
+		return string(tier.Inclusive)
 	}
-	return string(m)
+	return string(tier.Exclusive)
 }
 
 // newTimeline is the report's timeline: tpmC and transactions per minute

@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/tier"
 	"github.com/enginelab/enginelab/sim/hw"
 	"github.com/enginelab/enginelab/tpcc"
 )
@@ -71,4 +73,21 @@ func TestSlabParams(t *testing.T) {
 	r, err := ParseRemote("memcached-1.3.2")
 	require.NoError(t, err)
 	require.Equal(t, "memcached-1.3.2", r.String())
+}
+
+// The report names the tier mode a run had: Waffle Grid's non-LRU mode
+// is inclusive unless --remote-mode says otherwise, as cache.Options
+// resolves an empty TierMode (it was reported as exclusive).
+func TestRemoteModeReported(t *testing.T) {
+	for _, tc := range []struct {
+		c    TPCCConfig
+		want string
+	}{
+		{TPCCConfig{}, "exclusive"},
+		{TPCCConfig{Waffle: cache.WaffleLRU}, "exclusive"},
+		{TPCCConfig{Waffle: cache.WaffleNonLRU}, "inclusive"},
+		{TPCCConfig{RemoteMode: tier.Inclusive}, "inclusive"},
+	} {
+		require.Equal(t, tc.want, remoteMode(&tc.c), "%+v", tc.c)
+	}
 }
