@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/redo"
 	"github.com/enginelab/enginelab/sim"
 	"github.com/enginelab/enginelab/sim/hw"
 	"github.com/enginelab/enginelab/sim/report"
@@ -98,17 +99,25 @@ const (
 	waffleTier1G    = 1 << 30    // the modes post's 1 GB of memcached
 	waffleTierAll   = 3 << 30    // "a tier that holds everything": more than the database's pages in 17,192-byte chunks, within a 32-bit process
 	waffleSlabPtr   = 4          // a 32-bit build (1.2.5's published stats)
+	// The redo log: innodb_log_file_size=256M in innodb_log_files_in_group=3,
+	// the log group of MySQL 5.1's own sample configuration for an
+	// InnoDB server (support-files/my-innodb-heavy-4G.cnf: "the combined
+	// size of log files to about 25%-100% of your buffer pool size"). The
+	// posts do not give theirs; 5.1's default, two files of 5 MB, would
+	// have made every run a checkpoint flush.
+	waffleLog = 768 << 20
 )
 
 // waffleSizes are the experiment's sizes for params p: the published
 // ones times p's base pool over 768 MB (1 at the published scale; the
 // small defaults keep every size's share of the data).
-type waffleSizes struct{ pool, bigPool, hugePool, memcached, tier1G, tierAll int64 }
+type waffleSizes struct{ pool, bigPool, hugePool, memcached, tier1G, tierAll, log int64 }
 
 func newWaffleSizes(p *Params) waffleSizes {
 	scale := func(n int64) int64 { return int64(math.Round(float64(n) * float64(p.PoolSize) / wafflePool)) }
 	return waffleSizes{pool: p.PoolSize, bigPool: scale(waffleBigPool), hugePool: scale(waffleHugePool),
-		memcached: scale(waffleMemcached), tier1G: scale(waffleTier1G), tierAll: scale(waffleTierAll)}
+		memcached: scale(waffleMemcached), tier1G: scale(waffleTier1G), tierAll: scale(waffleTierAll),
+		log: max(scale(waffleLog), redo.MinCapacity)}
 }
 
 // waffleParams are the parameters every row shares, each with its
@@ -119,6 +128,7 @@ func waffleParams(p *Params, z waffleSizes, m hw.Machine) []string {
 			p.Warehouses, p.Terminals, p.Duration, p.Warmup, p.Seed),
 		fmt.Sprintf("buffer pool %s (innodb_buffer_pool_size=768M, every post), InnoDB's midpoint insertion at 3/8 (5.1's built-in LRU, buf0lru.c)", report.FormatBytes(z.pool)),
 		"flushing: MySQL 5.1's master thread, 100 pages a round past innodb_max_dirty_pages_pct 90, a checkpoint every tenth round; foreground LRU flushes (srv0srv.c, buf0flu.c)",
+		fmt.Sprintf("redo log %s: innodb_log_file_size=256M, innodb_log_files_in_group=3 (MySQL 5.1's support-files/my-innodb-heavy-4G.cnf; the posts do not give theirs)", report.FormatBytes(z.log)),
 		"read-ahead: 5.1's linear (24 of a 64-page area) and random (13 recent pages of an area), buf0rea.c; the plugin row: the plugin's linear at innodb_read_ahead_threshold 56, no random",
 		"doublewrite on (innodb_doublewrite's default) except the rows about it",
 		"commit: no sync at commit (the experiments' default; the posts do not give innodb_flush_log_at_trx_commit)",
@@ -250,6 +260,7 @@ func waffleShared(p *Params) sim.TPCCConfig {
 func waffleSides(p *Params) ([]Side, []int) {
 	z := newWaffleSizes(p)
 	shared := waffleShared(p)
+	shared.LogSize = z.log
 	var sides []Side
 	idx := make([]int, len(waffleRows))
 	for i, r := range waffleRows {

@@ -209,6 +209,15 @@ func (s *Scheduler) StoreUse() [NumStoreUses]int64 { return s.storeUse }
 type reqQueue struct {
 	runs    []bgRun
 	pending int64 // requests in runs
+	// added and served count the requests ever queued and served: the
+	// queue is first in, first out, so a request is done once served
+	// reaches added's value when it was queued.
+	added, served int64
+	// asyncEnd is, for an actor's queue, the asynchronous writers' queue
+	// (bg) count of requests added once the actor's last step had queued
+	// the writes of its LRU batches there: the step's writes are done
+	// when bg has served as many.
+	asyncEnd int64
 	// turn counts the terminals' requests the device served while this
 	// queue waited, since its last turn (a synchronous requester's share:
 	// see storeSlot).
@@ -223,6 +232,7 @@ func (q *reqQueue) add(occ int64) {
 		q.runs = append(q.runs, bgRun{occ: occ, n: 1})
 	}
 	q.pending++
+	q.added++
 }
 
 // storeOp is one request to the store device: how long it holds the
@@ -1022,6 +1032,7 @@ func (s *Scheduler) takeBg(q *reqQueue, n int64, use int) int64 {
 	occ := n * r.occ
 	s.storeUse[use] += occ
 	q.pending -= n
+	q.served += n
 	if r.n -= n; r.n == 0 {
 		q.runs = q.runs[1:]
 	}
@@ -1139,21 +1150,23 @@ func (s *Scheduler) background(v *vterm) {
 // the writes and syncs it made (a dirty victim written to free a frame),
 // queue on the store device in its own queue (storeSlot), and a step that
 // falls due while the last one's requests are still queued waits for them
-// (Maintenance.Waits). No terminal's clock waits for them (the pages they
+// (Maintenance.Waits). The writes of MySQL 5.1's LRU batches are the
+// exception: they join the asynchronous writers' queue (actorStep). No
+// terminal's clock waits for them (the pages they
 // dirty are the cleaner's to write). Their CPU is not priced, as no
 // background work's is. Under MySQL 5.1's flushing, purge is the master
 // thread's (masterWork), not an actor of its own.
 func (s *Scheduler) maintain(t int64) {
 	s.drainBg(t)
 	if !s.wl.flushing51 {
-		if s.purgeQ.pending > 0 {
+		if s.actorBusy(&s.purgeQ) {
 			s.purgeWork.Waits++
 		} else {
 			s.purgeStep(t)
 		}
 	}
 	if s.vacuum != nil && s.vacuumWork.Err == nil {
-		if s.vacuumQ.pending > 0 {
+		if s.actorBusy(&s.vacuumQ) {
 			s.vacuumWork.Waits++
 		} else {
 			s.actorStep(&s.vacuumWork, s.vacuum, &s.vacuumQ, t)
@@ -1184,7 +1197,7 @@ func (s *Scheduler) actorStep(w *Maintenance, f BackgroundStep, q *reqQueue, t i
 	}
 	cur := s.cur
 	s.cur = nil
-	before, readsBefore := hw.VectorOf(&w.Meter), w.Meter.StoreReads
+	before, readsBefore, batchesBefore := hw.VectorOf(&w.Meter), w.Meter.StoreReads, w.Meter.LRUFlushBatches
 	n, err := f(&w.Meter)
 	s.cur = cur
 	w.Steps++
@@ -1199,8 +1212,26 @@ func (s *Scheduler) actorStep(w *Maintenance, f BackgroundStep, q *reqQueue, t i
 	for range w.Meter.StoreReads - readsBefore {
 		s.queueOn(q, t, s.storeOcc[0])
 	}
-	s.storeOps(&d, func(op storeOp) { s.queueOn(q, t, op.occ) })
+	if w.Meter.LRUFlushBatches == batchesBefore {
+		s.storeOps(&d, func(op storeOp) { s.queueOn(q, t, op.occ) })
+		return n
+	}
+	// The step freed frames with MySQL 5.1's LRU batches (it has no
+	// single-page flush): a batch posts its writes at once to the
+	// asynchronous I/O threads and waits for the batch to end
+	// (buf_flush_wait_batch_end), so they queue with the other
+	// asynchronous writers' rather than one at a time in the actor's
+	// share, and the actor's next step waits for them.
+	s.storeOps(&d, func(op storeOp) { s.queueOn(&s.bg, t, op.occ) })
+	q.asyncEnd = s.bg.added
 	return n
+}
+
+// actorBusy says whether an actor's last step still has requests queued:
+// its reads (and single-page writes) in q, or its LRU batches' writes in
+// the asynchronous writers' queue.
+func (s *Scheduler) actorBusy(q *reqQueue) bool {
+	return q.pending > 0 || s.bg.served < q.asyncEnd
 }
 
 // queueBackground queues the pool's background page writes and tier puts

@@ -418,3 +418,59 @@ func TestSimSortPriced(t *testing.T) {
 	require.Positive(t, io)
 	require.Equal(t, int64(cpu+io), took, "sort cpu %v, temporary files %v", cpu, io)
 }
+
+// MySQL 5.1's master thread waits for its own batch's writes, not for the
+// background requests queued after them: the queue is first in, first
+// out, so the batch is done once the requests up to its last are served,
+// however many read-ahead reads wait behind it.
+func TestMasterWaitsForItsOwnBatch(t *testing.T) {
+	s := &Scheduler{left: 1}
+	s.store.free = 1 << 40 // busy: only terminal requests' turns serve the queue
+	s.bg.add(7)            // a read-ahead read queued before the batch
+	for range 3 {          // the master's batch
+		s.bg.add(7)
+	}
+	s.wl.batchEnd = s.bg.added
+	for range 5 { // read-ahead reads queued after it
+		s.bg.add(7)
+	}
+	var waits []bool
+	for range 5 {
+		waits = append(waits, s.masterBusy())
+		s.storeSlot(0, 1, StoreReads) // one background turn before each
+	}
+	require.Equal(t, []bool{true, true, true, true, false}, waits)
+	require.Equal(t, int64(4), s.bg.pending, "the batch is done with four reads still queued")
+	s.purgeQ.add(10)
+	require.True(t, s.masterBusy(), "its own purge's requests hold it")
+}
+
+// A purge step that freed frames with MySQL 5.1's LRU batches queues its
+// reads in its own share and the batches' writes with the asynchronous
+// writers (posted at once, as buf_flush_batch does); its next step waits
+// for both.
+func TestSimPurgeBatchWritesQueueAsync(t *testing.T) {
+	s := &Scheduler{left: 1}
+	s.storeOcc = [2]int64{1000, 1000}
+	s.store.free = 1 << 40 // busy: only terminal requests' turns serve the queues
+	s.purge = func(m *engine.Meter) (int, error) {
+		m.StoreReads += 2
+		m.StoreWrites += 3
+		m.LRUFlushBatches++
+		return 1, nil
+	}
+	s.maintain(0)
+	require.Equal(t, int64(2), s.purgeQ.pending, "the reads in purge's own queue")
+	require.Equal(t, int64(3), s.bg.pending, "the batch's writes with the asynchronous writers")
+	for range 2 { // each terminal request: a turn of each queue
+		s.storeSlot(0, 1, StoreReads)
+	}
+	require.Zero(t, s.purgeQ.pending)
+	require.Equal(t, int64(1), s.bg.pending)
+	s.maintain(int64(PurgeInterval))
+	require.Equal(t, int64(1), s.purgeWork.Steps, "a write of its batch is still queued")
+	require.Equal(t, int64(1), s.purgeWork.Waits)
+	s.storeSlot(0, 1, StoreReads)
+	s.maintain(2 * int64(PurgeInterval))
+	require.Equal(t, int64(2), s.purgeWork.Steps)
+}

@@ -23,14 +23,22 @@ import (
 //     cleaner: cache.Pool.MasterStep once a second of virtual time; after
 //     a round that flushed for the dirty share (MasterPass.Next 0) the
 //     next starts as soon as that batch's writes are done, and a round
-//     due while the store device still has background writes queued
-//     waits for them (buf_flush_wait_batch_end), as the cleaner's passes
-//     do. Purge is the master thread's too (5.1 has no purge thread):
+//     due before its last batch's writes are done waits for them. 5.1's
+//     buf_flush_batch returns at once while a batch of its type is still
+//     in flight (n_flush[BUF_FLUSH_LIST] > 0), and skip_sleep sends the
+//     thread round its loop again without sleeping, so the thread in
+//     effect waits for its own batch; the device's background queue is
+//     first in, first out, so the batch is done once the requests queued
+//     up to its last are served. Requests queued after it (read-ahead's
+//     reads, a checkpoint's writes) do not hold the master thread.
+//     Purge is the master thread's too (5.1 has no purge thread):
 //     every tenth round, after its flush-list batch and before its
 //     checkpoint, "a full purge every 10 seconds, even if the server were
 //     active" (srv_master_thread: trx_purge until it purges nothing),
-//     its requests in the purge queue (storeSlot: one synchronous
-//     requester's share), and the master's next round waits for them,
+//     its reads in the purge queue (storeSlot: one synchronous
+//     requester's share) and its LRU batches' writes with the
+//     asynchronous writers' (actorStep), and the master's next round
+//     waits for them,
 //     since it is the same thread. The purge actor of maintain does not
 //     run. The full purge happens at one virtual instant, so undo logs
 //     committed while its reads are served wait for the next tenth
@@ -55,6 +63,11 @@ type waffleState struct {
 	nextMaster int64 // when the master thread's next round is due
 	masterLast int64 // the virtual time of its last MasterStep
 	afterBatch bool  // the next round waits for the last batch's writes
+	// batchEnd is the background queue's count of requests added
+	// (reqQueue.added) once the master's last round had queued its
+	// own: that round's writes are done when the queue has served as
+	// many.
+	batchEnd int64
 	// masterWaits counts rounds that found the last batch's writes still
 	// queued on the store device and waited for them.
 	masterWaits int64
@@ -111,6 +124,7 @@ func (s *Scheduler) startWaffle() {
 	s.wl.nextMaster = s.base + int64(cache.MasterInterval)
 	s.wl.masterLast = s.base
 	s.wl.afterBatch = false
+	s.wl.batchEnd = s.bg.added
 	s.wl.sendFree, s.wl.sendSeen = s.base, s.base
 }
 
@@ -123,7 +137,7 @@ func (s *Scheduler) masterWork(t int64) {
 	}
 	for t >= w.nextMaster {
 		s.drainBg(t)
-		if s.bg.pending > 0 || s.purgeQ.pending > 0 {
+		if s.masterBusy() {
 			if !w.afterBatch {
 				w.masterWaits++
 				w.afterBatch = true
@@ -159,12 +173,21 @@ func (s *Scheduler) masterWork(t int64) {
 			s.log.busy += lat
 		}
 		s.queueBackground(t)
+		w.batchEnd = s.bg.added
 		w.afterBatch = pass.Next == 0
 		w.nextMaster = at + int64(pass.Next)
 		if w.afterBatch {
 			return // due again once this batch's writes are done: a later yield point
 		}
 	}
+}
+
+// masterBusy says whether the master thread is still waiting for its
+// own requests: its last batch's writes (the background queue has not
+// yet served as many requests as it held after that batch) or its full
+// purge's reads and writes.
+func (s *Scheduler) masterBusy() bool {
+	return s.bg.served < s.wl.batchEnd || s.actorBusy(&s.purgeQ)
 }
 
 // senderWork sends the queued SETs the sender had time for by t (see
