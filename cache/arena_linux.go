@@ -10,7 +10,8 @@ import (
 const hugePage = 2 << 20
 
 // allocArena returns size bytes for the pool's frames, zeroed, and
-// attaches their release to owner.
+// attaches their release to owner; mapped says whether they are a mapping
+// of their own (releaseArena).
 //
 // On Linux an arena of a huge page or more is an anonymous private
 // mapping (mmap), outside Go's heap, as InnoDB's buffer pool is
@@ -35,13 +36,13 @@ const hugePage = 2 << 20
 // caller holds a page's bytes only while it holds the page pinned. If
 // the kernel refuses the mapping, or the arena is smaller than a huge
 // page, it is ordinary Go memory.
-func allocArena(size int, owner *Pool) []byte {
+func allocArena(size int, owner *Pool) (arena []byte, mapped bool) {
 	if size < hugePage {
-		return make([]byte, size)
+		return make([]byte, size), false
 	}
 	raw, err := syscall.Mmap(-1, 0, size+hugePage, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON)
 	if err != nil {
-		return make([]byte, size)
+		return make([]byte, size), false
 	}
 	off := 0
 	if r := int(uintptrOf(raw) % hugePage); r != 0 {
@@ -50,7 +51,20 @@ func allocArena(size int, owner *Pool) []byte {
 	a := raw[off : off+size : off+size]
 	_ = syscall.Madvise(a, syscall.MADV_HUGEPAGE)
 	runtime.AddCleanup(owner, func(m []byte) { _ = syscall.Munmap(m) }, raw)
-	return a
+	return a, true
+}
+
+// releaseArena gives a closed pool's arena back to the system now
+// (madvise(MADV_DONTNEED)), leaving it mapped: the cleanup unmaps it once
+// the pool is unreachable, but a program that opens pool after pool (an
+// experiment's sides, one after another) may not collect garbage for
+// minutes, while each arena held up to its whole size. A page read after
+// this reads zeros; nothing reads one, since a closed pool fetches none.
+// Go memory (a small arena) is left to the collector.
+func releaseArena(b []byte, mapped bool) {
+	if mapped && len(b) > 0 {
+		_ = syscall.Madvise(b, syscall.MADV_DONTNEED)
+	}
 }
 
 // uintptrOf returns the address of b's first byte, for alignment only.

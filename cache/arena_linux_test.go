@@ -101,3 +101,23 @@ func TestPoolPopulateBackground(t *testing.T) {
 	require.NoError(t, q.Close())
 	q.WaitPopulated()
 }
+
+// Close gives the frames' memory back to the system at once, not when the
+// collector next finds the pool unreachable: an experiment opens pool
+// after pool in one process, and each held its whole arena until then
+// (an experiment of 5 GB pools was killed for memory).
+func TestPoolCloseReleasesArena(t *testing.T) {
+	const frames = 4096 // 16 MiB of 4 KiB pages: a mapping of its own
+	st := newStore(t)
+	putPages(t, st, 7, 0, 255)
+	p := newPool(t, st, frames, cache.Options{PoolPopulate: true})
+	p.WaitPopulated()
+	resident, pages := p.ArenaResidency()
+	require.Equal(t, frames, pages)
+	require.Equal(t, pages, resident, "every frame resident")
+	require.NoError(t, p.Close())
+	resident, _ = p.ArenaResidency()
+	require.Zero(t, resident, "no frame resident after Close")
+	_, err := p.Fetch(nil, pid(7, 0))
+	require.Error(t, err, "a closed pool fetches nothing")
+}

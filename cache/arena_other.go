@@ -3,7 +3,10 @@
 package cache
 
 // allocArena returns size bytes for the pool's frames, on Go's heap.
-func allocArena(size int, _ *Pool) []byte { return make([]byte, size) }
+func allocArena(size int, _ *Pool) ([]byte, bool) { return make([]byte, size), false }
+
+// releaseArena does nothing: the collector frees a Go arena.
+func releaseArena([]byte, bool) {}
 
 // hugePage is populateChunk's size: the background populator's unit.
 const hugePage = 2 << 20

@@ -664,8 +664,12 @@ type Pool struct {
 	// fl (a mini-transaction inserts under it); nothing is taken under fl.
 	fl flushList
 
-	logCap  int64       // Wiring.LogCapacity
-	cleaner cleanerLoop // Wiring.Cleaner == CleanerGoroutine
+	logCap int64 // Wiring.LogCapacity
+	// arena is the frames' memory (allocArena), mapped whether it is a
+	// mapping of its own, which Close gives back (releaseArena).
+	arena       []byte
+	arenaMapped bool
+	cleaner     cleanerLoop // Wiring.Cleaner == CleanerGoroutine
 
 	// setQ is WaffleLRU's asynchronous SET queue (WaffleSetQueue; cap 0:
 	// none), and sender its real-mode goroutine (waffle.go).
@@ -740,7 +744,8 @@ func NewPool(st store.Store, o *Options, w *Wiring) (*Pool, error) {
 	case PolicyMidpoint:
 		p.repl = &midpoint{oldPct: opts.OldPercent, oldTime: opts.OldBlocksTime}
 	}
-	arena := allocArena(n*ps, p)
+	arena, mapped := allocArena(n*ps, p)
+	p.arena, p.arenaMapped = arena, mapped
 	if opts.PoolPopulate {
 		p.startPopulate(arena)
 	}
@@ -1462,8 +1467,9 @@ func (p *Pool) flushLocked(m *Meter, f *Page, id page.ID) error {
 }
 
 // Close stops the page cleaner, flushes every dirty page, syncs the store
-// (a StoreSyncs on the background meter) and refuses further fetches. It
-// does not close the store. WaffleLRU SETs still queued are discarded.
+// (a StoreSyncs on the background meter), refuses further fetches and
+// gives the frames' memory back to the system (releaseArena). It does not
+// close the store. WaffleLRU SETs still queued are discarded.
 func (p *Pool) Close() error {
 	p.stopPopulate()
 	p.StopCleaner()
@@ -1477,6 +1483,7 @@ func (p *Pool) Close() error {
 	p.mu.Lock()
 	p.closed.Store(true)
 	p.mu.Unlock()
+	releaseArena(p.arena, p.arenaMapped)
 	return nil
 }
 
