@@ -1152,9 +1152,9 @@ func (s *Scheduler) background(v *vterm) {
 // falls due while the last one's requests are still queued waits for them
 // (Maintenance.Waits). The writes of MySQL 5.1's LRU batches are the
 // exception: they join the asynchronous writers' queue (actorStep). No
-// terminal's clock waits for them (the pages they
-// dirty are the cleaner's to write). Their CPU is not priced, as no
-// background work's is. Under MySQL 5.1's flushing, purge is the master
+// terminal's clock waits for them (the pages they dirty are the
+// cleaner's to write). Their CPU is not priced, as no background work's
+// is. Under MySQL 5.1's flushing, purge is the master
 // thread's (masterWork), not an actor of its own.
 func (s *Scheduler) maintain(t int64) {
 	s.drainBg(t)

@@ -38,9 +38,8 @@ import (
 //     its reads in the purge queue (storeSlot: one synchronous
 //     requester's share) and its LRU batches' writes with the
 //     asynchronous writers' (actorStep), and the master's next round
-//     waits for them,
-//     since it is the same thread. The purge actor of maintain does not
-//     run. The full purge happens at one virtual instant, so undo logs
+//     waits for them, since it is the same thread. The purge actor of
+//     maintain does not run. The full purge happens at one virtual instant, so undo logs
 //     committed while its reads are served wait for the next tenth
 //     round; 5.1's loop would pick some of them up. Each
 //     MasterPass.Checkpoints is a fuzzy checkpoint
