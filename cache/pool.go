@@ -365,14 +365,7 @@ func (o *Options) ensureDefaults() {
 	if o.OldBlocksTime == 0 {
 		o.OldBlocksTime = time.Second
 	}
-	if o.TierMode == "" {
-		switch o.Waffle {
-		case WaffleNonLRU:
-			o.TierMode = tier.Inclusive
-		default:
-			o.TierMode = tier.Exclusive
-		}
-	}
+	o.TierMode = o.EffectiveTierMode()
 	if o.WaffleSetQueue > 0 && o.WaffleQueueFull == "" {
 		o.WaffleQueueFull = QueueFullWait
 	}
@@ -1492,12 +1485,18 @@ func (p *Pool) Close() error {
 // is nil: a checkpoint syncs the store through it before it records its
 // LSN.
 func (p *Pool) SyncStore(m *Meter) error {
-	if m == nil {
-		defer p.ChargeBackground(&Meter{StoreSyncs: 1})
-	} else {
-		m.StoreSyncs++
-	}
+	defer p.countStoreSync(m)
 	return p.store.Sync()
+}
+
+// countStoreSync counts a store sync on m, or on the background meter if
+// m is nil.
+func (p *Pool) countStoreSync(m *Meter) {
+	if m == nil {
+		p.ChargeBackground(&Meter{StoreSyncs: 1})
+		return
+	}
+	m.StoreSyncs++
 }
 
 // storeFlusher is a store that can make its writes durable in its data
@@ -1512,11 +1511,7 @@ type storeFlusher interface{ Flush() error }
 // log's copy of the writes never needs to reach the disk. A store without
 // Flush is synced.
 func (p *Pool) FlushStore(m *Meter) error {
-	if m == nil {
-		defer p.ChargeBackground(&Meter{StoreSyncs: 1})
-	} else {
-		m.StoreSyncs++
-	}
+	defer p.countStoreSync(m)
 	if f, ok := p.store.(storeFlusher); ok {
 		return f.Flush()
 	}

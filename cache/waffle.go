@@ -72,6 +72,18 @@ const (
 	QueueFullDrop QueueFull = "drop"
 )
 
+// EffectiveTierMode is the tier mode o runs with: TierMode, or if that is
+// unset the default, inclusive for WaffleNonLRU and exclusive otherwise.
+func (o *Options) EffectiveTierMode() tier.Mode {
+	switch {
+	case o.TierMode != "":
+		return o.TierMode
+	case o.Waffle == WaffleNonLRU:
+		return tier.Inclusive
+	}
+	return tier.Exclusive
+}
+
 // validateWaffle checks the Waffle options; o has its defaults applied
 // except TierMode's.
 func (o *Options) validateWaffle() error {

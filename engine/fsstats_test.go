@@ -69,10 +69,7 @@ func TestFSStatsCoverLog(t *testing.T) {
 // Durations are not checked.
 func TestRecoveryStats(t *testing.T) {
 	fs := vfs.NewCrashableMem()
-	opts := func(f vfs.FS) *Options {
-		return &Options{FS: f, Dir: "db", PageSize: 4096, Options: cache.Options{PoolSize: 64 * 4096}, Runtime: steppedRuntime{}}
-	}
-	db, err := Open(opts(fs))
+	db, err := Open(crashableOpts(fs))
 	require.NoError(t, err)
 	require.False(t, db.Recovery().Recovered(), "a new database")
 	tb, err := db.CreateTable(metaTable(HeapRowPointer))
@@ -91,7 +88,7 @@ func TestRecoveryStats(t *testing.T) {
 	require.NoError(t, tx.Commit()) // its sync makes the loser's step durable too
 	image := fs.CrashClone(vfs.CrashCloneCfg{})
 
-	db2, err := Open(opts(image))
+	db2, err := Open(crashableOpts(image))
 	require.NoError(t, err)
 	rec := db2.Recovery()
 	require.True(t, rec.Recovered())
@@ -105,7 +102,7 @@ func TestRecoveryStats(t *testing.T) {
 	require.Equal(t, db.LogStats().Bytes-ckpt, rec.Bytes, "the records logged since the checkpoint, all synced")
 	require.NoError(t, db2.Close())
 
-	db3, err := Open(opts(image))
+	db3, err := Open(crashableOpts(image))
 	require.NoError(t, err)
 	rec = db3.Recovery()
 	require.False(t, rec.Recovered(), "a clean close")
@@ -124,10 +121,7 @@ func TestRecoveryStats(t *testing.T) {
 // counts as a checkpoint and as one store sync, as Checkpoint does.
 func TestCloseCheckpointNeedsNoWAL(t *testing.T) {
 	fs := vfs.NewCrashableMem()
-	opts := func(f vfs.FS) *Options {
-		return &Options{FS: f, Dir: "db", PageSize: 4096, Options: cache.Options{PoolSize: 64 * 4096}, Runtime: steppedRuntime{}}
-	}
-	db, err := Open(opts(fs))
+	db, err := Open(crashableOpts(fs))
 	require.NoError(t, err)
 	tb, err := db.CreateTable(metaTable(Clustered))
 	require.NoError(t, err)
@@ -155,7 +149,7 @@ func TestCloseCheckpointNeedsNoWAL(t *testing.T) {
 	}
 	require.Positive(t, wals, "the image has a WAL to remove")
 
-	db2, err := Open(opts(image))
+	db2, err := Open(crashableOpts(image))
 	require.NoError(t, err)
 	defer func() { require.NoError(t, db2.Close()) }()
 	rec := db2.Recovery()
@@ -170,4 +164,11 @@ func TestCloseCheckpointNeedsNoWAL(t *testing.T) {
 		require.NoError(t, err)
 		require.True(t, found, "row %d", i)
 	}
+}
+
+// crashableOpts are the options of a small database in directory "db" of
+// f (pebble's crashable memory filesystem in these tests), on the stepped
+// runtime, so that a crash clone can be opened again with them.
+func crashableOpts(f vfs.FS) *Options {
+	return &Options{FS: f, Dir: "db", PageSize: 4096, Options: cache.Options{PoolSize: 64 * 4096}, Runtime: steppedRuntime{}}
 }

@@ -231,16 +231,11 @@ func newSpaceReport(s []engine.SpaceStats) []report.Space {
 	return out
 }
 
-// remoteMode is the tier mode c runs with, as the report names it: the
-// pool's default, exclusive, or inclusive for Waffle Grid's non-LRU mode.
+// remoteMode is the tier mode c runs with, as the pool resolves it
+// (cache.Options.EffectiveTierMode).
 func remoteMode(c *TPCCConfig) string {
-	switch {
-	case c.RemoteMode != "":
-		return string(c.RemoteMode)
-	case c.Waffle == cache.WaffleNonLRU: // the pool's default for it (cache.Options)
-		return string(tier.Inclusive)
-	}
-	return string(tier.Exclusive)
+	o := cache.Options{TierMode: c.RemoteMode, Waffle: c.Waffle}
+	return string(o.EffectiveTierMode())
 }
 
 // newTimeline is the report's timeline: tpmC and transactions per minute

@@ -744,17 +744,11 @@ func (l *Log) takePrealloc(h segHeader) (*segFile, error) {
 		l.dropPrealloc(p)
 		return nil, nil
 	}
-	path := l.segPath(h.start)
-	if err := l.fs.Rename(p.tmp, path); err != nil {
-		p.f.Close()
-		return nil, fmt.Errorf("create redo log segment %s: %w", path, err)
-	}
-	if err := l.syncDir(l.dir); err != nil {
-		p.f.Close()
+	sf := &segFile{start: h.start, f: p.f, appendAt: -1}
+	if err := l.installSegment(sf, p.tmp); err != nil {
 		return nil, err
 	}
-	l.countCreated()
-	return &segFile{start: h.start, f: p.f, appendAt: -1}, nil
+	return sf, nil
 }
 
 // dropPrealloc closes and removes a file made ahead that no segment
@@ -828,8 +822,7 @@ func (l *Log) segmentFile(h segHeader) (*segFile, error) {
 // volatile store's is not synced either.
 // REQUIRES: l.writeMu held.
 func (l *Log) createSegment(h segHeader) (*segFile, error) {
-	path := l.segPath(h.start)
-	tmp := path + tmpSuffix
+	tmp := l.segPath(h.start) + tmpSuffix
 	f, err := l.fillSegment(tmp, h.size)
 	if err != nil {
 		return nil, err
@@ -841,16 +834,27 @@ func (l *Log) createSegment(h segHeader) (*segFile, error) {
 		// grows a file a byte at a time).
 		sf.appendAt = 0
 	}
-	if err := l.fs.Rename(tmp, path); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("create redo log segment %s: %w", path, err)
-	}
-	if err := l.syncDir(l.dir); err != nil {
-		f.Close()
+	if err := l.installSegment(sf, tmp); err != nil {
 		return nil, err
 	}
-	l.countCreated()
 	return sf, nil
+}
+
+// installSegment gives sf's file, made under the temporary name tmp, its
+// segment's name, makes the rename durable and counts the file (on an
+// error it closes the file). REQUIRES: l.writeMu held.
+func (l *Log) installSegment(sf *segFile, tmp string) error {
+	path := l.segPath(sf.start)
+	if err := l.fs.Rename(tmp, path); err != nil {
+		sf.f.Close()
+		return fmt.Errorf("create redo log segment %s: %w", path, err)
+	}
+	if err := l.syncDir(l.dir); err != nil {
+		sf.f.Close()
+		return err
+	}
+	l.countCreated()
+	return nil
 }
 
 // fillSegment creates the file tmp for a segment of size bytes, filled

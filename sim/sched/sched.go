@@ -207,11 +207,11 @@ func (s *Scheduler) StoreUse() [NumStoreUses]int64 { return s.storeUse }
 // reqQueue is one background requester's requests queued for the store
 // device, in order, as runs of equal requests.
 type reqQueue struct {
-	runs    []bgRun
-	pending int64 // requests in runs
-	// added and served count the requests ever queued and served: the
-	// queue is first in, first out, so a request is done once served
-	// reaches added's value when it was queued.
+	runs []bgRun
+	// added and served count the requests ever queued and served (their
+	// difference is pending's): the queue is first in, first out, so a
+	// request is done once served reaches added's value when it was
+	// queued.
 	added, served int64
 	// asyncEnd is, for an actor's queue, the asynchronous writers' queue
 	// (bg) count of requests added once the actor's last step had queued
@@ -231,9 +231,11 @@ func (q *reqQueue) add(occ int64) {
 	} else {
 		q.runs = append(q.runs, bgRun{occ: occ, n: 1})
 	}
-	q.pending++
 	q.added++
 }
+
+// pending is the requests queued and not yet served (in runs).
+func (q *reqQueue) pending() int64 { return q.added - q.served }
 
 // storeOp is one request to the store device: how long it holds the
 // device, how long it takes to complete once started, and whether it is
@@ -961,7 +963,7 @@ func (s *Scheduler) storeSlot(t, occ int64, use int) int64 {
 		free = s.serveIdle(free, t)
 	} else {
 		// Busy: the background queues' turns go before this request.
-		if s.bg.pending > 0 {
+		if s.bg.pending() > 0 {
 			free += s.takeBg(&s.bg, 1, StoreBackground)
 		}
 		free += s.actorTurn(&s.purgeQ, StorePurge)
@@ -977,7 +979,7 @@ func (s *Scheduler) storeSlot(t, occ int64, use int) int64 {
 // next request when its turn has come (once per s.left terminal
 // requests), returning how long that holds the device.
 func (s *Scheduler) actorTurn(q *reqQueue, use int) int64 {
-	if q.pending == 0 {
+	if q.pending() == 0 {
 		q.turn = 0
 		return 0
 	}
@@ -999,7 +1001,7 @@ func (s *Scheduler) serveIdle(free, t int64) int64 {
 	}{{&s.bg, StoreBackground}, {&s.purgeQ, StorePurge}, {&s.vacuumQ, StoreVacuum}}
 	for _, e := range queues {
 		q, use := e.q, e.use
-		for q.pending > 0 && free < t {
+		for q.pending() > 0 && free < t {
 			r := &q.runs[0]
 			n := r.n
 			if r.occ > 0 {
@@ -1013,7 +1015,7 @@ func (s *Scheduler) serveIdle(free, t int64) int64 {
 
 // bgQueued is whether any background request waits for the store device.
 func (s *Scheduler) bgQueued() bool {
-	return s.bg.pending+s.purgeQ.pending+s.vacuumQ.pending > 0
+	return s.bg.pending()+s.purgeQ.pending()+s.vacuumQ.pending() > 0
 }
 
 // drainBg serves the background requests the store device had time for
@@ -1031,7 +1033,6 @@ func (s *Scheduler) takeBg(q *reqQueue, n int64, use int) int64 {
 	r := &q.runs[0]
 	occ := n * r.occ
 	s.storeUse[use] += occ
-	q.pending -= n
 	q.served += n
 	if r.n -= n; r.n == 0 {
 		q.runs = q.runs[1:]
@@ -1125,7 +1126,7 @@ func (s *Scheduler) background(v *vterm) {
 			// What the device did of the last batch by the pass's time,
 			// requests of terminals or not.
 			s.drainBg(s.nextClean - int64(cache.CleanerInterval))
-			if s.bg.pending > 0 {
+			if s.bg.pending() > 0 {
 				s.cleanerSkips++
 				continue
 			}
@@ -1154,8 +1155,8 @@ func (s *Scheduler) background(v *vterm) {
 // exception: they join the asynchronous writers' queue (actorStep). No
 // terminal's clock waits for them (the pages they dirty are the
 // cleaner's to write). Their CPU is not priced, as no background work's
-// is. Under MySQL 5.1's flushing, purge is the master
-// thread's (masterWork), not an actor of its own.
+// is. Under MySQL 5.1's flushing, purge is the master thread's
+// (masterWork), not an actor of its own.
 func (s *Scheduler) maintain(t int64) {
 	s.drainBg(t)
 	if !s.wl.flushing51 {
@@ -1231,7 +1232,7 @@ func (s *Scheduler) actorStep(w *Maintenance, f BackgroundStep, q *reqQueue, t i
 // its reads (and single-page writes) in q, or its LRU batches' writes in
 // the asynchronous writers' queue.
 func (s *Scheduler) actorBusy(q *reqQueue) bool {
-	return q.pending > 0 || s.bg.served < q.asyncEnd
+	return q.pending() > 0 || s.bg.served < q.asyncEnd
 }
 
 // queueBackground queues the pool's background page writes and tier puts
@@ -1524,7 +1525,7 @@ func (s *Scheduler) CheckpointWaits() int64 { return s.checkpointWaits }
 // PendingBackgroundWrites is how many background requests (page writes;
 // doublewrite batches' writes and syncs, store syncs) the store device
 // had not served when the terminals stopped.
-func (s *Scheduler) PendingBackgroundWrites() int64 { return s.bg.pending }
+func (s *Scheduler) PendingBackgroundWrites() int64 { return s.bg.pending() }
 
 // CleanerSkips is how many page cleaner passes fell due while the store
 // device still had background writes queued, and were skipped (InnoDB's

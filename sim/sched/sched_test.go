@@ -263,12 +263,12 @@ func TestStoreQueuesShare(t *testing.T) {
 	// 1: a write (100-107); 2: a write (108-115); 3: none; 4: purge's
 	// turn (117-127); 5, 6, 7: none; 8: purge's turn (131-141).
 	require.Equal(t, []int64{107, 115, 116, 127, 128, 129, 130, 141}, starts)
-	require.Zero(t, s.bg.pending)
-	require.Equal(t, int64(1), s.purgeQ.pending)
+	require.Zero(t, s.bg.pending())
+	require.Equal(t, int64(1), s.purgeQ.pending())
 	// Idle from 142: the last purge request runs then, before a request
 	// at 1,000 that finds the device free.
 	require.Equal(t, int64(1000), s.storeSlot(1000, 1, StoreReads))
-	require.Zero(t, s.purgeQ.pending)
+	require.Zero(t, s.purgeQ.pending())
 	_, storeBusy, _, _ := s.Busy()
 	require.Equal(t, int64(2*7+3*10+9), storeBusy)
 	require.Equal(t, [NumStoreUses]int64{StoreReads: 9, StoreBackground: 2 * 7, StorePurge: 3 * 10}, s.StoreUse())
@@ -302,7 +302,7 @@ func TestSimPurgeActorWaitsForItsReads(t *testing.T) {
 		return 1, nil
 	}
 	s.maintain(0)
-	require.Equal(t, int64(5), s.purgeQ.pending)
+	require.Equal(t, int64(5), s.purgeQ.pending())
 	s.maintain(int64(PurgeInterval))
 	require.Equal(t, Maintenance{Steps: 1, Done: 1, Waits: 1, Meter: engine.Meter{Meter: cache.Meter{StoreReads: 5}}}, s.purgeWork)
 	// Five terminal requests serve the five reads (one terminal: a turn
@@ -310,7 +310,7 @@ func TestSimPurgeActorWaitsForItsReads(t *testing.T) {
 	for range 5 {
 		s.storeSlot(0, 1, StoreReads)
 	}
-	require.Zero(t, s.purgeQ.pending)
+	require.Zero(t, s.purgeQ.pending())
 	s.maintain(2 * int64(PurgeInterval))
 	require.Equal(t, int64(2), s.purgeWork.Steps)
 	require.Equal(t, int64(1), s.purgeWork.Waits)
@@ -440,7 +440,7 @@ func TestMasterWaitsForItsOwnBatch(t *testing.T) {
 		s.storeSlot(0, 1, StoreReads) // one background turn before each
 	}
 	require.Equal(t, []bool{true, true, true, true, false}, waits)
-	require.Equal(t, int64(4), s.bg.pending, "the batch is done with four reads still queued")
+	require.Equal(t, int64(4), s.bg.pending(), "the batch is done with four reads still queued")
 	s.purgeQ.add(10)
 	require.True(t, s.masterBusy(), "its own purge's requests hold it")
 }
@@ -460,13 +460,13 @@ func TestSimPurgeBatchWritesQueueAsync(t *testing.T) {
 		return 1, nil
 	}
 	s.maintain(0)
-	require.Equal(t, int64(2), s.purgeQ.pending, "the reads in purge's own queue")
-	require.Equal(t, int64(3), s.bg.pending, "the batch's writes with the asynchronous writers")
+	require.Equal(t, int64(2), s.purgeQ.pending(), "the reads in purge's own queue")
+	require.Equal(t, int64(3), s.bg.pending(), "the batch's writes with the asynchronous writers")
 	for range 2 { // each terminal request: a turn of each queue
 		s.storeSlot(0, 1, StoreReads)
 	}
-	require.Zero(t, s.purgeQ.pending)
-	require.Equal(t, int64(1), s.bg.pending)
+	require.Zero(t, s.purgeQ.pending())
+	require.Equal(t, int64(1), s.bg.pending())
 	s.maintain(int64(PurgeInterval))
 	require.Equal(t, int64(1), s.purgeWork.Steps, "a write of its batch is still queued")
 	require.Equal(t, int64(1), s.purgeWork.Waits)
