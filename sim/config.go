@@ -191,8 +191,8 @@ type TPCCConfig struct {
 	// the job runs whatever its estimate.
 	IgnoreMemoryLimit bool
 	// InMemoryOnly says the job's caller keeps its databases in memory
-	// and takes no --dir (the command's --compare sides, experiments):
-	// the memory check's advice then does not offer one.
+	// and takes no --dir (the command's --compare sides): the memory
+	// check's advice then does not offer one.
 	InMemoryOnly bool
 	// ScaledPool, if not 0, says PoolSize was set to ScaledPool bytes a
 	// warehouse (an experiment's default pool, not the user's --pool): the

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -93,6 +94,16 @@ type Params struct {
 	// (sim.TPCCConfig): each side is checked before the first one loads.
 	MemoryLimit       int64 `json:"-"`
 	IgnoreMemoryLimit bool  `json:"-"`
+	// Dir, if not empty, keeps each side's database on disk, in a
+	// directory of its own under Dir (SideDir: NAME-side-NN), which the
+	// side loads into, and which is removed once its report is taken, so
+	// that the disk holds one side's database at a time. A side's
+	// directory that exists and holds files is refused before the first
+	// side loads. Simulated time and every count are the same as in
+	// memory (the modeled devices price the I/O, not this machine's
+	// disk); what changes is the memory check, which then counts no
+	// store pages. Empty: every side in memory.
+	Dir string `json:"-"`
 	// poolPerWarehouse is the experiment's pool per warehouse when
 	// PoolSize took its default (params), for the memory check's advice.
 	poolPerWarehouse int64
@@ -162,9 +173,10 @@ type CounterDelta struct {
 	AccountsMs float64 `json:"accounts_ms"`
 }
 
-// Run runs e's sides in simulated mode, one after another, each
-// on its own in-memory database loaded with the same seed (so every side
-// starts from the same pages). progress, if not nil, hears what runs.
+// Run runs e's sides in simulated mode, one after another, each on its
+// own database (in memory, or on disk under p.Dir) loaded with the same
+// seed (so every side starts from the same pages). progress, if not nil,
+// hears what runs.
 func Run(ctx context.Context, e *Experiment, p Params, progress func(string)) (*Report, error) {
 	p = e.params(p)
 	sides, err := e.validSides(&p)
@@ -187,7 +199,7 @@ func Run(ctx context.Context, e *Experiment, p Params, progress func(string)) (*
 		if progress != nil {
 			progress(fmt.Sprintf("%s: side %d of %d, %s: load and run", e.Name, i+1, len(sides), side.Label))
 		}
-		rep, err := sim.TPCC(ctx, side.Config, sim.Hooks{})
+		rep, err := runSide(ctx, side.Config)
 		if err != nil {
 			return nil, fmt.Errorf("experiment %s, side %q: %w", e.Name, side.Label, err)
 		}
@@ -240,11 +252,41 @@ func (e *Experiment) validSides(p *Params) ([]Side, error) {
 	sides := e.sides(p)
 	for i := range sides {
 		sides[i].Config.Phases = sim.Phases{Load: true, Run: true}
+		sides[i].Config.Dir = p.SideDir(e.Name, i+1)
 		if err := sides[i].Config.Validate(); err != nil {
+			if errors.Is(err, sim.ErrAlreadyLoaded) {
+				// Left by a run that was killed: a side's directory is
+				// removed when the side ends, even when it fails.
+				err = fmt.Errorf("%w (an experiment's side loads into a directory of its own: remove it)", err)
+			}
 			return nil, fmt.Errorf("experiment %s, side %q: %w", e.Name, sides[i].Label, err)
 		}
 	}
 	return sides, nil
+}
+
+// SideDir is the directory of an experiment's n-th side (from 1) when p
+// keeps the sides on disk (Dir), "" when they are in memory.
+func (p *Params) SideDir(name string, n int) string {
+	if p.Dir == "" {
+		return ""
+	}
+	return filepath.Join(p.Dir, fmt.Sprintf("%s-side-%02d", name, n))
+}
+
+// runSide loads and runs a validated side. A side on disk has its
+// directory removed once it is done, whether it passed or failed: the
+// directory was empty or absent when the side was validated, so all it
+// holds is this side's database.
+func runSide(ctx context.Context, c sim.TPCCConfig) (rep *report.Report, err error) {
+	if c.Dir != "" {
+		defer func() {
+			if rerr := os.RemoveAll(c.Dir); rerr != nil && err == nil {
+				err = fmt.Errorf("removing the side's database: %w", rerr)
+			}
+		}()
+	}
+	return sim.TPCC(ctx, c, sim.Hooks{})
 }
 
 // Sides returns the jobs of e's sides for p, its zero fields filled from
@@ -317,7 +359,7 @@ func (e *Experiment) params(p Params) Params {
 func (p *Params) base() sim.TPCCConfig {
 	return sim.TPCCConfig{Mode: sim.ModeSim, Hardware: p.Hardware, Warehouses: p.Warehouses, Scale: p.Scale, Terminals: p.Terminals,
 		Duration: p.Duration, Warmup: p.Warmup, Seed: p.Seed, PoolSize: p.PoolSize, RemoteSize: p.RemoteSize,
-		ReadAhead: true, TornPages: p.TornPages, MemoryLimit: p.MemoryLimit, IgnoreMemoryLimit: p.IgnoreMemoryLimit, InMemoryOnly: true,
+		ReadAhead: true, TornPages: p.TornPages, MemoryLimit: p.MemoryLimit, IgnoreMemoryLimit: p.IgnoreMemoryLimit,
 		ScaledPool: p.poolPerWarehouse, IOCapacity: p.IOCapacity, Org: p.Org, Isolation: p.Isolation, EarlyLockRelease: p.EarlyLockRelease}
 }
 

@@ -132,15 +132,18 @@ func Ladder(ctx context.Context, p Params, progress func(string)) (*LadderReport
 		p.Org = engine.HeapRowPointer
 	}
 	res := &LadderReport{Params: p, Sides: LadderPersonalities}
+	runs := 0
 	runOne := func(c sim.TPCCConfig, label string) (*report.Report, error) {
+		runs++
 		c.Phases = sim.Phases{Load: true, Run: true}
+		c.Dir = p.SideDir(e.Name, runs)
 		if err := c.Validate(); err != nil {
 			return nil, fmt.Errorf("talk-ladder, %s: %w", label, err)
 		}
 		if progress != nil {
 			progress("talk-ladder: " + label)
 		}
-		rep, err := sim.TPCC(ctx, c, sim.Hooks{})
+		rep, err := runSide(ctx, c)
 		if err != nil {
 			return nil, fmt.Errorf("talk-ladder, %s: %w", label, err)
 		}

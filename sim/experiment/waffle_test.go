@@ -3,6 +3,7 @@ package experiment
 import (
 	"context"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/enginelab/enginelab/sim"
 	"github.com/enginelab/enginelab/tpcc"
 )
 
@@ -38,11 +40,52 @@ var waffleGoldenParams = Params{Warehouses: 1, Scale: tpcc.Scale{Items: 200, Cus
 // share a run), and every row's ratio is against its group's reference.
 func TestWaffleGolden(t *testing.T) {
 	skipUnderRace(t)
+	checkWaffleGolden(t, waffleGoldenParams)
+}
+
+// With --dir every side loads into a directory of its own on disk: the
+// table is the same golden file (the modeled devices price the I/O, not
+// this machine's disk), and each side's directory is gone once the side
+// is done.
+func TestWaffleGoldenOnDisk(t *testing.T) {
+	skipUnderRace(t)
+	p := waffleGoldenParams
+	p.Dir = filepath.Join(t.TempDir(), "sides")
 	e, err := Lookup("waffle")
 	require.NoError(t, err)
-	sides := e.Sides(waffleGoldenParams)
+	n := len(e.Sides(p))
+	checkWaffleGolden(t, p)
+	for i := 1; i <= n; i++ {
+		d := p.SideDir("waffle", i)
+		require.Equal(t, filepath.Join(p.Dir, fmt.Sprintf("waffle-side-%02d", i)), d)
+		_, err := os.Stat(d)
+		require.ErrorIs(t, err, os.ErrNotExist, "side %d's database is removed", i)
+	}
+	ents, err := os.ReadDir(p.Dir)
+	require.NoError(t, err, "the sides were loaded under --dir")
+	require.Empty(t, ents)
+
+	// A side's directory left by a killed run is refused before any side
+	// loads, and left as it was.
+	left := p.SideDir("waffle", 2)
+	require.NoError(t, os.MkdirAll(left, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(left, "MANIFEST"), []byte("x"), 0o644))
+	_, err = Run(context.Background(), e, p, nil)
+	require.ErrorIs(t, err, sim.ErrAlreadyLoaded)
+	require.ErrorContains(t, err, left)
+	_, err = os.Stat(p.SideDir("waffle", 1))
+	require.ErrorIs(t, err, os.ErrNotExist, "no side ran")
+	_, err = os.Stat(filepath.Join(left, "MANIFEST"))
+	require.NoError(t, err)
+}
+
+func checkWaffleGolden(t *testing.T, p Params) {
+	t.Helper()
+	e, err := Lookup("waffle")
+	require.NoError(t, err)
+	sides := e.Sides(p)
 	require.Len(t, sides, 14, "17 rows, 3 of them the same configuration as another")
-	res, err := Run(context.Background(), e, waffleGoldenParams, nil)
+	res, err := Run(context.Background(), e, p, nil)
 	require.NoError(t, err)
 	require.NotNil(t, res.Waffle)
 	require.Len(t, res.Waffle.Rows, len(waffleRows))
@@ -61,7 +104,7 @@ func TestWaffleGolden(t *testing.T) {
 	var b strings.Builder
 	require.NoError(t, res.Waffle.WriteWaffle(&b))
 	golden := filepath.Join("testdata", "waffle.golden")
-	if *rewrite {
+	if *rewrite && p.Dir == "" {
 		require.NoError(t, os.WriteFile(golden, []byte(b.String()), 0o644))
 	}
 	want, err := os.ReadFile(golden)

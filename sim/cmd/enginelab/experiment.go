@@ -195,6 +195,7 @@ func newExperimentFlags(name string, stderr io.Writer) *experimentFlags {
 	fs.StringVar(&x.html, "html", "", "also write the result as one self-contained HTML `file` with charts (no script or font fetched; printable)")
 	fs.Var(&x.memoryLimit, "memory-limit", "the memory each side may use, such as 8GiB: sides whose estimate is larger are refused before the first loads (0: this process's cgroup limit, else the machine's available memory)")
 	fs.BoolVar(&p.IgnoreMemoryLimit, "ignore-memory-limit", false, "run even if a side's memory estimate is larger than --memory-limit")
+	fs.StringVar(&p.Dir, "dir", "", "keep each side's database on disk, in a directory of its own under this `directory` (NAME-side-NN, removed when the side is done), instead of in memory: the same simulated figures, and the store's pages take no memory")
 	return x
 }
 
