@@ -673,6 +673,10 @@ type Pool struct {
 	master master
 	// raBySpace counts read-ahead decisions per space (readahead.go).
 	raBySpace raTriggers
+	// spaceSizes is each space's size in pages, as the pool last saw its
+	// meta page (space.go): uint32 space → *atomic.Uint64. Read-ahead
+	// consults it (readahead.go).
+	spaceSizes sync.Map
 
 	// dw is Wiring.Doublewrite with TornPagesDoublewrite, else nil: the
 	// file every batch of page writes goes through first (batch.go).
@@ -1101,6 +1105,9 @@ func (p *Pool) load(m *Meter, r *Reservation, id page.ID, create bool, k page.Ki
 			k = page.KindOf(f.buf)
 			f.dirty.Store(false)
 			p.noteLSN(id, page.LSN(f.buf))
+			if k == page.KindMeta && id.Page == 0 {
+				p.noteMetaRead(id.Space, f.buf) // the frame is still private
+			}
 		}
 	}
 

@@ -51,7 +51,7 @@ func (p *Pool) maybeReadAhead(m *Meter, last page.ID) {
 		prev = f.firstAccess.Load()
 	}
 	p.mu.Unlock()
-	if inOrder < p.opts.ReadAheadThreshold {
+	if inOrder < p.opts.ReadAheadThreshold || !p.wholeWithin(last.Space, uint64(last.Page)+1+ExtentPages) {
 		return
 	}
 	var bg Meter
@@ -62,8 +62,9 @@ func (p *Pool) maybeReadAhead(m *Meter, last page.ID) {
 		}
 		f, _, err := p.load(&bg, nil, id, false, 0, raLinear, nil)
 		if err != nil {
-			// Past the end of the space, a full pool, a failing store:
-			// read-ahead is a hint, never a caller's error.
+			// A page above the last extent's high water (readArea), a
+			// full pool, a failing store: read-ahead is a hint, never a
+			// caller's error.
 			break
 		}
 		f.Unpin(false)
@@ -168,9 +169,10 @@ func randomThreshold(area uint32) uint32   { return 5 + area/8 }   // BUF_READ_A
 // the scan's side is the adjacent page number; the pool cannot read a
 // layer's links, so it takes page n's neighbours to be n−1 and n+1, as
 // a B+tree loaded in key order (DBT2's load) lays its leaves out. InnoDB
-// also gives up when the area is not whole within the space; the pool
-// does not know a space's size, and reads until a read fails (one store
-// read past the end).
+// gives up when the area, or the area it would read, is not whole within
+// the space (fil_space_get_size: wholeWithin); here a space's size is
+// whole extents and an area divides an extent, so an area that holds a
+// page of the space is whole, and only the next area is checked.
 func (p *Pool) linearReadAhead(m *Meter, id page.ID) {
 	area := ReadAheadArea(len(p.frames))
 	low := id.Page / area * area
@@ -217,6 +219,9 @@ func (p *Pool) linearReadAhead(m *Meter, id page.ID) {
 		}
 		from = low - area
 	}
+	if !p.wholeWithin(id.Space, uint64(from)+uint64(area)) {
+		return // the next area is past the space's end
+	}
 	var bg Meter
 	bg.ReadAheadTriggers++
 	p.raBySpace.count(id.Space, false)
@@ -231,10 +236,23 @@ func (p *Pool) linearReadAhead(m *Meter, id page.ID) {
 	p.chargeReadAhead(m, &bg)
 }
 
+// wholeWithin reports whether the pages below end are within space's
+// size: its extents × ExtentPages (noteSpaceSize), InnoDB's
+// fil_space_get_size, the data file's size. Read-ahead reads no area
+// that is not whole within it, as InnoDB's does not. A space whose meta
+// page the pool has not seen counts as large enough: a read past its end
+// fails and ends the read-ahead (readArea).
+func (p *Pool) wholeWithin(space uint32, end uint64) bool {
+	size, ok := p.spaceSize(space)
+	return !ok || end <= size
+}
+
 // readArea reads, in the background, the pages from..to-1 of space that
 // are not resident, except skip, charging bg (PoolMisses counts them);
-// a failed read ends it (past the end of the space, a full pool, a
-// failing store: read-ahead is a hint, never a caller's error).
+// a failed read ends it (a full pool, a failing store, or a page of the
+// space's last extent above its high water, which was never written:
+// InnoDB reads such pages of its data file as zeros, the pool stops at
+// the first; read-ahead is a hint, never a caller's error).
 func (p *Pool) readArea(bg *Meter, space, from, to uint32, skip page.ID, kind raKind) {
 	for no := from; no < to; no++ {
 		id := page.ID{Space: space, Page: no}
@@ -275,10 +293,14 @@ func (p *Pool) randomReadAheadDueLocked(id page.ID) bool {
 func (p *Pool) randomReadAhead(m *Meter, id page.ID) {
 	area := ReadAheadArea(len(p.frames))
 	low := id.Page / area * area
+	// buf_read_ahead_random stops at fil_space_get_size; here the area
+	// holds id and a space is whole extents, which an area divides, so
+	// the area is whole within the space.
+	high := low + area
 	var bg Meter
 	bg.RandomReadAheadTriggers++
 	p.raBySpace.count(id.Space, true)
-	p.readArea(&bg, id.Space, low, low+area, id, raRandom)
+	p.readArea(&bg, id.Space, low, high, id, raRandom)
 	bg.RandomReadAheads, bg.PoolMisses = bg.PoolMisses, 0
 	p.chargeReadAhead(m, &bg)
 }

@@ -68,6 +68,22 @@ func TestLinear51SequentialScan(t *testing.T) {
 	require.Zero(t, bg.RandomReadAheadTriggers)
 }
 
+// InnoDB's linear read-ahead reads no area that is not whole within the
+// space (fil_space_get_size): a scan of a space of four extents, its meta
+// page (page 0) read first, triggers at the ends of the first three
+// areas, and the fourth's end reads nothing.
+func TestLinear51StopsAtSpaceEnd(t *testing.T) {
+	st := readAheadData(t, 256)
+	p := pool51(t, st, poolFrames64, cache.Options{ReadAhead: true, ReadAheadLinear: cache.Linear51})
+	var m cache.Meter
+	touchPages(t, p, &m, span(0, 256)...)
+	require.EqualValues(t, 64, m.StoreReads, m.String())
+	bg := p.BackgroundMeter()
+	require.EqualValues(t, 3, bg.ReadAheadTriggers, bg.String()) // at pages 63, 127 and 191
+	require.EqualValues(t, 192, bg.ReadAheads)
+	require.EqualValues(t, 192, bg.StoreReads, "no read past the end")
+}
+
 // 5.1 counts accessed pages, 24 of the 64 (3/8), in any order: its order
 // check never runs. 23 accesses before the border page are 24 with it;
 // 22 are not enough.

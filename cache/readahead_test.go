@@ -46,10 +46,22 @@ func TestReadAheadSequentialScan(t *testing.T) {
 	bg := p.BackgroundMeter()
 	require.EqualValues(t, 192, bg.ReadAheads, bg.String())
 	require.EqualValues(t, 192, bg.ReadAheadMisses)
-	// and one store read past the end of the space (page 256, not found),
-	// where read-ahead stops: the pool does not know a space's size.
-	require.EqualValues(t, 193, bg.StoreReads)
+	require.EqualValues(t, 3, bg.ReadAheadTriggers)
+	// Nothing past the space's end (four extents, as its meta page, page
+	// 0, says): the fourth extent has no next one whole within the space.
+	require.EqualValues(t, 192, bg.StoreReads)
 	require.Zero(t, bg.ReadAheadUnused)
+
+	// A pool that has not seen the space's meta page does not know its
+	// size: read-ahead then stops at the first read that fails, one store
+	// read past the end (page 256, not found).
+	p1 := newPool(t, st, 96, cache.Options{Policy: cache.PolicyLRU, ReadAhead: true})
+	m = cache.Meter{}
+	scanPages(t, p1, &m, 1, 256)
+	bg = p1.BackgroundMeter()
+	require.EqualValues(t, 4, bg.ReadAheadTriggers, bg.String())
+	require.EqualValues(t, 192, bg.ReadAheads)
+	require.EqualValues(t, 193, bg.StoreReads)
 
 	// Switched off: the caller reads every page.
 	p2 := newPool(t, st, 96, cache.Options{Policy: cache.PolicyLRU})
@@ -126,12 +138,12 @@ func TestReadAheadFramesChargedToCaller(t *testing.T) {
 	bg := p.BackgroundMeter()
 	bg.Sub(&bg0)
 	require.EqualValues(t, 128, bg.ReadAheads, bg.String())
-	require.EqualValues(t, 129, bg.StoreReads, "and one past the end of the space")
+	require.EqualValues(t, 128, bg.StoreReads, "and none past the end of the space")
 	require.Zero(t, bg.StoreWrites+bg.Evictions+bg.DirtyWriteBacks, "no frame-finding work in the background")
 	require.Zero(t, m.StoreReads, m.String())
 	require.EqualValues(t, 129, m.PoolHits)
 	require.EqualValues(t, 95, m.StoreWrites, "every dirty victim, written by the caller")
 	require.EqualValues(t, 95, m.DirtyWriteBacks)
-	require.EqualValues(t, 129, m.Evictions, "128, and the frame the read past the space's end took")
+	require.EqualValues(t, 128, m.Evictions, "a frame for each page read ahead")
 	require.Zero(t, p.Stats().Dirty)
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/enginelab/enginelab/cache/page"
 	"github.com/enginelab/enginelab/cache/store"
@@ -88,6 +89,7 @@ func (p *Pool) CreateSpace(m *Meter, space uint32) error {
 	put32(hdr[:], offExtents-offMagic, 1)
 	put32(hdr[:], offHighWater-offMagic, 1)
 	mt.Write(pg, offMagic, hdr[:])
+	p.noteSpaceSize(space, 1)
 	mt.Release(pg, true)
 	mt.Commit()
 	return nil
@@ -129,7 +131,45 @@ func (p *Pool) fetchMeta(m *Meter, mt *Mtr, r *Reservation, space uint32, excl b
 		}
 		return nil, err
 	}
+	p.noteSpaceSize(space, le32(b, offExtents))
 	return pg, nil
+}
+
+// noteSpaceSize records that space has extents extents, as its meta page
+// says (the caller holds the page's latch, so notes of one space are in
+// the page's order): extents × ExtentPages pages, what InnoDB's
+// fil_space_get_size returns (a data file grows an extent at a time, and
+// its pages above the space's high water are unused). Read-ahead reads
+// no area that is not whole within it (readahead.go).
+func (p *Pool) noteSpaceSize(space, extents uint32) {
+	n := uint64(extents) * ExtentPages
+	v, ok := p.spaceSizes.Load(space)
+	if !ok {
+		v, _ = p.spaceSizes.LoadOrStore(space, new(atomic.Uint64))
+	}
+	v.(*atomic.Uint64).Store(n)
+}
+
+// noteMetaRead notes the size a space's meta page, just read from the
+// store or the tier, gives (a page of another format notes nothing:
+// fetchMeta reports it).
+func (p *Pool) noteMetaRead(space uint32, b []byte) {
+	if le32(b, offMagic) == spaceMagic && binary.LittleEndian.Uint16(b[offVersion:]) == spaceFormatVersion {
+		p.noteSpaceSize(space, le32(b, offExtents))
+	}
+}
+
+// spaceSize returns space's size in pages and whether the pool has seen
+// its meta page since it opened: created the space, read the page in, or
+// allocated in the space. (Recovery's redo may grow a meta page after it
+// was read; the size noted is then smaller than the space until the next
+// allocation, which makes read-ahead stop short, never read past the end.)
+func (p *Pool) spaceSize(space uint32) (uint64, bool) {
+	v, ok := p.spaceSizes.Load(space)
+	if !ok {
+		return 0, false
+	}
+	return v.(*atomic.Uint64).Load(), true
 }
 
 // Space returns the allocation state of space.
@@ -233,6 +273,7 @@ func (p *Pool) AllocPage(mt *Mtr, r *Reservation, space uint32, k page.Kind) (*P
 		mt.Write32(meta, offHighWater, no+1)
 		if no+1 > le32(b, offExtents)*ExtentPages {
 			mt.Write32(meta, offExtents, le32(b, offExtents)+1)
+			p.noteSpaceSize(space, le32(b, offExtents))
 		}
 	}
 	mt.Release(meta, true)
