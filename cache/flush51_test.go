@@ -230,3 +230,20 @@ func TestMergeCount51(t *testing.T) {
 	require.EqualValues(t, 130-3, cache.MergeCount(long), "64 + 64 + 2: three requests")
 	require.Zero(t, cache.MergeCount(nil))
 }
+
+// A sharp checkpoint's writes (FlushAll) under Flushing51 are merged as
+// any batch's, also without a doublewrite buffer, where each page is
+// written as soon as it is taken: pages 1 to 240 of one space go out in
+// four requests of at most 64 pages, so 236 of the 240 writes are merged
+// (with a doublewrite buffer each batch of 128 is counted as it is
+// written; without one the merges were never counted, and a checkpoint
+// cost a request a page).
+func TestFlushAllMerges51(t *testing.T) {
+	p, _, _ := pool51Dirty(t, 240, 240, cache.Options{})
+	var m cache.Meter
+	require.NoError(t, p.FlushAll(&m))
+	require.EqualValues(t, 240, m.PageFlushes)
+	require.EqualValues(t, 240, m.StoreWrites)
+	require.EqualValues(t, 240-4, m.StoreWritesMerged, m.String())
+	require.Zero(t, p.Stats().Dirty)
+}

@@ -1421,7 +1421,9 @@ func (p *Pool) FlushPage(m *Meter, id page.ID) error {
 // FlushAll writes out every dirty page, in frame order, in batches (see
 // batch.go). A nil meter charges the pool's background meter. Pages pinned
 // by others are flushed too (their image under the shared latch is
-// consistent).
+// consistent). Under Flushing51 its writes at consecutive page numbers
+// are merged as any batch's (Meter.StoreWritesMerged), with or without a
+// doublewrite buffer: its requests are queued together.
 func (p *Pool) FlushAll(m *Meter) error {
 	var local Meter
 	mm := m
@@ -1430,6 +1432,9 @@ func (p *Pool) FlushAll(m *Meter) error {
 		defer p.ChargeBackground(&local)
 	}
 	b := p.newBatcher(mm)
+	// Deferred after ChargeBackground, so it runs first: the merges are
+	// on the meter before it is charged.
+	defer b.finish()
 	for i := range p.frames {
 		f := &p.frames[i]
 		p.mu.Lock()
