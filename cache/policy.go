@@ -173,10 +173,25 @@ func (r *lru) tail(n int, fn func(*Page) bool)  { r.l.walkTail(n, fn) }
 // pages than a quarter of the young sublist left the pool since it last
 // moved. A pool that holds its whole working set then never reorders on a
 // hit, which keeps hits from dirtying three frames' cache lines each.
+//
+// That is the default rule (PromoteOldBlocksTime), InnoDB's since the
+// plugin with innodb_old_blocks_time above 0 (MySQL 5.6's default, 1 s).
+// Older releases read no clock: they count the pages that left the pool
+// (buf_pool->freed_page_clock, here removed) since a page entered the list
+// or was last made young (block->freed_page_clock, here youngAt, set at
+// insert under these rules), and make any page, old or young, young at a
+// touch once that count is large enough (Promotion):
+//   - Promote51, MySQL 5.1's built-in InnoDB (buf_block_make_young):
+//     at least 1 + frames/1024 (freed51);
+//   - PromotePlugin, the InnoDB plugin's with innodb_old_blocks_time 0
+//     (its default until MySQL 5.6.6; buf_page_peek_if_too_old): more
+//     than a quarter of the young sublist (youngRecent).
 type midpoint struct {
 	young, old frameList
 	oldPct     int
 	oldTime    time.Duration
+	rule       Promotion
+	freed51    uint64 // Promote51's count: 1 + frames/1024
 	// removed counts the pages removed from the list so far; written
 	// under the pool's lock, read by quiet without it.
 	removed atomic.Uint64
@@ -190,6 +205,9 @@ type midpoint struct {
 // BUF_LRU_OLD_MIN_LEN (InnoDB puts a block at the head then).
 func (r *midpoint) insert(f *Page, now time.Time) {
 	f.loadedAt = now
+	if r.rule != PromoteOldBlocksTime {
+		f.youngAt.Store(r.removed.Load()) // buf_LRU_add_block_low: block->freed_page_clock
+	}
 	switch {
 	case r.young.n+r.old.n < lruOldMinLen:
 		r.clock++
@@ -218,7 +236,11 @@ func (r *midpoint) recentLimit() uint64 {
 func (r *midpoint) access(f *Page, clock Clock, aged bool) {
 	switch f.list {
 	case &r.old:
-		if !aged && since(clock, f.loadedAt) < r.oldTime {
+		if r.rule != PromoteOldBlocksTime {
+			if r.recentMove(f) {
+				return
+			}
+		} else if !aged && since(clock, f.loadedAt) < r.oldTime {
 			return
 		}
 		r.old.remove(f)
@@ -229,7 +251,7 @@ func (r *midpoint) access(f *Page, clock Clock, aged bool) {
 		f.youngAt.Store(r.removed.Load())
 		r.balance()
 	case &r.young:
-		if r.youngRecent(f) {
+		if r.recentMove(f) {
 			return
 		}
 		r.young.remove(f)
@@ -246,14 +268,30 @@ func (r *midpoint) youngRecent(f *Page) bool {
 	return r.removed.Load()-f.youngAt.Load() <= uint64(r.young.size.Load()/4)
 }
 
+// recentMove reports whether a touch leaves f where it is by the freed-
+// page count: under Promote51 fewer than freed51 pages left the pool
+// since f entered the list or was last made young
+// (!buf_block_peek_if_too_old), otherwise youngRecent. Under
+// PromoteOldBlocksTime only young pages are judged this way.
+func (r *midpoint) recentMove(f *Page) bool {
+	if r.rule == Promote51 {
+		return r.removed.Load()-f.youngAt.Load() < r.freed51
+	}
+	return r.youngRecent(f)
+}
+
 // quiet is access's decision without its moves: a page on the old
-// sublist read in less than oldTime ago, or a young page that is recent.
+// sublist read in less than oldTime ago, or a young page that is recent
+// (under a freed-page rule, any page that is recent).
 func (r *midpoint) quiet(f *Page, clock Clock) (q, aged bool) {
+	if r.rule != PromoteOldBlocksTime {
+		return r.recentMove(f), false
+	}
 	if f.old.Load() {
 		q = since(clock, f.loadedAt) < r.oldTime
 		return q, !q
 	}
-	return r.youngRecent(f), false
+	return r.recentMove(f), false
 }
 
 // since is clock.Now().Sub(t). On the real clock it reads the monotonic

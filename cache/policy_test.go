@@ -264,3 +264,55 @@ func TestMidpointOldBlocksTimeDefault(t *testing.T) {
 		require.Equal(t, c.young, p.Resident(pid(1, 17)), "OldBlocksTime %v, touched again after %v", c.oldTime, c.wait)
 	}
 }
+
+// Under a freed-page rule no clock is read: a page is made young at a
+// touch once enough pages left the pool since it was read in, 1 +
+// frames/1024 under MySQL 5.1's rule (1 in a 16-frame pool), more than a
+// quarter of the young sublist under the plugin's (11 young pages: 3).
+// Here the clock never moves, so the time rule keeps the page old. A page
+// made young survives a scan through the old sublist; one left old does
+// not.
+func TestMidpointFreedPageClock(t *testing.T) {
+	st := newStore(t)
+	putPages(t, st, 1, 1, 100)
+	for _, c := range []struct {
+		rule    cache.Promotion
+		between int // pages read (each evicting one) between the page's read and its second touch
+		young   bool
+	}{
+		{cache.Promote51, 0, false},
+		{cache.Promote51, 1, true},
+		{cache.PromotePlugin, 2, false},
+		{cache.PromotePlugin, 3, true},
+		{cache.PromoteOldBlocksTime, 3, false},
+	} {
+		clk := newFakeClock()
+		p := newPoolWith(t, st, 16, cache.Options{Policy: cache.PolicyMidpoint, Promotion: c.rule}, cache.Wiring{Runtime: clk})
+		for n := uint32(1); n <= 16; n++ {
+			touch(t, p, nil, pid(1, n))
+		}
+		touch(t, p, nil, pid(1, 17)) // read into the old sublist, evicting a page
+		for i := range c.between {
+			touch(t, p, nil, pid(1, 50+uint32(i)))
+		}
+		touch(t, p, nil, pid(1, 17))
+		for n := uint32(60); n < 80; n++ { // a scan through the old sublist
+			touch(t, p, nil, pid(1, n))
+		}
+		require.Equal(t, c.young, p.Resident(pid(1, 17)), "%s, %d pages read between", c.rule, c.between)
+	}
+}
+
+// A freed-page rule belongs to the midpoint policy; an unknown rule is
+// refused.
+func TestPromotionOptions(t *testing.T) {
+	st := newStore(t)
+	for _, o := range []cache.Options{
+		{Policy: cache.PolicyLRU, Promotion: cache.Promote51},
+		{Promotion: "sometimes"},
+	} {
+		_, err := cache.NewPool(st, &o, &cache.Wiring{})
+		require.ErrorIs(t, err, cache.ErrInvalidOptions, "%+v", o)
+		require.ErrorContains(t, err, string(o.Promotion))
+	}
+}

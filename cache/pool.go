@@ -37,6 +37,29 @@ const (
 	PolicyMidpoint PolicyKind = "midpoint"
 )
 
+// Promotion is when the midpoint policy makes a page young at a touch
+// (Options.Promotion; policy.go tells each rule).
+type Promotion string
+
+// The promotion rules.
+const (
+	// PromoteOldBlocksTime (the default): an old page once
+	// Options.OldBlocksTime has passed since its read
+	// (innodb_old_blocks_time, MySQL 5.6's default of 1 s), a young page
+	// once a quarter of the young sublist left the pool since it last
+	// moved.
+	PromoteOldBlocksTime Promotion = "time"
+	// Promote51: any page once 1 + frames/1024 pages left the pool since
+	// it entered the list or last moved (MySQL 5.1's built-in InnoDB,
+	// buf_block_make_young).
+	Promote51 Promotion = "5.1"
+	// PromotePlugin: any page once a quarter of the young sublist left
+	// the pool since it entered the list or last moved (the InnoDB
+	// plugin with innodb_old_blocks_time 0, its default until MySQL
+	// 5.6.6: buf_page_peek_if_too_old).
+	PromotePlugin Promotion = "plugin"
+)
+
 // MinFrames is the smallest pool that works: a B+tree split reserves about
 // twice the tree's height in frames, and a scan pins one or two more.
 const MinFrames = 16
@@ -116,6 +139,12 @@ type Options struct {
 	// "every second touch promotes" give a tiny positive time (1ns): a touch
 	// promotes once the clock has moved past the read by that much.
 	OldBlocksTime time.Duration
+	// Promotion is when the midpoint policy makes a page young at a touch:
+	// PromoteOldBlocksTime (the default: OldBlocksTime for an old page),
+	// or a freed-page clock, MySQL 5.1's built-in InnoDB's (Promote51) or
+	// the InnoDB plugin's with innodb_old_blocks_time 0 (PromotePlugin).
+	// Only the midpoint policy has one.
+	Promotion Promotion
 	// Tier, if not nil, is a page cache behind the pool (see tier.Tier): a
 	// miss asks it before the store. The pool does not own it (nor close
 	// it). Its staleness guarantee rests on LSNs: every page change must be
@@ -330,6 +359,15 @@ func (o Options) Validate(pageSize int) error {
 	if o.MaxDirtyPagesPctLWM < 0 || o.MaxDirtyPagesPctLWM > MaxDirtyPagesPct {
 		return fmt.Errorf("cache: %w: max dirty pages pct lwm %d: want 0 to %d", ErrInvalidOptions, o.MaxDirtyPagesPctLWM, MaxDirtyPagesPct)
 	}
+	switch o.Promotion {
+	case PromoteOldBlocksTime:
+	case Promote51, PromotePlugin:
+		if o.Policy != PolicyMidpoint {
+			return fmt.Errorf("cache: %w: promotion %q is the midpoint policy's, not %q's", ErrInvalidOptions, o.Promotion, o.Policy)
+		}
+	default:
+		return fmt.Errorf("cache: %w: promotion %q: want %q, %q or %q", ErrInvalidOptions, o.Promotion, PromoteOldBlocksTime, Promote51, PromotePlugin)
+	}
 	switch o.Flushing {
 	case FlushingCleaner, Flushing51:
 	default:
@@ -364,6 +402,9 @@ func (o *Options) ensureDefaults() {
 	}
 	if o.OldBlocksTime == 0 {
 		o.OldBlocksTime = time.Second
+	}
+	if o.Promotion == "" {
+		o.Promotion = PromoteOldBlocksTime
 	}
 	o.TierMode = o.EffectiveTierMode()
 	if o.WaffleSetQueue > 0 && o.WaffleQueueFull == "" {
@@ -739,7 +780,8 @@ func NewPool(st store.Store, o *Options, w *Wiring) (*Pool, error) {
 	case PolicyLRU:
 		p.repl = &lru{}
 	case PolicyMidpoint:
-		p.repl = &midpoint{oldPct: opts.OldPercent, oldTime: opts.OldBlocksTime}
+		p.repl = &midpoint{oldPct: opts.OldPercent, oldTime: opts.OldBlocksTime, rule: opts.Promotion,
+			freed51: 1 + uint64(n)/1024}
 	}
 	arena, mapped := allocArena(n*ps, p)
 	p.arena, p.arenaMapped = arena, mapped

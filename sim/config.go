@@ -139,6 +139,11 @@ type TPCCConfig struct {
 	// master thread ("5.1"), which the scheduler drives in simulated
 	// mode (cache.Pool.MasterStep).
 	Flushing cache.FlushingPolicy
+	// Promotion is when the midpoint LRU makes a page young at a touch
+	// (--lru-promotion, cache.Options.Promotion): "time" (default,
+	// innodb_old_blocks_time), "5.1" (MySQL 5.1's freed-page clock) or
+	// "plugin" (the InnoDB plugin's with innodb_old_blocks_time 0).
+	Promotion cache.Promotion
 	// Waffle is one of Waffle Grid's tier modes (--waffle,
 	// cache.Options.Waffle): "lru" (exclusive: SET on the eviction path,
 	// DELETE on read-back) or "non-lru" (inclusive: SETs off the
@@ -236,7 +241,7 @@ func (c *TPCCConfig) EngineOptions() *engine.Options {
 	o := &engine.Options{Dir: c.Dir, PageSize: c.PageSize, Options: cache.Options{PoolSize: c.PoolSize, Policy: c.PoolPolicy, TierMode: c.RemoteMode, ReadAhead: c.ReadAhead,
 		TornPages: c.TornPages, IOCapacity: c.IOCapacity, MaxDirtyPagesPctLWM: c.MaxDirtyPagesPctLWM, PoolPopulate: c.PoolPopulate,
 		ReadAheadLinear: c.ReadAheadLinear, ReadAheadThreshold: c.ReadAheadThreshold, RandomReadAhead: c.RandomReadAhead,
-		Flushing: c.Flushing, Waffle: c.Waffle, WaffleSetQueue: c.WaffleSetQueue, WaffleKeepOnRead: c.WaffleKeepOnRead},
+		Flushing: c.Flushing, Promotion: c.Promotion, Waffle: c.Waffle, WaffleSetQueue: c.WaffleSetQueue, WaffleKeepOnRead: c.WaffleKeepOnRead},
 		HeapUpdate: c.HeapUpdate, CountRewrite: c.CountRewrite, Commit: engine.NoSyncCommit, EarlyLockRelease: c.LockRelease(), HeapVersions: c.heapVersioning(),
 		LogSize: c.LogSize, MemTableSize: c.MemTableSize, BlockCacheSize: c.BlockCacheSize, SkipMemoryCheck: true}
 	if o.PoolSize == 0 {

@@ -126,7 +126,7 @@ func waffleParams(p *Params, z waffleSizes, m hw.Machine) []string {
 	return []string{
 		fmt.Sprintf("workload: %d warehouses, %d terminals, no keying or think time, TPC-C's mix (DBT2's), %v measured after %v of warm-up, seed %d; DBT2 at 20 warehouses with 16 connections and no think time (bigdbahead.com/?p=80)",
 			p.Warehouses, p.Terminals, p.Duration, p.Warmup, p.Seed),
-		fmt.Sprintf("buffer pool %s (innodb_buffer_pool_size=768M, every post), InnoDB's midpoint insertion at 3/8 (5.1's built-in LRU, buf0lru.c)", report.FormatBytes(z.pool)),
+		fmt.Sprintf("buffer pool %s (innodb_buffer_pool_size=768M, every post), InnoDB's midpoint insertion at 3/8 (5.1's built-in LRU, buf0lru.c); a page made young at a touch once 1 + pool pages/1024 pages left the pool since it last moved (5.1's buf_block_make_young; the plugin rows: a quarter of the young sublist, buf_page_peek_if_too_old with innodb_old_blocks_time 0, its default)", report.FormatBytes(z.pool)),
 		"flushing: MySQL 5.1's master thread, 100 pages a round past innodb_max_dirty_pages_pct 90, a checkpoint every tenth round; foreground LRU flushes (srv0srv.c, buf0flu.c)",
 		fmt.Sprintf("redo log %s: innodb_log_file_size=256M, innodb_log_files_in_group=3 (MySQL 5.1's support-files/my-innodb-heavy-4G.cnf; the posts do not give theirs)", report.FormatBytes(z.log)),
 		"read-ahead: 5.1's linear (24 of a 64-page area) and random (13 recent pages of an area), buf0rea.c; the plugin row: the plugin's linear at innodb_read_ahead_threshold 56, no random",
@@ -167,6 +167,7 @@ func waffleSame(c sim.TPCCConfig, _ waffleSizes) sim.TPCCConfig { return c }
 
 func wafflePlugin(c sim.TPCCConfig) sim.TPCCConfig {
 	c.ReadAheadLinear, c.RandomReadAhead = cache.LinearPlugin, false
+	c.Promotion = cache.PromotePlugin
 	return c
 }
 
@@ -246,11 +247,13 @@ var wafflePublishedRatios = map[int]float64{14: 1 / 1.325, 16: 1.07}
 
 // waffleShared is the configuration every row starts from: p's base
 // (simulated, the experiment's hardware and sizes) with MySQL 5.1's
-// built-in InnoDB (its read-ahead, its flushing, the doublewrite buffer).
+// built-in InnoDB (its read-ahead, its flushing, its LRU's promotion, the
+// doublewrite buffer).
 func waffleShared(p *Params) sim.TPCCConfig {
 	c := p.base()
 	c.ReadAhead, c.ReadAheadLinear, c.RandomReadAhead = true, cache.Linear51, true
 	c.Flushing = cache.Flushing51
+	c.Promotion = cache.Promote51
 	c.TornPages = cache.TornPagesDoublewrite
 	return c
 }

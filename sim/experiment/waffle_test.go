@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/sim"
 	"github.com/enginelab/enginelab/tpcc"
 )
@@ -127,4 +128,21 @@ func TestWaffleVerdict(t *testing.T) {
 		held, v := waffleVerdict(tc.pub, tc.sim, tc.equal)
 		require.Equal(t, tc.held, held, "%+v: %s", tc, v)
 	}
+}
+
+// Every side's LRU promotes as its release did: MySQL 5.1's freed-page
+// clock, or the plugin's (innodb_old_blocks_time 0) on the plugin's rows.
+func TestWafflePromotion(t *testing.T) {
+	e, err := Lookup("waffle")
+	require.NoError(t, err)
+	plugin := 0
+	for _, s := range e.Sides(waffleGoldenParams) {
+		want := cache.Promote51
+		if s.Config.ReadAheadLinear == cache.LinearPlugin {
+			want = cache.PromotePlugin
+			plugin++
+		}
+		require.Equal(t, want, s.Config.Promotion, s.Label)
+	}
+	require.Equal(t, 5, plugin, "the plugin with read-ahead off, and the four double-write rows")
 }

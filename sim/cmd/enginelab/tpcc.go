@@ -100,7 +100,7 @@ type tpccFlags struct {
 	remoteMode, readAhead, mode     choice
 	tornPages, isolation, lockRel   choice
 	// Waffle Grid and MySQL 5.1: memcached tier modes, slab model, read-ahead and flushing.
-	waffle, raLinear, flushing                   choice
+	waffle, raLinear, flushing, promotion        choice
 	waffleQueue, raThreshold                     int
 	slabPtr                                      int
 	waffleKeep, randomRA, slabMRU                bool
@@ -210,6 +210,8 @@ func newTPCCFlags(sub string, stderr io.Writer) *tpccFlags {
 		fs.BoolVar(&f.randomRA, "random-read-ahead", false, "MySQL 5.1's random read-ahead: a miss in an area with 13 recently used pages reads the rest of it (the InnoDB plugin removed it)")
 		f.flushing = choice{"cleaner", []string{"cleaner", "5.1"}}
 		fs.Var(&f.flushing, "flushing", "who writes dirty pages in the background: cleaner (the page cleaner) or 5.1 (MySQL 5.1's built-in InnoDB: the master thread, 100 pages a second past 90% dirty and a checkpoint every ten seconds, and foreground threads writing from the LRU's end)")
+		f.promotion = choice{"time", []string{"time", "5.1", "plugin"}}
+		fs.Var(&f.promotion, "lru-promotion", "when the midpoint LRU makes a page young at a touch: time (an old page 1 s after its read: innodb_old_blocks_time, MySQL 5.6's default), 5.1 (any page once 1 + pool pages/1024 pages left the pool since it last moved: MySQL 5.1's built-in InnoDB) or plugin (any page once a quarter of the young sublist left: the InnoDB plugin's with innodb_old_blocks_time 0)")
 		f.waffle = choice{"none", []string{"none", "lru", "non-lru"}}
 		fs.Var(&f.waffle, "waffle", "Waffle Grid's tier mode: none (--remote-mode's), lru (exclusive: an evicted page SET on the evicting thread's path, DELETEd from the tier when read back) or non-lru (inclusive: SET after every store read and write, off the foreground path)")
 		fs.IntVar(&f.waffleQueue, "waffle-set-queue", 0, "with --waffle lru, queue up to this many evicted pages for an asynchronous sender instead of SETting them on the eviction path (0: synchronous)")
@@ -267,7 +269,7 @@ func (f *tpccFlags) config() (sim.TPCCConfig, error) {
 		MemoryLimit: f.memoryLimit.n, IgnoreMemoryLimit: f.ignoreMemoryLimit, InMemoryOnly: f.compare != "",
 		ReadAhead:       f.readAhead.value == "on",
 		ReadAheadLinear: cache.LinearReadAhead(f.raLinear.value), ReadAheadThreshold: f.raThreshold, RandomReadAhead: f.randomRA,
-		Flushing: cache.FlushingPolicy(f.flushing.value), WaffleSetQueue: f.waffleQueue, WaffleKeepOnRead: f.waffleKeep,
+		Flushing: cache.FlushingPolicy(f.flushing.value), Promotion: cache.Promotion(f.promotion.value), WaffleSetQueue: f.waffleQueue, WaffleKeepOnRead: f.waffleKeep,
 		SlabPointerSize: f.slabPtr, SlabMRUPatch: f.slabMRU,
 		IOCapacity: f.ioCapacity, MaxDirtyPagesPctLWM: f.dirtyLWM,
 		Mode:     sim.Mode(f.mode.value),
