@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/sim/hw"
 	"github.com/enginelab/enginelab/sim/report"
 	"github.com/enginelab/enginelab/tpcc"
@@ -189,4 +190,25 @@ func TestTimelineStep(t *testing.T) {
 	} {
 		require.Equal(t, c.want, TimelineStep(c.duration, c.interval), "%v %v", c.duration, c.interval)
 	}
+}
+
+// The report's read-ahead by table is the run's: the consistency check
+// after it, whose scans read ahead too, does not count. A job with the
+// check reports the same as the job without it.
+func TestReadAheadBySpaceIsTheRuns(t *testing.T) {
+	base := TPCCConfig{Mode: ModeSim, Warehouses: 1, Scale: tpcc.SmallScale, Terminals: 4, Duration: time.Second,
+		Warmup: 200 * time.Millisecond, Seed: 1, PoolSize: 2560 << 10, ReadAhead: true,
+		ReadAheadLinear: cache.Linear51, RandomReadAhead: true, Flushing: cache.Flushing51,
+		Hardware: hw.Spec{Store: "sata-ssd", Cores: 2}}
+	var by [2][]report.ReadAheadSpace
+	for i, check := range []bool{false, true} {
+		c := base
+		c.Phases = Phases{Load: true, Run: true, Check: check}
+		rep, err := TPCC(context.Background(), c, Hooks{})
+		require.NoError(t, err)
+		require.True(t, rep.Passed(), "%v", rep.Errors)
+		by[i] = rep.Background.ReadAheadBySpace
+	}
+	require.NotEmpty(t, by[0], "the run reads ahead")
+	require.Equal(t, by[0], by[1])
 }

@@ -239,9 +239,10 @@ type job struct {
 	// slabAtRun its stats as the run began.
 	slab      *slab.Tier
 	slabAtRun slab.Stats
-	// raAtRun is the pool's read-ahead decisions by space as the run
-	// began.
-	raAtRun map[uint32]cache.SpaceReadAhead
+	// raAtRun and raAtEnd are the pool's read-ahead decisions by space as
+	// the run began and as it ended (before the check, whose scans would
+	// count as the run's otherwise).
+	raAtRun, raAtEnd map[uint32]cache.SpaceReadAhead
 	// sched is simulated mode's scheduler; nil in real mode.
 	sched *sched.Scheduler
 	// started is when open began: a memcached model's clock in real
@@ -429,6 +430,7 @@ func (j *job) run(ctx context.Context, hooks Hooks) error {
 		elapsed = s.Elapsed() - from
 	}
 	tl.Finish()
+	j.raAtEnd = j.db.Pool().ReadAheadTriggersBySpace()
 	if hooks.RunEnd != nil {
 		hooks.RunEnd()
 	}
@@ -515,7 +517,7 @@ func (j *job) reportEnd() error {
 		DoublewriteSyncs: bg.DoublewriteSyncs, ReadAheadTriggers: bg.ReadAheadTriggers, RandomReadAheadTriggers: bg.RandomReadAheadTriggers,
 		RandomReadAheads: bg.RandomReadAheads, RandomReadAheadUnused: bg.RandomReadAheadUnused,
 		MasterRounds: bg.MasterRounds, MasterFlushListPages: bg.MasterFlushListPages, MasterCheckpoints: bg.MasterCheckpoints,
-		ReadAheadBySpace: readAheadBySpace(space, j.db.Pool().ReadAheadTriggersBySpace(), j.raAtRun)}
+		ReadAheadBySpace: readAheadBySpace(space, j.readAheadAtEnd(), j.raAtRun)}
 	l := j.db.LogStats()
 	rep.Log = &report.Log{Records: l.Records, Bytes: l.Bytes, Syncs: l.Syncs, SyncedCommits: l.SyncedCommits, Checkpoints: l.Checkpoints}
 	rep.Host.StoreBytes = j.db.StoreMemoryBytes()
@@ -543,6 +545,15 @@ func newMemcachedStats(t *slab.Tier, from slab.Stats) *report.MemcachedStats {
 		r.HitRate = float64(st.GetHits) / float64(st.CmdGet)
 	}
 	return r
+}
+
+// readAheadAtEnd is the pool's read-ahead decisions by space at the end
+// of the run, or now if the job ran none.
+func (j *job) readAheadAtEnd() map[uint32]cache.SpaceReadAhead {
+	if j.raAtEnd != nil {
+		return j.raAtEnd
+	}
+	return j.db.Pool().ReadAheadTriggersBySpace()
 }
 
 // readAheadBySpace names the spaces of by, less from (the run's start),
