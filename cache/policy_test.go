@@ -235,7 +235,7 @@ func TestMidpointOldPagesGoFirst(t *testing.T) {
 // not "promote on every second touch"; 1ns is the way to ask for that.
 func TestMidpointOldBlocksTimeDefault(t *testing.T) {
 	st := newStore(t)
-	putPages(t, st, 1, 1, 40)
+	putPages(t, st, 1, 1, 100)
 	for _, c := range []struct {
 		oldTime time.Duration
 		wait    time.Duration
@@ -246,23 +246,36 @@ func TestMidpointOldBlocksTimeDefault(t *testing.T) {
 		{time.Nanosecond, 0, false}, // same instant: not past the read
 		{time.Nanosecond, time.Nanosecond, true},
 	} {
-		clk := newFakeClock()
-		p := newPoolWith(t, st, 16, cache.Options{Policy: cache.PolicyMidpoint, OldBlocksTime: c.oldTime}, cache.Wiring{Runtime: clk})
-		for n := uint32(1); n <= 16; n++ {
-			touch(t, p, nil, pid(1, n))
-		}
+		young := retouchSurvivesScan(t, st, cache.Options{Policy: cache.PolicyMidpoint, OldBlocksTime: c.oldTime},
+			func(_ *cache.Pool, clk *fakeClock) { clk.Advance(c.wait) })
+		require.Equal(t, c.young, young, "OldBlocksTime %v, touched again after %v", c.oldTime, c.wait)
+	}
+}
+
+// retouchSurvivesScan fills a 16-frame pool with o, reads page 17 into
+// its old sublist, runs between, touches 17 again, then scans 20 new
+// pages through the old sublist: it reports whether 17 is still resident,
+// that is, whether the second touch made it young.
+func retouchSurvivesScan(t *testing.T, st store.Store, o cache.Options, between func(*cache.Pool, *fakeClock)) bool {
+	t.Helper()
+	clk := newFakeClock()
+	p := newPoolWith(t, st, 16, o, cache.Wiring{Runtime: clk})
+	for n := uint32(1); n <= 16; n++ {
+		touch(t, p, nil, pid(1, n))
+	}
+	if o.Promotion == "" || o.Promotion == cache.PromoteOldBlocksTime {
 		clk.Advance(time.Hour)
 		for n := uint32(1); n <= 11; n++ { // young = 1..11, old = 12..16
 			touch(t, p, nil, pid(1, n))
 		}
-		touch(t, p, nil, pid(1, 17)) // read into the old sublist
-		clk.Advance(c.wait)
-		touch(t, p, nil, pid(1, 17))
-		for n := uint32(20); n < 40; n++ { // a scan through the old sublist
-			touch(t, p, nil, pid(1, n))
-		}
-		require.Equal(t, c.young, p.Resident(pid(1, 17)), "OldBlocksTime %v, touched again after %v", c.oldTime, c.wait)
 	}
+	touch(t, p, nil, pid(1, 17)) // read into the old sublist
+	between(p, clk)
+	touch(t, p, nil, pid(1, 17))
+	for n := uint32(60); n < 80; n++ { // a scan through the old sublist
+		touch(t, p, nil, pid(1, n))
+	}
+	return p.Resident(pid(1, 17))
 }
 
 // Under a freed-page rule no clock is read: a page is made young at a
@@ -286,20 +299,12 @@ func TestMidpointFreedPageClock(t *testing.T) {
 		{cache.PromotePlugin, 3, true},
 		{cache.PromoteOldBlocksTime, 3, false},
 	} {
-		clk := newFakeClock()
-		p := newPoolWith(t, st, 16, cache.Options{Policy: cache.PolicyMidpoint, Promotion: c.rule}, cache.Wiring{Runtime: clk})
-		for n := uint32(1); n <= 16; n++ {
-			touch(t, p, nil, pid(1, n))
-		}
-		touch(t, p, nil, pid(1, 17)) // read into the old sublist, evicting a page
-		for i := range c.between {
-			touch(t, p, nil, pid(1, 50+uint32(i)))
-		}
-		touch(t, p, nil, pid(1, 17))
-		for n := uint32(60); n < 80; n++ { // a scan through the old sublist
-			touch(t, p, nil, pid(1, n))
-		}
-		require.Equal(t, c.young, p.Resident(pid(1, 17)), "%s, %d pages read between", c.rule, c.between)
+		young := retouchSurvivesScan(t, st, cache.Options{Policy: cache.PolicyMidpoint, Promotion: c.rule}, func(p *cache.Pool, _ *fakeClock) {
+			for i := range c.between { // each read evicts a page
+				touch(t, p, nil, pid(1, 50+uint32(i)))
+			}
+		})
+		require.Equal(t, c.young, young, "%s, %d pages read between", c.rule, c.between)
 	}
 }
 

@@ -51,37 +51,32 @@ func pool51(t *testing.T, st *store.PebbleStore, frames int, o cache.Options) *c
 	return newPool(t, st, frames, o)
 }
 
-// MySQL 5.1's linear read-ahead on a sequential scan: touching the last
-// page of each 64-page area reads the next area, in the background; the
-// first pages of an area (descending border) trigger nothing.
+// MySQL 5.1's linear read-ahead on a sequential scan of 256 pages:
+// touching the last page of each 64-page area reads the next area, in the
+// background; the first pages of an area (descending border) trigger
+// nothing. As InnoDB's (fil_space_get_size), it reads no area that is not
+// whole within the space: in a space of four extents (its meta page, page
+// 0, read first) the fourth area's end reads nothing.
 func TestLinear51SequentialScan(t *testing.T) {
-	st := readAheadData(t, 512)
-	p := pool51(t, st, poolFrames64, cache.Options{ReadAhead: true, ReadAheadLinear: cache.Linear51})
-	var m cache.Meter
-	touchPages(t, p, &m, span(0, 256)...)
-	require.EqualValues(t, 64, m.StoreReads, m.String())
-	require.EqualValues(t, 192, m.PoolHits)
-	bg := p.BackgroundMeter()
-	require.EqualValues(t, 4, bg.ReadAheadTriggers, bg.String()) // at pages 63, 127, 191 and 255
-	require.EqualValues(t, 256, bg.ReadAheads)
-	require.EqualValues(t, 256, bg.StoreReads)
-	require.Zero(t, bg.RandomReadAheadTriggers)
-}
-
-// InnoDB's linear read-ahead reads no area that is not whole within the
-// space (fil_space_get_size): a scan of a space of four extents, its meta
-// page (page 0) read first, triggers at the ends of the first three
-// areas, and the fourth's end reads nothing.
-func TestLinear51StopsAtSpaceEnd(t *testing.T) {
-	st := readAheadData(t, 256)
-	p := pool51(t, st, poolFrames64, cache.Options{ReadAhead: true, ReadAheadLinear: cache.Linear51})
-	var m cache.Meter
-	touchPages(t, p, &m, span(0, 256)...)
-	require.EqualValues(t, 64, m.StoreReads, m.String())
-	bg := p.BackgroundMeter()
-	require.EqualValues(t, 3, bg.ReadAheadTriggers, bg.String()) // at pages 63, 127 and 191
-	require.EqualValues(t, 192, bg.ReadAheads)
-	require.EqualValues(t, 192, bg.StoreReads, "no read past the end")
+	for _, c := range []struct {
+		spacePages      int
+		triggers, reads int64
+	}{
+		{512, 4, 256}, // at pages 63, 127, 191 and 255
+		{256, 3, 192}, // at pages 63, 127 and 191: nothing past the end
+	} {
+		st := readAheadData(t, c.spacePages)
+		p := pool51(t, st, poolFrames64, cache.Options{ReadAhead: true, ReadAheadLinear: cache.Linear51})
+		var m cache.Meter
+		touchPages(t, p, &m, span(0, 256)...)
+		require.EqualValues(t, 64, m.StoreReads, m.String())
+		require.EqualValues(t, 192, m.PoolHits)
+		bg := p.BackgroundMeter()
+		require.Equal(t, c.triggers, bg.ReadAheadTriggers, "%d pages: %s", c.spacePages, bg.String())
+		require.Equal(t, c.reads, bg.ReadAheads)
+		require.Equal(t, c.reads, bg.StoreReads, "no read past the end")
+		require.Zero(t, bg.RandomReadAheadTriggers)
+	}
 }
 
 // 5.1 counts accessed pages, 24 of the 64 (3/8), in any order: its order
