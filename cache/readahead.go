@@ -293,14 +293,13 @@ func (p *Pool) randomReadAheadDueLocked(id page.ID) bool {
 func (p *Pool) randomReadAhead(m *Meter, id page.ID) {
 	area := ReadAheadArea(len(p.frames))
 	low := id.Page / area * area
-	// buf_read_ahead_random stops at fil_space_get_size; here the area
-	// holds id and a space is whole extents, which an area divides, so
-	// the area is whole within the space.
-	high := low + area
 	var bg Meter
 	bg.RandomReadAheadTriggers++
 	p.raBySpace.count(id.Space, true)
-	p.readArea(&bg, id.Space, low, high, id, raRandom)
+	// buf_read_ahead_random stops at fil_space_get_size; here the area
+	// holds id and a space is whole extents, which an area divides, so
+	// the area is whole within the space.
+	p.readArea(&bg, id.Space, low, low+area, id, raRandom)
 	bg.RandomReadAheads, bg.PoolMisses = bg.PoolMisses, 0
 	p.chargeReadAhead(m, &bg)
 }

@@ -131,13 +131,14 @@ func (p *Pool) fetchMeta(m *Meter, mt *Mtr, r *Reservation, space uint32, excl b
 		}
 		return nil, err
 	}
-	p.noteSpaceSize(space, le32(b, offExtents))
 	return pg, nil
 }
 
 // noteSpaceSize records that space has extents extents, as its meta page
-// says (the caller holds the page's latch, so notes of one space are in
-// the page's order): extents × ExtentPages pages, what InnoDB's
+// says, when the page is created, read in or grown (the caller holds the
+// page's latch or has it private, so notes of one space are in the page's
+// order; a fetch of a resident meta page notes nothing, which keeps the
+// note off AllocPage's path but for a new extent): extents × ExtentPages pages, what InnoDB's
 // fil_space_get_size returns (a data file grows an extent at a time, and
 // its pages above the space's high water are unused). Read-ahead reads
 // no area that is not whole within it (readahead.go).

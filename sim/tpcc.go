@@ -240,8 +240,8 @@ type job struct {
 	slab      *slab.Tier
 	slabAtRun slab.Stats
 	// raAtRun and raAtEnd are the pool's read-ahead decisions by space as
-	// the run began and as it ended (before the check, whose scans would
-	// count as the run's otherwise).
+	// the run began and as it ended (before the check and the space
+	// report, whose scans would count as the run's otherwise).
 	raAtRun, raAtEnd map[uint32]cache.SpaceReadAhead
 	// sched is simulated mode's scheduler; nil in real mode.
 	sched *sched.Scheduler
