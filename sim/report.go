@@ -41,6 +41,7 @@ func fillSim(r *report.Sim, s *sched.Scheduler, elapsed time.Duration, run *repo
 	r.Stalls = s.Stalls()
 	r.BackgroundWritesPending = s.PendingBackgroundWrites()
 	r.CleanerSkips = s.CleanerSkips()
+	r.PostedLRUBatches, r.PostWaits = s.PostedLRUBatches(), s.PostWaits()
 	r.CheckpointWaits = s.CheckpointWaits()
 	types := s.Types()
 	for i := range run.Types {

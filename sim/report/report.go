@@ -310,6 +310,12 @@ type Sim struct {
 	// store device (page writes; doublewrite batches' writes and syncs,
 	// store syncs) it had not yet served at the end.
 	BackgroundWritesPending int64 `json:"background_writes_pending,omitempty"`
+	// PostedLRUBatches counts the terminals' LRU batches whose writes
+	// were posted to the asynchronous writers (MySQL 5.1's flushing
+	// without a doublewrite buffer), and PostWaits the writes whose
+	// posting waited for a slot of the simulated AIO's write array.
+	PostedLRUBatches int64 `json:"posted_lru_batches,omitempty"`
+	PostWaits        int64 `json:"post_waits,omitempty"`
 	// CleanerSkips counts page cleaner passes that fell due while the
 	// store device still had background writes queued and were skipped
 	// (the cleaner waits for its batch to end, as InnoDB's does).

@@ -116,6 +116,10 @@ func (r *Report) WriteTable(w io.Writer) error {
 				fmt.Fprintf(&b, "store device held by: terminals' reads %.1f%%, their writes and syncs %.1f%%, read-ahead %.1f%%, background writes %.1f%%, purge %.1f%%, vacuum %.1f%% of the virtual time\n",
 					u.Reads, u.Writes, u.ReadAhead, u.Background, u.Purge, u.Vacuum)
 			}
+			if sr.PostedLRUBatches > 0 {
+				fmt.Fprintf(&b, "LRU batches posted without waiting for their writes: %d; writes that waited for a free slot to post: %d\n",
+					sr.PostedLRUBatches, sr.PostWaits)
+			}
 			if sr.Stalls > 0 {
 				fmt.Fprintf(&b, "warning: the scheduler broke %d stalled waits\n", sr.Stalls)
 			}

@@ -311,13 +311,16 @@ type vterm struct {
 	// CPU and temporary-file I/O are priced by hw.SortTime, not by the
 	// event vector.
 	lastSort engine.SortCounts
-	loads    []load   // page reads since the last pricing
-	bgLoads  []load   // read-ahead since the last pricing
-	readyAt  int64    // the latest ready time of a frame hit since the last pricing
-	hits     []*int64 // frames hit whose read another terminal had not yet booked
-	ownHits  []*int64 // frames hit that this terminal's own read-ahead brought in
-	carry    [2]int64 // CPU picoseconds not yet a whole nanosecond: pool, engine
-	unsafe   int      // page writes under way that may wait for the log (PageWriteWait)
+	// lastLRU is its meter's LRU batches and their pages at the last
+	// pricing (MySQL 5.1's flushing: see postLRUWrites).
+	lastLRU [2]int64
+	loads   []load   // page reads since the last pricing
+	bgLoads []load   // read-ahead since the last pricing
+	readyAt int64    // the latest ready time of a frame hit since the last pricing
+	hits    []*int64 // frames hit whose read another terminal had not yet booked
+	ownHits []*int64 // frames hit that this terminal's own read-ahead brought in
+	carry   [2]int64 // CPU picoseconds not yet a whole nanosecond: pool, engine
+	unsafe  int      // page writes under way that may wait for the log (PageWriteWait)
 
 	spent   [NumTimeKinds]int64
 	txSpent [NumTimeKinds]int64
@@ -778,7 +781,10 @@ func (s *Scheduler) price(v *vterm) {
 	v.loads = v.loads[:0]
 	// 3. The writes and syncs it waited for (a dirty page written back:
 	// through the doublewrite buffer, if there is one, then in place; a
-	// checkpoint's store sync), then tier requests.
+	// checkpoint's store sync), then tier requests. Under MySQL 5.1's
+	// flushing without a doublewrite buffer, its LRU batches' writes are
+	// posted instead (postLRUWrites).
+	s.postLRUWrites(v, &d)
 	s.storeOps(&d, func(op storeOp) {
 		s.step(v)
 		v.now = s.storeBooked(v, v.now, op, StoreWrites)
@@ -845,6 +851,85 @@ func (s *Scheduler) price(v *vterm) {
 	}
 	clear(v.ownHits)
 	v.ownHits = v.ownHits[:0]
+}
+
+// postLRUWrites takes the writes of v's LRU batches since the last
+// pricing out of d and queues them with the asynchronous writers, under
+// MySQL 5.1's flushing without a doublewrite buffer: there
+// buf_flush_batch hands its pages to the I/O threads and
+// buf_flush_buffered_writes only wakes them, so the thread that needed
+// frames goes on once its writes are posted. Posting waits only for room:
+// 5.1's simulated AIO posts a write into an array of AIOWriteSlots slots
+// and waits for a free one when it is full (os_aio_array_reserve_slot),
+// so v waits until the queue has served enough of what it holds
+// (serveBgThrough). With the buffer, buf_flush_buffered_writes writes and
+// syncs the buffer, waits for every in-place write and syncs the data
+// files before it returns: the caller waits for all of it, and d keeps
+// the writes (storeOps prices them on v's clock).
+//
+// The writes of an interval that are not its LRU batches' (a flush for
+// log space, a page written back by a fetch that found no replaceable
+// frame) stay in d; a batch's merged writes are taken in proportion to
+// its share of the writes. What is not modelled: while its pages are
+// being written they are io-fixed in 5.1, so a thread that needs a frame
+// evicts a clean page further up the list (and one whose free margin
+// falls short waits for the running batch to end); the pool writes them
+// at once and evicts them first. Whether the disk or the OS's page cache
+// takes a write (5.1 opens its data files without O_DIRECT by default)
+// is not modelled either: the queue holds the disk for every write, and
+// the cache's merging of repeated writes of a page between syncs is not
+// counted.
+func (s *Scheduler) postLRUWrites(v *vterm, d *hw.Vector) {
+	if v.meter == nil || !s.wl.flushing51 {
+		return
+	}
+	batches := v.meter.LRUFlushBatches - v.lastLRU[0]
+	pages := v.meter.LRUFlushPages - v.lastLRU[1]
+	v.lastLRU = [2]int64{v.meter.LRUFlushBatches, v.meter.LRUFlushPages}
+	writes := d[hw.EventStoreWrite]
+	if batches == 0 || s.wl.doublewrite || writes == 0 {
+		return
+	}
+	var lru hw.Vector
+	lru[hw.EventStoreWrite] = min(pages, writes)
+	lru[hw.EventStoreWriteMerged] = min(d[hw.EventStoreWriteMerged], writes) * lru[hw.EventStoreWrite] / writes
+	d[hw.EventStoreWrite] -= lru[hw.EventStoreWrite]
+	d[hw.EventStoreWriteMerged] -= lru[hw.EventStoreWriteMerged]
+	s.wl.postedBatches += batches
+	s.step(v)
+	s.storeOps(&lru, func(op storeOp) {
+		if s.bg.pending() >= AIOWriteSlots {
+			// The array is full: wait for its oldest write.
+			t := s.serveBgThrough(s.bg.served+1, v.now)
+			s.wl.postWaits++
+			v.spent[TimeStore] += t - v.now
+			v.now = t
+		}
+		s.queueOn(&s.bg, v.now, op.occ)
+	})
+}
+
+// AIOWriteSlots is the writes MySQL 5.1's simulated AIO holds posted at
+// once: os_aio_init's 8 × SRV_N_PENDING_IOS_PER_THREAD (32) × 4 threads
+// slots, divided among its four arrays (insert buffer, log, read,
+// write), 256 for the one write thread (srv0start.c, os0file.c).
+const AIOWriteSlots = 8 * 32 * 4 / 4
+
+// serveBgThrough serves the asynchronous writers' queue until it has
+// served end requests, from t (the earliest clock), and returns when the
+// last of them is done: a thread waiting for a posted write. The idle
+// time before t serves the background queues first, as drainBg; then
+// the queue's requests hold the device back to back, as requests posted
+// before any a later arrival makes.
+func (s *Scheduler) serveBgThrough(end, t int64) int64 {
+	s.drainBg(t)
+	done := t
+	for s.bg.served < end && s.bg.pending() > 0 {
+		start := max(s.store.free, t)
+		s.store.free = start + s.takeBg(&s.bg, min(s.bg.runs[0].n, end-s.bg.served), StoreBackground)
+		done = s.store.free
+	}
+	return done
 }
 
 // storeRequest prices one page read (rw 0) or write (1) on the store
@@ -1294,6 +1379,7 @@ func (s *Scheduler) BeforeCall(m *engine.Meter) {
 		// Counts already on a meter the scheduler did not watch are not
 		// this terminal's to pay.
 		v.meter, v.last, v.lastSort = m, hw.VectorOf(m), m.SortCounts
+		v.lastLRU = [2]int64{m.LRUFlushBatches, m.LRUFlushPages}
 	}
 	s.switchFrom(v)
 }
@@ -1500,7 +1586,7 @@ func (v *vterm) TxEnd(kind tpcc.TxType, measured bool, m *engine.Meter) {
 			tt.Spent[k] += v.spent[k] - v.txSpent[k]
 		}
 	}
-	v.meter, v.last, v.lastSort = nil, hw.Vector{}, engine.SortCounts{}
+	v.meter, v.last, v.lastSort, v.lastLRU = nil, hw.Vector{}, engine.SortCounts{}, [2]int64{}
 }
 
 // Types returns the measured response times' breakdown by type.

@@ -474,3 +474,92 @@ func TestSimPurgeBatchWritesQueueAsync(t *testing.T) {
 	s.maintain(2 * int64(PurgeInterval))
 	require.Equal(t, int64(2), s.purgeWork.Steps)
 }
+
+// Under MySQL 5.1's flushing without a doublewrite buffer a terminal's
+// LRU batches are posted: their writes hold the store device in the
+// asynchronous writers' queue and no terminal's clock waits for them.
+// With the buffer the terminal waits for them (StoreWrites), and nothing
+// is posted. Updating 2,000 rows (134 leaves) through a pool of 128
+// frames makes LRU batches either way; the store's write time is every
+// write's, exactly.
+func TestSim51LRUBatchesPosted(t *testing.T) {
+	dev := hw.Device{ReadLatency: hw.Duration(4 * time.Millisecond), WriteLatency: hw.Duration(4 * time.Millisecond),
+		ReadBandwidth: 16384 * 1000, WriteBandwidth: 16384 * 1000, SyncLatency: hw.Duration(6 * time.Millisecond), IOPS: 200}
+	for _, torn := range []cache.TornPages{cache.TornPagesNone, cache.TornPagesDoublewrite} {
+		t.Run(fmt.Sprint(torn == cache.TornPagesDoublewrite), func(t *testing.T) {
+			sd := openSimOpts(t, testHW(hw.CPUProfile{}, dev), engine.NoSyncCommit, 2000, func(o *engine.Options) {
+				o.Flushing, o.TornPages, o.PoolSize = cache.Flushing51, torn, 128*16384
+			}, "a")
+			tb := sd.t["a"]
+			var m engine.Meter
+			bg0 := sd.s.pool.BackgroundMeter()
+			sd.run(t, func(env tpcc.Env) error {
+				for k := int64(1); k <= 2000; k++ {
+					tx := sd.db.Begin(&m)
+					if err := tx.Update(tb, key(k), []engine.Set{{Column: "v", Value: engine.Int(k)}}); err != nil {
+						return err
+					}
+					if err := tx.Commit(); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			require.Positive(t, m.LRUFlushBatches)
+			require.Equal(t, m.StoreWrites, m.LRUFlushPages, "every write an LRU batch's")
+			use := sd.s.StoreUse()
+			// A merged write holds the device for its transfer (1 ms),
+			// any other for the IOPS gap (5 ms) and its transfer.
+			occ := func(m cache.Meter) int64 {
+				return (m.StoreWrites-m.StoreWritesMerged)*int64(6*time.Millisecond) + m.StoreWritesMerged*int64(time.Millisecond)
+			}
+			writes := occ(m.Meter)
+			if torn == cache.TornPagesNone {
+				require.Equal(t, m.LRUFlushBatches, sd.s.PostedLRUBatches())
+				require.Zero(t, use[StoreWrites], "no terminal waited for a write")
+				queued := int64(0) // posted and not yet served when the run ended
+				for _, r := range sd.s.bg.runs {
+					queued += r.n * r.occ
+				}
+				// The master thread's flush-list batches and its
+				// checkpoints' syncs join them.
+				bg := sd.s.pool.BackgroundMeter()
+				bg.Sub(&bg0)
+				require.Positive(t, use[StoreBackground])
+				require.Equal(t, writes+occ(bg)+bg.StoreSyncs*int64(6*time.Millisecond), use[StoreBackground]+queued)
+				return
+			}
+			require.Zero(t, sd.s.PostedLRUBatches())
+			require.Zero(t, use[StoreBackground])
+			require.Greater(t, use[StoreWrites], writes, "the writes, their doublewrite batches and syncs")
+		})
+	}
+}
+
+// Posting a write into a full simulated AIO write array waits for its
+// oldest write to be done: with the array full of 7 ns writes, an LRU
+// batch of two pages waits for two of them, back to back from the
+// device's free time, and leaves the array full.
+func TestSim51PostWaitsForASlot(t *testing.T) {
+	s := &Scheduler{left: 1}
+	s.wl.flushing51 = true
+	s.storeOcc = [2]int64{1000, 1000}
+	for range AIOWriteSlots {
+		s.bg.add(7)
+	}
+	v := &vterm{s: s, meter: &engine.Meter{}}
+	v.meter.LRUFlushBatches, v.meter.LRUFlushPages = 1, 2
+	var d hw.Vector
+	d[hw.EventStoreWrite] = 2
+	s.postLRUWrites(v, &d)
+	require.Zero(t, d[hw.EventStoreWrite], "both writes posted")
+	require.Equal(t, int64(14), v.now)
+	require.Equal(t, int64(14), v.spent[TimeStore])
+	require.Equal(t, int64(2), s.PostWaits())
+	require.Equal(t, int64(AIOWriteSlots), s.bg.pending())
+	require.Equal(t, int64(1), s.PostedLRUBatches())
+	// Nothing more to post: the next pricing takes nothing.
+	d[hw.EventStoreWrite] = 1
+	s.postLRUWrites(v, &d)
+	require.Equal(t, int64(1), d[hw.EventStoreWrite], "a write of no LRU batch stays the caller's")
+}

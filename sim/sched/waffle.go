@@ -57,7 +57,14 @@ import (
 type waffleState struct {
 	db         *engine.DB
 	flushing51 bool
-	setQueue   bool
+	// doublewrite: the pool writes through a doublewrite buffer, so a
+	// terminal's LRU batch is not posted (postLRUWrites).
+	doublewrite bool
+	setQueue    bool
+	// postedBatches counts the terminals' LRU batches whose writes were
+	// posted to the asynchronous writers, and postWaits the writes whose
+	// posting waited for a free slot (AIOWriteSlots).
+	postedBatches, postWaits int64
 
 	nextMaster int64 // when the master thread's next round is due
 	masterLast int64 // the virtual time of its last MasterStep
@@ -114,6 +121,7 @@ func (s *Scheduler) attachWaffle(db *engine.DB) {
 	o := s.pool.Options()
 	s.wl.db = db
 	s.wl.flushing51 = o.Flushing == cache.Flushing51
+	s.wl.doublewrite = o.TornPages == cache.TornPagesDoublewrite
 	s.wl.setQueue = o.Waffle == cache.WaffleLRU && o.WaffleSetQueue > 0
 }
 
@@ -214,6 +222,15 @@ func (s *Scheduler) senderWork(t int64) {
 // last batch's writes still queued on the store device and waited for
 // them.
 func (s *Scheduler) MasterWaits() int64 { return s.wl.masterWaits }
+
+// PostedLRUBatches is how many of the terminals' LRU batches (MySQL
+// 5.1's flushing without a doublewrite buffer) had their writes posted to
+// the asynchronous writers rather than waited for.
+func (s *Scheduler) PostedLRUBatches() int64 { return s.wl.postedBatches }
+
+// PostWaits is how many of the posted writes waited for a free slot of
+// the simulated AIO's write array (AIOWriteSlots).
+func (s *Scheduler) PostWaits() int64 { return s.wl.postWaits }
 
 // SenderSETs is how many queued SETs the asynchronous sender sent.
 func (s *Scheduler) SenderSETs() int64 { return s.wl.sent }
