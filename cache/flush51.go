@@ -24,7 +24,10 @@ import (
 //     After each page it reads it also makes sure enough frames near the
 //     LRU's end are replaceable (buf_read_page → buf_flush_free_margin),
 //     writing from the LRU's end if not. These writes are on the
-//     caller's meter (LRUFlushBatches, LRUFlushPages);
+//     caller's meter (LRUFlushBatches, LRUFlushPages), and each page
+//     written goes to the LRU's end as its write completes
+//     (buf_flush_write_complete, buf_LRU_make_block_old), the next to be
+//     evicted;
 //   - a transaction past the log's sync point (log_free_check, FlushUpTo),
 //     as with the page cleaner.
 //
@@ -322,6 +325,7 @@ func (p *Pool) freeMargin(m *Meter) (int, error) {
 	m.LRUFlushBatches++
 	b := p.newBatcher(m)
 	defer b.finish()
+	defer p.lruWritten(ts)
 	for _, t := range ts {
 		if err := b.add(t.f, t.id, false, &m.LRUFlushPages); err != nil {
 			return b.n, err
@@ -329,6 +333,23 @@ func (p *Pool) freeMargin(m *Meter) (int, error) {
 	}
 	err := b.flush()
 	return b.n, err
+}
+
+// lruWritten is buf_flush_write_complete for an LRU batch's pages: each
+// page written goes to the LRU's end (buf_LRU_make_block_old), in the
+// order the batch wrote them, so that the next frames evicted are the
+// batch's (5.1 frees them at once, buf_LRU_try_free_flushed_blocks). Its
+// neighbours from the old sublist go there too, where they would have
+// been evicted later. A page the batch did not write (busy, failed,
+// dirtied again meanwhile) or that has left the pool stays where it is.
+func (p *Pool) lruWritten(ts []cleanTarget) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, t := range ts {
+		if f := t.f; f.resident && f.id == t.id && !f.dirty.Load() && f.list != nil {
+			p.repl.makeOld(f)
+		}
+	}
 }
 
 // grabFrame51Locked is buf_LRU_get_free_block: a free frame, or a clean

@@ -112,8 +112,14 @@ func TestForeground51LRUFlush(t *testing.T) {
 	require.EqualValues(t, 1, m.TierPuts, "the eviction's SET is on the foreground path")
 	require.Equal(t, 1, td.len())
 	require.Equal(t, 140, p.Stats().Dirty)
+	// The batch wrote the LRU's last 116 pages, ids[0] first, and each
+	// went to the LRU's end as its write completed
+	// (buf_LRU_make_block_old), so the last written, ids[115], was the
+	// victim, not ids[0].
+	require.False(t, p.Resident(ids[115]))
+	require.True(t, p.Resident(ids[0]))
 
-	// The next miss finds a clean page at once.
+	// The next miss finds a clean page at once: the batch's next-to-last.
 	m = cache.Meter{}
 	pg, err = p.Fetch(&m, ids[257])
 	require.NoError(t, err)
@@ -121,6 +127,7 @@ func TestForeground51LRUFlush(t *testing.T) {
 	require.Zero(t, m.LRUFlushPages+m.StoreWrites, m.String())
 	require.EqualValues(t, 1, m.Evictions)
 	require.EqualValues(t, 1, m.TierPuts)
+	require.False(t, p.Resident(ids[114]))
 
 	// No page cleaner in 5.1.
 	n, err := p.CleanStep(nil, 1000, true)

@@ -32,6 +32,10 @@ type replacer interface {
 	// tail calls fn on up to n frames in eviction order, least valuable
 	// first, until fn returns false (the page cleaner's LRU scan).
 	tail(n int, fn func(*Page) bool)
+	// makeOld moves a resident frame to the end of eviction order, the
+	// next to go, without removing it from the pool (InnoDB 5.1's
+	// buf_LRU_make_block_old: an LRU batch's page once written).
+	makeOld(f *Page)
 	// recentLimit is InnoDB 5.1's buf_LRU_get_recent_limit: a page is
 	// recent (random read-ahead counts it) if its lruPos is above it.
 	// Each policy stamps a page's lruPos with a clock that ticks each
@@ -158,6 +162,18 @@ func (r *lru) recentLimit() uint64              { return recentLimitOf(r.l.n, r.
 func (r *lru) remove(f *Page)                   { r.l.remove(f) }
 func (r *lru) victim(ok func(*Page) bool) *Page { return r.l.victimFromTail(ok) }
 func (r *lru) tail(n int, fn func(*Page) bool)  { r.l.walkTail(n, fn) }
+
+// makeOld takes the stamp of the page it goes behind, as
+// buf_LRU_add_block_to_end_low gives a block its last block's
+// LRU_position.
+func (r *lru) makeOld(f *Page) {
+	if r.l.tail == f {
+		return
+	}
+	r.l.remove(f)
+	f.lruPos = r.l.tail.lruPos
+	r.l.pushBack(f)
+}
 
 // midpoint is InnoDB's midpoint-insertion LRU. The list is split into a
 // young sublist (head) and an old sublist (tail) holding oldPct percent of
@@ -337,6 +353,25 @@ func (r *midpoint) tail(n int, fn func(*Page) bool) {
 	if n = r.old.walkTail(n, fn); n > 0 {
 		r.young.walkTail(n, fn)
 	}
+}
+
+// makeOld puts f at the old sublist's end (buf_LRU_add_block_to_end_low:
+// the block is old, with its last block's LRU_position) and moves the
+// midpoint back to its share.
+func (r *midpoint) makeOld(f *Page) {
+	if r.old.tail == f {
+		return
+	}
+	f.list.remove(f)
+	switch {
+	case r.old.tail != nil:
+		f.lruPos = r.old.tail.lruPos
+	case r.young.tail != nil:
+		f.lruPos = r.young.tail.lruPos
+	}
+	r.old.pushBack(f)
+	f.old.Store(true)
+	r.balance()
 }
 
 func (r *midpoint) victim(ok func(*Page) bool) *Page {
