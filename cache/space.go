@@ -135,13 +135,14 @@ func (p *Pool) fetchMeta(m *Meter, mt *Mtr, r *Reservation, space uint32, excl b
 }
 
 // noteSpaceSize records that space has extents extents, as its meta page
-// says, when the page is created, read in or grown (the caller holds the
-// page's latch or has it private, so notes of one space are in the page's
-// order; a fetch of a resident meta page notes nothing, which keeps the
-// note off AllocPage's path but for a new extent): extents × ExtentPages pages, what InnoDB's
-// fil_space_get_size returns (a data file grows an extent at a time, and
-// its pages above the space's high water are unused). Read-ahead reads
-// no area that is not whole within it (readahead.go).
+// says: extents × ExtentPages pages, what InnoDB's fil_space_get_size
+// returns (a data file grows an extent at a time, and its pages above the
+// space's high water are unused). Read-ahead reads no area that is not
+// whole within it (readahead.go). It is called when the meta page is
+// created, read in or grown, by a caller that holds the page's latch or
+// has it private, so notes of one space are in the page's order; a fetch
+// of a resident meta page notes nothing, which keeps the note off
+// AllocPage's path but for a new extent.
 func (p *Pool) noteSpaceSize(space, extents uint32) {
 	n := uint64(extents) * ExtentPages
 	v, ok := p.spaceSizes.Load(space)
