@@ -234,7 +234,7 @@ func (db *DB) logFreeCheck(m *Meter) error {
 		if h := db.calls; h != nil {
 			h.BeforeCall(m)
 		}
-		if _, err := db.pool.FlushUpTo(&m.Meter, end-db.asyncPoint); err != nil {
+		if _, err := db.pool.FlushUpTo(&m.Meter, db.preflushTarget(end)); err != nil {
 			return fmt.Errorf("engine: flush for log space: %w", err)
 		}
 		db.crashPoint("free-check-flushed")
@@ -246,6 +246,26 @@ func (db *DB) logFreeCheck(m *Meter) error {
 		}
 	}
 	return nil
+}
+
+// preflushTarget is the LSN a transaction past the sync point flushes the
+// pool up to, the log's end being end: every page whose oldest change
+// keeps the age above the async point (InnoDB 8.0's target), or under
+// MySQL 5.1's flushing (cache.Flushing51) what 5.1's
+// log_checkpoint_margin asks of its synchronous preflush: the oldest
+// modification advanced by twice the age's overshoot past the sync
+// point, which brings the age back below the sync point by the
+// overshoot. 5.1's is far less at once: a large pool's oldest 1/16 of the
+// log can be tens of thousands of pages, all on the caller's meter.
+func (db *DB) preflushTarget(end uint64) uint64 {
+	if db.pool.Options().Flushing != cache.Flushing51 {
+		return end - db.asyncPoint
+	}
+	oldest := db.pool.CheckpointLSN()
+	if age := end - oldest; age > db.syncPoint {
+		return oldest + 2*(age-db.syncPoint)
+	}
+	return oldest
 }
 
 // LogStats are the redo log's totals since Open, with the checkpoints

@@ -242,6 +242,38 @@ func TestLogFreeCheckSyncPoint(t *testing.T) {
 		"after the flush and checkpoint, the age is back near the async point (plus the commit's own record)")
 }
 
+// TestLogFreeCheckSyncPoint51: under MySQL 5.1's flushing the flush for
+// log space is 5.1's synchronous preflush (log_checkpoint_margin): it
+// advances the oldest modification by twice the age's overshoot past the
+// sync point, so after it the age is below the sync point but above the
+// async point, where InnoDB 8.0's target brings it back to the async
+// point (TestLogFreeCheckSyncPoint).
+func TestLogFreeCheckSyncPoint51(t *testing.T) {
+	const capacity = 1 << 20
+	db, err := Open(&Options{HeapVersions: HeapVersionsOff, Options: cache.Options{PoolSize: 8 << 20, Flushing: cache.Flushing51},
+		LogSize: capacity, CheckpointBytes: 1 << 40, Runtime: steppedRuntime{}})
+	require.NoError(t, err)
+	defer db.Close()
+	tb := costLoad(t, db, Clustered, 200, 20)
+	for i := 0; ; i++ {
+		require.Less(t, i, 10000, "the sync point was never reached")
+		ageBefore := db.CheckpointAge()
+		m := &Meter{}
+		tx := db.Begin(m)
+		require.NoError(t, tx.Update(tb, []Value{Int(int64(i % 200))}, []Set{{Column: "pad", Value: Str(strings.Repeat("x", 100+i%50))}}))
+		require.NoError(t, tx.Commit())
+		if m.LogFreeCheckWaits == 0 {
+			continue
+		}
+		require.Greater(t, ageBefore, cache.LogSyncPoint(capacity))
+		require.Positive(t, m.PageFlushes, "it flushed pages itself")
+		break
+	}
+	age := db.CheckpointAge()
+	require.LessOrEqual(t, age, cache.LogSyncPoint(capacity)+4096, "below the sync point (plus the commit's own record)")
+	require.Greater(t, age, cache.LogAsyncPoint(capacity)+4096, "not flushed down to the async point")
+}
+
 // TestLogCapacityOption: the log capacity is validated.
 func TestLogCapacityOption(t *testing.T) {
 	_, err := Open(&Options{LogSize: redo.MinCapacity - 1})
