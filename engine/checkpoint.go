@@ -205,6 +205,11 @@ func (db *DB) logFreeCheck(m *Meter) error {
 	}
 	if age <= db.syncPoint {
 		db.pool.WakeCleaner()
+		if db.pool.Options().Flushing == cache.Flushing51 {
+			if err := db.asyncPreflush51(m); err != nil {
+				return err
+			}
+		}
 		// A checkpoint each 1/32 of the capacity of log at most (InnoDB's
 		// LOG_POOL_CHECKPOINT_RATIO_ASYNC), not at every operation.
 		if db.log.End()-db.ckptAt.Load() >= uint64(db.pool.LogCapacity()/32) && db.ckptMu.TryLock() {
@@ -266,6 +271,40 @@ func (db *DB) preflushTarget(end uint64) uint64 {
 		return oldest + 2*(age-db.syncPoint)
 	}
 	return oldest
+}
+
+// asyncPreflush51 is MySQL 5.1's asynchronous preflush
+// (log_checkpoint_margin): past the async point the thread writes, from
+// the flush list's oldest end, the pages that keep the modified age (the
+// log's end less the oldest modification) above it, and goes on without
+// waiting for the batch to end. 5.1 has no page cleaner, so this and the
+// master thread's batches are all that write by age. One such batch runs
+// at a time (buf_flush_batch returns at once while a flush-list batch
+// runs): a transaction that finds one running goes on. Its writes are on
+// the transaction's meter (PageFlushes); the simulator prices them as
+// any of the transaction's writes.
+func (db *DB) asyncPreflush51(m *Meter) error {
+	if !db.preflushMu.TryLock() {
+		return nil
+	}
+	defer db.preflushMu.Unlock()
+	end := db.log.End()
+	oldest := db.pool.CheckpointLSN()
+	if end-oldest <= db.asyncPoint {
+		return nil
+	}
+	// As the synchronous flush: one group sync makes the pages' log
+	// durable, then a yield point before the writes.
+	if err := db.log.SyncTo(&m.Counts, end); err != nil {
+		return fmt.Errorf("engine: preflush for log space: %w", err)
+	}
+	if h := db.calls; h != nil {
+		h.BeforeCall(m)
+	}
+	if _, err := db.pool.FlushUpTo(&m.Meter, oldest+(end-oldest-db.asyncPoint)); err != nil {
+		return fmt.Errorf("engine: preflush for log space: %w", err)
+	}
+	return nil
 }
 
 // LogStats are the redo log's totals since Open, with the checkpoints

@@ -323,7 +323,11 @@ type DB struct {
 	// (logFreeCheck); it guards no field (the ones below are atomic).
 	// recovered is written by Open before the DB is shared and only read
 	// after.
-	ckptMu      sync.Mutex
+	ckptMu sync.Mutex
+	// preflushMu is held by MySQL 5.1's asynchronous preflush
+	// (asyncPreflush51), so that one runs at a time; only tried, never
+	// waited for, and taken with no other lock held.
+	preflushMu  sync.Mutex
 	checkpoints atomic.Int64
 	ckptLSN     atomic.Uint64 // the last recorded checkpoint LSN (redo)
 	ckptAt      atomic.Uint64 // the log end when the last checkpoint was taken

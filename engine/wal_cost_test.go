@@ -247,7 +247,8 @@ func TestLogFreeCheckSyncPoint(t *testing.T) {
 // advances the oldest modification by twice the age's overshoot past the
 // sync point, so after it the age is below the sync point but above the
 // async point, where InnoDB 8.0's target brings it back to the async
-// point (TestLogFreeCheckSyncPoint).
+// point (TestLogFreeCheckSyncPoint). The asynchronous preflush before it
+// is kept from running, as while another flush-list batch runs.
 func TestLogFreeCheckSyncPoint51(t *testing.T) {
 	const capacity = 1 << 20
 	db, err := Open(&Options{HeapVersions: HeapVersionsOff, Options: cache.Options{PoolSize: 8 << 20, Flushing: cache.Flushing51},
@@ -255,6 +256,8 @@ func TestLogFreeCheckSyncPoint51(t *testing.T) {
 	require.NoError(t, err)
 	defer db.Close()
 	tb := costLoad(t, db, Clustered, 200, 20)
+	db.preflushMu.Lock()
+	defer db.preflushMu.Unlock()
 	for i := 0; ; i++ {
 		require.Less(t, i, 10000, "the sync point was never reached")
 		ageBefore := db.CheckpointAge()
@@ -272,6 +275,37 @@ func TestLogFreeCheckSyncPoint51(t *testing.T) {
 	age := db.CheckpointAge()
 	require.LessOrEqual(t, age, cache.LogSyncPoint(capacity)+4096, "below the sync point (plus the commit's own record)")
 	require.Greater(t, age, cache.LogAsyncPoint(capacity)+4096, "not flushed down to the async point")
+}
+
+// TestLogFreeCheckAsyncPreflush51: under MySQL 5.1's flushing, past the
+// async point and before the sync point, a writing operation preflushes
+// by itself without waiting (log_checkpoint_margin's asynchronous
+// preflush: PageFlushes on its meter, no LogFreeCheckWaits), bringing the
+// modified age back to the async point; the sync point is never reached.
+func TestLogFreeCheckAsyncPreflush51(t *testing.T) {
+	const capacity = 1 << 20
+	db, err := Open(&Options{HeapVersions: HeapVersionsOff, Options: cache.Options{PoolSize: 8 << 20, Flushing: cache.Flushing51},
+		LogSize: capacity, CheckpointBytes: 1 << 40, Runtime: steppedRuntime{}})
+	require.NoError(t, err)
+	defer db.Close()
+	tb := costLoad(t, db, Clustered, 200, 20)
+	preflushes := 0
+	for i := 0; i < 3000; i++ {
+		ageBefore := db.CheckpointAge()
+		m := &Meter{}
+		tx := db.Begin(m)
+		require.NoError(t, tx.Update(tb, []Value{Int(int64(i % 200))}, []Set{{Column: "pad", Value: Str(strings.Repeat("x", 100+i%50))}}))
+		require.NoError(t, tx.Commit())
+		require.Zero(t, m.LogFreeCheckWaits, "the sync point is never reached")
+		if m.PageFlushes == 0 {
+			continue
+		}
+		preflushes++
+		require.Greater(t, ageBefore, cache.LogAsyncPoint(capacity), "a preflush only past the async point")
+		modified := db.log.End() - db.Pool().CheckpointLSN()
+		require.LessOrEqual(t, modified, cache.LogAsyncPoint(capacity)+4096, "the modified age back at the async point (plus the commit's own record)")
+	}
+	require.Positive(t, preflushes)
 }
 
 // TestLogCapacityOption: the log capacity is validated.
