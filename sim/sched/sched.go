@@ -1304,12 +1304,20 @@ func (s *Scheduler) actorStep(w *Maintenance, f BackgroundStep, q *reqQueue, t i
 	}
 	// The step freed frames with MySQL 5.1's LRU batches (it has no
 	// single-page flush): a batch posts its writes at once to the
-	// asynchronous I/O threads and waits for the batch to end
-	// (buf_flush_wait_batch_end), so they queue with the other
+	// asynchronous I/O threads, so they queue with the other
 	// asynchronous writers' rather than one at a time in the actor's
-	// share, and the actor's next step waits for them.
+	// share. With the doublewrite buffer, buf_flush_buffered_writes then
+	// waits until no write is pending (os_aio_wait_until_no_pending_writes)
+	// and syncs the data files, so the actor's next step waits for every
+	// write queued so far. Without it the batch only wakes the I/O
+	// threads, and the thread waits for nothing but a free slot of the
+	// AIO write array (AIOWriteSlots, as postLRUWrites): its next step
+	// waits until no more than that many writes are pending.
 	s.storeOps(&d, func(op storeOp) { s.queueOn(&s.bg, t, op.occ) })
 	q.asyncEnd = s.bg.added
+	if s.wl.flushing51 && !s.wl.doublewrite {
+		q.asyncEnd -= AIOWriteSlots
+	}
 	return n
 }
 

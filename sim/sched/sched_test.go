@@ -475,6 +475,75 @@ func TestSimPurgeBatchWritesQueueAsync(t *testing.T) {
 	require.Equal(t, int64(2), s.purgeWork.Steps)
 }
 
+// Under MySQL 5.1's flushing a purge step's LRU batches wait as 5.1's
+// do: with the doublewrite buffer the next step waits until every write
+// queued so far is done (os_aio_wait_until_no_pending_writes); without
+// it, only until the AIO write array has a free slot, so three writes
+// over the array's size hold it for three turns.
+func TestSimPurgeBatchWrites51(t *testing.T) {
+	for _, dw := range []bool{true, false} {
+		s := &Scheduler{left: 1}
+		s.storeOcc = [2]int64{1000, 1000}
+		s.store.free = 1 << 40 // busy: only terminal requests' turns serve the queues
+		s.wl.flushing51, s.wl.doublewrite = true, dw
+		s.purge = func(m *engine.Meter) (int, error) {
+			m.StoreWrites += AIOWriteSlots + 3
+			m.LRUFlushBatches++
+			return 1, nil
+		}
+		s.purgeStep(0)
+		require.Equal(t, int64(AIOWriteSlots+3), s.bg.pending())
+		turns := 0
+		for s.actorBusy(&s.purgeQ) {
+			s.storeSlot(0, 1, StoreReads)
+			turns++
+		}
+		want := AIOWriteSlots + 3
+		if !dw {
+			want = 3
+		}
+		require.Equal(t, want, turns, "doublewrite %v", dw)
+	}
+}
+
+// MySQL 5.1's full purge is a sequence in time: the master thread takes
+// its next step once the last one's reads are served, makes the round's
+// checkpoint after the step that purges nothing, and its next round is
+// due the round's interval after that.
+func TestSimFullPurge51Sequenced(t *testing.T) {
+	s := &Scheduler{left: 1}
+	s.storeOcc = [2]int64{1000, 1000}
+	s.store.free = 1 << 40 // busy: only terminal requests' turns serve the queues
+	s.wl.flushing51 = true
+	left := 2
+	s.purge = func(m *engine.Meter) (int, error) {
+		if left == 0 {
+			return 0, nil
+		}
+		left--
+		m.StoreReads += 2
+		return 1, nil
+	}
+	// The tenth round ran at 50 and began the purge.
+	s.wl.nextMaster, s.wl.masterLast = 50+int64(time.Second), 50
+	s.wl.purgeCkpts, s.wl.purgeNext = 1, time.Second
+	s.fullPurgeStep(50)
+	steps := []int64{s.purgeWork.Steps}
+	for _, at := range []int64{100, 200, 300, 400, 500} {
+		s.masterWork(at)
+		steps = append(steps, s.purgeWork.Steps)
+		if at == 100 || at == 300 {
+			for range 2 { // its two reads served
+				s.storeSlot(0, 1, StoreReads)
+			}
+		}
+	}
+	require.Equal(t, []int64{1, 1, 2, 2, 3, 3}, steps, "a step once the last one's reads are served")
+	require.Zero(t, s.wl.purgeCkpts, "the purge ended with the third step")
+	require.Equal(t, int64(400), s.wl.masterLast)
+	require.Equal(t, 400+int64(time.Second), s.wl.nextMaster, "the next round a second after the purge's end")
+}
+
 // Under MySQL 5.1's flushing without a doublewrite buffer a terminal's
 // LRU batches are posted: their writes hold the store device in the
 // asynchronous writers' queue and no terminal's clock waits for them.

@@ -37,11 +37,14 @@ import (
 //     active" (srv_master_thread: trx_purge until it purges nothing),
 //     its reads in the purge queue (storeSlot: one synchronous
 //     requester's share) and its LRU batches' writes with the
-//     asynchronous writers' (actorStep), and the master's next round
-//     waits for them, since it is the same thread. The purge actor of
-//     maintain does not run. The full purge happens at one virtual instant, so undo logs
-//     committed while its reads are served wait for the next tenth
-//     round; 5.1's loop would pick some of them up. Each
+//     asynchronous writers' (actorStep). The purge is a sequence of
+//     steps in time (fullPurgeStep): the thread takes its next step once
+//     its last one's reads are served, and, with the doublewrite buffer,
+//     its batches' writes (without it, once the AIO write array has a
+//     free slot), so undo logs committed while it purges are picked up
+//     by its later steps, as 5.1's loop picks them up. No round runs
+//     until it ends; the next is due the round's interval after. The
+//     purge actor of maintain does not run. Each
 //     MasterPass.Checkpoints is a fuzzy checkpoint
 //     (engine.DB.FuzzyCheckpoint: a store sync, no page writes). It runs
 //     with no terminal current, like a cleaner pass, and never while a
@@ -77,6 +80,11 @@ type waffleState struct {
 	// masterWaits counts rounds that found the last batch's writes still
 	// queued on the store device and waited for them.
 	masterWaits int64
+	// purgeCkpts is how many checkpoints wait for the full purge in
+	// progress (0: none in progress), and purgeNext the round's
+	// MasterPass.Next, the next round's delay once the purge ends.
+	purgeCkpts int
+	purgeNext  time.Duration
 
 	sendFree int64 // when the sender is free for its next SET
 	sendSeen int64 // the last time senderWork looked
@@ -142,7 +150,23 @@ func (s *Scheduler) masterWork(t int64) {
 	if s.urgent != nil || s.syncLeader != nil {
 		return
 	}
-	for t >= w.nextMaster {
+	for {
+		if w.purgeCkpts > 0 {
+			// A full purge in progress: the thread's next step once its
+			// last one's requests are done, the checkpoints once a step
+			// purges nothing.
+			s.drainBg(t)
+			if s.actorBusy(&s.purgeQ) {
+				return
+			}
+			s.fullPurgeStep(t)
+			if w.purgeCkpts > 0 {
+				continue // a step that queued nothing: the next at once
+			}
+		}
+		if t < w.nextMaster {
+			return
+		}
 		s.drainBg(t)
 		if s.masterBusy() {
 			if !w.afterBatch {
@@ -161,15 +185,6 @@ func (s *Scheduler) masterWork(t int64) {
 		// A failed write leaves its page dirty for a later round or an
 		// eviction to write and report.
 		pass, _ := s.pool.MasterStep(&m, time.Duration(at-w.masterLast))
-		for range pass.Checkpoints {
-			// The ten-second work's full purge: trx_purge until it
-			// purges nothing, before the checkpoint.
-			for s.purgeStep(at) > 0 {
-			}
-			if w.db != nil {
-				_ = w.db.FuzzyCheckpoint() // its store sync on the background meter
-			}
-		}
 		s.cur = cur
 		w.masterLast = at
 		s.pool.ChargeBackground(&m)
@@ -183,10 +198,44 @@ func (s *Scheduler) masterWork(t int64) {
 		w.batchEnd = s.bg.added
 		w.afterBatch = pass.Next == 0
 		w.nextMaster = at + int64(pass.Next)
+		if pass.Checkpoints > 0 {
+			// The ten-second work's full purge, before its checkpoint:
+			// its first step now, the rest as the thread is free.
+			w.purgeCkpts, w.purgeNext = pass.Checkpoints, pass.Next
+			s.fullPurgeStep(at)
+			continue
+		}
 		if w.afterBatch {
 			return // due again once this batch's writes are done: a later yield point
 		}
 	}
+}
+
+// fullPurgeStep takes one step of the master thread's full purge at t
+// (trx_purge until it purges nothing). After the step that purges
+// nothing it makes the round's checkpoints (engine.DB.FuzzyCheckpoint:
+// a store sync on the background meter) and lets the master's rounds go
+// on from t: the thread was purging, not sleeping, so the next round is
+// due the round's own interval after the purge ends.
+func (s *Scheduler) fullPurgeStep(t int64) {
+	w := &s.wl
+	cur := s.cur
+	s.cur = nil
+	defer func() { s.cur = cur }()
+	n := s.purgeStep(t)
+	if n > 0 {
+		return
+	}
+	if w.db != nil {
+		for range w.purgeCkpts {
+			_ = w.db.FuzzyCheckpoint()
+		}
+		s.queueBackground(t)
+		w.batchEnd = s.bg.added
+	}
+	w.purgeCkpts = 0
+	w.masterLast = max(w.masterLast, t)
+	w.nextMaster = max(w.nextMaster, t+int64(w.purgeNext))
 }
 
 // masterBusy says whether the master thread is still waiting for its
