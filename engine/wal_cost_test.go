@@ -205,6 +205,27 @@ func (f *fakeWaiter) setSyncStart(h func()) {
 // the cleaner itself, or not at all, and its counts are exact.
 type steppedRuntime struct{ RealRuntime }
 
+// openLogCost opens a database with flushing f, a log of capacity bytes,
+// no automatic checkpoint and no page cleaner of its own, loaded with 200
+// rows.
+func openLogCost(t *testing.T, capacity int64, f cache.FlushingPolicy) (*DB, *TableHandle) {
+	db, err := Open(&Options{HeapVersions: HeapVersionsOff, Options: cache.Options{PoolSize: 8 << 20, Flushing: f},
+		LogSize: capacity, CheckpointBytes: 1 << 40, Runtime: steppedRuntime{}})
+	require.NoError(t, err)
+	t.Cleanup(func() { db.Close() })
+	return db, costLoad(t, db, Clustered, 200, 20)
+}
+
+// updatePad commits the i-th update of openLogCost's rows (a pad whose
+// length varies with i) and returns its meter.
+func updatePad(t *testing.T, db *DB, tb *TableHandle, i int) *Meter {
+	m := &Meter{}
+	tx := db.Begin(m)
+	require.NoError(t, tx.Update(tb, []Value{Int(int64(i % 200))}, []Set{{Column: "pad", Value: Str(strings.Repeat("x", 100+i%50))}}))
+	require.NoError(t, tx.Commit())
+	return m
+}
+
 // TestLogFreeCheckSyncPoint: with no page cleaner, the checkpoint age grows
 // with the log until it passes the sync point (15/16 of LogSize); the
 // next writing operation then flushes pages itself, on its own meter,
@@ -212,21 +233,14 @@ type steppedRuntime struct{ RealRuntime }
 // point (7/8) or below. No operation before it waited.
 func TestLogFreeCheckSyncPoint(t *testing.T) {
 	const capacity = 1 << 20
-	db, err := Open(&Options{HeapVersions: HeapVersionsOff, Options: cache.Options{PoolSize: 8 << 20}, LogSize: capacity,
-		CheckpointBytes: 1 << 40, Runtime: steppedRuntime{}})
-	require.NoError(t, err)
-	defer db.Close()
-	tb := costLoad(t, db, Clustered, 200, 20)
+	db, tb := openLogCost(t, capacity, cache.FlushingCleaner)
 	require.Less(t, db.CheckpointAge(), cache.LogSyncPoint(capacity))
 	var waited *Meter
 	for i := 0; waited == nil; i++ {
 		require.Less(t, i, 10000, "the sync point was never reached")
 		ageBefore := db.CheckpointAge()
 		bg := db.Pool().BackgroundMeter()
-		m := &Meter{}
-		tx := db.Begin(m)
-		require.NoError(t, tx.Update(tb, []Value{Int(int64(i % 200))}, []Set{{Column: "pad", Value: Str(strings.Repeat("x", 100+i%50))}}))
-		require.NoError(t, tx.Commit())
+		m := updatePad(t, db, tb, i)
 		if m.LogFreeCheckWaits == 0 {
 			require.Zero(t, m.PageFlushes, "no wait, no flush (age %d)", ageBefore)
 			continue
@@ -251,20 +265,13 @@ func TestLogFreeCheckSyncPoint(t *testing.T) {
 // is kept from running, as while another flush-list batch runs.
 func TestLogFreeCheckSyncPoint51(t *testing.T) {
 	const capacity = 1 << 20
-	db, err := Open(&Options{HeapVersions: HeapVersionsOff, Options: cache.Options{PoolSize: 8 << 20, Flushing: cache.Flushing51},
-		LogSize: capacity, CheckpointBytes: 1 << 40, Runtime: steppedRuntime{}})
-	require.NoError(t, err)
-	defer db.Close()
-	tb := costLoad(t, db, Clustered, 200, 20)
+	db, tb := openLogCost(t, capacity, cache.Flushing51)
 	db.preflushMu.Lock()
 	defer db.preflushMu.Unlock()
 	for i := 0; ; i++ {
 		require.Less(t, i, 10000, "the sync point was never reached")
 		ageBefore := db.CheckpointAge()
-		m := &Meter{}
-		tx := db.Begin(m)
-		require.NoError(t, tx.Update(tb, []Value{Int(int64(i % 200))}, []Set{{Column: "pad", Value: Str(strings.Repeat("x", 100+i%50))}}))
-		require.NoError(t, tx.Commit())
+		m := updatePad(t, db, tb, i)
 		if m.LogFreeCheckWaits == 0 {
 			continue
 		}
@@ -284,18 +291,11 @@ func TestLogFreeCheckSyncPoint51(t *testing.T) {
 // modified age back to the async point; the sync point is never reached.
 func TestLogFreeCheckAsyncPreflush51(t *testing.T) {
 	const capacity = 1 << 20
-	db, err := Open(&Options{HeapVersions: HeapVersionsOff, Options: cache.Options{PoolSize: 8 << 20, Flushing: cache.Flushing51},
-		LogSize: capacity, CheckpointBytes: 1 << 40, Runtime: steppedRuntime{}})
-	require.NoError(t, err)
-	defer db.Close()
-	tb := costLoad(t, db, Clustered, 200, 20)
+	db, tb := openLogCost(t, capacity, cache.Flushing51)
 	preflushes := 0
 	for i := 0; i < 3000; i++ {
 		ageBefore := db.CheckpointAge()
-		m := &Meter{}
-		tx := db.Begin(m)
-		require.NoError(t, tx.Update(tb, []Value{Int(int64(i % 200))}, []Set{{Column: "pad", Value: Str(strings.Repeat("x", 100+i%50))}}))
-		require.NoError(t, tx.Commit())
+		m := updatePad(t, db, tb, i)
 		require.Zero(t, m.LogFreeCheckWaits, "the sync point is never reached")
 		if m.PageFlushes == 0 {
 			continue
