@@ -266,7 +266,12 @@ func (db *DB) preflushTarget(end uint64) uint64 {
 	if db.pool.Options().Flushing != cache.Flushing51 {
 		return end - db.asyncPoint
 	}
+	// CheckpointLSN reads the log's end again: with an empty flush list
+	// it can be past end, and nothing is to be flushed.
 	oldest := db.pool.CheckpointLSN()
+	if oldest >= end {
+		return end
+	}
 	if age := end - oldest; age > db.syncPoint {
 		return oldest + 2*(age-db.syncPoint)
 	}
@@ -289,8 +294,8 @@ func (db *DB) asyncPreflush51(m *Meter) error {
 	}
 	defer db.preflushMu.Unlock()
 	end := db.log.End()
-	oldest := db.pool.CheckpointLSN()
-	if end-oldest <= db.asyncPoint {
+	oldest := db.pool.CheckpointLSN() // past end if the flush list is empty (preflushTarget)
+	if oldest >= end || end-oldest <= db.asyncPoint {
 		return nil
 	}
 	// As the synchronous flush: one group sync makes the pages' log
