@@ -183,14 +183,18 @@ func (db *DB) CheckpointAge() uint64 { return db.log.End() - db.ckptLSN.Load() }
 //     cache.LogAsyncPoint): nothing;
 //   - past it: the page cleaner is woken (real mode) and a fuzzy
 //     checkpoint is taken if nobody is taking one (InnoDB's
-//     max_checkpoint_age_async);
+//     max_checkpoint_age_async); under MySQL 5.1's flushing
+//     (cache.Flushing51) the transaction also runs 5.1's asynchronous
+//     preflush first (asyncPreflush51);
 //   - past the sync point (15/16, cache.LogSyncPoint): the transaction
 //     waits for log space. It flushes, oldest first, every page whose
 //     oldest modification keeps the age above the async point (as
 //     log_preflush_pool_modified_pages does; the pages are counted on its
 //     meter, PageFlushes and StoreWrites), takes a fuzzy checkpoint, and
-//     goes on (Meter.LogFreeCheckWaits). Transactions past the sync point
-//     flush side by side; each takes the checkpoint after its flush.
+//     goes on (Meter.LogFreeCheckWaits); under MySQL 5.1's flushing it
+//     flushes less, to 5.1's synchronous target (preflushTarget).
+//     Transactions past the sync point flush side by side; each takes the
+//     checkpoint after its flush.
 //
 // This is the only place a transaction waits for log space. It is made at
 // row operations, not in BeginMtr, because a mini-transaction may begin
@@ -282,10 +286,13 @@ func (db *DB) preflushTarget(end uint64) uint64 {
 // (log_checkpoint_margin): past the async point the thread writes, from
 // the flush list's oldest end, the pages that keep the modified age (the
 // log's end less the oldest modification) above it, and goes on without
-// waiting for the batch to end. 5.1 has no page cleaner, so this and the
-// master thread's batches are all that write by age. One such batch runs
-// at a time (buf_flush_batch returns at once while a flush-list batch
-// runs): a transaction that finds one running goes on. Its writes are on
+// waiting for the batch to end. 5.1 has no page cleaner, so this, the
+// synchronous preflush past the sync point and the master thread's
+// batches are all that write by age. One asynchronous preflush runs at a
+// time: a transaction that finds one running goes on (5.1's
+// buf_flush_batch returns at once while any flush-list batch runs; here
+// only the asynchronous preflushes exclude each other, and one may run
+// beside a synchronous preflush or a master batch). Its writes are on
 // the transaction's meter (PageFlushes); the simulator prices them as
 // any of the transaction's writes.
 func (db *DB) asyncPreflush51(m *Meter) error {

@@ -325,8 +325,9 @@ type DB struct {
 	// after.
 	ckptMu sync.Mutex
 	// preflushMu is held by MySQL 5.1's asynchronous preflush
-	// (asyncPreflush51), so that one runs at a time; only tried, never
-	// waited for, and taken with no other lock held.
+	// (asyncPreflush51), so that one asynchronous preflush runs at a
+	// time; only tried, never waited for, and taken with no other lock
+	// held.
 	preflushMu  sync.Mutex
 	checkpoints atomic.Int64
 	ckptLSN     atomic.Uint64 // the last recorded checkpoint LSN (redo)

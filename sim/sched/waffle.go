@@ -140,6 +140,9 @@ func (s *Scheduler) startWaffle() {
 	s.wl.masterLast = s.base
 	s.wl.afterBatch = false
 	s.wl.batchEnd = s.bg.added
+	// A full purge a previous run left unfinished is not carried over:
+	// its requests belong to that run's queues.
+	s.wl.purgeCkpts, s.wl.purgeNext = 0, 0
 	s.wl.sendFree, s.wl.sendSeen = s.base, s.base
 }
 
