@@ -209,7 +209,7 @@ func (db *DB) logFreeCheck(m *Meter) error {
 	}
 	if age <= db.syncPoint {
 		db.pool.WakeCleaner()
-		if db.pool.Options().Flushing == cache.Flushing51 {
+		if db.flushing51 {
 			if err := db.asyncPreflush51(m); err != nil {
 				return err
 			}
@@ -232,19 +232,8 @@ func (db *DB) logFreeCheck(m *Meter) error {
 		if end-db.ckptLSN.Load() <= db.syncPoint {
 			return nil
 		}
-		// One group sync makes every page's log durable, so that the
-		// writes need not wait for it one by one; then a yield point
-		// (the simulator's: another terminal whose page write waited for
-		// this sync runs on, and lets go of its latches, before this one
-		// writes pages).
-		if err := db.log.SyncTo(&m.Counts, end); err != nil {
-			return fmt.Errorf("engine: flush for log space: %w", err)
-		}
-		if h := db.calls; h != nil {
-			h.BeforeCall(m)
-		}
-		if _, err := db.pool.FlushUpTo(&m.Meter, db.preflushTarget(end)); err != nil {
-			return fmt.Errorf("engine: flush for log space: %w", err)
+		if err := db.flushForLogSpace(m, end, db.preflushTarget(end)); err != nil {
+			return err
 		}
 		db.crashPoint("free-check-flushed")
 		db.ckptMu.Lock()
@@ -267,7 +256,7 @@ func (db *DB) logFreeCheck(m *Meter) error {
 // overshoot. 5.1's is far less at once: a large pool's oldest 1/16 of the
 // log can be tens of thousands of pages, all on the caller's meter.
 func (db *DB) preflushTarget(end uint64) uint64 {
-	if db.pool.Options().Flushing != cache.Flushing51 {
+	if !db.flushing51 {
 		return end - db.asyncPoint
 	}
 	// CheckpointLSN reads the log's end again: with an empty flush list
@@ -305,16 +294,24 @@ func (db *DB) asyncPreflush51(m *Meter) error {
 	if oldest >= end || end-oldest <= db.asyncPoint {
 		return nil
 	}
-	// As the synchronous flush: one group sync makes the pages' log
-	// durable, then a yield point before the writes.
+	return db.flushForLogSpace(m, end, end-db.asyncPoint)
+}
+
+// flushForLogSpace writes, on m, every page whose oldest change is below
+// target, the log's end being end. One group sync first makes every
+// page's log up to end durable, so that the writes need not wait for it
+// one by one; then a yield point (the simulator's: another terminal
+// whose page write waited for this sync runs on, and lets go of its
+// latches, before this one writes pages).
+func (db *DB) flushForLogSpace(m *Meter, end, target uint64) error {
 	if err := db.log.SyncTo(&m.Counts, end); err != nil {
-		return fmt.Errorf("engine: preflush for log space: %w", err)
+		return fmt.Errorf("engine: flush for log space: %w", err)
 	}
 	if h := db.calls; h != nil {
 		h.BeforeCall(m)
 	}
-	if _, err := db.pool.FlushUpTo(&m.Meter, oldest+(end-oldest-db.asyncPoint)); err != nil {
-		return fmt.Errorf("engine: preflush for log space: %w", err)
+	if _, err := db.pool.FlushUpTo(&m.Meter, target); err != nil {
+		return fmt.Errorf("engine: flush for log space: %w", err)
 	}
 	return nil
 }

@@ -333,8 +333,11 @@ type DB struct {
 	ckptLSN     atomic.Uint64 // the last recorded checkpoint LSN (redo)
 	ckptAt      atomic.Uint64 // the log end when the last checkpoint was taken
 	// asyncPoint and syncPoint are the checkpoint ages past which a
-	// transaction wakes the cleaner and flushes itself (logFreeCheck).
+	// transaction wakes the cleaner and flushes itself (logFreeCheck);
+	// flushing51 says the pool runs MySQL 5.1's flushing, whose flushes
+	// for log space are 5.1's (preflushTarget, asyncPreflush51).
 	asyncPoint, syncPoint uint64
+	flushing51            bool
 	recovered             RecoveryStats
 
 	commits atomic.Int64 // transactions committed since Open (Commits)
@@ -530,7 +533,8 @@ func Open(o *Options) (*DB, error) {
 	db := &DB{opts: opts, store: st, pool: pool, log: log, calls: rt, dw: dw,
 		locks:      lock.NewManager(opts.Runtime, opts.Runtime, opts.LockTimeout),
 		spaces:     make(map[uint32]structure),
-		asyncPoint: cache.LogAsyncPoint(logCap), syncPoint: cache.LogSyncPoint(logCap)}
+		asyncPoint: cache.LogAsyncPoint(logCap), syncPoint: cache.LogSyncPoint(logCap),
+		flushing51: pool.Options().Flushing == cache.Flushing51}
 	db.mu.tables = make(map[string]*TableHandle)
 	db.countRewrite.Store(opts.CountRewrite)
 	fail := func(err error) (*DB, error) {
