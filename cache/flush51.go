@@ -101,10 +101,10 @@ type MasterPass struct {
 	Pages       int // pages written, from the flush list
 	Checkpoints int // tenth rounds passed: the caller makes a checkpoint after each
 	// Next is how long until the next round is due: MasterInterval after
-	// a round that slept, 0 after one that flushed for the dirty share
-	// (srv_master_thread's skip_sleep: the next round starts as soon as
-	// the batch's writes are done, which the caller knows and the pool
-	// does not: it calls again then).
+	// a round that slept, 0 after one (not a tenth) that flushed for the
+	// dirty share (srv_master_thread's skip_sleep: the next round starts
+	// as soon as the batch's writes are done, which the caller knows and
+	// the pool does not: it calls again then).
 	Next time.Duration
 }
 
@@ -174,7 +174,11 @@ func (p *Pool) MasterStep(m *Meter, elapsed time.Duration) (MasterPass, error) {
 				return pass, err
 			}
 		}
-		if skip {
+		// A tenth round is the end of srv_master_thread's for loop:
+		// after the ten-second work it goes back to loop:, which clears
+		// skip_sleep, so the next round sleeps even after a max-dirty
+		// batch.
+		if skip && ms.rounds%MasterRounds != 0 {
 			ms.untilNext = 0
 			break
 		}

@@ -74,6 +74,30 @@ func TestMaster51MaxDirtyPct(t *testing.T) {
 	require.Zero(t, td.len())
 }
 
+// A tenth round that flushes for the dirty share still sleeps before the
+// next: srv_master_thread's loop: label, where the ten-second work
+// returns, clears skip_sleep. Nine rounds at 77% dirty write nothing;
+// then 40 more changes make 93%, and the tenth round writes the
+// max-dirty batch (pages 1 to 103, as in TestMaster51MaxDirtyPct) and
+// the ten-second batch (104 to 119), and the next round is a second away.
+func TestMaster51SleepsAfterTenSecondWork(t *testing.T) {
+	p, ids, _ := pool51Dirty(t, 240, 200, cache.Options{})
+	var m cache.Meter
+	pass, err := p.MasterStep(&m, 9*time.Second)
+	require.NoError(t, err)
+	require.Equal(t, cache.MasterPass{Rounds: 9, Next: time.Second}, pass)
+	require.Zero(t, m.MasterFlushListPages, m.String())
+	rng := seed(t)
+	for _, id := range ids[200:240] {
+		changeInMtr(t, p, nil, id, func(mt *cache.Mtr, pg *cache.Page) { scatter(rng, mt, pg, 1) })
+	}
+	require.Equal(t, 240, p.Stats().Dirty)
+	pass, err = p.MasterStep(&m, time.Second)
+	require.NoError(t, err)
+	require.Equal(t, cache.MasterPass{Rounds: 1, Pages: 119, Checkpoints: 1, Next: time.Second}, pass, "a tenth round sleeps after its work")
+	require.EqualValues(t, 119, m.MasterFlushListPages)
+}
+
 // Between 70% and 90% dirty (200 of 256: 77%) only the tenth round
 // writes, a batch of 100 (103 with the neighbours of its last area, as
 // above); with a nil meter the work is the background's.
