@@ -282,12 +282,19 @@ const interpolateMin = 32
 // slot array instead of one for each of a binary search's first steps:
 // on a tree larger than the CPU's caches those are memory reads, most of
 // a point get's time. On skewed keys the galloping costs at most twice
-// the binary search it replaces. It only chooses which slots to probe;
+// the binary search it replaces. A key whose head is outside the first
+// and last slot's (an append at either edge, as a load's or New-Order's
+// inserts are) needs no probe more. It only chooses which slots to probe;
 // the answer is the binary search's.
 func (n node) interpolate(key []byte, h uint32, c int) (lo, hi int) {
 	h0, h1 := n.head(0), n.head(c-1)
-	if h <= h0 || h > h1 {
-		return 0, c // the binary search settles the ends in a few probes
+	switch {
+	case h < h0: // before every key (an append at the left edge)
+		return 0, 0
+	case h > h1: // after every key (an append at the right edge)
+		return c, c
+	case h == h0:
+		return 0, c // a run of equal heads: only the keys tell
 	}
 	g := int(uint64(h-h0) * uint64(c-1) / uint64(h1-h0))
 	if n.before(g, key, h) {
