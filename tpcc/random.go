@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/bits"
 	"math/rand/v2"
+	"slices"
 )
 
 // The A values of NURand [2.1.6].
@@ -270,15 +271,20 @@ const alnum = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 // appendChars appends n characters drawn uniformly from set, which has at
 // most 1<<width characters: each 64-bit draw gives 64/width chunks of width
 // bits, and a chunk that does not index set is rejected.
+// It grows dst once and stores by index: the load draws most of its
+// bytes here (stock's s_dist and s_data, customer's c_data).
 func (g *Rand) appendChars(dst []byte, n int, set string, width uint) []byte {
 	mask := uint64(1)<<width - 1
 	m := uint64(len(set))
-	for n > 0 {
+	start := len(dst)
+	dst = slices.Grow(dst, n)[:start+n]
+	out := dst[start:]
+	for j := 0; j < len(out); {
 		x := g.src.Uint64()
-		for k := 64 / width; k > 0 && n > 0; k-- {
+		for k := 64 / width; k > 0 && j < len(out); k-- {
 			if v := x & mask; v < m {
-				dst = append(dst, set[v])
-				n--
+				out[j] = set[v]
+				j++
 			}
 			x >>= width
 		}

@@ -1,6 +1,8 @@
 package tpcc
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"strings"
 	"testing"
@@ -192,6 +194,34 @@ func TestRandStrings(t *testing.T) {
 	for _, c := range []byte(alnum) {
 		require.Contains(t, all, string(c))
 	}
+}
+
+// The strings a seed draws are fixed: a loaded database is the same
+// bytes for one seed, whatever changes in how they are drawn.
+func TestRandStringsFixed(t *testing.T) {
+	g := NewRand(9, Constants{})
+	var b []byte
+	for range 1000 {
+		b = g.AppendAString(b, 8, 50)
+		b = g.AppendNString(b, 4, 9)
+	}
+	sum := sha256.Sum256(b)
+	require.Equal(t, "95c5212655692015ffc2e341029851d4b46e196de94a0a711a016b76b9ff558a", hex.EncodeToString(sum[:]))
+	require.Equal(t, "8EaBJnN5MOFS", g.AString(12, 12))
+}
+
+// BenchmarkAppendAString draws a-strings of 26 to 50 characters, as the
+// load's s_data and c_data (most of what it generates).
+func BenchmarkAppendAString(b *testing.B) {
+	g := NewRand(1, Constants{})
+	buf := make([]byte, 0, 64)
+	n := 0
+	b.ReportAllocs()
+	for b.Loop() {
+		buf = g.AppendAString(buf[:0], 26, 50)
+		n += len(buf)
+	}
+	b.ReportMetric(float64(n)/float64(b.N), "chars/op")
 }
 
 func TestRandData(t *testing.T) {
