@@ -259,16 +259,24 @@ func (db *DB) preflushTarget(end uint64) uint64 {
 	if !db.flushing51 {
 		return end - db.asyncPoint
 	}
-	// CheckpointLSN reads the log's end again: with an empty flush list
-	// it can be past end, and nothing is to be flushed.
-	oldest := db.pool.CheckpointLSN()
-	if oldest >= end {
-		return end
-	}
-	if age := end - oldest; age > db.syncPoint {
+	age := db.modifiedAge(end)
+	oldest := end - age
+	if age > db.syncPoint {
 		return oldest + 2*(age-db.syncPoint)
 	}
 	return oldest
+}
+
+// modifiedAge is MySQL 5.1's modified age at the log's end end: end less
+// the flush list's oldest modification, 0 if the list is empty.
+// CheckpointLSN reads the log's end again, so with an empty list it can
+// be past end (the uint64 difference would wrap).
+func (db *DB) modifiedAge(end uint64) uint64 {
+	oldest := db.pool.CheckpointLSN()
+	if oldest >= end {
+		return 0
+	}
+	return end - oldest
 }
 
 // asyncPreflush51 is MySQL 5.1's asynchronous preflush
@@ -290,8 +298,7 @@ func (db *DB) asyncPreflush51(m *Meter) error {
 	}
 	defer db.preflushMu.Unlock()
 	end := db.log.End()
-	oldest := db.pool.CheckpointLSN() // past end if the flush list is empty (preflushTarget)
-	if oldest >= end || end-oldest <= db.asyncPoint {
+	if db.modifiedAge(end) <= db.asyncPoint {
 		return nil
 	}
 	return db.flushForLogSpace(m, end, end-db.asyncPoint)
