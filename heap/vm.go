@@ -447,7 +447,12 @@ func (h *Heap) MarkVisible(m Account, no uint32, horizon uint64, cs CommitStatus
 		heapFlags(mt, pg, f|PDAllVisible)
 		changed = true
 	}
-	mt.Release(pg, changed)
+	// The map's bits are set while the heap page is still latched (the
+	// heap-then-map latch order), as lazy vacuum calls
+	// visibilitymap_set with the heap buffer locked. Released first, the
+	// page could take a change (its bits cleared in that change's mtr)
+	// before the bits are set here, and the map would call a page
+	// all-visible whose new tuple no snapshot before it can see.
 	mt.Latch(r.pg)
 	set := false
 	if page.KindOf(r.pg.Data()) == page.KindVM {
@@ -462,6 +467,7 @@ func (h *Heap) MarkVisible(m Account, no uint32, horizon uint64, cs CommitStatus
 		res.Bits = cur | want
 	}
 	mt.Release(r.pg, set)
+	mt.Release(pg, changed)
 	return res, nil
 }
 
