@@ -652,9 +652,14 @@ type Pool struct {
 
 	// free is the accounting invariant's count of frames neither used
 	// nor reserved (see Pool). waiters counts the callers waiting on
-	// mu.cond (see wake). closed is set under mu by Close.
+	// mu.cond (see wake). closed is set under mu by Close. free changes at
+	// pins and unpins on every thread, so it gets a cache line of its own:
+	// closed, read at every hit, and the read-only fields around it must
+	// not move between the cores with it.
+	_       [64]byte
 	free    atomic.Int64
 	waiters atomic.Int32
+	_       [64]byte
 	closed  atomic.Bool
 	// keepAbove is the free count above which an unpin keeps its frame's
 	// slot (slotKept): a quarter of the frames.
@@ -687,10 +692,9 @@ type Pool struct {
 	rt             Runtime // Wiring.Runtime; nil in real mode
 	tierDB, tierEp uint64
 
-	// lsnMu guards lsns, the newest LSN known for each page, by space
-	// (KnownLSN).
-	lsnMu sync.Mutex
-	lsns  map[uint32][]uint64
+	// lsns holds the newest LSN known for each page (KnownLSN),
+	// partitioned as the page table is (lsnTable).
+	lsns lsnTable
 
 	// fl is the flush list (flushlist.go): every page changed by a logged
 	// mini-transaction and not yet written since, by oldest
@@ -754,8 +758,8 @@ func NewPool(st store.Store, o *Options, w *Wiring) (*Pool, error) {
 		log:      wire.Log,
 		pageSize: ps,
 		frames:   make([]Page, n),
-		lsns:     make(map[uint32][]uint64),
 	}
+	p.lsns.init()
 	if wire.Runtime != nil {
 		p.clock, p.timer, p.rt = wire.Runtime, wire.Runtime, wire.Runtime
 	}
@@ -1573,21 +1577,7 @@ func (p *Pool) FlushStore(m *Meter) error {
 }
 
 // noteLSN records lsn as the newest known for page id if it is newer.
-func (p *Pool) noteLSN(id page.ID, lsn uint64) {
-	p.lsnMu.Lock()
-	s := p.lsns[id.Space]
-	if int(id.Page) >= len(s) {
-		n := max(2*len(s), int(id.Page)+1, 64)
-		ns := make([]uint64, n)
-		copy(ns, s)
-		s = ns
-		p.lsns[id.Space] = s
-	}
-	if lsn > s[id.Page] {
-		s[id.Page] = lsn
-	}
-	p.lsnMu.Unlock()
-}
+func (p *Pool) noteLSN(id page.ID, lsn uint64) { p.lsns.note(id, lsn) }
 
 // NoteLSN tells the pool that page id now carries lsn (the engine calls it
 // when a mini-transaction commits a page change).
@@ -1595,15 +1585,7 @@ func (p *Pool) NoteLSN(id page.ID, lsn uint64) { p.noteLSN(id, lsn) }
 
 // KnownLSN returns the newest LSN the pool has seen for page id: read in,
 // written out or noted. A page image with an older LSN is stale.
-func (p *Pool) KnownLSN(id page.ID) uint64 {
-	p.lsnMu.Lock()
-	defer p.lsnMu.Unlock()
-	s := p.lsns[id.Space]
-	if int(id.Page) >= len(s) {
-		return 0
-	}
-	return s[id.Page]
-}
+func (p *Pool) KnownLSN(id page.ID) uint64 { return p.lsns.known(id) }
 
 // SetFullPageHorizon tells the pool where the last checkpoint's redo
 // starts (its redo LSN, PostgreSQL's RedoRecPtr): with

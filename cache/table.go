@@ -126,3 +126,60 @@ func (t *pageTable) len() int {
 	}
 	return n
 }
+
+// lsnTable holds the newest LSN known for each page (Pool.KnownLSN),
+// partitioned as the page table is and for the same reason: every
+// mini-transaction that changes a page notes its LSN here, so one latch
+// over the whole table would be a line every committing thread writes.
+// Pages of different partitions share no latch; each partition keeps a
+// slice per space indexed by page number / lsnShards.
+type lsnTable struct {
+	shards [lsnShards]lsnShard
+}
+
+const lsnShards = 64
+
+type lsnShard struct {
+	mu     sync.Mutex
+	spaces map[uint32][]uint64
+	// Keeps two partitions' latches off one cache line.
+	_ [64]byte
+}
+
+func (t *lsnTable) init() {
+	for i := range t.shards {
+		t.shards[i].spaces = make(map[uint32][]uint64)
+	}
+}
+
+func (t *lsnTable) shard(id page.ID) (*lsnShard, int) {
+	return &t.shards[(id.Page+id.Space)%lsnShards], int(id.Page / lsnShards)
+}
+
+// note records lsn for id if it is newer than the one known.
+func (t *lsnTable) note(id page.ID, lsn uint64) {
+	s, i := t.shard(id)
+	s.mu.Lock()
+	sl := s.spaces[id.Space]
+	if i >= len(sl) {
+		ns := make([]uint64, max(2*len(sl), i+1, 64))
+		copy(ns, sl)
+		sl = ns
+		s.spaces[id.Space] = sl
+	}
+	if lsn > sl[i] {
+		sl[i] = lsn
+	}
+	s.mu.Unlock()
+}
+
+// known returns the newest LSN noted for id (0: none).
+func (t *lsnTable) known(id page.ID) uint64 {
+	s, i := t.shard(id)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if sl := s.spaces[id.Space]; i < len(sl) {
+		return sl[i]
+	}
+	return 0
+}
