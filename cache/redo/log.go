@@ -83,7 +83,7 @@ type Log struct {
 	stats      LogStats
 	closed     bool
 
-	// pub holds copies of end, written, durable, ckptEnd and len(buf),
+	// pub holds copies of end, written, durable, ckptEnd and bufStart,
 	// stored under mu whenever one of them changes (publishLocked) and
 	// read without it: End, Durable, Age and Buffered are asked once or
 	// more per mini-transaction and per commit, by every terminal, and a
@@ -100,18 +100,22 @@ type Log struct {
 type logPub struct {
 	_                              [64]byte
 	end, written, durable, ckptEnd atomic.Uint64
-	buffered                       atomic.Int64
-	_                              [64]byte
+	// bufStart, not len(buf): len(buf) is end - bufStart, and bufStart
+	// changes only when the buffer is written out, so an append publishes
+	// one word, not two (each publish is a locked exchange that waits
+	// for the record's copy into the buffer to drain).
+	bufStart atomic.Uint64
+	_        [64]byte
 }
 
-// publishLocked copies the LSNs and the buffer's length to l.pub.
+// publishLocked copies the LSNs and the buffer's start to l.pub.
 // REQUIRES: l.mu held (or l not yet shared).
 func (l *Log) publishLocked() {
 	l.pub.end.Store(l.end)
 	l.pub.written.Store(l.written)
 	l.pub.durable.Store(l.durable)
 	l.pub.ckptEnd.Store(l.ckptEnd)
-	l.pub.buffered.Store(int64(len(l.buf)))
+	l.pub.bufStart.Store(l.bufStart)
 }
 
 // segFile is a segment file open for writing.
@@ -518,8 +522,7 @@ func (l *Log) Append(c *Counts, body []byte, stamp Stamper) uint64 {
 	l.end += n
 	l.stats.Records++
 	l.stats.Bytes += int64(n)
-	l.pub.end.Store(l.end)
-	l.pub.buffered.Store(int64(len(l.buf)))
+	l.pub.end.Store(l.end) // and len(buf) == end - bufStart still
 	if stamp != nil {
 		stamp.Stamp(lsn)
 	}
@@ -586,7 +589,14 @@ func (l *Log) SegmentSize() uint64 { return l.segSize }
 func (l *Log) Dir() string { return l.dir }
 
 // Buffered returns the bytes not yet written to the files.
-func (l *Log) Buffered() int { return int(l.pub.buffered.Load()) }
+func (l *Log) Buffered() int {
+	// bufStart first: it is at most end at every instant and end only
+	// grows, so the difference never underflows. A write-out between
+	// the two loads makes it an overestimate, which MaybeWrite's
+	// writeLocked finds empty.
+	s := l.pub.bufStart.Load()
+	return int(l.pub.end.Load() - s)
+}
 
 // Flush makes the log durable at least past the record at lsn (on a
 // volatile store: written). The buffer pool calls it before it writes a

@@ -473,3 +473,24 @@ func logSegments(t testing.TB, st *store.PebbleStore) []uint64 {
 	slices.Sort(out)
 	return out
 }
+
+// TestLogBuffered: Buffered is the bytes appended since the buffer was
+// last written, segment switches included (their padding and headers are
+// in the buffer too), and zero once a flush wrote it.
+func TestLogBuffered(t *testing.T) {
+	e := newLogEnv(t, &redo.LogOptions{Capacity: redo.MinCapacity, BufferBytes: 64 << 20})
+	require.NoError(t, e.l.Flush(appendNote(e.l, nil, "first")))
+	require.Zero(t, e.l.Buffered())
+	from, seg := e.l.End(), e.l.SegmentSize()
+	note := strings.Repeat("x", 1000)
+	var switched bool
+	for i := 0; !switched || i < 10; i++ {
+		lsn := appendNote(e.l, nil, note)
+		switched = switched || lsn/seg != from/seg
+		require.EqualValues(t, e.l.End()-from, e.l.Buffered(), "after %d appends", i+1)
+	}
+	require.NoError(t, e.l.MaybeWrite(), "below BufferBytes: nothing to write")
+	require.EqualValues(t, e.l.End()-from, e.l.Buffered())
+	require.NoError(t, e.l.Flush(e.l.End()-1))
+	require.Zero(t, e.l.Buffered())
+}
