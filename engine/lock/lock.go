@@ -214,7 +214,9 @@ func (st *lockState) find(tx uint64) int {
 // queue of waiting requests, served first come first served. Guarded by
 // its shard's mu.
 type lockState struct {
-	holders []holder // a row rarely has more than a few
+	key     Key
+	next    *lockState // the next state in its shard's bucket
+	holders []holder   // a row rarely has more than a few
 	queue   []*Wait
 }
 
@@ -235,14 +237,104 @@ const (
 
 // shard is one part of the lock table: the lock states of the keys that
 // hash to it, and its recycled states. Its mu guards them, every
-// lockState in locks and the granted flag of every Wait queued there. It
-// is padded to cache lines of its own, so that two terminals locking rows
-// of different shards write no line in common.
+// lockState in its table and the granted flag of every Wait queued there.
+// It is padded to cache lines of its own, so that two terminals locking
+// rows of different shards write no line in common.
+//
+// The table is a hash table chained through lockState.next, as InnoDB's
+// lock_sys->rec_hash chains lock_t through hash: buckets is a power of two
+// long, indexed by bits of the same mixed hash that chose the shard, and
+// doubles when the shard holds more states than it has buckets. Not a Go
+// map: a map's header, a small object, sits beside other shards' headers
+// in memory, so two cores inserting and deleting in two shards wrote one
+// cache line (the header's count), and hashing a Key again cost what the
+// row's hash had already paid for. The bucket arrays are 512 bytes or
+// more, so none shares a line with another's.
 type shard struct {
 	mu         sync.Mutex
-	locks      map[Key]*lockState
+	buckets    []*lockState
+	n          int // states in buckets
 	freeStates []*lockState
-	_          [128 - 8 - 8 - 24]byte
+	_          [128 - 8 - 24 - 8 - 24]byte
+}
+
+// minBuckets is a shard's initial table size: 512 bytes of pointers.
+const minBuckets = 64
+
+// mix is the hash of key that shardOf and the shard's table share: its top
+// lockShardBits bits choose the shard, the bits below them the bucket.
+func mix(key Key) uint64 {
+	return (key.Hash ^ uint64(key.Table)<<32) * 0x9e3779b97f4a7c15
+}
+
+// bucket returns the index of h's bucket in a table of n buckets (a power
+// of two).
+func bucket(h uint64, n int) int {
+	return int(h<<lockShardBits>>32) & (n - 1)
+}
+
+// lookupLocked returns key's lock state, or nil. REQUIRES: sh.mu held,
+// key in sh.
+func (sh *shard) lookupLocked(key Key) *lockState {
+	if len(sh.buckets) == 0 {
+		return nil
+	}
+	for st := sh.buckets[bucket(mix(key), len(sh.buckets))]; st != nil; st = st.next {
+		if st.key == key {
+			return st
+		}
+	}
+	return nil
+}
+
+// insertLocked adds st, whose key has no state in sh, to the table.
+// REQUIRES: sh.mu held.
+func (sh *shard) insertLocked(st *lockState) {
+	if sh.n >= len(sh.buckets) {
+		sh.growLocked()
+	}
+	i := bucket(mix(st.key), len(sh.buckets))
+	st.next = sh.buckets[i]
+	sh.buckets[i] = st
+	sh.n++
+}
+
+// growLocked doubles the table (or makes its first) and rehashes it.
+// REQUIRES: sh.mu held.
+func (sh *shard) growLocked() {
+	nb := make([]*lockState, max(minBuckets, 2*len(sh.buckets)))
+	for _, st := range sh.buckets {
+		for st != nil {
+			next := st.next
+			i := bucket(mix(st.key), len(nb))
+			st.next = nb[i]
+			nb[i] = st
+			st = next
+		}
+	}
+	sh.buckets = nb
+}
+
+// removeLocked takes st out of the table. REQUIRES: sh.mu held, st in it.
+func (sh *shard) removeLocked(st *lockState) {
+	for p := &sh.buckets[bucket(mix(st.key), len(sh.buckets))]; *p != nil; p = &(*p).next {
+		if *p == st {
+			*p = st.next
+			st.next = nil
+			sh.n--
+			return
+		}
+	}
+	panic("lock: a lock state missing from its shard's table")
+}
+
+// eachLocked calls f for every lock state of sh. REQUIRES: sh.mu held.
+func (sh *shard) eachLocked(f func(*lockState)) {
+	for _, st := range sh.buckets {
+		for ; st != nil; st = st.next {
+			f(st)
+		}
+	}
 }
 
 // Manager grants strict two-phase row locks: a transaction keeps every
@@ -290,9 +382,6 @@ func NewManager(clock cache.Clock, parker Parker, timeout time.Duration) *Manage
 		waiting: make(map[uint64]*Wait),
 		owners:  make(map[uint64]*Owner),
 	}
-	for i := range lm.shards {
-		lm.shards[i].locks = make(map[Key]*lockState)
-	}
 	return lm
 }
 
@@ -300,8 +389,7 @@ func NewManager(clock cache.Clock, parker Parker, timeout time.Duration) *Manage
 // hash of the key's hash and its table, so that the rows of one table
 // spread over every shard.
 func (lm *Manager) shardOf(key Key) *shard {
-	h := (key.Hash ^ uint64(key.Table)<<32) * 0x9e3779b97f4a7c15
-	return &lm.shards[h>>(64-lockShardBits)]
+	return &lm.shards[mix(key)>>(64-lockShardBits)]
 }
 
 // latchAll latches every shard, in order: nothing in the lock table,
@@ -410,7 +498,7 @@ func (lm *Manager) LockAs(m *Counters, o *Owner, key Key, mode Mode) error {
 // stateLocked returns key's lock state, made (from the free list when it
 // can) if key has none. REQUIRES: sh.mu held, key in sh.
 func (sh *shard) stateLocked(key Key) *lockState {
-	st := sh.locks[key]
+	st := sh.lookupLocked(key)
 	if st == nil {
 		if n := len(sh.freeStates); n > 0 {
 			st = sh.freeStates[n-1]
@@ -418,7 +506,8 @@ func (sh *shard) stateLocked(key Key) *lockState {
 		} else {
 			st = &lockState{}
 		}
-		sh.locks[key] = st
+		st.key = key
+		sh.insertLocked(st)
 	}
 	return st
 }
@@ -505,7 +594,7 @@ func (lm *Manager) wakeLocked(sh *shard, st *lockState, key Key) (granted bool) 
 		close(w.ready)
 	}
 	if len(st.holders) == 0 && len(st.queue) == 0 {
-		delete(sh.locks, key)
+		sh.removeLocked(st)
 		if len(sh.freeStates) < maxFreeStates {
 			st.queue = st.queue[:0]
 			sh.freeStates = append(sh.freeStates, st)
@@ -518,7 +607,7 @@ func (lm *Manager) wakeLocked(sh *shard, st *lockState, key Key) (granted bool) 
 // with, and requests ahead of it in the queue that it conflicts with.
 // REQUIRES: every shard latched (latchAll).
 func (lm *Manager) blockersLocked(w *Wait, visit func(uint64) bool) bool {
-	st := lm.shardOf(w.Key).locks[w.Key]
+	st := lm.shardOf(w.Key).lookupLocked(w.Key)
 	for _, h := range st.holders {
 		if h.tx != w.Tx && !compatible(h.mode, w.Mode) && visit(h.tx) {
 			return true

@@ -49,8 +49,10 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -433,9 +435,7 @@ func TestLockConcurrent(t *testing.T) {
 func (lm *Manager) allLocksLocked() map[Key]*lockState {
 	all := map[Key]*lockState{}
 	for i := range lm.shards {
-		for k, st := range lm.shards[i].locks {
-			all[k] = st
-		}
+		lm.shards[i].eachLocked(func(st *lockState) { all[st.key] = st })
 	}
 	return all
 }
@@ -539,4 +539,64 @@ func TestDeadlockAcrossShards(t *testing.T) {
 	defer lm.unlatchAll()
 	require.Empty(t, lm.allLocksLocked())
 	require.Empty(t, lm.waiting)
+}
+
+// TestLockTableGrows: a transaction holding many more rows than a shard
+// has buckets finds each again (a second request is granted from its
+// own holding, not counted as a new state), another transaction's
+// exclusive request on one of them waits its turn, and the release
+// empties every shard's table (states, counts and chains).
+func TestLockTableGrows(t *testing.T) {
+	lm := NewManager(wallClock{}, RealParker{Clock: wallClock{}}, time.Minute)
+	const rows = 20 * lockShards * minBuckets // every shard grows at least twice
+	o := &Owner{ID: 1}
+	var m Counters
+	keyOf := func(i int) Key { return RowKey(uint32(1+i%3), []byte(strconv.Itoa(i))) }
+	for i := range rows {
+		require.NoError(t, lm.LockAs(&m, o, keyOf(i), Exclusive))
+	}
+	for i := range rows {
+		require.NoError(t, lm.LockAs(&m, o, keyOf(i), Shared), "row %d: held already", i)
+	}
+	require.Equal(t, rows, lm.HeldBy(o))
+	lm.latchAll()
+	require.Len(t, lm.allLocksLocked(), rows)
+	for i := range lm.shards {
+		sh := &lm.shards[i]
+		require.Greater(t, len(sh.buckets), minBuckets, "shard %d", i)
+		var n int
+		sh.eachLocked(func(st *lockState) {
+			n++
+			require.Same(t, st, sh.lookupLocked(st.key))
+		})
+		require.Equal(t, sh.n, n, "shard %d", i)
+	}
+	lm.unlatchAll()
+
+	granted := make(chan error, 1)
+	o2 := &Owner{ID: 2}
+	go func() { granted <- lm.LockAs(&Counters{}, o2, keyOf(rows/2), Exclusive) }()
+	// The second transaction's request queues on the row's state; wait
+	// for that, not for time.
+	for {
+		lm.waitMu.Lock()
+		_, queued := lm.waiting[2]
+		lm.waitMu.Unlock()
+		if queued {
+			break
+		}
+		runtime.Gosched()
+	}
+	lm.Release(o)
+	require.NoError(t, <-granted)
+	require.Equal(t, 1, lm.HeldBy(o2))
+	lm.Release(o2)
+	lm.latchAll()
+	defer lm.unlatchAll()
+	require.Empty(t, lm.allLocksLocked())
+	for i := range lm.shards {
+		require.Zero(t, lm.shards[i].n, "shard %d", i)
+	}
+	require.Equal(t, int64(2*rows), m.LockRequests)
+	require.Zero(t, m.LockWaits)
 }
