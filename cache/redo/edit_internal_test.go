@@ -26,7 +26,7 @@ func appendEditBytewise(dst, from, to []byte) []byte {
 				if i+a > len(from) || j+b > len(to) {
 					continue
 				}
-				if synced(from[i+a:], to[j+b:]) {
+				if syncedBytewise(from[i+a:], to[j+b:]) {
 					da, db, best = a, b, s
 					break
 				}
@@ -47,6 +47,17 @@ func appendEditBytewise(dst, from, to []byte) []byte {
 		dst = append(dst, to[j:]...)
 	}
 	return dst
+}
+
+// syncedBytewise is synced as first written, a byte at a time.
+func syncedBytewise(a, b []byte) bool {
+	n := min(len(a), len(b), editSync)
+	for k := 0; k < n; k++ {
+		if a[k] != b[k] {
+			return false
+		}
+	}
+	return n == editSync || len(a) == len(b)
 }
 
 // TestAppendEditSameAsBytewise compares AppendEdit with the byte-at-a-time
