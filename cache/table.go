@@ -48,8 +48,30 @@ func (t *pageTable) init() {
 	}
 }
 
+// partitionOf returns the partition of page id, and its index in that
+// partition's slice for its space (see pageTable); the LSN table
+// (lsnTable) is laid out the same way.
+func partitionOf(id page.ID) (part, i int) {
+	return int((id.Page + id.Space) % tableShards), int(id.Page / tableShards)
+}
+
+// spaceSlice returns spaces[space], grown (and stored back) to hold
+// index i: doubled at least, so that filling a space costs amortized
+// constant time per page.
+func spaceSlice[T any](spaces map[uint32][]T, space uint32, i int) []T {
+	sl := spaces[space]
+	if i >= len(sl) {
+		ns := make([]T, max(i+1, 2*len(sl), 64))
+		copy(ns, sl)
+		sl = ns
+		spaces[space] = sl
+	}
+	return sl
+}
+
 func (t *pageTable) shard(id page.ID) (*tableShard, int) {
-	return &t.shards[(id.Page+id.Space)%tableShards], int(id.Page / tableShards)
+	part, i := partitionOf(id)
+	return &t.shards[part], i
 }
 
 // get returns the frame holding id, or nil. REQUIRES: the pool's lock or
@@ -74,13 +96,7 @@ func (t *pageTable) lockShared(id page.ID) *sync.RWMutex {
 func (t *pageTable) put(id page.ID, f *Page) {
 	s, i := t.shard(id)
 	s.mu.Lock()
-	sl := s.spaces[id.Space]
-	if i >= len(sl) {
-		ns := make([]*Page, max(i+1, 2*len(sl), 64))
-		copy(ns, sl)
-		sl = ns
-		s.spaces[id.Space] = sl
-	}
+	sl := spaceSlice(s.spaces, id.Space, i)
 	if sl[i] == nil {
 		s.n++
 	}
@@ -131,13 +147,10 @@ func (t *pageTable) len() int {
 // partitioned as the page table is and for the same reason: every
 // mini-transaction that changes a page notes its LSN here, so one latch
 // over the whole table would be a line every committing thread writes.
-// Pages of different partitions share no latch; each partition keeps a
-// slice per space indexed by page number / lsnShards.
+// Its partitions are the page table's (partitionOf).
 type lsnTable struct {
-	shards [lsnShards]lsnShard
+	shards [tableShards]lsnShard
 }
-
-const lsnShards = 64
 
 type lsnShard struct {
 	mu     sync.Mutex
@@ -153,20 +166,15 @@ func (t *lsnTable) init() {
 }
 
 func (t *lsnTable) shard(id page.ID) (*lsnShard, int) {
-	return &t.shards[(id.Page+id.Space)%lsnShards], int(id.Page / lsnShards)
+	part, i := partitionOf(id)
+	return &t.shards[part], i
 }
 
 // note records lsn for id if it is newer than the one known.
 func (t *lsnTable) note(id page.ID, lsn uint64) {
 	s, i := t.shard(id)
 	s.mu.Lock()
-	sl := s.spaces[id.Space]
-	if i >= len(sl) {
-		ns := make([]uint64, max(2*len(sl), i+1, 64))
-		copy(ns, sl)
-		sl = ns
-		s.spaces[id.Space] = sl
-	}
+	sl := spaceSlice(s.spaces, id.Space, i)
 	if lsn > sl[i] {
 		sl[i] = lsn
 	}
