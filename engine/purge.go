@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"slices"
+	"sync/atomic"
+	"time"
 
 	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/cache/page"
@@ -82,11 +84,12 @@ const (
 	// PurgeBackground runs purge on a goroutine of its own (InnoDB's
 	// purge coordinator, innodb_purge_threads=1; the work of a batch is
 	// not split among workers here), on the database's purge meter
-	// (DB.PurgeMeter). It is woken by every commit that puts a log on the
-	// history list and by every transaction end that closes a read view,
-	// and then purges until the history list is empty or its head is a
-	// log the purge view does not see. Close stops it. Commits never wait
-	// for it: purge lag (DB.PurgeLag) is what it has not done yet.
+	// (DB.PurgeMeter), at InnoDB's pace (purgeBatchSize and the
+	// timeouts below): batch after batch while there is work it may do,
+	// then suspended for at most 10 ms, and then until a commit finds
+	// the history list longer than a batch, or a second has passed.
+	// Close stops it. Commits never wait for it: purge lag
+	// (DB.PurgeLag) is what it has not done yet.
 	PurgeBackground
 	// PurgeAfterCommit purges on the committing goroutine, after each
 	// commit that put a log on the history list (unless a purge is
@@ -433,26 +436,65 @@ func (db *DB) versionHasEntry(m *Meter, view *ReadView, t *TableHandle, ix *inde
 	}
 }
 
+// The background purge's pace, as InnoDB's purge coordinator
+// (srv0srv.cc: srv_purge_coordinator_thread, srv_do_purge,
+// srv_purge_coordinator_suspend; trx0purge.cc:
+// trx_purge_add_update_undo_to_history):
+//
+//   - it purges in batches of at most purgeBatchSize logs
+//     (innodb_purge_batch_size, 300 undo pages; here one log is one
+//     page), batch after batch as long as a batch purged something;
+//   - a batch that purged nothing (the history list empty, or its head
+//     still seen as running by some view) suspends it for at most
+//     purgeSuspendTimeout (SRV_PURGE_MAX_TIMEOUT, 10 ms); if no log was
+//     added in that time it sleeps until woken, and at most
+//     purgeMasterInterval (the master thread's once-a-second wake,
+//     srv_master_callback calling purge_sys.wake_if_not_active);
+//   - a commit that puts a log on the history list wakes it only if it
+//     is suspended and the list is longer than purgeWakeHistory
+//     (innodb_purge_threads x innodb_purge_batch_size; one purge thread
+//     here); the end of a transaction that closes a read view does not
+//     wake it (the timeout sees the view gone).
+//
+// So a commit costs no wake-up of another goroutine while purge keeps up:
+// waking it at every commit, as this engine once did, cost each
+// transaction a futex wake-up (about 4% of a terminal's time at one
+// terminal), and purge then ran one log per batch. The price is purge
+// lag: under load the history list holds up to the commits of one
+// timeout (a few hundred logs at this machine's speed), as InnoDB's does.
+var (
+	purgeSuspendTimeout = 10 * time.Millisecond
+	purgeMasterInterval = time.Second
+)
+
+const (
+	purgeBatchSize   = 300
+	purgeWakeHistory = 1 * purgeBatchSize
+)
+
 // purger is the background purge goroutine (PurgeBackground).
 type purger struct {
 	wake chan struct{} // a pending wake-up (buffer 1: wakes coalesce)
 	stop chan struct{} // closed by Close
 	done chan struct{} // closed when the goroutine has returned
+	// suspended is set while the goroutine waits (InnoDB's
+	// srv_sys->n_threads_active[SRV_PURGE] == 0): only then does a
+	// commit wake it.
+	suspended atomic.Bool
 }
 
 // startPurger starts the background purge goroutine.
 func (db *DB) startPurger() {
 	p := &purger{wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	db.purger = p
+	suspendTimeout, masterInterval := purgeSuspendTimeout, purgeMasterInterval
 	go func() {
 		defer close(p.done)
+		timer := time.NewTimer(masterInterval)
+		defer timer.Stop()
 		for {
-			select {
-			case <-p.stop:
-				return
-			case <-p.wake:
-			}
-			if _, err := db.PurgeStep(nil, 0); err != nil {
+			n, err := db.PurgeStep(nil, purgeBatchSize)
+			if err != nil {
 				db.undo.mu.Lock()
 				db.purgeErr = err
 				db.undo.mu.Unlock()
@@ -460,17 +502,53 @@ func (db *DB) startPurger() {
 			if h := testHookPurgeRound; h != nil {
 				h(db)
 			}
+			if n > 0 && err == nil {
+				select {
+				case <-p.stop:
+					return
+				default:
+					continue // the next batch
+				}
+			}
+			// Suspended: at most the timeout, then, if nothing was
+			// added, until woken or the master's tick.
+			lag := db.undo.histLen.Load()
+			wait := suspendTimeout
+			for {
+				p.suspended.Store(true)
+				timer.Reset(wait)
+				woken := false
+				select {
+				case <-p.stop:
+					return
+				case <-p.wake:
+					woken = true
+				case <-timer.C:
+				}
+				p.suspended.Store(false)
+				if !timer.Stop() {
+					select {
+					case <-timer.C:
+					default:
+					}
+				}
+				if woken || wait == masterInterval || db.undo.histLen.Load() != lag {
+					break
+				}
+				wait = masterInterval
+			}
 		}
 	}()
 }
 
-// testHookPurgeRound, when set by a test, runs after each round of the
+// testHookPurgeRound, when set by a test, runs after each batch of the
 // background purge.
 var testHookPurgeRound func(db *DB)
 
-// wakePurge wakes the background purge, if there is one and it has work.
+// wakePurge wakes the background purge, if there is one, it is suspended
+// and the history list is longer than purgeWakeHistory (above).
 func (db *DB) wakePurge() {
-	if p := db.purger; p != nil && db.undo.historyLen() > 0 {
+	if p := db.purger; p != nil && p.suspended.Load() && db.undo.histLen.Load() > purgeWakeHistory {
 		select {
 		case p.wake <- struct{}{}:
 		default: // already woken

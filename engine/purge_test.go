@@ -2,6 +2,7 @@ package engine
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -264,28 +265,77 @@ func TestHistoryFreesSlots(t *testing.T) {
 }
 
 // TestPurgeBackground: a real-mode database purges on a goroutine of its
-// own by default; it is woken by a commit that adds to the history list
-// (and, held back by a view, by the end of the transaction that closes
-// the view); its work goes to the database's purge meter. Close stops it.
+// own by default, at InnoDB's pace: a commit below the wake threshold
+// does not wake it; its suspension's timeout does (shortened here), and
+// it then finds the history list held back by a view until the view's
+// transaction ends; its work goes to the database's purge meter. Close
+// stops it.
 func TestPurgeBackground(t *testing.T) {
+	defer func(s, m time.Duration) { purgeSuspendTimeout, purgeMasterInterval = s, m }(purgeSuspendTimeout, purgeMasterInterval)
+	purgeSuspendTimeout, purgeMasterInterval = time.Millisecond, time.Millisecond
 	rounds := make(chan int64, 16)
-	testHookPurgeRound = func(db *DB) { rounds <- db.PurgeLag() }
+	testHookPurgeRound = func(db *DB) {
+		select {
+		case rounds <- db.PurgeLag():
+		default: // the test reads the lag after the rounds it waits for
+		}
+	}
 	defer func() { testHookPurgeRound = nil }()
 	db := mvccOpen(t)
 	require.Equal(t, PurgeBackground, db.Options().Purge)
 	tb := mvccLoad(t, db, 3)
+	// waitLag receives rounds until one leaves the history list lag long.
+	waitLag := func(lag int64) {
+		for <-rounds != lag {
+		}
+	}
 	v := db.BeginTx(nil, TxOptions{Isolation: RepeatableRead})
 	_, _ = mvccGet(t, v, tb, 1)
 	mvccDelete(t, db, tb, 2)
-	require.Equal(t, int64(1), <-rounds, "woken by the commit, held back by the view")
+	waitLag(1)
+	// Rounds keep coming (the timeouts) and purge nothing: the view
+	// holds the log back.
+	for range 3 {
+		waitLag(1)
+	}
+	require.Zero(t, db.PurgeMeter().UndoLogsPurged)
 	require.NoError(t, v.Commit())
-	require.Zero(t, <-rounds, "woken by the view's end")
+	waitLag(0)
 	c, s, ca, sa := marks(t, tb)
 	require.Equal(t, [4]int{0, 0, 2, 2}, [4]int{c, s, ca, sa})
 	pm := db.PurgeMeter()
 	require.Equal(t, int64(1), pm.UndoLogsPurged)
 	require.Equal(t, int64(1), pm.PurgeRecords)
 	require.Equal(t, int64(1), pm.PurgeSecondaryRemoved)
+	require.NoError(t, db.PurgeErr())
+}
+
+// TestPurgeBackgroundWake: with timeouts that never expire in a test, a
+// suspended purge is woken by the commit that makes the history list
+// longer than purgeWakeHistory (InnoDB's innodb_purge_threads x
+// innodb_purge_batch_size), and only by it; it then purges in batches of
+// purgeBatchSize until the list is empty.
+func TestPurgeBackgroundWake(t *testing.T) {
+	defer func(s, m time.Duration) { purgeSuspendTimeout, purgeMasterInterval = s, m }(purgeSuspendTimeout, purgeMasterInterval)
+	purgeSuspendTimeout, purgeMasterInterval = time.Hour, time.Hour
+	type round struct{ lag, purged int64 }
+	rounds := make(chan round, 64)
+	testHookPurgeRound = func(db *DB) { rounds <- round{db.PurgeLag(), db.Purge().Purged} }
+	defer func() { testHookPurgeRound = nil }()
+	db := mvccOpen(t)
+	const n = purgeWakeHistory + 1
+	tb := mvccLoad(t, db, n)
+	// The goroutine's first batch, at its start, found nothing.
+	require.Equal(t, round{0, 0}, <-rounds)
+	for id := int64(1); id < n; id++ {
+		mvccDelete(t, db, tb, id)
+	}
+	require.Equal(t, int64(n-1), db.PurgeLag())
+	require.Empty(t, rounds, "no commit at or below the threshold woke purge")
+	mvccDelete(t, db, tb, n)
+	require.Equal(t, round{n - purgeBatchSize, purgeBatchSize}, <-rounds, "the first batch")
+	require.Equal(t, round{0, n}, <-rounds, "the second batch")
+	require.Equal(t, round{0, n}, <-rounds, "the batch that found nothing, before the suspension")
 	require.NoError(t, db.PurgeErr())
 }
 

@@ -198,9 +198,6 @@ func (tx *Tx) leaveTrxSys() {
 	clear(tx.snaps)
 	tx.snaps = tx.snaps[:0]
 	tx.view = nil
-	if closed {
-		tx.db.wakePurge() // the purge view may have moved on
-	}
 }
 
 // openView builds a read view of the transaction system now, with

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/cache/page"
@@ -178,6 +179,10 @@ type undoSys struct {
 	// A commit appends under the rseg page's latch, so the order is the
 	// pages' order.
 	history []histLog
+	// histLen is len(history), kept beside it for the committing
+	// transactions' look at the purge lag (wakePurge), which takes no
+	// mutex (InnoDB's trx_sys->rseg_history_len, an atomic counter).
+	histLen atomic.Int64
 	purgeMu sync.Mutex // one purge at a time (guards purgeBuf)
 	// purgeBuf holds the copy of the undo page purge works on, kept from
 	// one log to the next (a log's records are copied page by page).
@@ -285,6 +290,7 @@ func (db *DB) readHistory(n, first, last uint32) error {
 	if len(u.history) != int(n) || prev != last {
 		return fmt.Errorf("%w: the history list has %d logs ending at page %d, its base node says %d ending at %d", cache.ErrBadFormat, len(u.history), prev, n, last)
 	}
+	u.histLen.Store(int64(n))
 	db.recovered.HistoryLogs = int64(n)
 	return nil
 }
@@ -771,6 +777,7 @@ func (tx *Tx) undoCommit(mt *cache.Mtr) (bool, error) {
 	u := &db.undo
 	u.mu.Lock()
 	u.history = append(u.history, histLog{l: txUndo{first: tx.undo.first, last: tx.undo.first, slot: -1}, trxID: tx.trxID})
+	u.histLen.Store(int64(len(u.history)))
 	u.mu.Unlock()
 	mt.Release(rseg, true)
 	return true, nil
@@ -809,6 +816,7 @@ func (db *DB) historyRemove(m *cache.Meter, h histLog) error {
 		return err
 	}
 	u.history = u.history[1:]
+	u.histLen.Store(int64(len(u.history)))
 	if slot >= 0 {
 		u.cached = append(u.cached, txUndo{first: h.l.first, last: h.l.first, slot: slot})
 	}
