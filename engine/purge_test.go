@@ -280,7 +280,12 @@ func TestPurgeBackground(t *testing.T) {
 		default: // the test reads the lag after the rounds it waits for
 		}
 	}
-	defer func() { testHookPurgeRound = nil }()
+	// Cleared in a cleanup registered before mvccOpen's, so after Close
+	// has stopped the goroutine: with these timeouts it runs a round (and
+	// reads the hook) every millisecond until then, and a deferred reset
+	// raced with it whenever a round fell between the test's end and
+	// Close.
+	t.Cleanup(func() { testHookPurgeRound = nil })
 	db := mvccOpen(t)
 	require.Equal(t, PurgeBackground, db.Options().Purge)
 	tb := mvccLoad(t, db, 3)
