@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"runtime"
 	"testing"
 	"time"
 
@@ -332,6 +333,14 @@ func TestPurgeBackgroundWake(t *testing.T) {
 	tb := mvccLoad(t, db, n)
 	// The goroutine's first batch, at its start, found nothing.
 	require.Equal(t, round{0, 0}, <-rounds)
+	// It suspends after the hook has run, and a commit wakes only a
+	// suspended purge: were the goroutine descheduled in between while
+	// all the deletes below ran, the last one would wake nothing and the
+	// test would wait an hour for the first batch. So wait until it is
+	// suspended (a wake sent then stays in its channel until it selects).
+	for !db.purger.suspended.Load() {
+		runtime.Gosched()
+	}
 	for id := int64(1); id < n; id++ {
 		mvccDelete(t, db, tb, id)
 	}
