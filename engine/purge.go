@@ -512,11 +512,11 @@ func (db *DB) startPurger() {
 			}
 			// Suspended: at most the timeout, then, if nothing was
 			// added, until woken or the master's tick.
-			lag := db.undo.histLen.Load()
+			lag := db.undo.historyLen()
 			wait := suspendTimeout
 			for {
 				p.suspended.Store(true)
-				timer.Reset(wait)
+				timer.Reset(wait) // no stale tick survives a Reset (Go 1.23 timers)
 				woken := false
 				select {
 				case <-p.stop:
@@ -526,13 +526,7 @@ func (db *DB) startPurger() {
 				case <-timer.C:
 				}
 				p.suspended.Store(false)
-				if !timer.Stop() {
-					select {
-					case <-timer.C:
-					default:
-					}
-				}
-				if woken || wait == masterInterval || db.undo.histLen.Load() != lag {
+				if woken || wait == masterInterval || db.undo.historyLen() != lag {
 					break
 				}
 				wait = masterInterval
@@ -548,7 +542,7 @@ var testHookPurgeRound func(db *DB)
 // wakePurge wakes the background purge, if there is one, it is suspended
 // and the history list is longer than purgeWakeHistory (above).
 func (db *DB) wakePurge() {
-	if p := db.purger; p != nil && p.suspended.Load() && db.undo.histLen.Load() > purgeWakeHistory {
+	if p := db.purger; p != nil && p.suspended.Load() && db.undo.historyLen() > purgeWakeHistory {
 		select {
 		case p.wake <- struct{}{}:
 		default: // already woken

@@ -179,9 +179,10 @@ type undoSys struct {
 	// A commit appends under the rseg page's latch, so the order is the
 	// pages' order.
 	history []histLog
-	// histLen is len(history), kept beside it for the committing
-	// transactions' look at the purge lag (wakePurge), which takes no
-	// mutex (InnoDB's trx_sys->rseg_history_len, an atomic counter).
+	// histLen is len(history), stored under mu at every change and
+	// read without it (historyLen): committing transactions look at the
+	// purge lag (wakePurge) without taking mu, as InnoDB's
+	// trx_sys->rseg_history_len is an atomic counter.
 	histLen atomic.Int64
 	purgeMu sync.Mutex // one purge at a time (guards purgeBuf)
 	// purgeBuf holds the copy of the undo page purge works on, kept from
@@ -879,11 +880,8 @@ func (db *DB) historyUnlink(m *cache.Meter, h histLog, slot int) error {
 	return err
 }
 
-func (u *undoSys) historyLen() int {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	return len(u.history)
-}
+// historyLen returns the history list's length (histLen) without taking mu.
+func (u *undoSys) historyLen() int { return int(u.histLen.Load()) }
 
 // versionedWriter readies tx for a versioned heap write: it gives tx its
 // id, marks it as one the commit log must record, and, when the id
