@@ -17,7 +17,7 @@ import (
 // once, in every organization and at every isolation level. Under
 // Serializable the balances are plain reads, which take shared locks that
 // the updates upgrade, so deadlocks happen; their victims are rolled back
-// and retried. Below Serializable a plain read takes no lock and reads a
+// and retried (as is a transfer whose lock wait timed out). Below Serializable a plain read takes no lock and reads a
 // snapshot, so an update computed from it can lose a concurrent transfer
 // (the lost update TestAnomaliesClustered shows): there the balances are
 // read FOR UPDATE, as an application on InnoDB must; on a versioned heap
@@ -51,7 +51,7 @@ func TestBankTransfers(t *testing.T) {
 			}
 			require.NoError(t, tx.Commit())
 
-			var deadlocks, serialization atomic.Int64
+			var deadlocks, timeouts, serialization atomic.Int64
 			var wg sync.WaitGroup
 			errs := make(chan error, workers)
 			for w := 0; w < workers; w++ {
@@ -71,6 +71,15 @@ func TestBankTransfers(t *testing.T) {
 							done++
 						case errors.Is(err, ErrDeadlock):
 							deadlocks.Add(1)
+						case errors.Is(err, ErrLockTimeout):
+							// The lock wait timeout is wall time: on a
+							// machine slowed enough (the race detector,
+							// a loaded host) a wait behind a live
+							// transaction may reach it. A client retries
+							// it (InnoDB's error 1205) and the invariant
+							// still holds, so the test does too, rather
+							// than depend on the clock.
+							timeouts.Add(1)
 						case errors.Is(err, ErrSerialization) && iso == RepeatableRead && org != Clustered:
 							// A versioned heap under RepeatableRead: the
 							// row changed since the snapshot (PostgreSQL's
@@ -89,7 +98,8 @@ func TestBankTransfers(t *testing.T) {
 			for err := range errs {
 				require.NoError(t, err)
 			}
-			t.Logf("deadlock victims retried: %d, serialization failures retried: %d", deadlocks.Load(), serialization.Load())
+			t.Logf("deadlock victims retried: %d, lock wait timeouts retried: %d, serialization failures retried: %d",
+				deadlocks.Load(), timeouts.Load(), serialization.Load())
 
 			tx = db.Begin(nil)
 			var total int64
