@@ -207,7 +207,7 @@ restart:
 		runlatch(mt, pg)
 		mt.Latch(pg)
 		if node(pg.Data()).isLeaf() {
-			t.height.Store(1)
+			t.setHeight(1)
 			return pg, 0, nil
 		}
 		mt.Release(pg, false)
@@ -218,7 +218,7 @@ restart:
 		n := node(pg.Data())
 		lvl := n.level()
 		if lvl == 0 {
-			t.height.Store(int32(depth + 1))
+			t.setHeight(depth + 1)
 			return pg, depth, nil
 		}
 		var c uint32
@@ -256,6 +256,16 @@ restart:
 			return nil, 0, err
 		}
 		pg = child
+	}
+}
+
+// setHeight records the height a descent found. It writes only a
+// change: a store on every descent would make the line that holds the
+// tree's root, pool and height one that every processor writes, and
+// every descent on another processor would then miss it.
+func (t *Tree) setHeight(h int) {
+	if t.height.Load() != int32(h) {
+		t.height.Store(int32(h))
 	}
 }
 
