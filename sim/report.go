@@ -193,33 +193,40 @@ func newRunReport(c *TPCCConfig, s *tpcc.RunReport, elapsed time.Duration) *repo
 				P95: ms(ts.Percentile(95)), P99: ms(ts.Percentile(99)),
 				Max: float64(ts.Latency.Max()) / 1000}
 			t.LatencyDist = newLatencyDist(ts.Latency)
-			n := float64(ts.Count)
-			m := &ts.Meter
-			t.PerTx = report.MeterAverages{
-				NodeVisits: float64(m.NodeVisitsTotal()) / n, RowFetches: float64(m.RowFetches) / n,
-				HeapFetches: float64(m.HeapFetches) / n, RowsExamined: float64(m.RowsExamined) / n,
-				RowsReturned: float64(m.RowsReturned) / n, EntriesWrite: float64(m.IndexEntriesWritten) / n,
-				PoolHits: float64(m.PoolHits) / n, PoolMisses: float64(m.PoolMisses) / n,
-				LogBytes: float64(m.LogBytes) / n, LockRequests: float64(m.LockRequests) / n,
-				LockWaits: float64(m.LockWaits) / n, PageRequests: float64(m.PageRequestsTotal()) / n,
-				StoreReads: float64(m.StoreReads) / n, StoreWrites: float64(m.StoreWrites) / n,
-				StoreSyncs: float64(m.StoreSyncs) / n, DoublewriteWrites: float64(m.DoublewriteWrites) / n,
-				DoublewriteBytes: float64(m.DoublewriteBytes) / n,
-				HeapRowsScans:    float64(m.HeapRowsScanned) / n,
-				TierGets:         float64(m.TierGets) / n, TierHits: float64(m.TierHits) / n,
-				ReadViews: float64(m.ReadViews) / n, ConsistentReads: float64(m.ConsistentReads) / n,
-				UndoVersionsRead: float64(m.UndoVersionsRead) / n, UndoRecords: float64(m.UndoRecords) / n,
-				HOTUpdates: float64(m.HeapHOTUpdates) / n, NonHOTUpdates: float64(m.HeapNonHOTUpdates) / n,
-				HeapVersionsRead: float64(m.HeapVersionsRead) / n, DurableReadWaits: float64(m.DurableReadWaits) / n,
-				IndexOnlyHeapFetches: float64(m.IndexOnlyHeapFetches) / n, PagesPruned: float64(m.HeapPrunes) / n,
-				EntriesKilled: float64(m.IndexEntriesKilled) / n,
-				Sorts:         float64(m.Sorts) / n, SortsAvoided: float64(m.SortsAvoided) / n,
-			}
+			t.PerTx = meterAverages(&ts.Meter, float64(ts.Count))
 		}
 		t.Steps = newSteps(res, tpcc.TxType(k), ts.Count)
 		r.Types = append(r.Types, t)
 	}
+	if total > 0 {
+		all := meterAverages(&r.Total, float64(total))
+		r.AllPerTx = &all
+	}
 	return r
+}
+
+// meterAverages is m's counts over n completed transactions.
+func meterAverages(m *engine.Meter, n float64) report.MeterAverages {
+	return report.MeterAverages{
+		NodeVisits: float64(m.NodeVisitsTotal()) / n, RowFetches: float64(m.RowFetches) / n,
+		HeapFetches: float64(m.HeapFetches) / n, RowsExamined: float64(m.RowsExamined) / n,
+		RowsReturned: float64(m.RowsReturned) / n, EntriesWrite: float64(m.IndexEntriesWritten) / n,
+		PoolHits: float64(m.PoolHits) / n, PoolMisses: float64(m.PoolMisses) / n,
+		LogBytes: float64(m.LogBytes) / n, LockRequests: float64(m.LockRequests) / n,
+		LockWaits: float64(m.LockWaits) / n, PageRequests: float64(m.PageRequestsTotal()) / n,
+		StoreReads: float64(m.StoreReads) / n, StoreWrites: float64(m.StoreWrites) / n,
+		StoreSyncs: float64(m.StoreSyncs) / n, DoublewriteWrites: float64(m.DoublewriteWrites) / n,
+		DoublewriteBytes: float64(m.DoublewriteBytes) / n,
+		HeapRowsScans:    float64(m.HeapRowsScanned) / n,
+		TierGets:         float64(m.TierGets) / n, TierHits: float64(m.TierHits) / n,
+		ReadViews: float64(m.ReadViews) / n, ConsistentReads: float64(m.ConsistentReads) / n,
+		UndoVersionsRead: float64(m.UndoVersionsRead) / n, UndoRecords: float64(m.UndoRecords) / n,
+		HOTUpdates: float64(m.HeapHOTUpdates) / n, NonHOTUpdates: float64(m.HeapNonHOTUpdates) / n,
+		HeapVersionsRead: float64(m.HeapVersionsRead) / n, DurableReadWaits: float64(m.DurableReadWaits) / n,
+		IndexOnlyHeapFetches: float64(m.IndexOnlyHeapFetches) / n, PagesPruned: float64(m.HeapPrunes) / n,
+		EntriesKilled: float64(m.IndexEntriesKilled) / n,
+		Sorts:         float64(m.Sorts) / n, SortsAvoided: float64(m.SortsAvoided) / n,
+	}
 }
 
 // newSpaceReport is a space section.

@@ -215,7 +215,10 @@ type Run struct {
 	// keying and think times (without them the figure means nothing).
 	Efficiency *float64 `json:"efficiency_pct,omitempty"`
 	Types      []Type   `json:"types"`
-	Errors     []string `json:"errors,omitempty"`
+	// AllPerTx averages the meters over every completed transaction,
+	// whatever its type (the "all" row of the cost table).
+	AllPerTx *MeterAverages `json:"all_per_tx,omitempty"`
+	Errors   []string       `json:"errors,omitempty"`
 	// Timeline is tpmC over the measured interval, interval by interval.
 	Timeline *Timeline `json:"timeline,omitempty"`
 

@@ -93,6 +93,10 @@ func (r *Report) WriteTable(w io.Writer) error {
 			fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.2f\t%.0f\t%.3f\t\n", t.Type, p.NodeVisits, p.RowFetches, p.HeapFetches,
 				p.RowsExamined, p.PoolHits, p.PoolMisses, p.LogBytes, p.LockWaits)
 		}
+		if p := run.AllPerTx; p != nil {
+			fmt.Fprintf(tw, "all\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.2f\t%.0f\t%.3f\t\n", p.NodeVisits, p.RowFetches, p.HeapFetches,
+				p.RowsExamined, p.PoolHits, p.PoolMisses, p.LogBytes, p.LockWaits)
+		}
 		_ = tw.Flush()
 		writeVersions(&b, run.Types)
 		writeSorts(&b, run.Types)
