@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -28,6 +29,9 @@ func TestBench(t *testing.T) {
 		require.Positive(t, c.LoadRowsPerSecond)
 	}
 	require.Contains(t, res.Settings, "--scale")
+	require.Contains(t, res.Settings, "--sync-commit=false", "the speed targets' configuration: commits do not wait for the sync")
+	_, err := time.Parse(time.RFC3339, res.Started)
+	require.NoError(t, err, "started: %q", res.Started)
 }
 
 // TestBenchTable: the best and the median of a cell's runs, the fastest
@@ -48,11 +52,11 @@ func TestBenchTable(t *testing.T) {
 	require.Equal(t, 9000.0, c.LoadRowsPerSecond, "the fastest load's rate")
 	require.Equal(t, 95000.0, cell(1, 1, 90000, 100000).MedianTpmC, "an even count: the mean of the middle two")
 
-	res := benchResult{Settings: []string{"--duration=10s"}, GoVersion: "go1", CPUs: 2,
+	res := benchResult{Settings: []string{"--duration=10s"}, GoVersion: "go1", CPUs: 2, CPUModel: "Some CPU", Started: "2026-12-05T07:00:00Z",
 		Cells: []benchCell{c, cell(1, 4, 1234567.4, 7, 8), cell(16, 1, 5, 6, 7), cell(16, 4, 9, 10, 11)}}
 	var out bytes.Buffer
 	require.NoError(t, res.writeTable(&out, []int{1, 16}, []int{1, 4}, 3))
-	require.Equal(t, `enginelab bench: real mode, in memory, 2 CPUs, go1; every run: --duration=10s
+	require.Equal(t, `enginelab bench: real mode, in memory, 2 CPUs (Some CPU), go1, started 2026-12-05T07:00:00Z; every run: --duration=10s
 each cell a new load; tpmC, best of 3 (median)
 
   warehouses  load s  load rows/s                 T1             T4
@@ -73,7 +77,9 @@ func TestBenchRefusesBeforeWork(t *testing.T) {
 		{[]string{"--terminals", "4,4"}, `--terminals "4,4": 4 twice`},
 		{[]string{"--runs", "0"}, "--runs 0: want at least 1"},
 		{[]string{"--duration", "-1s"}, "--duration -1s: want a positive duration"},
-		{[]string{"--", "--mode=sim"}, "--mode=sim after --: bench sets it"},
+		{[]string{"--", "--mode=sim"}, "--mode=sim after --: bench sets it (bench measures real mode)"},
+		{[]string{"--", "--terminals", "4"}, "--terminals after --: bench sets it (use bench's own --terminals)"},
+		{[]string{"--", "-dir=/tmp/x"}, "-dir=/tmp/x after --: bench sets it (bench measures an in-memory database"},
 		{[]string{"--", "--org", "nosuch"}, ""},
 		{[]string{"extra"}, `unexpected argument "extra"`},
 	} {
