@@ -10,12 +10,27 @@ import (
 	"github.com/enginelab/enginelab/cache/store"
 )
 
+// seeds names the seeds the job's data came from: the run's (which a
+// load in the same job shares), and the stored load's when it differs; a
+// job without a run (check, export) has only the load's.
+func (r *Report) seeds() string {
+	c := &r.Config
+	hasRun, hasLoad := strings.Contains(c.Phases, "run"), strings.Contains(c.Phases, "load")
+	switch {
+	case !hasRun:
+		return fmt.Sprintf("load seed %d", r.Database.LoadSeed)
+	case !hasLoad && r.Database.LoadSeed != c.Seed:
+		return fmt.Sprintf("seed %d (load seed %d)", c.Seed, r.Database.LoadSeed)
+	}
+	return fmt.Sprintf("seed %d", c.Seed)
+}
+
 // WriteTable prints the report as aligned tables.
 func (r *Report) WriteTable(w io.Writer) error {
 	var b strings.Builder
 	c := &r.Config
-	fmt.Fprintf(&b, "enginelab tpcc (%s): %d warehouse%s%s, %s, org %s, profile %s, seed %d\n",
-		c.Phases, r.Database.Warehouses, plural(r.Database.Warehouses), ScaleNote(r.Database.Scale), c.Mode, r.Database.Org, c.Profile, c.Seed)
+	fmt.Fprintf(&b, "enginelab tpcc (%s): %d warehouse%s%s, %s, org %s, profile %s, %s\n",
+		c.Phases, r.Database.Warehouses, plural(r.Database.Warehouses), ScaleNote(r.Database.Scale), c.Mode, r.Database.Org, c.Profile, r.seeds())
 	fmt.Fprintf(&b, "version %s, %s %s/%s, %d CPUs\n", r.Version, r.Host.GoVersion, r.Host.OS, r.Host.Arch, r.Host.CPUs)
 	if len(r.Flags) > 0 {
 		names := make([]string, 0, len(r.Flags))
