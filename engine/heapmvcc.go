@@ -460,6 +460,93 @@ func (tx *Tx) versionedLatest(t *TableHandle, key []byte) (img []byte, root, at 
 	return img, root, at, found, nil
 }
 
+// A locking scan under RepeatableRead (Cursor.rrLock) reads each row's
+// latest version under its lock, as every locking read here does, and
+// then holds it to what PostgreSQL's would find, whose scan reads the
+// transaction's snapshot and locks each row it returns
+// (heap_lock_tuple, then "could not serialize access due to concurrent
+// update" when the row's version is no longer the latest). For each
+// index entry the scan visits:
+//   - a latest version the snapshot sees (or the transaction's own) is
+//     the row, as before;
+//   - otherwise (a latest version the snapshot does not see, or none, or
+//     one that no longer gives the entry), if the snapshot's version of
+//     the row would have been returned at this entry (the entry names
+//     the version chain the snapshot sees, or, for an entry that carries
+//     the primary key, the snapshot's version gives it), the row was
+//     changed or deleted by a transaction that committed after the
+//     snapshot: ErrSerialization, the transaction rolled back;
+//   - else the entry is not the snapshot's (a row inserted since, or an
+//     entry of values the row no longer had at the snapshot), and the
+//     scan skips it, as PostgreSQL's does.
+// Only the two last cases cost a read more (the entry's row through the
+// snapshot); a row unchanged since the snapshot costs what a locking
+// scan did before.
+
+// rrCheck checks the row load read against the snapshot: c.th is its
+// latest version's header (read here if load did not: an index-only
+// entry).
+func (c *Cursor) rrCheck() error {
+	tx, t := c.tx, c.t
+	if c.allVisible || (c.curPK == nil && !c.rootSet) {
+		return nil // visible to every snapshot, or nothing names the row (count(*) entries)
+	}
+	if !c.thSet {
+		save := append(tx.val[:0:0], tx.val...)
+		var th heap.TupleHeader
+		var found bool
+		var err error
+		if c.rootSet {
+			_, _, th, found, err = tx.fetchRoot(t, c.root, tx.latestSnap())
+		} else {
+			_, _, _, th, found, err = tx.versionedFind(t, c.curPK, tx.latestSnap(), true)
+		}
+		tx.val = save
+		if err != nil {
+			return err
+		}
+		if !found {
+			return c.rrConflict()
+		}
+		c.th, c.thSet = th, true
+	}
+	vs := tx.snapOfView(tx.view)
+	ok, err := heap.Visible(c.th, vs, tx.db.clog.Load())
+	if err != nil || ok || c.th.Xmin == tx.trxID {
+		return err
+	}
+	return c.rrConflict()
+}
+
+// rrConflict decides for the current entry, whose row's latest version
+// the scan does not return: ErrSerialization (the transaction rolled
+// back) if the snapshot's version of the row would have been returned
+// at this entry, errSkip if not.
+func (c *Cursor) rrConflict() error {
+	tx, t, ix := c.tx, c.t, c.ix
+	vs := tx.snapOfView(tx.view)
+	save := append(tx.val[:0:0], tx.val...)
+	var seen bool
+	var err error
+	if c.rootSet {
+		_, _, _, seen, err = tx.fetchRoot(t, c.root, vs)
+	} else if c.curPK != nil {
+		var img []byte
+		img, _, _, _, seen, err = tx.versionedFind(t, c.curPK, vs, true)
+		if err == nil && seen && !ix.primary {
+			seen, err = tx.versionGivesEntry(t, ix, img, c.curPK, c.it.Key())
+		}
+	}
+	tx.val = save // the row load read, which the scan returns (before a rollback frees the buffers)
+	if err != nil {
+		return err
+	}
+	if seen {
+		return tx.serializationFailure(t)
+	}
+	return errSkip
+}
+
 // versionedGet is get for a versioned table.
 func (tx *Tx) versionedGet(t *TableHandle, key []byte, dst Row, mode lock.Mode) (Row, bool, error) {
 	var img []byte
@@ -627,16 +714,23 @@ func (c *Cursor) indexOnlyVisible(ix *index, key, pk []byte, ptr heap.RowPtr) er
 	}
 	if !ix.primary && ix.carry != carryPtr {
 		tx.m.IndexOnlyHeapFetches++
-		img, _, _, _, found, err := tx.versionedFind(t, pk, snap, c.hsnap == nil)
+		img, _, _, th, found, err := tx.versionedFind(t, pk, snap, c.hsnap == nil)
 		if err != nil {
 			return err
 		}
+		c.th, c.thSet = th, found
 		if !found {
+			if c.rrLock {
+				return c.rrConflict()
+			}
 			return errSkip
 		}
 		if ok, err := tx.versionGivesEntry(t, ix, img, pk, key); err != nil || !ok {
 			if err == nil {
 				err = errSkip
+				if c.rrLock {
+					err = c.rrConflict()
+				}
 			}
 			return err
 		}
@@ -651,10 +745,14 @@ func (c *Cursor) indexOnlyVisible(ix *index, key, pk []byte, ptr heap.RowPtr) er
 		return err
 	}
 	if vis && !c.it.Changed() {
+		// Every tuple on the page is visible to every snapshot, the
+		// transaction's among them (rrCheck).
+		c.allVisible = true
 		return nil
 	}
 	tx.m.IndexOnlyHeapFetches++
-	img, _, _, found, allDead, err := tx.fetchRootDead(t, ptr, snap, true)
+	img, _, th, found, allDead, err := tx.fetchRootDead(t, ptr, snap, true)
+	c.th, c.thSet = th, err == nil && found
 	if err == nil && found && c.hsnap == nil {
 		found, err = tx.versionHasEntry(t, ix, img, key, ptr)
 	}
@@ -663,6 +761,8 @@ func (c *Cursor) indexOnlyVisible(ix *index, key, pk []byte, ptr heap.RowPtr) er
 			if err := c.killEntry(); err != nil {
 				return err
 			}
+		} else if c.rrLock {
+			return c.rrConflict()
 		}
 		err = errSkip
 	}

@@ -32,9 +32,14 @@ type ScanOptions struct {
 	Columns []string
 	// ForUpdate makes the scan a locking read (SELECT ... FOR UPDATE): each
 	// row it returns is locked exclusive, and it reads the latest version
-	// whatever the isolation level. Without it, a scan of a clustered table
-	// under ReadCommitted or RepeatableRead is a consistent read (no locks,
-	// the read view's versions), and under Serializable locks shared.
+	// whatever the isolation level. On a versioned heap table under
+	// RepeatableRead it is held to the transaction's snapshot as
+	// PostgreSQL's is: a row changed or deleted since the snapshot fails
+	// the scan with ErrSerialization (the transaction rolled back), and a
+	// row inserted since is not returned (Cursor.rrCheck). Without it, a
+	// scan of a clustered table under ReadCommitted or RepeatableRead is a
+	// consistent read (no locks, the read view's versions), and under
+	// Serializable locks shared.
 	ForUpdate bool
 }
 
@@ -96,6 +101,20 @@ type Cursor struct {
 	// HeapRowPointer (the handler's position(), ha_heap's pointer).
 	ptr  heap.RowPtr
 	full Row // a consistent read's whole version, to check a secondary entry
+	// rrLock marks a locking scan (ForUpdate) of a versioned heap table
+	// under RepeatableRead: as PostgreSQL's, it fails with
+	// ErrSerialization on a row changed or deleted since the
+	// transaction's snapshot, and does not return a row inserted since
+	// (rrCheck). th is the header of the latest version load read (when
+	// thSet), curPK the row's encoded primary key.
+	rrLock  bool
+	thSet   bool
+	th      heap.TupleHeader
+	curPK   []byte
+	rootSet bool        // the entry names a version chain: root
+	root    heap.RowPtr // its root pointer
+	// allVisible: the index-only entry's page is all-visible.
+	allVisible bool
 }
 
 // cursorBufs are a cursor's buffers. A closed cursor hands them to its
@@ -247,6 +266,10 @@ func (tx *Tx) openCursor(t *TableHandle, ix *index, o ScanOptions, b *cursorBufs
 	c.mode = lock.Shared
 	if o.ForUpdate {
 		c.mode = lock.Exclusive
+		if t.versioned() && tx.iso == RepeatableRead {
+			tx.stmtView() // the snapshot is taken before the first lock
+			c.rrLock = true
+		}
 	} else if tx.consistent(t) {
 		c.view = tx.readView(true)
 	} else if t.versioned() && tx.iso == ReadCommitted {
@@ -398,8 +421,22 @@ func (c *Cursor) Next() bool {
 }
 
 // load fills c.row from the current entry, fetching the row when the entry
-// does not hold every wanted column.
+// does not hold every wanted column; a RepeatableRead locking scan of a
+// versioned table then checks the row against the snapshot (rrCheck).
 func (c *Cursor) load() error {
+	if !c.rrLock {
+		return c.loadEntry()
+	}
+	c.thSet, c.curPK, c.rootSet, c.allVisible = false, nil, false, false
+	err := c.loadEntry()
+	if err == nil {
+		return c.rrCheck()
+	}
+	return err
+}
+
+// loadEntry is load without the RepeatableRead check.
+func (c *Cursor) loadEntry() error {
 	t, ix, tx := c.t, c.ix, c.tx
 	cols := t.info.def.Columns
 	clear(c.row)
@@ -488,6 +525,10 @@ func (c *Cursor) load() error {
 		}
 	}
 	c.ptr = ptr
+	c.curPK = pk
+	if t.versioned() && (ix.primary || ix.carry == carryPtr) {
+		c.root, c.rootSet = ptr, true // the entry names this version chain
+	}
 	if c.indexOnly && t.versioned() {
 		// The entry alone answers only on an all-visible page.
 		if err := c.indexOnlyVisible(ix, key, pk, ptr); err != nil {
@@ -519,12 +560,15 @@ func (c *Cursor) load() error {
 				snap = tx.latestSnap()
 			}
 			var found, allDead bool
-			img, _, _, found, allDead, err = tx.fetchRootDead(t, ptr, snap, true)
+			img, _, c.th, found, allDead, err = tx.fetchRootDead(t, ptr, snap, true)
+			c.thSet = err == nil && found
 			if err == nil && !found {
 				if allDead {
 					if err := c.killEntry(); err != nil {
 						return err
 					}
+				} else if c.rrLock {
+					return c.rrConflict()
 				}
 				return errSkip
 			}
@@ -556,11 +600,15 @@ func (c *Cursor) load() error {
 			snap = tx.latestSnap()
 		}
 		var found bool
-		img, ptr, _, _, found, err = tx.versionedFind(t, pk, snap, c.hsnap == nil)
+		img, ptr, _, c.th, found, err = tx.versionedFind(t, pk, snap, c.hsnap == nil)
+		c.thSet = err == nil && found
 		if err == nil && found {
 			found, err = tx.versionGivesEntry(t, ix, img, pk, key)
 		}
 		if err == nil && !found {
+			if c.rrLock {
+				return c.rrConflict()
+			}
 			return errSkip
 		}
 		c.ptr = ptr
@@ -616,6 +664,7 @@ func (c *Cursor) load() error {
 		return errSkip
 	}
 	c.pkBuf = appendKey(c.pkBuf[:0], cols, t.info.pk, c.row)
+	c.curPK = c.pkBuf
 	for i := range c.row {
 		if !c.wanted[i] {
 			c.row[i] = Null
@@ -646,13 +695,17 @@ func (c *Cursor) rereadVersion(key []byte) error {
 	tx, t, ix := c.tx, c.t, c.ix
 	cols := t.info.def.Columns
 	pk := append([]byte(nil), c.pkBuf...)
-	img, err := tx.versionFetchSnap(t, c.ptr, nil)
-	if errors.Is(err, heap.ErrRowNotFound) {
-		return errSkip
-	}
+	img, _, th, found, err := tx.fetchRoot(t, c.ptr, tx.latestSnap())
 	if err != nil {
 		return err
 	}
+	if !found {
+		if c.rrLock {
+			return c.rrConflict()
+		}
+		return errSkip
+	}
+	c.th, c.thSet = th, true
 	tx.val = img
 	tx.m.RowsDecoded++
 	clear(c.row)
@@ -665,6 +718,7 @@ func (c *Cursor) rereadVersion(key []byte) error {
 	if c.pkBuf = appendKey(c.pkBuf[:0], cols, t.info.pk, c.row); !bytes.Equal(c.pkBuf, pk) {
 		return errSkip
 	}
+	c.curPK = c.pkBuf
 	for i := range c.row {
 		if !c.wanted[i] {
 			c.row[i] = Null
