@@ -600,6 +600,18 @@ func engineMs(r *report.Report, k tpcc.TxType) float64 {
 	return 0
 }
 
+// engineMsPerAttempt is engineMs spread over every attempt of type k,
+// the retried ones included: a completed transaction's engine time
+// carries its retried attempts' (Type.PerTx), and how many attempts
+// fail depends on how the terminals happen to interleave.
+func engineMsPerAttempt(r *report.Report, k tpcc.TxType) float64 {
+	t := typeOf(r, k)
+	if t.Count+t.Retries == 0 {
+		return 0
+	}
+	return engineMs(r, k) * float64(t.Count) / float64(t.Count+t.Retries)
+}
+
 func tpmC(r *report.Report) float64 {
 	if r.Run == nil {
 		return 0

@@ -21,7 +21,7 @@ var experiments = []*Experiment{
 	{
 		Name:     "count-rewrite",
 		Question: "count(c_id) through the customer last-name index: zero row fetches when secondaries carry the primary key, one per match when they carry row pointers, zero again with the count-rewrite option",
-		Expect:   "sysbench's by-name Payment fetches no rows for the count in clustered, a row per match in heap-rowptr, and fewer with the count rewrite, which never slows the row-pointer heap (its Payment's engine time, CPU and buffer pool, does not grow)",
+		Expect:   "sysbench's by-name Payment fetches no rows for the count in clustered, a row per match in heap-rowptr, and fewer with the count rewrite, which never slows the row-pointer heap (its Payment's engine time, CPU and buffer pool, per attempt, does not grow)",
 		Defaults: Params{PoolSize: sim.PoolPerWarehouse},
 		// At small scale, one terminal. A district's 300 customers, on
 		// which the by-name draws concentrate, make concurrent Payments
@@ -45,12 +45,17 @@ var experiments = []*Experiment{
 				return perTx(r, tpcc.PaymentTx, func(m *engine.Meter) int64 { return m.RowFetches })
 			}
 			fc, fh, fr := fetches(r[0]), fetches(r[1]), fetches(r[2])
-			// "Never slows" is about the engine's own work: a Payment's
-			// CPU and buffer-pool time. Its lock waits and queueing
-			// depend on how the terminals happen to interleave.
-			eh, er := engineMs(r[1], tpcc.PaymentTx), engineMs(r[2], tpcc.PaymentTx)
+			// "Never slows" is about the engine's own work: a Payment
+			// attempt's CPU and buffer-pool time. Its lock waits and
+			// queueing depend on how the terminals happen to
+			// interleave, and so does how many of its attempts fail
+			// with a serialization error and are retried (under
+			// RepeatableRead a heap's Payments meet on the warehouse
+			// row): a completed Payment's engine time carries its
+			// retried attempts', so it is compared per attempt.
+			eh, er := engineMsPerAttempt(r[1], tpcc.PaymentTx), engineMsPerAttempt(r[2], tpcc.PaymentTx)
 			ok := fc == 0 && fh > 0 && fr < fh && er <= eh
-			return ok, fmt.Sprintf("row fetches per Payment: clustered %.2f, heap-rowptr %.2f, with the rewrite %.2f; Payment's engine time %.4f → %.4f ms (response %.3f → %.3f ms, tpmC %.0f → %.0f) with the rewrite",
+			return ok, fmt.Sprintf("row fetches per Payment: clustered %.2f, heap-rowptr %.2f, with the rewrite %.2f; a Payment attempt's engine time %.4f → %.4f ms (response %.3f → %.3f ms, tpmC %.0f → %.0f) with the rewrite",
 				fc, fh, fr, eh, er, meanMs(r[1], tpcc.PaymentTx), meanMs(r[2], tpcc.PaymentTx), tpmC(r[1]), tpmC(r[2]))
 		},
 		headline: func(r []*report.Report) Headline {
