@@ -48,13 +48,24 @@ var (
 	// or a delete found the row its snapshot sees already gone. The
 	// transaction is rolled back when the error returns.
 	ErrSerialization = errors.New("engine: could not serialize access due to concurrent update")
+	// ErrRowGone means a delete found its row gone, deleted by a
+	// transaction that committed while this one waited for the row's
+	// lock, or that this one's snapshot does not see (the row is still
+	// in the snapshot). SQL would report no row deleted; a caller that
+	// names one row by its key learns that another transaction took it,
+	// as a TPC-C kit's Delivery learns it from its DELETE's count of
+	// rows, and retries. The error also matches ErrNotFound. The
+	// transaction is rolled back when the error returns.
+	ErrRowGone = errors.New("engine: row deleted by a concurrent transaction")
 )
 
 // Retryable says err ended its transaction in a way a client retries
-// with the same inputs: a deadlock victim, a lock timeout, or a
-// serialization failure. The transaction is already rolled back.
+// with the same inputs: a deadlock victim, a lock timeout, a
+// serialization failure, or a delete of a row a concurrent transaction
+// deleted. The transaction is already rolled back.
 func Retryable(err error) bool {
-	return errors.Is(err, ErrDeadlock) || errors.Is(err, ErrLockTimeout) || errors.Is(err, ErrSerialization)
+	return errors.Is(err, ErrDeadlock) || errors.Is(err, ErrLockTimeout) || errors.Is(err, ErrSerialization) ||
+		errors.Is(err, ErrRowGone)
 }
 
 // Tx is a transaction: every operation runs in one and charges its Meter.
@@ -962,6 +973,7 @@ func (tx *Tx) update(t *TableHandle, pk []Value, set []Set) error {
 	if t.versioned() {
 		tx.stmtView()
 	}
+	waits := tx.m.LockWaits
 	if err := tx.lock(t, key, lock.Exclusive); err != nil {
 		return err
 	}
@@ -970,6 +982,9 @@ func (tx *Tx) update(t *TableHandle, pk []Value, set []Set) error {
 		ptr, at, err = tx.readOldVersion(t, key, pk)
 	} else {
 		ptr, err = tx.readOld(t, key, pk)
+	}
+	if errors.Is(err, ErrNotFound) && (tx.m.LockWaits != waits || tx.snapshotSees(t, pk)) {
+		return tx.rowGone(t, pk, err)
 	}
 	if err != nil {
 		return err
@@ -1163,6 +1178,28 @@ func (tx *Tx) Delete(t *TableHandle, pk []Value) error {
 	return tx.delete(t, pk)
 }
 
+// snapshotSees reports whether the transaction's read view (under
+// RepeatableRead, if it has one) sees a row with primary key pk. It
+// reads through the view as a plain read does, reusing the
+// transaction's buffers.
+func (tx *Tx) snapshotSees(t *TableHandle, pk []Value) bool {
+	if tx.iso != RepeatableRead || tx.view == nil || (!tx.consistent(t) && !t.versioned()) {
+		return false
+	}
+	_, found, err := tx.get(t, pk, nil, lock.Shared)
+	return err == nil && found
+}
+
+// rowGone rolls tx back and returns ErrRowGone, which also matches
+// notFound's ErrNotFound.
+func (tx *Tx) rowGone(t *TableHandle, pk []Value, notFound error) error {
+	err := fmt.Errorf("%w: table %s: %w", ErrRowGone, t.info.def.Name, notFound)
+	if rerr := tx.Rollback(); rerr != nil {
+		return errors.Join(err, rerr)
+	}
+	return err
+}
+
 func (tx *Tx) delete(t *TableHandle, pk []Value) error {
 	key, err := tx.keyOf(t, pk)
 	if err != nil {
@@ -1171,6 +1208,7 @@ func (tx *Tx) delete(t *TableHandle, pk []Value) error {
 	if t.versioned() {
 		tx.stmtView()
 	}
+	waits := tx.m.LockWaits
 	if err := tx.lock(t, key, lock.Exclusive); err != nil {
 		return err
 	}
@@ -1179,6 +1217,9 @@ func (tx *Tx) delete(t *TableHandle, pk []Value) error {
 		ptr, at, err = tx.readOldVersion(t, key, pk)
 	} else {
 		ptr, err = tx.readOld(t, key, pk)
+	}
+	if errors.Is(err, ErrNotFound) && (tx.m.LockWaits != waits || tx.snapshotSees(t, pk)) {
+		return tx.rowGone(t, pk, err)
 	}
 	if err != nil {
 		return err
