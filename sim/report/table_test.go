@@ -1,6 +1,7 @@
 package report
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -25,4 +26,21 @@ func TestSeedsInHeader(t *testing.T) {
 		r := &Report{Config: Config{Phases: c.phases, Seed: c.seed}, Database: Database{LoadSeed: c.loadSeed}}
 		require.Equal(t, c.want, r.seeds(), "%+v", c)
 	}
+}
+
+// TestVersionsTableUndoOnly: a type whose only multi-versioning figure is
+// its undo records (a clustered Delivery: locking reads, no read view)
+// has its row in the multi-versioning table.
+func TestVersionsTableUndoOnly(t *testing.T) {
+	var b strings.Builder
+	writeVersions(&b, []Type{{Type: "delivery", PerTx: MeterAverages{UndoRecords: 130}}, {Type: "order-status"}})
+	out := b.String()
+	require.Contains(t, out, "index-only heap fetches")
+	var rows []string
+	for _, line := range strings.Split(out, "\n") {
+		if f := strings.Fields(line); len(f) > 0 && (f[0] == "delivery" || f[0] == "order-status") {
+			rows = append(rows, f[0]+" "+f[4])
+		}
+	}
+	require.Equal(t, []string{"delivery 130.0"}, rows, out)
 }
