@@ -507,6 +507,27 @@ func round(x float64, digits int) float64 {
 	return math.Round(x*p) / p
 }
 
+// describeTx names the organization, isolation level and lock release
+// the sides run with where a side does not choose its own.
+func (p *Params) describeTx() string {
+	org := "clustered unless the side says"
+	if p.Org != engine.OrgDefault {
+		org = p.Org.String() + " unless the side says"
+	}
+	iso := "repeatable-read"
+	if p.Isolation != engine.IsolationDefault {
+		iso = p.Isolation.String()
+	}
+	rel := "each organization's (early in clustered, as InnoDB; after the commit is durable in the heaps, as PostgreSQL)"
+	switch p.EarlyLockRelease {
+	case engine.EarlyRelease:
+		rel = "early (before the commit is durable)"
+	case engine.LateRelease:
+		rel = "late (after the commit is durable)"
+	}
+	return fmt.Sprintf("organization %s, isolation %s, lock release %s", org, iso, rel)
+}
+
 // WriteTable prints the result: the question and expectation, the sides
 // side by side, the explanations, the verdict and the context.
 func (r *Report) WriteTable(w io.Writer) error {
@@ -514,8 +535,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 	fmt.Fprintf(&b, "experiment %s: %s\n", r.Name, r.Question)
 	fmt.Fprintf(&b, "expects: %s\n", r.Expect)
 	p := &r.Params
-	fmt.Fprintf(&b, "simulated: %d warehouse(s)%s, %d terminals, %v measured after %v, seed %d\n\n",
+	fmt.Fprintf(&b, "simulated: %d warehouse(s)%s, %d terminals, %v measured after %v, seed %d\n",
 		p.Warehouses, report.ScaleNote(p.Scale.String()), p.Terminals, p.Duration, p.Warmup, p.Seed)
+	fmt.Fprintf(&b, "every side: %s\n\n", p.describeTx())
 	cmp := report.Comparison{Setting: "side", Values: r.Labels, Sides: r.Sides, Title: "side by side (ratios against the first side)"}
 	if err := cmp.WriteTable(&b); err != nil {
 		return err
