@@ -25,8 +25,11 @@ func (e frozenEnv) Now() time.Time      { return e.t }
 func (e frozenEnv) Sleep(time.Duration) {}
 
 // TestRunConsistent runs eight concurrent terminals on a loaded warehouse,
-// in each organization and each profile, and requires the consistency
-// conditions to hold after the run. It uses the shared W=1 loads at small
+// in each organization and each profile, under Serializable (strict
+// two-phase locking: every read locks, shared; deadlocks are retried;
+// TestRunConsistentLevels runs the other levels), and requires the
+// consistency conditions to hold after the run and every read to have
+// locked (no consistent read). It uses the shared W=1 loads at small
 // scale (the population test of the small scale, in a file sorted before
 // this one, has read the clustered one as loaded by then): what it tests
 // is the terminals' concurrency, which the race detector should see, not
@@ -42,13 +45,15 @@ func TestRunConsistent(t *testing.T) {
 			require.ErrorContains(t, err, "a run at full scale on a database loaded at small scale")
 			for _, p := range []Profile{Optimized, Sysbench, BenchmarkSQL} {
 				stats, err := Run(context.Background(), db, RunConfig{Warehouses: 1, Scale: SmallScale, Terminals: 8, Duration: time.Minute,
-					Seed: 7, LoadConstants: NewLoadConstants(testSeed), Profile: p,
+					Seed: 7, LoadConstants: NewLoadConstants(testSeed), Profile: p, Isolation: engine.Serializable,
 					Env: frozenEnv{time.Unix(1_800_000_000, 0)}, Transactions: 60})
 				require.NoError(t, err, "%s", p)
 				res := stats.Results
 				require.Equal(t, int64(8*60), res.Total(), "%s: every terminal ran its budget", p)
 				for k := range NumTxTypes {
 					require.Positive(t, res.Types[k].Count, "%s: %s ran", p, k)
+					require.Zero(t, res.Types[k].Meter.ConsistentReads, "%s: %s: Serializable reads lock", p, k)
+					require.Positive(t, res.Types[k].Meter.LockRequests, "%s: %s locked what it read", p, k)
 				}
 				t.Logf("%s: %s", p, summary(res))
 			}
