@@ -187,6 +187,10 @@ func TestRunConsistentLevels(t *testing.T) {
 					require.Positive(t, res.Types[k].Count, "%s %s: %s ran", iso, p, k)
 					consistent += res.Types[k].Meter.ConsistentReads
 				}
+				// The read-only transactions read without a lock, as the
+				// kits' plain SELECTs do.
+				require.Zero(t, res.Types[OrderStatusTx].Meter.LockRequests, "%s %s: Order-Status locks nothing", iso, p)
+				require.Zero(t, res.Types[StockLevelTx].Meter.LockRequests, "%s %s: Stock-Level locks nothing", iso, p)
 				require.Positive(t, consistent, "%s: plain reads are consistent reads (clustered: undo versions; heap: versions in the heap)", iso)
 				t.Logf("%s %s: %s", iso, p, summary(res))
 				rep, err := Check(db, CheckConfig{Scale: SmallScale})
