@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/engine/lock"
 )
 
 // hvOpen opens an in-memory database whose heap tables keep versions,
@@ -43,7 +44,7 @@ var hvOrgs = []Org{HeapRowPointer, HeapPrimaryKey}
 func TestHeapVersionsSnapshot(t *testing.T) {
 	for _, org := range hvOrgs {
 		t.Run(org.String(), func(t *testing.T) {
-			db := hvOpen(t)
+			db, parked := hvOpenParked(t)
 			tb, err := db.CreateTable(hvTable(org))
 			require.NoError(t, err)
 			require.True(t, tb.versioned())
@@ -106,6 +107,53 @@ func TestHeapVersionsSnapshot(t *testing.T) {
 			dup := r.Insert(tb, Row{Int(1), Int(10), Int(8)})
 			require.ErrorIs(t, dup, ErrDuplicateKey)
 			require.NoError(t, r.Rollback())
+
+			// Serializable reads lock, they read no snapshot: a read of
+			// a row with an uncommitted update waits for the writer's
+			// end and reads what it left (no dirty read), and an update
+			// of a row it read waits for its end (no non-repeatable
+			// read).
+			for _, commit := range []bool{false, true} {
+				u := db.BeginTx(nil, TxOptions{Isolation: RepeatableRead})
+				require.NoError(t, u.Update(tb, []Value{Int(1)}, []Set{{Column: "w", Value: Int(50)}}))
+				s := db.BeginTx(nil, TxOptions{Isolation: Serializable})
+				got := make(chan Row, 1)
+				go func() {
+					row, _, err := s.Get(tb, []Value{Int(1)}, nil)
+					if err != nil {
+						row = nil
+					}
+					got <- append(Row(nil), row...)
+				}()
+				select {
+				case <-parked:
+				case row := <-got:
+					t.Fatalf("the Serializable read of an uncommitted update did not wait: %v", row)
+				}
+				want := int64(7)
+				if commit {
+					require.NoError(t, u.Commit())
+					want = 50
+				} else {
+					require.NoError(t, u.Rollback())
+				}
+				row = <-got
+				require.NotNil(t, row)
+				require.Equal(t, want, row[2].I, "commit=%v: no dirty read", commit)
+				done := make(chan error, 1)
+				u = db.BeginTx(nil, TxOptions{Isolation: RepeatableRead})
+				go func() { done <- u.Update(tb, []Value{Int(1)}, []Set{{Column: "w", Value: Int(7)}}) }()
+				select {
+				case <-parked:
+				case err := <-done:
+					t.Fatalf("the update of a row a Serializable read did not wait: %v", err)
+				}
+				row, _ = hvGet(t, s, tb, 1)
+				require.Equal(t, want, row[2].I, "commit=%v: no non-repeatable read", commit)
+				require.NoError(t, s.Commit())
+				require.NoError(t, <-done)
+				require.NoError(t, u.Commit())
+			}
 		})
 	}
 }
@@ -167,10 +215,14 @@ func TestHeapVersionsHOT(t *testing.T) {
 // concurrent transaction changed and committed after the snapshot fails
 // with ErrSerialization (retryable, the transaction rolled back): no lost
 // update. Under ReadCommitted the write acts on the latest version.
+// Under Serializable two transactions that read the row and write what
+// they read from hold shared locks: the first writer waits for the
+// second's lock, the second's write closes the cycle and is the deadlock
+// victim (rolled back), and the first's increment commits: no lost update.
 func TestHeapVersionsLostUpdate(t *testing.T) {
 	for _, org := range hvOrgs {
 		t.Run(org.String(), func(t *testing.T) {
-			db := hvOpen(t)
+			db, parked := hvOpenParked(t)
 			tb, err := db.CreateTable(hvTable(org))
 			require.NoError(t, err)
 			tx := db.BeginTx(nil, TxOptions{Isolation: RepeatableRead})
@@ -205,37 +257,100 @@ func TestHeapVersionsLostUpdate(t *testing.T) {
 			require.NoError(t, b.Commit())
 			require.NoError(t, a.Update(tb, []Value{Int(1)}, []Set{{Column: "w", Value: Int(row[2].I + 1)}}))
 			require.NoError(t, a.Commit())
+
+			a = db.BeginTx(nil, TxOptions{Isolation: Serializable})
+			b = db.BeginTx(nil, TxOptions{Isolation: Serializable})
+			ra, _ := hvGet(t, a, tb, 1)
+			rb, _ := hvGet(t, b, tb, 1)
+			start := ra[2].I
+			require.Equal(t, start, rb[2].I)
+			done := make(chan error, 1)
+			go func() { done <- a.Update(tb, []Value{Int(1)}, []Set{{Column: "w", Value: Int(ra[2].I + 1)}}) }()
+			select {
+			case <-parked:
+			case err := <-done:
+				t.Fatalf("a's update of a row b read did not wait: %v", err)
+			}
+			err = b.Update(tb, []Value{Int(1)}, []Set{{Column: "w", Value: Int(rb[2].I + 1)}})
+			require.ErrorIs(t, err, ErrDeadlock, "b's update closes the cycle")
+			require.True(t, Retryable(err))
+			require.ErrorIs(t, b.Commit(), ErrTxDone, "the victim is rolled back")
+			require.NoError(t, <-done, "a's update is granted once b is rolled back")
+			require.NoError(t, a.Commit())
+			r := db.BeginTx(nil, TxOptions{Isolation: ReadCommitted})
+			row, _ = hvGet(t, r, tb, 1)
+			require.Equal(t, start+1, row[2].I, "Serializable: a's increment, b's rolled back")
+			require.NoError(t, r.Commit())
 		})
 	}
 }
 
+// hvOpenParked is hvOpen whose lock waits signal parked (signalParker).
+func hvOpenParked(t *testing.T) (*DB, chan *lock.Wait) {
+	t.Helper()
+	parked := make(chan *lock.Wait, 1)
+	db, err := Open(&Options{HeapVersions: HeapVersionsOn, Vacuum: VacuumManual, Runtime: signalParker{parked: parked},
+		Options: cache.Options{PoolSize: 8 << 20}})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, db.Close()) })
+	return db, parked
+}
+
 // TestHeapVersionsWriteSkew: RepeatableRead allows write skew, as
 // PostgreSQL's snapshot isolation does: two transactions each read both
-// rows and update a different one; both commit.
+// rows and update a different one; both commit. Serializable (strict
+// two-phase locking, not PostgreSQL's SSI) prevents it: each reader holds
+// a shared lock on both rows, a's update waits for b's, b's update closes
+// the cycle and is the deadlock victim, and only a's update commits. In
+// both heap organizations.
 func TestHeapVersionsWriteSkew(t *testing.T) {
-	db := hvOpen(t)
-	tb, err := db.CreateTable(hvTable(HeapRowPointer))
-	require.NoError(t, err)
-	tx := db.BeginTx(nil, TxOptions{Isolation: RepeatableRead})
-	require.NoError(t, tx.Insert(tb, Row{Int(1), Int(10), Int(1)}))
-	require.NoError(t, tx.Insert(tb, Row{Int(2), Int(20), Int(1)}))
-	require.NoError(t, tx.Commit())
-	a := db.BeginTx(nil, TxOptions{Isolation: RepeatableRead})
-	b := db.BeginTx(nil, TxOptions{Isolation: RepeatableRead})
-	for _, x := range []*Tx{a, b} {
-		r1, _ := hvGet(t, x, tb, 1)
-		r2, _ := hvGet(t, x, tb, 2)
-		require.EqualValues(t, 2, r1[2].I+r2[2].I, "both on call")
+	for _, org := range hvOrgs {
+		for _, iso := range []Isolation{RepeatableRead, Serializable} {
+			t.Run(org.String()+"/"+iso.String(), func(t *testing.T) {
+				db, parked := hvOpenParked(t)
+				tb, err := db.CreateTable(hvTable(org))
+				require.NoError(t, err)
+				tx := db.BeginTx(nil, TxOptions{Isolation: RepeatableRead})
+				require.NoError(t, tx.Insert(tb, Row{Int(1), Int(10), Int(1)}))
+				require.NoError(t, tx.Insert(tb, Row{Int(2), Int(20), Int(1)}))
+				require.NoError(t, tx.Commit())
+				a := db.BeginTx(nil, TxOptions{Isolation: iso})
+				b := db.BeginTx(nil, TxOptions{Isolation: iso})
+				for _, x := range []*Tx{a, b} {
+					r1, _ := hvGet(t, x, tb, 1)
+					r2, _ := hvGet(t, x, tb, 2)
+					require.EqualValues(t, 2, r1[2].I+r2[2].I, "both on call")
+				}
+				want := int64(0) // write skew: nobody on call
+				if iso == Serializable {
+					done := make(chan error, 1)
+					go func() { done <- a.Update(tb, []Value{Int(1)}, []Set{{Column: "w", Value: Int(0)}}) }()
+					select {
+					case <-parked:
+					case err := <-done:
+						t.Fatalf("a's update of a row b read did not wait: %v", err)
+					}
+					err := b.Update(tb, []Value{Int(2)}, []Set{{Column: "w", Value: Int(0)}})
+					require.ErrorIs(t, err, ErrDeadlock, "b's update closes the cycle")
+					require.True(t, Retryable(err))
+					require.ErrorIs(t, b.Commit(), ErrTxDone, "the victim is rolled back")
+					require.NoError(t, <-done, "a's update is granted once b is rolled back")
+					require.NoError(t, a.Commit())
+					want = 1 // no write skew: b's update is gone
+				} else {
+					require.NoError(t, a.Update(tb, []Value{Int(1)}, []Set{{Column: "w", Value: Int(0)}}))
+					require.NoError(t, b.Update(tb, []Value{Int(2)}, []Set{{Column: "w", Value: Int(0)}}))
+					require.NoError(t, a.Commit())
+					require.NoError(t, b.Commit())
+				}
+				r := db.BeginTx(nil, TxOptions{Isolation: ReadCommitted})
+				r1, _ := hvGet(t, r, tb, 1)
+				r2, _ := hvGet(t, r, tb, 2)
+				require.EqualValues(t, want, r1[2].I+r2[2].I, "%s: on call after both", iso)
+				require.NoError(t, r.Commit())
+			})
+		}
 	}
-	require.NoError(t, a.Update(tb, []Value{Int(1)}, []Set{{Column: "w", Value: Int(0)}}))
-	require.NoError(t, b.Update(tb, []Value{Int(2)}, []Set{{Column: "w", Value: Int(0)}}))
-	require.NoError(t, a.Commit())
-	require.NoError(t, b.Commit())
-	r := db.BeginTx(nil, TxOptions{Isolation: ReadCommitted})
-	r1, _ := hvGet(t, r, tb, 1)
-	r2, _ := hvGet(t, r, tb, 2)
-	require.EqualValues(t, 0, r1[2].I+r2[2].I, "write skew: nobody on call")
-	require.NoError(t, r.Commit())
 }
 
 // TestHeapVersionsCrash: the commit log is durable with the commit; a
@@ -348,11 +463,16 @@ func TestHeapVersionsVisibilityMap(t *testing.T) {
 // TestHeapVersionsPhantom: a plain scan under RepeatableRead reads its
 // snapshot without row locks: a row inserted and committed after the
 // snapshot does not appear (no phantom), nor does a deletion show; under
-// ReadCommitted each scan sees the commits before it.
+// ReadCommitted each scan sees the commits before it. Under Serializable
+// a scan locks each row it returns (shared) and no gap: a delete of a
+// row it returned waits for the scanner's end (no phantom through a
+// delete), but an insert does not wait and the next scan returns the
+// new row: a phantom, the documented departure from InnoDB's
+// SERIALIZABLE (there are no gap or next-key locks).
 func TestHeapVersionsPhantom(t *testing.T) {
 	for _, org := range hvOrgs {
 		t.Run(org.String(), func(t *testing.T) {
-			db := hvOpen(t)
+			db, parked := hvOpenParked(t)
 			tb, err := db.CreateTable(hvTable(org))
 			require.NoError(t, err)
 			tx := db.BeginTx(nil, TxOptions{Isolation: RepeatableRead})
@@ -361,7 +481,7 @@ func TestHeapVersionsPhantom(t *testing.T) {
 			require.NoError(t, tx.Commit())
 			scan := func(tx *Tx, index string) []int64 {
 				t.Helper()
-				var m Meter
+				before := tx.Meter().LockRequests
 				c, err := tx.Scan(tb, ScanOptions{Index: index, Lower: []Value{Int(10)}, Upper: []Value{Int(10)}})
 				if index == "" {
 					c, err = tx.Scan(tb, ScanOptions{})
@@ -372,7 +492,11 @@ func TestHeapVersionsPhantom(t *testing.T) {
 					ids = append(ids, c.Row()[0].I)
 				}
 				require.NoError(t, c.Close())
-				require.Zero(t, m.LockRequests)
+				if tx.Isolation() == Serializable {
+					require.GreaterOrEqual(t, tx.Meter().LockRequests-before, int64(len(ids)), "a Serializable scan locks each row it returns")
+				} else {
+					require.Equal(t, before, tx.Meter().LockRequests, "a snapshot scan takes no row lock")
+				}
 				return ids
 			}
 			rr := db.BeginTx(nil, TxOptions{Isolation: RepeatableRead})
@@ -394,6 +518,37 @@ func TestHeapVersionsPhantom(t *testing.T) {
 			require.Zero(t, rr.Meter().LockRequests, "snapshot scans take no row lock")
 			require.NoError(t, rr.Commit())
 			require.NoError(t, rc.Commit())
+
+			// Serializable: rows 2 and 3 are live.
+			sr := db.BeginTx(nil, TxOptions{Isolation: Serializable})
+			for _, ix := range []string{"", "by_v"} {
+				require.Equal(t, []int64{2, 3}, scan(sr, ix))
+			}
+			done := make(chan error, 1)
+			d := db.BeginTx(nil, TxOptions{Isolation: RepeatableRead})
+			go func() { done <- d.Delete(tb, []Value{Int(2)}) }()
+			select {
+			case <-parked:
+			case err := <-done:
+				t.Fatalf("the delete of a row a Serializable scan returned did not wait: %v", err)
+			}
+			i := db.BeginTx(nil, TxOptions{Isolation: RepeatableRead})
+			ins := make(chan error, 1)
+			go func() { ins <- i.Insert(tb, Row{Int(4), Int(10), Int(400)}) }()
+			select {
+			case err := <-ins:
+				require.NoError(t, err, "no gap lock: the insert does not wait")
+			case <-parked:
+				t.Fatal("the insert waited: a gap lock")
+			}
+			require.NoError(t, i.Commit())
+			for _, ix := range []string{"", "by_v"} {
+				// The phantom: allowed, there are no gap locks.
+				require.Equal(t, []int64{2, 3, 4}, scan(sr, ix), "%s: a phantom insert; the delete still waits", ix)
+			}
+			require.NoError(t, sr.Commit())
+			require.NoError(t, <-done, "the delete goes on once the scanner ends")
+			require.NoError(t, d.Commit())
 		})
 	}
 }
