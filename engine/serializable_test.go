@@ -4,9 +4,6 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/enginelab/enginelab/cache"
-	"github.com/enginelab/enginelab/engine/lock"
 )
 
 // TestAnomaliesSerializable: Serializable is strict two-phase locking on
@@ -19,13 +16,8 @@ import (
 func TestAnomaliesSerializable(t *testing.T) {
 	for _, org := range costOrgs {
 		t.Run(org.String(), func(t *testing.T) {
-			parked := make(chan *lock.Wait, 1)
-			db, err := Open(&Options{Options: cache.Options{PoolSize: 8 << 20}, Runtime: signalParker{parked: parked},
-				Isolation: Serializable})
-			require.NoError(t, err)
-			defer func() { require.NoError(t, db.Close()) }()
-			tab := mvccTable(org)
-			tb, err := db.CreateTable(tab)
+			db, parked := mvccOpenParked(t, Serializable)
+			tb, err := db.CreateTable(mvccTable(org))
 			require.NoError(t, err)
 			tx := db.Begin(nil)
 			for i := int64(1); i <= 3; i++ {
@@ -45,21 +37,17 @@ func TestAnomaliesSerializable(t *testing.T) {
 			w := db.Begin(nil)
 			require.NoError(t, w.Update(tb, []Value{Int(1)}, []Set{{Column: "v", Value: Int(99)}}))
 			r := db.Begin(nil)
-			type res struct {
-				v   int64
-				err error
-			}
-			got := make(chan res, 1)
-			go func() { v, err := get(r, 1); got <- res{v, err} }()
-			select {
-			case <-parked:
-			case g := <-got:
-				t.Fatalf("the read did not wait for the writer: read %d, %v", g.v, g.err)
-			}
+			done := make(chan error, 1)
+			var read int64
+			go func() {
+				var err error
+				read, err = get(r, 1)
+				done <- err
+			}()
+			mustPark(t, parked, done, "the read of a row a writer holds")
 			require.NoError(t, w.Rollback())
-			g := <-got
-			require.NoError(t, g.err)
-			require.Equal(t, int64(10), g.v, "no dirty read")
+			require.NoError(t, <-done)
+			require.Equal(t, int64(10), read, "no dirty read")
 			require.NoError(t, r.Commit())
 
 			// Non-repeatable read: the writer waits for the reader's end,
@@ -68,13 +56,8 @@ func TestAnomaliesSerializable(t *testing.T) {
 			v1, err := get(r, 2)
 			require.NoError(t, err)
 			w = db.Begin(nil)
-			done := make(chan error, 1)
 			go func() { done <- w.Update(tb, []Value{Int(2)}, []Set{{Column: "v", Value: Int(21)}}) }()
-			select {
-			case <-parked:
-			case err := <-done:
-				t.Fatalf("the update did not wait for the reader: %v", err)
-			}
+			mustPark(t, parked, done, "the update of a row a reader holds")
 			v2, err := get(r, 2)
 			require.NoError(t, err)
 			require.Equal(t, v1, v2, "no non-repeatable read")
@@ -91,11 +74,7 @@ func TestAnomaliesSerializable(t *testing.T) {
 			vb, err := get(b, 3)
 			require.NoError(t, err)
 			go func() { done <- a.Update(tb, []Value{Int(3)}, []Set{{Column: "v", Value: Int(va + 1)}}) }()
-			select {
-			case <-parked: // a waits for b's shared lock
-			case err := <-done:
-				t.Fatalf("a's update did not wait for b's shared lock: %v", err)
-			}
+			mustPark(t, parked, done, "a's update of a row b read")
 			err = b.Update(tb, []Value{Int(3)}, []Set{{Column: "v", Value: Int(vb + 1)}})
 			require.ErrorIs(t, err, ErrDeadlock, "b's upgrade closes the cycle")
 			require.True(t, Retryable(err))

@@ -48,21 +48,21 @@ var (
 	// or a delete found the row its snapshot sees already gone. The
 	// transaction is rolled back when the error returns.
 	ErrSerialization = errors.New("engine: could not serialize access due to concurrent update")
-	// ErrRowGone means a delete found its row gone, deleted by a
-	// transaction that committed while this one waited for the row's
-	// lock, or that this one's snapshot does not see (the row is still
-	// in the snapshot). SQL would report no row deleted; a caller that
-	// names one row by its key learns that another transaction took it,
-	// as a TPC-C kit's Delivery learns it from its DELETE's count of
-	// rows, and retries. The error also matches ErrNotFound. The
-	// transaction is rolled back when the error returns.
+	// ErrRowGone means an update or a delete found its row gone,
+	// deleted by a transaction that committed while this one waited for
+	// the row's lock, or that this one's snapshot does not see (the row
+	// is still in the snapshot). SQL would report no row changed; a
+	// caller that names one row by its key learns that another
+	// transaction took it, as a TPC-C kit's Delivery learns it from its
+	// DELETE's count of rows, and retries. The error also matches
+	// ErrNotFound. The transaction is rolled back when the error returns.
 	ErrRowGone = errors.New("engine: row deleted by a concurrent transaction")
 )
 
 // Retryable says err ended its transaction in a way a client retries
 // with the same inputs: a deadlock victim, a lock timeout, a
-// serialization failure, or a delete of a row a concurrent transaction
-// deleted. The transaction is already rolled back.
+// serialization failure, or an update or delete of a row a concurrent
+// transaction deleted. The transaction is already rolled back.
 func Retryable(err error) bool {
 	return errors.Is(err, ErrDeadlock) || errors.Is(err, ErrLockTimeout) || errors.Is(err, ErrSerialization) ||
 		errors.Is(err, ErrRowGone)
@@ -970,22 +970,7 @@ func (tx *Tx) update(t *TableHandle, pk []Value, set []Set) error {
 		}
 		changed[c] = true
 	}
-	if t.versioned() {
-		tx.stmtView()
-	}
-	waits := tx.m.LockWaits
-	if err := tx.lock(t, key, lock.Exclusive); err != nil {
-		return err
-	}
-	var ptr, at heap.RowPtr
-	if t.versioned() {
-		ptr, at, err = tx.readOldVersion(t, key, pk)
-	} else {
-		ptr, err = tx.readOld(t, key, pk)
-	}
-	if errors.Is(err, ErrNotFound) && (tx.m.LockWaits != waits || tx.snapshotSees(t, pk)) {
-		return tx.rowGone(t, pk, err)
-	}
+	ptr, at, err := tx.lockOld(t, key, pk)
 	if err != nil {
 		return err
 	}
@@ -1178,6 +1163,30 @@ func (tx *Tx) Delete(t *TableHandle, pk []Value) error {
 	return tx.delete(t, pk)
 }
 
+// lockOld locks the row with encoded primary key key exclusive and
+// reads its latest version into tx.old (readOld, readOldVersion): what
+// an update or a delete starts with. A row gone since the transaction
+// began waiting for its lock, or since its RepeatableRead snapshot, is
+// ErrRowGone (rowGone); one that never was is ErrNotFound.
+func (tx *Tx) lockOld(t *TableHandle, key []byte, pk []Value) (ptr, at heap.RowPtr, err error) {
+	if t.versioned() {
+		tx.stmtView()
+	}
+	waits := tx.m.LockWaits
+	if err := tx.lock(t, key, lock.Exclusive); err != nil {
+		return ptr, at, err
+	}
+	if t.versioned() {
+		ptr, at, err = tx.readOldVersion(t, key, pk)
+	} else {
+		ptr, err = tx.readOld(t, key, pk)
+	}
+	if errors.Is(err, ErrNotFound) && (tx.m.LockWaits != waits || tx.snapshotSees(t, pk)) {
+		return ptr, at, tx.rowGone(t, pk, err)
+	}
+	return ptr, at, err
+}
+
 // snapshotSees reports whether the transaction's read view (under
 // RepeatableRead, if it has one) sees a row with primary key pk. It
 // reads through the view as a plain read does, reusing the
@@ -1205,22 +1214,7 @@ func (tx *Tx) delete(t *TableHandle, pk []Value) error {
 	if err != nil {
 		return err
 	}
-	if t.versioned() {
-		tx.stmtView()
-	}
-	waits := tx.m.LockWaits
-	if err := tx.lock(t, key, lock.Exclusive); err != nil {
-		return err
-	}
-	var ptr, at heap.RowPtr
-	if t.versioned() {
-		ptr, at, err = tx.readOldVersion(t, key, pk)
-	} else {
-		ptr, err = tx.readOld(t, key, pk)
-	}
-	if errors.Is(err, ErrNotFound) && (tx.m.LockWaits != waits || tx.snapshotSees(t, pk)) {
-		return tx.rowGone(t, pk, err)
-	}
+	ptr, at, err := tx.lockOld(t, key, pk)
 	if err != nil {
 		return err
 	}
