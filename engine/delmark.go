@@ -258,7 +258,7 @@ func (tx *Tx) uniqueClustered(t *TableHandle, ix *index, prefix []byte, hi btree
 // trusted. A count locks nothing and skips at once.
 func (c *Cursor) skipMarked(key, val []byte) error {
 	tx, t, ix := c.tx, c.t, c.ix
-	if c.counting {
+	if c.counting && !c.countLocks {
 		return errSkip
 	}
 	prim := t.ixs[0]

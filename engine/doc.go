@@ -102,7 +102,15 @@
 // table's Delete delete-marks the row (delmark.go); purge (purge.go)
 // removes marked records, marked secondary entries and committed undo logs
 // once no read view needs them (Options.Purge: a goroutine by default in
-// real mode). Heap tables have no versions yet: their reads lock.
+// real mode). Heap tables keep PostgreSQL's row versions by default
+// (heapmvcc.go, Options.HeapVersions): below Serializable a plain read
+// takes no lock and reads the versions its snapshot sees, and vacuum
+// (vacuum.go) removes dead ones; a single-version heap table's reads lock
+// at every level. A Count locks each row it counts wherever a plain read
+// would lock it, except a count that reads a row-pointer index alone,
+// whose entries hold no key to lock: it locks nothing (reading a
+// versioned heap's latest committed versions, or a single-version heap's
+// entries as they are).
 // A request that would close a cycle in the wait-for graph fails at once
 // with ErrDeadlock (the requester is the victim); one that waits longer
 // than Options.LockTimeout, on the Runtime's clock, fails with

@@ -72,11 +72,17 @@ type Cursor struct {
 	reverse   bool
 	started   bool
 	counting  bool // Count owns the cursor and counts RowsReturned itself
-	limit     int
-	n         int
-	row       Row
-	buf       []byte
-	err       error
+	// countLocks: a count that reads without a snapshot locks every row
+	// it counts, shared, as a plain read there does (InnoDB's
+	// SERIALIZABLE turns a plain SELECT, a COUNT(*) included, into a
+	// locking read), except through a row-pointer index alone, whose
+	// entries hold no key to lock.
+	countLocks bool
+	limit      int
+	n          int
+	row        Row
+	buf        []byte
+	err        error
 	// lockWant is want plus the primary-key and index columns, ascending:
 	// what a row-pointer index scan decodes to learn the key it must lock
 	// and to check that the row still matches the entry.
@@ -449,7 +455,7 @@ func (c *Cursor) loadEntry() error {
 	if t.org == Clustered && ((ix.primary && clustDeleted(val)) || (!ix.primary && secDeleted(val))) {
 		return c.skipMarked(key, val)
 	}
-	if len(c.want) == 0 && !t.versioned() {
+	if len(c.want) == 0 && !t.versioned() && !c.countLocks {
 		return nil // count(*): the entry's existence is all
 	}
 	// What identifies the row: the primary key's encoding, or a pointer.
@@ -457,13 +463,16 @@ func (c *Cursor) loadEntry() error {
 	var ptr heap.RowPtr
 	switch {
 	case ix.carry == carryRow:
-		if !c.counting {
+		if !c.counting || c.countLocks {
 			waited, err := c.lockRow(key)
 			if err != nil {
 				return err
 			}
 			if waited {
 				return c.reread(key)
+			}
+			if len(c.want) == 0 {
+				return nil // count(*) of a locked row
 			}
 		}
 		_, body, err := splitClustRec(val)
@@ -503,11 +512,11 @@ func (c *Cursor) loadEntry() error {
 			pk = rest
 		}
 	}
-	// A returned row is locked shared before it is read (a count locks
-	// nothing). The iterator holds a pin but no latch between steps, so
-	// a wait here holds no latch. After a wait the row is read again by
-	// its key: the holder may have changed or deleted it.
-	if pk != nil && !c.counting && c.hsnap == nil {
+	// A returned row is locked shared before it is read (a counted one
+	// too, if countLocks). The iterator holds a pin but no latch between
+	// steps, so a wait here holds no latch. After a wait the row is read
+	// again by its key: the holder may have changed or deleted it.
+	if pk != nil && (!c.counting || c.countLocks) && c.hsnap == nil {
 		waited, err := c.lockRow(pk)
 		if err != nil {
 			return err
@@ -650,7 +659,7 @@ func (c *Cursor) loadEntry() error {
 	tx.val = img
 	tx.m.RowsDecoded++
 	clear(c.row)
-	if c.lockWant == nil || c.counting {
+	if c.lockWant == nil || (c.counting && !c.countLocks) {
 		return decodeColumns(img, cols, c.want, c.row)
 	}
 	// A row-pointer entry: the key to lock comes from the row, and the
@@ -809,6 +818,10 @@ func (tx *Tx) Count(t *TableHandle, o CountOptions) (int64, Path, error) {
 		return 0, Path{}, err
 	}
 	cur.counting = true
+	// A count locks what it counts when it reads without a snapshot, as
+	// a plain read does (under Serializable, and on a single-version
+	// heap table at every level).
+	cur.countLocks = cur.view == nil && cur.hsnap == nil
 	var n int64
 	for cur.Next() {
 		if col < 0 || !cur.row[col].IsNull() {

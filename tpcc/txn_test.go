@@ -318,6 +318,31 @@ func TestTxNewOrder(t *testing.T) {
 				require.Equal(t, int64(100), d.get(d.h.Stock, 1, b)[SQuantity].I, "s_quantity %d - %d + 91", qb, qb-9)
 			})
 
+			// The warehouse is read without a lock (a plain SELECT in the
+			// kits): a New-Order goes through while a Payment's
+			// uncommitted w_ytd update holds the warehouse row's exclusive
+			// lock, without a wait. Were the read a locking one, the
+			// New-Order (on this goroutine, as the Payment) would wait
+			// for the lock until ErrLockTimeout.
+			t.Run("warehouse-unlocked", func(t *testing.T) {
+				d := &txtDB{t: t, db: d.db, h: d.h}
+				p := d.db.Begin(nil)
+				w, found, err := p.GetForUpdate(d.h.Warehouse, txtKey(1), nil)
+				require.NoError(t, err)
+				require.True(t, found)
+				require.NoError(t, p.Update(d.h.Warehouse, txtKey(1), []engine.Set{{Column: "w_ytd", Value: engine.Dec(w[WYtd].I + 100)}}))
+				in := &NewOrderInput{WID: 1, DID: 5, CID: 99, Lines: txtRandomLines(r, 5, nil), EntryD: txtTime}
+				for _, prof := range []Profile{Optimized, Sysbench, BenchmarkSQL} {
+					m, err := d.exec(prof, func(x *Executor, tx *engine.Tx) error {
+						_, err := x.NewOrder(tx, in)
+						return err
+					})
+					require.NoError(t, err, "%s", prof)
+					require.Zero(t, m.LockWaits, "%s", prof)
+				}
+				require.NoError(t, p.Rollback())
+			})
+
 			t.Run("unused-item", func(t *testing.T) {
 				d := &txtDB{t: t, db: d.db, h: d.h}
 				const w, di = 1, 6
