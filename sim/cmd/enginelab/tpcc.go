@@ -332,7 +332,12 @@ func (f *tpccFlags) config() (sim.TPCCConfig, error) {
 	case "false":
 		c.EarlyLockRelease = engine.LateRelease
 	}
-	f.fs.VisitAll(func(fl *flag.Flag) { c.Flags[fl.Name] = fl.Value.String() })
+	f.fs.VisitAll(func(fl *flag.Flag) {
+		if f.mode.value == "real" && strings.HasPrefix(fl.Usage, "sim:") && fl.Value.String() == fl.DefValue {
+			return // a simulator setting left at its default: nothing in a real run
+		}
+		c.Flags[fl.Name] = fl.Value.String()
+	})
 	if f.fs.Lookup("cores") != nil && f.cores < 1 {
 		return c, fmt.Errorf("sim: %w: --cores %d: want 1 to 1024", sim.ErrInvalidConfig, f.cores)
 	}

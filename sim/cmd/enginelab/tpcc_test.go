@@ -324,3 +324,28 @@ func TestTPCCWaffleFlags(t *testing.T) {
 	require.NotEmpty(t, r.Background.ReadAheadBySpace)
 	require.Equal(t, "disk-10k-x2-2009", r.Sim.Hardware.StoreName)
 }
+
+// TestTPCCFlagsOfMode: a real run's report lists the simulator's own
+// flags (help beginning "sim:") only when given another value than the
+// default, and a simulated run lists them all.
+func TestTPCCFlagsOfMode(t *testing.T) {
+	run := func(args ...string) map[string]string {
+		t.Helper()
+		st, out, errs := enginelab(append([]string{"tpcc", "--scale", "small", "--duration", "100ms", "--terminals", "1", "--sync-commit=false", "--check=false", "--json"}, args...)...)
+		require.Zero(t, st, errs)
+		var rep report.Report
+		require.NoError(t, json.Unmarshal([]byte(out), &rep))
+		return rep.Flags
+	}
+	rl := run()
+	require.Equal(t, "real", rl["mode"])
+	require.Equal(t, "1", rl["terminals"])
+	for _, sim := range []string{"cores", "cpu", "network", "store-device", "client"} {
+		require.NotContains(t, rl, sim, "a simulator flag left at its default")
+	}
+	require.Equal(t, "8", run("--cores", "8")["cores"], "a simulator flag given: listed")
+	sim := run("--mode", "sim")
+	for _, name := range []string{"cores", "cpu", "network", "store-device", "client"} {
+		require.Contains(t, sim, name)
+	}
+}
