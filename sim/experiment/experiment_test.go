@@ -3,6 +3,7 @@ package experiment
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -65,6 +66,15 @@ func TestExperimentsDirectionsHold(t *testing.T) {
 						require.Contains(t, table.String(), "simulated: 1 warehouse(s) at small scale, ")
 					} else {
 						require.Contains(t, table.String(), "simulated: 1 warehouse(s), ", "full scale goes unsaid")
+					}
+					if tc.name == "io-bound" {
+						// The verdict says how much read-ahead the
+						// exclusive side did: what the side without it
+						// can differ by.
+						b := res.Sides[1].Background
+						require.Positive(t, b.ReadAheadTriggers, "read-ahead fires on the exclusive side")
+						require.Contains(t, res.Verdict, fmt.Sprintf("read-ahead %d times, %d pages, %d never used", b.ReadAheadTriggers, b.ReadAheads, b.ReadAheadUnused))
+						require.Zero(t, res.Sides[3].Background.ReadAheads, "none without it")
 					}
 					if tc.name == "hot-index" {
 						// The heap sides with versions: HOT and non-HOT

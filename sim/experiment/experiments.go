@@ -150,8 +150,14 @@ var experiments = []*Experiment{
 				return r.Tier.HitRate
 			}
 			ok := tpmC(r[1]) > tpmC(r[0]) && hit(r[1]) >= hit(r[2])
-			return ok, fmt.Sprintf("tpmC %.0f without a tier, %.0f exclusive (hit rate %.1f%%), %.0f inclusive (%.1f%%), %.0f exclusive without read-ahead",
-				tpmC(r[0]), tpmC(r[1]), 100*hit(r[1]), tpmC(r[2]), 100*hit(r[2]), tpmC(r[3]))
+			// How much read-ahead did on the exclusive side says how far
+			// the last side can differ from it.
+			var b report.Background
+			if r[1].Background != nil {
+				b = *r[1].Background
+			}
+			return ok, fmt.Sprintf("tpmC %.0f without a tier, %.0f exclusive (hit rate %.1f%%; read-ahead %d times, %d pages, %d never used), %.0f inclusive (%.1f%%), %.0f exclusive without read-ahead",
+				tpmC(r[0]), tpmC(r[1]), 100*hit(r[1]), b.ReadAheadTriggers, b.ReadAheads, b.ReadAheadUnused, tpmC(r[2]), 100*hit(r[2]), tpmC(r[3]))
 		},
 		headline: func(r []*report.Report) Headline {
 			return headline("tpmC, no tier → exclusive lru tier", tpmC(r[0]), tpmC(r[1]))
