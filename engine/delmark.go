@@ -338,11 +338,13 @@ func (c *Cursor) skipMarked(key, val []byte) error {
 	}
 }
 
-// rereadEntry is reread for a clustered table after a lock wait: the row
-// read again by primary key pk must still have the scan's entry key (a
-// secondary entry: row_sel_sec_rec_is_for_clust_rec), else the entry
-// belongs to a version the waited-for transaction replaced, and the scan
-// meets the row again at its new entry, if that is in range.
+// rereadEntry is reread for a clustered or a single-version heap table
+// after a lock wait: the row read again by primary key pk must still have
+// the scan's entry key (a secondary entry: row_sel_sec_rec_is_for_clust_rec;
+// a row-pointer entry, the row's pointer too), else the entry belongs to a
+// version the waited-for transaction replaced (or to the row's new values
+// that its rollback took back), and the scan meets the row at its other
+// entry, if that is in range. Counted at both entries otherwise.
 func (c *Cursor) rereadEntry(pk, key []byte) error {
 	tx, t, ix := c.tx, c.t, c.ix
 	if ix.primary {
@@ -350,21 +352,24 @@ func (c *Cursor) rereadEntry(pk, key []byte) error {
 	}
 	key = append(c.keyBuf[:0:0], key...) // lookup reuses buffers key may alias
 	pk = append(c.pkBuf[:0:0], pk...)
-	img, _, found, err := tx.lookup(t, pk, false)
+	img, ptr, found, err := tx.lookup(t, pk, false)
 	if err != nil {
 		return err
 	}
 	if !found {
 		return errSkip
 	}
-	tx.m.RowFetches++
-	tx.m.RowFetchesPrimary++
+	c.ptr = ptr
+	if t.org == Clustered { // lookup counted a heap table's fetch itself
+		tx.m.RowFetches++
+		tx.m.RowFetchesPrimary++
+	}
 	tx.m.RowsDecoded++
 	cols := t.info.def.Columns
 	if c.full, err = decodeRow(img, cols, c.full); err != nil {
 		return fmt.Errorf("engine: table %s: %w", t.info.def.Name, err)
 	}
-	if c.keyBuf = t.entryKey(c.keyBuf, ix, c.full, pk, heap.RowPtr{}); !bytes.Equal(c.keyBuf, key) {
+	if c.keyBuf = t.entryKey(c.keyBuf, ix, c.full, pk, ptr); !bytes.Equal(c.keyBuf, key) {
 		return errSkip
 	}
 	clear(c.row)

@@ -522,11 +522,8 @@ func (c *Cursor) loadEntry() error {
 			return err
 		}
 		if waited {
-			if t.org == Clustered {
-				return c.rereadEntry(pk, key)
-			}
 			if !t.versioned() {
-				return c.reread(pk)
+				return c.rereadEntry(pk, key)
 			}
 			// A versioned table's entry names one version chain of
 			// the row (its own, or a dead one to skip): the chain is
@@ -690,7 +687,7 @@ func (c *Cursor) loadEntry() error {
 		if t.versioned() {
 			return c.rereadVersion(key)
 		}
-		return c.reread(c.pkBuf)
+		return c.rereadEntry(c.pkBuf, key)
 	}
 	return nil
 }
