@@ -575,6 +575,8 @@ func (c *Cursor) loadEntry() error {
 					}
 				} else if c.rrLock {
 					return c.rrConflict()
+				} else if c.lockWant != nil && c.hsnap == nil && (!c.counting || c.countLocks) {
+					return c.waitInserter(key)
 				}
 				return errSkip
 			}
@@ -731,6 +733,41 @@ func (c *Cursor) rereadVersion(key []byte) error {
 		}
 	}
 	return nil
+}
+
+// waitInserter is PostgreSQL's SnapshotDirty for a locking read of a
+// row-pointer entry without a snapshot (Serializable; a locking count):
+// the chain the entry names shows the latest snapshot no version, but one
+// may have been written by a transaction still running (an update that
+// moved the row's indexed value to this entry, or an insert). Skipping
+// it would miss the row if that transaction commits, since its old
+// entry's chain is dead by the time a wait there ends. So the read locks
+// that version's row, waiting for the writer's end, and reads the chain
+// again under the lock (rereadVersion); errSkip if no running transaction
+// wrote a version of it. Cost: one more heap fetch (the chain's walk).
+func (c *Cursor) waitInserter(key []byte) error {
+	tx, t := c.tx, c.t
+	cols := t.info.def.Columns
+	_, vs, err := t.heap.HotChain(tx.m, c.ptr)
+	if err != nil {
+		return fmt.Errorf("engine: table %s: %w", t.info.def.Name, err)
+	}
+	for i := len(vs) - 1; i >= 0; i-- {
+		x := vs[i].Header.Xmin
+		if x == tx.trxID || !tx.db.trxActive(x) {
+			continue
+		}
+		clear(c.row)
+		if err := decodeColumns(vs[i].Row, cols, c.lockWant, c.row); err != nil {
+			return err
+		}
+		c.pkBuf = appendKey(c.pkBuf[:0], cols, t.info.pk, c.row)
+		if _, err := c.lockRow(c.pkBuf); err != nil {
+			return err
+		}
+		return c.rereadVersion(key)
+	}
+	return errSkip
 }
 
 // lockRow takes the shared lock of the row with encoded primary key pk and
