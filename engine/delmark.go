@@ -255,10 +255,10 @@ func (tx *Tx) uniqueClustered(t *TableHandle, ix *index, prefix []byte, hi btree
 // for a secondary entry), and the row read again after the wait, in case
 // that transaction rolled back. The entry was read without a latch held:
 // if its leaf changed since, the mark is read again before it is
-// trusted. A count that takes no locks (countLocks false) skips at once.
+// trusted. A count that takes no locks skips at once.
 func (c *Cursor) skipMarked(key, val []byte) error {
 	tx, t, ix := c.tx, c.t, c.ix
-	if c.counting && !c.countLocks {
+	if !c.locks {
 		return errSkip
 	}
 	prim := t.ixs[0]

@@ -72,17 +72,17 @@ type Cursor struct {
 	reverse   bool
 	started   bool
 	counting  bool // Count owns the cursor and counts RowsReturned itself
-	// countLocks: a count that reads without a snapshot locks every row
-	// it counts, shared, as a plain read there does (InnoDB's
+	// locks: the cursor reads without a snapshot (no view, no heap
+	// snapshot), so it locks each row it returns or counts, as InnoDB's
 	// SERIALIZABLE turns a plain SELECT, a COUNT(*) included, into a
-	// locking read), except through a row-pointer index alone, whose
-	// entries hold no key to lock.
-	countLocks bool
-	limit      int
-	n          int
-	row        Row
-	buf        []byte
-	err        error
+	// locking read; an index-only read of a row-pointer index cannot,
+	// its entries holding no key to lock.
+	locks bool
+	limit int
+	n     int
+	row   Row
+	buf   []byte
+	err   error
 	// lockWant is want plus the primary-key and index columns, ascending:
 	// what a row-pointer index scan decodes to learn the key it must lock
 	// and to check that the row still matches the entry.
@@ -288,6 +288,7 @@ func (tx *Tx) openCursor(t *TableHandle, ix *index, o ScanOptions, b *cursorBufs
 		c.hsnap = tx.snapOfView(tx.readView(true))
 		tx.m.ConsistentReads++
 	}
+	c.locks = c.view == nil && c.hsnap == nil
 	if ix.carry == carryPtr && !c.indexOnly && len(want) > 0 {
 		c.lockWant = append(b.lockWant[:0], want...)
 		for _, cols := range [...][]int{t.info.pk, ix.cols} {
@@ -455,7 +456,7 @@ func (c *Cursor) loadEntry() error {
 	if t.org == Clustered && ((ix.primary && clustDeleted(val)) || (!ix.primary && secDeleted(val))) {
 		return c.skipMarked(key, val)
 	}
-	if len(c.want) == 0 && !t.versioned() && !c.countLocks {
+	if len(c.want) == 0 && !t.versioned() && !c.locks {
 		return nil // count(*): the entry's existence is all
 	}
 	// What identifies the row: the primary key's encoding, or a pointer.
@@ -463,7 +464,7 @@ func (c *Cursor) loadEntry() error {
 	var ptr heap.RowPtr
 	switch {
 	case ix.carry == carryRow:
-		if !c.counting || c.countLocks {
+		if c.locks {
 			waited, err := c.lockRow(key)
 			if err != nil {
 				return err
@@ -512,11 +513,11 @@ func (c *Cursor) loadEntry() error {
 			pk = rest
 		}
 	}
-	// A returned row is locked shared before it is read (a counted one
-	// too, if countLocks). The iterator holds a pin but no latch between
+	// A returned or counted row is locked shared before it is read,
+	// unless the cursor reads a snapshot. The iterator holds a pin but no latch between
 	// steps, so a wait here holds no latch. After a wait the row is read
 	// again by its key: the holder may have changed or deleted it.
-	if pk != nil && (!c.counting || c.countLocks) && c.hsnap == nil {
+	if pk != nil && c.locks {
 		waited, err := c.lockRow(pk)
 		if err != nil {
 			return err
@@ -575,7 +576,7 @@ func (c *Cursor) loadEntry() error {
 					}
 				} else if c.rrLock {
 					return c.rrConflict()
-				} else if c.lockWant != nil && c.hsnap == nil && (!c.counting || c.countLocks) {
+				} else if c.lockWant != nil && c.locks {
 					return c.waitInserter(key)
 				}
 				return errSkip
@@ -658,7 +659,7 @@ func (c *Cursor) loadEntry() error {
 	tx.val = img
 	tx.m.RowsDecoded++
 	clear(c.row)
-	if c.lockWant == nil || (c.counting && !c.countLocks) {
+	if c.lockWant == nil || (c.counting && !c.locks) {
 		return decodeColumns(img, cols, c.want, c.row)
 	}
 	// A row-pointer entry: the key to lock comes from the row, and the
@@ -678,7 +679,7 @@ func (c *Cursor) loadEntry() error {
 			c.row[i] = Null
 		}
 	}
-	if c.hsnap != nil {
+	if !c.locks {
 		return nil // a snapshot read: no lock
 	}
 	waited, err := c.lockRow(c.pkBuf)
@@ -852,10 +853,6 @@ func (tx *Tx) Count(t *TableHandle, o CountOptions) (int64, Path, error) {
 		return 0, Path{}, err
 	}
 	cur.counting = true
-	// A count locks what it counts when it reads without a snapshot, as
-	// a plain read does (under Serializable, and on a single-version
-	// heap table at every level).
-	cur.countLocks = cur.view == nil && cur.hsnap == nil
 	var n int64
 	for cur.Next() {
 		if col < 0 || !cur.row[col].IsNull() {

@@ -86,6 +86,25 @@ func TestScanLocks(t *testing.T) {
 				require.Equal(t, int64(5), cm.LockRequests)
 				require.NoError(t, c.Commit())
 
+				// So does a scan that wants no column (SELECT 1 ...),
+				// except a row-pointer index's, whose entries hold no key.
+				var em Meter
+				e := db.Begin(&em)
+				cur0, err := e.Scan(tb, ScanOptions{Index: index, Columns: []string{}})
+				require.NoError(t, err)
+				rows0 := 0
+				for cur0.Next() {
+					rows0++
+				}
+				require.NoError(t, cur0.Close())
+				require.Equal(t, 5, rows0)
+				if org == HeapRowPointer && index == "ix_s" {
+					require.Zero(t, em.LockRequests)
+				} else {
+					require.Equal(t, int64(5), em.LockRequests)
+				}
+				require.NoError(t, e.Commit())
+
 				// An index-only scan locks each row by the primary key in
 				// its entries, except a row-pointer index's, whose entries
 				// hold none.
