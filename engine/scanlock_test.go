@@ -86,44 +86,42 @@ func TestScanLocks(t *testing.T) {
 				require.Equal(t, int64(5), cm.LockRequests)
 				require.NoError(t, c.Commit())
 
+				// scanLocks runs a scan in a transaction of its own and
+				// returns its rows and lock requests.
+				scanLocks := func(o ScanOptions) (int, int64) {
+					var m Meter
+					x := db.Begin(&m)
+					cur, err := x.Scan(tb, o)
+					require.NoError(t, err)
+					rows := 0
+					for cur.Next() {
+						rows++
+					}
+					require.NoError(t, cur.Close())
+					require.NoError(t, x.Commit())
+					return rows, m.LockRequests
+				}
+
 				// So does a scan that wants no column (SELECT 1 ...),
 				// except a row-pointer index's, whose entries hold no key.
-				var em Meter
-				e := db.Begin(&em)
-				cur0, err := e.Scan(tb, ScanOptions{Index: index, Columns: []string{}})
-				require.NoError(t, err)
-				rows0 := 0
-				for cur0.Next() {
-					rows0++
-				}
-				require.NoError(t, cur0.Close())
-				require.Equal(t, 5, rows0)
+				rows, locks := scanLocks(ScanOptions{Index: index, Columns: []string{}})
+				require.Equal(t, 5, rows)
 				if org == HeapRowPointer && index == "ix_s" {
-					require.Zero(t, em.LockRequests)
+					require.Zero(t, locks)
 				} else {
-					require.Equal(t, int64(5), em.LockRequests)
+					require.Equal(t, int64(5), locks)
 				}
-				require.NoError(t, e.Commit())
 
 				// An index-only scan locks each row by the primary key in
 				// its entries, except a row-pointer index's, whose entries
 				// hold none.
-				var im Meter
-				ix := db.Begin(&im)
-				cur, err := ix.Scan(tb, ScanOptions{Index: "ix_s", Columns: []string{"s"}})
-				require.NoError(t, err)
-				rows := 0
-				for cur.Next() {
-					rows++
-				}
-				require.NoError(t, cur.Close())
+				rows, locks = scanLocks(ScanOptions{Index: "ix_s", Columns: []string{"s"}})
 				require.Equal(t, 5, rows)
 				if org == HeapRowPointer {
-					require.Zero(t, im.LockRequests)
+					require.Zero(t, locks)
 				} else {
-					require.Equal(t, int64(5), im.LockRequests)
+					require.Equal(t, int64(5), locks)
 				}
-				require.NoError(t, ix.Commit())
 			})
 		}
 	}
