@@ -9,3 +9,10 @@ func FlushTargetFor(o Options, capacity int64, age uint64, dirty, frames int) in
 
 // MergeCount is mergeCount, for tests.
 var MergeCount = mergeCount
+
+// FreeSlots is the pool's free count: slots neither pinned, reserved nor
+// kept by an unpinned frame.
+func (p *Pool) FreeSlots() int64 { return p.free.Load() }
+
+// KeptSlots is keptSlots, for tests.
+func (p *Pool) KeptSlots() int { return p.keptSlots() }

@@ -935,3 +935,47 @@ func TestPageLatchesAndKind(t *testing.T) {
 	require.Zero(t, pg.ModCount(), "a frame's modification count restarts with each page")
 	pg.Unpin(false)
 }
+
+// TestUnpinKeepsSlotUntilReserve fills a 2,048-frame pool with 1,700 pages,
+// each fetched and unpinned once: every one of them keeps its slot, since
+// an unpin keeps its slot while more than a reserve of 256 slots
+// (keepReserve) is free besides the one it holds, not a quarter of the
+// frames (512: the last 165 of those pages touched, the newest, would then pay the
+// shared free count at every pin and unpin). The last page's pin and
+// unpin leave the free count as it was. Past the reserve an unpin gives
+// its slot back.
+func TestUnpinKeepsSlotUntilReserve(t *testing.T) {
+	const frames, pages, reserve = 2048, 1700, 256
+	st := newStore(t)
+	putPages(t, st, 1, 1, frames)
+	p := newPool(t, st, frames, cache.Options{})
+	touch := func(no uint32) {
+		t.Helper()
+		pg, err := p.Fetch(nil, pid(1, no))
+		require.NoError(t, err)
+		pg.Unpin(false)
+	}
+	for n := uint32(1); n <= pages; n++ {
+		touch(n)
+	}
+	require.Equal(t, pages, p.KeptSlots())
+	require.EqualValues(t, frames-pages, p.FreeSlots())
+	pg, err := p.Fetch(nil, pid(1, pages))
+	require.NoError(t, err)
+	require.EqualValues(t, frames-pages, p.FreeSlots(), "a pin of a frame that kept its slot takes no free one")
+	pg.Unpin(false)
+	require.EqualValues(t, frames-pages, p.FreeSlots())
+
+	// The most frames that keep a slot: all but the reserve and the slot
+	// of the pin being dropped.
+	most := uint32(frames - reserve - 1)
+	for n := uint32(pages + 1); n <= most; n++ {
+		touch(n)
+	}
+	require.EqualValues(t, most, p.KeptSlots())
+	require.EqualValues(t, reserve+1, p.FreeSlots())
+	touch(most + 1)
+	require.EqualValues(t, most, p.KeptSlots(), "past the reserve an unpin gives its slot back")
+	require.EqualValues(t, reserve+1, p.FreeSlots())
+	require.Equal(t, 0, p.Stats().Pinned)
+}
