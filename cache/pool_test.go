@@ -940,8 +940,8 @@ func TestPageLatchesAndKind(t *testing.T) {
 // each fetched and unpinned once: every one of them keeps its slot, since
 // an unpin keeps its slot while more than a reserve of 256 slots
 // (keepReserve) is free besides the one it holds, not a quarter of the
-// frames (512: the last 165 of those pages touched, the newest, would then pay the
-// shared free count at every pin and unpin). The last page's pin and
+// frames (512: the last 165 pages touched, the newest, would then pay
+// the shared free count at every pin and unpin). The last page's pin and
 // unpin leave the free count as it was. Past the reserve an unpin gives
 // its slot back.
 func TestUnpinKeepsSlotUntilReserve(t *testing.T) {
