@@ -1321,7 +1321,7 @@ const (
 	slotKept     int32 = 1 << 30
 	pinCountMask       = slotKept - 1
 	// keepReserve is how many free slots unpins leave unkept (keepAbove)
-	// in a pool of more than four times as many frames: the slots that
+	// in a pool of at least four times as many frames: the slots that
 	// callers' pins and reservations draw on before one of them has to
 	// take the kept ones back (reclaimKeptLocked, a pass over every
 	// frame under the pool's lock). A few hundred is many times what the
