@@ -407,7 +407,7 @@ func (j *job) run(ctx context.Context, hooks Hooks) error {
 	j.raAtRun = j.db.Pool().ReadAheadTriggersBySpace()
 	purged := j.db.Purge().Purged
 	vacuumed := j.vacuumWork()
-	start := time.Now()
+	start, cpu := time.Now(), report.ProcessCPU()
 	var stats *tpcc.RunReport
 	var elapsed time.Duration
 	if s := j.sched; s == nil {
@@ -434,7 +434,7 @@ func (j *job) run(ctx context.Context, hooks Hooks) error {
 	if hooks.RunEnd != nil {
 		hooks.RunEnd()
 	}
-	wall := time.Since(start)
+	wall, cpu := time.Since(start), report.ProcessCPU()-cpu
 	if stats != nil {
 		rep := j.rep
 		rep.Run = newRunReport(c, stats, elapsed)
@@ -443,6 +443,10 @@ func (j *job) run(ctx context.Context, hooks Hooks) error {
 		rep.Host.RunSeconds = wall.Seconds()
 		if wall > 0 {
 			rep.Host.TxPerSecond = float64(stats.Results.Total()) / wall.Seconds()
+			if cpu > 0 {
+				rep.Host.RunCPUSeconds = cpu.Seconds()
+				rep.Host.RunCoresBusy = cpu.Seconds() / wall.Seconds()
+			}
 		}
 		p := j.db.Purge()
 		rep.Purge = &report.Purge{Purged: p.Purged - purged, HistoryLength: p.Lag}

@@ -175,6 +175,20 @@ type Host struct {
 	// they are here.
 	StoreBytes  int64 `json:"store_bytes,omitempty"`
 	MaxRSSBytes int64 `json:"max_rss_bytes,omitempty"`
+	// GOMAXPROCS is how many processors Go ran the job on at once (the
+	// CPUs above unless the GOMAXPROCS variable set fewer).
+	GOMAXPROCS int `json:"gomaxprocs,omitempty"`
+	// RunCPUSeconds is the process's CPU time (user and system, from
+	// getrusage) over the run's wall time, RunSeconds: the terminals and
+	// everything working beside them (the page cleaner, purge, vacuum,
+	// pebble's flushes and compactions, the garbage collector). 0 where
+	// it cannot be read. RunCoresBusy is RunCPUSeconds / RunSeconds, the
+	// processors busy on average: a run that leaves some of its
+	// GOMAXPROCS idle while its terminals outnumber them was waiting
+	// (for row locks, latches, or a processor to be woken), not short of
+	// CPU.
+	RunCPUSeconds float64 `json:"run_cpu_s,omitempty"`
+	RunCoresBusy  float64 `json:"run_cores_busy,omitempty"`
 }
 
 // Database describes the database the job ran on (as loaded, which
@@ -675,7 +689,8 @@ type Space struct {
 // LocalHost is this process's host: its Go version, operating system,
 // architecture and CPUs (the run's figures are the caller's to add).
 func LocalHost() Host {
-	return Host{GoVersion: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH, CPUs: runtime.NumCPU()}
+	return Host{GoVersion: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH, CPUs: runtime.NumCPU(),
+		GOMAXPROCS: runtime.GOMAXPROCS(0)}
 }
 
 // SpecTpmCPerWarehouse is the most tpmC a warehouse can give with the

@@ -92,6 +92,11 @@ func TestReportTable(t *testing.T) {
 		"redo log: 1.8 KiB logged, 450 per committed transaction, over 4 commits"} {
 		require.Contains(t, out, w)
 	}
+	require.NotContains(t, out, "cores busy", "no CPU time read, no cpu line")
+	r.Host = Host{RunSeconds: 15, RunCPUSeconds: 27, RunCoresBusy: 1.8, GOMAXPROCS: 2}
+	b.Reset()
+	require.NoError(t, r.WriteTable(&b))
+	require.Contains(t, b.String(), "\ncpu: 27.0 s over the run's 15.0 s, 1.80 cores busy of GOMAXPROCS 2 (")
 	require.Contains(t, out, "ORDER BY per transaction")
 	require.Regexp(t, `(?m)^\s+payment\s+0\.00\s+0\.60\s*$`, out, "payment's by-name reads: sorts avoided")
 	require.NotRegexp(t, `(?m)^\s+new-order\s+0\.00\s+0\.00\s*$`, out, "no ORDER BY, no row")

@@ -151,6 +151,10 @@ func (r *Report) WriteTable(w io.Writer) error {
 			fmt.Fprintf(&b, "   efficiency %.1f%% of %.2f tpmC per warehouse", *run.Efficiency, SpecTpmCPerWarehouse)
 		}
 		b.WriteString("\n")
+		if h := &r.Host; r.Sim == nil && h.RunCPUSeconds > 0 {
+			fmt.Fprintf(&b, "cpu: %.1f s over the run's %.1f s, %.2f cores busy of GOMAXPROCS %d (terminals, page cleaner, purge, pebble and the garbage collector)\n",
+				h.RunCPUSeconds, h.RunSeconds, h.RunCoresBusy, h.GOMAXPROCS)
+		}
 		for _, e := range run.Errors {
 			fmt.Fprintf(&b, "error: %s\n", e)
 		}

@@ -39,6 +39,9 @@ type benchRun struct {
 	TxPerMinute       float64 `json:"tx_per_min"`
 	LoadSeconds       float64 `json:"load_s"`
 	LoadRowsPerSecond float64 `json:"load_rows_per_s"`
+	// CoresBusy is the process's CPU time over the run's wall time
+	// (report.Host.RunCoresBusy; 0 where it cannot be read).
+	CoresBusy float64 `json:"cores_busy,omitempty"`
 }
 
 // benchResult is what `enginelab bench --json` prints.
@@ -205,7 +208,7 @@ func benchCmd(args []string, stdout, stderr io.Writer) int {
 			}
 			res.Version = rep.Version
 			cell.Runs = append(cell.Runs, benchRun{TpmC: rep.Run.TpmC, TxPerMinute: rep.Run.TxPerMinute,
-				LoadSeconds: rep.Host.LoadSeconds, LoadRowsPerSecond: rep.Host.LoadRowsPerSecond})
+				LoadSeconds: rep.Host.LoadSeconds, LoadRowsPerSecond: rep.Host.LoadRowsPerSecond, CoresBusy: rep.Host.RunCoresBusy})
 		}
 		cell.summarize()
 		res.Cells = append(res.Cells, cell)

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"runtime"
 	"testing"
 	"time"
 
@@ -27,6 +28,9 @@ func TestBench(t *testing.T) {
 		require.Equal(t, c.Runs[0].TpmC, c.BestTpmC)
 		require.Positive(t, c.LoadSeconds)
 		require.Positive(t, c.LoadRowsPerSecond)
+		if runtime.GOOS == "linux" {
+			require.Positive(t, c.Runs[0].CoresBusy, "read with getrusage")
+		}
 	}
 	require.Contains(t, res.Settings, "--scale")
 	require.Contains(t, res.Settings, "--sync-commit=false", "the speed targets' configuration: commits do not wait for the sync")

@@ -137,6 +137,7 @@ func TestRenderReport(t *testing.T) {
 	require.Equal(t, fmt.Sprintf("%.1f", r.Sim.LogBusyPct), figure(t, doc, "log_busy_pct", 0, ""))
 	require.Equal(t, fmt.Sprint(r.Config.Terminals), figure(t, doc, "config.terminals", 0, ""))
 	require.Equal(t, fmt.Sprint(r.Host.CPUs), figure(t, doc, "host.cpus", 0, ""))
+	require.Equal(t, fmt.Sprintf("%.2f", r.Host.RunCoresBusy), figure(t, doc, "host.run_cores_busy", 0, ""))
 	for _, n := range r.Notes {
 		contains(t, doc, "<p>"+n+"</p>")
 	}

@@ -610,13 +610,14 @@ func stepsSection(_ string, sides []side) (section, error) {
 // hostSection says where each side ran and its wall-clock figures.
 func hostSection(sides []side) section {
 	s := section{ID: "host", Title: "Host"}
-	t := table{Head: []string{"side", "version", "Go", "OS/arch", "CPUs", "load s", "load rows/s", "run s", "tx/s", "virtual s per wall s", "peak RSS"}}
+	t := table{Head: []string{"side", "version", "Go", "OS/arch", "CPUs", "load s", "load rows/s", "run s", "tx/s", "cores busy", "virtual s per wall s", "peak RSS"}}
 	for i, sd := range sides {
 		h := &sd.Rep.Host
 		f := func(fig, text string) cell { return cell{Text: text, Figure: "host." + fig, Side: i} }
 		t.Rows = append(t.Rows, row{{Text: sd.Name}, {Text: sd.Rep.Version}, {Text: h.GoVersion}, {Text: h.OS + "/" + h.Arch},
 			f("cpus", fmt.Sprint(h.CPUs)), f("load_s", num(h.LoadSeconds, 2)), f("load_rows_per_s", num(h.LoadRowsPerSecond, 0)),
-			f("run_s", num(h.RunSeconds, 2)), f("tx_per_s", num(h.TxPerSecond, 0)), f("virtual_per_wall", num(h.VirtualPerWall, 2)),
+			f("run_s", num(h.RunSeconds, 2)), f("tx_per_s", num(h.TxPerSecond, 0)),
+			f("run_cores_busy", num(h.RunCoresBusy, 2)), f("virtual_per_wall", num(h.VirtualPerWall, 2)),
 			{Text: report.FormatBytes(h.MaxRSSBytes)}})
 	}
 	s.Tables = append(s.Tables, t)
