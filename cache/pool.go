@@ -467,7 +467,9 @@ type Page struct {
 	// frames while no one holds it (see slotKept). It changes by
 	// compare-and-swap, without the pool's lock: a pin taken under a
 	// page-table partition's shared latch cannot race with an eviction,
-	// which re-checks it under that latch held exclusively (pageTable).
+	// which re-checks it under that latch held exclusively, and one taken
+	// without the latch (pinHot) is let go if the partition changed
+	// (pageTable).
 	pins atomic.Int32
 	// paidBy is the reservation whose frame this page's pins use (nil:
 	// the pool's free frames); the last unpin, by whoever makes it, gives
@@ -1201,9 +1203,10 @@ func (p *Pool) load(m *Meter, r *Reservation, id page.ID, create bool, k page.Ki
 }
 
 // hit is load's fast path, for a caller's fetch without a reservation: a
-// resident page is pinned under its page-table partition's shared latch,
-// as InnoDB's buf_page_get_gen buffer-fixes a block under its page hash
-// latch, without the pool's lock. The lock is taken only when the page
+// resident page is pinned without the pool's lock, optimistically when
+// its frame is pinned already or keeps a slot (pageTable.pinHot), else
+// under its page-table partition's shared latch, as InnoDB's
+// buf_page_get_gen buffer-fixes a block under its page hash latch. The lock is taken only when the page
 // must move in the LRU list (the replacer's quiet says whether) or it is
 // the page's first access since it was read in. Done in one goroutine,
 // this is exactly what the slow path does. ok is false when the page is
@@ -1213,15 +1216,17 @@ func (p *Pool) hit(m *Meter, id page.ID) (f *Page, first, ok bool) {
 	if p.closed.Load() {
 		return nil, false, false
 	}
-	l := p.table.lockShared(id)
-	if f = p.table.get(id); f == nil {
+	if f = p.table.pinHot(id); f == nil {
+		l := p.table.lockShared(id)
+		if f = p.table.get(id); f == nil {
+			l.RUnlock()
+			return nil, false, false
+		}
+		pinned := p.pinFree(f)
 		l.RUnlock()
-		return nil, false, false
-	}
-	pinned := p.pinFree(f)
-	l.RUnlock()
-	if !pinned {
-		return nil, false, false
+		if !pinned {
+			return nil, false, false
+		}
 	}
 	unseen := f.firstAccess.Load() == 0
 	q, aged := false, false

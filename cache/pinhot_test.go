@@ -1,0 +1,166 @@
+package cache_test
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/page"
+)
+
+// TestPinHotRightPage: the page table's optimistic pin (no partition
+// latch; see pageTable) must never hand back a frame that holds another
+// page than the one asked for, however evictions reuse frames around it.
+// A 16-frame pool over 120 pages: two readers pin a hot set of pages (each
+// keeps the last one pinned while it pins the next, so the hot frames are
+// often pinned or keep a slot, which is when the optimistic pin applies),
+// and call PinHot directly on pages that are being evicted; two churners
+// miss on the cold pages, so frames change pages all the time. Every
+// frame a reader gets, by Fetch or PinHot, must carry the asked page's id
+// in its header. PinHot must have succeeded, or the test tested nothing.
+func TestPinHotRightPage(t *testing.T) {
+	const frames, pages, hot, rounds = 16, 120, 6, 20000
+	st := newStore(t)
+	createCounterPages(t, st, frames, pages)
+	p := newPool(t, st, frames, cache.Options{Policy: cache.PolicyMidpoint, OldBlocksTime: 1})
+	var stop atomic.Bool
+	var optimistic, refused atomic.Int64
+	errc := make(chan error, 4)
+	check := func(pg *cache.Page, id page.ID) error {
+		pg.RLatch()
+		got := page.IDOf(pg.Data())
+		pg.RUnlatch()
+		if got != id || pg.ID() != id {
+			return fmt.Errorf("asked for page %s, got a frame holding %s (header %s)", id, pg.ID(), got)
+		}
+		return nil
+	}
+	var readers, churners sync.WaitGroup
+	for r := range 2 {
+		readers.Go(func() {
+			var held *cache.Page
+			defer func() {
+				if held != nil {
+					held.Unpin(false)
+				}
+			}()
+			for i := range rounds {
+				id := pid(1, uint32(1+(i+r)%hot))
+				pg, err := p.Fetch(nil, id)
+				if err != nil {
+					errc <- err
+					return
+				}
+				if err := check(pg, id); err != nil {
+					pg.Unpin(false)
+					errc <- err
+					return
+				}
+				if held != nil {
+					held.Unpin(false)
+				}
+				held = pg
+				// A page the churners may be evicting right now.
+				cold := pid(1, uint32(hot+1+(i*7+r)%(pages-hot)))
+				if f := p.PinHot(cold); f != nil {
+					optimistic.Add(1)
+					err := check(f, cold)
+					f.Unpin(false)
+					if err != nil {
+						errc <- err
+						return
+					}
+				} else {
+					refused.Add(1)
+				}
+			}
+		})
+	}
+	for c := range 2 {
+		churners.Go(func() {
+			for i := 0; !stop.Load(); i++ {
+				id := pid(1, uint32(hot+1+(i*13+c*5)%(pages-hot)))
+				pg, err := p.Fetch(nil, id)
+				if err != nil {
+					errc <- err
+					return
+				}
+				err = check(pg, id)
+				pg.Unpin(false)
+				if err != nil {
+					errc <- err
+					return
+				}
+			}
+		})
+	}
+	readers.Wait()
+	stop.Store(true)
+	churners.Wait()
+	close(errc)
+	for err := range errc {
+		require.NoError(t, err)
+	}
+	t.Logf("optimistic pins of cold pages: %d taken, %d refused", optimistic.Load(), refused.Load())
+	require.Positive(t, optimistic.Load(), "the optimistic pin never applied: the test tested nothing")
+	s := p.Stats()
+	require.Equal(t, frames, s.Frames)
+}
+
+// TestPinHotFrameTakenMeanwhile: between the optimistic pin's lookup and
+// its pin, the frame it found is evicted and takes another page (the hook
+// does that, on a 16-frame pool whose only unpinned frame holds the page
+// asked for). The pin must then be let go and nil returned, not the frame
+// with the other page, and the frame's pins be its own holder's again.
+// Then the cases where it applies and where it does not: a frame pinned
+// already (pinned once more), a frame with neither a pin nor a kept slot,
+// a page that is not resident (nil both).
+func TestPinHotFrameTakenMeanwhile(t *testing.T) {
+	const frames = 16
+	st := newStore(t)
+	createCounterPages(t, st, frames, frames+4)
+	p := newPool(t, st, frames, cache.Options{Policy: cache.PolicyMidpoint})
+	var held []*cache.Page
+	for n := uint32(1); n < frames; n++ {
+		pg, err := p.Fetch(nil, pid(1, n))
+		require.NoError(t, err)
+		held = append(held, pg)
+	}
+	x := pid(1, frames)
+	pg, err := p.Fetch(nil, x)
+	require.NoError(t, err)
+	pg.Unpin(false)
+	require.Equal(t, 0, pg.Pins(), "a pool this small keeps no slot for an unpinned frame")
+	require.Nil(t, p.PinHot(x), "neither a pin nor a kept slot: the latched path's")
+
+	var y *cache.Page
+	t.Cleanup(func() { cache.SetPinHotHook(nil) })
+	cache.SetPinHotHook(func() {
+		cache.SetPinHotHook(nil)
+		var err error
+		y, err = p.Fetch(nil, pid(1, frames+1)) // the only frame it can take is x's
+		require.NoError(t, err)
+	})
+	if f := p.PinHot(x); f != nil {
+		t.Fatalf("asked for page %s, got its old frame, which holds page %s now", x, f.ID())
+	}
+	require.NotNil(t, y, "the hook ran")
+	require.Same(t, pg, y, "the new page took x's frame")
+	require.False(t, p.Resident(x))
+	require.Equal(t, 1, y.Pins(), "the optimistic pin was let go")
+	require.Equal(t, pid(1, frames+1), page.IDOf(y.Data()))
+
+	got := p.PinHot(pid(1, frames+1))
+	require.Same(t, y, got, "a pinned frame: pinned once more")
+	require.Equal(t, 2, y.Pins())
+	got.Unpin(false)
+	y.Unpin(false)
+	require.Nil(t, p.PinHot(pid(1, frames+2)), "not resident")
+	for _, h := range held {
+		h.Unpin(false)
+	}
+}
