@@ -25,4 +25,10 @@ func (p *Pool) PinHot(id page.ID) *Page { return p.table.pinHot(id) }
 
 // SetPinHotHook sets a function pinHot runs between its lookup and its
 // pin (nil: none).
-func SetPinHotHook(f func()) { pinHotHook = f }
+func SetPinHotHook(f func()) {
+	if f == nil {
+		pinHotHook.Store(nil)
+	} else {
+		pinHotHook.Store(&f)
+	}
+}

@@ -155,8 +155,8 @@ func (t *pageTable) pinHot(id page.ID) *Page {
 	if f == nil {
 		return nil
 	}
-	if pinHotHook != nil {
-		pinHotHook()
+	if h := pinHotHook.Load(); h != nil {
+		(*h)()
 	}
 	for {
 		w := f.pins.Load()
@@ -184,8 +184,9 @@ func (t *pageTable) pinHot(id page.ID) *Page {
 }
 
 // pinHotHook, if set (by tests only), runs in pinHot between the lookup
-// and the pin: where a writer may take the frame for another page.
-var pinHotHook func()
+// and the pin: where a writer may take the frame for another page. An
+// atomic, so that setting it races with no pool's goroutine.
+var pinHotHook atomic.Pointer[func()]
 
 // put maps id to f. REQUIRES: the pool's lock held.
 func (t *pageTable) put(id page.ID, f *Page) {
