@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/page"
 	"github.com/stretchr/testify/require"
 )
 
@@ -86,5 +87,180 @@ func TestHitChangeNotLostToEviction(t *testing.T) {
 		pg.RUnlatch()
 		pg.Unpin(false)
 		require.Equal(t, uint64(rounds), a, "page %d: every increment kept", n)
+	}
+}
+
+// TestPinHotRightPage: the page table's optimistic pin (no partition
+// latch; see pageTable) must never hand back a frame that holds another
+// page than the one asked for, however evictions reuse frames around it.
+// A 16-frame pool over 120 pages: two churners miss on the cold pages, so
+// frames change pages all the time, and once both are under way two
+// readers fetch a hot set of pages, keeping the last one pinned while
+// they fetch the next (so the hot frames are often pinned or keep a slot,
+// when the optimistic pin applies). Each reader also pins optimistically
+// the page it holds (which it must get, unless a writer of its partition
+// ran meanwhile) and a cold page the churners may be evicting. Every
+// frame anyone gets, by Fetch or PinHot, must carry the asked page's id
+// in its header. The optimistic pin of a held page must have succeeded,
+// or the test tested nothing.
+func TestPinHotRightPage(t *testing.T) {
+	const frames, pages, hot, rounds = 16, 120, 6, 20000
+	st := newStore(t)
+	createCounterPages(t, st, frames, pages)
+	p := newPool(t, st, frames, cache.Options{Policy: cache.PolicyMidpoint, OldBlocksTime: 1})
+	var stop atomic.Bool
+	var heldPins, coldPins, coldRefused atomic.Int64
+	errc := make(chan error, 4)
+	check := func(pg *cache.Page, id page.ID) error {
+		pg.RLatch()
+		got := page.IDOf(pg.Data())
+		pg.RUnlatch()
+		if got != id || pg.ID() != id {
+			return fmt.Errorf("asked for page %s, got a frame holding %s (header %s)", id, pg.ID(), got)
+		}
+		return nil
+	}
+	var readers, churners, started sync.WaitGroup
+	started.Add(2)
+	for c := range 2 {
+		churners.Go(func() {
+			for i := 0; !stop.Load(); i++ {
+				if i == 200 {
+					started.Done()
+				}
+				id := pid(1, uint32(hot+1+(i*13+c*5)%(pages-hot)))
+				pg, err := p.Fetch(nil, id)
+				if err != nil {
+					errc <- err
+					if i < 200 {
+						started.Done()
+					}
+					return
+				}
+				err = check(pg, id)
+				pg.Unpin(false)
+				if err != nil {
+					errc <- err
+					if i < 200 {
+						started.Done()
+					}
+					return
+				}
+			}
+		})
+	}
+	started.Wait()
+	for r := range 2 {
+		readers.Go(func() {
+			var held *cache.Page
+			defer func() {
+				if held != nil {
+					held.Unpin(false)
+				}
+			}()
+			pinned := func(id page.ID, f *cache.Page, n *atomic.Int64) error {
+				if f == nil {
+					return nil
+				}
+				n.Add(1)
+				err := check(f, id)
+				f.Unpin(false)
+				return err
+			}
+			for i := range rounds {
+				id := pid(1, uint32(1+(i+r)%hot))
+				pg, err := p.Fetch(nil, id)
+				if err != nil {
+					errc <- err
+					return
+				}
+				if err := check(pg, id); err != nil {
+					pg.Unpin(false)
+					errc <- err
+					return
+				}
+				if held != nil {
+					held.Unpin(false)
+				}
+				held = pg
+				if err := pinned(id, p.PinHot(id), &heldPins); err != nil {
+					errc <- err
+					return
+				}
+				cold := pid(1, uint32(hot+1+(i*7+r)%(pages-hot)))
+				f := p.PinHot(cold)
+				if f == nil {
+					coldRefused.Add(1)
+				}
+				if err := pinned(cold, f, &coldPins); err != nil {
+					errc <- err
+					return
+				}
+			}
+		})
+	}
+	readers.Wait()
+	stop.Store(true)
+	churners.Wait()
+	close(errc)
+	for err := range errc {
+		require.NoError(t, err)
+	}
+	t.Logf("optimistic pins: %d of %d held pages; cold pages: %d taken, %d refused",
+		heldPins.Load(), 2*rounds, coldPins.Load(), coldRefused.Load())
+	require.Positive(t, heldPins.Load(), "the optimistic pin never applied: the test tested nothing")
+}
+
+// TestPinHotFrameTakenMeanwhile: between the optimistic pin's lookup and
+// its pin, the frame it found is evicted and takes another page (the hook
+// does that, on a 16-frame pool whose only unpinned frame holds the page
+// asked for). The pin must then be let go and nil returned, not the frame
+// with the other page, and the frame's pins be its own holder's again.
+// Then the cases where it applies and where it does not: a frame pinned
+// already (pinned once more), a frame with neither a pin nor a kept slot,
+// a page that is not resident (nil both).
+func TestPinHotFrameTakenMeanwhile(t *testing.T) {
+	const frames = 16
+	st := newStore(t)
+	createCounterPages(t, st, frames, frames+4)
+	p := newPool(t, st, frames, cache.Options{Policy: cache.PolicyMidpoint})
+	var held []*cache.Page
+	for n := uint32(1); n < frames; n++ {
+		pg, err := p.Fetch(nil, pid(1, n))
+		require.NoError(t, err)
+		held = append(held, pg)
+	}
+	x := pid(1, frames)
+	pg, err := p.Fetch(nil, x)
+	require.NoError(t, err)
+	pg.Unpin(false)
+	require.Equal(t, 0, pg.Pins(), "a pool this small keeps no slot for an unpinned frame")
+	require.Nil(t, p.PinHot(x), "neither a pin nor a kept slot: the latched path's")
+
+	var y *cache.Page
+	t.Cleanup(func() { cache.SetPinHotHook(nil) })
+	cache.SetPinHotHook(func() {
+		cache.SetPinHotHook(nil)
+		var err error
+		y, err = p.Fetch(nil, pid(1, frames+1)) // the only frame it can take is x's
+		require.NoError(t, err)
+	})
+	if f := p.PinHot(x); f != nil {
+		t.Fatalf("asked for page %s, got its old frame, which holds page %s now", x, f.ID())
+	}
+	require.NotNil(t, y, "the hook ran")
+	require.Same(t, pg, y, "the new page took x's frame")
+	require.False(t, p.Resident(x))
+	require.Equal(t, 1, y.Pins(), "the optimistic pin was let go")
+	require.Equal(t, pid(1, frames+1), page.IDOf(y.Data()))
+
+	got := p.PinHot(pid(1, frames+1))
+	require.Same(t, y, got, "a pinned frame: pinned once more")
+	require.Equal(t, 2, y.Pins())
+	got.Unpin(false)
+	y.Unpin(false)
+	require.Nil(t, p.PinHot(pid(1, frames+2)), "not resident")
+	for _, h := range held {
+		h.Unpin(false)
 	}
 }
