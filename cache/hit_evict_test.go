@@ -124,26 +124,26 @@ func TestPinHotRightPage(t *testing.T) {
 	started.Add(2)
 	for c := range 2 {
 		churners.Go(func() {
+			signaled := false
+			signal := func() {
+				if !signaled {
+					signaled = true
+					started.Done()
+				}
+			}
+			defer signal() // on an early error too
 			for i := 0; !stop.Load(); i++ {
 				if i == 200 {
-					started.Done()
+					signal()
 				}
 				id := pid(1, uint32(hot+1+(i*13+c*5)%(pages-hot)))
 				pg, err := p.Fetch(nil, id)
-				if err != nil {
-					errc <- err
-					if i < 200 {
-						started.Done()
-					}
-					return
+				if err == nil {
+					err = check(pg, id)
+					pg.Unpin(false)
 				}
-				err = check(pg, id)
-				pg.Unpin(false)
 				if err != nil {
 					errc <- err
-					if i < 200 {
-						started.Done()
-					}
 					return
 				}
 			}

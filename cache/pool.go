@@ -1206,8 +1206,8 @@ func (p *Pool) load(m *Meter, r *Reservation, id page.ID, create bool, k page.Ki
 // resident page is pinned without the pool's lock, optimistically when
 // its frame is pinned already or keeps a slot (pageTable.pinHot), else
 // under its page-table partition's shared latch, as InnoDB's
-// buf_page_get_gen buffer-fixes a block under its page hash latch. The lock is taken only when the page
-// must move in the LRU list (the replacer's quiet says whether) or it is
+// buf_page_get_gen buffer-fixes a block under its page hash latch. The
+// lock is taken only when the page must move in the LRU list (the replacer's quiet says whether) or it is
 // the page's first access since it was read in. Done in one goroutine,
 // this is exactly what the slow path does. ok is false when the page is
 // not resident, or a first pin finds no free slot: the slow path decides
@@ -1243,15 +1243,15 @@ func (p *Pool) hit(m *Meter, id page.ID) (f *Page, first, ok bool) {
 	return f, first, true
 }
 
-// pinFree adds a pin to f, resident; a first pin takes a slot from the
-// pool's free frames (paid by no reservation), and fails if there is
-// none. REQUIRES: f's page-table partition latched, or p.mu held.
-func (p *Pool) pinFree(f *Page) bool {
+// pinHeld adds a pin to f if f is pinned already or keeps a slot
+// (slotKept), the pins that need no slot of their own, and reports
+// whether it did; false means f had neither when it looked.
+func (f *Page) pinHeld() bool {
 	for {
 		switch w := f.pins.Load(); {
 		case w == slotKept:
 			if f.pins.CompareAndSwap(slotKept, 1) {
-				f.paidBy = nil
+				f.paidBy = nil // the first pin, on the slot the frame kept
 				return true
 			}
 		case w > 0:
@@ -1259,16 +1259,26 @@ func (p *Pool) pinFree(f *Page) bool {
 				return true
 			}
 		default:
-			if !p.takeFree() {
-				return false
-			}
-			if f.pins.CompareAndSwap(0, 1) {
-				f.paidBy = nil
-				return true
-			}
-			p.free.Add(1) // another caller pinned it first: its slot, not ours
+			return false
 		}
 	}
+}
+
+// pinFree adds a pin to f, resident; a first pin takes a slot from the
+// pool's free frames (paid by no reservation), and fails if there is
+// none. REQUIRES: f's page-table partition latched, or p.mu held.
+func (p *Pool) pinFree(f *Page) bool {
+	for !f.pinHeld() {
+		if !p.takeFree() {
+			return false
+		}
+		if f.pins.CompareAndSwap(0, 1) {
+			f.paidBy = nil
+			return true
+		}
+		p.free.Add(1) // another caller pinned it first: its slot, not ours
+	}
+	return true
 }
 
 // pinLocked adds a pin to f, resident; a first pin takes the slot the
@@ -1277,29 +1287,18 @@ func (p *Pool) pinFree(f *Page) bool {
 // holds a slot for: the flush gives that one back when it ends, whoever
 // holds pins then. REQUIRES: p.mu held.
 func (p *Pool) pinLocked(f *Page, r *Reservation) error {
-	for {
-		switch w := f.pins.Load(); {
-		case w == slotKept:
-			if f.pins.CompareAndSwap(slotKept, 1) {
-				f.paidBy = nil
-				return nil
-			}
-		case w > 0:
-			if f.pins.CompareAndSwap(w, w+1) {
-				return nil
-			}
-		default:
-			ok, paid := p.takeLocked(r)
-			if !ok {
-				return fmt.Errorf("%w: fetching page %s", ErrPoolExhausted, f.id)
-			}
-			if f.pins.CompareAndSwap(0, 1) {
-				f.paidBy = paid
-				return nil
-			}
-			p.refundLocked(paid) // another caller pinned it first
+	for !f.pinHeld() {
+		ok, paid := p.takeLocked(r)
+		if !ok {
+			return fmt.Errorf("%w: fetching page %s", ErrPoolExhausted, f.id)
 		}
+		if f.pins.CompareAndSwap(0, 1) {
+			f.paidBy = paid
+			return nil
+		}
+		p.refundLocked(paid) // another caller pinned it first
 	}
+	return nil
 }
 
 // slotKept, in a frame's pins, says that the frame holds no pin but keeps

@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"maps"
 	"sync"
 	"sync/atomic"
 
@@ -91,18 +92,22 @@ func partitionOf(id page.ID) (part, i int) {
 }
 
 // spaceSlice returns spaces[space], grown (and stored back) to hold
-// index i: doubled at least, so that filling a space costs amortized
-// constant time per page.
+// index i (grownLen).
 func spaceSlice[T any](spaces map[uint32][]T, space uint32, i int) []T {
 	sl := spaces[space]
 	if i >= len(sl) {
-		ns := make([]T, max(i+1, 2*len(sl), 64))
+		ns := make([]T, grownLen(i, len(sl)))
 		copy(ns, sl)
 		sl = ns
 		spaces[space] = sl
 	}
 	return sl
 }
+
+// grownLen is the length a space's slice of n grows to so that it holds
+// index i: doubled at least, so that filling a space costs amortized
+// constant time per page.
+func grownLen(i, n int) int { return max(i+1, 2*n, 64) }
 
 func (t *pageTable) shard(id page.ID) (*tableShard, int) {
 	part, i := partitionOf(id)
@@ -158,21 +163,8 @@ func (t *pageTable) pinHot(id page.ID) *Page {
 	if h := pinHotHook.Load(); h != nil {
 		(*h)()
 	}
-	for {
-		w := f.pins.Load()
-		if w == slotKept {
-			if f.pins.CompareAndSwap(slotKept, 1) {
-				f.paidBy = nil // the first pin, as pinFree's
-				break
-			}
-			continue
-		}
-		if w&pinCountMask == 0 {
-			return nil // no pin and no slot: pinFree, under the latch
-		}
-		if f.pins.CompareAndSwap(w, w+1) {
-			break
-		}
+	if !f.pinHeld() {
+		return nil // no pin and no slot: pinFree, under the latch
 	}
 	if s.seq.Load() != seq {
 		// A writer ran: f may hold another page by now. The pin is on a
@@ -193,22 +185,17 @@ func (t *pageTable) put(id page.ID, f *Page) {
 	s, i := t.shard(id)
 	s.mu.Lock()
 	s.seq.Add(1)
-	m := *s.spaces.Load()
-	ts := m[id.Space]
+	ts := (*s.spaces.Load())[id.Space]
 	if ts == nil {
-		nm := make(map[uint32]*tableSlots, len(m)+1)
-		for k, v := range m {
-			nm[k] = v
-		}
 		ts = &tableSlots{}
-		empty := []atomic.Pointer[Page]{}
-		ts.s.Store(&empty)
-		nm[id.Space] = ts
-		s.spaces.Store(&nm)
+		ts.s.Store(new([]atomic.Pointer[Page]))
+		m := maps.Clone(*s.spaces.Load())
+		m[id.Space] = ts
+		s.spaces.Store(&m)
 	}
 	sl := *ts.s.Load()
 	if i >= len(sl) {
-		ns := make([]atomic.Pointer[Page], max(i+1, 2*len(sl), 64))
+		ns := make([]atomic.Pointer[Page], grownLen(i, len(sl)))
 		for j := range sl {
 			ns[j].Store(sl[j].Load())
 		}
