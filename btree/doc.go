@@ -83,6 +83,17 @@
 // An iterator holds a pin but no latch between calls; if its leaf changed
 // meanwhile, it finds its place again by key.
 //
+// A point write that follows a read of the same key need not descend
+// again: GetPos records the leaf where the key was found (a Pos), and
+// UpdateAtIn latches that leaf alone, exclusively, and writes there if it is
+// still a leaf holding the key (one page request and one node visit,
+// counted at the leaf's depth); otherwise it descends. This is InnoDB's
+// UPDATE, which writes through the persistent cursor its search positioned
+// (btr_pcur_restore_position, optimistic when the block's modify clock is
+// unchanged) rather than searching the tree twice. Keys are unique in a
+// tree, so a leaf that holds the key is the leaf a descent would reach,
+// and a page a merge freed is formatted free, never taken for a leaf.
+//
 // # Mini-transactions and the redo log
 //
 // Every write is one mini-transaction (cache.Mtr): Insert, Update, Put and

@@ -288,6 +288,42 @@ func (t *Tree) Get(m Account, key, dst []byte) (val []byte, found bool, err erro
 	return val, found, nil
 }
 
+// Pos is where a read found a key: the number of the leaf that held it. A
+// write of the same key that follows in the same tree starts from that
+// leaf (UpdateAtIn) instead of descending again, as InnoDB's UPDATE
+// restores the persistent cursor its search stored
+// (btr_pcur_restore_position, optimistic when buf_page_optimistic_get
+// finds the block unchanged). The zero Pos is no position.
+//
+// A position is only a guess, checked under the leaf's exclusive latch: the
+// page must still be a leaf (a page a merge freed is formatted free) and
+// hold the key. Keys are unique in a tree, so a leaf that holds the key is
+// the one a descent would reach; otherwise the write descends. InnoDB
+// checks its block's modify clock instead, bumped whenever a record may
+// leave the page; its records stay where they are on an insert, and this
+// package's slots move, so the leaf is searched again either way.
+type Pos struct{ leaf uint32 }
+
+// GetPos is Get that also records in pos where the key was found (the
+// zero Pos when it was not).
+func (t *Tree) GetPos(m Account, key, dst []byte, pos *Pos) (val []byte, found bool, err error) {
+	pm, tc := accounts(m)
+	*pos = Pos{}
+	pg, _, err := t.descend(pm, tc, nil, key, edgeKey, false)
+	if err != nil {
+		return nil, false, err
+	}
+	n := node(pg.Data())
+	if i, eq := n.search(key); eq {
+		val = append(dst[:0], n.val(i)...)
+		found = true
+		*pos = Pos{leaf: pg.ID().Page}
+	}
+	pg.RUnlatch()
+	pg.Unpin(false)
+	return val, found, nil
+}
+
 // Has reports whether key is present.
 func (t *Tree) Has(m Account, key []byte) (bool, error) {
 	pm, tc := accounts(m)
@@ -369,6 +405,60 @@ func (t *Tree) UpdateIn(m Account, mt *cache.Mtr, key, val []byte) error {
 		return err
 	}
 	return t.write(mt, treeCounts(m), key, val, modeUpdate, 0)
+}
+
+// UpdateAtIn is UpdateIn starting from pos, where a read of key (GetPos)
+// found it: when that leaf still holds the key, the update visits that
+// node only (one page request, one node visit at the leaf's depth);
+// otherwise it descends as UpdateIn does, after the visit of that leaf.
+func (t *Tree) UpdateAtIn(m Account, mt *cache.Mtr, key, val []byte, pos Pos) error {
+	if err := t.checkMtr(mt); err != nil {
+		return err
+	}
+	tc := treeCounts(m)
+	if pos.leaf == 0 {
+		return t.write(mt, tc, key, val, modeUpdate, 0)
+	}
+	if err := t.checkSize(key, val); err != nil {
+		return err
+	}
+	pg, i, ok := t.restore(mt, tc, key, pos)
+	if !ok {
+		return t.write(mt, tc, key, val, modeUpdate, 0)
+	}
+	done := replaceVal(mt, pg, i, val)
+	mt.Release(pg, done)
+	if done {
+		return nil
+	}
+	return t.writePessimistic(mt, tc, key, val, modeUpdate, 0)
+}
+
+// restore latches pos's leaf exclusively through mt and finds key in it:
+// the optimistic restore of a stored position (see Pos). When the page is
+// no longer a leaf of this tree holding key, it lets the page go and
+// reports false. A page that cannot be read is left to the descent that
+// follows, which reads it too if it is on the key's path and reports the
+// error.
+func (t *Tree) restore(mt *cache.Mtr, tc *TreeCounts, key []byte, pos Pos) (*cache.Page, int, bool) {
+	pg, err := t.pool.Fetch(mt.Meter(), t.id(pos.leaf))
+	if err != nil {
+		return nil, 0, false
+	}
+	mt.Latch(pg)
+	visit(tc, int(t.height.Load())-1)
+	b := pg.Data()
+	n := node(b)
+	if page.KindOf(b) != page.KindBTreeLeaf || n.level() != 0 || n.slotsEnd() > n.cellStart() || n.cellStart() > len(b) {
+		mt.Release(pg, false)
+		return nil, 0, false
+	}
+	i, found := n.search(key)
+	if !found {
+		mt.Release(pg, false)
+		return nil, 0, false
+	}
+	return pg, i, true
 }
 
 // InsertTrxIn is InsertIn by transaction trx: the leaf's max trx id

@@ -13,7 +13,7 @@ import (
 // Benchmarks of the three access paths the issue names, per organization,
 // on warm tables of benchRows rows (the pool holds every page):
 //
-//	go test -run '^$' -bench 'BenchmarkGet|BenchmarkInsert|BenchmarkSecondaryLookup' \
+//	go test -run '^$' -bench 'BenchmarkGet|BenchmarkInsert|BenchmarkUpdate|BenchmarkSecondaryLookup' \
 //	    -benchtime 100000x -count 3 ./engine/
 //
 // Goal (issue 3): a primary-key get in a warm clustered table at most
@@ -198,6 +198,46 @@ func BenchmarkInsert(b *testing.B) {
 		b.StopTimer()
 		benchReport(b, &m)
 		b.ReportMetric(float64(m.IndexEntriesWritten)/float64(b.N), "entries/op")
+		b.ReportMetric(float64(m.LogBytes)/float64(b.N), "log-bytes/op")
+	})
+}
+
+// BenchmarkUpdate updates a non-indexed column (balance) of random rows
+// by primary key, ten to a transaction, in the write table (rows that
+// BenchmarkInsert added are not touched): a row lock, a read of the row,
+// its new image written where it is, and undo. In the clustered
+// organization the write starts from the leaf the read found (one node,
+// not a second descent), so nodes/op is the tree's height plus one.
+func BenchmarkUpdate(b *testing.B) {
+	noVerifyRedo(b)
+	benchOrgs(b, func(b *testing.B, org Org) {
+		benchDB(b)
+		tb := bench.write[org]
+		var m Meter
+		tx := bench.db.Begin(&m)
+		r := rand.New(rand.NewPCG(7, 8))
+		pk := make([]Value, 1)
+		set := []Set{{Column: "balance"}}
+		b.ReportAllocs()
+		b.ResetTimer()
+		for i := range b.N {
+			pk[0] = Int(int64(r.IntN(benchRows)))
+			set[0].Value = Dec(int64(i % 100000))
+			if err := tx.Update(tb, pk, set); err != nil {
+				b.Fatalf("update %d: %v", pk[0].I, err)
+			}
+			if i%10 == 9 {
+				if err := tx.Commit(); err != nil {
+					b.Fatal(err)
+				}
+				tx = bench.db.Begin(&m)
+			}
+		}
+		if err := tx.Commit(); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		benchReport(b, &m)
 		b.ReportMetric(float64(m.LogBytes)/float64(b.N), "log-bytes/op")
 	})
 }

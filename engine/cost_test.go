@@ -180,6 +180,19 @@ func TestCostUpdate(t *testing.T) {
 			m := costUpdate(t, db, tb, 0, Set{"pad", row[3]})
 			check("non-indexed column in place", m, tc.inPlace, false)
 			costVerify(t, db, tb, row)
+			if tc.org == Clustered {
+				// The update reads the record with a descent and writes it
+				// at the leaf where the read found it (InnoDB's UPDATE
+				// restoring its persistent cursor): one node more than a
+				// point get, none elsewhere (no index changes).
+				var gm Meter
+				tx := db.Begin(&gm)
+				_, found, err := tx.Get(tb, []Value{Int(0)}, nil)
+				require.NoError(t, err)
+				require.True(t, found)
+				require.NoError(t, tx.Commit())
+				require.Equal(t, gm.NodeVisitsTotal()+1, m.NodeVisitsTotal(), "update: %s; get: %s", m, &gm)
+			}
 
 			// A non-indexed column grown by 1800 bytes: the row no longer
 			// fits its (full) heap page and moves.

@@ -124,7 +124,7 @@ func (tx *Tx) secInsert(ix *index, key []byte) error {
 // entry of the row.
 func (tx *Tx) clustDelete(t *TableHandle, key []byte) error {
 	prim := t.ixs[0]
-	s := step{kind: stepClustDelMark, key: key, prev: tx.recHdr}
+	s := step{kind: stepClustDelMark, key: key, prev: tx.recHdr, pos: tx.recPos}
 	if len(t.ixs) > 1 {
 		s.val = tx.oldImg // purge builds the marked entries from it
 	}
@@ -154,7 +154,8 @@ func (tx *Tx) clustDelete(t *TableHandle, key []byte) error {
 func (tx *Tx) clustInsertByModify(prim *index, pk []byte) (bool, error) {
 	for {
 		b := tx.m.NodeVisitsTotal()
-		v, found, err := prim.tree.Get(tx.m, pk, tx.val)
+		var pos btree.Pos
+		v, found, err := prim.tree.GetPos(tx.m, pk, tx.val, &pos)
 		tx.charge(prim, b)
 		if err != nil {
 			return false, err
@@ -177,7 +178,7 @@ func (tx *Tx) clustInsertByModify(prim *index, pk []byte) (bool, error) {
 		if !h.deleted() {
 			return false, nil
 		}
-		s := step{kind: stepClustUpdate, key: pk, prev: h, val: body}
+		s := step{kind: stepClustUpdate, key: pk, prev: h, val: body, pos: pos}
 		if e := undoEdit(tx.patch[:0], body, tx.row); e != nil {
 			tx.patch = e
 			s.val, s.flags = e, valEdit

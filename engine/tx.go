@@ -99,6 +99,7 @@ type Tx struct {
 	noSync bool      // TxOptions.NoSync: Commit waits for no log sync
 	view   *ReadView // the open read view (nil: none)
 	recHdr clustHdr  // the system fields of the clustered record lookup read last
+	recPos btree.Pos // where lookup found it (its leaf), for the write that follows
 	owner  lock.Owner
 	done   bool
 	logged bool // has written a log record (and is in the active set)
@@ -856,7 +857,7 @@ func (tx *Tx) lookup(t *TableHandle, pk []byte, marked bool) (img []byte, ptr he
 	}
 	prim := t.ixs[0]
 	b := tx.m.NodeVisitsTotal()
-	v, found, err := prim.tree.Get(tx.m, pk, tx.val)
+	v, found, err := prim.tree.GetPos(tx.m, pk, tx.val, &tx.recPos)
 	tx.charge(prim, b)
 	if err != nil || !found {
 		return nil, ptr, false, err
@@ -1016,7 +1017,7 @@ func (tx *Tx) update(t *TableHandle, pk []Value, set []Set) error {
 
 	if t.org == Clustered {
 		b := tx.m.NodeVisitsTotal()
-		s := step{kind: stepClustUpdate, key: key, prev: tx.recHdr, val: tx.oldImg}
+		s := step{kind: stepClustUpdate, key: key, prev: tx.recHdr, val: tx.oldImg, pos: tx.recPos}
 		ord := false
 		for _, ix := range t.ixs[1:] {
 			ord = ord || touched(ix)

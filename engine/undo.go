@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 
+	"github.com/enginelab/enginelab/btree"
 	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/cache/redo"
 	"github.com/enginelab/enginelab/engine/lock"
@@ -58,6 +59,9 @@ type step struct {
 	ptr2  heap.RowPtr
 	prev  clustHdr // stepClustUpdate, stepClustDelMark: the record's system fields before the change
 	at    undoPos  // where its undo record is
+	// pos: stepClustUpdate, stepClustDelMark: where the read of the
+	// record found it, the leaf clustWrite starts from (not logged).
+	pos btree.Pos
 }
 
 func appendBytes(dst, b []byte) []byte {
@@ -424,7 +428,7 @@ func (tx *Tx) clustWrite(ix *index, s *step, body []byte) error {
 	if s.kind == stepClustInsert {
 		err = ix.tree.InsertIn(tx.m, mt, s.key, tx.rec)
 	} else {
-		err = ix.tree.UpdateIn(tx.m, mt, s.key, tx.rec)
+		err = ix.tree.UpdateAtIn(tx.m, mt, s.key, tx.rec, s.pos)
 	}
 	if pending != nil {
 		// The log is started even if the change failed: its max tx id
