@@ -243,7 +243,10 @@
 // log) as HeapTupleSatisfiesMVCC does, and sets the hint bits it learns
 // in a logged mini-transaction. Prune is heap_page_prune under the
 // exclusive latch, which serves as the cleanup lock because no reader
-// keeps pointers into a page past its latch. The visibility map (vm.go)
+// keeps pointers into a page past its latch; it sets the hint bits it
+// learns on every version it examines, in its own mini-transaction, as
+// HeapTupleSatisfiesVacuum's SetHintBits does, so that the next prune of
+// the page asks the commit log only about versions written since. The visibility map (vm.go)
 // keeps two bits per page (all-visible, all-frozen), set by MarkVisible
 // and cleared with PD_ALL_VISIBLE in the mini-transaction of any change
 // to the page. New redo kinds: heap-xmax, heap-hint, heap-prune,

@@ -32,8 +32,8 @@ type HeapCounts struct {
 	// HeapVersionsRead counts versions whose visibility a fetch tested
 	// (one per member of a HOT chain walked).
 	HeapVersionsRead int64
-	// HeapHintsSet counts tuples whose hint bits a reader set (each a
-	// logged heap-hint operation).
+	// HeapHintsSet counts tuples whose hint bits a reader or a prune set
+	// (each a logged heap-hint operation).
 	HeapHintsSet int64
 	// HeapPrunes counts pages pruned (one heap-prune operation each),
 	// HeapTuplesPruned the versions they removed (line pointers made

@@ -69,6 +69,9 @@ type prunePlan struct {
 	marked     []bool
 	pruned     int
 	chain      []int // pruneChain's scratch: the chain it walks
+	// hints: hint bits the analysis learned from the commit log for
+	// tuples that lacked them, which the prune sets (see prune).
+	hints []slotHint
 }
 
 // planPool keeps prune plans, their slices grown, for the next prune: a
@@ -80,7 +83,7 @@ var planPool = sync.Pool{New: func() any { return new(prunePlan) }}
 // newPrunePlan returns an empty plan for a page of ns slots, from planPool.
 func newPrunePlan(ns int) *prunePlan {
 	p := planPool.Get().(*prunePlan)
-	p.redirected, p.dead, p.unused, p.chain = p.redirected[:0], p.dead[:0], p.unused[:0], p.chain[:0]
+	p.redirected, p.dead, p.unused, p.chain, p.hints = p.redirected[:0], p.dead[:0], p.unused[:0], p.chain[:0], p.hints[:0]
 	p.marked = slices.Grow(p.marked[:0], ns)[:ns]
 	clear(p.marked)
 	p.pruned = 0
@@ -98,6 +101,13 @@ func (p *prunePlan) recordDead(s int)   { p.dead = append(p.dead, s); p.marked[s
 func (p *prunePlan) recordUnused(s int) { p.unused = append(p.unused, s); p.marked[s] = true }
 func (p *prunePlan) empty() bool {
 	return len(p.redirected)+len(p.dead)+len(p.unused) == 0
+}
+
+// learned keeps the hint bits vacuumState learned for the tuple in slot s.
+func (p *prunePlan) learned(s int, th TupleHeader, bits uint16) {
+	if bits&^th.Infomask != 0 {
+		p.hints = append(p.hints, slotHint{slot: s, xmin: th.Xmin, xmax: th.Xmax, bits: bits})
+	}
 }
 
 // planPrune is heap_page_prune's analysis: every chain from a root (a
@@ -148,9 +158,12 @@ func (p *prunePlan) pruneChain(b hpage, root int, horizon uint64, cs CommitStatu
 			// Reached from its chain's root if it is part of one; on
 			// its own only when dead and chaining to nothing (an
 			// aborted heap-only update).
-			if st, _, err := vacuumState(th, horizon, cs); err != nil {
+			st, bits, err := vacuumState(th, horizon, cs)
+			if err != nil {
 				return err
-			} else if st == TupleDead && !th.HotUpdated() {
+			}
+			p.learned(root, th, bits)
+			if st == TupleDead && !th.HotUpdated() {
 				p.recordUnused(root)
 				p.pruned++
 			}
@@ -187,10 +200,11 @@ func (p *prunePlan) pruneChain(b hpage, root int, horizon uint64, cs CommitStatu
 			break
 		}
 		chain = append(chain, slot)
-		vs, _, err := vacuumState(th, horizon, cs)
+		vs, bits, err := vacuumState(th, horizon, cs)
 		if err != nil {
 			return err
 		}
+		p.learned(slot, th, bits)
 		if vs == TupleDead {
 			latestDead = slot
 		} else if vs != TupleRecentlyDead {
@@ -520,6 +534,19 @@ func (h *Heap) prune(m Account, no uint32, horizon uint64, cs CommitStatus, opt 
 		return res, h.corrupt(no, "prune: %v", err)
 	}
 	defer plan.release()
+	// The hint bits the analysis learned are set first, in this
+	// mini-transaction (logged as heap-hint, before the prune's record),
+	// as heap_prune_satisfies_vacuum sets them through
+	// HeapTupleSatisfiesVacuumHorizon's SetHintBits: the next prune of
+	// the page, and pruneXidOf below, then read them instead of asking
+	// the commit log again for every version on the page.
+	for _, x := range plan.hints {
+		heapHint(mt, pg, x.slot, x.bits)
+		if hc != nil {
+			hc.HeapHintsSet++
+		}
+	}
+	hinted := len(plan.hints) > 0
 	if plan.empty() {
 		// The hint is stored under the latch: an update or delete
 		// after its release sets its own (setPrunable), which a late
@@ -528,7 +555,7 @@ func (h *Heap) prune(m Account, no uint32, horizon uint64, cs CommitStatus, opt 
 		if err == nil {
 			h.setPruneXid(no, x)
 		}
-		mt.Release(pg, false)
+		mt.Release(pg, hinted)
 		if err != nil {
 			return res, h.corrupt(no, "prune: %v", err)
 		}
@@ -546,13 +573,13 @@ func (h *Heap) prune(m Account, no uint32, horizon uint64, cs CommitStatus, opt 
 	newXid, err := pruneXidOf(cp, horizon, cs)
 	scratchPool.Put(sp)
 	if err != nil {
-		mt.Release(pg, false)
+		mt.Release(pg, hinted)
 		return res, h.corrupt(no, "prune: %v", err)
 	}
 	var fr fsmRef
 	if newCat != oldCat {
 		if fr, err = h.fsmPin(pm, no); err != nil {
-			mt.Release(pg, false)
+			mt.Release(pg, hinted)
 			return res, fmt.Errorf("heap: prune page %d of space %d: %w", no, h.space, err)
 		}
 	}
@@ -562,7 +589,7 @@ func (h *Heap) prune(m Account, no uint32, horizon uint64, cs CommitStatus, opt 
 	// other change to the page.
 	vr, err := h.vmPrepare(mt, hc, pg)
 	if err != nil {
-		mt.Release(pg, false)
+		mt.Release(pg, hinted)
 		if fr.pg != nil {
 			fr.pg.Unpin(false)
 		}
