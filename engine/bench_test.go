@@ -239,6 +239,7 @@ func BenchmarkUpdate(b *testing.B) {
 		b.StopTimer()
 		benchReport(b, &m)
 		b.ReportMetric(float64(m.LogBytes)/float64(b.N), "log-bytes/op")
+		b.ReportMetric(float64(m.HeapPrunes)/float64(b.N), "prunes/op")
 	})
 }
 
