@@ -103,14 +103,20 @@ func TestCostUpdateAt(t *testing.T) {
 	}
 	kind, _ := leafHolds(t, e, pos, key)
 	require.Equal(t, page.KindBTreeLeaf, kind)
-	s, err := e.tree.Check(nil)
-	require.NoError(t, err)
-	require.Equal(t, 3, s.Height)
-	val = bytes.Repeat([]byte{'c'}, 100)
-	m = updateAt(t, e, key, val, pos)
-	require.Equal(t, [MaxLevels]int64{1, 1, 2}, m.NodeVisits, "the stale leaf, then a descent")
-	mdl[string(key)] = string(val)
-	check()
+	// staleUpdate updates key from pos, which no longer holds it: the
+	// visit of pos's page, then a descent of the tree (still 3 high).
+	staleUpdate := func(what string, c byte) {
+		t.Helper()
+		s, err := e.tree.Check(nil)
+		require.NoError(t, err)
+		require.Equal(t, 3, s.Height)
+		val := bytes.Repeat([]byte{c}, 100)
+		m := updateAt(t, e, key, val, pos)
+		require.Equal(t, [MaxLevels]int64{1, 1, 2}, m.NodeVisits, what)
+		mdl[string(key)] = string(val)
+		check()
+	}
+	staleUpdate("the stale leaf, then a descent", 'c')
 
 	// The leaf is freed: deleting every other key of it and of the leaves
 	// around makes merges until its page is on the free list.
@@ -132,14 +138,7 @@ func TestCostUpdateAt(t *testing.T) {
 		}
 	}
 	require.True(t, freed, "no merge freed the key's leaf")
-	s, err = e.tree.Check(nil)
-	require.NoError(t, err)
-	require.Equal(t, 3, s.Height)
-	val = bytes.Repeat([]byte{'d'}, 100)
-	m = updateAt(t, e, key, val, pos)
-	require.Equal(t, [MaxLevels]int64{1, 1, 2}, m.NodeVisits, "the freed page, then a descent")
-	mdl[string(key)] = string(val)
-	check()
+	staleUpdate("the freed page, then a descent", 'd')
 
 	// A position whose key is absent by now: the update reports it, as
 	// UpdateIn does.

@@ -273,19 +273,8 @@ func (t *Tree) setHeight(h int) {
 // err nil) when the key is absent. With a dst of enough capacity it does not
 // allocate.
 func (t *Tree) Get(m Account, key, dst []byte) (val []byte, found bool, err error) {
-	pm, tc := accounts(m)
-	pg, _, err := t.descend(pm, tc, nil, key, edgeKey, false)
-	if err != nil {
-		return nil, false, err
-	}
-	n := node(pg.Data())
-	if i, eq := n.search(key); eq {
-		val = append(dst[:0], n.val(i)...)
-		found = true
-	}
-	pg.RUnlatch()
-	pg.Unpin(false)
-	return val, found, nil
+	var pos Pos
+	return t.GetPos(m, key, dst, &pos)
 }
 
 // Pos is where a read found a key: the number of the leaf that held it. A

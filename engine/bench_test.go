@@ -171,11 +171,9 @@ func BenchmarkInsert(b *testing.B) {
 		benchDB(b)
 		tb := bench.write[org]
 		var m Meter
-		tx := bench.db.Begin(&m)
 		row := benchRow(0, benchData)
-		b.ReportAllocs()
-		b.ResetTimer()
-		for i := range b.N {
+		// Commit every 100 rows, as a loader does (a synced commit).
+		benchInTx(b, &m, 100, func(tx *Tx, i int) {
 			next[org]++
 			// A bijection of the sequence number: random keys that never
 			// repeat (and, with odds of 1 in 10^8, meet a loaded id).
@@ -184,18 +182,7 @@ func BenchmarkInsert(b *testing.B) {
 			if err := tx.Insert(tb, row); err != nil {
 				b.Fatalf("insert %d: %v", id, err)
 			}
-			// Commit every 100 rows, as a loader does (a synced commit).
-			if i%100 == 99 {
-				if err := tx.Commit(); err != nil {
-					b.Fatal(err)
-				}
-				tx = bench.db.Begin(&m)
-			}
-		}
-		if err := tx.Commit(); err != nil {
-			b.Fatal(err)
-		}
-		b.StopTimer()
+		})
 		benchReport(b, &m)
 		b.ReportMetric(float64(m.IndexEntriesWritten)/float64(b.N), "entries/op")
 		b.ReportMetric(float64(m.LogBytes)/float64(b.N), "log-bytes/op")
@@ -214,33 +201,41 @@ func BenchmarkUpdate(b *testing.B) {
 		benchDB(b)
 		tb := bench.write[org]
 		var m Meter
-		tx := bench.db.Begin(&m)
 		r := rand.New(rand.NewPCG(7, 8))
 		pk := make([]Value, 1)
 		set := []Set{{Column: "balance"}}
-		b.ReportAllocs()
-		b.ResetTimer()
-		for i := range b.N {
+		benchInTx(b, &m, 10, func(tx *Tx, i int) {
 			pk[0] = Int(int64(r.IntN(benchRows)))
 			set[0].Value = Dec(int64(i % 100000))
 			if err := tx.Update(tb, pk, set); err != nil {
 				b.Fatalf("update %d: %v", pk[0].I, err)
 			}
-			if i%10 == 9 {
-				if err := tx.Commit(); err != nil {
-					b.Fatal(err)
-				}
-				tx = bench.db.Begin(&m)
-			}
-		}
-		if err := tx.Commit(); err != nil {
-			b.Fatal(err)
-		}
-		b.StopTimer()
+		})
 		benchReport(b, &m)
 		b.ReportMetric(float64(m.LogBytes)/float64(b.N), "log-bytes/op")
 		b.ReportMetric(float64(m.HeapPrunes)/float64(b.N), "prunes/op")
 	})
+}
+
+// benchInTx runs op b.N times, timed, in transactions of every
+// operations each on meter m (the last one committed inside the timer).
+func benchInTx(b *testing.B, m *Meter, every int, op func(tx *Tx, i int)) {
+	tx := bench.db.Begin(m)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		op(tx, i)
+		if i%every == every-1 {
+			if err := tx.Commit(); err != nil {
+				b.Fatal(err)
+			}
+			tx = bench.db.Begin(m)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		b.Fatal(err)
+	}
+	b.StopTimer()
 }
 
 // benchMix is splitmix64's finalizer, a bijection of uint64.
