@@ -91,8 +91,9 @@
 // UPDATE, which writes through the persistent cursor its search positioned
 // (btr_pcur_restore_position, optimistic when the block's modify clock is
 // unchanged) rather than searching the tree twice. Keys are unique in a
-// tree, so a leaf that holds the key is the leaf a descent would reach,
-// and a page a merge freed is formatted free, never taken for a leaf.
+// tree, so a leaf that holds the key is the leaf a descent would reach; a
+// page that leaves the tree (a merge, a root collapse) is emptied in the
+// mini-transaction that removes it, and then formatted free.
 //
 // # Mini-transactions and the redo log
 //

@@ -2,6 +2,7 @@ package btree
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"testing"
 
@@ -151,4 +152,54 @@ func TestCostUpdateAt(t *testing.T) {
 	mt.Commit()
 	require.ErrorIs(t, err, ErrKeyNotFound)
 	check()
+}
+
+// TestUpdateAtAfterFailedCollapse: a root collapse copies the root's only
+// child into the root and frees the child. When the free fails (here by
+// the test hook, as a failed read of the space's meta page would), the
+// child must not be left holding its keys: a position stored before the
+// collapse would otherwise find the key there, and the update would go to
+// a page outside the tree and be lost.
+func TestUpdateAtAfterFailedCollapse(t *testing.T) {
+	e := newEnv(t, 4096, 4096, cache.PolicyLRU)
+	n := fillTo(t, e.tree, 2, make([]byte, 100))
+	key := []byte("key000000")
+	var pos Pos
+	_, found, err := e.tree.GetPos(nil, key, nil, &pos)
+	require.NoError(t, err)
+	require.True(t, found)
+	require.NotEqual(t, e.tree.Root().Page, pos.leaf)
+
+	errFree := errors.New("free refused by the test")
+	fail := func() error { return errFree }
+	failed := false
+	for i := n - 1; i >= 1 && !failed; i-- {
+		s, err := e.tree.Check(nil)
+		require.NoError(t, err)
+		if s.Height == 2 && s.Leaves == 2 {
+			// The next delete that merges the two leaves collapses the
+			// root into a leaf.
+			freeMergedHook.Store(&fail)
+		}
+		err = e.tree.Delete(nil, fmt.Appendf(nil, "key%06d", i))
+		freeMergedHook.Store(nil)
+		if err != nil {
+			require.ErrorIs(t, err, errFree)
+			failed = true
+		}
+	}
+	require.True(t, failed, "no delete collapsed the root")
+	s, err := e.tree.Check(nil)
+	require.NoError(t, err)
+	require.Equal(t, 1, s.Height)
+	kind, holds := leafHolds(t, e, pos, key)
+	require.False(t, holds, "the page that left the tree (kind %s) still holds the key", kind)
+
+	val := []byte("new value")
+	m := updateAt(t, e, key, val, pos)
+	require.Equal(t, [MaxLevels]int64{2}, m.NodeVisits, "the old leaf (now at depth 0 of a tree of height 1), then the root")
+	got, found, err := e.tree.Get(nil, key, nil)
+	require.NoError(t, err)
+	require.True(t, found)
+	require.Equal(t, val, got)
 }

@@ -285,9 +285,11 @@ func (t *Tree) Get(m Account, key, dst []byte) (val []byte, found bool, err erro
 // finds the block unchanged). The zero Pos is no position.
 //
 // A position is only a guess, checked under the leaf's exclusive latch: the
-// page must still be a leaf (a page a merge freed is formatted free) and
-// hold the key. Keys are unique in a tree, so a leaf that holds the key is
-// the one a descent would reach; otherwise the write descends. InnoDB
+// page must still be a leaf and hold the key. Keys are unique in a tree,
+// and a page that leaves the tree (merged into its sibling, or copied into
+// the root when the root collapses) is emptied in the mini-transaction
+// that removes it, then formatted free: so a leaf that holds the key is
+// the one a descent would reach. Otherwise the write descends. InnoDB
 // checks its block's modify clock instead, bumped whenever a record may
 // leave the page; its records stay where they are on an insert, and this
 // package's slots move, so the leaf is searched again either way.
@@ -399,7 +401,8 @@ func (t *Tree) UpdateIn(m Account, mt *cache.Mtr, key, val []byte) error {
 // UpdateAtIn is UpdateIn starting from pos, where a read of key (GetPos)
 // found it: when that leaf still holds the key, the update visits that
 // node only (one page request, one node visit at the leaf's depth);
-// otherwise it descends as UpdateIn does, after the visit of that leaf.
+// otherwise it descends as UpdateIn does, after the request and the visit
+// of that page (the request alone if the page could not be read).
 func (t *Tree) UpdateAtIn(m Account, mt *cache.Mtr, key, val []byte, pos Pos) error {
 	if err := t.checkMtr(mt); err != nil {
 		return err
@@ -436,13 +439,11 @@ func (t *Tree) restore(mt *cache.Mtr, tc *TreeCounts, key []byte, pos Pos) (*cac
 	}
 	mt.Latch(pg)
 	visit(tc, int(t.height.Load())-1)
-	b := pg.Data()
-	n := node(b)
-	if page.KindOf(b) != page.KindBTreeLeaf || n.level() != 0 || n.slotsEnd() > n.cellStart() || n.cellStart() > len(b) {
+	if t.checkNode(pg, 0) != nil {
 		mt.Release(pg, false)
 		return nil, 0, false
 	}
-	i, found := n.search(key)
+	i, found := node(pg.Data()).search(key)
 	if !found {
 		mt.Release(pg, false)
 		return nil, 0, false
@@ -1218,6 +1219,11 @@ func (t *Tree) deletePessimistic(mt *cache.Mtr, tc *TreeCounts, key []byte, cond
 // must come after every node latch (AllocPage and FreePage latch it after
 // the caller's nodes).
 func (p *path) freeMerged() error {
+	if h := freeMergedHook.Load(); h != nil && len(p.frees) > 0 {
+		if err := (*h)(); err != nil {
+			return err
+		}
+	}
 	for _, pg := range p.frees {
 		if err := p.t.pool.FreePage(p.mt, p.r, pg); err != nil {
 			return err
@@ -1225,6 +1231,12 @@ func (p *path) freeMerged() error {
 	}
 	return nil
 }
+
+// freeMergedHook, set by tests only, fails freeMerged before it frees
+// anything (when it has a page to free), as a failed read of the space's
+// meta page would. An atomic
+// pointer, so that setting it races with no tree goroutine.
+var freeMergedHook atomic.Pointer[func() error]
 
 func (t *Tree) underfull(n node) bool { return n.count() == 0 || n.used() < t.minFill }
 
@@ -1400,6 +1412,10 @@ func (p *path) collapseRoot() error {
 			setPrev(p.mt, root, 0)
 			setNext(p.mt, root, 0)
 		}
+		// c leaves the tree: it is emptied in this mtr, as a page a
+		// merge removes is (moveTail), so that no stored position (Pos)
+		// finds its keys in it, even if freeing it fails below.
+		initNode(p.mt, c, cn.level())
 		t.height.Store(int32(rn.level() + 1))
 		p.frees = append(p.frees, c)
 		if held {

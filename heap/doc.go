@@ -246,12 +246,14 @@
 // keeps pointers into a page past its latch; it sets the hint bits it
 // learns on every version it examines, in its own mini-transaction, as
 // HeapTupleSatisfiesVacuum's SetHintBits does, so that the next prune of
-// the page asks the commit log only about versions written since. The visibility map (vm.go)
-// keeps two bits per page (all-visible, all-frozen), set by MarkVisible
-// and cleared with PD_ALL_VISIBLE in the mini-transaction of any change
-// to the page. New redo kinds: heap-xmax, heap-hint, heap-prune,
-// heap-flags, vm-init, vm-set, vm-clear, vm-link (redo.go, vm.go). A heap holds either plain rows or
-// versions, never both.
+// the page asks the commit log only about versions written since (a
+// prune that finds nothing to remove still logs the hints it learned, as
+// PostgreSQL's dirties the buffer). The visibility map (vm.go) keeps two
+// bits per page (all-visible, all-frozen), set by MarkVisible and cleared
+// with PD_ALL_VISIBLE in the mini-transaction of any change to the page.
+// New redo kinds: heap-xmax, heap-hint, heap-prune, heap-flags, vm-init,
+// vm-set, vm-clear, vm-link (redo.go, vm.go). A heap holds either plain
+// rows or versions, never both.
 //
 // # Caveats
 //

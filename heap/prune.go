@@ -411,10 +411,12 @@ func redoHeapPrune(_ page.ID, buf, payload []byte) error {
 // running snapshot may still see as running: a version whose deleter
 // committed below it is dead to all), as heap_page_prune, under the
 // page's exclusive latch (the cleanup lock, see above), in one
-// mini-transaction: the heap-prune operation and, if the page's
-// free-space category rose, its FSM byte. A page with nothing to prune is
-// left alone. Cost: one heap page request, one FSM page request when the
-// category changes; HeapPrunes+1 and HeapTuplesPruned when it pruned.
+// mini-transaction: the hint bits it learned (a heap-hint operation per
+// version that lacked them, before the prune, see prune), the heap-prune
+// operation and, if the page's free-space category rose, its FSM byte. A
+// page with nothing to prune gets only the hints. Cost: one heap page
+// request, one FSM page request when the category changes; HeapHintsSet
+// per version hinted; HeapPrunes+1 and HeapTuplesPruned when it pruned.
 func (h *Heap) Prune(m Account, no uint32, horizon uint64, cs CommitStatus) (PruneResult, error) {
 	return h.prune(m, no, horizon, cs, false)
 }
