@@ -1234,8 +1234,8 @@ func (p *path) freeMerged() error {
 
 // freeMergedHook, set by tests only, fails freeMerged before it frees
 // anything (when it has a page to free), as a failed read of the space's
-// meta page would. An atomic
-// pointer, so that setting it races with no tree goroutine.
+// meta page would. An atomic pointer, so that setting it races with no
+// tree goroutine.
 var freeMergedHook atomic.Pointer[func() error]
 
 func (t *Tree) underfull(n node) bool { return n.count() == 0 || n.used() < t.minFill }
