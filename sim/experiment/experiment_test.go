@@ -73,7 +73,8 @@ func TestExperimentsDirectionsHold(t *testing.T) {
 						// can differ by.
 						b := res.Sides[1].Background
 						require.Positive(t, b.ReadAheadTriggers, "read-ahead fires on the exclusive side")
-						require.Contains(t, res.Verdict, fmt.Sprintf("read-ahead %d times, %d pages, %d never used", b.ReadAheadTriggers, b.ReadAheads, b.ReadAheadUnused))
+						require.Contains(t, res.Verdict, fmt.Sprintf("read-ahead decisions during the run %d; over the whole job, the load included, %d decisions, %d pages, %d never used",
+							runReadAheads(b), b.ReadAheadTriggers, b.ReadAheads, b.ReadAheadUnused))
 						require.Zero(t, res.Sides[3].Background.ReadAheads, "none without it")
 					}
 					if tc.name == "hot-index" {
