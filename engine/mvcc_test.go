@@ -178,6 +178,21 @@ func mustPark(t *testing.T, parked chan *lock.Wait, done chan error, what string
 	}
 }
 
+// doneParking waits for the step that reports on done, letting it park
+// meanwhile: a waiter that the end of the transaction it waited for wakes
+// can meet another of that transaction's locks before the end has
+// released them all, and parks again (the parker's channel holds one
+// wait; a second one nobody took would block the step for good).
+func doneParking(parked chan *lock.Wait, done chan error) error {
+	for {
+		select {
+		case err := <-done:
+			return err
+		case <-parked:
+		}
+	}
+}
+
 // TestAnomaliesClustered runs each anomaly as an interleaving of two
 // transactions and checks which levels allow it, as InnoDB documents for
 // its levels. Under ReadCommitted and RepeatableRead the interleaving runs

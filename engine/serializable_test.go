@@ -180,7 +180,7 @@ func TestCountSerializable(t *testing.T) {
 						}
 						require.NoError(t, end())
 						if !unlocked {
-							require.NoError(t, <-done)
+							require.NoError(t, doneParking(parked, done))
 							require.Equal(t, want, n, "commit=%v", commit)
 						}
 						got, err := count(db.Begin(nil))
