@@ -1207,8 +1207,9 @@ func (p *Pool) load(m *Meter, r *Reservation, id page.ID, create bool, k page.Ki
 // its frame is pinned already or keeps a slot (pageTable.pinHot), else
 // under its page-table partition's shared latch, as InnoDB's
 // buf_page_get_gen buffer-fixes a block under its page hash latch. The
-// lock is taken only when the page must move in the LRU list (the replacer's quiet says whether) or it is
-// the page's first access since it was read in. Done in one goroutine,
+// lock is taken only when the page must move in the LRU list (the
+// replacer's quiet says whether) or it is the page's first access since it
+// was read in. Done in one goroutine,
 // this is exactly what the slow path does. ok is false when the page is
 // not resident, or a first pin finds no free slot: the slow path decides
 // then, under the lock.

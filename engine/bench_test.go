@@ -136,28 +136,17 @@ func BenchmarkGet(b *testing.B) {
 		benchDB(b)
 		tb := bench.read[org]
 		var m Meter
-		tx := bench.db.Begin(&m)
 		r := rand.New(rand.NewPCG(3, 4))
 		pk := make([]Value, 1)
 		row := make(Row, len(tb.info.def.Columns))
-		b.ReportAllocs()
-		b.ResetTimer()
-		for i := range b.N {
+		benchInTx(b, &m, 10, func(tx *Tx, _ int) {
 			id := int64(r.IntN(benchRows))
 			pk[0] = Int(id)
 			got, found, err := tx.Get(tb, pk, row)
 			if err != nil || !found || got[0].I != id {
 				b.Fatalf("get %d: found %v, %v", id, found, err)
 			}
-			if i%10 == 9 {
-				if err := tx.Commit(); err != nil {
-					b.Fatal(err)
-				}
-				tx = bench.db.Begin(&m)
-			}
-		}
-		b.StopTimer()
-		_ = tx.Commit()
+		})
 		benchReport(b, &m)
 	})
 }
