@@ -762,7 +762,6 @@ func NewPool(st store.Store, o *Options, w *Wiring) (*Pool, error) {
 		pageSize: ps,
 		frames:   make([]Page, n),
 	}
-	p.lsns.init()
 	if wire.Runtime != nil {
 		p.clock, p.timer, p.rt = wire.Runtime, wire.Runtime, wire.Runtime
 	}

@@ -3,6 +3,7 @@ package cache_test
 import (
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -978,4 +979,52 @@ func TestUnpinKeepsSlotUntilReserve(t *testing.T) {
 	require.EqualValues(t, most, p.KeptSlots(), "past the reserve an unpin gives its slot back")
 	require.EqualValues(t, reserve+1, p.FreeSlots())
 	require.Equal(t, 0, p.Stats().Pinned)
+}
+
+// TestPoolSpaceIDs: the page table and the LSN table index small space ids
+// by slice and the rest by map (spaceIndex). Pages of ids on both sides of
+// that bound, and of the largest id, are found, evicted, found again, and
+// keep their LSNs apart.
+func TestPoolSpaceIDs(t *testing.T) {
+	spaces := []uint32{0, 5, 1023, 1024, 70_000, math.MaxUint32}
+	st := newStore(t)
+	for _, sp := range spaces {
+		putPages(t, st, sp, 1, 6)
+	}
+	p := newPool(t, st, 16, cache.Options{})
+	var m cache.Meter
+	for round := range 2 {
+		for _, sp := range spaces {
+			for n := uint32(1); n <= 6; n++ {
+				pg, err := p.Fetch(&m, pid(sp, n))
+				require.NoError(t, err)
+				require.Equal(t, "page "+pid(sp, n).String(), body(pg, len("page "+pid(sp, n).String())), "round %d", round)
+				pg.Unpin(false)
+			}
+		}
+		if round == 0 {
+			// 36 pages read once each.
+			require.EqualValues(t, 36, m.PoolMisses)
+			require.Zero(t, m.PoolHits)
+		}
+	}
+	// Through 16 frames the second round read again the pages the first
+	// evicted, from the store, under the ids they were written with.
+	require.Greater(t, m.PoolMisses, int64(36))
+	require.EqualValues(t, 72, m.PoolMisses+m.PoolHits)
+	last := pid(math.MaxUint32, 6)
+	require.True(t, p.Resident(last))
+	hits := m.PoolHits
+	touch(t, p, &m, last)
+	require.Equal(t, hits+1, m.PoolHits)
+
+	for i, sp := range spaces {
+		p.NoteLSN(pid(sp, 2), uint64(100+i))
+	}
+	for i, sp := range spaces {
+		require.EqualValues(t, 100+i, p.KnownLSN(pid(sp, 2)), "space %d", sp)
+		require.Zero(t, p.KnownLSN(pid(sp, 4)), "space %d", sp)
+	}
+	require.Zero(t, p.KnownLSN(pid(1022, 2)))
+	require.Zero(t, p.KnownLSN(pid(70_001, 2)))
 }
