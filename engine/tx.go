@@ -145,6 +145,7 @@ type opBufs struct {
 	old, cur    Row
 	scratch     []byte
 	changed     []bool // update: changed[c], column c changes
+	setCols     []int  // update: the column each Set names, by index
 	// lo and hi hold a scan's bound keys while the iterator copies them.
 	lo, hi []byte
 	// spare is a closed cursor's buffers, for the transaction's next scan
@@ -956,6 +957,7 @@ func (tx *Tx) update(t *TableHandle, pk []Value, set []Set) error {
 	// Resolve and check the changes before reading anything.
 	changed := zeroed(tx.changed, len(cols))
 	tx.changed = changed
+	setCols := tx.setCols[:0]
 	for _, s := range set {
 		c, ok := t.info.colIndex[s.Column]
 		if !ok {
@@ -970,7 +972,9 @@ func (tx *Tx) update(t *TableHandle, pk []Value, set []Set) error {
 			return err
 		}
 		changed[c] = true
+		setCols = append(setCols, c)
 	}
+	tx.setCols = setCols
 	ptr, at, err := tx.lockOld(t, key, pk)
 	if err != nil {
 		return err
@@ -990,8 +994,8 @@ func (tx *Tx) update(t *TableHandle, pk []Value, set []Set) error {
 		}
 	}
 	tx.cur = append(tx.cur[:0], tx.old...)
-	for _, s := range set {
-		c := t.info.colIndex[s.Column]
+	for k, s := range set {
+		c := setCols[k]
 		tx.cur[c] = s.Value
 		// A column set to the value it has is not a change: no index
 		// entry moves, and a unique index must not see the row's own
