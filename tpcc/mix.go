@@ -176,6 +176,13 @@ func (r *Results) Merge(o *Results) {
 	}
 }
 
+// flushSteps adds every step's pending calls to its histograms.
+func (r *Results) flushSteps() {
+	for i := range r.Steps {
+		r.Steps[i].flush()
+	}
+}
+
 // Total returns the number of completed transactions of every type.
 func (r *Results) Total() int64 {
 	var n int64

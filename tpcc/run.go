@@ -289,6 +289,7 @@ func (t *Terminal) Results() *Results { return t.res }
 // Run submits transactions until the measured interval ends on the
 // terminal's clock, the configured count is reached, or ctx is done.
 func (t *Terminal) Run(ctx context.Context) error {
+	defer t.res.flushSteps()
 	env := t.env
 	for n := 0; ctx.Err() == nil; n++ {
 		now := env.Now()

@@ -8,6 +8,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/stretchr/testify/require"
 
+	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/engine"
 )
 
@@ -148,8 +149,47 @@ func TestStepStatsMerge(t *testing.T) {
 	require.Equal(t, int64(50*time.Second), a.LatencyMax)
 	require.Equal(t, int64(2_000_000), a.NodesMax)
 	require.Equal(t, int64(2_000_016), a.NodesSum)
+	a.flush()
 	require.InDelta(t, float64(stepLatencyMax), float64(a.Latency.Max()), float64(stepLatencyMax)/50)
 	require.Zero(t, TrimmedMean(nil, 0.05))
+}
+
+// A step's calls reach its histograms a batch at a time; the exact
+// figures at once; Merge and a terminal's end flush the rest.
+func TestStepStatsBatch(t *testing.T) {
+	a := newStepStats()
+	for i := range stepBatch + 3 {
+		a.record(time.Duration(1000+i), int64(i))
+	}
+	require.EqualValues(t, stepBatch+3, a.Count)
+	require.EqualValues(t, 1000+stepBatch+2, a.LatencyMax)
+	require.EqualValues(t, stepBatch, a.Latency.TotalCount(), "one batch flushed")
+	require.EqualValues(t, stepBatch, a.Nodes.TotalCount())
+	var sum Results
+	sum.Steps[NOStock].Merge(&a)
+	require.EqualValues(t, stepBatch+3, sum.Steps[NOStock].Latency.TotalCount())
+	require.EqualValues(t, stepBatch+3, a.Latency.TotalCount(), "Merge flushed its source")
+	require.EqualValues(t, stepBatch+2, a.Nodes.Max())
+
+	// A terminal's Run leaves nothing pending in its results.
+	db, err := engine.Open(&engine.Options{Options: cache.Options{PoolSize: 64 << 20}, Commit: engine.NoSyncCommit})
+	require.NoError(t, err)
+	defer db.Close()
+	_, err = Load(context.Background(), db, LoadConfig{Warehouses: 1, Seed: testSeed, Scale: SmallScale})
+	require.NoError(t, err)
+	terms, err := NewTerminals(db, RunConfig{Warehouses: 1, Terminals: 1, Duration: time.Hour, Seed: 7,
+		LoadConstants: NewLoadConstants(testSeed), Transactions: 50, Scale: SmallScale})
+	require.NoError(t, err)
+	require.NoError(t, terms[0].Run(context.Background()))
+	steps := 0
+	for k := range terms[0].Results().Steps {
+		if st := &terms[0].Results().Steps[k]; st.Count > 0 {
+			require.Equal(t, st.Count, st.Latency.TotalCount(), "step %s", Step(k))
+			require.Equal(t, st.Count, st.Nodes.TotalCount(), "step %s", Step(k))
+			steps++
+		}
+	}
+	require.Greater(t, steps, 10)
 }
 
 // Marking a step and recording it allocate nothing once the step's
