@@ -102,7 +102,7 @@ type spaceIndex[T any] struct {
 
 // get returns space's entry, the zero T if it has none.
 func (x *spaceIndex[T]) get(space uint32) T {
-	if int(space) < len(x.dense) {
+	if space < uint32(len(x.dense)) { // not int(space): negative for ids ≥ 2³¹ on 32-bit
 		return x.dense[space]
 	}
 	var zero T

@@ -192,7 +192,7 @@ func (tx *Tx) putOpBufs() {
 	b := tx.opBufs
 	*b = opBufs{key: small(b.key), key2: small(b.key2), val: small(b.val), row: small(b.row),
 		oldImg: small(b.oldImg), rec: small(b.rec), oldRec: small(b.oldRec), old: smallRow(b.old), cur: smallRow(b.cur), scratch: small(b.scratch),
-		changed: small(b.changed), lo: small(b.lo), hi: small(b.hi), spare: b.spare, sort: b.sort,
+		changed: small(b.changed), setCols: small(b.setCols), lo: small(b.lo), hi: small(b.hi), spare: b.spare, sort: b.sort,
 		view: ReadView{ids: small(b.view.ids)}}
 	if s := b.spare; s != nil {
 		s.reset()
