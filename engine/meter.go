@@ -72,7 +72,8 @@ type Meter struct {
 	UndoBytes   int64
 
 	// Multi-versioning (Isolation ReadCommitted and RepeatableRead on
-	// clustered tables): ReadViews counts the read views opened;
+	// clustered tables): ReadViews counts the read views opened (a
+	// snapshot shared with Tx.ShareSnapshot is not a new one);
 	// ConsistentReads the rows read without a lock through one;
 	// UndoVersionsRead the older versions built from undo records for
 	// them, one per undo record applied (InnoDB's

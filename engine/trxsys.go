@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -225,6 +226,52 @@ func (tx *Tx) openView() *ReadView {
 	tx.view = v
 	tx.m.ReadViews++
 	return v
+}
+
+// ErrNoSnapshot means ShareSnapshot was asked of a transaction that has
+// no one snapshot to share: it is not RepeatableRead, or it has written.
+var ErrNoSnapshot = errors.New("engine: no snapshot to share")
+
+// ShareSnapshot begins a transaction, charging m (nil: a meter of its
+// own), whose consistent reads read tx's snapshot: a copy of tx's read
+// view (opened now if tx has not read yet), registered as the new
+// transaction's own, so that purge and vacuum keep what it reads however
+// long it runs and whether tx ends first. The two may then run on
+// different goroutines. This is how PostgreSQL's parallel pg_dump
+// workers read one snapshot (pg_export_snapshot, then SET TRANSACTION
+// SNAPSHOT in each worker) and how InnoDB's Parallel_reader (CHECK
+// TABLE, SELECT COUNT(*)) shares its transaction's read view among
+// threads. The new transaction is RepeatableRead; a shared snapshot is
+// not a new one, so it does not count in Meter.ReadViews.
+//
+// tx must be a RepeatableRead transaction that has not written
+// (ErrNoSnapshot otherwise: a ReadCommitted or Serializable transaction
+// has no single snapshot, and a writer's view shows its own changes) and
+// must not be used by another goroutine during the call. A table without
+// versions is read with row locks whatever the snapshot (see Isolation).
+func (tx *Tx) ShareSnapshot(m *Meter) (*Tx, error) {
+	switch {
+	case tx.done:
+		return nil, ErrTxDone
+	case tx.iso != RepeatableRead:
+		return nil, fmt.Errorf("%w: the transaction is %s, not RepeatableRead", ErrNoSnapshot, tx.iso)
+	case tx.trxID != 0:
+		return nil, fmt.Errorf("%w: the transaction has written", ErrNoSnapshot)
+	}
+	src := tx.readView(false)
+	c := tx.db.BeginTx(m, TxOptions{Isolation: RepeatableRead})
+	v := &c.opBufs.view
+	s := &tx.db.trx
+	s.mu.Lock()
+	v.lowLimit, v.upLimit, v.creator = src.lowLimit, src.upLimit, 0
+	v.ids = append(v.ids[:0], src.ids...)
+	if s.views == nil {
+		s.views = make(map[*ReadView]struct{})
+	}
+	s.views[v] = struct{}{}
+	s.mu.Unlock()
+	c.view = v
+	return c, nil
 }
 
 // readView returns the view a consistent read of tx uses: under

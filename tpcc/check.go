@@ -4,8 +4,11 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"text/tabwriter"
 
 	"github.com/enginelab/enginelab/engine"
@@ -28,12 +31,21 @@ import (
 //     each a primary-key range scan on the (warehouse, district) prefix
 //     (conditions 2 to 7, 10, 11 and 12).
 //
+// The districts are checked by CheckConfig.Workers goroutines at once,
+// each taking the next district not yet taken. What each district finds
+// (its counts, its differences) is kept apart and added to the report in
+// key order, so the report is the same whatever the number of workers.
+//
 // The parts run in one RepeatableRead transaction: on tables with versions
 // (the clustered organization, and the heap organizations with
 // engine.Options.HeapVersions) its reads are consistent reads of one read
 // view, a snapshot of the committed database that takes no lock, so Check
 // can run while terminals run, and what it checks is one committed state,
-// in which every condition holds. On tables without versions (the heap
+// in which every condition holds. The district workers read that same
+// snapshot, each in a transaction of its own begun with
+// engine.Tx.ShareSnapshot (as PostgreSQL's parallel pg_dump workers
+// import their leader's snapshot, and InnoDB's parallel reader shares
+// one read view among its threads). On tables without versions (the heap
 // organizations otherwise) every read locks its row, shared, until its
 // transaction ends: from the first part that took a lock, each part then
 // commits its transaction, which bounds the locks Check holds at once to
@@ -42,12 +54,15 @@ import (
 // gap locks (phantoms are possible) and its reads span several
 // transactions, so a concurrent Payment or Delivery can make a consistent
 // database look inconsistent. (snapshotReads decides, from the
-// transaction's lock requests.)
+// transaction's lock requests.) Such a Check reads its districts one at a
+// time, as does a Check of a database on another engine.Runtime than the
+// real one (the simulator's, whose scheduler runs one goroutine's calls).
 //
 // Rows are streamed, never all held: the memory Check keeps is one entry per
 // customer with HISTORY rows (the per-customer sums, consumed as each
-// district's customers are read), and per district its orders (id, customer,
-// carrier NULL or not, O_OL_CNT, lines seen) and its NEW_ORDER ids.
+// district's customers are read), and per district being checked its
+// orders (id, customer, carrier NULL or not, O_OL_CNT, lines seen) and its
+// NEW_ORDER ids.
 //
 // # What counts as a difference
 //
@@ -94,6 +109,10 @@ type CheckConfig struct {
 	// Meter is charged for Check's reads; nil: each transaction charges a
 	// meter of its own, which is dropped.
 	Meter *engine.Meter
+	// Workers is how many goroutines check districts at once; 0:
+	// GOMAXPROCS. A database whose tables have no versions, or that runs
+	// on another engine.Runtime than the real one, is checked by one.
+	Workers int
 }
 
 // CheckStatus is the outcome of one condition.
@@ -255,6 +274,15 @@ func Check(db *engine.DB, opts CheckConfig) (CheckReport, error) {
 	if err := opts.Scale.Validate(); err != nil {
 		return CheckReport{}, err
 	}
+	if opts.Workers < 0 {
+		return CheckReport{}, fmt.Errorf("tpcc: %w: check with %d workers", ErrInvalidConfig, opts.Workers)
+	}
+	if opts.Workers == 0 {
+		opts.Workers = runtime.GOMAXPROCS(0)
+	}
+	if _, real := db.Options().Runtime.(engine.RealRuntime); !real {
+		opts.Workers = 1
+	}
 	if opts.DeliveredPerDistrict == 0 {
 		opts.DeliveredPerDistrict = int64(opts.Scale.DeliveredPerDistrict())
 	}
@@ -262,12 +290,7 @@ func Check(db *engine.DB, opts CheckConfig) (CheckReport, error) {
 		opts.MaxDifferences = 5
 	}
 	rep := CheckReport{Fresh: opts.Fresh, DeliveredPerDistrict: opts.DeliveredPerDistrict,
-		Conditions: make([]ConditionResult, 12)}
-	for i := range rep.Conditions {
-		c := &rep.Conditions[i]
-		c.Number = i + 1
-		c.Statement = checkStatements[i+1]
-	}
+		Conditions: newConditions()}
 	rep.Conditions[10].Statement = fmt.Sprintf(checkStatements[11], opts.DeliveredPerDistrict)
 	ck := &checker{db: db, opts: opts, rep: &rep}
 	if err := ck.open(); err != nil {
@@ -290,6 +313,18 @@ func Check(db *engine.DB, opts CheckConfig) (CheckReport, error) {
 	return rep, nil
 }
 
+// newConditions returns conditions 1 to 12, numbered and stated, with
+// nothing counted.
+func newConditions() []ConditionResult {
+	conds := make([]ConditionResult, 12)
+	for i := range conds {
+		c := &conds[i]
+		c.Number = i + 1
+		c.Statement = checkStatements[i+1]
+	}
+	return conds
+}
+
 // checker holds one Check's state.
 type checker struct {
 	db   *engine.DB
@@ -302,12 +337,22 @@ type checker struct {
 	whs   []checkWarehouse
 	dists []checkDistrict
 
-	// HISTORY sums: by H_W_ID, by (H_W_ID, H_D_ID), and by customer
-	// (H_C_W_ID, H_C_D_ID, H_C_ID). Customer entries are deleted as
-	// their customer is checked.
+	// HISTORY sums: by H_W_ID, by (H_W_ID, H_D_ID), and by customer,
+	// per customer's district (H_C_W_ID, H_C_D_ID), then H_C_ID. A
+	// district's customer sums go to the worker that checks it, which
+	// deletes each as its customer is checked.
 	histW map[int64]checkSum
 	histD map[[2]int64]checkSum
-	histC map[[3]int64]int64
+	histC map[[2]int64]map[int64]int64
+}
+
+// districtCheck is one district's part of a Check: the district, its
+// customers' HISTORY sums, and what checking it found, kept apart from
+// the report until it is merged in key order (merge).
+type districtCheck struct {
+	d     checkDistrict
+	hist  map[int64]int64
+	conds []ConditionResult
 }
 
 type checkWarehouse struct {
@@ -335,10 +380,36 @@ func (ck *checker) cond(n int) *ConditionResult { return &ck.rep.Conditions[n-1]
 // fail counts a failure of condition n and keeps its description if there
 // is room.
 func (ck *checker) fail(n int, format string, args ...any) {
-	c := ck.cond(n)
+	failIn(ck.rep.Conditions, ck.opts.MaxDifferences, n, format, args...)
+}
+
+// failIn counts a failure of condition n in conds and keeps its
+// description if conds holds fewer than max.
+func failIn(conds []ConditionResult, max, n int, format string, args ...any) {
+	c := &conds[n-1]
 	c.Failures++
-	if len(c.Differences) < ck.opts.MaxDifferences {
+	if len(c.Differences) < max {
 		c.Differences = append(c.Differences, fmt.Sprintf(format, args...))
+	}
+}
+
+// merge adds what one district's check found to the report: its counts,
+// and its differences while the report has room for them. Merged in key
+// order, the differences kept are the first ones met in key order, as a
+// check of one district after another would keep.
+func (ck *checker) merge(dc *districtCheck) {
+	for i := range dc.conds {
+		from, to := &dc.conds[i], &ck.rep.Conditions[i]
+		to.Warehouses += from.Warehouses
+		to.Districts += from.Districts
+		to.Customers += from.Customers
+		to.Orders += from.Orders
+		to.Failures += from.Failures
+		for _, d := range from.Differences {
+			if len(to.Differences) < ck.opts.MaxDifferences {
+				to.Differences = append(to.Differences, d)
+			}
+		}
 	}
 }
 
@@ -417,12 +488,84 @@ func (ck *checker) run() error {
 		return err
 	}
 	ck.checkYTD()
-	for _, d := range ck.dists {
-		if err := r.part(func(tx *engine.Tx) error { return ck.checkDistrict(tx, d) }); err != nil {
+	work := make([]districtCheck, len(ck.dists))
+	for i, d := range ck.dists {
+		k := [2]int64{d.w, d.d}
+		work[i] = districtCheck{d: d, hist: ck.histC[k], conds: newConditions()}
+		delete(ck.histC, k)
+	}
+	ck.histC = nil // what is left names customers of no district checked
+	if workers := min(ck.opts.Workers, len(work)); workers > 1 && !r.locking && r.tx != nil {
+		if err := ck.checkDistricts(r.tx, work, workers); err != nil {
 			return err
 		}
+	} else {
+		for i := range work {
+			if err := r.part(func(tx *engine.Tx) error { return ck.checkDistrict(tx, &work[i]) }); err != nil {
+				return err
+			}
+		}
+	}
+	for i := range work {
+		ck.merge(&work[i])
 	}
 	return r.end()
+}
+
+// checkDistricts checks work's districts with workers goroutines, each in
+// a transaction that reads the snapshot of tx (engine.Tx.ShareSnapshot)
+// and charges a meter of its own, added to CheckConfig.Meter at the end.
+// A worker takes the next district not taken; after an error no district
+// is taken, and the first error is returned.
+func (ck *checker) checkDistricts(tx *engine.Tx, work []districtCheck, workers int) error {
+	txs := make([]*engine.Tx, workers)
+	meters := make([]*engine.Meter, workers)
+	for i := range txs {
+		if ck.opts.Meter != nil {
+			meters[i] = new(engine.Meter)
+		}
+		wtx, err := tx.ShareSnapshot(meters[i])
+		if err != nil {
+			for _, t := range txs[:i] {
+				_ = t.Rollback()
+			}
+			return fmt.Errorf("tpcc: check: %w", err)
+		}
+		txs[i] = wtx
+	}
+	var next atomic.Int64
+	var failed atomic.Bool
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for i, wtx := range txs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for !failed.Load() {
+				j := int(next.Add(1) - 1)
+				if j >= len(work) {
+					break
+				}
+				if err := ck.checkDistrict(wtx, &work[j]); err != nil {
+					errs[i] = err
+					failed.Store(true)
+					_ = wtx.Rollback() // may already be rolled back (a lock error)
+					return
+				}
+			}
+			if err := wtx.Commit(); err != nil {
+				errs[i] = fmt.Errorf("tpcc: commit of a read transaction: %w", err)
+				failed.Store(true)
+			}
+		}()
+	}
+	wg.Wait()
+	if m := ck.opts.Meter; m != nil {
+		for _, wm := range meters {
+			m.Add(wm)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 func (ck *checker) readWarehousesAndDistricts(tx *engine.Tx) error {
@@ -440,7 +583,7 @@ func (ck *checker) readWarehousesAndDistricts(tx *engine.Tx) error {
 func (ck *checker) readHistory(tx *engine.Tx) error {
 	ck.histW = make(map[int64]checkSum, len(ck.whs))
 	ck.histD = make(map[[2]int64]checkSum, len(ck.dists))
-	ck.histC = make(map[[3]int64]int64)
+	ck.histC = make(map[[2]int64]map[int64]int64, len(ck.dists))
 	cols := checkColumns(ck.history, HCID, HCDID, HCWID, HDID, HWID, HAmount)
 	return checkScan(tx, ck.history, nil, cols, func(r engine.Row) {
 		amt := r[HAmount].I
@@ -453,8 +596,19 @@ func (ck *checker) readHistory(tx *engine.Tx) error {
 		d.amount += amt
 		d.rows++
 		ck.histD[dk] = d
-		ck.histC[[3]int64{r[HCWID].I, r[HCDID].I, r[HCID].I}] += amt
+		ck.addHistC(r[HCWID].I, r[HCDID].I, r[HCID].I, amt)
 	})
+}
+
+// addHistC adds amt to customer (w, d, c)'s HISTORY sum.
+func (ck *checker) addHistC(w, d, c, amt int64) {
+	k := [2]int64{w, d}
+	sums := ck.histC[k]
+	if sums == nil {
+		sums = make(map[int64]int64)
+		ck.histC[k] = sums
+	}
+	sums[c] += amt
 }
 
 // checkYTD checks conditions 1, 8 and 9.
@@ -509,9 +663,17 @@ func (ck *checker) checkYTD() {
 	ck.histW, ck.histD = nil, nil
 }
 
-// checkDistrict checks conditions 2 to 7, 10, 11 and 12 for district d,
-// reading its NEW_ORDER, ORDERS, ORDER_LINE and CUSTOMER rows in tx.
-func (ck *checker) checkDistrict(tx *engine.Tx, d checkDistrict) error {
+// checkDistrict checks conditions 2 to 7, 10, 11 and 12 for dc's
+// district, reading its NEW_ORDER, ORDERS, ORDER_LINE and CUSTOMER rows
+// in tx, into dc's conditions. Workers call it at once, each for a
+// district of its own: it reads the checker's tables and options and
+// changes nothing but dc.
+func (ck *checker) checkDistrict(tx *engine.Tx, dc *districtCheck) error {
+	d := dc.d
+	cond := func(n int) *ConditionResult { return &dc.conds[n-1] }
+	fail := func(n int, format string, args ...any) {
+		failIn(dc.conds, ck.opts.MaxDifferences, n, format, args...)
+	}
 	prefix := []engine.Value{engine.Int(d.w), engine.Int(d.d)}
 	place := fmt.Sprintf("warehouse %d district %d", d.w, d.d)
 
@@ -545,42 +707,42 @@ func (ck *checker) checkDistrict(tx *engine.Tx, d checkDistrict) error {
 	if nOrders > 0 {
 		maxOID = orders[nOrders-1].id
 	}
-	c2 := ck.cond(2)
+	c2 := cond(2)
 	c2.Districts++
 	c2.Orders += nOrders
 	if nNO > 0 {
 		maxNO := noIDs[nNO-1]
 		if d.nextOID-1 != maxOID || maxNO != maxOID {
-			ck.fail(2, "%s: d_next_o_id - 1 = %d, max(o_id) = %d, max(no_o_id) = %d", place, d.nextOID-1, maxOID, maxNO)
+			fail(2, "%s: d_next_o_id - 1 = %d, max(o_id) = %d, max(no_o_id) = %d", place, d.nextOID-1, maxOID, maxNO)
 		}
 	} else if d.nextOID-1 != maxOID {
-		ck.fail(2, "%s: d_next_o_id - 1 = %d, max(o_id) = %d, max(no_o_id) = none (no NEW_ORDER rows)",
+		fail(2, "%s: d_next_o_id - 1 = %d, max(o_id) = %d, max(no_o_id) = none (no NEW_ORDER rows)",
 			place, d.nextOID-1, maxOID)
 	}
 
 	// 3 [3.3.2.3]: holds trivially with no NEW_ORDER rows.
-	ck.cond(3).Districts++
+	cond(3).Districts++
 	if nNO > 0 {
 		lo, hi := noIDs[0], noIDs[nNO-1]
 		if hi-lo+1 != nNO {
-			ck.fail(3, "%s: max(no_o_id) - min(no_o_id) + 1 = %d - %d + 1 = %d, NEW_ORDER rows = %d",
+			fail(3, "%s: max(no_o_id) - min(no_o_id) + 1 = %d - %d + 1 = %d, NEW_ORDER rows = %d",
 				place, hi, lo, hi-lo+1, nNO)
 		}
 	}
 
 	// 11 [3.3.2.11]
 	if ck.opts.Fresh {
-		c11 := ck.cond(11)
+		c11 := cond(11)
 		c11.Districts++
 		c11.Orders += nOrders
 		if nOrders-nNO != ck.opts.DeliveredPerDistrict {
-			ck.fail(11, "%s: count(ORDERS) - count(NEW_ORDER) = %d - %d = %d, expected %d",
+			fail(11, "%s: count(ORDERS) - count(NEW_ORDER) = %d - %d = %d, expected %d",
 				place, nOrders, nNO, nOrders-nNO, ck.opts.DeliveredPerDistrict)
 		}
 	}
 
 	// 5 [3.3.2.5]: merge the orders with the NEW_ORDER ids.
-	c5 := ck.cond(5)
+	c5 := cond(5)
 	c5.Districts++
 	c5.Orders += nOrders
 	j := 0
@@ -592,9 +754,9 @@ func (ck *checker) checkDistrict(tx *engine.Tx, d checkDistrict) error {
 		hasNO := j < len(noIDs) && noIDs[j] == o.id
 		switch {
 		case o.carrierNull && !hasNO:
-			ck.fail(5, "%s order %d: o_carrier_id = NULL, no NEW_ORDER row", place, o.id)
+			fail(5, "%s order %d: o_carrier_id = NULL, no NEW_ORDER row", place, o.id)
 		case !o.carrierNull && hasNO:
-			ck.fail(5, "%s order %d: o_carrier_id = %d, NEW_ORDER row present", place, o.id, o.carrier)
+			fail(5, "%s order %d: o_carrier_id = %d, NEW_ORDER row present", place, o.id, o.carrier)
 		}
 	}
 	noIDs = nil
@@ -602,7 +764,7 @@ func (ck *checker) checkDistrict(tx *engine.Tx, d checkDistrict) error {
 	// ORDER_LINE: 4 (the district's total), 6 (per order, counted here and
 	// compared below), 7 (per line) and the delivered amounts of 10 and
 	// 12 per customer.
-	c7 := ck.cond(7)
+	c7 := cond(7)
 	c7.Districts++
 	c7.Orders += nOrders
 	var lines int64
@@ -628,7 +790,7 @@ func (ck *checker) checkDistrict(tx *engine.Tx, d checkDistrict) error {
 			if !o.carrierNull {
 				carrier = fmt.Sprint(o.carrier)
 			}
-			ck.fail(7, "%s order %d line %d: ol_delivery_d = %s, o_carrier_id = %s",
+			fail(7, "%s order %d line %d: ol_delivery_d = %s, o_carrier_id = %s",
 				place, oid, r[OLNumber].I, dd.Format(engine.TypeTimestamp, 0), carrier)
 		}
 		if !dd.IsNull() {
@@ -640,7 +802,7 @@ func (ck *checker) checkDistrict(tx *engine.Tx, d checkDistrict) error {
 	}
 
 	// 4 [3.3.2.4] and 6 [3.3.2.6]
-	c4, c6 := ck.cond(4), ck.cond(6)
+	c4, c6 := cond(4), cond(6)
 	c4.Districts++
 	c4.Orders += nOrders
 	c6.Districts++
@@ -650,16 +812,16 @@ func (ck *checker) checkDistrict(tx *engine.Tx, d checkDistrict) error {
 		o := &orders[i]
 		sumOlCnt += o.olCnt
 		if o.olCnt != o.lines {
-			ck.fail(6, "%s order %d: o_ol_cnt = %d, ORDER_LINE rows = %d", place, o.id, o.olCnt, o.lines)
+			fail(6, "%s order %d: o_ol_cnt = %d, ORDER_LINE rows = %d", place, o.id, o.olCnt, o.lines)
 		}
 	}
 	if sumOlCnt != lines {
-		ck.fail(4, "%s: sum(o_ol_cnt) = %d, ORDER_LINE rows = %d", place, sumOlCnt, lines)
+		fail(4, "%s: sum(o_ol_cnt) = %d, ORDER_LINE rows = %d", place, sumOlCnt, lines)
 	}
 	orders = nil
 
 	// 10 [3.3.2.10] and 12 [3.3.2.12], per customer.
-	c10, c12 := ck.cond(10), ck.cond(12)
+	c10, c12 := cond(10), cond(12)
 	c10.Districts++
 	c10.Orders += nOrders
 	c12.Districts++
@@ -669,16 +831,15 @@ func (ck *checker) checkDistrict(tx *engine.Tx, d checkDistrict) error {
 		c10.Customers++
 		c12.Customers++
 		cid, bal, ytd := r[CID].I, r[CBalance].I, r[CYtdPayment].I
-		hk := [3]int64{d.w, d.d, cid}
-		hist := ck.histC[hk]
-		delete(ck.histC, hk)
+		hist := dc.hist[cid]
+		delete(dc.hist, cid)
 		del := delivered[cid]
 		if bal != del-hist {
-			ck.fail(10, "%s customer %d: c_balance = %s, sum(delivered ol_amount) - sum(h_amount) = %s - %s = %s",
+			fail(10, "%s customer %d: c_balance = %s, sum(delivered ol_amount) - sum(h_amount) = %s - %s = %s",
 				place, cid, checkMoney(bal), checkMoney(del), checkMoney(hist), checkMoney(del-hist))
 		}
 		if bal+ytd != del {
-			ck.fail(12, "%s customer %d: c_balance + c_ytd_payment = %s + %s = %s, sum(delivered ol_amount) = %s",
+			fail(12, "%s customer %d: c_balance + c_ytd_payment = %s + %s = %s, sum(delivered ol_amount) = %s",
 				place, cid, checkMoney(bal), checkMoney(ytd), checkMoney(bal+ytd), checkMoney(del))
 		}
 	})

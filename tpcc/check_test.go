@@ -206,7 +206,7 @@ func TestCheckConsistent(t *testing.T) {
 			require.Equal(t, org != engine.Clustered && c.v.Keep(), versioned)
 			var m engine.Meter
 			opts := chkOpts()
-			opts.Meter = &m
+			opts.Meter, opts.Workers = &m, 2
 			rep, err := Check(db, opts)
 			require.NoError(t, err)
 			require.True(t, rep.Passed(), "%s", rep)
@@ -237,7 +237,7 @@ func TestCheckConsistent(t *testing.T) {
 			if org == engine.Clustered || versioned {
 				// Consistent reads: one snapshot, one read view, no lock
 				// (InnoDB's undo versions, PostgreSQL's heap versions).
-				require.Equal(t, int64(1), m.Commits, "one read transaction, a snapshot")
+				require.Equal(t, int64(1+2), m.Commits, "one read transaction, a snapshot, and one for each district worker, reading it")
 				require.Equal(t, int64(1), m.ReadViews)
 				require.Zero(t, m.LockRequests)
 			} else {
@@ -669,4 +669,98 @@ func TestCheckWrongSchema(t *testing.T) {
 	require.Error(t, err)
 	require.NotErrorIs(t, err, ErrNotLoaded)
 	require.Contains(t, err.Error(), "table district: column 9 is d_ytd")
+}
+
+// TestCheckWorkers: districts checked by several workers, each in a
+// transaction reading the first one's snapshot, give the report one
+// worker gives, differences in the same order (the first ones in key
+// order when MaxDifferences cuts them), for every corruption and
+// organization. The meter shows who read: on versioned tables one
+// transaction and one read view, plus a transaction a worker; on heap
+// tables without versions (locking reads) one worker, whatever was asked.
+func TestCheckWorkers(t *testing.T) {
+	for _, c := range []struct {
+		org       engine.Org
+		v         engine.HeapVersioning
+		snapshots bool
+	}{{engine.Clustered, engine.HeapVersionsDefault, true},
+		{engine.HeapRowPointer, engine.HeapVersionsOn, true},
+		{engine.HeapPrimaryKey, engine.HeapVersionsOff, false}} {
+		for _, cc := range chkCorruptions {
+			t.Run(fmt.Sprintf("%s/%s/%s", c.org, c.v, cc.name), func(t *testing.T) {
+				db, tabs := chkLoadWith(t, c.org, c.v)
+				chkWrite(t, db, func(tx *engine.Tx) error { return cc.change(tx, tabs) })
+				var reps [2]CheckReport
+				var meters [2]engine.Meter
+				for i, workers := range []int{1, 2} {
+					opts := chkOpts()
+					opts.Fresh, opts.Workers, opts.MaxDifferences, opts.Meter = cc.fresh, workers, 1, &meters[i]
+					rep, err := Check(db, opts)
+					require.NoError(t, err)
+					require.False(t, rep.Passed())
+					reps[i] = rep
+				}
+				require.Equal(t, reps[0], reps[1])
+				if c.snapshots {
+					require.Equal(t, [2]int64{1, 1}, [2]int64{meters[0].ReadViews, meters[1].ReadViews}, "one snapshot")
+					require.Equal(t, [2]int64{1, 3}, [2]int64{meters[0].Commits, meters[1].Commits}, "two workers, two more transactions")
+					require.Zero(t, meters[1].LockRequests)
+				} else {
+					require.Positive(t, meters[0].LockRequests)
+					require.Equal(t, meters[0].Commits, meters[1].Commits, "locking reads: one district at a time")
+				}
+			})
+		}
+	}
+}
+
+// TestCheckWorkersOrder: a condition broken in both districts lists its
+// differences in key order, district 1's first, and a cut list keeps
+// district 1's, with one worker and with two.
+func TestCheckWorkersOrder(t *testing.T) {
+	db, tabs := chkLoad(t, engine.Clustered)
+	chkWrite(t, db, chkUpdate(District, []int64{1, 2}, "d_next_o_id", engine.Int(9)).bind(tabs))
+	chkWrite(t, db, chkUpdate(District, []int64{1, 1}, "d_next_o_id", engine.Int(9)).bind(tabs))
+	for _, workers := range []int{1, 2} {
+		for _, keep := range []int{1, 5} {
+			opts := chkOpts()
+			opts.Workers, opts.MaxDifferences = workers, keep
+			rep, err := Check(db, opts)
+			require.NoError(t, err)
+			want := []string{
+				"warehouse 1 district 1: d_next_o_id - 1 = 8, max(o_id) = 4, max(no_o_id) = 4",
+				"warehouse 1 district 2: d_next_o_id - 1 = 8, max(o_id) = 4, max(no_o_id) = 4",
+			}
+			c := rep.Condition(2)
+			require.Equal(t, int64(2), c.Failures, "%d workers", workers)
+			require.Equal(t, want[:min(keep, 2)], c.Differences, "%d workers, at most %d", workers, keep)
+		}
+	}
+}
+
+func TestCheckWorkersNegative(t *testing.T) {
+	db, _ := chkLoad(t, engine.Clustered)
+	_, err := Check(db, CheckConfig{Workers: -1})
+	require.ErrorIs(t, err, ErrInvalidConfig)
+	require.ErrorContains(t, err, "-1 workers")
+}
+
+// BenchmarkCheck checks the shared W=1 load (clustered, one snapshot)
+// with one worker and with two: the rows read per check are the same
+// (rows/op), the wall time is what more workers change.
+func BenchmarkCheck(b *testing.B) {
+	db, _ := loadW1(b)
+	for _, workers := range []int{1, 2} {
+		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
+			var m engine.Meter
+			b.ReportAllocs()
+			for range b.N {
+				rep, err := Check(db, CheckConfig{Fresh: true, Workers: workers, Meter: &m})
+				if err != nil || !rep.Passed() {
+					b.Fatal(err, rep.Failed())
+				}
+			}
+			b.ReportMetric(float64(m.RowsReturned)/float64(b.N), "rows/op")
+		})
+	}
 }

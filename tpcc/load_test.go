@@ -45,7 +45,7 @@ var w1 struct {
 	err   error
 }
 
-func loadW1(t *testing.T) (*engine.DB, LoadReport) {
+func loadW1(t testing.TB) (*engine.DB, LoadReport) {
 	t.Helper()
 	w1.Lock()
 	defer w1.Unlock()
