@@ -126,3 +126,32 @@ func TestShareSnapshotRefused(t *testing.T) {
 	require.Zero(t, rw)
 	require.Zero(t, views, "a refused share leaves no view open")
 }
+
+// TestShareSnapshotActive: the source's view was opened while a writer
+// was active; the writer commits before the share. The shared snapshot,
+// like its source, does not see that commit (the active ids are copied,
+// not only the limits), and purge keeps the writer's undo for it.
+func TestShareSnapshotActive(t *testing.T) {
+	db := mvccOpenManual(t)
+	tb := mvccLoad(t, db, 4)
+	act := db.Begin(nil)
+	require.NoError(t, act.Update(tb, []Value{Int(3)}, []Set{{Column: "v", Value: Int(33)}}))
+	mvccSet(t, db, tb, 4, 44) // committed before the snapshot, its id past the active writer's (the view's up limit)
+	src := db.BeginTx(nil, TxOptions{Isolation: RepeatableRead})
+	v, _ := mvccGet(t, src, tb, 3)
+	require.Equal(t, int64(30), v)
+	require.NoError(t, act.Commit())
+
+	c, err := src.ShareSnapshot(nil)
+	require.NoError(t, err)
+	require.NoError(t, src.Commit())
+	n, _ := purgeAll(t, db)
+	require.Equal(t, 1, n, "the log committed before the snapshot goes; the shared snapshot needs the active writer's")
+	v, _ = mvccGet(t, c, tb, 3)
+	require.Equal(t, int64(30), v, "active when the snapshot was taken: not visible")
+	v, _ = mvccGet(t, c, tb, 4)
+	require.Equal(t, int64(44), v, "committed before: visible")
+	require.NoError(t, c.Commit())
+	n, _ = purgeAll(t, db)
+	require.Equal(t, 1, n, "the writer's log, once the snapshot ends")
+}

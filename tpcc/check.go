@@ -34,7 +34,8 @@ import (
 // The districts are checked by CheckConfig.Workers goroutines at once,
 // each taking the next district not yet taken. What each district finds
 // (its counts, its differences) is kept apart and added to the report in
-// key order, so the report is the same whatever the number of workers.
+// key order, as soon as every district before it is done, so the report
+// is the same whatever the number of workers.
 //
 // The parts run in one RepeatableRead transaction: on tables with versions
 // (the clustered organization, and the heap organizations with
@@ -60,9 +61,10 @@ import (
 //
 // Rows are streamed, never all held: the memory Check keeps is one entry per
 // customer with HISTORY rows (the per-customer sums, consumed as each
-// district's customers are read), and per district being checked its
+// district's customers are read), per district being checked its
 // orders (id, customer, carrier NULL or not, O_OL_CNT, lines seen) and its
-// NEW_ORDER ids.
+// NEW_ORDER ids, and the findings of districts done before one still
+// checked that precedes them.
 //
 // # What counts as a difference
 //
@@ -346,6 +348,10 @@ type checker struct {
 	histC map[[2]int64]map[int64]int64
 }
 
+// testHookCheckDistrict, if set, is called as a district's check
+// begins; an error it returns is the district's (a test's failed read).
+var testHookCheckDistrict func(w, d int64) error
+
 // districtCheck is one district's part of a Check: the district, its
 // customers' HISTORY sums, and what checking it found, kept apart from
 // the report until it is merged in key order (merge).
@@ -491,12 +497,13 @@ func (ck *checker) run() error {
 	work := make([]districtCheck, len(ck.dists))
 	for i, d := range ck.dists {
 		k := [2]int64{d.w, d.d}
-		work[i] = districtCheck{d: d, hist: ck.histC[k], conds: newConditions()}
+		work[i] = districtCheck{d: d, hist: ck.histC[k]}
 		delete(ck.histC, k)
 	}
 	ck.histC = nil // what is left names customers of no district checked
-	if workers := min(ck.opts.Workers, len(work)); workers > 1 && !r.locking && r.tx != nil {
-		if err := ck.checkDistricts(r.tx, work, workers); err != nil {
+	mg := &merger{ck: ck, work: work, done: make([]bool, len(work))}
+	if workers := min(ck.opts.Workers, len(work)); workers > 1 && r.tx != nil && !r.locking && ck.districtsConsistent() {
+		if err := ck.checkDistricts(r.tx, mg, workers); err != nil {
 			return err
 		}
 	} else {
@@ -504,20 +511,57 @@ func (ck *checker) run() error {
 			if err := r.part(func(tx *engine.Tx) error { return ck.checkDistrict(tx, &work[i]) }); err != nil {
 				return err
 			}
+			mg.finish(i)
 		}
-	}
-	for i := range work {
-		ck.merge(&work[i])
 	}
 	return r.end()
 }
 
-// checkDistricts checks work's districts with workers goroutines, each in
+// districtsConsistent says whether the tables read per district are read
+// without row locks (consistent reads of a snapshot): clustered, or heap
+// tables with versions. Workers read them only then: locking reads would
+// hold a worker's shared locks across all the districts it checks.
+func (ck *checker) districtsConsistent() bool {
+	for _, t := range []*engine.TableHandle{ck.newOrder, ck.orders, ck.orderLine, ck.customer} {
+		if t.Org() != engine.Clustered && !t.Versioned() {
+			return false
+		}
+	}
+	return true
+}
+
+// merger adds finished districts to the report in key order as soon as
+// every district before them has finished, and drops what each held, so
+// that the differences kept at once are those of the districts finished
+// out of order, not of every district.
+type merger struct {
+	ck   *checker
+	work []districtCheck
+	mu   sync.Mutex
+	done []bool
+	next int // the first district not merged
+}
+
+// finish records that district i is checked and merges what can be.
+func (mg *merger) finish(i int) {
+	mg.mu.Lock()
+	defer mg.mu.Unlock()
+	mg.done[i] = true
+	for mg.next < len(mg.work) && mg.done[mg.next] {
+		dc := &mg.work[mg.next]
+		mg.ck.merge(dc)
+		dc.conds, dc.hist = nil, nil
+		mg.next++
+	}
+}
+
+// checkDistricts checks mg's districts with workers goroutines, each in
 // a transaction that reads the snapshot of tx (engine.Tx.ShareSnapshot)
 // and charges a meter of its own, added to CheckConfig.Meter at the end.
 // A worker takes the next district not taken; after an error no district
-// is taken, and the first error is returned.
-func (ck *checker) checkDistricts(tx *engine.Tx, work []districtCheck, workers int) error {
+// is taken, and the errors are returned.
+func (ck *checker) checkDistricts(tx *engine.Tx, mg *merger, workers int) error {
+	work := mg.work
 	txs := make([]*engine.Tx, workers)
 	meters := make([]*engine.Meter, workers)
 	for i := range txs {
@@ -552,6 +596,7 @@ func (ck *checker) checkDistricts(tx *engine.Tx, work []districtCheck, workers i
 					_ = wtx.Rollback() // may already be rolled back (a lock error)
 					return
 				}
+				mg.finish(j)
 			}
 			if err := wtx.Commit(); err != nil {
 				errs[i] = fmt.Errorf("tpcc: commit of a read transaction: %w", err)
@@ -670,6 +715,12 @@ func (ck *checker) checkYTD() {
 // changes nothing but dc.
 func (ck *checker) checkDistrict(tx *engine.Tx, dc *districtCheck) error {
 	d := dc.d
+	if h := testHookCheckDistrict; h != nil {
+		if err := h(d.w, d.d); err != nil {
+			return err
+		}
+	}
+	dc.conds = newConditions()
 	cond := func(n int) *ConditionResult { return &dc.conds[n-1] }
 	fail := func(n int, format string, args ...any) {
 		failIn(dc.conds, ck.opts.MaxDifferences, n, format, args...)

@@ -82,7 +82,13 @@ func chkTables(t *testing.T, org engine.Org) (*engine.DB, map[string]*engine.Tab
 // chkTablesWith is chkTables with heap tables versioned as v says.
 func chkTablesWith(t *testing.T, org engine.Org, v engine.HeapVersioning) (*engine.DB, map[string]*engine.TableHandle) {
 	t.Helper()
-	db, err := engine.Open(&engine.Options{HeapVersions: v})
+	return chkTablesOpts(t, org, &engine.Options{HeapVersions: v})
+}
+
+// chkTablesOpts is chkTables on a database opened with opts.
+func chkTablesOpts(t *testing.T, org engine.Org, opts *engine.Options) (*engine.DB, map[string]*engine.TableHandle) {
+	t.Helper()
+	db, err := engine.Open(opts)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = db.Close() })
 	tabs := make(map[string]*engine.TableHandle)
@@ -127,7 +133,13 @@ func chkLoad(t *testing.T, org engine.Org) (*engine.DB, map[string]*engine.Table
 // chkLoadWith is chkLoad with heap tables versioned as v says.
 func chkLoadWith(t *testing.T, org engine.Org, v engine.HeapVersioning) (*engine.DB, map[string]*engine.TableHandle) {
 	t.Helper()
-	db, tabs := chkTablesWith(t, org, v)
+	return chkLoadOpts(t, org, &engine.Options{HeapVersions: v})
+}
+
+// chkLoadOpts is chkLoad on a database opened with opts.
+func chkLoadOpts(t *testing.T, org engine.Org, opts *engine.Options) (*engine.DB, map[string]*engine.TableHandle) {
+	t.Helper()
+	db, tabs := chkTablesOpts(t, org, opts)
 	chkWrite(t, db, func(tx *engine.Tx) error {
 		err := tx.Insert(tabs[Warehouse], engine.Row{engine.Int(1), engine.Str("w1"), engine.Str("1 Main St"),
 			engine.Str("Suite 2"), engine.Str("Springfield"), engine.Str("CA"), engine.Str("123411111"),
@@ -735,6 +747,48 @@ func TestCheckWorkersOrder(t *testing.T) {
 			require.Equal(t, int64(2), c.Failures, "%d workers", workers)
 			require.Equal(t, want[:min(keep, 2)], c.Differences, "%d workers, at most %d", workers, keep)
 		}
+	}
+}
+
+// otherRuntime is the real runtime under another type: a database on it
+// is not on engine.RealRuntime, as a simulated one is not.
+type otherRuntime struct{ engine.RealRuntime }
+
+// TestCheckWorkersOtherRuntime: a database on another Runtime than the
+// real one (the simulator's scheduler runs one goroutine's calls) is
+// checked by one worker whatever CheckConfig asks: one transaction.
+func TestCheckWorkersOtherRuntime(t *testing.T) {
+	db, _ := chkLoadOpts(t, engine.Clustered, &engine.Options{Runtime: otherRuntime{}})
+	var m engine.Meter
+	opts := chkOpts()
+	opts.Workers, opts.Meter = 2, &m
+	rep, err := Check(db, opts)
+	require.NoError(t, err)
+	require.True(t, rep.Passed(), "%s", rep)
+	require.Equal(t, int64(1), m.Commits, "one transaction: no workers")
+}
+
+// TestCheckWorkerError: a district whose reads fail fails the Check with
+// that error, with one worker and with two, and leaves no transaction or
+// read view open.
+func TestCheckWorkerError(t *testing.T) {
+	errRead := errors.New("a failed read")
+	testHookCheckDistrict = func(w, d int64) error {
+		if d == 2 {
+			return fmt.Errorf("warehouse %d district %d: %w", w, d, errRead)
+		}
+		return nil
+	}
+	t.Cleanup(func() { testHookCheckDistrict = nil })
+	db, _ := chkLoad(t, engine.Clustered)
+	for _, workers := range []int{1, 2} {
+		opts := chkOpts()
+		opts.Workers = workers
+		_, err := Check(db, opts)
+		require.ErrorIs(t, err, errRead, "%d workers", workers)
+		require.ErrorContains(t, err, "district 2")
+		rw, views := db.ActiveTransactions()
+		require.Equal(t, [2]int{0, 0}, [2]int{rw, views}, "%d workers: nothing left open", workers)
 	}
 }
 
