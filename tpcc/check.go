@@ -354,7 +354,7 @@ var testHookCheckDistrict func(w, d int64) error
 
 // districtCheck is one district's part of a Check: the district, its
 // customers' HISTORY sums, and what checking it found, kept apart from
-// the report until it is merged in key order (merge).
+// the report until it is merged in key order (merger).
 type districtCheck struct {
 	d     checkDistrict
 	hist  map[int64]int64
