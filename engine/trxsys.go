@@ -201,6 +201,15 @@ func (tx *Tx) leaveTrxSys() {
 	tx.view = nil
 }
 
+// addViewLocked registers v as open, for purge and vacuum (views).
+// REQUIRES: s.mu held.
+func (s *trxSys) addViewLocked(v *ReadView) {
+	if s.views == nil {
+		s.views = make(map[*ReadView]struct{})
+	}
+	s.views[v] = struct{}{}
+}
+
 // openView builds a read view of the transaction system now, with
 // creator tx's transaction id (0 if it has not written), and registers it
 // for purge (ReadView::open).
@@ -218,10 +227,7 @@ func (tx *Tx) openView() *ReadView {
 		v.upLimit = v.ids[0]
 	}
 	v.creator = tx.trxID
-	if s.views == nil {
-		s.views = make(map[*ReadView]struct{})
-	}
-	s.views[v] = struct{}{}
+	s.addViewLocked(v)
 	s.mu.Unlock()
 	tx.view = v
 	tx.m.ReadViews++
@@ -265,10 +271,7 @@ func (tx *Tx) ShareSnapshot(m *Meter) (*Tx, error) {
 	s.mu.Lock()
 	v.lowLimit, v.upLimit, v.creator = src.lowLimit, src.upLimit, 0
 	v.ids = append(v.ids[:0], src.ids...)
-	if s.views == nil {
-		s.views = make(map[*ReadView]struct{})
-	}
-	s.views[v] = struct{}{}
+	s.addViewLocked(v)
 	s.mu.Unlock()
 	c.view = v
 	return c, nil

@@ -502,7 +502,9 @@ func (ck *checker) run() error {
 	}
 	ck.histC = nil // what is left names customers of no district checked
 	mg := &merger{ck: ck, work: work, done: make([]bool, len(work))}
-	if workers := min(ck.opts.Workers, len(work)); workers > 1 && r.tx != nil && !r.locking && ck.districtsConsistent() {
+	// r.tx is open unless the reads so far took locks (snapshotReads.part
+	// ends each part's transaction then).
+	if workers := min(ck.opts.Workers, len(work)); workers > 1 && r.tx != nil && ck.districtsConsistent() {
 		if err := ck.checkDistricts(r.tx, mg, workers); err != nil {
 			return err
 		}

@@ -147,9 +147,6 @@ func (s *StepStats) histograms() {
 	if s.Latency == nil {
 		s.Latency, s.Nodes = hdrhistogram.New(1, stepLatencyMax, 2), hdrhistogram.New(1, stepNodesMax, 2)
 	}
-	if s.pend == nil {
-		s.pend = &stepPending{}
-	}
 }
 
 // flush adds the calls pending to the histograms.
@@ -168,6 +165,9 @@ func (s *StepStats) flush() {
 // record adds one call that took d and visited nodes B+tree nodes.
 func (s *StepStats) record(d time.Duration, nodes int64) {
 	s.histograms()
+	if s.pend == nil { // only what records calls batches them; a merged total has none
+		s.pend = &stepPending{}
+	}
 	ns, nodes := max(0, int64(d)), max(0, nodes)
 	if s.Count == 0 || ns < s.LatencyMin {
 		s.LatencyMin = ns
