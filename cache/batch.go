@@ -169,6 +169,11 @@ func (b *batcher) add(f *Page, id page.ID, wait bool, count *int64) error {
 				}
 				return fmt.Errorf("%w: no frame free to flush page %s", ErrPoolExhausted, f.id)
 			}
+			// Share-latch it now, while the pool's lock shows it unpinned.
+			if !p.shareUnpinnedLocked(f) {
+				p.free.Add(1) // pinned since the look: write it as a pinned page
+				continue
+			}
 			f.claim = true
 			claimed = true
 		}
@@ -176,7 +181,10 @@ func (b *batcher) add(f *Page, id page.ID, wait bool, count *int64) error {
 		break
 	}
 	p.mu.Unlock()
-	w, err := b.prepare(f, id)
+	if claimed {
+		runWriteUnpinnedHook(f)
+	}
+	w, err := b.prepare(f, id, claimed)
 	if err != nil {
 		p.endWrite(f)
 		// Nothing the batch holds may stay busy: write it, and report
@@ -196,14 +204,18 @@ func (b *batcher) add(f *Page, id page.ID, wait bool, count *int64) error {
 
 // prepare copies f's page under its shared latch, honours the write-ahead
 // rule and seals the copy. f is busy (the caller's), so it keeps its page;
-// its I/O mutex stays held until the write is done (finish). On failure
-// the page is dirty again and nothing is held.
-func (b *batcher) prepare(f *Page, id page.ID) (pageWrite, error) {
+// its I/O mutex stays held until the write is done (finish). latched says
+// the caller holds f's shared latch already (an unpinned page, latched
+// under the pool's lock: shareUnpinnedLocked); prepare releases it. On
+// failure the page is dirty again and nothing is held.
+func (b *batcher) prepare(f *Page, id page.ID, latched bool) (pageWrite, error) {
 	p := b.p
 	bp := p.scratch.Get().(*[]byte)
 	buf := *bp
 	f.ioMu.Lock()
-	if len(b.ws) == 0 {
+	if latched {
+		// Held since the pool's lock showed the page unpinned.
+	} else if len(b.ws) == 0 {
 		f.latch.RLock()
 	} else if !f.latch.TryRLock() {
 		// Someone holds the page exclusively and may wait for a frame of
@@ -341,14 +353,15 @@ func (b *batcher) flush() error {
 	return first
 }
 
-// writeOne writes f, which its caller has made busy (an eviction's
-// victim), as a batch of its own, charging m (nil: nobody).
+// writeOne writes f, which its caller has made busy and share-latched (an
+// eviction's victim: shareUnpinnedLocked), as a batch of its own, charging
+// m (nil: nobody).
 func (p *Pool) writeOne(m *Meter, f *Page) error {
 	if m == nil {
 		m = &Meter{}
 	}
 	b := batcher{p: p, m: m}
-	w, err := b.prepare(f, f.id)
+	w, err := b.prepare(f, f.id, true)
 	if err != nil {
 		return err
 	}

@@ -32,3 +32,18 @@ func SetPinHotHook(f func()) {
 		pinHotHook.Store(&f)
 	}
 }
+
+// SetWriteUnpinnedHook sets a function that runs with a page chosen
+// unpinned for a write-out (an eviction's victim, a flush's page) just
+// after the pool's lock is released, before the write (nil: none).
+func SetWriteUnpinnedHook(f func(*Page)) {
+	if f == nil {
+		writeUnpinnedHook.Store(nil)
+	} else {
+		writeUnpinnedHook.Store(&f)
+	}
+}
+
+// TryLatch takes the page's exclusive latch if nobody holds the latch,
+// without waiting, and reports whether it did.
+func (p *Page) TryLatch() bool { return p.latch.TryLock() }

@@ -1413,8 +1413,12 @@ func (p *Pool) grabFrameLocked(m *Meter) (*Page, error) {
 			p.waiters.Add(-1)
 		}
 		if v.dirty.Load() {
+			if !p.shareUnpinnedLocked(v) {
+				continue // a hit pinned it since it was chosen
+			}
 			v.busy = true
 			p.mu.Unlock()
+			runWriteUnpinnedHook(v)
 			err := p.writeOne(m, v)
 			p.mu.Lock()
 			v.busy = false
@@ -1472,6 +1476,33 @@ func (p *Pool) evictLocked(m *Meter, v *Page) *Page {
 }
 
 func evictable(f *Page) bool { return f.pinCount() == 0 && !f.busy }
+
+// shareUnpinnedLocked takes f's shared latch for a write-out, without
+// waiting, while the pool's lock shows f unpinned, and reports whether it
+// did. A page is latched only under a pin, so the latch is free unless a
+// hit that needs no pool lock has pinned f since (then false: f is no
+// longer unpinned). InnoDB's flushes take the s-latch of a page nobody
+// buffer-fixes before they release the buffer pool's mutex, for this
+// reason: "any thread may call the LRU flush, even when owning locks on
+// pages" (buf_flush_try_page, 5.1). Here too the writer is often a caller
+// that holds latches and locks of its own (an eviction for the page it
+// needs, a heap extension under its allocation lock). Were
+// the latch taken after the pool's lock is released, another caller could
+// pin and exclusively latch f in between and then wait for one of those,
+// while the writer waited for f: a deadlock. Taken here, that caller waits
+// at f's latch for the copy instead. REQUIRES: p.mu held; evictable(f).
+func (p *Pool) shareUnpinnedLocked(f *Page) bool { return f.latch.TryRLock() }
+
+// writeUnpinnedHook, if set (by tests only), runs with a page chosen
+// unpinned for a write-out just after the pool's lock is released, before
+// the write.
+var writeUnpinnedHook atomic.Pointer[func(f *Page)]
+
+func runWriteUnpinnedHook(f *Page) {
+	if h := writeUnpinnedHook.Load(); h != nil {
+		(*h)(f)
+	}
+}
 
 // FlushPage writes page id out if it is resident and dirty. A nil meter
 // charges the pool's background meter.
