@@ -215,3 +215,58 @@ func TestFormatFSStats(t *testing.T) {
 	require.NoError(t, FormatFSStats(&b, s, 0))
 	require.Contains(t, b.String(), "  4000      13      6        1        0        1         -\n", "no commits: no per-transaction figure")
 }
+
+// TestDataPages: a table's data pages are those of the space holding its
+// rows, meta page included: for a clustered table the primary tree's nodes
+// and the meta page; for a heap table the heap pages, the one page of its
+// free-space map and the meta page. They grow with the rows, and the
+// indexes of a heap table do not count.
+func TestDataPages(t *testing.T) {
+	db, err := Open(&Options{Options: cache.Options{PoolSize: 8 << 20}})
+	require.NoError(t, err)
+	defer db.Close()
+	for _, org := range []Org{Clustered, HeapRowPointer, HeapPrimaryKey} {
+		t.Run(org.String(), func(t *testing.T) {
+			tb, err := db.CreateTable(reportTable("t_"+org.String(), org))
+			require.NoError(t, err)
+			pagesOf := func() (data int64, spaces map[SpaceKind]int) {
+				t.Helper()
+				data, err := tb.DataPages()
+				require.NoError(t, err)
+				stats, err := db.SpaceReport()
+				require.NoError(t, err)
+				spaces = map[SpaceKind]int{}
+				for _, s := range stats {
+					if s.Table == tb.Name() {
+						spaces[s.Kind] += s.Pages
+					}
+				}
+				return data, spaces
+			}
+			extra := int64(1) // the meta page
+			if org != Clustered {
+				extra = 2 // and the free-space map's page
+			}
+			rows := func() int64 {
+				data, spaces := pagesOf()
+				if org == Clustered {
+					require.Equal(t, int64(spaces[SpaceClustered])+extra, data)
+					return int64(spaces[SpaceClustered])
+				}
+				require.Equal(t, int64(spaces[SpaceHeap])+extra, data)
+				return int64(spaces[SpaceHeap])
+			}
+			empty := int64(1) // the root, a leaf
+			if org != Clustered {
+				empty = 0 // no heap page yet
+			}
+			require.Equal(t, empty, rows())
+			tx := db.Begin(nil)
+			for i := int64(1); i <= 400; i++ {
+				require.NoError(t, tx.Insert(tb, Row{Int(i), Int(i), Str(fmt.Sprintf("s%03d", i)), Str(strings.Repeat("p", 200))}))
+			}
+			require.NoError(t, tx.Commit())
+			require.Greater(t, rows(), int64(4)) // 400 rows of some 220 bytes
+		})
+	}
+}

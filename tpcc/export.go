@@ -3,15 +3,19 @@ package tpcc
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -44,6 +48,14 @@ type ExportConfig struct {
 	// read transaction, so it is how many shared locks one holds at most
 	// (see Export's Transactions).
 	RowsPerTx int
+	// Workers is how many files are written at once, each by a goroutine
+	// of its own reading the export's snapshot, as parallel pg_dump's
+	// jobs (-j); 0: GOMAXPROCS. A negative value is refused with an error
+	// wrapping ErrInvalidConfig. Files are written one at a time when a
+	// table is read with locks (see Export's Transactions) or when the
+	// database runs on a Runtime other than engine.RealRuntime (the
+	// simulator's scheduler runs one goroutine's calls).
+	Workers int
 }
 
 // ExportReport is what Export wrote.
@@ -190,18 +202,34 @@ const defaultExportRowsPerTx = 10_000
 // each chunk commits its transaction, and the export is then no
 // snapshot: run it while no transaction writes, as Check.
 //
+// # Workers
+//
+// With ExportConfig.Workers above one, the files are written by that many
+// goroutines at once, as parallel pg_dump's jobs: the largest table first
+// (by engine.TableHandle.DataPages, the pages its rows take, as pg_dump
+// orders by relpages), each goroutine taking the next file when it has
+// written one. Every goroutine reads in a transaction of its own that
+// shares the export's snapshot (engine.Tx.ShareSnapshot, pg_dump's
+// exported snapshot), so the files are still one committed state of the
+// database. The files are the same as one goroutine's; Progress is then
+// called as each file is done, from the goroutine that wrote it, one
+// call at a time.
+//
 // # Errors
 //
 // Before it creates anything, Export checks the options (an unknown
 // Schema returns an error wrapping ErrBadSchema, naming the value and the
 // accepted ones; a bad NullString or RowsPerTx one wrapping ErrInvalidConfig,
-// as ErrBadSchema does too) and that db has the nine tables with the
+// as ErrBadSchema does too, and so does a negative Workers) and that db
+// has the nine tables with the
 // schema's columns: a missing table returns an error wrapping
 // ErrNotLoaded that names it, and so, for BenchmarkSQL, does a missing or
 // incomplete ConfigTable (a load that did not finish). A read error is
 // returned as the engine gives it, wrapped with the table's name; an I/O
 // error is wrapped with the file's name. On an error the files already
-// written stay, and the file being written is removed.
+// written stay, and the file being written is removed; with workers, the
+// others finish the files they are writing and take no more, and every
+// worker's error is returned (errors.Join).
 func Export(db *engine.DB, dir string, opts ExportConfig) (ExportReport, error) {
 	start := time.Now()
 	layout, err := exportLayoutOf(opts.Schema)
@@ -218,6 +246,15 @@ func Export(db *engine.DB, dir string, opts ExportConfig) (ExportReport, error) 
 	if opts.RowsPerTx == 0 {
 		opts.RowsPerTx = defaultExportRowsPerTx
 	}
+	if opts.Workers < 0 {
+		return ExportReport{}, fmt.Errorf("tpcc: %w: export with %d workers", ErrInvalidConfig, opts.Workers)
+	}
+	if opts.Workers == 0 {
+		opts.Workers = runtime.GOMAXPROCS(0)
+	}
+	if _, real := db.Options().Runtime.(engine.RealRuntime); !real {
+		opts.Workers = 1
+	}
 	plans, err := exportPlans(db, layout)
 	if err != nil {
 		return ExportReport{}, err
@@ -225,27 +262,136 @@ func Export(db *engine.DB, dir string, opts ExportConfig) (ExportReport, error) 
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return ExportReport{}, fmt.Errorf("tpcc: export: create directory %s: %w", dir, err)
 	}
-	stats := ExportReport{Rows: make(map[string]int64, len(plans))}
+	ex := &exporter{dir: dir, timeLayout: layout.timeLayout, opts: &opts,
+		stats: ExportReport{Rows: make(map[string]int64, len(plans))}}
 	r := &snapshotReads{db: db}
 	defer r.abort()
-	for i := range plans {
-		p := &plans[i]
-		rows, size, err := exportFile(r, p, filepath.Join(dir, p.file.Name), layout.timeLayout, &opts)
-		if err != nil {
+	if workers := min(opts.Workers, len(plans)); workers > 1 && exportConsistent(plans) {
+		if err := ex.parallel(r, plans, workers); err != nil {
 			return ExportReport{}, err
 		}
-		stats.Bytes += size
-		stats.Rows[p.file.Table] = rows
-		stats.TotalRows += rows
-		if opts.Progress != nil {
-			opts.Progress(p.file.Table, rows)
+	} else {
+		for i := range plans {
+			if err := ex.file(r, &plans[i]); err != nil {
+				return ExportReport{}, err
+			}
 		}
 	}
+	stats := ex.stats
 	if err := r.end(); err != nil {
 		return ExportReport{}, fmt.Errorf("tpcc: export: commit of the read transaction: %w", err)
 	}
 	stats.Elapsed = time.Since(start)
 	return stats, nil
+}
+
+// exporter writes an export's files and adds them up.
+type exporter struct {
+	dir, timeLayout string
+	opts            *ExportConfig
+	mu              sync.Mutex // stats and Progress calls, with workers
+	stats           ExportReport
+}
+
+// file writes the file of plan p with r's reads and counts it.
+func (ex *exporter) file(r *snapshotReads, p *exportPlan) error {
+	rows, size, err := exportFile(r, p, filepath.Join(ex.dir, p.file.Name), ex.timeLayout, ex.opts)
+	if err != nil {
+		return err
+	}
+	ex.mu.Lock()
+	defer ex.mu.Unlock()
+	ex.stats.Bytes += size
+	ex.stats.Rows[p.file.Table] = rows
+	ex.stats.TotalRows += rows
+	if ex.opts.Progress != nil {
+		ex.opts.Progress(p.file.Table, rows)
+	}
+	return nil
+}
+
+// testHookExportWorkers, if set (tests only), is called once the workers'
+// transactions share the export's snapshot, before they read.
+var testHookExportWorkers func()
+
+// exportConsistent says whether every table of plans is read without row
+// locks (consistent reads of a snapshot): clustered, or a heap table with
+// versions. Workers share a snapshot only then; locking reads commit
+// their locks part by part (see Export's Transactions), which no shared
+// snapshot survives, so their files are written one at a time.
+func exportConsistent(plans []exportPlan) bool {
+	for _, p := range plans {
+		if p.h != nil && p.h.Org() != engine.Clustered && !p.h.Versioned() {
+			return false
+		}
+	}
+	return true
+}
+
+// parallel writes plans' files with workers goroutines, the largest table
+// first, each reading in a transaction that shares the snapshot of r's
+// (begun here; see Export's Workers). After an error no file is taken;
+// every worker's error is returned.
+func (ex *exporter) parallel(r *snapshotReads, plans []exportPlan, workers int) error {
+	order := make([]int, len(plans))
+	pages := make([]int64, len(plans))
+	for i := range plans {
+		order[i] = i
+		if h := plans[i].h; h != nil {
+			n, err := h.DataPages()
+			if err != nil {
+				return fmt.Errorf("tpcc: export: %w", err)
+			}
+			pages[i] = n
+		}
+	}
+	// Largest first, ties in the schema's order: the longest files start
+	// at once, and the short ones fill in behind them.
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(pages[b], pages[a]) })
+
+	if r.tx == nil {
+		r.tx = r.db.BeginTx(r.m, engine.TxOptions{Isolation: engine.RepeatableRead})
+	}
+	readers := make([]*snapshotReads, workers)
+	for i := range readers {
+		wtx, err := r.tx.ShareSnapshot(nil)
+		if err != nil {
+			for _, wr := range readers[:i] {
+				wr.abort()
+			}
+			return fmt.Errorf("tpcc: export: %w", err)
+		}
+		readers[i] = &snapshotReads{db: r.db, tx: wtx, locks: wtx.Meter().LockRequests}
+	}
+	if h := testHookExportWorkers; h != nil {
+		h()
+	}
+	var next atomic.Int64
+	var failed atomic.Bool
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for i, wr := range readers {
+		wg.Go(func() {
+			defer wr.abort()
+			for !failed.Load() {
+				j := int(next.Add(1) - 1)
+				if j >= len(order) {
+					break
+				}
+				if err := ex.file(wr, &plans[order[j]]); err != nil {
+					errs[i] = err
+					failed.Store(true)
+					return
+				}
+			}
+			if err := wr.end(); err != nil {
+				errs[i] = fmt.Errorf("tpcc: export: commit of a read transaction: %w", err)
+				failed.Store(true)
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // exportPlan is how one file is written: the engine's table (nil for

@@ -67,7 +67,7 @@ func TestExportLoaded(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "csv", "w1") // two levels to create
 	var calls []string
 	start := time.Now()
-	stats, err := Export(db, dir, ExportConfig{Progress: func(table string, rows int64) {
+	stats, err := Export(db, dir, ExportConfig{Workers: 1, Progress: func(table string, rows int64) {
 		calls = append(calls, fmt.Sprintf("%s=%d", table, rows))
 	}})
 	require.NoError(t, err)
@@ -254,9 +254,9 @@ func exportTinyFiles(null string) map[string]string {
 }
 
 // TestExportHandMade exports a hand-made database and compares every file
-// byte for byte, for both NULL strings and for chunk sizes that end
+// byte for byte, for both NULL strings, for chunk sizes that end
 // NEW_ORDER's five rows mid-chunk, on a chunk boundary and one row a
-// chunk.
+// chunk, and with one and three workers.
 func TestExportHandMade(t *testing.T) {
 	db := exportTinyDB(t)
 	wantRows := map[string]int64{}
@@ -266,24 +266,26 @@ func TestExportHandMade(t *testing.T) {
 	wantRows[Warehouse], wantRows[Orders], wantRows[OrderLine], wantRows[NewOrder] = 2, 2, 2, 5
 	for _, null := range []string{"", `\N`, "NULL"} {
 		for _, perTx := range []int{0, 1, 2, 5} {
-			t.Run(fmt.Sprintf("null=%q/rowsPerTx=%d", null, perTx), func(t *testing.T) {
-				dir := t.TempDir()
-				progress := map[string]int64{}
-				stats, err := Export(db, dir, ExportConfig{NullString: null, RowsPerTx: perTx,
-					Progress: func(table string, rows int64) { progress[table] = rows }})
-				require.NoError(t, err)
-				require.Equal(t, wantRows, stats.Rows)
-				require.Equal(t, wantRows, progress)
-				require.Equal(t, int64(11), stats.TotalRows)
-				var size int64
-				for name, want := range exportTinyFiles(null) {
-					got, err := os.ReadFile(filepath.Join(dir, name+".csv"))
+			for _, workers := range []int{1, 3} {
+				t.Run(fmt.Sprintf("null=%q/rowsPerTx=%d/workers=%d", null, perTx, workers), func(t *testing.T) {
+					dir := t.TempDir()
+					progress := map[string]int64{}
+					stats, err := Export(db, dir, ExportConfig{NullString: null, RowsPerTx: perTx, Workers: workers,
+						Progress: func(table string, rows int64) { progress[table] = rows }})
 					require.NoError(t, err)
-					require.Equal(t, want, string(got), name)
-					size += int64(len(got))
-				}
-				require.Equal(t, size, stats.Bytes)
-			})
+					require.Equal(t, wantRows, stats.Rows)
+					require.Equal(t, wantRows, progress)
+					require.Equal(t, int64(11), stats.TotalRows)
+					var size int64
+					for name, want := range exportTinyFiles(null) {
+						got, err := os.ReadFile(filepath.Join(dir, name+".csv"))
+						require.NoError(t, err)
+						require.Equal(t, want, string(got), name)
+						size += int64(len(got))
+					}
+					require.Equal(t, size, stats.Bytes)
+				})
+			}
 		}
 	}
 
@@ -498,10 +500,11 @@ func TestExportWrongSchema(t *testing.T) {
 }
 
 // TestExportBadOptions: a NULL string that would not read back as one field,
-// and a negative chunk size, are refused before anything is read.
+// a negative chunk size and a negative number of workers are refused
+// before anything is read.
 func TestExportBadOptions(t *testing.T) {
 	db := exportTinyDB(t)
-	for _, o := range []ExportConfig{{NullString: `"`}, {NullString: "a,b"}, {NullString: "\n"}, {RowsPerTx: -1}} {
+	for _, o := range []ExportConfig{{NullString: `"`}, {NullString: "a,b"}, {NullString: "\n"}, {RowsPerTx: -1}, {Workers: -1}} {
 		dir := filepath.Join(t.TempDir(), "out")
 		_, err := Export(db, dir, o)
 		require.ErrorIs(t, err, ErrInvalidConfig, "%+v", o)
@@ -544,7 +547,7 @@ func TestExportUnwritable(t *testing.T) {
 		path := filepath.Join(dir, Warehouse+".csv")
 		require.NoError(t, os.Symlink("/dev/full", path))
 		var done []string
-		_, err := Export(db, dir, ExportConfig{Progress: func(table string, _ int64) { done = append(done, table) }})
+		_, err := Export(db, dir, ExportConfig{Workers: 1, Progress: func(table string, _ int64) { done = append(done, table) }})
 		require.Error(t, err)
 		require.Contains(t, err.Error(), path)
 		require.ErrorIs(t, err, syscall.ENOSPC)
