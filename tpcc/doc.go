@@ -153,7 +153,11 @@
 // snapshot (a RepeatableRead transaction), and so runs while terminals
 // run, on tables with versions (the clustered organization); on tables
 // whose reads lock, it reads in transactions of bounded size and must run
-// while no transaction writes. Export reads the same way.
+// while no transaction writes. Export reads the same way. Both read with
+// several goroutines on tables with versions (CheckConfig.Workers: a
+// district each; ExportConfig.Workers: a file each, the largest table
+// first), each in a transaction that shares the first one's snapshot
+// (engine.Tx.ShareSnapshot), so the answer is still one snapshot's.
 //
 // # Where it deviates from the specification, and why
 //
