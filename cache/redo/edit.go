@@ -46,6 +46,12 @@ func AppendEdit(dst, from, to []byte) []byte {
 		// for editSync bytes (or both run out).
 		da, db := len(from)-i, len(to)-j // fallback: replace the rest
 		best := da + db
+		if da >= editReach+editSync && db >= editReach+editSync {
+			if a, b, ok := nearestSync(from[i:], to[j:]); ok {
+				da, db = a, b
+			}
+			best = 0 // searched
+		}
 		for s := 1; s <= 2*editReach && s < best; s++ {
 			for a := max(0, s-editReach); a <= min(s, editReach); a++ {
 				b := s - a
@@ -73,6 +79,34 @@ func AppendEdit(dst, from, to []byte) []byte {
 		dst = append(dst, to[j:]...)
 	}
 	return dst
+}
+
+// nearestSync is AppendEdit's search for the nearest (a, b), smallest a+b
+// and then smallest a, at which from[a:] and to[b:] start with editSync
+// equal bytes, when both hold editReach+editSync bytes or more, so that
+// every candidate is one word of each: it reads each word once, as the
+// search reaches it, instead of slicing both values for each of up to 169
+// candidates. Every update of a clustered row needs the longest search
+// there is, past the 12 bytes of its header that change (the writer's
+// transaction id and roll pointer), and it was 3 to 4% of a TPC-C
+// terminal's CPU. The answer is the general loop's, byte for byte
+// (TestAppendEditSameAsBytewise).
+func nearestSync(from, to []byte) (a, b int, ok bool) {
+	var fw, tw [editReach + 1]uint32
+	fw[0] = binary.LittleEndian.Uint32(from)
+	tw[0] = binary.LittleEndian.Uint32(to)
+	for s := 1; s <= 2*editReach; s++ {
+		if s <= editReach {
+			fw[s] = binary.LittleEndian.Uint32(from[s:])
+			tw[s] = binary.LittleEndian.Uint32(to[s:])
+		}
+		for a := max(0, s-editReach); a <= min(s, editReach); a++ {
+			if fw[a] == tw[s-a] {
+				return a, s - a, true
+			}
+		}
+	}
+	return 0, 0, false
 }
 
 // equalRun returns the length of the longest common prefix of a and b,

@@ -62,7 +62,8 @@ func syncedBytewise(a, b []byte) bool {
 
 // TestAppendEditSameAsBytewise compares AppendEdit with the byte-at-a-time
 // walk on related random values: changes at every offset relative to the
-// eight-byte words, insertions, deletions, and values of few symbols.
+// eight-byte words, insertions, deletions, runs of up to 20 bytes
+// rewritten (past the search's reach), and values of few symbols.
 func TestAppendEditSameAsBytewise(t *testing.T) {
 	rng := rand.New(rand.NewPCG(20261203, 1))
 	for trial := range 20000 {
@@ -80,7 +81,7 @@ func TestAppendEditSameAsBytewise(t *testing.T) {
 			if len(to) > 0 {
 				at = rng.IntN(len(to))
 			}
-			switch rng.IntN(3) {
+			switch rng.IntN(4) {
 			case 0:
 				if len(to) > 0 {
 					to[at] ^= byte(1 + rng.IntN(255))
@@ -90,6 +91,12 @@ func TestAppendEditSameAsBytewise(t *testing.T) {
 			case 2:
 				n := min(len(to)-at, 1+rng.IntN(9))
 				to = append(to[:at], to[at+n:]...)
+			case 3:
+				// A run rewritten, as a row header's transaction id and
+				// roll pointer are, up to past the search's reach.
+				for k := at; k < min(len(to), at+1+rng.IntN(20)); k++ {
+					to[k] = byte(rng.IntN(syms))
+				}
 			}
 		}
 		want := appendEditBytewise(nil, from, to)
@@ -110,6 +117,31 @@ func BenchmarkAppendEdit(b *testing.B) {
 	to[10]++
 	to[150]++
 	to[151]++
+	var dst []byte
+	b.ReportAllocs()
+	for b.Loop() {
+		dst = AppendEdit(dst[:0], from, to)
+		dst = AppendEdit(dst[:0], to, from)
+	}
+	b.ReportMetric(float64(len(dst)), "edit-bytes")
+}
+
+// BenchmarkAppendEditRowHeader is a clustered row's update as Delivery
+// makes one of ORDER_LINE: the 12 bytes of the row's header that hold the
+// writer's transaction id and roll pointer change, and a NULL delivery
+// date becomes a timestamp (8 bytes more); built both ways.
+func BenchmarkAppendEditRowHeader(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	from := make([]byte, 56)
+	for i := range from {
+		from[i] = byte(rng.IntN(256))
+	}
+	to := bytes.Clone(from[:24])
+	for k := 5; k < 17; k++ {
+		to[k] = byte(rng.IntN(256))
+	}
+	to = append(to, 0xca, 0xff, 0xe3, 0xed, 0xe6, 0xfb, 0xb0, 0x06)
+	to = append(to, from[24:]...)
 	var dst []byte
 	b.ReportAllocs()
 	for b.Loop() {
