@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -276,15 +275,11 @@ func Check(db *engine.DB, opts CheckConfig) (CheckReport, error) {
 	if err := opts.Scale.Validate(); err != nil {
 		return CheckReport{}, err
 	}
-	if opts.Workers < 0 {
-		return CheckReport{}, fmt.Errorf("tpcc: %w: check with %d workers", ErrInvalidConfig, opts.Workers)
+	workers, err := readWorkers(db, opts.Workers, "check")
+	if err != nil {
+		return CheckReport{}, err
 	}
-	if opts.Workers == 0 {
-		opts.Workers = runtime.GOMAXPROCS(0)
-	}
-	if _, real := db.Options().Runtime.(engine.RealRuntime); !real {
-		opts.Workers = 1
-	}
+	opts.Workers = workers
 	if opts.DeliveredPerDistrict == 0 {
 		opts.DeliveredPerDistrict = int64(opts.Scale.DeliveredPerDistrict())
 	}

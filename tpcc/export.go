@@ -10,7 +10,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -246,15 +245,11 @@ func Export(db *engine.DB, dir string, opts ExportConfig) (ExportReport, error) 
 	if opts.RowsPerTx == 0 {
 		opts.RowsPerTx = defaultExportRowsPerTx
 	}
-	if opts.Workers < 0 {
-		return ExportReport{}, fmt.Errorf("tpcc: %w: export with %d workers", ErrInvalidConfig, opts.Workers)
+	workers, err := readWorkers(db, opts.Workers, "export")
+	if err != nil {
+		return ExportReport{}, err
 	}
-	if opts.Workers == 0 {
-		opts.Workers = runtime.GOMAXPROCS(0)
-	}
-	if _, real := db.Options().Runtime.(engine.RealRuntime); !real {
-		opts.Workers = 1
-	}
+	opts.Workers = workers
 	plans, err := exportPlans(db, layout)
 	if err != nil {
 		return ExportReport{}, err

@@ -2,6 +2,7 @@ package tpcc
 
 import (
 	"fmt"
+	"runtime"
 
 	"github.com/enginelab/enginelab/engine"
 )
@@ -66,4 +67,22 @@ func (r *snapshotReads) abort() {
 		_ = r.tx.Rollback()
 		r.tx = nil
 	}
+}
+
+// readWorkers resolves the Workers of a job that reads one snapshot with
+// several goroutines (CheckConfig, ExportConfig): 0 is GOMAXPROCS, and a
+// database on another Runtime than engine.RealRuntime gets one (the
+// simulator's scheduler runs one goroutine's calls). A negative count is
+// refused with an error wrapping ErrInvalidConfig that names the job.
+func readWorkers(db *engine.DB, n int, job string) (int, error) {
+	switch {
+	case n < 0:
+		return 0, fmt.Errorf("tpcc: %w: %s with %d workers", ErrInvalidConfig, job, n)
+	case n == 0:
+		n = runtime.GOMAXPROCS(0)
+	}
+	if _, real := db.Options().Runtime.(engine.RealRuntime); !real {
+		n = 1
+	}
+	return n, nil
 }
