@@ -180,10 +180,10 @@ func (b *batcher) add(f *Page, id page.ID, wait bool, count *int64) error {
 		f.busy = true
 		break
 	}
-	p.mu.Unlock()
 	if claimed {
 		runWriteUnpinnedHook(f)
 	}
+	p.mu.Unlock()
 	w, err := b.prepare(f, id, claimed)
 	if err != nil {
 		p.endWrite(f)

@@ -34,8 +34,9 @@ func SetPinHotHook(f func()) {
 }
 
 // SetWriteUnpinnedHook sets a function that runs with a page chosen
-// unpinned for a write-out (an eviction's victim, a flush's page) just
-// after the pool's lock is released, before the write (nil: none).
+// unpinned for a write-out (an eviction's victim, a flush's page), made
+// busy and share-latched, before the pool's lock is released (nil:
+// none). It must not call the pool.
 func SetWriteUnpinnedHook(f func(*Page)) {
 	if f == nil {
 		writeUnpinnedHook.Store(nil)

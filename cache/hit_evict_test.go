@@ -88,6 +88,9 @@ func TestHitChangeNotLostToEviction(t *testing.T) {
 		pg.Unpin(false)
 		require.Equal(t, uint64(rounds), a, "page %d: every increment kept", n)
 	}
+	// Every slot is back: a flush that found its page pinned after all
+	// (shareUnpinnedLocked) refunded the one it took.
+	require.Zero(t, p.Stats().Pinned, "frames pinned with nothing pinned")
 }
 
 // TestPinHotRightPage: the page table's optimistic pin (no partition

@@ -1417,8 +1417,8 @@ func (p *Pool) grabFrameLocked(m *Meter) (*Page, error) {
 				continue // a hit pinned it since it was chosen
 			}
 			v.busy = true
-			p.mu.Unlock()
 			runWriteUnpinnedHook(v)
+			p.mu.Unlock()
 			err := p.writeOne(m, v)
 			p.mu.Lock()
 			v.busy = false
@@ -1494,8 +1494,8 @@ func evictable(f *Page) bool { return f.pinCount() == 0 && !f.busy }
 func (p *Pool) shareUnpinnedLocked(f *Page) bool { return f.latch.TryRLock() }
 
 // writeUnpinnedHook, if set (by tests only), runs with a page chosen
-// unpinned for a write-out just after the pool's lock is released, before
-// the write.
+// unpinned for a write-out, made busy and share-latched, before the
+// pool's lock is released: it must not call the pool.
 var writeUnpinnedHook atomic.Pointer[func(f *Page)]
 
 func runWriteUnpinnedHook(f *Page) {

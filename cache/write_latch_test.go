@@ -13,16 +13,16 @@ import (
 // (an eviction's dirty victim, a flush's page) is share-latched before the
 // pool's lock is released. Another caller can pin it once the lock is
 // free and latch it exclusively; if the writer only latched it then, it
-// would wait for that caller, and that caller may wait for a lock the
+// could wait for that caller, and that caller may wait for a lock the
 // writer holds (the heap's allocation lock, held across the eviction that
 // a new heap page needs): a deadlock, seen as a hung concurrent heap test.
 //
-// The writer here holds mu across the fetch or flush. In the hook, once
-// the write is chosen and the pool's lock released, a second goroutine
-// pins the page; the hook then requires the page's latch to be taken
-// already (the writer's). Only then does the second goroutine latch the
-// page and take mu; its latch waits for the writer's copy, so both finish.
-// A writer that latched late fails the test rather than hanging it.
+// The hook runs while the pool's lock is still held, the write chosen: it
+// requires the page's latch to be taken already (the writer's). Only then
+// does it start a second goroutine, which pins the page once the lock is
+// free, latches it and takes mu, a lock the writer holds across its fetch
+// or flush: its latch waits for the writer's copy, so both finish. A
+// writer that latches late fails the test rather than hanging it.
 func TestWriteUnpinnedLatchedFirst(t *testing.T) {
 	const frames = 16 // the smallest pool
 	for _, tc := range []struct {
@@ -65,37 +65,26 @@ func TestWriteUnpinnedLatchedFirst(t *testing.T) {
 			other := make(chan error, 1)
 			cache.SetWriteUnpinnedHook(func(v *cache.Page) {
 				hooked++
-				pinned := make(chan *cache.Page)
-				proceed := make(chan bool)
+				if v.TryLatch() {
+					v.Unlatch()
+					hookErr = errors.New("the page chosen for a write is not latched while the pool's lock is held")
+					return
+				}
+				id := v.ID() // the frame may hold another page by the time the goroutine runs
 				go func() {
-					pg, err := p.Fetch(nil, v.ID())
+					pg, err := p.Fetch(nil, id)
 					if err != nil {
-						close(pinned)
 						other <- err
 						return
 					}
-					pinned <- pg
-					if <-proceed {
-						pg.Latch() // waits for the writer's copy
-						mu.Lock()  // the writer's lock
-						setBody(pg, "changed 2")
-						mu.Unlock()
-						pg.Unlatch()
-					}
+					pg.Latch() // waits for the writer's copy
+					mu.Lock()  // the writer's lock
+					setBody(pg, "changed 2")
+					mu.Unlock()
+					pg.Unlatch()
 					pg.Unpin(true)
 					other <- nil
 				}()
-				pg, ok := <-pinned
-				if !ok {
-					return // the other goroutine reports its error
-				}
-				if pg.TryLatch() {
-					pg.Unlatch()
-					hookErr = errors.New("the page chosen for a write was not latched when the pool's lock was released")
-					proceed <- false
-					return
-				}
-				proceed <- true
 			})
 			t.Cleanup(func() { cache.SetWriteUnpinnedHook(nil) })
 
@@ -104,9 +93,9 @@ func TestWriteUnpinnedLatchedFirst(t *testing.T) {
 			err = tc.write(p, &m)
 			mu.Unlock()
 			require.NoError(t, err)
-			require.NoError(t, <-other)
-			require.NoError(t, hookErr)
 			require.Equal(t, 1, hooked)
+			require.NoError(t, hookErr)
+			require.NoError(t, <-other)
 			cache.SetWriteUnpinnedHook(nil)
 
 			// The write took page 1 as it was before the second change,

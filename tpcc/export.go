@@ -306,8 +306,9 @@ func (ex *exporter) file(r *snapshotReads, p *exportPlan) error {
 }
 
 // testHookExportWorkers, if set (tests only), is called once the workers'
-// transactions share the export's snapshot, before they read.
-var testHookExportWorkers func()
+// transactions share the export's snapshot, before they read, with the
+// files' tables in the order the workers take them.
+var testHookExportWorkers func(order []string)
 
 // exportConsistent says whether every table of plans is read without row
 // locks (consistent reads of a snapshot): clustered, or a heap table with
@@ -356,10 +357,14 @@ func (ex *exporter) parallel(r *snapshotReads, plans []exportPlan, workers int) 
 			}
 			return fmt.Errorf("tpcc: export: %w", err)
 		}
-		readers[i] = &snapshotReads{db: r.db, tx: wtx, locks: wtx.Meter().LockRequests}
+		readers[i] = &snapshotReads{db: r.db, tx: wtx, locks: wtx.Meter().LockRequests, shared: true}
 	}
 	if h := testHookExportWorkers; h != nil {
-		h()
+		names := make([]string, len(order))
+		for k, i := range order {
+			names[k] = plans[i].file.Table
+		}
+		h(names)
 	}
 	var next atomic.Int64
 	var failed atomic.Bool

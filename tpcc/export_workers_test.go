@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/enginelab/enginelab/engine"
 	"github.com/stretchr/testify/require"
@@ -74,7 +75,7 @@ func TestExportWorkersSnapshot(t *testing.T) {
 	no, err := db.Table(NewOrder)
 	require.NoError(t, err)
 	called := 0
-	testHookExportWorkers = func() {
+	testHookExportWorkers = func([]string) {
 		called++
 		if called > 1 {
 			return
@@ -105,12 +106,99 @@ func TestExportWorkersSnapshot(t *testing.T) {
 	require.Equal(t, [2]int{0, 0}, [2]int{rw, views}, "nothing left open")
 }
 
+// TestExportWorkersLargestFirst: the workers take the files in the order
+// of their tables' data pages, largest first, ties in the schema's order:
+// ORDER_LINE with 3,000 rows, then CUSTOMER with 300 wide ones, then the
+// rest, a root page each, as TableNames lists them.
+func TestExportWorkersLargestFirst(t *testing.T) {
+	db := exportTinyDB(t)
+	tbl := func(name string) *engine.TableHandle {
+		h, err := db.Table(name)
+		require.NoError(t, err)
+		return h
+	}
+	i, s, d := engine.Int, engine.Str, engine.Dec
+	tx := db.Begin(nil)
+	for o := int64(1); o <= 300; o++ {
+		for n := int64(1); n <= 10; n++ {
+			require.NoError(t, tx.Insert(tbl(OrderLine), engine.Row{i(100 + o), i(3), i(1), i(n), i(n), i(1), engine.Null, i(5), d(100), s(strings.Repeat("x", 24))}))
+		}
+	}
+	ts := engine.Time(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
+	for c := int64(1); c <= 300; c++ {
+		require.NoError(t, tx.Insert(tbl(Customer), engine.Row{i(c), i(1), i(1), s("first"), s("OE"), s("BARBARBAR"),
+			s("street1"), s("street2"), s("city"), s("ST"), s("123411111"), s("0123456789012345"), ts, s("GC"),
+			d(5000000), d(1000), d(-1000), d(1000), i(1), i(0), s(strings.Repeat("d", 400))}))
+	}
+	require.NoError(t, tx.Commit())
+	pages := func(name string) int64 {
+		n, err := tbl(name).DataPages()
+		require.NoError(t, err)
+		return n
+	}
+	require.Greater(t, pages(OrderLine), pages(Customer))
+	require.Greater(t, pages(Customer), pages(Item))
+
+	var order []string
+	testHookExportWorkers = func(o []string) { order = o }
+	t.Cleanup(func() { testHookExportWorkers = nil })
+	_, err := Export(db, t.TempDir(), ExportConfig{Workers: 2})
+	require.NoError(t, err)
+	want := []string{OrderLine, Customer}
+	for _, name := range TableNames {
+		if name != OrderLine && name != Customer {
+			require.Equal(t, pages(Item), pages(name), "%s: one root page, as ITEM", name)
+			want = append(want, name)
+		}
+	}
+	require.Equal(t, want, order)
+}
+
+// TestSharedSnapshotNoLocks: a part of a shared snapshot's reads that
+// takes row locks fails, rather than ending the transaction and going on
+// in a snapshot of its own, as a job's own reads do on such tables.
+func TestSharedSnapshotNoLocks(t *testing.T) {
+	db, err := engine.Open(&engine.Options{Commit: engine.NoSyncCommit, HeapVersions: engine.HeapVersionsOff})
+	require.NoError(t, err)
+	defer db.Close()
+	var h *engine.TableHandle
+	for _, def := range Tables(engine.HeapRowPointer) {
+		if def.Name == Warehouse {
+			h, err = db.CreateTable(def)
+			require.NoError(t, err)
+		}
+	}
+	tx := db.Begin(nil)
+	require.NoError(t, tx.Insert(h, engine.Row{engine.Int(1), engine.Str("w"), engine.Str("s1"), engine.Str("s2"),
+		engine.Str("c"), engine.Str("st"), engine.Str("123411111"), engine.Dec(500), engine.Dec(0)}))
+	require.NoError(t, tx.Commit())
+	read := func(tx *engine.Tx) error {
+		_, _, err := tx.Get(h, []engine.Value{engine.Int(1)}, nil)
+		return err
+	}
+
+	own := &snapshotReads{db: db}
+	require.NoError(t, own.part(read))
+	require.True(t, own.locking, "a locking read: the job's own transaction commits")
+	require.Nil(t, own.tx)
+
+	src := db.BeginTx(nil, engine.TxOptions{Isolation: engine.RepeatableRead})
+	defer func() { _ = src.Rollback() }()
+	wtx, err := src.ShareSnapshot(nil)
+	require.NoError(t, err)
+	shared := &snapshotReads{db: db, tx: wtx, locks: wtx.Meter().LockRequests, shared: true}
+	defer shared.abort()
+	err = shared.part(read)
+	require.ErrorContains(t, err, "shared snapshot took row locks")
+	require.Same(t, wtx, shared.tx, "no other transaction begun")
+}
+
 // TestExportWorkersOneAtATime: tables read with locks (heap tables
 // without versions), and a database on another Runtime, are exported by
 // one goroutine whatever Workers says: no worker starts, and the files
 // come in the schema's order.
 func TestExportWorkersOneAtATime(t *testing.T) {
-	testHookExportWorkers = func() { t.Error("workers started") }
+	testHookExportWorkers = func([]string) { t.Error("workers started") }
 	t.Cleanup(func() { testHookExportWorkers = nil })
 	for _, tc := range []struct {
 		name string

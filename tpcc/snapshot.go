@@ -1,6 +1,7 @@
 package tpcc
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
 
@@ -25,6 +26,10 @@ type snapshotReads struct {
 	// part's reads took row locks.
 	locks   int64
 	locking bool
+	// shared says tx shares another transaction's snapshot (a worker's):
+	// its parts may not take locks, since ending tx part by part would
+	// leave that snapshot for a new one of its own.
+	shared bool
 }
 
 // part runs fn, one part of the job's reads, in the snapshot's
@@ -41,6 +46,12 @@ func (r *snapshotReads) part(fn func(tx *engine.Tx) error) error {
 		return err
 	}
 	if r.tx.Meter().LockRequests != r.locks {
+		if r.shared {
+			// Workers read only tables read without locks
+			// (exportConsistent, districtsConsistent): fail rather than
+			// go on in another snapshot.
+			return errors.New("tpcc: a read of a shared snapshot took row locks (a table whose reads lock)")
+		}
 		r.locking = true
 	}
 	if r.locking {

@@ -85,7 +85,7 @@ func AppendEdit(dst, from, to []byte) []byte {
 // and then smallest a, at which from[a:] and to[b:] start with editSync
 // equal bytes, when both hold editReach+editSync bytes or more, so that
 // every candidate is one word of each: it reads each word once, as the
-// search reaches it, instead of slicing both values for each of up to 169
+// search reaches it, instead of slicing both values for each of up to 168
 // candidates. Every update of a clustered row needs the longest search
 // there is, past the 12 bytes of its header that change (the writer's
 // transaction id and roll pointer), and it was 3 to 4% of a TPC-C

@@ -94,7 +94,8 @@ func TestAppendEditSameAsBytewise(t *testing.T) {
 			case 3:
 				// A run rewritten, as a row header's transaction id and
 				// roll pointer are, up to past the search's reach.
-				for k := at; k < min(len(to), at+1+rng.IntN(20)); k++ {
+				n := 1 + rng.IntN(20)
+				for k := at; k < min(len(to), at+n); k++ {
 					to[k] = byte(rng.IntN(syms))
 				}
 			}
