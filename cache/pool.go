@@ -1486,11 +1486,11 @@ func evictable(f *Page) bool { return f.pinCount() == 0 && !f.busy }
 // reason: "any thread may call the LRU flush, even when owning locks on
 // pages" (buf_flush_try_page, 5.1). Here too the writer is often a caller
 // that holds latches and locks of its own (an eviction for the page it
-// needs, a heap extension under its allocation lock). Were
-// the latch taken after the pool's lock is released, another caller could
-// pin and exclusively latch f in between and then wait for one of those,
-// while the writer waited for f: a deadlock. Taken here, that caller waits
-// at f's latch for the copy instead. REQUIRES: p.mu held; evictable(f).
+// needs, a heap extension under its allocation lock). Were the latch
+// taken after the pool's lock is released, another caller could pin and
+// exclusively latch f in between and then wait for one of those, while
+// the writer waited for f: a deadlock. Taken here, that caller waits at
+// f's latch for the copy instead. REQUIRES: p.mu held; evictable(f).
 func (p *Pool) shareUnpinnedLocked(f *Page) bool { return f.latch.TryRLock() }
 
 // writeUnpinnedHook, if set (by tests only), runs with a page chosen

@@ -47,9 +47,9 @@ func (r *snapshotReads) part(fn func(tx *engine.Tx) error) error {
 	}
 	if r.tx.Meter().LockRequests != r.locks {
 		if r.shared {
-			// Workers read only tables read without locks
-			// (exportConsistent, districtsConsistent): fail rather than
-			// go on in another snapshot.
+			// Export's workers read only tables read without locks
+			// (exportConsistent): fail rather than go on in another
+			// snapshot.
 			return errors.New("tpcc: a read of a shared snapshot took row locks (a table whose reads lock)")
 		}
 		r.locking = true
