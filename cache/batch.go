@@ -58,7 +58,13 @@ type batcher struct {
 	m      *Meter
 	ws     []pageWrite
 	claims int // pages of ws that hold a slot (pageWrite.claimed)
-	n      int // pages written
+	// unpinnedOnly gives up a page that is pinned when add takes it: an
+	// LRU batch's (freeMargin), whose caller may hold page latches and
+	// locks, must not wait for a page latch. InnoDB's LRU flush writes
+	// only pages nobody buffer-fixes, checked again as it takes each
+	// (buf_flush_ready_for_flush), for this reason.
+	unpinnedOnly bool
+	n            int // pages written
 	// ids and images are Doublewrite.Write's arguments, kept for reuse.
 	ids    []page.ID
 	images [][]byte
@@ -147,7 +153,7 @@ func (b *batcher) add(f *Page, id page.ID, wait bool, count *int64) error {
 			p.waiters.Add(-1)
 			continue
 		}
-		if !f.resident || f.id != id || !f.dirty.Load() {
+		if !f.resident || f.id != id || !f.dirty.Load() || (b.unpinnedOnly && f.pinCount() != 0) {
 			p.mu.Unlock()
 			return nil
 		}
@@ -171,7 +177,7 @@ func (b *batcher) add(f *Page, id page.ID, wait bool, count *int64) error {
 			}
 			// Share-latch it now, while the pool's lock shows it unpinned.
 			if !p.shareUnpinnedLocked(f) {
-				p.free.Add(1) // pinned since the look: write it as a pinned page
+				p.free.Add(1) // pinned since the look: a pinned page now
 				continue
 			}
 			f.claim = true

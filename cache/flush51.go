@@ -328,6 +328,7 @@ func (p *Pool) freeMargin(m *Meter) (int, error) {
 	}
 	m.LRUFlushBatches++
 	b := p.newBatcher(m)
+	b.unpinnedOnly = true // a page pinned since it was chosen is given up
 	defer b.finish()
 	defer p.lruWritten(ts)
 	for _, t := range ts {
