@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"text/tabwriter"
 
 	"github.com/enginelab/enginelab/engine"
@@ -499,8 +498,18 @@ func (ck *checker) run() error {
 	mg := &merger{ck: ck, work: work, done: make([]bool, len(work))}
 	// r.tx is open unless the reads so far took locks (snapshotReads.part
 	// ends each part's transaction then).
-	if workers := min(ck.opts.Workers, len(work)); workers > 1 && r.tx != nil && ck.districtsConsistent() {
-		if err := ck.checkDistricts(r.tx, mg, workers); err != nil {
+	if workers := min(ck.opts.Workers, len(work)); workers > 1 && r.tx != nil &&
+		readsWithoutLocks(ck.newOrder, ck.orders, ck.orderLine, ck.customer) {
+		// The tables read per district: locking reads would hold a
+		// worker's shared locks across all the districts it checks.
+		err := withSharedSnapshot(r.tx, ck.opts.Meter, "check", workers, len(work), func(wtx *engine.Tx, j int) error {
+			if err := ck.checkDistrict(wtx, &work[j]); err != nil {
+				return err
+			}
+			mg.finish(j)
+			return nil
+		})
+		if err != nil {
 			return err
 		}
 	} else {
@@ -512,19 +521,6 @@ func (ck *checker) run() error {
 		}
 	}
 	return r.end()
-}
-
-// districtsConsistent says whether the tables read per district are read
-// without row locks (consistent reads of a snapshot): clustered, or heap
-// tables with versions. Workers read them only then: locking reads would
-// hold a worker's shared locks across all the districts it checks.
-func (ck *checker) districtsConsistent() bool {
-	for _, t := range []*engine.TableHandle{ck.newOrder, ck.orders, ck.orderLine, ck.customer} {
-		if t.Org() != engine.Clustered && !t.Versioned() {
-			return false
-		}
-	}
-	return true
 }
 
 // merger adds finished districts to the report in key order as soon as
@@ -550,64 +546,6 @@ func (mg *merger) finish(i int) {
 		dc.conds, dc.hist = nil, nil
 		mg.next++
 	}
-}
-
-// checkDistricts checks mg's districts with workers goroutines, each in
-// a transaction that reads the snapshot of tx (engine.Tx.ShareSnapshot)
-// and charges a meter of its own, added to CheckConfig.Meter at the end.
-// A worker takes the next district not taken; after an error no district
-// is taken, and the errors are returned.
-func (ck *checker) checkDistricts(tx *engine.Tx, mg *merger, workers int) error {
-	work := mg.work
-	txs := make([]*engine.Tx, workers)
-	meters := make([]*engine.Meter, workers)
-	for i := range txs {
-		if ck.opts.Meter != nil {
-			meters[i] = new(engine.Meter)
-		}
-		wtx, err := tx.ShareSnapshot(meters[i])
-		if err != nil {
-			for _, t := range txs[:i] {
-				_ = t.Rollback()
-			}
-			return fmt.Errorf("tpcc: check: %w", err)
-		}
-		txs[i] = wtx
-	}
-	var next atomic.Int64
-	var failed atomic.Bool
-	errs := make([]error, workers)
-	var wg sync.WaitGroup
-	for i, wtx := range txs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for !failed.Load() {
-				j := int(next.Add(1) - 1)
-				if j >= len(work) {
-					break
-				}
-				if err := ck.checkDistrict(wtx, &work[j]); err != nil {
-					errs[i] = err
-					failed.Store(true)
-					_ = wtx.Rollback() // may already be rolled back (a lock error)
-					return
-				}
-				mg.finish(j)
-			}
-			if err := wtx.Commit(); err != nil {
-				errs[i] = fmt.Errorf("tpcc: commit of a read transaction: %w", err)
-				failed.Store(true)
-			}
-		}()
-	}
-	wg.Wait()
-	if m := ck.opts.Meter; m != nil {
-		for _, wm := range meters {
-			m.Add(wm)
-		}
-	}
-	return errors.Join(errs...)
 }
 
 func (ck *checker) readWarehousesAndDistricts(tx *engine.Tx) error {

@@ -14,7 +14,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -305,19 +304,16 @@ func (ex *exporter) file(r *snapshotReads, p *exportPlan) error {
 	return nil
 }
 
-// testHookExportWorkers, if set (tests only), is called once the workers'
-// transactions share the export's snapshot, before they read, with the
-// files' tables in the order the workers take them.
+// testHookExportWorkers, if set (tests only), is called as workers are
+// about to write the files, with the files' tables in the order the
+// workers take them.
 var testHookExportWorkers func(order []string)
 
 // exportConsistent says whether every table of plans is read without row
-// locks (consistent reads of a snapshot): clustered, or a heap table with
-// versions. Workers share a snapshot only then; locking reads commit
-// their locks part by part (see Export's Transactions), which no shared
-// snapshot survives, so their files are written one at a time.
+// locks (readsWithoutLocks): only then do workers write the files.
 func exportConsistent(plans []exportPlan) bool {
 	for _, p := range plans {
-		if p.h != nil && p.h.Org() != engine.Clustered && !p.h.Versioned() {
+		if !readsWithoutLocks(p.h) {
 			return false
 		}
 	}
@@ -345,20 +341,6 @@ func (ex *exporter) parallel(r *snapshotReads, plans []exportPlan, workers int) 
 	// at once, and the short ones fill in behind them.
 	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(pages[b], pages[a]) })
 
-	if r.tx == nil {
-		r.tx = r.db.BeginTx(r.m, engine.TxOptions{Isolation: engine.RepeatableRead})
-	}
-	readers := make([]*snapshotReads, workers)
-	for i := range readers {
-		wtx, err := r.tx.ShareSnapshot(nil)
-		if err != nil {
-			for _, wr := range readers[:i] {
-				wr.abort()
-			}
-			return fmt.Errorf("tpcc: export: %w", err)
-		}
-		readers[i] = &snapshotReads{db: r.db, tx: wtx, locks: wtx.Meter().LockRequests, shared: true}
-	}
 	if h := testHookExportWorkers; h != nil {
 		names := make([]string, len(order))
 		for k, i := range order {
@@ -366,32 +348,13 @@ func (ex *exporter) parallel(r *snapshotReads, plans []exportPlan, workers int) 
 		}
 		h(names)
 	}
-	var next atomic.Int64
-	var failed atomic.Bool
-	errs := make([]error, workers)
-	var wg sync.WaitGroup
-	for i, wr := range readers {
-		wg.Go(func() {
-			defer wr.abort()
-			for !failed.Load() {
-				j := int(next.Add(1) - 1)
-				if j >= len(order) {
-					break
-				}
-				if err := ex.file(wr, &plans[order[j]]); err != nil {
-					errs[i] = err
-					failed.Store(true)
-					return
-				}
-			}
-			if err := wr.end(); err != nil {
-				errs[i] = fmt.Errorf("tpcc: export: commit of a read transaction: %w", err)
-				failed.Store(true)
-			}
-		})
+	if r.tx == nil {
+		r.tx = r.db.BeginTx(r.m, engine.TxOptions{Isolation: engine.RepeatableRead})
 	}
-	wg.Wait()
-	return errors.Join(errs...)
+	return withSharedSnapshot(r.tx, nil, "export", workers, len(order), func(wtx *engine.Tx, j int) error {
+		wr := &snapshotReads{db: r.db, tx: wtx, locks: wtx.Meter().LockRequests, shared: true}
+		return ex.file(wr, &plans[order[j]])
+	})
 }
 
 // exportPlan is how one file is written: the engine's table (nil for

@@ -75,7 +75,7 @@ func TestExportWorkersSnapshot(t *testing.T) {
 	no, err := db.Table(NewOrder)
 	require.NoError(t, err)
 	called := 0
-	testHookExportWorkers = func([]string) {
+	testHookShared = func() {
 		called++
 		if called > 1 {
 			return
@@ -85,7 +85,7 @@ func TestExportWorkersSnapshot(t *testing.T) {
 		require.NoError(t, tx.Insert(no, engine.Row{engine.Int(4), engine.Int(2), engine.Int(1)}))
 		require.NoError(t, tx.Commit())
 	}
-	t.Cleanup(func() { testHookExportWorkers = nil })
+	t.Cleanup(func() { testHookShared = nil })
 
 	dir := t.TempDir()
 	_, err = Export(db, dir, ExportConfig{Workers: 2})

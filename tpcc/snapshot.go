@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"sync"
+	"sync/atomic"
 
 	"github.com/enginelab/enginelab/engine"
 )
@@ -47,8 +49,8 @@ func (r *snapshotReads) part(fn func(tx *engine.Tx) error) error {
 	}
 	if r.tx.Meter().LockRequests != r.locks {
 		if r.shared {
-			// Export's workers read only tables read without locks
-			// (exportConsistent): fail rather than go on in another
+			// Workers read only tables read without locks
+			// (readsWithoutLocks): fail rather than go on in another
 			// snapshot.
 			return errors.New("tpcc: a read of a shared snapshot took row locks (a table whose reads lock)")
 		}
@@ -96,4 +98,82 @@ func readWorkers(db *engine.DB, n int, job string) (int, error) {
 		n = 1
 	}
 	return n, nil
+}
+
+// readsWithoutLocks says whether every table given is read without row
+// locks (consistent reads of a snapshot): clustered, or a heap table with
+// versions; nil entries are skipped. Workers share a snapshot only then:
+// locking reads commit their locks part by part (snapshotReads), which no
+// shared snapshot survives.
+func readsWithoutLocks(tables ...*engine.TableHandle) bool {
+	for _, t := range tables {
+		if t != nil && t.Org() != engine.Clustered && !t.Versioned() {
+			return false
+		}
+	}
+	return true
+}
+
+// testHookShared, if set (tests only), is called once the workers of
+// withSharedSnapshot have their transactions, before any job runs.
+var testHookShared func()
+
+// withSharedSnapshot runs jobs 0 to n-1 with workers goroutines, each in
+// a transaction that reads tx's snapshot (engine.Tx.ShareSnapshot, as
+// parallel pg_dump's workers import their leader's): a worker takes the
+// next job not taken and runs do in its transaction. After an error no
+// job is taken; the failing worker's transaction is rolled back, the
+// others are committed, and every error is returned. With m, each worker
+// charges a meter of its own, added to m at the end; job names the work
+// in errors.
+func withSharedSnapshot(tx *engine.Tx, m *engine.Meter, job string, workers, n int, do func(wtx *engine.Tx, j int) error) error {
+	txs := make([]*engine.Tx, workers)
+	meters := make([]*engine.Meter, workers)
+	for i := range txs {
+		if m != nil {
+			meters[i] = new(engine.Meter)
+		}
+		wtx, err := tx.ShareSnapshot(meters[i])
+		if err != nil {
+			for _, t := range txs[:i] {
+				_ = t.Rollback()
+			}
+			return fmt.Errorf("tpcc: %s: %w", job, err)
+		}
+		txs[i] = wtx
+	}
+	if h := testHookShared; h != nil {
+		h()
+	}
+	var next atomic.Int64
+	var failed atomic.Bool
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for i, wtx := range txs {
+		wg.Go(func() {
+			for !failed.Load() {
+				j := int(next.Add(1) - 1)
+				if j >= n {
+					break
+				}
+				if err := do(wtx, j); err != nil {
+					errs[i] = err
+					failed.Store(true)
+					_ = wtx.Rollback() // may already be rolled back (a lock error)
+					return
+				}
+			}
+			if err := wtx.Commit(); err != nil {
+				errs[i] = fmt.Errorf("tpcc: %s: commit of a read transaction: %w", job, err)
+				failed.Store(true)
+			}
+		})
+	}
+	wg.Wait()
+	if m != nil {
+		for _, wm := range meters {
+			m.Add(wm)
+		}
+	}
+	return errors.Join(errs...)
 }
