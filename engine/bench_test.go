@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/enginelab/enginelab/cache"
@@ -175,6 +176,51 @@ func BenchmarkInsert(b *testing.B) {
 		benchReport(b, &m)
 		b.ReportMetric(float64(m.IndexEntriesWritten)/float64(b.N), "entries/op")
 		b.ReportMetric(float64(m.LogBytes)/float64(b.N), "log-bytes/op")
+	})
+}
+
+// parallelInsertSeq numbers BenchmarkInsertParallel's rows across its
+// runs, from 2^40 up: apart from BenchmarkInsert's sequence numbers.
+var parallelInsertSeq = func() *atomic.Uint64 {
+	var s atomic.Uint64
+	s.Store(1 << 40)
+	return &s
+}()
+
+// BenchmarkInsertParallel inserts as BenchmarkInsert does into the
+// clustered write table, from GOMAXPROCS goroutines at once, each with
+// transactions of its own (a multi-threaded loader's shape). What its
+// time per insert adds to BenchmarkInsert's on more than one core is what
+// the goroutines share: the log's buffer and its end, the lock table, the
+// pool's page table and the tree's upper pages.
+func BenchmarkInsertParallel(b *testing.B) {
+	noVerifyRedo(b)
+	benchDB(b)
+	tb := bench.write[Clustered]
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		var m Meter
+		row := benchRow(0, benchData)
+		tx := bench.db.Begin(&m)
+		for n := 1; pb.Next(); n++ {
+			s := parallelInsertSeq.Add(1)
+			row[0], row[1] = Int(int64(benchMix(s)>>1)), Int(int64(benchMix(^s)>>1))
+			if err := tx.Insert(tb, row); err != nil {
+				b.Errorf("insert: %v", err)
+				return
+			}
+			if n%100 == 0 {
+				if err := tx.Commit(); err != nil {
+					b.Error(err)
+					return
+				}
+				tx = bench.db.Begin(&m)
+			}
+		}
+		if err := tx.Commit(); err != nil {
+			b.Error(err)
+		}
 	})
 }
 

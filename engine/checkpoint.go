@@ -115,6 +115,7 @@ func (db *DB) checkpointLocked(flush bool) error {
 // REQUIRES: db.ckptMu held.
 func (db *DB) fuzzyCheckpointLocked(m *cache.Meter) error {
 	db.ckptAt.Store(db.log.End())
+	db.setLogMark()
 	redo := db.pool.CheckpointLSN()
 	if redo <= db.ckptLSN.Load() {
 		return nil
@@ -150,7 +151,19 @@ func (db *DB) saveCheckpointLocked(redo uint64) error {
 	db.checkpoints.Add(1)
 	db.ckptLSN.Store(redo)
 	db.ckptAt.Store(max(db.ckptAt.Load(), redo))
+	db.setLogMark()
 	return db.log.Checkpointed(redo, keep)
+}
+
+// setLogMark sets the log's mark (redo.Log.SetMark) to the lowest end at
+// which logFreeCheck or maybeCheckpoint has work: the checkpoint age
+// reaching asyncPoint, or CheckpointBytes logged since the last
+// checkpoint. Below it both return after reading one flag, not the log's
+// end, which every append writes. It is called whenever ckptLSN or ckptAt
+// changes; a mark left lower by a stale call only makes them test more
+// often. REQUIRES: db.ckptMu held, or db not yet shared.
+func (db *DB) setLogMark() {
+	db.log.SetMark(min(db.ckptLSN.Load()+db.asyncPoint, db.ckptAt.Load()+uint64(db.opts.CheckpointBytes)))
 }
 
 // maybeCheckpoint takes a fuzzy checkpoint when the log has grown by
@@ -158,6 +171,9 @@ func (db *DB) saveCheckpointLocked(redo uint64) error {
 // mark does it (a store sync, charged to m, and a synced write of the
 // record, no page writes); others go on.
 func (db *DB) maybeCheckpoint(m *cache.Meter) error {
+	if !db.log.Crossed() {
+		return nil // below setLogMark's mark, so below this test's
+	}
 	if db.log.End()-db.ckptAt.Load() < uint64(db.opts.CheckpointBytes) {
 		return nil
 	}
@@ -203,6 +219,12 @@ func (db *DB) CheckpointAge() uint64 { return db.log.End() - db.ckptLSN.Load() }
 // it has latched. InnoDB calls log_free_check at the same places (row
 // inserts, updates, deletes, purge), for the same reason.
 func (db *DB) logFreeCheck(m *Meter) error {
+	if !db.log.Crossed() {
+		// The log's end is below setLogMark's mark, so the age is
+		// below asyncPoint: InnoDB 5.7's log_free_check returns at once
+		// unless log_sys->check_flush_or_checkpoint is set.
+		return nil
+	}
 	age := db.CheckpointAge()
 	if age <= db.asyncPoint {
 		return nil

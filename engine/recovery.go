@@ -80,6 +80,7 @@ func (db *DB) recover() error {
 	db.pool.ListRecovered(from)
 	db.ckptLSN.Store(from)
 	db.ckptAt.Store(db.log.End())
+	db.setLogMark()
 	return nil
 }
 

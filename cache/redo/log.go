@@ -82,6 +82,8 @@ type Log struct {
 	ckptRec    []byte        // the checkpoint record saved last
 	stats      LogStats
 	closed     bool
+	mark       uint64 // SetMark's LSN (0 until it is called)
+	crossed    bool   // what flag.crossed holds
 
 	// pub holds copies of end, written, durable, ckptEnd and bufStart,
 	// stored under mu whenever one of them changes (publishLocked) and
@@ -93,6 +95,23 @@ type Log struct {
 	// a latch). A reader sees a value that was true at some instant
 	// during its call, which is all a mutex-guarded read gave it.
 	pub logPub
+
+	// flag says whether the log's end has reached its buffer's write-out
+	// point or the caller's mark (Crossed). Appends change end every few
+	// hundred nanoseconds; the flag changes only when a threshold is
+	// crossed or moved. MaybeWrite and the engine's per-operation checks
+	// read the flag first, so that every core does not pull the line
+	// that each append writes (InnoDB 5.7's log_free_check reads
+	// log_sys->check_flush_or_checkpoint, a flag log_close sets, and
+	// not the LSN, for the same reason).
+	flag logFlag
+}
+
+// logFlag is Log.flag, on a cache line of its own.
+type logFlag struct {
+	_       [64]byte
+	crossed atomic.Bool
+	_       [64]byte
 }
 
 // logPub is Log.pub, on cache lines of its own so that publishing does
@@ -116,7 +135,38 @@ func (l *Log) publishLocked() {
 	l.pub.durable.Store(l.durable)
 	l.pub.ckptEnd.Store(l.ckptEnd)
 	l.pub.bufStart.Store(l.bufStart)
+	l.flagLocked()
 }
+
+// flagLocked sets flag.crossed to whether end has reached the write-out
+// point (bufStart + BufferBytes, MaybeWrite's test) or the mark. It
+// stores only a change: between crossings the flag's line stays shared
+// by every core that reads it. REQUIRES: l.mu held (or l not yet shared).
+func (l *Log) flagLocked() {
+	c := l.end >= min(l.bufStart+uint64(l.opts.BufferBytes), l.mark)
+	if c != l.crossed {
+		l.crossed = c
+		l.flag.crossed.Store(c)
+	}
+}
+
+// SetMark sets the LSN from which Crossed reports true until the next
+// SetMark (besides the buffer's write-out point). A caller that tests
+// several thresholds on End sets the lowest of them, and tests them only
+// when Crossed says so: a mark at or below every threshold keeps each
+// test exact. Until the first SetMark the mark is 0, so Crossed is true.
+func (l *Log) SetMark(lsn uint64) {
+	l.mu.Lock()
+	l.mark = lsn
+	l.flagLocked()
+	l.mu.Unlock()
+}
+
+// Crossed reports whether the log's end has reached the buffer's
+// write-out point (MaybeWrite would write) or SetMark's LSN. It reads a
+// word that changes only at those crossings, not at every append: false
+// means End was below both at some instant during the call.
+func (l *Log) Crossed() bool { return l.flag.crossed.Load() }
 
 // segFile is a segment file open for writing.
 type segFile struct {
@@ -523,6 +573,9 @@ func (l *Log) Append(c *Counts, body []byte, stamp Stamper) uint64 {
 	l.stats.Records++
 	l.stats.Bytes += int64(n)
 	l.pub.end.Store(l.end) // and len(buf) == end - bufStart still
+	if !l.crossed {
+		l.flagLocked()
+	}
 	if stamp != nil {
 		stamp.Stamp(lsn)
 	}
@@ -1005,7 +1058,7 @@ func (l *Log) readPromise() (uint64, error) {
 // another caller is writing or syncing, it leaves the buffer to grow: the
 // next one writes it.
 func (l *Log) MaybeWrite() error {
-	if l.Buffered() < l.opts.BufferBytes {
+	if !l.Crossed() || l.Buffered() < l.opts.BufferBytes {
 		return nil
 	}
 	if !l.writeMu.TryLock() {

@@ -494,3 +494,42 @@ func TestLogBuffered(t *testing.T) {
 	require.NoError(t, e.l.Flush(e.l.End()-1))
 	require.Zero(t, e.l.Buffered())
 }
+
+// TestLogCrossed: Crossed is true exactly when the log's end has reached
+// SetMark's LSN or the buffer holds BufferBytes (MaybeWrite's point), and
+// it follows both as appends, writes and new marks move them.
+func TestLogCrossed(t *testing.T) {
+	const bufBytes = 64 << 10
+	e := newLogEnv(t, &redo.LogOptions{Capacity: redo.MinCapacity, BufferBytes: bufBytes})
+	require.True(t, e.l.Crossed(), "no mark set yet: every caller tests")
+	require.NoError(t, e.l.Flush(e.l.Append(nil, redo.NoteRecord([]byte("first")), nil)))
+	note := []byte(strings.Repeat("x", 1000))
+
+	mark := e.l.End() + 5000
+	e.l.SetMark(mark)
+	require.False(t, e.l.Crossed(), "end %d below the mark %d", e.l.End(), mark)
+	for e.l.End() < mark+3000 {
+		e.l.Append(nil, redo.NoteRecord(note), nil)
+		require.Equal(t, e.l.End() >= mark, e.l.Crossed(), "end %d, mark %d", e.l.End(), mark)
+	}
+	require.True(t, e.l.Crossed())
+
+	e.l.SetMark(e.l.End() + 1<<30)
+	require.False(t, e.l.Crossed(), "a higher mark clears the flag")
+	var crossings int
+	for e.l.Buffered() < bufBytes+3000 {
+		was := e.l.Crossed()
+		e.l.Append(nil, redo.NoteRecord(note), nil)
+		require.Equal(t, e.l.Buffered() >= bufBytes, e.l.Crossed(), "buffered %d", e.l.Buffered())
+		if !was && e.l.Crossed() {
+			crossings++
+		}
+	}
+	require.Equal(t, 1, crossings)
+	require.NoError(t, e.l.MaybeWrite())
+	require.Zero(t, e.l.Buffered(), "MaybeWrite wrote the buffer out")
+	require.False(t, e.l.Crossed(), "an empty buffer below the mark")
+
+	e.l.SetMark(0)
+	require.True(t, e.l.Crossed())
+}
