@@ -894,3 +894,40 @@ func TestLoadDurable(t *testing.T) {
 	_, err = ReadLoaded(reopen(mid))
 	require.ErrorIs(t, err, ErrNotLoaded, "a load cut short by a crash")
 }
+
+// TestLanePickerAvoidsBusyTables: a worker gets the first lane whose table
+// no other worker is loading, and a lane of a busy table only when every
+// lane left is of a busy table; a lone worker takes the lanes in plan
+// order.
+func TestLanePickerAvoidsBusyTables(t *testing.T) {
+	lanes := []lane{
+		{table: tOrderLine, w: 1}, {table: tOrderLine, w: 2},
+		{table: tStock, w: 1}, {table: tStock, w: 2},
+		{table: tItem},
+		{table: tCustomer, w: 1}, {table: tCustomer, w: 2},
+	}
+	p := newLanePicker(lanes)
+	a := p.next(-1)
+	require.Equal(t, 0, a, "A: ORDER_LINE 1")
+	b := p.next(-1)
+	require.Equal(t, 2, b, "B: STOCK 1, not ORDER_LINE 2 beside A")
+	b = p.next(b)
+	require.Equal(t, 3, b, "B: STOCK 2 (ORDER_LINE still A's)")
+	a = p.next(a)
+	require.Equal(t, 1, a, "A: ORDER_LINE 2")
+	b = p.next(b)
+	require.Equal(t, 4, b, "B: ITEM")
+	a = p.next(a)
+	require.Equal(t, 5, a, "A: CUSTOMER 1")
+	b = p.next(b)
+	require.Equal(t, 6, b, "B: CUSTOMER 2 beside A: nothing else is left")
+	require.Equal(t, -1, p.next(a))
+	require.Equal(t, -1, p.next(b))
+
+	p = newLanePicker(lanes)
+	var order []int
+	for k := p.next(-1); k >= 0; k = p.next(k) {
+		order = append(order, k)
+	}
+	require.Equal(t, []int{0, 1, 2, 3, 4, 5, 6}, order)
+}
