@@ -208,6 +208,7 @@ func BenchmarkInsertParallel(b *testing.B) {
 			row[0], row[1] = Int(int64(benchMix(s)>>1)), Int(int64(benchMix(^s)>>1))
 			if err := tx.Insert(tb, row); err != nil {
 				b.Errorf("insert: %v", err)
+				_ = tx.Rollback()
 				return
 			}
 			if n%100 == 0 {

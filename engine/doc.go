@@ -232,11 +232,12 @@
 // only ones for log space. The check is at row operations rather than at
 // each mini-transaction's start because a mini-transaction may begin with
 // latches held, and a thread that flushes must hold none. Below the async
-// point and the next checkpoint's mark, the check, and the one at commit
-// that decides whether to take a checkpoint, read one flag that the log
-// sets when its end crosses that mark (redo.Log.SetMark, Crossed), not
-// the log's end, which every append writes: InnoDB 5.7's log_free_check
-// reads log_sys->check_flush_or_checkpoint the same way.
+// point and the next checkpoint's distance, the check, and the one at
+// commit that decides whether to take a checkpoint, read one flag that
+// the log sets when its end crosses the lower of the two or its buffer's
+// write-out size (redo.Log.SetMark, Crossed), and read the log's end, which
+// every append writes, only then: InnoDB 5.7's log_free_check reads
+// log_sys->check_flush_or_checkpoint the same way.
 //
 // Open recovers: it redoes every record from the checkpoint on (a page
 // whose LSN is not older than a record's is skipped), reads the rollback

@@ -315,3 +315,30 @@ func TestLogCapacityOption(t *testing.T) {
 	_, err = Open(&Options{Options: cache.Options{IOCapacity: 50}})
 	require.ErrorIs(t, err, ErrInvalidOptions)
 }
+
+// TestCheckpointEveryCheckpointBytes: the commit that takes the log
+// CheckpointBytes past the last checkpoint takes one (maybeCheckpoint,
+// behind the log's flag: setLogMark's mark includes this distance), so
+// after every commit the log is less than CheckpointBytes past it, and the
+// checkpoints keep pace with the log.
+func TestCheckpointEveryCheckpointBytes(t *testing.T) {
+	const every = 64 << 10
+	db, err := Open(&Options{HeapVersions: HeapVersionsOff, Options: cache.Options{PoolSize: 8 << 20},
+		LogSize: 64 << 20, CheckpointBytes: every, Runtime: steppedRuntime{}})
+	require.NoError(t, err)
+	t.Cleanup(func() { db.Close() })
+	tb := costLoad(t, db, Clustered, 200, 20)
+	from, at := db.log.End(), db.ckptAt.Load()
+	var moves int
+	for i := range 3000 {
+		updatePad(t, db, tb, i)
+		require.Less(t, db.log.End()-db.ckptAt.Load(), uint64(every), "after commit %d", i)
+		if a := db.ckptAt.Load(); a != at {
+			moves++
+			at = a
+		}
+	}
+	logged := db.log.End() - from
+	require.Greater(t, logged, uint64(10*every))
+	require.GreaterOrEqual(t, moves, int(logged/every)-1, "%d bytes logged", logged)
+}

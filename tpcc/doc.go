@@ -69,7 +69,10 @@
 // Load cuts the work into lanes: ITEM, and for each warehouse one lane
 // per table (WAREHOUSE with its DISTRICT rows as one). A lane inserts its
 // rows in primary-key order and commits every LoadConfig.BatchRows rows;
-// LoadConfig.Workers goroutines take lanes, the longest first. Each
+// LoadConfig.Workers goroutines take lanes, the longest first; with four
+// warehouses or more a worker, a worker passes over a lane of a table
+// that another is loading while a lane of another table is left (so that
+// two workers do not descend one tree's upper nodes for every row). Each
 // district (or chunk of 10,000 items) draws from its own random stream,
 // derived from the seed, the table and those coordinates, so the rows do
 // not depend on Workers, BatchRows or scheduling, and each B+tree is

@@ -165,7 +165,10 @@ func (l *Log) SetMark(lsn uint64) {
 // Crossed reports whether the log's end has reached the buffer's
 // write-out point (MaybeWrite would write) or SetMark's LSN. It reads a
 // word that changes only at those crossings, not at every append: false
-// means End was below both at some instant during the call.
+// means the end was below both as of the last append or change that
+// stored the flag (an append publishes its end just before its flag, so
+// a caller may see the end past a mark and the flag still false for that
+// moment; its next check sees the flag).
 func (l *Log) Crossed() bool { return l.flag.crossed.Load() }
 
 // segFile is a segment file open for writing.
