@@ -160,10 +160,10 @@ type LoadReport struct {
 // in primary-key order and commits every BatchRows rows; workers take lanes
 // in a fixed order, the longest first; with four warehouses or more a
 // worker, they pass over a lane whose table another worker is loading
-// while a lane of another table is left (lanePicker). Inside a lane, each district (or chunk of 10,000 items)
-// draws from its own random stream, derived from the seed, the table and
-// those coordinates, so the rows do not depend on scheduling, Workers or
-// BatchRows.
+// while a lane of another table is left (lanePicker). Inside a lane, each
+// district (or chunk of 10,000 items) draws from its own random stream,
+// derived from the seed, the table and those coordinates, so the rows do
+// not depend on scheduling, Workers or BatchRows.
 //
 // One lane per table and warehouse also keeps each B+tree a single
 // ascending stream of inserts: pages fill as a sequential load fills them
