@@ -180,12 +180,8 @@ func BenchmarkInsert(b *testing.B) {
 }
 
 // parallelInsertSeq numbers BenchmarkInsertParallel's rows across its
-// runs, from 2^40 up: apart from BenchmarkInsert's sequence numbers.
-var parallelInsertSeq = func() *atomic.Uint64 {
-	var s atomic.Uint64
-	s.Store(1 << 40)
-	return &s
-}()
+// runs; they are 2^40 on, apart from BenchmarkInsert's sequence numbers.
+var parallelInsertSeq atomic.Uint64
 
 // BenchmarkInsertParallel inserts as BenchmarkInsert does into the
 // clustered write table, from GOMAXPROCS goroutines at once, each with
@@ -204,7 +200,7 @@ func BenchmarkInsertParallel(b *testing.B) {
 		row := benchRow(0, benchData)
 		tx := bench.db.Begin(&m)
 		for n := 1; pb.Next(); n++ {
-			s := parallelInsertSeq.Add(1)
+			s := 1<<40 + parallelInsertSeq.Add(1)
 			row[0], row[1] = Int(int64(benchMix(s)>>1)), Int(int64(benchMix(^s)>>1))
 			if err := tx.Insert(tb, row); err != nil {
 				b.Errorf("insert: %v", err)

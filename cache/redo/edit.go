@@ -50,17 +50,17 @@ func AppendEdit(dst, from, to []byte) []byte {
 			if a, b, ok := nearestSync(from[i:], to[j:]); ok {
 				da, db = a, b
 			}
-			best = 0 // searched
-		}
-		for s := 1; s <= 2*editReach && s < best; s++ {
-			for a := max(0, s-editReach); a <= min(s, editReach); a++ {
-				b := s - a
-				if i+a > len(from) || j+b > len(to) {
-					continue
-				}
-				if synced(from[i+a:], to[j+b:]) {
-					da, db, best = a, b, s
-					break
+		} else {
+			for s := 1; s <= 2*editReach && s < best; s++ {
+				for a := max(0, s-editReach); a <= min(s, editReach); a++ {
+					b := s - a
+					if i+a > len(from) || j+b > len(to) {
+						continue
+					}
+					if synced(from[i+a:], to[j+b:]) {
+						da, db, best = a, b, s
+						break
+					}
 				}
 			}
 		}
