@@ -28,7 +28,7 @@ func loadedFor(b *testing.B, mode Mode) *benchDB {
 	}
 	b.StopTimer()
 	defer b.StartTimer()
-	o := &engine.Options{Options: cache.Options{PoolSize: PoolPerWarehouse, ReadAhead: true}, Commit: engine.NoSyncCommit}
+	o := &engine.Options{Options: cache.Options{PoolSize: DefaultPoolSize(1), ReadAhead: true}, Commit: engine.NoSyncCommit}
 	d := &benchDB{}
 	if mode == ModeSim {
 		machine, err := hw.Spec{}.Resolve()

@@ -30,7 +30,8 @@ var ErrInsufficientMemory = engine.ErrInsufficientMemory
 //	go build -o enginelab ./sim/cmd/enginelab
 //	GODEBUG=gctrace=1 /usr/bin/time -v ./enginelab tpcc --warehouses W --org ORG --duration D --quiet --json
 //
-// with the default pool (PoolPerWarehouse) and 4 terminals, on 2 cores
+// with the default pool of the time (256 MiB a warehouse, not today's
+// DefaultPoolSize) and 4 terminals, on 2 cores
 // (shared with other work, so the transactions vary) and 24 GiB, Go
 // 1.26, GOGC=100; in memory unless --dir; D 1ms (with --check=false)
 // is the load alone. The
@@ -323,7 +324,7 @@ func (c *TPCCConfig) CheckMemory() error {
 	pool := "--pool " + report.FormatBytes(c.PoolSize)
 	switch {
 	case c.PoolSize == 0:
-		pool = fmt.Sprintf("the default --pool of %s a warehouse (%s)", report.FormatBytes(PoolPerWarehouse), report.FormatBytes(c.EngineOptions().PoolSize))
+		pool = fmt.Sprintf("the default --pool of %s a warehouse and %s for the run's growth (%s)", report.FormatBytes(PoolPerWarehouse), report.FormatBytes(PoolGrowth), report.FormatBytes(c.EngineOptions().PoolSize))
 	case c.ScaledPool > 0:
 		pool = fmt.Sprintf("the default --pool of %s a warehouse (%s)", report.FormatBytes(c.ScaledPool), report.FormatBytes(c.PoolSize))
 	}

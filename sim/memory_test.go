@@ -36,7 +36,7 @@ func TestMemoryCheckRefusesLargeJob(t *testing.T) {
 	err := c.Validate()
 	require.ErrorIs(t, err, ErrInsufficientMemory)
 	require.ErrorIs(t, err, ErrInvalidConfig)
-	for _, w := range []string{"--warehouses 100000 in memory", "the default --pool of 256 MiB a warehouse (24 TiB)",
+	for _, w := range []string{"--warehouses 100000 in memory", "the default --pool of 128 MiB a warehouse and 128 MiB for the run's growth (12 TiB)",
 		"needs about " + report.FormatBytes(e.Total), "more than the 16 GiB this process may use (set by --memory-limit)",
 		"To fit, keep the database on disk with --dir DIR and make --pool at most", "run anyway with --ignore-memory-limit"} {
 		require.ErrorContains(t, err, w)
@@ -198,11 +198,13 @@ var measuredPeaks = []struct {
 }
 
 // The estimate is at least the peak RSS measured, for the same job on the
-// host it was measured on (2 cores).
+// host it was measured on (2 cores), with the pool it had: the default of
+// the time, 256 MiB a warehouse.
 func TestMemoryEstimateCoversMeasured(t *testing.T) {
 	for _, m := range measuredPeaks {
 		c := defaultJob()
 		c.Warehouses, c.Duration = m.w, m.duration
+		c.PoolSize = int64(m.w) * 256 << 20
 		org, err := engine.ParseOrg(m.org)
 		require.NoError(t, err)
 		c.Org = org
@@ -249,4 +251,17 @@ func TestLoadedBytesScale(t *testing.T) {
 	reduced := (&TPCCConfig{Phases: Phases{Load: true}, Warehouses: 1, Scale: tpcc.SmallScale}).MemoryEstimate()
 	require.Less(t, reduced.Data, full.Data)
 	require.Equal(t, small, reduced.Data)
+}
+
+// The default pool is 128 MiB a warehouse and 128 MiB for the run's
+// growth, once: W=1 keeps 256 MiB, W=16 gets 2.1 GiB, not 4 GiB.
+func TestDefaultPoolSize(t *testing.T) {
+	require.Equal(t, int64(256<<20), DefaultPoolSize(1))
+	require.Equal(t, int64(256<<20), DefaultPoolSize(0), "at least one warehouse")
+	require.Equal(t, int64(2176<<20), DefaultPoolSize(16))
+	c := defaultJob()
+	c.Warehouses = 16
+	require.Equal(t, DefaultPoolSize(16), c.EngineOptions().PoolSize, "no --pool: the default")
+	c.PoolSize = 64 << 20
+	require.Equal(t, int64(64<<20), c.EngineOptions().PoolSize, "--pool wins")
 }

@@ -141,6 +141,8 @@ func TestExperimentSmallDefaults(t *testing.T) {
 	full := e.params(Params{})
 	require.Equal(t, int64(28<<20), full.PoolSize)
 	require.Equal(t, tpcc.FullScale, full.Scale)
+	require.Equal(t, int64(4*256<<20), small("delivery-limit", Params{Warehouses: 4}).PoolSize,
+		"experiments keep 256 MiB a warehouse, not tpcc's default (sim.DefaultPoolSize)")
 
 	e, err = Lookup("wide-key")
 	require.NoError(t, err)

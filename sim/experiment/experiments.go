@@ -14,6 +14,13 @@ import (
 	"github.com/enginelab/enginelab/tpcc"
 )
 
+// defaultPoolPerWarehouse is the pool per warehouse of the experiments whose
+// default pool holds the data: 256 MiB, as tpcc's default was before it
+// became sim.DefaultPoolSize, so that their results did not change (at
+// their one warehouse the two are the same; at more, an experiment's pool
+// keeps room for growth in each warehouse).
+const defaultPoolPerWarehouse = 256 << 20
+
 // The experiments, in the order of the README's questions ("The questions
 // the experiments answer").
 var experiments = []*Experiment{
@@ -22,7 +29,7 @@ var experiments = []*Experiment{
 		Name:     "count-rewrite",
 		Question: "count(c_id) through the customer last-name index: zero row fetches when secondaries carry the primary key, one per match when they carry row pointers, zero again with the count-rewrite option",
 		Expect:   "sysbench's by-name Payment fetches no rows for the count in clustered, a row per match in heap-rowptr, and fewer with the count rewrite, which never slows the row-pointer heap (its Payment's engine time, CPU and buffer pool, per attempt, does not grow)",
-		Defaults: Params{PoolSize: sim.PoolPerWarehouse},
+		Defaults: Params{PoolSize: defaultPoolPerWarehouse},
 		// At small scale, one terminal. A district's 300 customers, on
 		// which the by-name draws concentrate, make concurrent Payments
 		// meet on one customer row; a scan that waits for a row's lock
@@ -30,7 +37,7 @@ var experiments = []*Experiment{
 		// organization, which would show in clustered's count. Alone, a
 		// terminal never waits, and the fetches counted are the
 		// lookups' own.
-		SmallDefaults: &Params{PoolSize: sim.PoolPerWarehouse, Terminals: 1},
+		SmallDefaults: &Params{PoolSize: defaultPoolPerWarehouse, Terminals: 1},
 		sides: func(p *Params) []Side {
 			c := p.base()
 			c.Profile = tpcc.Sysbench
@@ -73,7 +80,7 @@ var experiments = []*Experiment{
 		Name:     "delivery-limit",
 		Question: "Delivery reading every undelivered order versus LIMIT 1",
 		Expect:   "reading every undelivered order of a district (benchmarksql) returns more rows per Delivery than LIMIT 1 (optimized) and takes longer",
-		Defaults: Params{PoolSize: sim.PoolPerWarehouse},
+		Defaults: Params{PoolSize: defaultPoolPerWarehouse},
 		sides: func(p *Params) []Side {
 			c := p.base()
 			b := c
@@ -96,7 +103,7 @@ var experiments = []*Experiment{
 		Name:     "stocklevel-bound",
 		Question: "StockLevel's range scan with and without its lower bound",
 		Expect:   "without its lower bound on ol_o_id, Stock-Level examines more order lines and takes longer",
-		Defaults: Params{PoolSize: sim.PoolPerWarehouse},
+		Defaults: Params{PoolSize: defaultPoolPerWarehouse},
 		sides: func(p *Params) []Side {
 			c := p.base()
 			n := c
@@ -217,7 +224,7 @@ var experiments = []*Experiment{
 		Expect: "an index on stock.s_quantity, which every New-Order line updates, adds index entries written and deleted per New-Order and makes it slower; " +
 			"in the heap organizations with PostgreSQL's versions (heap-rowptr and heap-pk, --heap-versions) it also turns Stock's HOT updates into non-HOT ones: " +
 			"some of New-Order's updates are heap-only without the index, and with it none of Stock's can be (each changes s_quantity), so HOT updates per New-Order fall to at most the district's one and non-HOT ones rise",
-		Defaults: Params{PoolSize: sim.PoolPerWarehouse},
+		Defaults: Params{PoolSize: defaultPoolPerWarehouse},
 		sides: func(p *Params) []Side {
 			c := p.base()
 			x := withStockQuantityIndex(c)
@@ -267,7 +274,7 @@ var experiments = []*Experiment{
 		Question: "a wide (varchar) primary key: its cost in every secondary index",
 		Expect: "a 64-byte varchar added to CUSTOMER's primary key widens every entry of idx_customer_name where secondaries carry the primary key (clustered: more pages, more node visits per by-name lookup), " +
 			"and leaves it unchanged where they carry row pointers (heap-rowptr)",
-		Defaults: Params{PoolSize: sim.PoolPerWarehouse},
+		Defaults: Params{PoolSize: defaultPoolPerWarehouse},
 		sides: func(p *Params) []Side {
 			c := p.base()
 			c.LoadSpace = true

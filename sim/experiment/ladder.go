@@ -126,7 +126,7 @@ type LadderReport struct {
 // Ladder runs the talk's ladder with p (zero fields: 4 terminals, 5 s
 // after 1 s of warm-up, seed 1, full scale).
 func Ladder(ctx context.Context, p Params, progress func(string)) (*LadderReport, error) {
-	e := &Experiment{Name: "talk-ladder", Defaults: Params{PoolSize: sim.PoolPerWarehouse}, SmallDefaults: &Params{PoolSize: 64 << 20}}
+	e := &Experiment{Name: "talk-ladder", Defaults: Params{PoolSize: defaultPoolPerWarehouse}, SmallDefaults: &Params{PoolSize: 64 << 20}}
 	p = e.params(p)
 	if p.Org == engine.OrgDefault {
 		p.Org = engine.HeapRowPointer

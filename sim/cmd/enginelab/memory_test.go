@@ -20,7 +20,7 @@ func TestTPCCMemoryCheck(t *testing.T) {
 		not  []string
 	}{
 		{[]string{"tpcc", "--warehouses", "100000", "--memory-limit", "16GiB"},
-			[]string{"not enough memory", "--warehouses 100000 in memory", "the default --pool of 256 MiB a warehouse (24 TiB)", "needs about ",
+			[]string{"not enough memory", "--warehouses 100000 in memory", "the default --pool of 128 MiB a warehouse and 128 MiB for the run's growth (12 TiB)", "needs about ",
 				"more than the 16 GiB this process may use (set by --memory-limit)", "keep the database on disk with --dir DIR and make --pool at most",
 				"make --warehouses at most", "run anyway with --ignore-memory-limit"}, nil},
 		{[]string{"tpcc", "--warehouses", "100000", "--dir", dir, "--pool", "64GiB", "--memory-limit", "16GiB"},

@@ -189,7 +189,7 @@ func newTPCCFlags(sub string, stderr io.Writer) *tpccFlags {
 	}
 	if sub != "export" {
 		fs.BoolVar(&f.countRewrite, "count-rewrite", false, "the engine counts count(col) of a NOT NULL column as count(*)")
-		fs.Var(&f.pool, "pool", "buffer pool size, such as 64MiB or 2GiB (0: 256MiB per warehouse)")
+		fs.Var(&f.pool, "pool", "buffer pool size, such as 64MiB or 2GiB (0: 128MiB per warehouse and 128MiB for the run's growth)")
 		fs.BoolVar(&f.poolPopulate, "pool-populate", true, "make the buffer pool's frames resident from when it is created (Percona Server's innodb_buffer_pool_populate; a goroutine backs them while the work starts), so that the process's memory follows --pool, not the data read or the run's length; false: as pages fill them")
 		fs.Var(&f.memtableSize, "memtable-size", "the store's memtable size, such as 32MiB: page writes gather there before pebble flushes them, and it takes up to twice this (0: 64MiB with --dir, 16MiB in memory; 1MiB to 4GiB)")
 		fs.Var(&f.blockCache, "block-cache", "the store's own block cache, such as 8MiB (0: 8MiB; the buffer pool is the cache being measured)")
