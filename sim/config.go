@@ -236,10 +236,13 @@ const (
 // Until 2026-12-06 the default was 256 MiB a warehouse, room for growth
 // that grew with the warehouses: W=16 had a 4 GiB pool for 1.7 GiB of
 // data, and making its frames resident (PoolPopulate) while the load ran
-// was work for frames that job never used: a load and a 10 ms run took a
-// median of 16.8 s as a whole process against 14.1 s with 2,176 MiB
-// (five alternating pairs; system time 5.6 s against 1.4 s), and 10 s
-// runs after the loads gave the same tpmC within the machine's spread.
+// was work for frames that 10 s and 30 s runs never filled: a load and a
+// 10 ms run took a median of 16.8 s as a whole process against 14.1 s
+// with 2,176 MiB (five alternating pairs; system time 5.6 s against
+// 1.4 s). Four more pairs, each a load and a 10 s run, gave loads of 9.6
+// to 14.0 s against 13.7 to 17.2 s and tpmC means of 323,471 and 327,977,
+// inside the machine's spread (the README's "Measured"). PoolPerWarehouse
+// was 256 MiB then; it is the loaded data's share now.
 const (
 	PoolPerWarehouse = 128 << 20
 	PoolGrowth       = 128 << 20

@@ -24,79 +24,75 @@ var ErrInsufficientMemory = engine.ErrInsufficientMemory
 
 // The figures of the memory estimate come from measurements: the peak
 // RSS (/usr/bin/time -v, "Maximum resident set size"), the largest live
-// heap after a collection (GODEBUG=gctrace=1) and the pages of the
-// report's space section (after the run) of
+// heap after a collection (GODEBUG=gctrace=1) and the in-memory store's
+// files at the end (the report's host.store_bytes) of
 //
 //	go build -o enginelab ./sim/cmd/enginelab
-//	GODEBUG=gctrace=1 /usr/bin/time -v ./enginelab tpcc --warehouses W --org ORG --duration D --quiet --json
+//	GODEBUG=gctrace=1 /usr/bin/time -v ./enginelab tpcc --warehouses W --org ORG --duration D --check=false --quiet --json
 //
-// with the default pool of the time (256 MiB a warehouse, not today's
-// DefaultPoolSize) and 4 terminals, on 2 cores
-// (shared with other work, so the transactions vary) and 24 GiB, Go
-// 1.26, GOGC=100; in memory unless --dir; D 1ms (with --check=false)
-// is the load alone. The
-// estimate is MemoryEstimate's for the same job on 2 cores
-// (measuredPeaks in memory_test.go holds the same rows, and a test checks
-// the estimate covers each):
+// with the command's defaults (the default pool, DefaultPoolSize, made
+// resident from the start; 4 terminals; commits synced) on 2 cores and
+// 24 GiB, Go 1.26, GOGC=100, on 2026-12-06; in memory unless --dir; D
+// 1ms is the load alone. Other work shared the machine in some runs, so
+// the transactions vary; the W=1 60 s row and the W=16 rows had commits
+// not synced (--sync-commit=false), the most transactions. The estimate
+// is MemoryEstimate's for the same job on 2 cores (measuredPeaks in
+// memory_test.go holds the same rows, and a test checks the estimate
+// covers each):
 //
-//	W   org          D     store   pages     transactions  live heap  peak RSS   estimate
-//	1   clustered    1ms   memory    94 MiB             0     530 MB    864 MiB   2458 MiB
-//	1   heap-rowptr  1ms   memory    98 MiB             0     540 MB    930 MiB   2458 MiB
-//	1   heap-pk      1ms   memory   100 MiB             0     542 MB    998 MiB   2458 MiB
-//	1   clustered    10s   memory   111 MiB         14100     836 MB   1710 MiB   2595 MiB
-//	1   heap-rowptr  10s   memory   106 MiB          7643     928 MB   1782 MiB   2595 MiB
-//	1   heap-pk      10s   memory   101 MiB          2173     672 MB   1332 MiB   2595 MiB
-//	1   clustered    30s   memory   120 MiB         22182    1101 MB   2270 MiB   2868 MiB
-//	1   heap-rowptr  30s   memory   112 MiB         12782    1037 MB   2143 MiB   2868 MiB
-//	1   heap-pk      30s   memory   111 MiB         14284     853 MB   1735 MiB   2868 MiB
-//	1   clustered    60s   memory   155 MiB         58866     732 MB   1577 MiB   3187 MiB
-//	4   clustered    10s   memory   398 MiB          6059    1752 MB   2988 MiB   4476 MiB
-//	4   heap-rowptr  10s   memory   373 MiB          3583    1804 MB   3137 MiB   4476 MiB
-//	4   heap-pk      10s   memory   393 MiB          4080    1805 MB   3122 MiB   4476 MiB
-//	4   clustered    60s   memory   485 MiB         48872    2267 MB   4430 MiB   5159 MiB
-//	10  clustered    10s   memory  1025 MiB          8563    4028 MB   6428 MiB   8238 MiB
-//	10  heap-rowptr  10s   memory   957 MiB          4720    4117 MB   6193 MiB   8238 MiB
-//	10  heap-pk      10s   memory   958 MiB          3132    3937 MB   6412 MiB   8238 MiB
-//	1   clustered    30s   disk     113 MiB         15277     300 MB    558 MiB    757 MiB
-//	4   clustered    10s   disk     426 MiB          6012    1103 MB   1556 MiB   1780 MiB
+//	W   org          D     store   transactions  live heap  store files  peak RSS   estimate
+//	1   clustered    1ms   memory             0      13 MB      188 MiB    544 MiB   1433 MiB
+//	1   heap-rowptr  1ms   memory             0      11 MB      208 MiB    568 MiB   1433 MiB
+//	1   heap-pk      1ms   memory             0      14 MB      175 MiB    562 MiB   1433 MiB
+//	1   clustered    10s   memory       161,774      24 MB      465 MiB    924 MiB   1799 MiB
+//	1   heap-rowptr  10s   memory        63,659      23 MB      337 MiB    822 MiB   1799 MiB
+//	1   heap-pk      10s   memory        34,050      24 MB      310 MiB    834 MiB   1799 MiB
+//	1   clustered    30s   memory       418,856      23 MB      687 MiB   1209 MiB   2532 MiB
+//	1   heap-rowptr  30s   memory       185,649      25 MB      441 MiB    976 MiB   2532 MiB
+//	1   heap-pk      30s   memory        93,393      22 MB      362 MiB    873 MiB   2532 MiB
+//	1   clustered    60s   memory       920,593          -     1283 MiB   1890 MiB   3630 MiB
+//	4   clustered    10s   memory        36,223      29 MB      597 MiB   1629 MiB   2663 MiB
+//	4   heap-rowptr  10s   memory        28,880      28 MB      825 MiB   1849 MiB   2663 MiB
+//	4   heap-pk      10s   memory        29,231      32 MB      651 MiB   1818 MiB   2663 MiB
+//	4   clustered    60s   memory       675,754      33 MB     1455 MiB   2645 MiB   4494 MiB
+//	10  clustered    10s   memory       118,776      43 MB     1419 MiB   3381 MiB   4391 MiB
+//	10  heap-rowptr  10s   memory        36,712      43 MB     1479 MiB   4066 MiB   4391 MiB
+//	10  heap-pk      10s   memory        41,643      43 MB     1513 MiB   3860 MiB   4391 MiB
+//	16  clustered    10s   memory             -          -            -   4948 MiB   6119 MiB
+//	16  clustered    30s   memory       203,694          -            -   4797 MiB   6852 MiB
+//	1   clustered    30s   disk         126,153      36 MB            -    486 MiB    592 MiB
+//	4   clustered    10s   disk          30,602      49 MB            -    894 MiB    988 MiB
 //
 // Simulated mode, the experiments at their defaults (W=1, 4 modeled
-// cores; peak RSS of /usr/bin/time -v ./enginelab experiment NAME):
+// cores; peak RSS of /usr/bin/time -v ./enginelab experiment NAME, the
+// same day):
 //
-//	experiment      sides  pool     virtual time  transactions/min  peak RSS   estimate (a side)
-//	delivery-limit  2      256 MiB  1 s + 5 s     742,620           1981 MiB   2992 MiB
-//	io-bound        4      28 MiB   1 min + 5 min 1,923             1146 MiB   2801 MiB
+//	experiment      sides  pool     virtual time   peak RSS
+//	delivery-limit  2      256 MiB  1 s + 5 s       819 MiB
+//	io-bound        4      28 MiB   1 min + 5 min   646 MiB
 //
-// The figures above, and the parts of the estimate below, were measured
-// when the pool's arena and the in-memory store's files were on Go's
-// heap, where the collector's headroom doubled them. Both are outside it
-// now (the cache and store packages' docs), and the same jobs peak far
-// lower: W=1 clustered 30 s, 704 MiB in memory (292 MiB of it the
-// store's files) and 468 MiB on disk, with the command's --pool-populate
-// (the whole pool resident from the start). The estimate keeps the old
-// figures, which bound the new peaks from above, until the table is
-// measured again.
+// What a peak holds: the pool's frames (all of them, made resident), the
+// store's files and the spare chunks it keeps for its next files (up to a
+// quarter of the files), pebble's memtables and block cache, and a Go
+// heap of a few tens of MB (the frames' headers, the lock table, undo
+// and read views, buffers) with the collector's headroom over it. The
+// pool's arena, the store's files and pebble's memtables are mappings
+// outside Go's heap (the cache and store packages' docs), which the
+// headroom does not double. Until 2026-12-06 the estimate kept figures
+// measured when both were on Go's heap, doubled by the headroom, and a
+// growth bound of 60,000 transactions a core-minute from an engine a
+// fifteenth as fast: it was far above short jobs' peaks and below long
+// ones' (a ten-minute run at W=1 grows its store by about 11 GiB).
 //
-// What the live heap held, from heap profiles (W=1): the pool's arena
-// (allocated whole: 258 MB at W=1) and pebble's in-memory files (360 MB
-// after a 10 s run, 460 MB at the peak of a 30 s one, for 110 to 125 MiB
-// of pages: every page written, the versions compactions have not yet
-// dropped, the redo log flushed before its checkpoint deleted it, and the
-// files' slack); little else. The peak RSS is about twice the live heap,
-// less the arena's frames never used: the collector's headroom (see
-// MemoryEstimate.Garbage).
-//
-// With these figures and the default pool, each warehouse adds about
-// 627 MiB to the estimate in memory (104 MiB of pages, in the pool and
-// at 1.25 in the store, its 256 MiB of pool's frames with their
-// overhead, and the collector's headroom over the live part) and 367 MiB
-// on disk; the rest is about 1.8 GiB in memory (the store's churn and
-// the fixed part, with their headroom) and 270 MiB on disk, plus the
-// run's growth: at most about 117 MiB of pages a minute per core of this
-// machine in real mode (up to one per terminal), and per modeled core
-// and virtual minute 390 MiB in simulated mode when the pool holds the
-// data, 10 MiB when it does not. The estimates are above the peaks
-// measured by 14% to 150%.
+// With these figures and the default pool, each warehouse adds about 290
+// MiB to the estimate in memory (104 MiB of pages, in the pool and at 1.5
+// in the store, and its 128 MiB of the pool's frames with their overhead)
+// and 135 MiB on disk; the default W=1 job (30 s) is estimated at 2.5 GiB
+// in memory and 592 MiB on disk. The run's growth is at most 732 MiB of
+// pages a minute per core of this machine in real mode (up to one per
+// terminal), and per modeled core and virtual minute 293 MiB in
+// simulated mode when the pool holds the data, 7 MiB when it does not.
+// The estimates are above the peaks measured by 8% to 190%.
 const (
 	// memLoadPerWarehouse and memLoadFixed are the loaded pages: about
 	// 101 MiB a warehouse at W=10 (the loaders' interleaved inserts
@@ -105,16 +101,21 @@ const (
 	memLoadPerWarehouse = 104 << 20
 	memLoadFixed        = 9 << 20
 
-	// memGrowthPerTx is the pages a transaction of the default mix adds
-	// (ORDERS, ORDER_LINE, NEW_ORDER and HISTORY grow; splits leave room
-	// in pages): 1.1 KiB measured at W=1 over 60 s, 1.6 KiB at W=4,
-	// rounded up.
-	memGrowthPerTx = 2 << 10
-	// memTxPerCoreMinute bounds the transactions a core runs in a minute
-	// in real mode: at most about 29,000 were measured; twice that leaves
-	// room for faster cores. With memGrowthPerTx, a core grows the data
-	// by at most about 117 MiB a minute.
-	memTxPerCoreMinute = 60_000
+	// memGrowthPerTx and memTxPerCoreMinute bound the pages a core adds
+	// to the data in a minute of a real-mode run, their product: 732 MiB.
+	// Measured on 2026-12-06 (W=1, four terminals, 60 s, commits not
+	// synced), the clustered organization ran 460,000 transactions a
+	// core-minute (920,593 on the development machine's 2 cores) and
+	// added 1.1 KiB of pages each (ORDERS, ORDER_LINE, NEW_ORDER and
+	// HISTORY grow; splits leave room in pages; 1.6 KiB was measured at
+	// W=4 before), 494 MiB a core-minute; the heap organizations add up
+	// to 1.6 KiB a transaction (heap-pk's new row versions) but run a
+	// fifth as many. The bound leaves half as much again for faster
+	// cores. (Until then the rate was 60,000, measured when the engine
+	// ran a fifteenth as many, and a long in-memory run grew far past
+	// its estimate.)
+	memGrowthPerTx     = 1536
+	memTxPerCoreMinute = 500_000
 	// In simulated mode the transactions of a virtual minute depend on
 	// the modeled hardware, which the estimate cannot know before the
 	// run. Measured (experiment delivery-limit and io-bound, defaults):
@@ -130,21 +131,23 @@ const (
 	memSimIOTxPerCoreMinute = 5_000
 
 	// memStorePerByte, in eighths, and memStoreChurn are the in-memory
-	// store's bytes: 1.25 per byte of pages (the files' slack, versions
-	// not yet compacted) and a churn that does not follow the data (the
-	// redo log and page versions waiting for compaction): up to about
-	// 600 MiB was measured (W=4, 60 s, the most transactions a second
-	// per warehouse); more transactions a second make more.
-	memStorePerByte = 10
+	// store's bytes: 1.5 per byte of pages (1.25 for the files' slack and
+	// the versions not yet compacted, and a quarter for the spare chunks
+	// the store keeps for its next files, store.MemFS) and a churn that
+	// does not follow the data (the redo log and page versions waiting
+	// for compaction): up to about 600 MiB was measured (W=4, 60 s, the
+	// most transactions a second per warehouse); more transactions a
+	// second make more.
+	memStorePerByte = 12
 	memStoreChurn   = 768 << 20
 
 	// memFixedHeap is the rest of the live heap: the runtime, the
-	// loader's and the terminals' buffers, the lock table (30 MB
-	// measured on disk at W=1, where the store's files are not in the
-	// heap). The store's budget (engine.Options.StoreBudget: pebble's
+	// loader's and the terminals' buffers, the lock table, the undo and
+	// the read views (the largest live heap after a collection, in the
+	// runs of the table above: 13 to 49 MB, the most on disk at W=4). The store's budget (engine.Options.StoreBudget: pebble's
 	// memtables and block cache, allocated outside Go's heap) is counted
 	// beside it, without the collector's headroom.
-	memFixedHeap = 64 << 20
+	memFixedHeap = 96 << 20
 )
 
 // MemoryEstimate is what a job is expected to need at its peak, part by
@@ -245,9 +248,11 @@ func (c *TPCCConfig) memoryEstimate(hostCores int) MemoryEstimate {
 		e.Tier = min(c.remoteSize(), e.Data)
 	}
 	e.Fixed = memFixedHeap + c.EngineOptions().StoreBudget()
-	// The live heap holds the whole arena; the resident parts above hold
-	// only the frames filled. The store's memtables are not in Go's heap.
-	live := capacity + headers + e.Store + e.Tier + memFixedHeap
+	// Go's heap holds the frames' headers, an in-process tier and the
+	// fixed part; the pool's arena, the in-memory store's files and
+	// pebble's memtables are mappings outside it, which the collector's
+	// headroom does not double.
+	live := headers + e.Tier + memFixedHeap
 	e.Garbage = live * gcPercent() / 100
 	e.Total = e.Pool + e.Store + e.Tier + e.Fixed + e.Garbage
 	return e

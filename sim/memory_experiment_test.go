@@ -13,7 +13,7 @@ import (
 // peak RSS measured for the whole experiment (its sides run one after
 // another), as in the table in memory.go.
 func TestMemoryEstimateCoversExperiments(t *testing.T) {
-	for name, peakMiB := range map[string]int64{"delivery-limit": 1981, "io-bound": 1146} {
+	for name, peakMiB := range map[string]int64{"delivery-limit": 819, "io-bound": 646} {
 		e, err := experiment.Lookup(name)
 		require.NoError(t, err)
 		for _, side := range e.Sides(experiment.Params{}) {

@@ -31,7 +31,7 @@ func TestTPCCMemoryCheck(t *testing.T) {
 			[]string{"--compare org=clustered", "not enough memory", "make --warehouses at most"}, []string{"--dir"}},
 		{[]string{"experiment", "delivery-limit", "--warehouses", "100000", "--memory-limit", "16GiB"},
 			[]string{"not enough memory", "in memory with the default --pool of 256 MiB a warehouse (24 TiB)",
-				"To fit, keep the database on disk with --dir DIR and make --pool at most", "make --warehouses at most 22 to stay in memory"}, nil},
+				"To fit, keep the database on disk with --dir DIR and make --pool at most", "make --warehouses at most 56 to stay in memory"}, nil},
 		{[]string{"experiment", "delivery-limit", "--warehouses", "100000", "--memory-limit", "16GiB", "--dir", dir},
 			[]string{"not enough memory", "--warehouses 100000 on disk (--dir) with the default --pool of 256 MiB a warehouse", "To fit, make --pool at most"},
 			[]string{"store "}},
