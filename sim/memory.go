@@ -77,17 +77,18 @@ var ErrInsufficientMemory = engine.ErrInsufficientMemory
 // heap of a few tens of MB (the frames' headers, the lock table, undo
 // and read views, buffers) with the collector's headroom over it. The
 // pool's arena, the store's files and pebble's memtables are mappings
-// outside Go's heap (the cache and store packages' docs), which the
-// headroom does not double. Until 2026-12-06 the estimate kept figures
-// measured when both were on Go's heap, doubled by the headroom, and a
+// outside Go's heap on Linux (the cache and store packages' docs), which
+// the headroom does not double. Until 2026-12-06 the estimate kept
+// figures measured when the arena and the files were on Go's heap,
+// doubled by the headroom, and a
 // growth bound of 60,000 transactions a core-minute from an engine a
 // fifteenth as fast: it was far above short jobs' peaks and below long
 // ones' (a ten-minute run at W=1 grows its store by about 11 GiB).
 //
 // With these figures and the default pool, each warehouse adds about 290
-// MiB to the estimate in memory (104 MiB of pages, in the pool and at 1.5
-// in the store, and its 128 MiB of the pool's frames with their overhead)
-// and 135 MiB on disk; the default W=1 job (30 s) is estimated at 2.5 GiB
+// MiB to the estimate in memory (its 128 MiB of the pool's frames with
+// their overhead, and its 104 MiB of pages at 1.5 in the store) and 132
+// MiB on disk; the default W=1 job (30 s) is estimated at 2.5 GiB
 // in memory and 592 MiB on disk. The run's growth is at most 732 MiB of
 // pages a minute per core of this machine in real mode (up to one per
 // terminal), and per modeled core and virtual minute 293 MiB in
@@ -118,7 +119,8 @@ const (
 	memTxPerCoreMinute = 500_000
 	// In simulated mode the transactions of a virtual minute depend on
 	// the modeled hardware, which the estimate cannot know before the
-	// run. Measured (experiment delivery-limit and io-bound, defaults):
+	// run. Measured before 2026-12-06 (experiment delivery-limit and
+	// io-bound, defaults):
 	// about 185,000 a modeled core in a virtual minute when the pool
 	// holds the data (the run is CPU-bound), and under 500 when it holds
 	// a quarter of it (the run waits on the modeled disk-2009 store or
@@ -131,9 +133,11 @@ const (
 	memSimIOTxPerCoreMinute = 5_000
 
 	// memStorePerByte, in eighths, and memStoreChurn are the in-memory
-	// store's bytes: 1.5 per byte of pages (1.25 for the files' slack and
-	// the versions not yet compacted, and a quarter for the spare chunks
-	// the store keeps for its next files, store.MemFS) and a churn that
+	// store's bytes: 1.5 per byte of pages (the files' slack, the
+	// versions not yet compacted, and the chunks store.MemFS keeps as
+	// spares for its next files, which hold what the files held at their
+	// largest: with 1.25 the estimate of W=10 heap-rowptr for 10 s was
+	// 4,187 MiB against a peak of 4,066) and a churn that
 	// does not follow the data (the redo log and page versions waiting
 	// for compaction): up to about 600 MiB was measured (W=4, 60 s, the
 	// most transactions a second per warehouse); more transactions a
@@ -144,9 +148,10 @@ const (
 	// memFixedHeap is the rest of the live heap: the runtime, the
 	// loader's and the terminals' buffers, the lock table, the undo and
 	// the read views (the largest live heap after a collection, in the
-	// runs of the table above: 13 to 49 MB, the most on disk at W=4). The store's budget (engine.Options.StoreBudget: pebble's
-	// memtables and block cache, allocated outside Go's heap) is counted
-	// beside it, without the collector's headroom.
+	// runs of the table above: 13 to 49 MB, the most on disk at W=4).
+	// The store's budget (engine.Options.StoreBudget: pebble's memtables
+	// and block cache, allocated outside Go's heap) is counted beside it,
+	// without the collector's headroom.
 	memFixedHeap = 96 << 20
 )
 
@@ -173,10 +178,12 @@ type MemoryEstimate struct {
 	// store's memtables and block cache (engine.Options.StoreBudget).
 	Fixed int64 `json:"fixed_bytes"`
 	// Garbage is the collector's headroom: at GOGC=100 (or $GOGC) Go
-	// lets garbage grow as large as the live heap before it collects,
-	// and the live heap counts the pool's whole arena, allocated at once
-	// though only the frames used take memory. A job allocates and drops
-	// memory all along (rows, log records, sstables), so it reaches this.
+	// lets garbage grow as large as the live heap before it collects.
+	// The live heap counts the frames' headers, an in-process tier and
+	// memFixedHeap; on Linux the pool's arena and the in-memory store's
+	// files are mappings outside it (elsewhere it counts them too, the
+	// arena whole, allocated at once). A job allocates and drops memory
+	// all along (rows, log records), so it reaches this.
 	Garbage int64 `json:"garbage_bytes"`
 	// Total is the sum of the parts: the estimated peak RSS.
 	Total int64 `json:"total_bytes"`
@@ -250,9 +257,13 @@ func (c *TPCCConfig) memoryEstimate(hostCores int) MemoryEstimate {
 	e.Fixed = memFixedHeap + c.EngineOptions().StoreBudget()
 	// Go's heap holds the frames' headers, an in-process tier and the
 	// fixed part; the pool's arena, the in-memory store's files and
-	// pebble's memtables are mappings outside it, which the collector's
-	// headroom does not double.
+	// pebble's memtables are mappings outside it on Linux, which the
+	// collector's headroom does not double (elsewhere the arena and the
+	// files are on the heap: mappingsInHeap).
 	live := headers + e.Tier + memFixedHeap
+	if mappingsInHeap {
+		live += capacity + e.Store
+	}
 	e.Garbage = live * gcPercent() / 100
 	e.Total = e.Pool + e.Store + e.Tier + e.Fixed + e.Garbage
 	return e
