@@ -9,6 +9,11 @@ import (
 // hugePage is the transparent huge page size on x86-64 and arm64 Linux.
 const hugePage = 2 << 20
 
+// ArenaOnGoHeap says whether a pool's frames are Go memory, which the
+// collector's headroom doubles: not here, where an arena of a huge page or
+// more is a mapping of its own (allocArena).
+const ArenaOnGoHeap = false
+
 // allocArena returns size bytes for the pool's frames, zeroed, and
 // attaches their release to owner; mapped says whether they are a mapping
 // of their own (releaseArena).

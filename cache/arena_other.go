@@ -2,6 +2,10 @@
 
 package cache
 
+// ArenaOnGoHeap says whether a pool's frames are Go memory, which the
+// collector's headroom doubles: here they are (allocArena).
+const ArenaOnGoHeap = true
+
 // allocArena returns size bytes for the pool's frames, on Go's heap.
 func allocArena(size int, _ *Pool) ([]byte, bool) { return make([]byte, size), false }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/cache/page"
+	"github.com/enginelab/enginelab/cache/store"
 	"github.com/enginelab/enginelab/engine"
 	"github.com/enginelab/enginelab/engine/memlimit"
 	"github.com/enginelab/enginelab/sim/hw"
@@ -259,10 +260,13 @@ func (c *TPCCConfig) memoryEstimate(hostCores int) MemoryEstimate {
 	// fixed part; the pool's arena, the in-memory store's files and
 	// pebble's memtables are mappings outside it on Linux, which the
 	// collector's headroom does not double (elsewhere the arena and the
-	// files are on the heap: mappingsInHeap).
+	// files are on the heap: cache.ArenaOnGoHeap, store.FilesOnGoHeap).
 	live := headers + e.Tier + memFixedHeap
-	if mappingsInHeap {
-		live += capacity + e.Store
+	if cache.ArenaOnGoHeap {
+		live += capacity
+	}
+	if store.FilesOnGoHeap {
+		live += e.Store
 	}
 	e.Garbage = live * gcPercent() / 100
 	e.Total = e.Pool + e.Store + e.Tier + e.Fixed + e.Garbage

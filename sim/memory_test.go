@@ -15,6 +15,7 @@ import (
 
 	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/cache/page"
+	"github.com/enginelab/enginelab/cache/store"
 	"github.com/enginelab/enginelab/engine"
 	"github.com/enginelab/enginelab/sim/hw"
 	"github.com/enginelab/enginelab/sim/report"
@@ -139,7 +140,7 @@ func TestMemoryEstimateParts(t *testing.T) {
 	c.PoolPopulate = true
 	require.Equal(t, c.PoolSize+frames*cache.FrameOverhead, c.memoryEstimate(2).Pool, "a populated pool is resident whole")
 	c.PoolPopulate = false
-	if !mappingsInHeap {
+	if !cache.ArenaOnGoHeap && !store.FilesOnGoHeap {
 		require.Equal(t, int64(memFixedHeap)+frames*cache.FrameOverhead, e.Garbage,
 			"the live heap holds the frames' headers and the fixed part, not the arena or the store's files")
 	}

@@ -70,7 +70,7 @@
 // per table (WAREHOUSE with its DISTRICT rows as one). A lane inserts its
 // rows in primary-key order and commits every LoadConfig.BatchRows rows;
 // LoadConfig.Workers goroutines take lanes, the longest first; with four
-// warehouses or more a worker, a worker passes over a lane of a table
+// or more warehouses per worker, a worker passes over a lane of a table
 // that another is loading while a lane of another table is left (so that
 // two workers do not descend one tree's upper nodes for every row). Each
 // district (or chunk of 10,000 items) draws from its own random stream,

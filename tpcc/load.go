@@ -158,7 +158,7 @@ type LoadReport struct {
 // The work is cut into lanes: ITEM, and for each warehouse one lane per
 // table (WAREHOUSE with its DISTRICT rows as one). A lane inserts its rows
 // in primary-key order and commits every BatchRows rows; workers take lanes
-// in a fixed order, the longest first; with four warehouses or more a
+// in a fixed order, the longest first; with four or more warehouses per
 // worker, they pass over a lane whose table another worker is loading
 // while a lane of another table is left (lanePicker). Inside a lane, each
 // district (or chunk of 10,000 items) draws from its own random stream,

@@ -5,6 +5,11 @@ import (
 	"unsafe"
 )
 
+// FilesOnGoHeap says whether an in-memory store's files are Go memory,
+// which the collector's headroom doubles: not here, where their chunks
+// are mappings (allocChunk).
+const FilesOnGoHeap = false
+
 // allocChunk maps MemChunkSize zeroed bytes outside Go's heap (an
 // anonymous private mapping: its pages take memory when first written,
 // or populated).
