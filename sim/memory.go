@@ -39,28 +39,32 @@ var ErrInsufficientMemory = engine.ErrInsufficientMemory
 // not synced (--sync-commit=false), the most transactions. The estimate
 // is MemoryEstimate's for the same job on 2 cores (measuredPeaks in
 // memory_test.go holds the same rows, and a test checks the estimate
-// covers each):
+// covers each). The rows marked * were measured again that afternoon
+// with the redo log the command now sizes with the data (DefaultLogSize:
+// 128 MiB at W=1, 320 MiB at W=4, 704 MiB at W=10, 1,088 MiB at W=16);
+// the others had the engine's 96 MiB log, 32 MiB less than a W=1 job's
+// now, and the estimates are today's:
 //
 //	W   org          D     store   transactions  live heap  store files  peak RSS   estimate
-//	1   clustered    1ms   memory             0      13 MB      188 MiB    544 MiB   1433 MiB
-//	1   heap-rowptr  1ms   memory             0      11 MB      208 MiB    568 MiB   1433 MiB
-//	1   heap-pk      1ms   memory             0      14 MB      175 MiB    562 MiB   1433 MiB
-//	1   clustered    10s   memory       161,774      24 MB      465 MiB    924 MiB   1799 MiB
-//	1   heap-rowptr  10s   memory        63,659      23 MB      337 MiB    822 MiB   1799 MiB
-//	1   heap-pk      10s   memory        34,050      24 MB      310 MiB    834 MiB   1799 MiB
-//	1   clustered    30s   memory       418,856      23 MB      687 MiB   1209 MiB   2532 MiB
-//	1   heap-rowptr  30s   memory       185,649      25 MB      441 MiB    976 MiB   2532 MiB
-//	1   heap-pk      30s   memory        93,393      22 MB      362 MiB    873 MiB   2532 MiB
-//	1   clustered    60s   memory       920,593          -     1283 MiB   1890 MiB   3630 MiB
-//	4   clustered    10s   memory        36,223      29 MB      597 MiB   1629 MiB   2663 MiB
-//	4   heap-rowptr  10s   memory        28,880      28 MB      825 MiB   1849 MiB   2663 MiB
-//	4   heap-pk      10s   memory        29,231      32 MB      651 MiB   1818 MiB   2663 MiB
-//	4   clustered    60s   memory       675,754      33 MB     1455 MiB   2645 MiB   4494 MiB
-//	10  clustered    10s   memory       118,776      43 MB     1419 MiB   3381 MiB   4391 MiB
-//	10  heap-rowptr  10s   memory        36,712      43 MB     1479 MiB   4066 MiB   4391 MiB
-//	10  heap-pk      10s   memory        41,643      43 MB     1513 MiB   3860 MiB   4391 MiB
-//	16  clustered    10s   memory             -          -            -   4948 MiB   6119 MiB
-//	16  clustered    30s   memory       203,694          -            -   4797 MiB   6852 MiB
+//	1   clustered    1ms   memory             0      13 MB      188 MiB    544 MiB   1465 MiB
+//	1   heap-rowptr  1ms   memory             0      11 MB      208 MiB    568 MiB   1465 MiB
+//	1   heap-pk      1ms   memory             0      14 MB      175 MiB    562 MiB   1465 MiB
+//	1   clustered    10s   memory       153,113      21 MB      409 MiB    951 MiB   1831 MiB *
+//	1   heap-rowptr  10s   memory        63,659      23 MB      337 MiB    822 MiB   1831 MiB
+//	1   heap-pk      10s   memory        34,050      24 MB      310 MiB    834 MiB   1831 MiB
+//	1   clustered    30s   memory       418,856      23 MB      687 MiB   1209 MiB   2564 MiB
+//	1   heap-rowptr  30s   memory       185,649      25 MB      441 MiB    976 MiB   2564 MiB
+//	1   heap-pk      30s   memory        93,393      22 MB      362 MiB    873 MiB   2564 MiB
+//	1   clustered    60s   memory       880,607      22 MB     1235 MiB   1835 MiB   3662 MiB *
+//	4   clustered    10s   memory       123,116      29 MB      757 MiB   1950 MiB   2887 MiB *
+//	4   heap-rowptr  10s   memory        67,388      31 MB      987 MiB   2107 MiB   2887 MiB *
+//	4   heap-pk      10s   memory        56,604      29 MB      816 MiB   2073 MiB   2887 MiB *
+//	4   clustered    60s   memory       773,609      31 MB     1717 MiB   2942 MiB   4718 MiB *
+//	10  clustered    10s   memory       136,630      43 MB     1746 MiB   3923 MiB   4999 MiB *
+//	10  heap-rowptr  10s   memory        54,121      42 MB     1683 MiB   4161 MiB   4999 MiB *
+//	10  heap-pk      10s   memory        59,412      45 MB     1715 MiB   4203 MiB   4999 MiB *
+//	16  clustered    10s   memory       147,128      56 MB     2196 MiB   5606 MiB   7111 MiB *
+//	16  clustered    30s   memory       365,312      54 MB     2787 MiB   6182 MiB   7844 MiB *
 //	1   clustered    30s   disk         126,153      36 MB            -    486 MiB    592 MiB
 //	4   clustered    10s   disk          30,602      49 MB            -    894 MiB    988 MiB
 //
@@ -86,15 +90,15 @@ var ErrInsufficientMemory = engine.ErrInsufficientMemory
 // fifteenth as fast: it was far above short jobs' peaks and below long
 // ones' (a ten-minute run at W=1 grows its store by about 11 GiB).
 //
-// With these figures and the default pool, each warehouse adds about 290
-// MiB to the estimate in memory (its 128 MiB of the pool's frames with
-// their overhead, and its 104 MiB of pages at 1.5 in the store) and 132
-// MiB on disk; the default W=1 job (30 s) is estimated at 2.5 GiB
+// With these figures and the default pool and log, each warehouse adds
+// about 352 MiB to the estimate in memory (its 128 MiB of the pool's
+// frames with their overhead, its 104 MiB of pages at 1.5 in the store
+// and its 64 MiB of redo log) and 132 MiB on disk; the default W=1 job (30 s) is estimated at 2.5 GiB
 // in memory and 592 MiB on disk. The run's growth is at most 732 MiB of
 // pages a minute per core of this machine in real mode (up to one per
 // terminal), and per modeled core and virtual minute 293 MiB in
 // simulated mode when the pool holds the data, 7 MiB when it does not.
-// The estimates are above the peaks measured by 8% to 190%.
+// The estimates are above the peaks measured by 10% to 194%.
 const (
 	// memLoadPerWarehouse and memLoadFixed are the loaded pages: about
 	// 101 MiB a warehouse at W=10 (the loaders' interleaved inserts
@@ -134,17 +138,18 @@ const (
 	memSimIOTxPerCoreMinute = 5_000
 
 	// memStorePerByte, in eighths, and memStoreChurn are the in-memory
-	// store's bytes: 1.5 per byte of pages (the files' slack, the
-	// versions not yet compacted, and the chunks store.MemFS keeps as
-	// spares for its next files, which hold what the files held at their
-	// largest: with 1.25 the estimate of W=10 heap-rowptr for 10 s was
-	// 4,187 MiB against a peak of 4,066) and a churn that
-	// does not follow the data (the redo log and page versions waiting
-	// for compaction): up to about 600 MiB was measured (W=4, 60 s, the
-	// most transactions a second per warehouse); more transactions a
-	// second make more.
+	// store's bytes beside the redo log's segments (counted at the log's
+	// capacity, engine.Options.LogSize): 1.5 per byte of pages (the
+	// files' slack, the versions not yet compacted, and the chunks
+	// store.MemFS keeps as spares for its next files, which hold what the
+	// files held at their largest: with 1.25 the estimate of W=10
+	// heap-rowptr for 10 s was 4,187 MiB against a peak of 4,066) and a
+	// churn that does not follow the data (page versions waiting for
+	// compaction): up to about 500 MiB was measured beside a 96 MiB log
+	// (W=4, 60 s, the most transactions a second per warehouse); more
+	// transactions a second make more.
 	memStorePerByte = 12
-	memStoreChurn   = 768 << 20
+	memStoreChurn   = 672 << 20
 
 	// memFixedHeap is the rest of the live heap: the runtime, the
 	// loader's and the terminals' buffers, the lock table, the undo and
@@ -169,7 +174,8 @@ type MemoryEstimate struct {
 	// (cache.FrameOverhead).
 	Pool int64 `json:"pool_bytes"`
 	// Store is the in-memory store (pebble in memory holds every page
-	// written): 0 with a database directory (Dir).
+	// written, and the redo log's segments, counted at its capacity): 0
+	// with a database directory (Dir).
 	Store int64 `json:"store_bytes"`
 	// Tier is the in-process remote tier (ristretto, lru, slru): its
 	// budget, no more than the data can fill. A memcached tier lives in
@@ -250,7 +256,7 @@ func (c *TPCCConfig) memoryEstimate(hostCores int) MemoryEstimate {
 		e.Pool = capacity + headers
 	}
 	if c.Dir == "" {
-		e.Store = e.Data*memStorePerByte/8 + memStoreChurn
+		e.Store = e.Data*memStorePerByte/8 + o.LogSize + memStoreChurn
 	}
 	if c.tierInProcess() {
 		e.Tier = min(c.remoteSize(), e.Data)

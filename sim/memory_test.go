@@ -193,22 +193,22 @@ var measuredPeaks = []struct {
 	{1, "clustered", time.Millisecond, false, 544},
 	{1, "heap-rowptr", time.Millisecond, false, 568},
 	{1, "heap-pk", time.Millisecond, false, 562},
-	{1, "clustered", 10 * time.Second, false, 924},
+	{1, "clustered", 10 * time.Second, false, 951},
 	{1, "heap-rowptr", 10 * time.Second, false, 822},
 	{1, "heap-pk", 10 * time.Second, false, 834},
 	{1, "clustered", 30 * time.Second, false, 1209},
 	{1, "heap-rowptr", 30 * time.Second, false, 976},
 	{1, "heap-pk", 30 * time.Second, false, 873},
-	{1, "clustered", time.Minute, false, 1890},
-	{4, "clustered", 10 * time.Second, false, 1629},
-	{4, "heap-rowptr", 10 * time.Second, false, 1849},
-	{4, "heap-pk", 10 * time.Second, false, 1818},
-	{4, "clustered", time.Minute, false, 2645},
-	{10, "clustered", 10 * time.Second, false, 3381},
-	{10, "heap-rowptr", 10 * time.Second, false, 4066},
-	{10, "heap-pk", 10 * time.Second, false, 3860},
-	{16, "clustered", 10 * time.Second, false, 4948},
-	{16, "clustered", 30 * time.Second, false, 4797},
+	{1, "clustered", time.Minute, false, 1835},
+	{4, "clustered", 10 * time.Second, false, 1950},
+	{4, "heap-rowptr", 10 * time.Second, false, 2107},
+	{4, "heap-pk", 10 * time.Second, false, 2073},
+	{4, "clustered", time.Minute, false, 2942},
+	{10, "clustered", 10 * time.Second, false, 3923},
+	{10, "heap-rowptr", 10 * time.Second, false, 4161},
+	{10, "heap-pk", 10 * time.Second, false, 4203},
+	{16, "clustered", 10 * time.Second, false, 5606},
+	{16, "clustered", 30 * time.Second, false, 6182},
 	{1, "clustered", 30 * time.Second, true, 486},
 	{4, "clustered", 10 * time.Second, true, 894},
 }
@@ -279,4 +279,26 @@ func TestDefaultPoolSize(t *testing.T) {
 	require.Equal(t, DefaultPoolSize(16), c.EngineOptions().PoolSize, "no --pool: the default")
 	c.PoolSize = 64 << 20
 	require.Equal(t, int64(64<<20), c.EngineOptions().PoolSize, "--pool wins")
+}
+
+func TestDefaultLogSize(t *testing.T) {
+	require.Equal(t, int64(128<<20), DefaultLogSize(1))
+	require.Equal(t, int64(128<<20), DefaultLogSize(0), "at least one warehouse")
+	require.Equal(t, int64(320<<20), DefaultLogSize(4))
+	require.Equal(t, int64(1088<<20), DefaultLogSize(16))
+	for _, w := range []int{1, 4, 16, 100} {
+		require.Equal(t, DefaultPoolSize(w)/2, DefaultLogSize(w), "W=%d: half the default pool", w)
+	}
+	c := defaultJob()
+	c.Warehouses = 16
+	require.Equal(t, DefaultLogSize(16), c.EngineOptions().LogSize, "no --log-size: the default")
+	c.PoolSize = 64 << 20
+	require.Equal(t, DefaultLogSize(16), c.EngineOptions().LogSize, "--pool leaves the log alone")
+	before := c.memoryEstimate(2)
+	c.LogSize = 48 << 20
+	require.Equal(t, int64(48<<20), c.EngineOptions().LogSize, "--log-size wins")
+	after := c.memoryEstimate(2)
+	require.Equal(t, DefaultLogSize(16)-48<<20, before.Store-after.Store, "in memory the store counts the log whole")
+	c.Dir = "DIR"
+	require.Zero(t, c.memoryEstimate(2).Store, "on disk the log takes no memory")
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/cache/page"
-	"github.com/enginelab/enginelab/cache/redo"
 	"github.com/enginelab/enginelab/cache/tier"
 	"github.com/enginelab/enginelab/engine"
 	"github.com/enginelab/enginelab/sim/report"
@@ -119,12 +118,9 @@ func newReport(c *TPCCConfig) *report.Report {
 	if policy == "" {
 		policy = "midpoint"
 	}
-	ioCapacity, logSize := c.IOCapacity, c.LogSize
+	ioCapacity, logSize := c.IOCapacity, o.LogSize // DefaultLogSize applied
 	if ioCapacity == 0 {
 		ioCapacity = 200 // cache.Options' default
-	}
-	if logSize == 0 {
-		logSize = redo.DefaultCapacity
 	}
 	pageSize := c.PageSize
 	if pageSize == 0 {

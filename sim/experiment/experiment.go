@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/redo"
 	"github.com/enginelab/enginelab/cache/tier"
 	"github.com/enginelab/enginelab/engine"
 	"github.com/enginelab/enginelab/sim"
@@ -355,11 +356,15 @@ func (e *Experiment) params(p Params) Params {
 
 // base is the job every side starts from: simulated, no sync at commit
 // (the engine's own costs, not the log device's, are the question unless
-// an experiment says otherwise), read-ahead on.
+// an experiment says otherwise), read-ahead on, and the engine's 96 MiB
+// redo log (redo.DefaultCapacity) unless an experiment sizes its own, as
+// it sizes its pool: the tpcc command's log grows with the warehouses
+// (sim.DefaultLogSize), and the experiments' results were calibrated
+// with this one.
 func (p *Params) base() sim.TPCCConfig {
 	return sim.TPCCConfig{Mode: sim.ModeSim, Hardware: p.Hardware, Warehouses: p.Warehouses, Scale: p.Scale, Terminals: p.Terminals,
 		Duration: p.Duration, Warmup: p.Warmup, Seed: p.Seed, PoolSize: p.PoolSize, RemoteSize: p.RemoteSize,
-		ReadAhead: true, TornPages: p.TornPages, MemoryLimit: p.MemoryLimit, IgnoreMemoryLimit: p.IgnoreMemoryLimit,
+		LogSize: redo.DefaultCapacity, ReadAhead: true, TornPages: p.TornPages, MemoryLimit: p.MemoryLimit, IgnoreMemoryLimit: p.IgnoreMemoryLimit,
 		ScaledPool: p.poolPerWarehouse, IOCapacity: p.IOCapacity, Org: p.Org, Isolation: p.Isolation, EarlyLockRelease: p.EarlyLockRelease}
 }
 
