@@ -97,6 +97,10 @@ func TestReportTable(t *testing.T) {
 	b.Reset()
 	require.NoError(t, r.WriteTable(&b))
 	require.Contains(t, b.String(), "\ncpu: 27.0 s over the run's 15.0 s, 1.80 cores busy of GOMAXPROCS 2 (")
+	r.Config.LogBytes = 1088 << 20
+	b.Reset()
+	require.NoError(t, r.WriteTable(&b))
+	require.Contains(t, b.String(), "page size 8192, pool 64 MiB (lru), redo log 1.1 GiB, heap update", "the log's capacity beside the pool")
 	require.Contains(t, out, "ORDER BY per transaction")
 	require.Regexp(t, `(?m)^\s+payment\s+0\.00\s+0\.60\s*$`, out, "payment's by-name reads: sorts avoided")
 	require.NotRegexp(t, `(?m)^\s+new-order\s+0\.00\s+0\.00\s*$`, out, "no ORDER BY, no row")

@@ -44,8 +44,12 @@ func (r *Report) WriteTable(w io.Writer) error {
 		}
 		fmt.Fprintf(&b, "flags: %s\n", strings.Join(parts, " "))
 	}
-	fmt.Fprintf(&b, "engine: page size %d, pool %s (%s), heap update %s, count rewrite %v, sync commit %v, %s\n",
-		r.Database.PageSize, FormatBytes(r.Database.PoolBytes), c.PoolPolicy, c.HeapUpdate, c.CountRewrite, c.SyncCommit,
+	redoLog := ""
+	if c.LogBytes > 0 {
+		redoLog = ", redo log " + FormatBytes(c.LogBytes)
+	}
+	fmt.Fprintf(&b, "engine: page size %d, pool %s (%s)%s, heap update %s, count rewrite %v, sync commit %v, %s\n",
+		r.Database.PageSize, FormatBytes(r.Database.PoolBytes), c.PoolPolicy, redoLog, c.HeapUpdate, c.CountRewrite, c.SyncCommit,
 		storage(c.Dir))
 	if c.Isolation != "" {
 		fmt.Fprintf(&b, "isolation %s, early lock release %v\n", c.Isolation, c.EarlyLockRelease)
