@@ -1591,6 +1591,23 @@ func (p *Pool) Close() error {
 	return nil
 }
 
+// CloseWithoutFlush is Close without its page writes and store sync: the
+// cleaner stops, dirty pages are dropped with the frames, and their
+// changes are left to the redo log, which the next open redoes (the
+// engine's CloseFast, InnoDB's innodb_fast_shutdown=2). WaffleLRU SETs
+// still queued are discarded. REQUIRES: the log is durable to its end
+// (every change a dropped page held can be redone), and no transaction
+// runs.
+func (p *Pool) CloseWithoutFlush() {
+	p.stopPopulate()
+	p.StopCleaner()
+	p.dropQueued()
+	p.mu.Lock()
+	p.closed.Store(true)
+	p.mu.Unlock()
+	releaseArena(p.arena, p.arenaMapped)
+}
+
 // SyncStore syncs the store, making every page write before it durable,
 // and counts it (Meter.StoreSyncs) on m, or on the background meter if m
 // is nil: a checkpoint syncs the store through it before it records its

@@ -271,17 +271,19 @@ func DefaultPoolSize(w int) int64 { return int64(max(1, w))*PoolPerWarehouse + P
 // wrote 207,298 to 235,273 pages in a run and ran 257,451 to 309,915
 // tpmC (six runs); with 1 GiB, 93,413 to 96,737 pages and 330,588 to
 // 394,533 tpmC (five runs), loads of 11.8 to 14.1 s against 12.0 to
-// 16.3 s, and a peak RSS of 6.0 GB against 5.2. W=4 with 320 MiB wrote
+// 16.3 s, and a peak RSS of 5.7 GiB against 5.0. W=4 with 320 MiB wrote
 // 68,172 and 78,645 pages and ran 351,234 and 376,008 tpmC, against
 // 128,628 and 159,778 pages and 267,276 and 331,080 tpmC. At W=1, 128
 // MiB against 96 wrote 57,766 to 64,508 pages against 68,878 to 78,131,
 // tpmC inside the spread. Larger logs did no better at W=16: 1.5 GiB
 // (96 MiB a warehouse) ran 326,196 to 351,687 tpmC with slower loads
 // (13.5 to 16.9 s: the log's memory is touched for the first time as
-// the load writes it), 2 GiB 335,934 and 352,362, and both took 0.2 to
-// 0.5 GB more memory and 3 to 4 s more to close (the sharp checkpoint
-// writes the pages the cleaner left dirty). In memory the log is
-// memory: the estimate counts it whole.
+// the load writes it), 2 GiB 335,934 and 352,362, and both took 0.1 to
+// 0.5 GiB more memory. The process's time outside the load and the run
+// (its start, and its close, whose sharp checkpoint writes what the
+// cleaner left dirty) was 1.4 to 1.9 s with 96 MiB, 3.7 to 4.2 s with
+// 1 GiB, 5.7 to 5.9 s with 1.5 GiB and 6.7 to 7.8 s with 2 GiB. In memory
+// the log is memory: the estimate counts it whole.
 const (
 	LogPerWarehouse = PoolPerWarehouse / 2
 	LogGrowth       = PoolGrowth / 2
