@@ -121,16 +121,8 @@ func TestRecoveryStats(t *testing.T) {
 // counts as a checkpoint and as one store sync, as Checkpoint does.
 func TestCloseCheckpointNeedsNoWAL(t *testing.T) {
 	fs := vfs.NewCrashableMem()
-	db, err := Open(crashableOpts(fs))
-	require.NoError(t, err)
-	tb, err := db.CreateTable(metaTable(Clustered))
-	require.NoError(t, err)
 	const n = 200
-	for i := range int64(n) {
-		tx := db.Begin(nil)
-		require.NoError(t, tx.Insert(tb, Row{Str("x"), Int(i), Dec(i), Null, Int(0), Null}))
-		require.NoError(t, tx.Commit())
-	}
+	db, tb := openMetaRows(t, crashableOpts(fs), n)
 	ckpts, syncs := db.LogStats().Checkpoints, db.Pool().BackgroundMeter().StoreSyncs
 	require.NoError(t, db.closeCheckpoint())
 	require.Equal(t, ckpts+1, db.LogStats().Checkpoints)
@@ -155,15 +147,7 @@ func TestCloseCheckpointNeedsNoWAL(t *testing.T) {
 	rec := db2.Recovery()
 	require.Zero(t, rec.Records, "the checkpoint is at the log's end")
 	require.Zero(t, rec.RolledBack)
-	tb2, err := db2.Table(tb.Name())
-	require.NoError(t, err)
-	tx := db2.Begin(nil)
-	defer func() { require.NoError(t, tx.Commit()) }()
-	for i := range int64(n) {
-		_, found, err := tx.Get(tb2, []Value{Int(i), Int(0)}, nil)
-		require.NoError(t, err)
-		require.True(t, found, "row %d", i)
-	}
+	requireMetaRows(t, db2, tb.Name(), n)
 }
 
 // crashableOpts are the options of a small database in directory "db" of
@@ -181,16 +165,8 @@ func TestCloseFast(t *testing.T) {
 	fs := vfs.NewCrashableMem()
 	opts := crashableOpts(fs)
 	opts.Commit = NoSyncCommit
-	db, err := Open(opts)
-	require.NoError(t, err)
-	tb, err := db.CreateTable(metaTable(Clustered))
-	require.NoError(t, err)
 	const n = 200
-	for i := range int64(n) {
-		tx := db.Begin(nil)
-		require.NoError(t, tx.Insert(tb, Row{Str("x"), Int(i), Dec(i), Null, Int(0), Null}))
-		require.NoError(t, tx.Commit())
-	}
+	db, tb := openMetaRows(t, opts, n)
 	require.Less(t, db.log.Durable(), db.log.End(), "commits that did not sync")
 	writes := db.Pool().BackgroundMeter().StoreWrites
 	ckpts := db.LogStats().Checkpoints
@@ -210,12 +186,35 @@ func TestCloseFast(t *testing.T) {
 	require.Positive(t, rec.Records, "the log redone")
 	require.Positive(t, rec.PagesApplied, "pages the close did not write")
 	require.Zero(t, rec.RolledBack)
-	tb2, err := db2.Table(tb.Name())
+	requireMetaRows(t, db2, tb.Name(), n)
+}
+
+// openMetaRows opens a database with opts and inserts n rows into a new
+// metaTable, keys (i, 0), a transaction each.
+func openMetaRows(t *testing.T, opts *Options, n int64) (*DB, *TableHandle) {
+	t.Helper()
+	db, err := Open(opts)
 	require.NoError(t, err)
-	tx := db2.Begin(nil)
+	tb, err := db.CreateTable(metaTable(Clustered))
+	require.NoError(t, err)
+	for i := range n {
+		tx := db.Begin(nil)
+		require.NoError(t, tx.Insert(tb, Row{Str("x"), Int(i), Dec(i), Null, Int(0), Null}))
+		require.NoError(t, tx.Commit())
+	}
+	return db, tb
+}
+
+// requireMetaRows checks that table name of db (metaTable's columns)
+// holds the rows the tests above inserted, keys (i, 0) for i below n.
+func requireMetaRows(t *testing.T, db *DB, name string, n int64) {
+	t.Helper()
+	tb, err := db.Table(name)
+	require.NoError(t, err)
+	tx := db.Begin(nil)
 	defer func() { require.NoError(t, tx.Commit()) }()
-	for i := range int64(n) {
-		_, found, err := tx.Get(tb2, []Value{Int(i), Int(0)}, nil)
+	for i := range n {
+		_, found, err := tx.Get(tb, []Value{Int(i), Int(0)}, nil)
 		require.NoError(t, err)
 		require.True(t, found, "row %d", i)
 	}
