@@ -861,8 +861,9 @@ func (db *DB) close(fast bool) error {
 	}
 	db.mu.closed = true
 	db.mu.Unlock()
-	// Purge and the cleaner stop first: the sharp checkpoint writes what
-	// is left, and no pass runs after it.
+	// Purge and the cleaner stop first, so that no pass runs after what
+	// follows: the sharp checkpoint that writes what is left, or (fast)
+	// the log's sync that leaves it to recovery.
 	db.stopPurger()
 	db.stopVacuumer()
 	db.pool.StopCleaner()

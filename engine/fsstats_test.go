@@ -122,7 +122,7 @@ func TestRecoveryStats(t *testing.T) {
 func TestCloseCheckpointNeedsNoWAL(t *testing.T) {
 	fs := vfs.NewCrashableMem()
 	const n = 200
-	db, tb := openMetaRows(t, crashableOpts(fs), n)
+	db, tb := openMetaRows(t, crashableOpts(fs), Clustered, n)
 	ckpts, syncs := db.LogStats().Checkpoints, db.Pool().BackgroundMeter().StoreSyncs
 	require.NoError(t, db.closeCheckpoint())
 	require.Equal(t, ckpts+1, db.LogStats().Checkpoints)
@@ -159,43 +159,57 @@ func crashableOpts(f vfs.FS) *Options {
 
 // TestCloseFast: CloseFast writes no page and syncs the log, so that a
 // crash right after it (only synced bytes left) loses no commit, even
-// with commits that did not sync: the next Open redoes the pages from the
-// log. A second close does nothing.
+// with commits that did not sync, in every organization: the next Open
+// redoes the pages from the log and rolls back the transaction the close
+// left open. A second close does nothing.
 func TestCloseFast(t *testing.T) {
-	fs := vfs.NewCrashableMem()
-	opts := crashableOpts(fs)
-	opts.Commit = NoSyncCommit
-	const n = 200
-	db, tb := openMetaRows(t, opts, n)
-	require.Less(t, db.log.Durable(), db.log.End(), "commits that did not sync")
-	writes := db.Pool().BackgroundMeter().StoreWrites
-	ckpts := db.LogStats().Checkpoints
-	require.NoError(t, db.CloseFast())
-	require.Equal(t, writes, db.Pool().BackgroundMeter().StoreWrites, "no page written")
-	require.Equal(t, ckpts, db.LogStats().Checkpoints, "no checkpoint")
-	require.Equal(t, db.log.End(), db.log.Durable(), "the log synced to its end")
-	require.NoError(t, db.CloseFast())
-	require.NoError(t, db.Close())
-	image := fs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: 0})
+	for _, org := range []Org{Clustered, HeapRowPointer, HeapPrimaryKey} {
+		t.Run(org.String(), func(t *testing.T) {
+			fs := vfs.NewCrashableMem()
+			opts := crashableOpts(fs)
+			opts.Commit = NoSyncCommit
+			const n = 200
+			db, tb := openMetaRows(t, opts, org, n)
+			open := db.Begin(nil)
+			require.NoError(t, open.Insert(tb, Row{Str("x"), Int(n), Dec(n), Null, Int(0), Null}))
+			require.Less(t, db.log.Durable(), db.log.End(), "commits that did not sync")
+			writes := db.Pool().BackgroundMeter().StoreWrites
+			ckpts := db.LogStats().Checkpoints
+			require.NoError(t, db.CloseFast())
+			require.Equal(t, writes, db.Pool().BackgroundMeter().StoreWrites, "no page written")
+			require.Equal(t, ckpts, db.LogStats().Checkpoints, "no checkpoint")
+			require.Equal(t, db.log.End(), db.log.Durable(), "the log synced to its end")
+			require.NoError(t, db.CloseFast())
+			require.NoError(t, db.Close())
+			image := fs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: 0})
 
-	opts.FS = image
-	db2, err := Open(opts)
-	require.NoError(t, err)
-	defer func() { require.NoError(t, db2.Close()) }()
-	rec := db2.Recovery()
-	require.Positive(t, rec.Records, "the log redone")
-	require.Positive(t, rec.PagesApplied, "pages the close did not write")
-	require.Zero(t, rec.RolledBack)
-	requireMetaRows(t, db2, tb.Name(), n)
+			opts.FS = image
+			db2, err := Open(opts)
+			require.NoError(t, err)
+			defer func() { require.NoError(t, db2.Close()) }()
+			rec := db2.Recovery()
+			require.Positive(t, rec.Records, "the log redone")
+			require.Positive(t, rec.PagesApplied, "pages the close did not write")
+			require.Equal(t, int64(1), rec.RolledBack, "the transaction left open")
+			requireMetaRows(t, db2, tb.Name(), n)
+			tb2, err := db2.Table(tb.Name())
+			require.NoError(t, err)
+			tx := db2.Begin(nil)
+			defer func() { require.NoError(t, tx.Commit()) }()
+			_, found, err := tx.Get(tb2, []Value{Int(n), Int(0)}, nil)
+			require.NoError(t, err)
+			require.False(t, found, "the open transaction's row rolled back")
+		})
+	}
 }
 
 // openMetaRows opens a database with opts and inserts n rows into a new
-// metaTable, keys (i, 0), a transaction each.
-func openMetaRows(t *testing.T, opts *Options, n int64) (*DB, *TableHandle) {
+// metaTable of org, keys (i, 0), a transaction each.
+func openMetaRows(t *testing.T, opts *Options, org Org, n int64) (*DB, *TableHandle) {
 	t.Helper()
 	db, err := Open(opts)
 	require.NoError(t, err)
-	tb, err := db.CreateTable(metaTable(Clustered))
+	tb, err := db.CreateTable(metaTable(org))
 	require.NoError(t, err)
 	for i := range n {
 		tx := db.Begin(nil)

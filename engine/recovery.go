@@ -137,7 +137,9 @@ func (db *DB) rollBackLosers() error {
 // the last checkpoint to the log's end, the rollback of the transactions
 // whose undo logs were still active, and the sharp checkpoint Open takes
 // after them. A database closed by Close recovers nothing (Recovered is
-// false): its last checkpoint is the log's end.
+// false): its last checkpoint is the log's end. One closed by CloseFast
+// redoes the log from its last checkpoint, as after a crash (Recovered is
+// true).
 type RecoveryStats struct {
 	Records int64 // log records redone (at or after the checkpoint)
 	// Pages counts the page changes in those records: PagesApplied were

@@ -279,7 +279,9 @@ func DefaultPoolSize(w int) int64 { return int64(max(1, w))*PoolPerWarehouse + P
 // (96 MiB a warehouse) ran 326,196 to 351,687 tpmC with slower loads
 // (13.5 to 16.9 s: the log's memory is touched for the first time as
 // the load writes it), 2 GiB 335,934 and 352,362, and both took 0.1 to
-// 0.5 GiB more memory. The process's time outside the load and the run
+// 0.5 GiB more memory. (These runs ended with a sharp checkpoint; an
+// in-memory job now closes fast, engine.DB.CloseFast, which takes less
+// time and memory.) The process's time outside the load and the run
 // (its start, and its close, whose sharp checkpoint writes what the
 // cleaner left dirty) was 1.4 to 1.9 s with 96 MiB, 3.7 to 4.2 s with
 // 1 GiB, 5.7 to 5.9 s with 1.5 GiB and 6.7 to 7.8 s with 2 GiB. In memory
