@@ -28,7 +28,7 @@ func loadedFor(b *testing.B, mode Mode) *benchDB {
 	}
 	b.StopTimer()
 	defer b.StartTimer()
-	o := &engine.Options{Options: cache.Options{PoolSize: DefaultPoolSize(1), ReadAhead: true}, Commit: engine.NoSyncCommit}
+	o := &engine.Options{Options: cache.Options{PoolSize: DefaultPoolSize(1), ReadAhead: true}, Commit: engine.NoSyncCommit, LogSize: DefaultLogSize(1)}
 	d := &benchDB{}
 	if mode == ModeSim {
 		machine, err := hw.Spec{}.Resolve()
@@ -58,7 +58,7 @@ func loadedFor(b *testing.B, mode Mode) *benchDB {
 
 // One terminal's transactions, in real mode (a goroutine, wall time) and
 // in simulated mode (a coroutine, every call priced): the wall-clock cost
-// of simulating. The goal: simulated at least half as fast.
+// of simulating. The goal: simulated at least half as fast.
 //
 //	go test -run '^$' -bench BenchmarkOneTerminal -benchtime 20000x -count 5 ./sim/
 func BenchmarkOneTerminal(b *testing.B) {

@@ -255,7 +255,8 @@ func DefaultPoolSize(w int) int64 { return int64(max(1, w))*PoolPerWarehouse + P
 // The default redo log (DefaultLogSize) grows with the data, as the pool
 // does: half the default pool, LogPerWarehouse a warehouse and LogGrowth
 // once (128 MiB at W=1, 320 MiB at W=4, 1,088 MiB at W=16), whatever
-// --pool says. MySQL's sample configurations size the log files together
+// --pool says: the cleaner's pressure follows the data the terminals
+// change, and a sweep of --pool should not change the log as well. MySQL's sample configurations size the log files together
 // at "25%-100% of your buffer pool size to avoid unneeded buffer pool
 // flush activity on log file overwrite", and its manual says to make them
 // "even as big as the buffer pool". The page cleaner writes a page once

@@ -43,7 +43,7 @@ var ErrInsufficientMemory = engine.ErrInsufficientMemory
 // with the redo log the command now sizes with the data (DefaultLogSize:
 // 128 MiB at W=1, 320 MiB at W=4, 704 MiB at W=10, 1,088 MiB at W=16);
 // the others had the engine's 96 MiB log, 32 MiB less than a W=1 job's
-// now, and the estimates are today's. Every row ended with a sharp
+// now, and the estimates are the current code's. Every row ended with a sharp
 // checkpoint, which wrote the pages the cleaner left dirty into the
 // store; an in-memory job now closes fast (engine.DB.CloseFast), which
 // took W=16's 10 s peak (4 terminals) from 5.5 to 4.6 GiB, so the peaks
@@ -102,7 +102,7 @@ var ErrInsufficientMemory = engine.ErrInsufficientMemory
 // pages a minute per core of this machine in real mode (up to one per
 // terminal), and per modeled core and virtual minute 293 MiB in
 // simulated mode when the pool holds the data, 7 MiB when it does not.
-// The estimates are above the peaks measured by 10% to 194%.
+// The estimates are above the peaks measured by 11% to 194%.
 const (
 	// memLoadPerWarehouse and memLoadFixed are the loaded pages: about
 	// 101 MiB a warehouse at W=10 (the loaders' interleaved inserts
@@ -149,9 +149,9 @@ const (
 	// files held at their largest: with 1.25 the estimate of W=10
 	// heap-rowptr for 10 s was 4,187 MiB against a peak of 4,066) and a
 	// churn that does not follow the data (page versions waiting for
-	// compaction): up to about 500 MiB was measured beside a 96 MiB log
-	// (W=4, 60 s, the most transactions a second per warehouse); more
-	// transactions a second make more.
+	// compaction): with a 96 MiB log, up to about 500 MiB of the store
+	// followed neither the pages nor the log (W=4, 60 s, before the rows
+	// marked * above); more transactions a second make more.
 	memStorePerByte = 12
 	memStoreChurn   = 672 << 20
 

@@ -292,6 +292,7 @@ func TestDefaultLogSize(t *testing.T) {
 	c := defaultJob()
 	c.Warehouses = 16
 	require.Equal(t, DefaultLogSize(16), c.EngineOptions().LogSize, "no --log-size: the default")
+	require.Equal(t, DefaultLogSize(16), newReport(&c).Config.LogBytes, "the report names the default")
 	c.PoolSize = 64 << 20
 	require.Equal(t, DefaultLogSize(16), c.EngineOptions().LogSize, "--pool leaves the log alone")
 	before := c.memoryEstimate(2)

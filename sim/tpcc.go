@@ -157,7 +157,11 @@ func (c *TPCCConfig) adoptStored() (engine.RecoveryStats, error) {
 // shut down cleanly this Open is the one that recovers it, so it has the
 // job's pool (the user's --pool, else the default for the warehouses the
 // user named, else for one): with a small pool, redo evicts and reads the
-// same pages again and again.
+// same pages again and again. Its redo log is the job's too (--log-size,
+// else DefaultLogSize of the warehouses named, else of one): redo reads
+// the segments the database has, whatever their size, and its closing
+// checkpoint lets segments of another size go, which the job's own Open
+// makes again at its size.
 func peekLoaded(o *engine.Options) (tpcc.Loaded, engine.RecoveryStats, error) {
 	db, err := engine.Open(o)
 	if err != nil {

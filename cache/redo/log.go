@@ -769,7 +769,7 @@ func (l *Log) writeOut(data []byte, start uint64, segs []segHeader) error {
 // 75% used; InnoDB 8.0.30's log files governor keeps spare redo files
 // ready), so that the writer that reaches the segment's end does not
 // zero-fill and sync a new file while every other writer waits for
-// writeMu: 12 MiB, about 30 ms each of a W=1 load's seven on the 2-core
+// writeMu: a 12 MiB segment (96 MiB's), about 30 ms each of a W=1 load's seven on the 2-core
 // development VM. It does nothing unless LogOptions.Prealloc asks for it,
 // if a file is being made already, if a spare will take the next segment,
 // if the log already has the files its capacity allows (the next comes

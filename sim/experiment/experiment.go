@@ -359,7 +359,7 @@ func (e *Experiment) params(p Params) Params {
 // an experiment says otherwise), read-ahead on, and the engine's 96 MiB
 // redo log (redo.DefaultCapacity) unless an experiment sizes its own, as
 // it sizes its pool: the tpcc command's log grows with the warehouses
-// (sim.DefaultLogSize), and the experiments' results were calibrated
+// (sim.DefaultLogSize), and the experiments' results were measured
 // with this one.
 func (p *Params) base() sim.TPCCConfig {
 	return sim.TPCCConfig{Mode: sim.ModeSim, Hardware: p.Hardware, Warehouses: p.Warehouses, Scale: p.Scale, Terminals: p.Terminals,

@@ -143,6 +143,8 @@ func TestExperimentSmallDefaults(t *testing.T) {
 	require.Equal(t, tpcc.FullScale, full.Scale)
 	require.Equal(t, int64(4*256<<20), small("delivery-limit", Params{Warehouses: 4}).PoolSize,
 		"experiments keep 256 MiB a warehouse, not tpcc's default (sim.DefaultPoolSize)")
+	e, err = Lookup("delivery-limit")
+	require.NoError(t, err)
 	dl := small("delivery-limit", Params{Warehouses: 4})
 	for _, s := range e.sides(&dl) {
 		require.Equal(t, int64(96<<20), s.Config.EngineOptions().LogSize,
