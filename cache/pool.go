@@ -1574,22 +1574,7 @@ func (p *Pool) flushLocked(m *Meter, f *Page, id page.ID) error {
 // (a StoreSyncs on the background meter), refuses further fetches and
 // gives the frames' memory back to the system (releaseArena). It does not
 // close the store. WaffleLRU SETs still queued are discarded.
-func (p *Pool) Close() error {
-	p.stopPopulate()
-	p.StopCleaner()
-	p.dropQueued()
-	if err := p.FlushAll(nil); err != nil {
-		return err
-	}
-	if err := p.SyncStore(nil); err != nil {
-		return err
-	}
-	p.mu.Lock()
-	p.closed.Store(true)
-	p.mu.Unlock()
-	releaseArena(p.arena, p.arenaMapped)
-	return nil
-}
+func (p *Pool) Close() error { return p.close(true) }
 
 // CloseWithoutFlush is Close without its page writes and store sync: the
 // cleaner stops, dirty pages are dropped with the frames, and their
@@ -1598,14 +1583,27 @@ func (p *Pool) Close() error {
 // still queued are discarded. REQUIRES: the log is durable to its end
 // (every change a dropped page held can be redone), and no transaction
 // runs.
-func (p *Pool) CloseWithoutFlush() {
+func (p *Pool) CloseWithoutFlush() { _ = p.close(false) }
+
+// close is Close, with its page writes and store sync if flush; without,
+// it cannot fail.
+func (p *Pool) close(flush bool) error {
 	p.stopPopulate()
 	p.StopCleaner()
 	p.dropQueued()
+	if flush {
+		if err := p.FlushAll(nil); err != nil {
+			return err
+		}
+		if err := p.SyncStore(nil); err != nil {
+			return err
+		}
+	}
 	p.mu.Lock()
 	p.closed.Store(true)
 	p.mu.Unlock()
 	releaseArena(p.arena, p.arenaMapped)
+	return nil
 }
 
 // SyncStore syncs the store, making every page write before it durable,

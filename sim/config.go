@@ -253,19 +253,19 @@ const (
 func DefaultPoolSize(w int) int64 { return int64(max(1, w))*PoolPerWarehouse + PoolGrowth }
 
 // The default redo log (DefaultLogSize) grows with the data, as the pool
-// does: half the default pool, LogPerWarehouse a warehouse and LogGrowth
-// once (128 MiB at W=1, 320 MiB at W=4, 1,088 MiB at W=16), whatever
-// --pool says: the cleaner's pressure follows the data the terminals
-// change, and a sweep of --pool should not change the log as well. MySQL's sample configurations size the log files together
-// at "25%-100% of your buffer pool size to avoid unneeded buffer pool
-// flush activity on log file overwrite", and its manual says to make them
-// "even as big as the buffer pool". The page cleaner writes a page once
-// the log has moved far enough past its oldest change (adaptive flushing
-// from a tenth of the capacity, the async point at 7/8); with one 96 MiB
-// log at every scale (the engine's default, MariaDB's
-// innodb_log_file_size), the more warehouses, the fewer changes a page
-// gathers before it is written, and the in-memory store's pebble spends
-// the second core on the writes.
+// does: half the default pool, 64 MiB a warehouse and 64 MiB once (128
+// MiB at W=1, 320 MiB at W=4, 1,088 MiB at W=16), whatever --pool says:
+// the cleaner's pressure follows the data the terminals change, and a
+// sweep of --pool should not change the log as well. MySQL's sample
+// configurations size the log files together at "25%-100% of your buffer
+// pool size to avoid unneeded buffer pool flush activity on log file
+// overwrite", and its manual says to make them "even as big as the
+// buffer pool". The page cleaner writes a page once the log has moved
+// far enough past its oldest change (adaptive flushing from a tenth of
+// the capacity, the async point at 7/8); with one 96 MiB log at every
+// scale (the engine's default, MariaDB's innodb_log_file_size), the more
+// warehouses, the fewer changes a page gathers before it is written, and
+// the in-memory store's pebble spends the second core on the writes.
 //
 // Measured on 2026-12-06 (tpcc --terminals 4 --duration 20s
 // --sync-commit=false --check=false, alternating runs), W=16 with 96 MiB
@@ -287,15 +287,10 @@ func DefaultPoolSize(w int) int64 { return int64(max(1, w))*PoolPerWarehouse + P
 // cleaner left dirty) was 1.4 to 1.9 s with 96 MiB, 3.7 to 4.2 s with
 // 1 GiB, 5.7 to 5.9 s with 1.5 GiB and 6.7 to 7.8 s with 2 GiB. In memory
 // the log is memory: the estimate counts it whole.
-const (
-	LogPerWarehouse = PoolPerWarehouse / 2
-	LogGrowth       = PoolGrowth / 2
-)
-
+//
 // DefaultLogSize is the redo log's capacity for a job of w warehouses
-// without --log-size: LogPerWarehouse a warehouse (at least one) and
-// LogGrowth, half of DefaultPoolSize(w).
-func DefaultLogSize(w int) int64 { return int64(max(1, w))*LogPerWarehouse + LogGrowth }
+// without --log-size: half of DefaultPoolSize(w).
+func DefaultLogSize(w int) int64 { return DefaultPoolSize(w) / 2 }
 
 // DefaultRemoteSize is the in-process tiers' default budget: Waffle
 // Grid's 1 GB memcached.

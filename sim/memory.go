@@ -265,7 +265,7 @@ func (c *TPCCConfig) memoryEstimate(hostCores int) MemoryEstimate {
 	if c.tierInProcess() {
 		e.Tier = min(c.remoteSize(), e.Data)
 	}
-	e.Fixed = memFixedHeap + c.EngineOptions().StoreBudget()
+	e.Fixed = memFixedHeap + o.StoreBudget()
 	// Go's heap holds the frames' headers, an in-process tier and the
 	// fixed part; the pool's arena, the in-memory store's files and
 	// pebble's memtables are mappings outside it on Linux, which the
