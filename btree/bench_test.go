@@ -163,3 +163,38 @@ func BenchmarkTreeGetParallel(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkMemoryLatency measures this machine, not the tree: the time
+// of one load whose address comes from the load before it (a pointer
+// chase through a random cycle of cache lines), in a working set the
+// size of BenchmarkTreeGet's leaves (64 MiB) and in one that stays in the
+// CPU caches (1 MiB). A get on the large tree pays a few such loads in
+// its leaf, one after another: the slot array's line its search lands
+// on, then the cell that holds the key and the value, each known only
+// once the load before it is done. So keys=1000000 is about hot=10000
+// plus two or three of the 64 MiB figure, and it moves with the machine
+// as that figure does; compare them on the machine at hand.
+func BenchmarkMemoryLatency(b *testing.B) {
+	for _, mib := range []int{64, 1} {
+		b.Run(fmt.Sprintf("set=%dMiB", mib), func(b *testing.B) {
+			const line = 64 / 8 // uint64s to a cache line
+			lines := mib << 20 / 64
+			next := make([]uint64, lines*line)
+			// One cycle through every line in a random order: the
+			// hardware prefetchers cannot guess the next address.
+			order := rand.New(rand.NewPCG(11, 12)).Perm(lines)
+			for i, l := range order {
+				next[l*line] = uint64(order[(i+1)%lines] * line)
+			}
+			p := uint64(0)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				p = next[p]
+			}
+			chaseEnd = p // keeps the loads: the loop's result is used
+		})
+	}
+}
+
+var chaseEnd uint64

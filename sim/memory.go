@@ -9,6 +9,7 @@ import (
 
 	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/cache/page"
+	"github.com/enginelab/enginelab/cache/redo"
 	"github.com/enginelab/enginelab/cache/store"
 	"github.com/enginelab/enginelab/engine"
 	"github.com/enginelab/enginelab/engine/memlimit"
@@ -375,6 +376,11 @@ func (c *TPCCConfig) CheckMemory() error {
 			parts = append(parts, p.name+" "+report.FormatBytes(p.n))
 		}
 	}
+	if e.Store > 0 {
+		// The in-memory store holds the redo log whole: name it, since
+		// its default grows with the warehouses and --log-size shrinks it.
+		parts[0] += fmt.Sprintf(" with a redo log of %s", report.FormatBytes(c.EngineOptions().LogSize))
+	}
 	fmt.Fprintf(&b, "; %s), more than the %s this process may use (%s)", strings.Join(parts, ", "), report.FormatBytes(limit), source)
 	fmt.Fprintf(&b, ". To fit, %s; or run anyway with --ignore-memory-limit", c.memoryAdvice(limit))
 	return fmt.Errorf("sim: %w: %w: %s", ErrInvalidConfig, ErrInsufficientMemory, b.String())
@@ -383,7 +389,8 @@ func (c *TPCCConfig) CheckMemory() error {
 // memoryAdvice says which flags to change so that c fits in limit: --dir
 // (an on-disk store, with the largest --pool that fits there if need be;
 // not for an InMemoryOnly job), the largest --pool that fits in memory,
-// the most --warehouses that fit with the other settings as they are.
+// the engine's smaller --log-size if that alone fits, the most
+// --warehouses that fit with the other settings as they are.
 func (c *TPCCConfig) memoryAdvice(limit int64) string {
 	ps := int64(c.PageSize)
 	if ps == 0 {
@@ -410,6 +417,15 @@ func (c *TPCCConfig) memoryAdvice(limit int64) string {
 	if c.Dir == "" {
 		if pool, ok := largestPool(*c, limit, minPool, ps); ok {
 			alts = append(alts, fmt.Sprintf("make --pool at most %s", report.FormatBytes(pool)))
+		}
+		// The log is in memory whole, and its default grows with the
+		// warehouses: the engine's own default may be what tips it.
+		if d := *c; c.EngineOptions().LogSize > redo.DefaultCapacity {
+			d.LogSize = redo.DefaultCapacity
+			if d.MemoryEstimate().Total <= limit {
+				alts = append(alts, fmt.Sprintf("make --log-size %s, the engine's default (the page cleaner then writes more pages to free log space)",
+					report.FormatBytes(redo.DefaultCapacity)))
+			}
 		}
 		// The most warehouses that fit in memory (the default pool
 		// follows them).

@@ -15,6 +15,7 @@ import (
 
 	"github.com/enginelab/enginelab/cache"
 	"github.com/enginelab/enginelab/cache/page"
+	"github.com/enginelab/enginelab/cache/redo"
 	"github.com/enginelab/enginelab/cache/store"
 	"github.com/enginelab/enginelab/engine"
 	"github.com/enginelab/enginelab/sim/hw"
@@ -125,6 +126,38 @@ func TestMemoryAdvice(t *testing.T) {
 	c.Dir = t.TempDir()
 	c.MemoryLimit = 64 << 20
 	require.ErrorContains(t, c.Validate(), "give the process more memory: not even the smallest pool fits in 64 MiB")
+}
+
+// The in-memory store holds the redo log whole: the error names it, and
+// when the engine's smaller log alone makes the job fit, the advice says
+// so (and not when the log is that size already, or on disk).
+func TestMemoryAdviceLogSize(t *testing.T) {
+	c := defaultJob()
+	c.Warehouses = 16
+	full := c.MemoryEstimate().Total
+	small := c
+	small.LogSize = redo.DefaultCapacity
+	require.Equal(t, DefaultLogSize(16)-redo.DefaultCapacity, full-small.MemoryEstimate().Total, "the log counts whole")
+
+	c.MemoryLimit = (full + small.MemoryEstimate().Total) / 2
+	err := c.Validate()
+	require.ErrorIs(t, err, ErrInsufficientMemory)
+	require.ErrorContains(t, err, "with a redo log of 1.1 GiB,")
+	require.ErrorContains(t, err, "or make --log-size 96 MiB, the engine's default")
+	c.LogSize = redo.DefaultCapacity
+	require.NoError(t, c.Validate(), "the advised log fits")
+
+	c.MemoryLimit = small.MemoryEstimate().Total - 1
+	err = c.Validate()
+	require.ErrorContains(t, err, "with a redo log of 96 MiB,")
+	require.NotContains(t, err.Error(), "--log-size", "the log is the engine's default already")
+
+	c.LogSize = 0
+	c.Dir = t.TempDir()
+	c.MemoryLimit = c.MemoryEstimate().Total - 1
+	err = c.Validate()
+	require.ErrorIs(t, err, ErrInsufficientMemory)
+	require.NotContains(t, err.Error(), "redo log", "on disk the log takes no memory")
 }
 
 // The parts: the pool holds no more than the data can fill, plus every
