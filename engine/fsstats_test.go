@@ -6,6 +6,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/enginelab/enginelab/cache"
+	"github.com/enginelab/enginelab/cache/redo"
 	"github.com/stretchr/testify/require"
 )
 
@@ -231,5 +232,61 @@ func requireMetaRows(t *testing.T, db *DB, name string, n int64) {
 		_, found, err := tx.Get(tb, []Value{Int(i), Int(0)}, nil)
 		require.NoError(t, err)
 		require.True(t, found, "row %d", i)
+	}
+}
+
+// TestReopenWithAnotherLogSize: a database reopened with another LogSize
+// writes redo segments of another size, whose names step over the
+// spares the old size recycled. The log removes each such spare as it
+// passes it, so a crash then (synced bytes only) recovers under either
+// size, every committed row there. (Open refused such a database as
+// damaged, "segment file ..., before the log's end ..., has no valid
+// header", when an old spare's name lay inside the log.)
+func TestReopenWithAnotherLogSize(t *testing.T) {
+	const before, after = 1500, 3000
+	fs := vfs.NewCrashableMem()
+	opts := crashableOpts(fs)
+	opts.LogSize = 8 * 48 << 10 // segments of 48 KiB
+	db, _ := openMetaRows(t, opts, Clustered, before)
+	require.NoError(t, db.Close())
+	sizes := func() map[int64]int {
+		names, err := fs.List(fs.PathJoin("db", "redo"))
+		require.NoError(t, err)
+		n := map[int64]int{}
+		for _, name := range names {
+			if name == "checkpoint" {
+				continue
+			}
+			fi, err := fs.Stat(fs.PathJoin("db", "redo", name))
+			require.NoError(t, err)
+			n[fi.Size()]++
+		}
+		return n
+	}
+	require.GreaterOrEqual(t, sizes()[48<<10], 2, "spares of the first size, ahead of the log's end")
+
+	small := crashableOpts(fs)
+	small.LogSize = redo.MinCapacity // segments of 32 KiB
+	db, err := Open(small)
+	require.NoError(t, err)
+	tb, err := db.Table(metaTable(Clustered).Name)
+	require.NoError(t, err)
+	for i := range int64(after) {
+		tx := db.Begin(nil)
+		require.NoError(t, tx.Insert(tb, Row{Str("x"), Int(before + i), Dec(i), Null, Int(0), Null}))
+		require.NoError(t, tx.Commit())
+	}
+	require.Greater(t, db.LogStats().Bytes, int64(8*48<<10), "the log passed every old spare's name")
+	image := fs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: 0})
+	require.NoError(t, db.Close())
+
+	for i, size := range []int64{redo.MinCapacity, 8 * 48 << 10} {
+		o := crashableOpts(image)
+		o.LogSize = size
+		db, err := Open(o)
+		require.NoError(t, err, "reopened with a log of %d bytes", size)
+		require.Equal(t, i == 0, db.Recovery().Recovered(), "the crash is recovered once")
+		requireMetaRows(t, db, metaTable(Clustered).Name, before+after)
+		require.NoError(t, db.CloseFast()) // the next size opens a log it did not write
 	}
 }

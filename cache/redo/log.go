@@ -404,6 +404,23 @@ func (l *Log) startNew() {
 // promise, and sets the log up to continue there.
 func (l *Log) recoverEnd(files segFiles, logEnd, promise uint64) error {
 	starts := slices.Sorted(maps.Keys(files))
+	// Recycled files named below the last checkpoint's end are left
+	// behind by a change of capacity (see stale): they hold nothing of
+	// the log, and go once it is open. Those between there and the end
+	// are met below.
+	var gone []uint64
+	for _, s := range starts {
+		if s >= logEnd {
+			break
+		}
+		if st, err := l.stale(s); err != nil {
+			return err
+		} else if st {
+			gone = append(gone, s)
+			delete(files, s)
+		}
+	}
+	starts = slices.DeleteFunc(starts, func(s uint64) bool { return slices.Contains(gone, s) })
 	// The segment holding logEnd: the last that starts below it.
 	k := sort.Search(len(starts), func(i int) bool { return starts[i] >= logEnd }) - 1
 	fresh := func() error {
@@ -452,8 +469,10 @@ func (l *Log) recoverEnd(files segFiles, logEnd, promise uint64) error {
 		return err
 	}
 	// The live segments, from the first file to the one holding the end,
-	// must follow each other; the files after it are spares.
+	// must follow each other; the files after it are spares. A stale
+	// file among them is passed over (and goes with the others).
 	var live []segHeader
+	passed := 0
 	for _, s := range starts {
 		if s > res.seg.start {
 			break
@@ -463,6 +482,13 @@ func (l *Log) recoverEnd(files segFiles, logEnd, promise uint64) error {
 			if h, ok, err = l.readHeader(s); err != nil {
 				return err
 			} else if !ok {
+				if st, err := l.stale(s); err != nil {
+					return err
+				} else if st {
+					gone = append(gone, s)
+					passed++
+					continue
+				}
 				return fmt.Errorf("%w: segment file %s, before the log's end at LSN %d, has no valid header",
 					ErrCorruptLog, l.segPath(s), res.end)
 			}
@@ -502,13 +528,23 @@ func (l *Log) recoverEnd(files segFiles, logEnd, promise uint64) error {
 		return fmt.Errorf("%w: the log ends at LSN %d in segment file %s, before LSN %d, up to which it was synced",
 			ErrCorruptLog, res.end, l.segPath(res.seg.start), promise)
 	}
+	for _, s := range gone {
+		if err := l.fs.Remove(l.segPath(s)); err != nil {
+			return fmt.Errorf("cache: remove stale redo log file %s: %w", l.segPath(s), err)
+		}
+	}
+	if len(gone) > 0 {
+		if err := l.syncDir(l.dir); err != nil {
+			return err
+		}
+	}
 	// The segment holding the end is written again from there on.
 	f, err := l.fs.OpenReadWrite(l.segPath(res.seg.start), vfs.WriteCategoryUnspecified)
 	if err != nil {
 		return fmt.Errorf("cache: open redo log segment %s: %w", l.segPath(res.seg.start), err)
 	}
 	l.open[res.seg.start] = &segFile{start: res.seg.start, f: f, appendAt: -1}
-	l.nfiles = len(starts)
+	l.nfiles = len(starts) - passed
 	l.segs = live
 	l.end, l.written, l.durable, l.bufStart, l.ckptEnd = res.end, res.end, res.end, res.end, res.end
 	l.chain = res.chain
@@ -834,27 +870,44 @@ func (l *Log) segmentFile(h segHeader) (*segFile, error) {
 		return sf, nil
 	}
 	path := l.segPath(h.start)
-	i := slices.IndexFunc(l.spares, func(s spareFile) bool { return s.start == h.start })
-	if i >= 0 && l.spares[i].size != h.size {
-		// Named for this segment but of another size (the capacity
-		// changed): it goes, and a new file takes its name.
-		if err := l.fs.Remove(path); err != nil {
-			return nil, fmt.Errorf("remove redo log spare %s: %w", path, err)
-		}
-		l.spares = slices.Delete(l.spares, i, i+1)
-		l.nfiles--
-		i = -1
-	}
+	// The spare named for h, if it has h's size, else one of its size
+	// renamed (the capacity changed, and the names with it).
+	i := slices.IndexFunc(l.spares, func(s spareFile) bool { return s.start == h.start && s.size == h.size })
 	if i < 0 {
 		i = slices.IndexFunc(l.spares, func(s spareFile) bool { return s.size == h.size })
-		if i >= 0 {
-			from := l.segPath(l.spares[i].start)
-			if err := l.fs.Rename(from, path); err != nil {
-				return nil, fmt.Errorf("reuse redo log spare %s as %s: %w", from, path, err)
-			}
-			if err := l.syncDir(l.dir); err != nil {
-				return nil, err
-			}
+	}
+	// Every other spare named below h's end can no longer be taken in
+	// order: the log is about to pass its name (the capacity changed, so
+	// the names no longer fall on the segments' starts). It goes now, and
+	// the directory is synced before h is written: left there, its name
+	// would lie inside the log, where Open would meet it (see stale).
+	removed := false
+	for j := len(l.spares) - 1; j >= 0; j-- {
+		if j == i || l.spares[j].start >= h.end() {
+			continue
+		}
+		stale := l.segPath(l.spares[j].start)
+		if err := l.fs.Remove(stale); err != nil {
+			return nil, fmt.Errorf("remove redo log spare %s: %w", stale, err)
+		}
+		l.spares = slices.Delete(l.spares, j, j+1)
+		l.nfiles--
+		removed = true
+		if j < i {
+			i--
+		}
+	}
+	if i >= 0 && l.spares[i].start != h.start {
+		from := l.segPath(l.spares[i].start)
+		if err := l.fs.Rename(from, path); err != nil {
+			return nil, fmt.Errorf("reuse redo log spare %s as %s: %w", from, path, err)
+		}
+		removed = true // the rename, too, is made durable below
+	}
+	if removed && i >= 0 {
+		// Without a spare, a new file's install syncs the directory.
+		if err := l.syncDir(l.dir); err != nil {
+			return nil, err
 		}
 	}
 	var sf *segFile

@@ -185,6 +185,14 @@ type segFiles map[uint64]bool
 // starts at start; ok is false if it is missing, short, does not verify or
 // names another LSN (a recycled file whose header is from its last cycle).
 func (l *Log) readHeader(start uint64) (h segHeader, ok bool, err error) {
+	h, ok, err = l.readAnyHeader(start)
+	return h, ok && h.start == start, err
+}
+
+// readAnyHeader reads and verifies the header of the file named for
+// segment start, whichever segment it names: a recycled file's names the
+// segment it held last. ok is false if it is short or does not verify.
+func (l *Log) readAnyHeader(start uint64) (h segHeader, ok bool, err error) {
 	f, err := l.fs.Open(l.segPath(start))
 	if err != nil {
 		return h, false, fmt.Errorf("cache: read redo log segment %s: %w", l.segPath(start), err)
@@ -196,7 +204,21 @@ func (l *Log) readHeader(start uint64) (h segHeader, ok bool, err error) {
 		return h, false, fmt.Errorf("cache: read redo log segment %s: %w", l.segPath(start), err)
 	}
 	h, ok = parseSegHeader(b[:n])
-	return h, ok && h.start == start, nil
+	return h, ok, nil
+}
+
+// stale reports whether the file named for segment start is a recycled
+// file left behind the log's end: its header verifies but names another
+// segment, so none of its frames verifies at this name's LSNs (their
+// checksums cover the LSN they were written at). Segment files are
+// recycled to names ahead of the end and taken in order, so this happens
+// only when the capacity changed, the segment size with it, and the new
+// segments' names stepped over a spare's (segmentFile now removes such a
+// spare as the log passes it; a log written before that may hold some).
+// A file whose header does not verify at all is not stale but damaged.
+func (l *Log) stale(start uint64) (bool, error) {
+	h, ok, err := l.readAnyHeader(start)
+	return ok && h.start != start, err
 }
 
 // read reads the log from the segment h (whose header verified), calling

@@ -533,3 +533,122 @@ func TestLogLost(t *testing.T) {
 	require.ErrorIs(t, err, redo.ErrCorruptLog, "a store with pages")
 	require.ErrorIs(t, err, page.ErrCorrupt)
 }
+
+// capacityRun appends n notes to the log of st opened with capacity c,
+// saving a checkpoint and recycling what it no longer needs every
+// segment's worth, as the engine does; it returns the LSN of the last
+// checkpoint's oldest needed record and the notes from there on.
+func capacityRun(t *testing.T, st *store.PebbleStore, c int64, n int, cycle string) (keep uint64, kept []string) {
+	t.Helper()
+	l, err := redo.Open(st, &redo.LogOptions{Capacity: c})
+	require.NoError(t, err)
+	defer l.Close()
+	var lsns []uint64
+	var all []string
+	per := int(l.SegmentSize()) / frameLen
+	from := 0
+	for i := range n {
+		all = append(all, note(i, cycle))
+		lsns = append(lsns, appendNote(l, nil, all[i]))
+		if i%per == per-1 && i >= per {
+			require.NoError(t, l.SyncTo(nil, l.End()))
+			require.NoError(t, l.SaveCheckpoint([]byte(cycle)))
+			from = i - per
+			require.NoError(t, l.Checkpointed(l.End(), lsns[from]))
+		}
+	}
+	require.NoError(t, l.SyncTo(nil, l.End()))
+	// No file named inside the log is another segment's: every old
+	// spare the log passed is gone.
+	for _, s := range logSegments(t, st) {
+		if s < l.End() {
+			b := readAll(t, st.FS(), segPath(st, s))
+			require.Equal(t, s, binary.LittleEndian.Uint64(b[8:]), "file %s, below the end at LSN %d, holds segment %d", segPath(st, s), l.End(), binary.LittleEndian.Uint64(b[8:]))
+		}
+	}
+	return lsns[from], all[from:]
+}
+
+// TestLogCapacityChange: a log reopened with another capacity has
+// segments of another size, whose names do not fall where the old
+// spares' do; the log removes each old spare as its end passes the name,
+// so the next Open does not meet a recycled file inside the log (it
+// refused the database as damaged: "segment file ..., before the log's
+// end ..., has no valid header"). Each capacity, then the first again,
+// reopens and reads back every record from the last checkpoint on.
+func TestLogCapacityChange(t *testing.T) {
+	st := openStoreOn(t, vfs.NewMem())
+	caps := []int64{8 * 48 << 10, redo.MinCapacity, 8 * 80 << 10, 8 * 48 << 10} // segments of 48, 32, 80 and 48 KiB
+	for i, c := range caps {
+		cycle := fmt.Sprintf("c%d", i)
+		keep, kept := capacityRun(t, st, c, 30*int(redo.MinCapacity)/frameLen, cycle)
+		for _, reopen := range caps {
+			l, err := redo.Open(st, &redo.LogOptions{Capacity: reopen})
+			require.NoError(t, err, "written with capacity %d, opened with %d", c, reopen)
+			require.Equal(t, kept, notes(t, l, keep), "written with capacity %d, opened with %d", c, reopen)
+			l.Close()
+		}
+		size := int64(0)
+		for _, s := range logSegments(t, st) {
+			fi, err := st.FS().Stat(segPath(st, s))
+			require.NoError(t, err)
+			size += fi.Size()
+		}
+		require.LessOrEqual(t, size, 3*c, "no old spares pile up")
+	}
+}
+
+// TestLogStaleFileInside: a file named inside the log whose header names
+// another segment (a recycled file left there by a capacity change,
+// before the log removed such spares) holds nothing of the log: none of
+// its frames verifies at the LSNs its name gives. Open passes over it,
+// below the last checkpoint's end or between there and the log's end,
+// and removes it. A file there whose header does not verify at all is
+// damage, and Open still says so, naming it.
+func TestLogStaleFileInside(t *testing.T) {
+	for _, damaged := range []bool{false, true} {
+		t.Run(fmt.Sprintf("damaged=%v", damaged), func(t *testing.T) {
+			st := openStoreOn(t, vfs.NewMem())
+			l := openLog(t, st, smallLog)
+			var lsns []uint64
+			var want []string
+			add := func(n int) {
+				for range n {
+					want = append(want, note(len(want), ""))
+					lsns = append(lsns, appendNote(l, nil, want[len(want)-1]))
+				}
+				require.NoError(t, l.SyncTo(nil, l.End()))
+			}
+			add(6 * recsPerSeg)
+			require.NoError(t, l.SaveCheckpoint([]byte("c"))) // the log ends in segment 5
+			keep := lsns[recsPerSeg]                          // segment 1's first record
+			require.NoError(t, l.Checkpointed(l.End(), keep))
+			add(2 * recsPerSeg) // into segment 7, through segment 0's recycled file
+			l.Close()
+			require.Equal(t, []uint64{segLen, 2 * segLen, 3 * segLen, 4 * segLen, 5 * segLen, 6 * segLen, 7 * segLen}, logSegments(t, st))
+
+			seg2 := readAll(t, st.FS(), segPath(st, 2*segLen)) // a header naming segment 2
+			below := uint64(3*segLen + 4096)                   // inside segment 3, below the checkpoint's end
+			past := uint64(6*segLen + 4096)                    // inside segment 6, past it
+			rewrite(t, st.FS(), segPath(st, below), seg2)
+			if damaged {
+				rewrite(t, st.FS(), segPath(st, past), make([]byte, len(seg2)))
+			} else {
+				rewrite(t, st.FS(), segPath(st, past), seg2)
+			}
+
+			l2, err := redo.Open(st, smallLog)
+			if damaged {
+				require.ErrorIs(t, err, redo.ErrCorruptLog)
+				require.ErrorContains(t, err, segPath(st, past)+", before the log's end")
+				require.ErrorContains(t, err, "has no valid header")
+				return
+			}
+			require.NoError(t, err)
+			t.Cleanup(l2.Close)
+			require.Equal(t, want[recsPerSeg:], notes(t, l2, keep))
+			require.Equal(t, []uint64{segLen, 2 * segLen, 3 * segLen, 4 * segLen, 5 * segLen, 6 * segLen, 7 * segLen}, logSegments(t, st),
+				"the stale files are gone")
+		})
+	}
+}
