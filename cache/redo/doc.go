@@ -134,13 +134,15 @@
 // The capacity may change from one Open to the next, and the segment
 // size with it (Capacity/8). New segments then have the new size, a
 // spare of the new size is renamed to the next segment's name, and old
-// segments are removed once recycled rather than kept. A spare of the old
-// size whose name the log is about to pass is removed before the segment
-// that passes it is written (segmentFile): left there, a file whose
-// header names another segment would lie inside the log. Open passes
-// over such a file if it meets one (a directory written before the log
-// removed them) and removes it: none of its frames verifies at its
-// name's LSNs. A file there whose header does not verify at all is
+// segments are removed once recycled rather than kept. The new segments'
+// starts then no longer fall on the spares' names, as they do not after
+// a segment made larger for one large frame either: every spare whose
+// name the log is about to pass, but the one it takes, is removed before
+// the segment that passes it is written (segmentFile). Left there, a file
+// whose header names another segment would lie inside the log. Open
+// passes over such a file if it meets one (a directory written before
+// the log removed them) and removes it: none of its frames verifies at
+// its name's LSNs. A file there whose header does not verify at all is
 // damage, an error naming it.
 //
 // # The control file

@@ -404,10 +404,10 @@ func (l *Log) startNew() {
 // promise, and sets the log up to continue there.
 func (l *Log) recoverEnd(files segFiles, logEnd, promise uint64) error {
 	starts := slices.Sorted(maps.Keys(files))
-	// Recycled files named below the last checkpoint's end are left
-	// behind by a change of capacity (see stale): they hold nothing of
-	// the log, and go once it is open. Those between there and the end
-	// are met below.
+	// Recycled files named below the last checkpoint's end were left
+	// behind by a segment of another size (see stale): they hold nothing
+	// of the log, and go once it is open. Those between there and the
+	// end are met below.
 	var gone []uint64
 	for _, s := range starts {
 		if s >= logEnd {
@@ -503,6 +503,16 @@ func (l *Log) recoverEnd(files segFiles, logEnd, promise uint64) error {
 	for _, s := range starts {
 		if s <= res.seg.start {
 			continue
+		}
+		if s < res.seg.end() {
+			// Inside the segment holding the end: never a segment's start.
+			if st, err := l.stale(s); err != nil {
+				return err
+			} else if st {
+				gone = append(gone, s)
+				passed++
+				continue
+			}
 		}
 		size, err := l.fileSize(s)
 		if err != nil {

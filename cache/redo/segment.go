@@ -212,10 +212,12 @@ func (l *Log) readAnyHeader(start uint64) (h segHeader, ok bool, err error) {
 // segment, so none of its frames verifies at this name's LSNs (their
 // checksums cover the LSN they were written at). Segment files are
 // recycled to names ahead of the end and taken in order, so this happens
-// only when the capacity changed, the segment size with it, and the new
-// segments' names stepped over a spare's (segmentFile now removes such a
-// spare as the log passes it; a log written before that may hold some).
-// A file whose header does not verify at all is not stale but damaged.
+// only when a new segment's range stepped over a spare's name: after the
+// capacity changed, and the segment size with it, or past a segment made
+// larger for one frame larger than a segment (segmentFile now removes
+// such a spare as the log passes it; a log written before that may hold
+// some). A file whose header does not verify at all is not stale but
+// damaged.
 func (l *Log) stale(start uint64) (bool, error) {
 	h, ok, err := l.readAnyHeader(start)
 	return ok && h.start != start, err

@@ -652,3 +652,67 @@ func TestLogStaleFileInside(t *testing.T) {
 		})
 	}
 }
+
+// TestLogStaleFileAtCheckpointEnd: a stale file named exactly at the last
+// checkpoint's end, inside the segment holding the log's end (a scan for
+// recovery starts at that name), is passed over and removed too.
+func TestLogStaleFileAtCheckpointEnd(t *testing.T) {
+	st := openStoreOn(t, vfs.NewMem())
+	l := openLog(t, st, smallLog)
+	for i := range recsPerSeg + 3 { // into segment 1
+		appendNote(l, nil, note(i, ""))
+	}
+	require.NoError(t, l.SyncTo(nil, l.End()))
+	from := l.End()
+	require.NoError(t, l.SaveCheckpoint([]byte("c")))
+	var want []string
+	for i := range 5 { // still in segment 1
+		want = append(want, note(1000+i, ""))
+		appendNote(l, nil, want[i])
+	}
+	require.NoError(t, l.SyncTo(nil, l.End()))
+	require.Less(t, l.End(), uint64(2*segLen))
+	l.Close()
+	rewrite(t, st.FS(), segPath(st, from), readAll(t, st.FS(), segPath(st, 0))) // a header naming segment 0
+
+	l2, err := redo.Open(st, smallLog)
+	require.NoError(t, err)
+	t.Cleanup(l2.Close)
+	require.Equal(t, want, notes(t, l2, from))
+	require.Equal(t, []uint64{0, segLen}, logSegments(t, st), "the stale file is gone")
+}
+
+// TestLogLargeFrameOverSpares: with no change of capacity, a frame larger
+// than a segment gets a segment of its own, whose range steps over the
+// names of spares recycled ahead of the end; they are removed as it
+// passes them, and the log reopens with every record from its checkpoint.
+func TestLogLargeFrameOverSpares(t *testing.T) {
+	st := openStoreOn(t, vfs.NewMem())
+	l := openLog(t, st, smallLog)
+	var lsns []uint64
+	var all []string
+	add := func(s string) {
+		all = append(all, s)
+		lsns = append(lsns, appendNote(l, nil, s))
+	}
+	for i := range 6 * recsPerSeg {
+		add(note(i, ""))
+	}
+	require.NoError(t, l.SyncTo(nil, l.End()))
+	require.NoError(t, l.SaveCheckpoint([]byte("c")))
+	keep := 4 * recsPerSeg
+	require.NoError(t, l.Checkpointed(l.End(), lsns[keep])) // segments 0 to 3: spares 6 to 9
+	require.Equal(t, []uint64{4 * segLen, 5 * segLen, 6 * segLen, 7 * segLen, 8 * segLen, 9 * segLen}, logSegments(t, st))
+	add(strings.Repeat("L", 3*segLen)) // from segment 6 over the names 7, 8 and 9
+	for i := range 2 * recsPerSeg {
+		add(note(10000+i, ""))
+	}
+	require.NoError(t, l.SyncTo(nil, l.End()))
+	require.NoError(t, l.SaveCheckpoint([]byte("c2")))
+	l.Close()
+
+	l2, err := redo.Open(st, smallLog)
+	require.NoError(t, err)
+	t.Cleanup(l2.Close)
+	require.Equal(t, all[keep:], notes(t, l2, lsns[keep]))
+}
