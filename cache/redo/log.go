@@ -887,8 +887,9 @@ func (l *Log) segmentFile(h segHeader) (*segFile, error) {
 		i = slices.IndexFunc(l.spares, func(s spareFile) bool { return s.size == h.size })
 	}
 	// Every other spare named below h's end can no longer be taken in
-	// order: the log is about to pass its name (the capacity changed, so
-	// the names no longer fall on the segments' starts). It goes now, and
+	// order: the log is about to pass its name (after a change of
+	// capacity, or past a segment made larger for one large record, the
+	// names no longer fall on the segments' starts). It goes now, and
 	// the directory is synced before h is written: left there, its name
 	// would lie inside the log, where Open would meet it (see stale).
 	removed := false
