@@ -473,6 +473,15 @@ func (l *Log) recoverEnd(files segFiles, logEnd, promise uint64) error {
 	// file among them is passed over (and goes with the others).
 	var live []segHeader
 	passed := 0
+	// passOver drops s if it is stale, to be removed with the others.
+	passOver := func(s uint64) (bool, error) {
+		st, err := l.stale(s)
+		if st {
+			gone = append(gone, s)
+			passed++
+		}
+		return st, err
+	}
 	for _, s := range starts {
 		if s > res.seg.start {
 			break
@@ -482,11 +491,9 @@ func (l *Log) recoverEnd(files segFiles, logEnd, promise uint64) error {
 			if h, ok, err = l.readHeader(s); err != nil {
 				return err
 			} else if !ok {
-				if st, err := l.stale(s); err != nil {
+				if st, err := passOver(s); err != nil {
 					return err
 				} else if st {
-					gone = append(gone, s)
-					passed++
 					continue
 				}
 				return fmt.Errorf("%w: segment file %s, before the log's end at LSN %d, has no valid header",
@@ -506,11 +513,9 @@ func (l *Log) recoverEnd(files segFiles, logEnd, promise uint64) error {
 		}
 		if s < res.seg.end() {
 			// Inside the segment holding the end: never a segment's start.
-			if st, err := l.stale(s); err != nil {
+			if st, err := passOver(s); err != nil {
 				return err
 			} else if st {
-				gone = append(gone, s)
-				passed++
 				continue
 			}
 		}
