@@ -205,19 +205,26 @@ func TestCloseFast(t *testing.T) {
 }
 
 // openMetaRows opens a database with opts and inserts n rows into a new
-// metaTable of org, keys (i, 0), a transaction each.
+// metaTable of org (insertMetaRows from 0).
 func openMetaRows(t *testing.T, opts *Options, org Org, n int64) (*DB, *TableHandle) {
 	t.Helper()
 	db, err := Open(opts)
 	require.NoError(t, err)
 	tb, err := db.CreateTable(metaTable(org))
 	require.NoError(t, err)
-	for i := range n {
+	insertMetaRows(t, db, tb, 0, n)
+	return db, tb
+}
+
+// insertMetaRows inserts n rows into tb, keys (i, 0) for i from first, a
+// transaction each.
+func insertMetaRows(t *testing.T, db *DB, tb *TableHandle, first, n int64) {
+	t.Helper()
+	for i := first; i < first+n; i++ {
 		tx := db.Begin(nil)
 		require.NoError(t, tx.Insert(tb, Row{Str("x"), Int(i), Dec(i), Null, Int(0), Null}))
 		require.NoError(t, tx.Commit())
 	}
-	return db, tb
 }
 
 // requireMetaRows checks that table name of db (metaTable's columns)
@@ -271,11 +278,7 @@ func TestReopenWithAnotherLogSize(t *testing.T) {
 	require.NoError(t, err)
 	tb, err := db.Table(metaTable(Clustered).Name)
 	require.NoError(t, err)
-	for i := range int64(after) {
-		tx := db.Begin(nil)
-		require.NoError(t, tx.Insert(tb, Row{Str("x"), Int(before + i), Dec(i), Null, Int(0), Null}))
-		require.NoError(t, tx.Commit())
-	}
+	insertMetaRows(t, db, tb, before, after)
 	require.Greater(t, db.LogStats().Bytes, int64(8*48<<10), "the log passed every old spare's name")
 	image := fs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: 0})
 	require.NoError(t, db.Close())

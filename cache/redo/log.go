@@ -473,29 +473,22 @@ func (l *Log) recoverEnd(files segFiles, logEnd, promise uint64) error {
 	// file among them is passed over (and goes with the others).
 	var live []segHeader
 	passed := 0
-	// passOver drops s if it is stale, to be removed with the others.
-	passOver := func(s uint64) (bool, error) {
-		st, err := l.stale(s)
-		if st {
-			gone = append(gone, s)
-			passed++
-		}
-		return st, err
-	}
 	for _, s := range starts {
 		if s > res.seg.start {
 			break
 		}
 		h := res.seg
 		if s != res.seg.start {
-			if h, ok, err = l.readHeader(s); err != nil {
+			var valid bool
+			if h, valid, err = l.readAnyHeader(s); err != nil {
 				return err
-			} else if !ok {
-				if st, err := passOver(s); err != nil {
-					return err
-				} else if st {
-					continue
-				}
+			}
+			if valid && h.start != s { // stale: it goes with the others
+				gone = append(gone, s)
+				passed++
+				continue
+			}
+			if !valid {
 				return fmt.Errorf("%w: segment file %s, before the log's end at LSN %d, has no valid header",
 					ErrCorruptLog, l.segPath(s), res.end)
 			}
@@ -511,13 +504,16 @@ func (l *Log) recoverEnd(files segFiles, logEnd, promise uint64) error {
 		if s <= res.seg.start {
 			continue
 		}
-		if s < res.seg.end() {
-			// Inside the segment holding the end: never a segment's start.
-			if st, err := passOver(s); err != nil {
-				return err
-			} else if st {
-				continue
-			}
+		h, valid, err := l.readAnyHeader(s)
+		if err != nil {
+			return err
+		}
+		if valid && h.start != s && s < res.seg.end() {
+			// Stale, inside the segment holding the end (where no
+			// segment starts): it goes with the others.
+			gone = append(gone, s)
+			passed++
+			continue
 		}
 		size, err := l.fileSize(s)
 		if err != nil {
@@ -525,9 +521,7 @@ func (l *Log) recoverEnd(files segFiles, logEnd, promise uint64) error {
 		}
 		// A spare whose header names it was written in this cycle: every
 		// segment before it was written too, so none may be missing.
-		if h, ok, err := l.readHeader(s); err != nil {
-			return err
-		} else if ok && s > next && !files[next] {
+		if valid && h.start == s && s > next && !files[next] {
 			return fmt.Errorf("%w: segment file %s is missing, but %s after it holds the log from LSN %d",
 				ErrCorruptLog, l.segPath(next), l.segPath(s), h.start)
 		}

@@ -193,7 +193,7 @@ func newTPCCFlags(sub string, stderr io.Writer) *tpccFlags {
 		fs.BoolVar(&f.poolPopulate, "pool-populate", true, "make the buffer pool's frames resident from when it is created (Percona Server's innodb_buffer_pool_populate; a goroutine backs them while the work starts), so that the process's memory follows --pool, not the data read or the run's length; false: as pages fill them")
 		fs.Var(&f.memtableSize, "memtable-size", "the store's memtable size, such as 32MiB: page writes gather there before pebble flushes them, and it takes up to twice this (0: 64MiB with --dir, 16MiB in memory; 1MiB to 4GiB)")
 		fs.Var(&f.blockCache, "block-cache", "the store's own block cache, such as 8MiB (0: 8MiB; the buffer pool is the cache being measured)")
-		fs.Var(&f.logSize, "log-size", "the redo log's capacity, such as 48MiB: its segment files in the database directory's redo/, an eighth of it each, 1MiB to 64MiB (innodb_log_file_size; 0: 64MiB a warehouse and 64MiB, half the default pool: 128MiB at W1, 1088MiB at W16)")
+		fs.Var(&f.logSize, "log-size", "the redo log's capacity, such as 48MiB: its segment files in the database directory's redo/, an eighth of it each, at most 64MiB (innodb_log_file_size; 0: 64MiB a warehouse and 64MiB, half the default pool: 128MiB at W1, 1088MiB at W16)")
 		f.policy = choice{"midpoint", []string{"midpoint", "lru"}}
 		fs.Var(&f.policy, "pool-policy", "buffer pool eviction: midpoint (InnoDB's old and young sublists) or lru")
 		f.heapUpd = choice{"in-place", []string{"in-place", "new-version"}}
